@@ -1,0 +1,96 @@
+// The API model: what cuwrap-gen learned from the CUDA headers, as plain structs.
+//
+// parse.cpp fills it from libclang; rules.cpp and render.cpp read it. Nothing here
+// knows libclang, so the later stages can be tested on models built by hand.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cuwrap::gen {
+
+/// One parameter of a C function, as the header declares it.
+struct Param {
+  std::string name;           ///< as declared ("dptr"); "argN" when the header omits it
+  std::string type;           ///< type spelling, e.g. "CUdeviceptr*", "const char* const*"
+  bool is_pointer = false;    ///< declared as `T*` (a typedef such as CUstream is not)
+  std::string pointee;        ///< T of `T*` without top-level const ("CUdeviceptr"); "" if not
+  bool pointee_const = false;  ///< `const T*`
+  bool pointee_complete = true;  ///< T is a complete object type (an output can be made of it)
+  std::string doc;            ///< the header's `\param` text, e.g. "Returned context handle"
+  std::string direction;      ///< "in", "out", "in,out" from a `[out]`-style marker, else ""
+};
+
+/// One C function of a wrapped header.
+struct Function {
+  std::string name;               ///< public name as written, e.g. "cuMemAlloc"
+  std::string symbol;             ///< versioned symbol, e.g. "cuMemAlloc_v2"
+  std::string per_thread_symbol;  ///< per-thread-default-stream symbol, "" if none
+  /// The public function is a header-inline forwarder (nvJitLink style) to `symbol`;
+  /// the loaded entry then has the forwarded-to declaration's type.
+  bool inline_forwarder = false;
+  std::string return_type;  ///< e.g. "CUresult", "const char*"
+  std::vector<Param> params;
+  bool variadic = false;
+  bool deprecated = false;
+  std::string brief;   ///< the `\brief` text on one line
+  std::string header;  ///< file name only, e.g. "cuda.h"
+};
+
+/// One enumerator with its value and documentation.
+struct Enumerator {
+  std::string name;
+  std::int64_t value = 0;
+  std::string doc;  ///< the enumerator's doc comment on one line
+  bool deprecated = false;
+};
+
+/// One enum type, named as C code names it (the typedef name when there is one).
+struct Enum {
+  std::string name;  ///< e.g. "CUresult"
+  std::vector<Enumerator> enumerators;
+  std::string header;
+};
+
+/// One typedef of a wrapped header (kept for the report and future rules).
+struct Typedef {
+  std::string name;
+  std::string underlying;
+  std::string header;
+};
+
+/// One `#define public versioned` line: how a public name maps to its ABI symbol.
+struct VersionDefine {
+  std::string name;               ///< "cuMemAlloc", "cuMemcpyHtoD"
+  std::string symbol;             ///< "cuMemAlloc_v2", "cuMemcpyHtoD_v2"
+  std::string per_thread_symbol;  ///< "cuMemcpyHtoD_v2_ptds" when the define wraps PTDS/PTSZ
+  std::string header;
+};
+
+/// Everything read from one wrapped header.
+struct Header {
+  std::string file;  ///< "cuda.h", "nvrtc.h", "nvJitLink.h"
+  std::vector<Function> functions;  ///< in declaration order
+  std::vector<Enum> enums;
+  std::vector<Typedef> typedefs;
+  std::vector<VersionDefine> defines;
+};
+
+/// The whole model: the wrapped headers and the toolkit version they come from.
+struct Api {
+  int cuda_version = 0;  ///< CUDA_VERSION from cuda.h
+  std::vector<Header> headers;
+
+  /// Return the header named `file`, or nullptr.
+  const Header* find(const std::string& file) const {
+    for (const auto& h : headers) {
+      if (h.file == file) {
+        return &h;
+      }
+    }
+    return nullptr;
+  }
+};
+
+}  // namespace cuwrap::gen

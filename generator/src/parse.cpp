@@ -1,0 +1,628 @@
+// Stage 1: libclang → API model. See parse.hpp.
+//
+// All three headers are read in one translation unit (they share the system headers),
+// as C++17 with the detailed preprocessing record so that #define lines are visible.
+// Only declarations whose expansion location lies in one of the wrapped headers are
+// kept; what cuda.h hides behind __CUDA_API_VERSION_INTERNAL is never seen because that
+// macro is not defined.
+#include "parse.hpp"
+
+#include <clang-c/Index.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+namespace cuwrap::gen {
+namespace {
+
+// ---------------------------------------------------------------------------------
+// Small RAII and string helpers around the libclang C API.
+
+std::string take(CXString s) {
+  const char* c = clang_getCString(s);
+  std::string out = c != nullptr ? c : "";
+  clang_disposeString(s);
+  return out;
+}
+
+std::string trim(std::string_view s) {
+  std::size_t b = 0;
+  std::size_t e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b])) != 0) {
+    ++b;
+  }
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])) != 0) {
+    --e;
+  }
+  return std::string(s.substr(b, e - b));
+}
+
+// Collapse runs of whitespace into single spaces.
+std::string squeeze(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c)) != 0) {
+      space = !out.empty();
+    } else {
+      if (space) {
+        out += ' ';
+      }
+      space = false;
+      out += c;
+    }
+  }
+  return out;
+}
+
+// libclang spells pointers as "T *"; cuwrap writes "T*" (and "T* const*").
+std::string tidy_type(std::string s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == ' ' && i + 1 < s.size() && (s[i + 1] == '*' || s[i + 1] == '&')) {
+      continue;
+    }
+    out += s[i];
+    if ((s[i] == '*' || s[i] == '&') && i + 1 < s.size() && std::isalpha(static_cast<unsigned char>(s[i + 1])) != 0) {
+      out += ' ';
+    }
+  }
+  return out;
+}
+
+struct IndexDeleter {
+  void operator()(void* index) const { clang_disposeIndex(index); }
+};
+struct UnitDeleter {
+  void operator()(CXTranslationUnitImpl* tu) const { clang_disposeTranslationUnit(tu); }
+};
+using IndexPtr = std::unique_ptr<void, IndexDeleter>;
+using UnitPtr = std::unique_ptr<CXTranslationUnitImpl, UnitDeleter>;
+
+// Parse `source` (an in-memory file that includes the headers) with `extra` flags.
+UnitPtr parse_unit(CXIndex index, const std::filesystem::path& dir, const std::string& source,
+                   const std::vector<std::string>& extra) {
+  const std::string include = "-I" + dir.string();
+  std::vector<const char*> args = {"-x", "c++", "-std=c++17", include.c_str()};
+  for (const auto& e : extra) {
+    args.push_back(e.c_str());
+  }
+  const std::string main_file = (dir / "cuwrap-gen-input.cpp").string();
+  CXUnsavedFile unsaved{main_file.c_str(), source.c_str(), static_cast<unsigned long>(source.size())};
+  CXTranslationUnit tu = nullptr;
+  const CXErrorCode rc = clang_parseTranslationUnit2(
+      index, main_file.c_str(), args.data(), static_cast<int>(args.size()), &unsaved, 1,
+      CXTranslationUnit_DetailedPreprocessingRecord, &tu);
+  if (rc != CXError_Success || tu == nullptr) {
+    throw ParseFailure("libclang could not parse the headers in " + dir.string() +
+                       " (error code " + std::to_string(static_cast<int>(rc)) + ")");
+  }
+  UnitPtr unit(tu);
+  std::ostringstream errors;
+  const unsigned n = clang_getNumDiagnostics(tu);
+  for (unsigned i = 0; i < n; ++i) {
+    CXDiagnostic d = clang_getDiagnostic(tu, i);
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+      CXFile file = nullptr;
+      unsigned line = 0;
+      unsigned column = 0;
+      clang_getSpellingLocation(clang_getDiagnosticLocation(d), &file, &line, &column, nullptr);
+      errors << (file != nullptr ? take(clang_getFileName(file)) : std::string("<input>")) << ':'
+             << line << ':' << column << ": " << take(clang_getDiagnosticSpelling(d)) << '\n';
+    }
+    clang_disposeDiagnostic(d);
+  }
+  if (!errors.str().empty()) {
+    throw ParseFailure(errors.str());
+  }
+  return unit;
+}
+
+// Return the wrapped header a cursor's expansion location lies in, or "".
+class HeaderFiles {
+ public:
+  HeaderFiles(CXTranslationUnit tu, const std::filesystem::path& dir,
+              const std::vector<std::string>& headers) {
+    for (const auto& h : headers) {
+      files_.emplace_back(clang_getFile(tu, (dir / h).string().c_str()), h);
+    }
+  }
+
+  const std::string* header_of(CXCursor cursor) const {
+    CXFile file = nullptr;
+    clang_getExpansionLocation(clang_getCursorLocation(cursor), &file, nullptr, nullptr, nullptr);
+    if (file == nullptr) {
+      return nullptr;
+    }
+    for (const auto& [f, name] : files_) {
+      if (f != nullptr && clang_File_isEqual(f, file) != 0) {
+        return &name;
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  std::vector<std::pair<CXFile, std::string>> files_;
+};
+
+// Visit `parent`'s children with a lambda.
+template <class F>
+void visit_children(CXCursor parent, F&& f) {
+  clang_visitChildren(
+      parent,
+      [](CXCursor c, CXCursor, CXClientData data) {
+        return (*static_cast<F*>(data))(c);
+      },
+      &f);
+}
+
+// The tokens of a cursor's extent (used for #define bodies and written names).
+std::vector<std::string> tokens_of(CXTranslationUnit tu, CXSourceRange range) {
+  CXToken* tokens = nullptr;
+  unsigned n = 0;
+  clang_tokenize(tu, range, &tokens, &n);
+  std::vector<std::string> out;
+  out.reserve(n);
+  for (unsigned i = 0; i < n; ++i) {
+    out.push_back(take(clang_getTokenSpelling(tu, tokens[i])));
+  }
+  clang_disposeTokens(tu, tokens, n);
+  return out;
+}
+
+// The name as written at the declaration (before macro expansion): for
+// `CUresult cuMemAlloc(...)` under `#define cuMemAlloc cuMemAlloc_v2` this is
+// "cuMemAlloc" while clang_getCursorSpelling says "cuMemAlloc_v2".
+std::string written_name(CXTranslationUnit tu, CXCursor cursor) {
+  CXFile file = nullptr;
+  unsigned line = 0;
+  unsigned column = 0;
+  clang_getExpansionLocation(clang_getCursorLocation(cursor), &file, &line, &column, nullptr);
+  CXToken* token = clang_getToken(tu, clang_getLocation(tu, file, line, column));
+  if (token == nullptr) {
+    return take(clang_getCursorSpelling(cursor));
+  }
+  std::string name = take(clang_getTokenSpelling(tu, *token));
+  clang_disposeTokens(tu, token, 1);
+  return name;
+}
+
+// The raw comment attached to a cursor, parsed.
+DocComment doc_of(CXCursor cursor) { return parse_doc_comment(take(clang_Cursor_getRawCommentText(cursor))); }
+
+Param read_param(CXCursor cursor, std::size_t position) {
+  Param p;
+  p.name = take(clang_getCursorSpelling(cursor));
+  if (p.name.empty()) {
+    p.name = "arg" + std::to_string(position);
+  }
+  const CXType type = clang_getCursorType(cursor);
+  p.type = tidy_type(take(clang_getTypeSpelling(type)));
+  if (type.kind == CXType_Pointer) {
+    const CXType pointee = clang_getPointeeType(type);
+    p.is_pointer = true;
+    p.pointee_const = clang_isConstQualifiedType(pointee) != 0;
+    p.pointee = tidy_type(take(clang_getTypeSpelling(clang_getUnqualifiedType(pointee))));
+    // Incomplete structs, void and functions have no size: no value can be made of them.
+    p.pointee_complete = clang_Type_getSizeOf(pointee) >= 0;
+  }
+  return p;
+}
+
+// Everything collected from one translation unit before it is sorted into headers.
+struct Collected {
+  struct FunctionEntry {
+    Function function;
+    std::string forwards_to;  // for static inline forwarders: the called function
+  };
+  std::vector<FunctionEntry> functions;
+  struct EnumEntry {
+    Enum e;
+    std::string usr;
+    bool anonymous = false;
+  };
+  std::vector<EnumEntry> enums;
+  std::unordered_map<std::string, std::string> enum_typedef;  // enum USR → first typedef name
+  std::vector<Typedef> typedefs;
+  struct Macro {
+    std::string name;
+    std::vector<std::string> body;
+    bool function_like = false;
+    std::vector<std::string> params;
+    std::string header;
+  };
+  std::vector<Macro> macros;
+};
+
+// Return the function a static inline forwarder's body calls, or "".
+std::string forwarded_call(CXCursor fn) {
+  std::string callee;
+  std::vector<CXCursor> stack{fn};
+  while (!stack.empty() && callee.empty()) {
+    CXCursor c = stack.back();
+    stack.pop_back();
+    visit_children(c, [&](CXCursor child) {
+      if (clang_getCursorKind(child) == CXCursor_CallExpr) {
+        CXCursor ref = clang_getCursorReferenced(child);
+        if (clang_getCursorKind(ref) == CXCursor_FunctionDecl) {
+          callee = take(clang_getCursorSpelling(ref));
+          return CXChildVisit_Break;
+        }
+      }
+      stack.push_back(child);
+      return CXChildVisit_Continue;
+    });
+  }
+  return callee;
+}
+
+void collect_function(CXTranslationUnit tu, CXCursor c, const std::string& header, Collected& out) {
+  Collected::FunctionEntry entry;
+  Function& f = entry.function;
+  f.header = header;
+  f.symbol = take(clang_getCursorSpelling(c));
+  f.name = written_name(tu, c);
+  const CXType type = clang_getCursorType(c);
+  f.return_type = tidy_type(take(clang_getTypeSpelling(clang_getResultType(type))));
+  f.variadic = clang_isFunctionTypeVariadic(type) != 0;
+  f.deprecated = clang_getCursorAvailability(c) == CXAvailability_Deprecated;
+  const int n = clang_Cursor_getNumArguments(c);
+  for (int i = 0; i < n; ++i) {
+    f.params.push_back(read_param(clang_Cursor_getArgument(c, static_cast<unsigned>(i)), static_cast<std::size_t>(i)));
+  }
+  const DocComment doc = doc_of(c);
+  f.brief = doc.brief;
+  for (auto& p : f.params) {
+    for (const auto& d : doc.params) {
+      if (d.name == p.name) {
+        p.doc = d.text;
+        p.direction = d.direction;
+      }
+    }
+  }
+  if (clang_isCursorDefinition(c) != 0 && clang_Cursor_getStorageClass(c) == CX_SC_Static) {
+    entry.forwards_to = forwarded_call(c);
+  }
+  out.functions.push_back(std::move(entry));
+}
+
+void collect_enum(CXCursor c, const std::string& header, Collected& out) {
+  if (clang_isCursorDefinition(c) == 0) {
+    return;
+  }
+  Collected::EnumEntry entry;
+  entry.usr = take(clang_getCursorUSR(c));
+  entry.anonymous = clang_Cursor_isAnonymous(c) != 0;
+  entry.e.header = header;
+  if (!entry.anonymous) {
+    entry.e.name = take(clang_getCursorSpelling(c));
+  }
+  visit_children(c, [&](CXCursor k) {
+    if (clang_getCursorKind(k) == CXCursor_EnumConstantDecl) {
+      Enumerator e;
+      e.name = take(clang_getCursorSpelling(k));
+      e.value = clang_getEnumConstantDeclValue(k);
+      e.deprecated = clang_getCursorAvailability(k) == CXAvailability_Deprecated;
+      e.doc = doc_of(k).brief;
+      entry.e.enumerators.push_back(std::move(e));
+    }
+    return CXChildVisit_Continue;
+  });
+  out.enums.push_back(std::move(entry));
+}
+
+void collect_typedef(CXCursor c, const std::string& header, Collected& out) {
+  Typedef t;
+  t.name = take(clang_getCursorSpelling(c));
+  const CXType underlying = clang_getTypedefDeclUnderlyingType(c);
+  t.underlying = tidy_type(take(clang_getTypeSpelling(underlying)));
+  t.header = header;
+  // `typedef enum X_enum {...} X;` names the enum X; a typedef of that typedef does not.
+  const CXCursor decl = clang_getTypeDeclaration(underlying);
+  if (clang_getCursorKind(decl) == CXCursor_EnumDecl) {
+    out.enum_typedef.emplace(take(clang_getCursorUSR(decl)), t.name);
+  }
+  out.typedefs.push_back(std::move(t));
+}
+
+void collect_macro(CXTranslationUnit tu, CXCursor c, const std::string& header, Collected& out) {
+  std::vector<std::string> tokens = tokens_of(tu, clang_getCursorExtent(c));
+  if (tokens.empty()) {
+    return;
+  }
+  Collected::Macro m;
+  m.name = tokens.front();
+  m.header = header;
+  m.function_like = clang_Cursor_isMacroFunctionLike(c) != 0;
+  std::size_t body = 1;
+  if (m.function_like) {
+    // name ( p1 , p2 ) body...
+    for (body = 2; body < tokens.size() && tokens[body] != ")"; ++body) {
+      if (tokens[body] != ",") {
+        m.params.push_back(tokens[body]);
+      }
+    }
+    ++body;
+  }
+  if (body < tokens.size()) {
+    m.body.assign(tokens.begin() + static_cast<std::ptrdiff_t>(body), tokens.end());
+  }
+  out.macros.push_back(std::move(m));
+}
+
+// Walk the translation unit; `want_declarations` false reads only the #define lines.
+Collected collect(CXTranslationUnit tu, const HeaderFiles& files, bool want_declarations) {
+  Collected out;
+  std::vector<CXCursor> scopes{clang_getTranslationUnitCursor(tu)};
+  while (!scopes.empty()) {
+    CXCursor scope = scopes.back();
+    scopes.pop_back();
+    visit_children(scope, [&](CXCursor c) {
+      const CXCursorKind kind = clang_getCursorKind(c);
+      if (kind == CXCursor_LinkageSpec || kind == CXCursor_Namespace) {
+        scopes.push_back(c);  // extern "C" { ... }
+        return CXChildVisit_Continue;
+      }
+      const std::string* header = files.header_of(c);
+      if (header == nullptr) {
+        return CXChildVisit_Continue;
+      }
+      if (kind == CXCursor_MacroDefinition) {
+        collect_macro(tu, c, *header, out);
+      } else if (!want_declarations) {
+        return CXChildVisit_Continue;
+      } else if (kind == CXCursor_FunctionDecl) {
+        collect_function(tu, c, *header, out);
+      } else if (kind == CXCursor_EnumDecl) {
+        collect_enum(c, *header, out);
+      } else if (kind == CXCursor_TypedefDecl) {
+        collect_typedef(c, *header, out);
+      }
+      return CXChildVisit_Continue;
+    });
+  }
+  return out;
+}
+
+// A function-like macro `M(api)` whose body is `api ## suffix` renames to a variant;
+// return M → suffix (cuda.h: __CUDA_API_PTDS → "_ptds", __CUDA_API_PTSZ → "_ptsz").
+std::map<std::string, std::string> suffix_macros(const std::vector<Collected::Macro>& macros) {
+  std::map<std::string, std::string> out;
+  for (const auto& m : macros) {
+    if (m.function_like && m.params.size() == 1 && m.body.size() == 3 && m.body[0] == m.params[0] &&
+        m.body[1] == "##") {
+      out[m.name] = m.body[2];
+    }
+  }
+  return out;
+}
+
+// Turn `#define name target` and `#define name WRAP(target)` lines into VersionDefines
+// for targets that are declared functions.
+std::vector<VersionDefine> version_defines(const std::vector<Collected::Macro>& macros,
+                                           const std::set<std::string>& symbols) {
+  const auto suffixes = suffix_macros(macros);
+  std::vector<VersionDefine> out;
+  std::set<std::string> seen;
+  for (const auto& m : macros) {
+    if (m.function_like) {
+      continue;
+    }
+    VersionDefine d;
+    d.name = m.name;
+    d.header = m.header;
+    if (m.body.size() == 1) {
+      d.symbol = m.body[0];
+    } else if (m.body.size() == 4 && m.body[1] == "(" && m.body[3] == ")" &&
+               suffixes.count(m.body[0]) != 0) {
+      d.symbol = m.body[2];
+      d.per_thread_symbol = m.body[2] + suffixes.at(m.body[0]);
+    } else {
+      continue;
+    }
+    if (symbols.count(d.symbol) == 0 || !seen.insert(d.name).second) {
+      continue;
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::string include_source(const std::vector<std::string>& headers) {
+  std::string source;
+  for (const auto& h : headers) {
+    source += "#include \"" + h + "\"\n";
+  }
+  return source;
+}
+
+}  // namespace
+
+DocComment parse_doc_comment(const std::string& raw) {
+  // Strip the comment markers, keeping one entry per line.
+  std::vector<std::string> lines;
+  std::istringstream in(raw);
+  for (std::string line; std::getline(in, line);) {
+    std::string t = trim(line);
+    for (const char* open : {"/**<", "/*!<", "///<", "/**", "/*!", "///", "//!", "/*"}) {
+      if (t.rfind(open, 0) == 0) {
+        t = t.substr(std::char_traits<char>::length(open));
+        break;
+      }
+    }
+    if (t.size() >= 2 && t.compare(t.size() - 2, 2, "*/") == 0) {
+      t.resize(t.size() - 2);
+    }
+    while (!t.empty() && t.front() == '*') {
+      t.erase(0, 1);
+    }
+    lines.push_back(trim(t));
+  }
+
+  DocComment doc;
+  std::string first_paragraph;
+  bool in_first_paragraph = true;
+  std::string* current = nullptr;  // the brief or \param text being continued
+  for (const auto& line : lines) {
+    if (line.empty()) {
+      current = nullptr;
+      if (!first_paragraph.empty()) {
+        in_first_paragraph = false;
+      }
+      continue;
+    }
+    if (line[0] == '\\' || line[0] == '@') {
+      current = nullptr;
+      in_first_paragraph = false;
+      std::string rest;
+      if (line.compare(1, 5, "brief") == 0) {
+        doc.brief = trim(line.substr(6));
+        current = &doc.brief;
+      } else if (line.compare(1, 5, "param") == 0) {
+        rest = trim(line.substr(6));
+        DocComment::ParamDoc p;
+        if (!rest.empty() && rest[0] == '[') {
+          const std::size_t close = rest.find(']');
+          std::string dir = rest.substr(1, close == std::string::npos ? std::string::npos : close - 1);
+          std::erase(dir, ' ');
+          std::replace(dir.begin(), dir.end(), '/', ',');
+          p.direction = dir;
+          rest = close == std::string::npos ? std::string() : trim(rest.substr(close + 1));
+        }
+        std::size_t end = 0;
+        while (end < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[end])) != 0 || rest[end] == '_')) {
+          ++end;
+        }
+        p.name = rest.substr(0, end);
+        std::string text = trim(rest.substr(end));
+        while (!text.empty() && (text[0] == '-' || text[0] == ':')) {
+          text = trim(text.substr(1));
+        }
+        p.text = text;
+        doc.params.push_back(std::move(p));
+        current = &doc.params.back().text;
+      }
+      continue;
+    }
+    if (current != nullptr) {
+      *current += (current->empty() ? "" : " ") + line;
+    } else if (in_first_paragraph) {
+      first_paragraph += (first_paragraph.empty() ? "" : " ") + line;
+    }
+  }
+  if (doc.brief.empty()) {
+    doc.brief = first_paragraph;
+  }
+  doc.brief = squeeze(doc.brief);
+  for (auto& p : doc.params) {
+    p.text = squeeze(p.text);
+  }
+  return doc;
+}
+
+Api parse_headers(const std::filesystem::path& include_dir, const std::vector<std::string>& headers) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(include_dir, ec)) {
+    throw MissingInput("CUDA include directory not found: " + include_dir.string());
+  }
+  for (const auto& h : headers) {
+    if (!std::filesystem::is_regular_file(include_dir / h, ec)) {
+      throw MissingInput("header not found: " + (include_dir / h).string());
+    }
+  }
+
+  IndexPtr index(clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0));
+  UnitPtr unit = parse_unit(index.get(), include_dir, include_source(headers), {});
+  const HeaderFiles files(unit.get(), include_dir, headers);
+  Collected found = collect(unit.get(), files, /*want_declarations=*/true);
+
+  // Per-thread-default-stream variants are only spelled out when the user asks for them.
+  std::vector<Collected::Macro> ptds_macros = found.macros;
+  if (std::find(headers.begin(), headers.end(), "cuda.h") != headers.end()) {
+    UnitPtr ptds = parse_unit(index.get(), include_dir, include_source({"cuda.h"}),
+                              {"-DCUDA_API_PER_THREAD_DEFAULT_STREAM"});
+    ptds_macros = collect(ptds.get(), HeaderFiles(ptds.get(), include_dir, {"cuda.h"}), false).macros;
+    // nvrtc.h and nvJitLink.h macros still come from the first parse.
+    for (const auto& m : found.macros) {
+      if (m.header != "cuda.h") {
+        ptds_macros.push_back(m);
+      }
+    }
+  }
+
+  // A static inline forwarder (nvJitLink's `nvJitLinkCreate` calling
+  // `__nvJitLinkCreate_13_0`) is the public function; the callee is its symbol.
+  std::set<std::string> forwarded;
+  for (const auto& entry : found.functions) {
+    if (!entry.forwards_to.empty()) {
+      forwarded.insert(entry.forwards_to);
+    }
+  }
+  std::set<std::string> symbols;
+  for (const auto& entry : found.functions) {
+    symbols.insert(entry.function.symbol);
+  }
+  const std::vector<VersionDefine> defines = version_defines(ptds_macros, symbols);
+  std::map<std::string, const VersionDefine*> define_of;
+  for (const auto& d : defines) {
+    define_of[d.name] = &d;
+  }
+
+  Api api;
+  for (const auto& m : found.macros) {
+    if (m.name == "CUDA_VERSION" && m.body.size() == 1) {
+      api.cuda_version = std::stoi(m.body[0]);
+    }
+  }
+  for (const auto& h : headers) {
+    Header header;
+    header.file = h;
+    std::set<std::string> seen;
+    for (const auto& entry : found.functions) {
+      Function f = entry.function;
+      if (f.header != h || forwarded.count(f.symbol) != 0) {
+        continue;  // another header's, or the versioned target of a forwarder
+      }
+      if (!entry.forwards_to.empty()) {
+        f.symbol = entry.forwards_to;
+        f.inline_forwarder = true;
+      }
+      if (const auto it = define_of.find(f.name); it != define_of.end()) {
+        f.per_thread_symbol = it->second->per_thread_symbol;
+      }
+      if (!seen.insert(f.name).second) {
+        continue;  // a redeclaration
+      }
+      header.functions.push_back(std::move(f));
+    }
+    for (auto& entry : found.enums) {
+      if (entry.e.header != h) {
+        continue;
+      }
+      if (const auto it = found.enum_typedef.find(entry.usr); it != found.enum_typedef.end()) {
+        entry.e.name = it->second;
+      }
+      header.enums.push_back(entry.e);  // anonymous enums without a typedef have no name
+    }
+    for (const auto& t : found.typedefs) {
+      if (t.header == h) {
+        header.typedefs.push_back(t);
+      }
+    }
+    for (const auto& d : defines) {
+      if (d.header == h) {
+        header.defines.push_back(d);
+      }
+    }
+    api.headers.push_back(std::move(header));
+  }
+  return api;
+}
+
+}  // namespace cuwrap::gen

@@ -1,0 +1,154 @@
+// Exception types of cuwrap and the status checks that the generated wrappers call.
+//
+// Every exception derives from cuwrap::Error (a std::runtime_error). The check_*
+// helpers are inline and branch once on success; building and throwing the exception
+// happens out of line in runtime/src/error.cpp so the hot path stays small.
+#pragma once
+
+#include <cuda.h>
+#include <nvJitLink.h>
+#include <nvrtc.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace cuwrap {
+
+/// Base class of every exception cuwrap throws for a CUDA status or a load failure.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Thrown for a non-success CUresult returned by a driver API call.
+class DriverError : public Error {
+ public:
+  /// Build the error for `code` returned by the driver function `function`.
+  DriverError(CUresult code, std::string function);
+  /// Return the CUresult that was returned.
+  CUresult code() const noexcept { return code_; }
+  /// Return the enumerator name, e.g. "CUDA_ERROR_INVALID_VALUE".
+  const std::string& name() const noexcept { return name_; }
+  /// Return the C function that failed, e.g. "cuMemAlloc".
+  const std::string& function() const noexcept { return function_; }
+
+ private:
+  CUresult code_;
+  std::string name_;
+  std::string function_;
+};
+
+/// Thrown for a non-success nvrtcResult; carries the program log of a failed compile.
+class NvrtcError : public Error {
+ public:
+  /// Build the error for `code` returned by `function`, with the program log if any.
+  NvrtcError(nvrtcResult code, std::string function, std::string log = {});
+  /// Return the nvrtcResult that was returned.
+  nvrtcResult code() const noexcept { return code_; }
+  /// Return the enumerator name, e.g. "NVRTC_ERROR_COMPILATION".
+  const std::string& name() const noexcept { return name_; }
+  /// Return the C function that failed, e.g. "nvrtcCompileProgram".
+  const std::string& function() const noexcept { return function_; }
+  /// Return NVRTC's program log (empty when the failure had none).
+  const std::string& log() const noexcept { return log_; }
+
+ private:
+  nvrtcResult code_;
+  std::string name_;
+  std::string function_;
+  std::string log_;
+};
+
+/// Thrown for a non-success nvJitLinkResult; carries nvJitLink's error log.
+class NvJitLinkError : public Error {
+ public:
+  /// Build the error for `code` returned by `function`, with the error log if any.
+  NvJitLinkError(nvJitLinkResult code, std::string function, std::string log = {});
+  /// Return the nvJitLinkResult that was returned.
+  nvJitLinkResult code() const noexcept { return code_; }
+  /// Return the enumerator name, e.g. "NVJITLINK_ERROR_PTX_COMPILE".
+  const std::string& name() const noexcept { return name_; }
+  /// Return the C function that failed, e.g. "nvJitLinkComplete".
+  const std::string& function() const noexcept { return function_; }
+  /// Return nvJitLink's error log (empty when the failure had none).
+  const std::string& log() const noexcept { return log_; }
+
+ private:
+  nvJitLinkResult code_;
+  std::string name_;
+  std::string function_;
+  std::string log_;
+};
+
+/// Thrown when a CUDA library or one of its entry points cannot be loaded.
+class LoadError : public Error {
+ public:
+  /// Build the error; `symbol` is empty when the library itself is missing.
+  LoadError(std::string library, std::string symbol, const std::string& message);
+  /// Return the library that was being loaded, e.g. "libcuda.so.1".
+  const std::string& library() const noexcept { return library_; }
+  /// Return the entry point that was missing, or "" when the library was missing.
+  const std::string& symbol() const noexcept { return symbol_; }
+
+ private:
+  std::string library_;
+  std::string symbol_;
+};
+
+namespace detail {
+
+[[noreturn]] void throw_driver_error(CUresult code, const char* function);
+[[noreturn]] void throw_nvrtc_error(nvrtcResult code, const char* function);
+[[noreturn]] void throw_nvrtc_program_error(nvrtcResult code, const char* function,
+                                            nvrtcProgram program);
+[[noreturn]] void throw_nvjitlink_error(nvJitLinkResult code, const char* function);
+[[noreturn]] void throw_nvjitlink_handle_error(nvJitLinkResult code, const char* function,
+                                               nvJitLinkHandle handle);
+
+/// Throw DriverError unless `code` is CUDA_SUCCESS.
+inline void check(CUresult code, const char* function) {
+  if (code != CUDA_SUCCESS) [[unlikely]] {
+    throw_driver_error(code, function);
+  }
+}
+
+/// Throw NvrtcError unless `code` is NVRTC_SUCCESS.
+inline void check(nvrtcResult code, const char* function) {
+  if (code != NVRTC_SUCCESS) [[unlikely]] {
+    throw_nvrtc_error(code, function);
+  }
+}
+
+/// Throw NvJitLinkError unless `code` is NVJITLINK_SUCCESS.
+inline void check(nvJitLinkResult code, const char* function) {
+  if (code != NVJITLINK_SUCCESS) [[unlikely]] {
+    throw_nvjitlink_error(code, function);
+  }
+}
+
+/// Throw NvrtcError carrying `program`'s log unless `code` is NVRTC_SUCCESS.
+inline void check(nvrtcResult code, const char* function, nvrtcProgram program) {
+  if (code != NVRTC_SUCCESS) [[unlikely]] {
+    throw_nvrtc_program_error(code, function, program);
+  }
+}
+
+/// Throw NvJitLinkError carrying `handle`'s error log unless `code` is NVJITLINK_SUCCESS.
+inline void check(nvJitLinkResult code, const char* function, nvJitLinkHandle handle) {
+  if (code != NVJITLINK_SUCCESS) [[unlikely]] {
+    throw_nvjitlink_handle_error(code, function, handle);
+  }
+}
+
+/// Return true on success, false when `code` is the answer status `answer`, else throw.
+template <class Status>
+inline bool check_answer(Status code, Status answer, const char* function) {
+  if (code == answer) {
+    return false;
+  }
+  check(code, function);
+  return true;
+}
+
+}  // namespace detail
+}  // namespace cuwrap

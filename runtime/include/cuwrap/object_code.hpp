@@ -1,0 +1,95 @@
+// ObjectCode: compiled device code (CUBIN, PTX, LTO-IR or fatbin), loaded lazily.
+//
+// An ObjectCode is a cheap copyable handle: copies share one immutable implementation
+// that holds the code, the name-expression map recorded at compile time and, once the
+// first kernel is requested, the CUlibrary loaded with cuLibraryLoadData. The library
+// API is context-independent, so creating an ObjectCode needs neither a GPU nor a
+// current context; only get_kernel() and handle() load the code (once, thread-safe).
+// The library is unloaded when the last ObjectCode or Kernel referring to it is gone.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+
+class Kernel;
+
+/// Kinds of device code a Program produces and an ObjectCode holds.
+enum class TargetType {
+  Ptx,     ///< PTX text (JIT-compiled by the driver when loaded)
+  Cubin,   ///< a CUDA binary for one architecture
+  Ltoir,   ///< LTO-IR: link it with a Linker (link_time_optimization) before loading
+  Fatbin,  ///< a fat binary (several CUBIN/PTX images)
+};
+
+/// Return the lower-case name of `type` ("ptx", "cubin", "ltoir", "fatbin").
+std::string_view to_string(TargetType type) noexcept;
+
+namespace detail {
+struct ObjectCodeImpl;
+}  // namespace detail
+
+/// Compiled device code; copyable handle sharing ownership of the loaded library.
+///
+/// Example:
+/// \code
+///   cuwrap::ObjectCode obj = program.compile(cuwrap::TargetType::Cubin);
+///   cuwrap::Kernel k = obj.get_kernel("saxpy");
+/// \endcode
+class ObjectCode {
+ public:
+  /// Wrap a CUBIN image (copied). `name` labels the code in messages.
+  static ObjectCode from_cubin(std::span<const char> data, std::string name = "");
+  /// Wrap PTX text (JIT-compiled by the driver when first loaded).
+  static ObjectCode from_ptx(std::string ptx, std::string name = "");
+  /// Wrap an LTO-IR image (copied); it can only be linked, not loaded.
+  static ObjectCode from_ltoir(std::span<const char> data, std::string name = "");
+  /// Wrap a fatbin image (copied).
+  static ObjectCode from_fatbin(std::span<const char> data, std::string name = "");
+  /// Read code from `path`, choosing the kind by extension (.cubin .ptx .ltoir .fatbin).
+  ///
+  /// Throws std::invalid_argument naming an unknown extension, and std::runtime_error
+  /// naming the path when the file cannot be read.
+  static ObjectCode from_file(const std::filesystem::path& path);
+
+  /// Return the kernel `name`: a symbol name or a name expression given at compile time.
+  ///
+  /// Loads the code on first use. Throws std::invalid_argument listing the kernels that
+  /// exist when there is no such kernel, and std::logic_error for LTO-IR.
+  Kernel get_kernel(std::string_view name) const;
+  /// Return the lowered (mangled) name of a name expression given at compile time.
+  ///
+  /// Throws std::invalid_argument naming the expression and the known expressions.
+  std::string lowered_name(std::string_view name_expression) const;
+  /// Return every name expression given at compile time with its lowered name.
+  const std::vector<std::pair<std::string, std::string>>& name_expressions() const;
+
+  /// Return the kind of code held.
+  TargetType code_type() const;
+  /// Return the code bytes (PTX without a terminating NUL).
+  std::span<const char> code() const;
+  /// Return the label given at creation (the program name for compiled code).
+  const std::string& name() const;
+  /// Return the loaded library, loading it on first use.
+  CUlibrary handle() const;
+
+  /// Build from parts; used by Program and Linker to attach name expressions.
+  static ObjectCode from_parts(TargetType type, std::string code, std::string name,
+                               std::vector<std::pair<std::string, std::string>> lowered);
+
+ private:
+  explicit ObjectCode(std::shared_ptr<detail::ObjectCodeImpl> impl);
+
+  std::shared_ptr<detail::ObjectCodeImpl> impl_;
+};
+
+}  // namespace cuwrap

@@ -1,0 +1,124 @@
+// Construction of cuwrap's exceptions: names and descriptions come from the generated
+// tables, so messages read well even when the driver is missing.
+#include <cuwrap/driver.hpp>
+#include <cuwrap/error.hpp>
+#include <cuwrap/nvjitlink.hpp>
+#include <cuwrap/nvrtc.hpp>
+
+#include <string>
+#include <utility>
+
+namespace cuwrap {
+namespace {
+
+// Compose "fn failed: NAME (description)".
+std::string failure_message(const std::string& function, std::string_view name,
+                            std::string_view description) {
+  std::string message = function + " failed: " + std::string(name);
+  if (!description.empty()) {
+    message += " (" + std::string(description) + ")";
+  }
+  return message;
+}
+
+// Prefer the driver's own wording (cuGetErrorString) when the driver is loaded; fall
+// back to the generated description taken from cuda.h's documentation.
+std::string driver_description(CUresult code) {
+  const char* text = nullptr;
+  if (driver::raw::cuGetErrorString(code, &text) == CUDA_SUCCESS && text != nullptr) {
+    return text;
+  }
+  return detail::describe(code);
+}
+
+std::string with_log(std::string message, const std::string& log) {
+  if (!log.empty()) {
+    message += "\n" + log;
+  }
+  return message;
+}
+
+}  // namespace
+
+DriverError::DriverError(CUresult code, std::string function)
+    : Error(failure_message(function, to_string(code), driver_description(code))),
+      code_(code),
+      name_(to_string(code)),
+      function_(std::move(function)) {}
+
+NvrtcError::NvrtcError(nvrtcResult code, std::string function, std::string log)
+    : Error(with_log(failure_message(function, to_string(code), detail::describe(code)), log)),
+      code_(code),
+      name_(to_string(code)),
+      function_(std::move(function)),
+      log_(std::move(log)) {}
+
+NvJitLinkError::NvJitLinkError(nvJitLinkResult code, std::string function, std::string log)
+    : Error(with_log(failure_message(function, to_string(code), detail::describe(code)), log)),
+      code_(code),
+      name_(to_string(code)),
+      function_(std::move(function)),
+      log_(std::move(log)) {}
+
+LoadError::LoadError(std::string library, std::string symbol, const std::string& message)
+    : Error(message), library_(std::move(library)), symbol_(std::move(symbol)) {}
+
+namespace detail {
+namespace {
+
+// Read a program log through the raw entry points; never throws (we are already
+// building an exception).
+std::string nvrtc_log(nvrtcProgram program) {
+  std::size_t size = 0;
+  if (program == nullptr ||
+      nvrtc::raw::nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) {
+    return {};
+  }
+  std::string log(size, '\0');
+  if (nvrtc::raw::nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) {
+    return {};
+  }
+  log.resize(size - 1);  // drop the terminating NUL
+  return log;
+}
+
+std::string nvjitlink_log(nvJitLinkHandle handle) {
+  std::size_t size = 0;
+  if (handle == nullptr ||
+      nvjitlink::raw::nvJitLinkGetErrorLogSize(handle, &size) != NVJITLINK_SUCCESS ||
+      size <= 1) {
+    return {};
+  }
+  std::string log(size, '\0');
+  if (nvjitlink::raw::nvJitLinkGetErrorLog(handle, log.data()) != NVJITLINK_SUCCESS) {
+    return {};
+  }
+  log.resize(size - 1);
+  return log;
+}
+
+}  // namespace
+
+void throw_driver_error(CUresult code, const char* function) {
+  throw DriverError(code, function);
+}
+
+void throw_nvrtc_error(nvrtcResult code, const char* function) {
+  throw NvrtcError(code, function);
+}
+
+void throw_nvrtc_program_error(nvrtcResult code, const char* function, nvrtcProgram program) {
+  throw NvrtcError(code, function, nvrtc_log(program));
+}
+
+void throw_nvjitlink_error(nvJitLinkResult code, const char* function) {
+  throw NvJitLinkError(code, function);
+}
+
+void throw_nvjitlink_handle_error(nvJitLinkResult code, const char* function,
+                                  nvJitLinkHandle handle) {
+  throw NvJitLinkError(code, function, nvjitlink_log(handle));
+}
+
+}  // namespace detail
+}  // namespace cuwrap

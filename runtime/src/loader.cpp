@@ -1,0 +1,223 @@
+// Opening the CUDA libraries and resolving entry points, once per process and
+// thread-safe. See cuwrap/detail/loader.hpp for the design.
+#include <cuwrap/detail/loader.hpp>
+#include <cuwrap/detail/symbols.hpp>
+#include <cuwrap/error.hpp>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace cuwrap {
+namespace detail {
+namespace {
+
+thread_local std::string t_last_load_error;
+
+// cuGetProcAddress as of CUDA 12 (the _v2 symbol) and before it.
+using GetProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t,
+                                      CUdriverProcAddressQueryResult*);
+using GetProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
+
+struct LibraryInfo {
+  const char* display;      // what messages call it
+  const char* env;          // environment variable that overrides the file
+  std::string soname;       // default file name, opened through the dynamic loader
+  const Symbol* symbols;
+  std::size_t symbol_count;
+};
+
+LibraryInfo info(Library library) {
+  const std::string major = std::to_string(kGeneratedCudaVersion / 1000);
+  switch (library) {
+    case Library::Driver:
+      return {"libcuda", "CUWRAP_LIBCUDA", "libcuda.so.1", kDriverSymbols, kDriverSymbolCount};
+    case Library::Nvrtc:
+      return {"libnvrtc", "CUWRAP_LIBNVRTC", "libnvrtc.so." + major, kNvrtcSymbols,
+              kNvrtcSymbolCount};
+    case Library::NvJitLink:
+      return {"libnvJitLink", "CUWRAP_LIBNVJITLINK", "libnvJitLink.so." + major,
+              kNvJitLinkSymbols, kNvJitLinkSymbolCount};
+  }
+  return {"unknown", "", "", nullptr, 0};
+}
+
+// Places a toolkit library may live when the dynamic loader does not know it.
+std::vector<std::string> toolkit_candidates(const std::string& soname) {
+  std::vector<std::string> dirs;
+  for (const char* env : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* root = std::getenv(env); root != nullptr && *root != '\0') {
+      dirs.push_back(std::string(root) + "/lib64/");
+      dirs.push_back(std::string(root) + "/lib/");
+    }
+  }
+  dirs.emplace_back("/usr/local/cuda/lib64/");
+  dirs.emplace_back("/usr/local/cuda/lib/");
+  std::vector<std::string> paths;
+  paths.reserve(dirs.size());
+  for (const auto& dir : dirs) {
+    paths.push_back(dir + soname);
+  }
+  return paths;
+}
+
+// One opened library: the handle, or the reason it could not be opened.
+struct OpenedLibrary {
+  void* handle = nullptr;
+  std::string path;
+  std::string error;
+  GetProcAddressV2 get_proc_v2 = nullptr;  // driver only
+  GetProcAddressV1 get_proc_v1 = nullptr;  // driver only, drivers before CUDA 12
+};
+
+OpenedLibrary open_library(Library library) {
+  OpenedLibrary opened;
+  const LibraryInfo li = info(library);
+  std::vector<std::string> tried;
+  const char* override_path = std::getenv(li.env);
+  if (override_path != nullptr && *override_path != '\0') {
+    tried.emplace_back(override_path);
+  } else {
+    tried.push_back(li.soname);
+    if (library != Library::Driver) {
+      for (auto& candidate : toolkit_candidates(li.soname)) {
+        tried.push_back(std::move(candidate));
+      }
+    }
+  }
+  std::string reasons;
+  for (const auto& path : tried) {
+    opened.handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (opened.handle != nullptr) {
+      opened.path = path;
+      break;
+    }
+    const char* why = ::dlerror();
+    reasons += "\n  " + path + ": " + (why != nullptr ? why : "not found");
+  }
+  if (opened.handle == nullptr) {
+    opened.error = std::string("cuwrap: cannot load ") + li.display + " (tried:" + reasons +
+                   ")\n" +
+                   (library == Library::Driver
+                        ? "Install the NVIDIA driver (it provides libcuda.so.1), or set "
+                          "CUWRAP_LIBCUDA to the path of libcuda.so."
+                        : std::string("Add the CUDA toolkit's lib64 directory to "
+                                      "LD_LIBRARY_PATH, set CUDA_HOME, or set ") +
+                              li.env + " to the library's path.");
+    return opened;
+  }
+  if (library == Library::Driver) {
+    opened.get_proc_v2 =
+        reinterpret_cast<GetProcAddressV2>(::dlsym(opened.handle, "cuGetProcAddress_v2"));
+    if (opened.get_proc_v2 == nullptr) {
+      opened.get_proc_v1 =
+          reinterpret_cast<GetProcAddressV1>(::dlsym(opened.handle, "cuGetProcAddress"));
+    }
+    if (opened.get_proc_v2 == nullptr && opened.get_proc_v1 == nullptr) {
+      opened.error = "cuwrap: " + opened.path +
+                     " has no cuGetProcAddress; the driver is too old for CUDA " +
+                     std::to_string(kGeneratedCudaVersion / 1000) + "." +
+                     std::to_string(kGeneratedCudaVersion % 1000 / 10) +
+                     " bindings. Update the NVIDIA driver.";
+    }
+  }
+  return opened;
+}
+
+const OpenedLibrary& opened(Library library) {
+  static OpenedLibrary libraries[3];
+  static std::once_flag flags[3];
+  const auto i = static_cast<std::size_t>(library);
+  std::call_once(flags[i], [&] { libraries[i] = open_library(library); });
+  return libraries[i];
+}
+
+// Resolve one entry point; on failure fill `error` and return nullptr.
+void* lookup(Library library, std::size_t index, bool per_thread, std::string& error,
+             std::string& symbol_name) {
+  const LibraryInfo li = info(library);
+  if (index >= li.symbol_count) {
+    error = "cuwrap: entry index " + std::to_string(index) + " out of range for " + li.display;
+    return nullptr;
+  }
+  const Symbol& symbol = li.symbols[index];
+  symbol_name = symbol.name;
+  const OpenedLibrary& lib = opened(library);
+  if (!lib.error.empty()) {
+    error = lib.error;
+    return nullptr;
+  }
+  void* fn = nullptr;
+  if (library == Library::Driver) {
+    const cuuint64_t flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                                        : CU_GET_PROC_ADDRESS_DEFAULT;
+    CUresult status = CUDA_ERROR_NOT_FOUND;
+    if (lib.get_proc_v2 != nullptr) {
+      CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      status = lib.get_proc_v2(symbol.name, &fn, kGeneratedCudaVersion, flags, &found);
+      if (status == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT) {
+        fn = nullptr;
+      }
+    } else {
+      status = lib.get_proc_v1(symbol.name, &fn, kGeneratedCudaVersion, flags);
+    }
+    if ((status != CUDA_SUCCESS || fn == nullptr) && !per_thread) {
+      // Entry points the driver does not publish through cuGetProcAddress. The
+      // per-thread variants have other symbol names, so they get no such fallback.
+      fn = ::dlsym(lib.handle, symbol.symbol);
+    }
+  } else {
+    fn = ::dlsym(lib.handle, symbol.symbol);
+  }
+  if (fn == nullptr) {
+    error = std::string("cuwrap: ") + symbol.name + " (" + symbol.symbol + ") not found in " +
+            lib.path + "; the installed " + li.display + " is older than the CUDA " +
+            std::to_string(kGeneratedCudaVersion / 1000) + "." +
+            std::to_string(kGeneratedCudaVersion % 1000 / 10) +
+            " headers the bindings were generated from. Update it, or regenerate cuwrap "
+            "for the installed toolkit.";
+  }
+  return fn;
+}
+
+}  // namespace
+
+void* resolve_entry(Library library, std::size_t index, bool per_thread) {
+  std::string error;
+  std::string symbol;
+  void* fn = lookup(library, index, per_thread, error, symbol);
+  if (fn == nullptr) {
+    const OpenedLibrary& lib = opened(library);
+    throw LoadError(lib.handle != nullptr ? lib.path : info(library).soname,
+                    lib.handle != nullptr ? symbol : std::string(), error);
+  }
+  return fn;
+}
+
+void* try_resolve_entry(Library library, std::size_t index, bool per_thread) noexcept {
+  try {
+    std::string error;
+    std::string symbol;
+    void* fn = lookup(library, index, per_thread, error, symbol);
+    if (fn == nullptr) {
+      t_last_load_error = error;
+    }
+    return fn;
+  } catch (...) {  // allocation failure while composing the message
+    return nullptr;
+  }
+}
+
+std::string library_path(Library library) {
+  const OpenedLibrary& lib = opened(library);
+  return lib.handle != nullptr ? lib.path : info(library).soname;
+}
+
+}  // namespace detail
+
+std::string last_load_error() { return detail::t_last_load_error; }
+
+}  // namespace cuwrap

@@ -1,0 +1,150 @@
+// The generated driver bindings on a real GPU (skipped with a reason without one).
+#include <cuwrap/driver.hpp>
+#include <cuwrap/nvrtc.hpp>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu.hpp"
+
+namespace drv = cuwrap::driver;
+
+namespace {
+
+// A context for device 0 for the duration of a test.
+class GeneratedDriverGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CUWRAP_REQUIRE_GPU();
+    device_ = drv::cuDeviceGet(0);
+    context_ = drv::cuDevicePrimaryCtxRetain(device_);
+    drv::cuCtxSetCurrent(context_);
+  }
+  void TearDown() override {
+    if (context_ != nullptr) {
+      drv::raw::cuDevicePrimaryCtxRelease(device_);
+    }
+  }
+  CUdevice device_{};
+  CUcontext context_{};
+};
+
+std::vector<char> cubin_for(const char* source, CUdevice device) {
+  const int major = drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+  const int minor = drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+  const std::string arch = "--gpu-architecture=sm_" + std::to_string(major * 10 + minor);
+  nvrtcProgram prog = cuwrap::nvrtc::nvrtcCreateProgram(source, "k.cu", 0, nullptr, nullptr);
+  const char* options[] = {arch.c_str()};
+  cuwrap::nvrtc::nvrtcCompileProgram(prog, 1, options);
+  std::vector<char> cubin = cuwrap::nvrtc::nvrtcGetCUBIN(prog);
+  cuwrap::nvrtc::raw::nvrtcDestroyProgram(&prog);
+  return cubin;
+}
+
+TEST_F(GeneratedDriverGpu, DeviceCountNameAndAttributes) {
+  EXPECT_GE(drv::cuDeviceGetCount(), 1);
+  const std::string name = drv::cuDeviceGetName(device_);
+  EXPECT_FALSE(name.empty());
+  EXPECT_EQ(name.find('\0'), std::string::npos);
+  EXPECT_EQ(drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, device_), 32);
+  EXPECT_GT(drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_), 0);
+  auto [free_bytes, total_bytes] = drv::cuMemGetInfo();
+  EXPECT_GT(total_bytes, 0u);
+  EXPECT_LE(free_bytes, total_bytes);
+  EXPECT_GT(drv::cuDeviceTotalMem(device_), 0u);
+  int raw_count = -1;
+  ASSERT_EQ(drv::raw::cuDeviceGetCount(&raw_count), CUDA_SUCCESS);
+  EXPECT_EQ(raw_count, drv::cuDeviceGetCount());
+}
+
+TEST_F(GeneratedDriverGpu, InvalidDeviceThrowsDriverError) {
+  try {
+    (void)drv::cuDeviceGet(drv::cuDeviceGetCount() + 7);
+    FAIL() << "an invalid ordinal was accepted";
+  } catch (const cuwrap::DriverError& e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(e.function(), "cuDeviceGet");
+  }
+}
+
+TEST_F(GeneratedDriverGpu, AllocateCopyRandomDataRoundTrip) {
+  constexpr std::size_t kBytes = 1 << 20;
+  std::vector<unsigned char> in(kBytes);
+  std::mt19937 rng(1234);
+  for (auto& b : in) b = static_cast<unsigned char>(rng());
+  const CUdeviceptr p = drv::cuMemAlloc(kBytes);
+  drv::cuMemcpyHtoD(p, in.data(), kBytes);
+  const CUdeviceptr q = drv::cuMemAlloc(kBytes);
+  drv::cuMemcpyDtoD(q, p, kBytes);
+  std::vector<unsigned char> out(kBytes, 0);
+  drv::cuMemcpyDtoH(out.data(), q, kBytes);
+  EXPECT_EQ(std::memcmp(in.data(), out.data(), kBytes), 0);
+  drv::cuMemFree(p);
+  drv::cuMemFree(q);
+}
+
+TEST_F(GeneratedDriverGpu, LaunchNvrtcKernelAndCheckOnHost) {
+  const std::vector<char> cubin = cubin_for(
+      "extern \"C\" __global__ void axpb(int* v, int a, int b, unsigned n) {\n"
+      "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) v[i] = a * v[i] + b;\n"
+      "}\n",
+      device_);
+  const CUmodule module = drv::cuModuleLoadData(cubin.data());
+  const CUfunction fn = drv::cuModuleGetFunction(module, "axpb");
+  constexpr unsigned kN = 10000;
+  std::vector<int> host(kN);
+  std::mt19937 rng(99);
+  for (auto& v : host) v = static_cast<int>(rng() % 100000);
+  const CUdeviceptr d = drv::cuMemAlloc(kN * sizeof(int));
+  drv::cuMemcpyHtoD(d, host.data(), kN * sizeof(int));
+  const CUstream stream = drv::cuStreamCreate(CU_STREAM_NON_BLOCKING);
+  int a = 3;
+  int b = -7;
+  unsigned n = kN;
+  CUdeviceptr dv = d;
+  void* args[] = {&dv, &a, &b, &n};
+  drv::cuLaunchKernel(fn, (kN + 255) / 256, 1, 1, 256, 1, 1, 0, stream, args, nullptr);
+  drv::cuStreamSynchronize(stream);
+  EXPECT_TRUE(drv::cuStreamQuery(stream));
+  std::vector<int> out(kN);
+  drv::cuMemcpyDtoH(out.data(), d, kN * sizeof(int));
+  for (unsigned i = 0; i < kN; ++i) {
+    ASSERT_EQ(out[i], 3 * host[i] - 7) << "at " << i;
+  }
+  drv::cuStreamDestroy(stream);
+  drv::cuMemFree(d);
+  drv::cuModuleUnload(module);
+}
+
+TEST_F(GeneratedDriverGpu, StreamAndEventQueryAnswerWithBool) {
+  const std::vector<char> cubin = cubin_for(
+      "extern \"C\" __global__ void spin(unsigned long long cycles) {\n"
+      "  unsigned long long start = clock64();\n"
+      "  while (clock64() - start < cycles) {}\n"
+      "}\n",
+      device_);
+  CUlibrary library = drv::cuLibraryLoadData(cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  CUkernel kernel = drv::cuLibraryGetKernel(library, "spin");
+  const CUstream stream = drv::cuStreamCreate(CU_STREAM_NON_BLOCKING);
+  const CUevent event = drv::cuEventCreate(CU_EVENT_DEFAULT);
+  unsigned long long cycles = 200'000'000ULL;  // ~0.1 s: long enough to be seen running
+  void* args[] = {&cycles};
+  drv::cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 1, 1, 1, 1, 1, 1, 0, stream, args,
+                      nullptr);
+  drv::cuEventRecord(event, stream);
+  EXPECT_FALSE(drv::cuStreamQuery(stream));
+  EXPECT_FALSE(drv::cuEventQuery(event));
+  drv::cuEventSynchronize(event);
+  EXPECT_TRUE(drv::cuEventQuery(event));
+  EXPECT_TRUE(drv::cuStreamQuery(stream));
+  EXPECT_EQ(drv::raw::cuStreamQuery(stream), CUDA_SUCCESS);
+  drv::cuEventDestroy(event);
+  drv::cuStreamDestroy(stream);
+  drv::cuLibraryUnload(library);
+}
+
+}  // namespace
