@@ -12,14 +12,14 @@ namespace cuwrap::gen {
 
 /// One parameter of a C function, as the header declares it.
 struct Param {
-  std::string name;           ///< as declared ("dptr"); "argN" when the header omits it
-  std::string type;           ///< type spelling, e.g. "CUdeviceptr*", "const char* const*"
-  bool is_pointer = false;    ///< declared as `T*` (a typedef such as CUstream is not)
-  std::string pointee;        ///< T of `T*` without top-level const ("CUdeviceptr"); "" if not
-  bool pointee_const = false;  ///< `const T*`
+  std::string name;              ///< as declared ("dptr"); "argN" when the header omits it
+  std::string type;              ///< type spelling, e.g. "CUdeviceptr*", "const char* const*"
+  bool is_pointer = false;       ///< declared as `T*` (a typedef such as CUstream is not)
+  std::string pointee;           ///< T of `T*` without top-level const ("CUdeviceptr"); "" if not
+  bool pointee_const = false;    ///< `const T*`
   bool pointee_complete = true;  ///< T is a complete object type (an output can be made of it)
-  std::string doc;            ///< the header's `\param` text, e.g. "Returned context handle"
-  std::string direction;      ///< "in", "out", "in,out" from a `[out]`-style marker, else ""
+  std::string doc;               ///< the header's `\param` text, e.g. "Returned context handle"
+  std::string direction;         ///< "in", "out", "in,out" from a `[out]`-style marker, else ""
 };
 
 /// One C function of a wrapped header.
@@ -70,7 +70,7 @@ struct VersionDefine {
 
 /// Everything read from one wrapped header.
 struct Header {
-  std::string file;  ///< "cuda.h", "nvrtc.h", "nvJitLink.h"
+  std::string file;                 ///< "cuda.h", "nvrtc.h", "nvJitLink.h"
   std::vector<Function> functions;  ///< in declaration order
   std::vector<Enum> enums;
   std::vector<Typedef> typedefs;

@@ -21,7 +21,7 @@ namespace cuwrap::gen {
 namespace {
 
 // ---------------------------------------------------------------------------------
-// Small RAII and string helpers around the libclang C API.
+// Helpers: libclang strings and handles, and comment-text clean-up.
 
 std::string take(CXString s) {
   const char* c = clang_getCString(s);
@@ -60,6 +60,32 @@ std::string squeeze(std::string_view s) {
   return out;
 }
 
+// Drop Doxygen's explicit line breaks (`\n` written in the comment text).
+std::string without_newline_commands(std::string s) {
+  for (std::size_t at = s.find("\\n"); at != std::string::npos; at = s.find("\\n", at)) {
+    const bool command_ends =
+        at + 2 == s.size() || std::isalnum(static_cast<unsigned char>(s[at + 2])) == 0;
+    if (command_ends) {
+      s.replace(at, 2, " ");
+    } else {
+      at += 2;
+    }
+  }
+  return s;
+}
+
+// Cut text after its first sentence: a '.' followed by a space and an upper-case
+// letter ("e.g., x" and "1.5" do not end a sentence).
+std::string first_sentence(std::string s) {
+  for (std::size_t i = 0; i + 2 < s.size(); ++i) {
+    if (s[i] == '.' && s[i + 1] == ' ' && std::isupper(static_cast<unsigned char>(s[i + 2])) != 0) {
+      s.resize(i + 1);
+      break;
+    }
+  }
+  return s;
+}
+
 // libclang spells pointers as "T *"; cuwrap writes "T*" (and "T* const*").
 std::string tidy_type(std::string s) {
   std::string out;
@@ -68,7 +94,8 @@ std::string tidy_type(std::string s) {
       continue;
     }
     out += s[i];
-    if ((s[i] == '*' || s[i] == '&') && i + 1 < s.size() && std::isalpha(static_cast<unsigned char>(s[i + 1])) != 0) {
+    if ((s[i] == '*' || s[i] == '&') && i + 1 < s.size() &&
+        std::isalpha(static_cast<unsigned char>(s[i + 1])) != 0) {
       out += ' ';
     }
   }
@@ -93,14 +120,15 @@ UnitPtr parse_unit(CXIndex index, const std::filesystem::path& dir, const std::s
     args.push_back(e.c_str());
   }
   const std::string main_file = (dir / "cuwrap-gen-input.cpp").string();
-  CXUnsavedFile unsaved{main_file.c_str(), source.c_str(), static_cast<unsigned long>(source.size())};
+  CXUnsavedFile unsaved{main_file.c_str(), source.c_str(),
+                        static_cast<unsigned long>(source.size())};
   CXTranslationUnit tu = nullptr;
   const CXErrorCode rc = clang_parseTranslationUnit2(
       index, main_file.c_str(), args.data(), static_cast<int>(args.size()), &unsaved, 1,
       CXTranslationUnit_DetailedPreprocessingRecord, &tu);
   if (rc != CXError_Success || tu == nullptr) {
-    throw ParseFailure("libclang could not parse the headers in " + dir.string() +
-                       " (error code " + std::to_string(static_cast<int>(rc)) + ")");
+    throw ParseFailure("libclang could not parse the headers in " + dir.string() + " (error code " +
+                       std::to_string(static_cast<int>(rc)) + ")");
   }
   UnitPtr unit(tu);
   std::ostringstream errors;
@@ -155,10 +183,7 @@ class HeaderFiles {
 template <class F>
 void visit_children(CXCursor parent, F&& f) {
   clang_visitChildren(
-      parent,
-      [](CXCursor c, CXCursor, CXClientData data) {
-        return (*static_cast<F*>(data))(c);
-      },
+      parent, [](CXCursor c, CXCursor, CXClientData data) { return (*static_cast<F*>(data))(c); },
       &f);
 }
 
@@ -193,8 +218,54 @@ std::string written_name(CXTranslationUnit tu, CXCursor cursor) {
   return name;
 }
 
-// The raw comment attached to a cursor, parsed.
-DocComment doc_of(CXCursor cursor) { return parse_doc_comment(take(clang_Cursor_getRawCommentText(cursor))); }
+// The `/** ... */` comment right before `cursor` when only preprocessor lines separate
+// them. clang attaches no comment across `#ifndef NVJITLINK_NO_INLINE`, which is how
+// nvJitLink.h documents its public inline functions.
+std::string comment_across_directives(CXTranslationUnit tu, CXCursor cursor) {
+  CXFile file = nullptr;
+  unsigned offset = 0;
+  clang_getExpansionLocation(clang_getRangeStart(clang_getCursorExtent(cursor)), &file, nullptr,
+                             nullptr, &offset);
+  std::size_t size = 0;
+  const char* text = file != nullptr ? clang_getFileContents(tu, file, &size) : nullptr;
+  if (text == nullptr || offset > size) {
+    return {};
+  }
+  const std::string_view source(text, size);
+  std::size_t end = offset;  // one past the last character not yet skipped
+  for (;;) {
+    while (end > 0 && std::isspace(static_cast<unsigned char>(source[end - 1])) != 0) {
+      --end;
+    }
+    const std::size_t line_start = source.rfind('\n', end == 0 ? 0 : end - 1);
+    const std::size_t first = line_start == std::string_view::npos ? 0 : line_start + 1;
+    const std::string line = trim(source.substr(first, end - first));
+    if (line.empty() || line[0] != '#') {
+      break;
+    }
+    end = first;  // skip a preprocessor line
+  }
+  if (end < 2 || source.substr(end - 2, 2) != "*/") {
+    return {};
+  }
+  const std::size_t open = source.rfind("/*", end - 2);
+  if (open == std::string_view::npos || open + 2 >= size ||
+      (source[open + 2] != '*' && source[open + 2] != '!')) {
+    return {};
+  }
+  return std::string(source.substr(open, end - open));
+}
+
+// The documentation comment of a cursor, parsed; `across_directives` also looks past
+// preprocessor lines (for functions, never for enumerators whose neighbour's trailing
+// comment would be found).
+DocComment doc_of(CXTranslationUnit tu, CXCursor cursor, bool across_directives) {
+  std::string raw = take(clang_Cursor_getRawCommentText(cursor));
+  if (raw.empty() && across_directives) {
+    raw = comment_across_directives(tu, cursor);
+  }
+  return parse_doc_comment(raw);
+}
 
 Param read_param(CXCursor cursor, std::size_t position) {
   Param p;
@@ -274,9 +345,10 @@ void collect_function(CXTranslationUnit tu, CXCursor c, const std::string& heade
   f.deprecated = clang_getCursorAvailability(c) == CXAvailability_Deprecated;
   const int n = clang_Cursor_getNumArguments(c);
   for (int i = 0; i < n; ++i) {
-    f.params.push_back(read_param(clang_Cursor_getArgument(c, static_cast<unsigned>(i)), static_cast<std::size_t>(i)));
+    f.params.push_back(read_param(clang_Cursor_getArgument(c, static_cast<unsigned>(i)),
+                                  static_cast<std::size_t>(i)));
   }
-  const DocComment doc = doc_of(c);
+  const DocComment doc = doc_of(tu, c, /*across_directives=*/true);
   f.brief = doc.brief;
   for (auto& p : f.params) {
     for (const auto& d : doc.params) {
@@ -292,7 +364,7 @@ void collect_function(CXTranslationUnit tu, CXCursor c, const std::string& heade
   out.functions.push_back(std::move(entry));
 }
 
-void collect_enum(CXCursor c, const std::string& header, Collected& out) {
+void collect_enum(CXTranslationUnit tu, CXCursor c, const std::string& header, Collected& out) {
   if (clang_isCursorDefinition(c) == 0) {
     return;
   }
@@ -309,7 +381,7 @@ void collect_enum(CXCursor c, const std::string& header, Collected& out) {
       e.name = take(clang_getCursorSpelling(k));
       e.value = clang_getEnumConstantDeclValue(k);
       e.deprecated = clang_getCursorAvailability(k) == CXAvailability_Deprecated;
-      e.doc = doc_of(k).brief;
+      e.doc = doc_of(tu, k, /*across_directives=*/false).brief;
       entry.e.enumerators.push_back(std::move(e));
     }
     return CXChildVisit_Continue;
@@ -380,7 +452,7 @@ Collected collect(CXTranslationUnit tu, const HeaderFiles& files, bool want_decl
       } else if (kind == CXCursor_FunctionDecl) {
         collect_function(tu, c, *header, out);
       } else if (kind == CXCursor_EnumDecl) {
-        collect_enum(c, *header, out);
+        collect_enum(tu, c, *header, out);
       } else if (kind == CXCursor_TypedefDecl) {
         collect_typedef(c, *header, out);
       }
@@ -442,6 +514,21 @@ std::string include_source(const std::vector<std::string>& headers) {
   return source;
 }
 
+// Whether a comment line starts a Doxygen block command (\\param, \\return, \\note ...);
+// inline commands such as \\c, \\p or \\ref continue the text.
+bool is_block_command(const std::string& line) {
+  if (line[0] != '\\' && line[0] != '@') {
+    return false;
+  }
+  std::size_t end = 1;
+  while (end < line.size() && std::isalpha(static_cast<unsigned char>(line[end])) != 0) {
+    ++end;
+  }
+  static const std::set<std::string, std::less<>> kInline = {"a", "b", "c",   "e",    "em",
+                                                             "p", "n", "ref", "link", "endlink"};
+  return kInline.count(line.substr(1, end - 1)) == 0;
+}
+
 }  // namespace
 
 DocComment parse_doc_comment(const std::string& raw) {
@@ -477,7 +564,7 @@ DocComment parse_doc_comment(const std::string& raw) {
       }
       continue;
     }
-    if (line[0] == '\\' || line[0] == '@') {
+    if (is_block_command(line)) {
       current = nullptr;
       in_first_paragraph = false;
       std::string rest;
@@ -489,14 +576,16 @@ DocComment parse_doc_comment(const std::string& raw) {
         DocComment::ParamDoc p;
         if (!rest.empty() && rest[0] == '[') {
           const std::size_t close = rest.find(']');
-          std::string dir = rest.substr(1, close == std::string::npos ? std::string::npos : close - 1);
+          std::string dir =
+              rest.substr(1, close == std::string::npos ? std::string::npos : close - 1);
           std::erase(dir, ' ');
           std::replace(dir.begin(), dir.end(), '/', ',');
           p.direction = dir;
           rest = close == std::string::npos ? std::string() : trim(rest.substr(close + 1));
         }
         std::size_t end = 0;
-        while (end < rest.size() && (std::isalnum(static_cast<unsigned char>(rest[end])) != 0 || rest[end] == '_')) {
+        while (end < rest.size() &&
+               (std::isalnum(static_cast<unsigned char>(rest[end])) != 0 || rest[end] == '_')) {
           ++end;
         }
         p.name = rest.substr(0, end);
@@ -510,6 +599,12 @@ DocComment parse_doc_comment(const std::string& raw) {
       }
       continue;
     }
+    if (current == &doc.brief && !doc.brief.empty() &&
+        std::isupper(static_cast<unsigned char>(line[0])) != 0 &&
+        std::string_view(".:;!?").find(doc.brief.back()) == std::string_view::npos) {
+      current = nullptr;  // cuda.h often starts the details without a blank line
+      in_first_paragraph = false;
+    }
     if (current != nullptr) {
       *current += (current->empty() ? "" : " ") + line;
     } else if (in_first_paragraph) {
@@ -519,14 +614,15 @@ DocComment parse_doc_comment(const std::string& raw) {
   if (doc.brief.empty()) {
     doc.brief = first_paragraph;
   }
-  doc.brief = squeeze(doc.brief);
+  doc.brief = first_sentence(squeeze(without_newline_commands(doc.brief)));
   for (auto& p : doc.params) {
-    p.text = squeeze(p.text);
+    p.text = squeeze(without_newline_commands(p.text));
   }
   return doc;
 }
 
-Api parse_headers(const std::filesystem::path& include_dir, const std::vector<std::string>& headers) {
+Api parse_headers(const std::filesystem::path& include_dir,
+                  const std::vector<std::string>& headers) {
   std::error_code ec;
   if (!std::filesystem::is_directory(include_dir, ec)) {
     throw MissingInput("CUDA include directory not found: " + include_dir.string());
@@ -547,7 +643,8 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
   if (std::find(headers.begin(), headers.end(), "cuda.h") != headers.end()) {
     UnitPtr ptds = parse_unit(index.get(), include_dir, include_source({"cuda.h"}),
                               {"-DCUDA_API_PER_THREAD_DEFAULT_STREAM"});
-    ptds_macros = collect(ptds.get(), HeaderFiles(ptds.get(), include_dir, {"cuda.h"}), false).macros;
+    ptds_macros =
+        collect(ptds.get(), HeaderFiles(ptds.get(), include_dir, {"cuda.h"}), false).macros;
     // nvrtc.h and nvJitLink.h macros still come from the first parse.
     for (const auto& m : found.macros) {
       if (m.header != "cuda.h") {

@@ -17,8 +17,9 @@ namespace {
 class PrimaryContexts {
  public:
   explicit PrimaryContexts(int count)
-      : count_(count), contexts_(std::make_unique<std::atomic<CUcontext>[]>(
-                           static_cast<std::size_t>(count > 0 ? count : 1))) {}
+      : count_(count),
+        contexts_(std::make_unique<std::atomic<CUcontext>[]>(
+            static_cast<std::size_t>(count > 0 ? count : 1))) {}
 
   CUcontext get(int ordinal) {
     std::atomic<CUcontext>& slot = contexts_[static_cast<std::size_t>(ordinal)];
@@ -34,6 +35,16 @@ class PrimaryContexts {
       slot.store(context, std::memory_order_release);
     }
     return context;
+  }
+
+  // Return the ordinal whose already-retained primary context is `context`, or -1.
+  int find(CUcontext context) const {
+    for (int i = 0; i < count_; ++i) {
+      if (contexts_[static_cast<std::size_t>(i)].load(std::memory_order_acquire) == context) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   int count() const { return count_; }
@@ -82,8 +93,8 @@ void check_device_ordinal(int ordinal) {
   }
   const int count = device_count();
   if (ordinal >= count) {
-    throw std::invalid_argument("device " + std::to_string(ordinal) + " does not exist: " +
-                                std::to_string(count) +
+    throw std::invalid_argument("device " + std::to_string(ordinal) +
+                                " does not exist: " + std::to_string(count) +
                                 (count == 1 ? " CUDA device present" : " CUDA devices present"));
   }
 }
@@ -100,9 +111,8 @@ int ordinal_of(CUdevice device) {
       return i;
     }
   }
-  throw std::invalid_argument("CUdevice " + std::to_string(device) +
-                              " is not one of the " + std::to_string(count) +
-                              " visible CUDA devices");
+  throw std::invalid_argument("CUdevice " + std::to_string(device) + " is not one of the " +
+                              std::to_string(count) + " visible CUDA devices");
 }
 
 CUcontext current_context() {
@@ -111,8 +121,11 @@ CUcontext current_context() {
 }
 
 int device_of_context(CUcontext context) {
-  const ScopedContext scope(context);
-  return ordinal_of(driver::cuCtxGetDevice());
+  if (const int ordinal = primary_contexts().find(context); ordinal >= 0) {
+    return ordinal;
+  }
+  // cuCtxGetDevice_v2 takes the context explicitly: no switch of the current context.
+  return ordinal_of(driver::cuCtxGetDevice_v2(context));
 }
 
 void ensure_current_context(int ordinal) {

@@ -5,8 +5,9 @@
 // first call resolves the entry point through this loader and stores it, later calls
 // cost one acquire load (a plain load on x86-64) and a predictable branch.
 //
-// Driver entry points come from cuGetProcAddress with the CUDA_VERSION the bindings
-// were generated from, so the right _v2/_v3 variant is chosen by the driver. NVRTC and
+// Driver entry points come from cuGetProcAddress with, per function, the CUDA version
+// whose ABI matches the header's prototype (from cudaTypedefs.h), so the driver returns
+// the _v2/_v3 variant the wrapper was generated for. NVRTC and
 // nvJitLink entry points come from dlsym of the versioned symbol the header names.
 #pragma once
 
@@ -32,6 +33,15 @@ enum class Library : unsigned char { Driver, Nvrtc, NvJitLink };
 struct Symbol {
   const char* name;    ///< public C name, e.g. "cuMemAlloc" (what cuGetProcAddress takes)
   const char* symbol;  ///< versioned symbol, e.g. "cuMemAlloc_v2", "__nvJitLinkCreate_13_0"
+  /// Driver only: the CUDA version whose ABI matches the header's prototype, from
+  /// cudaTypedefs.h (`#define PFN_cuStreamGetCtx PFN_cuStreamGetCtx_v9020` → 9020). The
+  /// driver re-versions some names (cuStreamGetCtx gained a parameter in 12.5), so asking
+  /// for the headers' CUDA_VERSION would return a function of another signature.
+  /// 0 means the CUDA_VERSION the bindings were generated from.
+  int version = 0;
+  /// Driver only: the same for the per-thread-default-stream variant
+  /// (`PFN_cuMemcpy_v7000_ptds` → 7000); 0 means `version`.
+  int ptds_version = 0;
 };
 
 /// Resolve entry `index` of `library`; throw LoadError naming library/symbol on failure.

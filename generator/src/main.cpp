@@ -1,0 +1,52 @@
+// cuwrap-gen: generate cuwrap's bindings from the CUDA toolkit headers.
+//
+//   cuwrap-gen --cuda-include DIR --output DIR [--report FILE] [--templates DIR]
+//
+// Exit status: 0 success, 1 a header does not parse or the output cannot be written,
+// 2 the include directory or a header is missing (and for a bad command line).
+#include "pipeline.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+namespace {
+
+// The templates: the source tree's (compiled in); where that is gone, those of an
+// installation next to this binary (<prefix>/share/cuwrap/templates).
+std::filesystem::path default_templates() {
+  const std::filesystem::path source_tree = CUWRAP_GEN_TEMPLATE_DIR;
+  std::error_code ec;
+  if (std::filesystem::is_directory(source_tree, ec)) {
+    return source_tree;
+  }
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto installed = exe.parent_path().parent_path() / "share" / "cuwrap" / "templates";
+  return !ec && std::filesystem::is_directory(installed, ec) ? installed : source_tree;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cuwrap::gen::Options options;
+  options.templates = default_templates();
+  CLI::App app{"Generate cuwrap's typed C++ bindings from cuda.h, nvrtc.h and nvJitLink.h."};
+  app.add_option("--cuda-include", options.cuda_include,
+                 "Directory holding cuda.h, nvrtc.h and nvJitLink.h")
+      ->required();
+  app.add_option("--output", options.output, "Directory that receives include/ and src/")
+      ->required();
+  app.add_option("--report", options.report, "Also write the coverage report as JSON to this file");
+  app.add_option("--templates", options.templates, "Directory of the ctemplate templates")
+      ->capture_default_str();
+  app.set_version_flag("--version", std::string("cuwrap-gen ") + CUWRAP_GEN_VERSION);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : cuwrap::gen::kMissingInput;
+  }
+  return cuwrap::gen::run(options, std::cout, std::cerr);
+}

@@ -1,0 +1,44 @@
+// The pipeline of cuwrap-gen. See pipeline.hpp.
+#include "pipeline.hpp"
+
+#include "output.hpp"
+#include "parse.hpp"
+#include "render.hpp"
+#include "report.hpp"
+#include "rules.hpp"
+
+#include <fstream>
+
+namespace cuwrap::gen {
+
+int run(const Options& options, std::ostream& out, std::ostream& err) {
+  try {
+    const Api api = parse_headers(options.cuda_include);
+    const Plan plan = make_plan(api);
+    write_output(options.output, render(plan, options.templates));
+    if (options.print_coverage) {
+      print_report(plan, out);
+    }
+    if (!options.report.empty()) {
+      std::ofstream report(options.report, std::ios::trunc);
+      report << report_json(plan).dump(2) << '\n';
+      report.close();
+      if (!report) {
+        err << "cuwrap-gen: cannot write report " << options.report.string() << '\n';
+        return kFailure;
+      }
+    }
+    return kSuccess;
+  } catch (const MissingInput& e) {
+    err << "cuwrap-gen: " << e.what() << '\n';
+    return kMissingInput;
+  } catch (const ParseFailure& e) {
+    err << "cuwrap-gen: the headers do not parse:\n" << e.what();
+    return kFailure;
+  } catch (const std::exception& e) {
+    err << "cuwrap-gen: " << e.what() << '\n';
+    return kFailure;
+  }
+}
+
+}  // namespace cuwrap::gen

@@ -1,0 +1,29 @@
+// The whole run of cuwrap-gen — parse, plan, render, write, report — with its exit
+// codes, callable in-process (main.cpp, the benchmark, tests).
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+
+namespace cuwrap::gen {
+
+/// What one run reads and writes.
+struct Options {
+  std::filesystem::path cuda_include;  ///< directory holding cuda.h, nvrtc.h, nvJitLink.h
+  std::filesystem::path output;        ///< receives include/ and src/
+  std::filesystem::path report;        ///< JSON report; empty for none
+  std::filesystem::path templates;     ///< the ctemplate templates
+  bool print_coverage = true;          ///< print the coverage report to `out`
+};
+
+/// Exit codes of cuwrap-gen.
+enum ExitCode : int {
+  kSuccess = 0,
+  kFailure = 1,       ///< a header does not parse, a template fails, output not writable
+  kMissingInput = 2,  ///< the include directory or a header is missing
+};
+
+/// Run cuwrap-gen; print the report to `out` and problems to `err`. Never throws.
+int run(const Options& options, std::ostream& out, std::ostream& err);
+
+}  // namespace cuwrap::gen

@@ -1,0 +1,552 @@
+// Stage 2: model → binding plan. See rules.hpp.
+//
+// Parameter roles are inferred from the declaration's shape and the header's own
+// documentation (`\param pctx - Returned context handle`, `\param [out] prog ...`).
+// What inference gets wrong is fixed in the override tables right below, each entry
+// with the reason; everything else is a rule that applies to every function.
+#include "rules.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <string_view>
+
+namespace cuwrap::gen {
+namespace {
+
+// ---------------------------------------------------------------------------------
+// Override tables: the decisions inference cannot make from the header.
+
+// Statuses that answer a question instead of reporting a failure. The typed form
+// returns bool: true for success, false for this status; anything else throws.
+struct AnswerOverride {
+  const char* function;
+  const char* status;
+};
+constexpr AnswerOverride kAnswers[] = {
+    // "Is the stream's work done?" — NOT_READY means "not yet", not an error.
+    {"cuStreamQuery", "CUDA_ERROR_NOT_READY"},
+    // "Has the event completed?" — same question for events.
+    {"cuEventQuery", "CUDA_ERROR_NOT_READY"},
+    // With a timeout, NOT_READY means "not locked in time; still RUNNING", which a
+    // caller polls on rather than treats as failure.
+    {"cuCheckpointProcessLock", "CUDA_ERROR_NOT_READY"},
+    // Not here: nvrtcGetPCHCreateStatus. Several statuses answer it (created, not
+    // attempted, heap exhausted), which one bool cannot carry; raw:: returns them all.
+};
+
+// Parameter roles that inference gets wrong.
+struct ParamOverride {
+  const char* function;
+  const char* param;
+  ParamRole role;
+};
+constexpr ParamOverride kParamOverrides[] = {
+    // Documented as "Major/Minor revision number" with no "returned", and the name has
+    // no "Get"; both are plain outputs.
+    {"cuDeviceComputeCapability", "major", ParamRole::Output},
+    {"cuDeviceComputeCapability", "minor", ParamRole::Output},
+    // "The captured graph": the graph capture produced, written by the call.
+    {"cuStreamEndCapture", "phGraph", ParamRole::Output},
+    // "Time between hStart and hEnd in ms": the elapsed time is the result.
+    {"cuEventElapsedTime", "pMilliseconds", ParamRole::Output},
+    // "A handle representing the registered callback instance": written by the call.
+    {"cuDeviceRegisterAsyncNotification", "callback", ParamRole::Output},
+    // "... flags are returned ... See ::cuStreamCreate for the list of valid flags": one
+    // flags word, though the text mentions a list.
+    {"cuStreamGetFlags", "flags", ParamRole::Output},
+    // "Returned Type and Value of RGBA color": four floats, an array the caller sizes.
+    {"cuTexRefGetBorderColor", "pBorderColor", ParamRole::Input},
+};
+
+// The buffer a `(char* buf, int len)` string output gets. Device names and PCI bus ids
+// are far shorter; cuDeviceGetName documents 256 as ample.
+constexpr std::size_t kStringLength = 256;
+
+// ---------------------------------------------------------------------------------
+// Text helpers.
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// Whether `text` contains `word` as a whole word.
+bool has_word(std::string_view text, std::string_view word) {
+  for (std::size_t at = text.find(word); at != std::string_view::npos;
+       at = text.find(word, at + 1)) {
+    const bool starts = at == 0 || !is_word_char(text[at - 1]);
+    const bool ends = at + word.size() == text.size() || !is_word_char(text[at + word.size()]);
+    if (starts && ends) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool has_any_word(std::string_view text, std::initializer_list<std::string_view> words) {
+  return std::any_of(words.begin(), words.end(),
+                     [&](std::string_view w) { return has_word(text, w); });
+}
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+// Whether `text` contains `phrase` starting at a word boundary ("paramsArray of" does
+// not contain "array of").
+bool has_phrase(std::string_view text, std::string_view phrase) {
+  for (std::size_t at = text.find(phrase); at != std::string_view::npos;
+       at = text.find(phrase, at + 1)) {
+    if (at == 0 || !is_word_char(text[at - 1])) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool is_integer(const std::string& type) {
+  static const std::set<std::string> kIntegers = {"int",
+                                                  "unsigned int",
+                                                  "unsigned",
+                                                  "long",
+                                                  "unsigned long",
+                                                  "long long",
+                                                  "unsigned long long",
+                                                  "size_t",
+                                                  "uint32_t",
+                                                  "uint64_t",
+                                                  "int32_t",
+                                                  "int64_t",
+                                                  "cuuint32_t",
+                                                  "cuuint64_t",
+                                                  "std::size_t"};
+  return kIntegers.count(type) != 0;
+}
+
+// ---------------------------------------------------------------------------------
+// Parameter roles.
+
+// Whether the documentation says the parameter is written by the call.
+bool doc_says_output(const std::string& doc) {
+  return has_any_word(doc, {"returned", "returns", "return", "store", "receive", "output"}) ||
+         doc.rfind("on success, this will", 0) == 0 || contains(doc, " to create");
+}
+
+// Whether the documentation describes several elements (an array the caller sizes).
+// "Returned array" alone is one CUarray handle, so the phrases are specific.
+bool doc_says_array(const std::string& doc) {
+  if (contains(doc, "pointer to an array") || contains(doc, "size of the array")) {
+    return false;  // one pointer to a driver-owned array, or one count
+  }
+  for (const std::string_view phrase :
+       {"array of", "array to ", "array containing", "two-dimensional array", "list of",
+        "buffer where", "of each"}) {
+    if (has_phrase(doc, phrase)) {
+      return true;
+    }
+  }
+  return has_word(doc, "arrays");
+}
+
+// Whether the documentation says the caller must look elsewhere: an in/out value.
+bool doc_says_in_out(const std::string& doc) { return contains(doc, "see description"); }
+
+// Whether `p` is an in/out element count such as cuGraphGetNodes' `size_t* numNodes`
+// ("See description"): on input the array's capacity, on output the number written.
+bool is_in_out_count(const Param& p) {
+  if (!p.is_pointer || p.pointee_const || !is_integer(p.pointee)) {
+    return false;
+  }
+  const std::string name = lower(p.name);
+  const bool count_name =
+      name.rfind("num", 0) == 0 || name.rfind("nb", 0) == 0 || contains(name, "count");
+  return count_name && (p.direction == "in,out" || doc_says_in_out(lower(p.doc)));
+}
+
+// Whether a value of the pointee can be returned (a complete, non-void, non-char type).
+bool returnable(const Param& p) {
+  return p.is_pointer && !p.pointee_const && p.pointee != "void" && p.pointee != "char" &&
+         p.pointee_complete;
+}
+
+// Decide the roles of all parameters; return a reason when no typed form can be made.
+std::string infer_roles(const Function& f, std::vector<ParamRole>& roles) {
+  roles.assign(f.params.size(), ParamRole::Input);
+  const bool has_in_out_count = std::any_of(f.params.begin(), f.params.end(), is_in_out_count);
+  // Getters write through every plain pointer they take; creators through undocumented
+  // handle pointers (cuMemPoolCreate documents no parameter).
+  const bool getter = contains(f.name, "Get");
+  const bool creator = contains(f.name, "Create");
+  // A size next to a void* buffer is the buffer's size, read by the call
+  // (cuCoredumpGetAttribute's `size_t* size`).
+  const bool has_void_buffer = std::any_of(f.params.begin(), f.params.end(), [](const Param& p) {
+    return p.is_pointer && !p.pointee_const && p.pointee == "void";
+  });
+  for (std::size_t i = 0; i < f.params.size(); ++i) {
+    const Param& p = f.params[i];
+    const std::string doc = lower(p.doc);
+    const bool marked_out = p.direction == "out";
+    if (!returnable(p)) {
+      // void* and char* outputs are caller-owned buffers: inputs. An output of a type
+      // that cannot be created (an incomplete struct) has no typed form.
+      const bool opaque = p.is_pointer && !p.pointee_const && !p.pointee_complete &&
+                          p.pointee != "void" && p.pointee.find('(') == std::string::npos;
+      if (opaque && (marked_out || doc_says_output(doc))) {
+        return "output parameter '" + p.name + "' points to incomplete type '" + p.pointee + "'";
+      }
+      continue;
+    }
+    if (p.direction == "in" || p.direction == "in,out" || doc_says_in_out(doc) ||
+        doc_says_array(doc)) {
+      continue;
+    }
+    const bool element_of_counted_array =
+        has_in_out_count && p.pointee.find('*') == std::string::npos && !is_in_out_count(p);
+    if (is_in_out_count(p) && has_in_out_count) {
+      continue;
+    }
+    if (element_of_counted_array) {
+      continue;  // cuGraphGetNodes' `nodes`: sized by the in/out count
+    }
+    const bool buffer_size =
+        has_void_buffer && is_integer(p.pointee) && contains(lower(p.name), "size");
+    // An undocumented pointer is an output only where the APIs put outputs: first
+    // (cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, ...)) or named so
+    // (cuStreamGetAttribute's value_out, nvrtcGetNVVMSize's nvvmSizeRet).
+    const bool output_position =
+        i == 0 || p.name.ends_with("_out") || p.name.ends_with("Out") || p.name.ends_with("Ret");
+    const bool by_name = p.direction.empty() && !buffer_size && (getter || creator) &&
+                         (doc.empty() ? output_position : getter);
+    if (marked_out || doc_says_output(doc) || by_name) {
+      roles[i] = ParamRole::Output;
+    }
+  }
+  for (const auto& o : kParamOverrides) {
+    if (f.name != o.function) {
+      continue;
+    }
+    for (std::size_t i = 0; i < f.params.size(); ++i) {
+      if (f.params[i].name == o.param) {
+        roles[i] = o.role;
+      }
+    }
+  }
+  return {};
+}
+
+// `(char* name, int len, ...)`: a string the call writes into a caller-sized buffer.
+bool mark_string_output(const Function& f, std::vector<ParamRole>& roles) {
+  for (std::size_t i = 0; i + 1 < f.params.size(); ++i) {
+    const Param& buf = f.params[i];
+    const Param& len = f.params[i + 1];
+    const std::string len_name = lower(len.name);
+    const bool length_name = len_name == "len" || len_name == "length" ||
+                             len_name.ends_with("len") || len_name.ends_with("length") ||
+                             len_name.ends_with("size");
+    if (buf.is_pointer && !buf.pointee_const && buf.pointee == "char" && !len.is_pointer &&
+        is_integer(len.type) && length_name) {
+      roles[i] = ParamRole::StringBuffer;
+      roles[i + 1] = ParamRole::StringLength;
+      return true;
+    }
+  }
+  return false;
+}
+
+// `nvrtcGetPTX(prog, char* ptx)` with a sibling `nvrtcGetPTXSize(prog, size_t* size)`
+// whose typed form returns that size.
+std::optional<OneCall> size_query(const Function& f, const std::vector<FunctionPlan>& siblings) {
+  if (f.params.empty()) {
+    return std::nullopt;
+  }
+  const Param& buffer = f.params.back();
+  if (!buffer.is_pointer || buffer.pointee_const ||
+      (buffer.pointee != "char" && buffer.pointee != "void")) {
+    return std::nullopt;
+  }
+  for (const auto& sibling : siblings) {
+    const Function& s = sibling.function;
+    if (s.name != f.name + "Size" || s.params.size() != f.params.size() ||
+        s.params.back().type != "size_t*" || sibling.shape != Shape::Value ||
+        sibling.outputs() != std::vector<std::size_t>{s.params.size() - 1}) {
+      continue;
+    }
+    bool same_inputs = true;
+    for (std::size_t i = 0; i + 1 < f.params.size(); ++i) {
+      same_inputs = same_inputs && s.params[i].type == f.params[i].type;
+    }
+    if (same_inputs) {
+      // PTX and logs are text; cubins, LTO IR and OptiX IR are binary images.
+      const std::string what = lower(f.name + " " + buffer.name);
+      return OneCall{s.name, contains(what, "ptx") || contains(what, "log")};
+    }
+  }
+  return std::nullopt;
+}
+
+// The input parameter whose log an exception should carry (nvrtcProgram prog, ...).
+std::string log_handle(const Function& f, const LibraryConfig& config) {
+  if (config.log_handle_type.empty()) {
+    return {};
+  }
+  for (const auto& p : f.params) {
+    if (p.type == config.log_handle_type) {
+      return p.name;
+    }
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------------
+// Enums.
+
+bool deprecated(const Enumerator& e) {
+  return e.deprecated || lower(e.doc).rfind("deprecated", 0) == 0;
+}
+
+// Fold enumerators with equal values: keep the first non-deprecated name (or the first).
+std::vector<const Enumerator*> distinct(const Enum& e) {
+  std::vector<const Enumerator*> out;
+  std::map<std::int64_t, std::size_t> at;
+  for (const auto& k : e.enumerators) {
+    const auto it = at.find(k.value);
+    if (it == at.end()) {
+      at.emplace(k.value, out.size());
+      out.push_back(&k);
+    } else if (deprecated(*out[it->second]) && !deprecated(k)) {
+      out[it->second] = &k;
+    }
+  }
+  return out;
+}
+
+// The longest common prefix of the enumerators' names, cut after an underscore.
+std::string common_prefix(const Enum& e) {
+  if (e.enumerators.empty()) {
+    return {};
+  }
+  std::string prefix = e.enumerators.front().name;
+  for (const auto& k : e.enumerators) {
+    std::size_t n = 0;
+    while (n < prefix.size() && n < k.name.size() && prefix[n] == k.name[n]) {
+      ++n;
+    }
+    prefix.resize(n);
+  }
+  const std::size_t underscore = prefix.rfind('_');
+  return underscore == std::string::npos ? std::string() : prefix.substr(0, underscore + 1);
+}
+
+AttributeList attribute_list(const Enum& e, std::string file, std::string macro) {
+  AttributeList list{std::move(file), std::move(macro), e.name, {}};
+  const std::string prefix = common_prefix(e);
+  for (const Enumerator* k : distinct(e)) {
+    const std::string name = lower(k->name.substr(prefix.size()));
+    if (name == "max") {
+      continue;  // the count sentinel, not an attribute
+    }
+    list.entries.push_back({name, k->name});
+  }
+  return list;
+}
+
+// A local variable name for a wrapper body that no parameter already uses.
+std::string free_local(const Function& f, std::string name) {
+  while (std::any_of(f.params.begin(), f.params.end(),
+                     [&](const Param& p) { return p.name == name; })) {
+    name += '_';
+  }
+  return name;
+}
+
+}  // namespace
+
+void add_one_call_forms(std::vector<FunctionPlan>& functions) {
+  for (auto& plan : functions) {
+    if (plan.shape == Shape::Void) {
+      plan.one_call = size_query(plan.function, functions);
+    }
+  }
+}
+
+const std::vector<LibraryConfig>& library_configs() {
+  static const std::vector<LibraryConfig> kConfigs = {
+      {"cuda.h", "Driver", "driver", "Driver", "driver", "CUresult", "CUDA_ERROR_NOT_FOUND", "",
+       true},
+      {"nvrtc.h", "Nvrtc", "nvrtc", "Nvrtc", "nvrtc", "nvrtcResult", "NVRTC_ERROR_INTERNAL_ERROR",
+       "nvrtcProgram", false},
+      {"nvJitLink.h", "NvJitLink", "nvjitlink", "NvJitLink", "nvjitlink", "nvJitLinkResult",
+       "NVJITLINK_ERROR_INTERNAL", "nvJitLinkHandle", false},
+  };
+  return kConfigs;
+}
+
+const char* shape_name(Shape shape) {
+  switch (shape) {
+    case Shape::Void:
+      return "void";
+    case Shape::Value:
+      return "value";
+    case Shape::Aggregate:
+      return "aggregate";
+    case Shape::Answer:
+      return "answer";
+    case Shape::String:
+      return "string";
+    case Shape::PassThrough:
+      return "pass-through";
+    case Shape::RawOnly:
+      return "raw-only";
+  }
+  return "unknown";
+}
+
+std::vector<std::size_t> FunctionPlan::outputs() const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    if (roles[i] == ParamRole::Output) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+FunctionPlan plan_function(const Function& function, const LibraryConfig& config) {
+  FunctionPlan plan;
+  plan.function = function;
+  plan.returns_status = function.return_type == config.status_type;
+  plan.entry_local = free_local(function, "fn");  // cuLaunchHostFunc has a parameter `fn`
+  if (function.variadic) {
+    plan.roles.assign(function.params.size(), ParamRole::Input);
+    plan.raw_only_reason = "variadic parameter list";
+    return plan;
+  }
+  if (!plan.returns_status) {
+    plan.roles.assign(function.params.size(), ParamRole::Input);
+    plan.shape = Shape::PassThrough;
+    return plan;
+  }
+  for (const auto& a : kAnswers) {
+    if (function.name == a.function) {
+      plan.roles.assign(function.params.size(), ParamRole::Input);
+      plan.shape = Shape::Answer;
+      plan.answer_status = a.status;
+      plan.log_handle = log_handle(function, config);
+      return plan;
+    }
+  }
+  plan.raw_only_reason = infer_roles(function, plan.roles);
+  if (!plan.raw_only_reason.empty()) {
+    plan.roles.assign(function.params.size(), ParamRole::Input);
+    return plan;
+  }
+  plan.log_handle = log_handle(function, config);
+  const std::size_t outputs = plan.outputs().size();
+  if (outputs == 0 && mark_string_output(function, plan.roles)) {
+    plan.shape = Shape::String;
+    plan.string_length = kStringLength;
+    return plan;
+  }
+  plan.shape = outputs == 0 ? Shape::Void : outputs == 1 ? Shape::Value : Shape::Aggregate;
+  if (plan.shape == Shape::Aggregate) {
+    plan.result_local = free_local(function, "result");
+  }
+  return plan;
+}
+
+std::string describe_status(const Enumerator& enumerator) {
+  std::string text = enumerator.doc;
+  // First sentence only: the what() message gets it in parentheses.
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] == '.' && text[i + 1] == ' ') {
+      text.resize(i);
+      break;
+    }
+  }
+  if (!text.empty() && text.back() == '.') {
+    text.pop_back();
+  }
+  for (const std::string_view noise : {"\\p ", "\\c ", "::"}) {
+    for (std::size_t at = text.find(noise); at != std::string::npos; at = text.find(noise, at)) {
+      text.erase(at, noise.size());
+    }
+  }
+  for (const std::string_view lead : {"This indicates that ", "This indicates ",
+                                      "This indicated that ", "This error indicates that "}) {
+    if (text.rfind(lead, 0) == 0) {
+      text.erase(0, lead.size());
+    }
+  }
+  if (!text.empty()) {
+    return text;
+  }
+  // Undocumented (nvrtc.h): NVRTC_ERROR_OUT_OF_MEMORY → "out of memory".
+  std::string name = enumerator.name;
+  for (const std::string_view marker : {"_ERROR_", "_SUCCESS"}) {
+    if (const std::size_t at = name.find(marker); at != std::string::npos) {
+      name = marker == "_SUCCESS" ? "success" : name.substr(at + marker.size());
+      break;
+    }
+  }
+  std::replace(name.begin(), name.end(), '_', ' ');
+  return lower(name);
+}
+
+std::string declare(const std::string& type, const std::string& name) {
+  // A function pointer: "int (*)(void*, void*)" declares as "int (*name)(void*, void*)".
+  if (const std::size_t at = type.find("(*)"); at != std::string::npos) {
+    return type.substr(0, at + 2) + name + type.substr(at + 2);
+  }
+  return type + " " + name;
+}
+
+Plan make_plan(const Api& api) {
+  Plan plan;
+  plan.cuda_version = api.cuda_version;
+  for (const auto& config : library_configs()) {
+    const Header* header = api.find(config.header);
+    if (header == nullptr) {
+      continue;
+    }
+    LibraryPlan lib;
+    lib.config = config;
+    for (const auto& f : header->functions) {
+      FunctionPlan fp = plan_function(f, config);
+      fp.index = lib.functions.size();
+      lib.functions.push_back(std::move(fp));
+    }
+    add_one_call_forms(lib.functions);
+    for (const auto& e : header->enums) {
+      if (e.name.empty()) {
+        lib.skipped_enums.push_back(
+            "anonymous enum starting with " +
+            (e.enumerators.empty() ? std::string("nothing") : e.enumerators.front().name));
+        continue;
+      }
+      EnumPlan ep;
+      ep.name = e.name;
+      ep.is_status = e.name == config.status_type;
+      for (const Enumerator* k : distinct(e)) {
+        ep.cases.push_back({k->name, ep.is_status ? describe_status(*k) : std::string()});
+      }
+      lib.enums.push_back(std::move(ep));
+      if (e.name == "CUdevice_attribute") {
+        plan.attribute_lists.push_back(
+            attribute_list(e, "device_attributes.inc", "CUWRAP_DEVICE_ATTRIBUTE"));
+      } else if (e.name == "CUfunction_attribute") {
+        plan.attribute_lists.push_back(
+            attribute_list(e, "function_attributes.inc", "CUWRAP_FUNCTION_ATTRIBUTE"));
+      }
+    }
+    plan.libraries.push_back(std::move(lib));
+  }
+  return plan;
+}
+
+}  // namespace cuwrap::gen

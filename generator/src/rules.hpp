@@ -1,0 +1,141 @@
+// Stage 2: decide how each C function is wrapped (the binding plan).
+//
+// Input is the API model (model.hpp); output is a Plan that render.cpp turns into text
+// and report.cpp into the coverage report. The decisions are: which parameters are
+// outputs, which statuses are answers rather than failures, which functions take a
+// `(char* buf, int len)` string buffer, which pairs are size queries, which calls
+// attach a log to their exception, and which functions only get the raw form (and why).
+#pragma once
+
+#include "model.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuwrap::gen {
+
+/// What is fixed about one wrapped library (cuda.h → the driver, ...).
+struct LibraryConfig {
+  std::string header;           ///< "cuda.h"
+  std::string library;          ///< detail::Library enumerator: "Driver"
+  std::string ns;               ///< namespace and file stem: "driver" (cuwrap::driver, driver.hpp)
+  std::string table;            ///< symbol table stem: "Driver" (kDriverSymbols)
+  std::string slots;            ///< slot array stem: "driver" (g_driver_slots)
+  std::string status_type;      ///< "CUresult"
+  std::string load_failure;     ///< what raw:: returns when the entry cannot be loaded
+  std::string log_handle_type;  ///< handle whose log an exception carries ("" for none)
+  bool per_thread = false;      ///< has per-thread-default-stream variants
+};
+
+/// Return the configuration of the three wrapped libraries, in kWrappedHeaders order.
+const std::vector<LibraryConfig>& library_configs();
+
+/// How one parameter appears in the typed form.
+enum class ParamRole {
+  Input,         ///< passed through as is
+  Output,        ///< written by the call; returned by value
+  StringBuffer,  ///< `char*` of a (buffer, length) pair; returned as std::string
+  StringLength,  ///< the length of that pair; supplied by the wrapper
+};
+
+/// The shape of the typed (throwing) form.
+enum class Shape {
+  Void,         ///< status-returning, no outputs: `void f(inputs)`
+  Value,        ///< one output: `T f(inputs)`
+  Aggregate,    ///< several outputs: `f_result f(inputs)`
+  Answer,       ///< the status is an answer: `bool f(inputs)`
+  String,       ///< a string buffer output: `std::string f(inputs)`
+  PassThrough,  ///< no status (e.g. returns const char*): same signature, LoadError on load
+  RawOnly,      ///< only the raw form; see raw_only_reason
+};
+
+/// Return the shape's name as the report writes it ("value", "aggregate", ...).
+const char* shape_name(Shape shape);
+
+/// The one-call form of a size-query pair (`nvrtcGetPTX(prog)` → std::string).
+struct OneCall {
+  std::string size_function;  ///< "nvrtcGetPTXSize"
+  bool text = false;          ///< std::string (PTX, logs) or std::vector<char> (images)
+};
+
+/// The decisions for one function.
+struct FunctionPlan {
+  Function function;
+  std::size_t index = 0;         ///< entry in the library's symbol table and slot arrays
+  std::vector<ParamRole> roles;  ///< parallel to function.params
+  Shape shape = Shape::RawOnly;
+  bool returns_status = false;
+  std::string answer_status;      ///< Shape::Answer: the status that means "not yet"
+  std::string log_handle;         ///< parameter whose log the exception carries, or ""
+  std::string raw_only_reason;    ///< Shape::RawOnly: why
+  std::string entry_local;        ///< local variable holding the entry point ("fn")
+  std::string result_local;       ///< local variable for Shape::Aggregate ("result")
+  std::size_t string_length = 0;  ///< Shape::String: buffer size the wrapper allocates
+  std::optional<OneCall> one_call;
+
+  /// Return the indices of output parameters (Output role), in order.
+  std::vector<std::size_t> outputs() const;
+};
+
+/// One case of a to_string switch.
+struct EnumCase {
+  std::string name;
+  std::string description;  ///< short human text (used by describe() for status enums)
+};
+
+/// An enum as it gets to_string / operator<< (duplicate values folded).
+struct EnumPlan {
+  std::string name;
+  std::vector<EnumCase> cases;  ///< one per distinct value, the preferred name
+  bool is_status = false;       ///< the library's status type: also gets describe()
+};
+
+/// One line of an X-macro attribute list (device_attributes.inc ...).
+struct AttributeEntry {
+  std::string name;        ///< "multiprocessor_count"
+  std::string enumerator;  ///< "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"
+};
+
+/// An X-macro attribute list file.
+struct AttributeList {
+  std::string file;   ///< "device_attributes.inc"
+  std::string macro;  ///< "CUWRAP_DEVICE_ATTRIBUTE"
+  std::string enum_name;
+  std::vector<AttributeEntry> entries;
+};
+
+/// Everything rendered for one library.
+struct LibraryPlan {
+  LibraryConfig config;
+  std::vector<FunctionPlan> functions;  ///< header order; index == position
+  std::vector<EnumPlan> enums;
+  std::vector<std::string> skipped_enums;  ///< anonymous enums (no type to overload on)
+};
+
+/// The whole binding plan.
+struct Plan {
+  int cuda_version = 0;
+  std::vector<LibraryPlan> libraries;
+  std::vector<AttributeList> attribute_lists;
+};
+
+/// Build the plan for `api`.
+Plan make_plan(const Api& api);
+
+/// Plan one function of `config`'s library (exposed for tests); size-query pairs are
+/// found afterwards by add_one_call_forms.
+FunctionPlan plan_function(const Function& function, const LibraryConfig& config);
+
+/// Give `X(..., char* buf)` a one-call form where a sibling `XSize(..., size_t*)`
+/// returns the size (nvrtcGetPTX + nvrtcGetPTXSize).
+void add_one_call_forms(std::vector<FunctionPlan>& functions);
+
+/// Return a short human description of a status from its doc comment or name.
+std::string describe_status(const Enumerator& enumerator);
+
+/// Return `type name` as a declaration (handles function pointer types).
+std::string declare(const std::string& type, const std::string& name);
+
+}  // namespace cuwrap::gen

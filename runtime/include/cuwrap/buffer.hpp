@@ -1,0 +1,143 @@
+// Buffer: a span of memory from a memory resource (cuda.core's Buffer), with copies
+// and fills ordered on streams.
+#pragma once
+
+#include <cuwrap/stream.hpp>
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <ranges>
+#include <span>
+#include <type_traits>
+
+namespace cuwrap {
+
+class MemoryResource;
+
+/// Memory of `size()` bytes at `handle()`; an RAII, move-only owner.
+///
+/// A buffer made by a memory resource (or by from_handle with one) frees its memory
+/// through that resource: close(stream) orders the free on `stream`; close() and the
+/// destructor order it on the stream the buffer was allocated on (that stream is kept
+/// alive for this), or on the legacy default stream when the buffer has none. A buffer
+/// from from_handle without a resource never frees anything.
+///
+/// Example:
+/// \code
+///   cuwrap::Buffer buf = dev.allocate(data.size(), stream);
+///   buf.copy_from(std::as_bytes(std::span(data)), stream);
+///   buf.copy_to(std::as_writable_bytes(std::span(result)), stream);
+///   stream.sync();
+/// \endcode
+class Buffer {
+ public:
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  /// Close the buffer (never throws; a failing free is ignored).
+  ~Buffer();
+
+  /// Wrap `ptr` (`size` bytes); with a memory resource the buffer owns the memory.
+  ///
+  /// Without `mr` the memory is never freed by the buffer. With `mr`, close() hands it
+  /// back through mr->deallocate on the legacy default stream. Never calls the driver.
+  static Buffer from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr = nullptr);
+  /// Wrap memory owned through `mr` that close() frees ordered on `stream`.
+  ///
+  /// The buffer keeps `stream` alive until then. Memory resources use this in allocate().
+  static Buffer from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr,
+                            const Stream& stream);
+
+  /// Copy this buffer into `dst` (same size), ordered on `stream`.
+  ///
+  /// Throws std::invalid_argument naming both sizes when they differ.
+  void copy_to(Buffer& dst, const Stream& stream) const;
+  /// Copy `src` (same size) into this buffer, ordered on `stream`.
+  void copy_from(const Buffer& src, const Stream& stream);
+  /// Copy host memory (exactly size() bytes) into this buffer, ordered on `stream`.
+  ///
+  /// The host memory must stay valid until the stream reaches the copy.
+  void copy_from(std::span<const std::byte> host, const Stream& stream);
+  /// Copy this buffer into host memory (exactly size() bytes), ordered on `stream`.
+  ///
+  /// The data is there once the stream reaches the copy (sync the stream first).
+  void copy_to(std::span<std::byte> host, const Stream& stream) const;
+  /// Copy a contiguous host range of trivially copyable elements into this buffer.
+  template <std::ranges::contiguous_range Range>
+  requires std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>
+  void copy_from(const Range& host, const Stream& stream) {
+    copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))), stream);
+  }
+  /// Copy this buffer into a contiguous host range of trivially copyable elements.
+  template <std::ranges::contiguous_range Range>
+  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
+           !std::is_const_v<std::remove_reference_t<
+               std::ranges::range_reference_t<Range>>>) void copy_to(Range&& host,
+                                                                     const Stream& stream) const {
+    copy_to(std::as_writable_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
+            stream);
+  }
+  /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
+  void fill(std::uint8_t value, const Stream& stream);
+  /// Set every 16-bit word to `value` (cuMemsetD16Async).
+  ///
+  /// Throws std::invalid_argument unless size() is a multiple of 2.
+  void fill(std::uint16_t value, const Stream& stream);
+  /// Set every 32-bit word to `value` (cuMemsetD32Async).
+  ///
+  /// Throws std::invalid_argument unless size() is a multiple of 4.
+  void fill(std::uint32_t value, const Stream& stream);
+  /// Set every byte to `value` (0 to 255), as cuda.core's fill(int).
+  ///
+  /// Throws std::invalid_argument for a value outside 0..255.
+  void fill(int value, const Stream& stream);
+  /// Free the memory through its resource, ordered on `stream`; idempotent.
+  void close(const Stream& stream);
+  /// Free the memory through its resource, ordered on the allocation stream; idempotent.
+  ///
+  /// Buffers without an allocation stream (from_handle with a resource) are freed on
+  /// the legacy default stream. Errors from the free are ignored here; use
+  /// close(stream) to see them.
+  void close() noexcept;
+
+  /// Return the memory as host-accessible bytes.
+  ///
+  /// Throws std::logic_error for memory the host cannot access (device memory). For
+  /// stream-ordered allocations, sync the allocation stream before using the span.
+  std::span<std::byte> host_span() const;
+  /// Return the size in bytes.
+  std::size_t size() const;
+  /// Return the address of the memory (a device pointer; for host memory the same
+  /// address the host uses).
+  CUdeviceptr handle() const;
+  /// Return the resource the memory came from (nullptr for a non-owning wrapper).
+  MemoryResource* memory_resource() const noexcept { return mr_; }
+  /// Return the device the memory belongs to, or -1 for host memory tied to none.
+  int device_id() const;
+  /// Return whether the GPU can access the memory.
+  bool is_device_accessible() const;
+  /// Return whether the host can access the memory.
+  bool is_host_accessible() const;
+  /// Return whether the buffer still holds memory (false after close or a move).
+  bool is_open() const noexcept { return open_; }
+
+ private:
+  Buffer() = default;
+  [[noreturn]] void throw_closed(const char* operation) const;
+  void require_open(const char* operation) const {
+    if (!open_) [[unlikely]] {
+      throw_closed(operation);
+    }
+  }
+
+  CUdeviceptr ptr_ = 0;
+  std::size_t size_ = 0;
+  MemoryResource* mr_ = nullptr;
+  Stream stream_;  // allocation stream (closed when none), orders close()
+  bool open_ = false;
+};
+
+}  // namespace cuwrap

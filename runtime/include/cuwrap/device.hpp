@@ -1,0 +1,137 @@
+// Device: a GPU, identified by its ordinal (cuda.core's Device), and its properties.
+#pragma once
+
+#include <cuwrap/event.hpp>
+#include <cuwrap/stream.hpp>
+
+#include <cuda.h>
+
+#include <compare>
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace cuwrap {
+
+class Buffer;
+class DeviceProperties;
+class GraphBuilder;
+class MemoryResource;
+
+/// A compute capability, e.g. {9, 0} for sm_90.
+struct ComputeCapability {
+  int major = 0;  ///< major revision
+  int minor = 0;  ///< minor revision
+  /// Compare major, then minor.
+  friend constexpr auto operator<=>(const ComputeCapability&, const ComputeCapability&) = default;
+};
+
+/// Print a compute capability as "major.minor".
+std::ostream& operator<<(std::ostream& os, const ComputeCapability& cc);
+
+/// A CUDA device: a cheap copyable value identified by its ordinal.
+///
+/// Operations that need a context use the device's primary context, retained once per
+/// process; set_current() makes it current on the calling thread.
+///
+/// Example:
+/// \code
+///   cuwrap::Device dev(0);
+///   dev.set_current();
+///   cuwrap::Stream s = dev.create_stream();
+///   cuwrap::Buffer b = dev.allocate(1 << 20, s);
+/// \endcode
+class Device {
+ public:
+  /// Refer to device `ordinal` (0 by default).
+  ///
+  /// Throws std::invalid_argument when no such device exists ("device 3 does not exist:
+  /// 1 CUDA device present"), LoadError when the driver cannot be loaded.
+  explicit Device(int ordinal = 0);
+
+  /// Return the number of CUDA devices (0 when the driver reports none).
+  ///
+  /// Throws LoadError, with what to do, when the driver library cannot be loaded.
+  static int count();
+  /// Return every CUDA device, in ordinal order.
+  static std::vector<Device> all();
+
+  /// Make the primary context of this device current on the calling thread.
+  void set_current() const;
+  /// Block until all work on this device (in its primary context) is done.
+  void sync() const;
+  /// Create a stream on this device.
+  Stream create_stream(const StreamOptions& options = {}) const;
+  /// Create an event on this device.
+  Event create_event(const EventOptions& options = {}) const;
+  /// Return this device's process-wide DeviceMemoryResource (its default memory pool).
+  ///
+  /// Created on first use (thread-safe) and alive until the process exits.
+  MemoryResource& memory_resource() const;
+  /// Allocate `size` bytes from memory_resource(), ordered on `stream`.
+  Buffer allocate(std::size_t size, const Stream& stream) const;
+  /// Return a graph builder capturing on a new stream of this device (defined with Graph).
+  GraphBuilder create_graph_builder() const;
+  /// Return whether this device can access memory of `peer` directly (true for itself).
+  bool can_access_peer(const Device& peer) const;
+
+  /// Return the device ordinal.
+  int device_id() const noexcept { return ordinal_; }
+  /// Return the device name, e.g. "NVIDIA H100 80GB HBM3".
+  std::string name() const;
+  /// Return the compute capability, e.g. {9, 0}.
+  ComputeCapability compute_capability() const;
+  /// Return the architecture number as NVRTC's sm_XX wants it: "90" for sm_90.
+  std::string arch() const;
+  /// Return the PCI bus id, e.g. "0000:3B:00.0".
+  std::string pci_bus_id() const;
+  /// Return the UUID formatted as nvidia-smi does: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+  std::string uuid() const;
+  /// Return the value of one device attribute.
+  int attribute(CUdevice_attribute attribute) const;
+  /// Return every device attribute as named accessors.
+  DeviceProperties properties() const;
+  /// Return the primary context of this device (retained once per process).
+  CUcontext context() const;
+  /// Return the driver's device handle.
+  CUdevice handle() const noexcept { return device_; }
+
+  /// Compare by ordinal.
+  friend bool operator==(const Device& a, const Device& b) noexcept {
+    return a.ordinal_ == b.ordinal_;
+  }
+
+ private:
+  int ordinal_ = 0;
+  CUdevice device_ = 0;
+};
+
+/// Print a device as "<Device 0 (NVIDIA H100 80GB HBM3)>", as cuda.core does.
+std::ostream& operator<<(std::ostream& os, const Device& device);
+
+/// Every CUdevice_attribute of a device as a named accessor, read from the driver.
+///
+/// The accessors are generated from the CUdevice_attribute enum: each
+/// CU_DEVICE_ATTRIBUTE_X becomes x() (multiprocessor_count(), max_threads_per_block(),
+/// warp_size(), memory_pools_supported(), ...). Each returns the attribute's value as
+/// cuDeviceGetAttribute reports it (flags are 0 or 1); a value the driver does not
+/// know (an attribute newer than the driver) throws DriverError.
+class DeviceProperties {
+ public:
+  /// Refer to the properties of `device`.
+  explicit DeviceProperties(const Device& device) : device_(device.handle()) {}
+
+#define CUWRAP_DEVICE_ATTRIBUTE(accessor, enumerator) \
+  int accessor() const { return get(enumerator); }
+#include <cuwrap/detail/device_attributes.inc>
+#undef CUWRAP_DEVICE_ATTRIBUTE
+
+  /// Return the value of `attribute` (the same as Device::attribute).
+  int get(CUdevice_attribute attribute) const;
+
+ private:
+  CUdevice device_;
+};
+
+}  // namespace cuwrap

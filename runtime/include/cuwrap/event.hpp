@@ -1,0 +1,114 @@
+// Event: a marker recorded in a stream, for synchronisation and timing (cuda.core's
+// Event). Created by Device::create_event or Stream::record.
+#pragma once
+
+#include <cuda.h>
+
+namespace cuwrap {
+
+class Device;
+class Stream;
+
+/// Options of a new event, as cuda.core's EventOptions.
+struct EventOptions {
+  /// Record timestamps, so that `end - start` works (CU_EVENT_DISABLE_TIMING when false).
+  bool enable_timing = false;
+  /// Let a host thread waiting in Event::sync spin (busy-wait) on the event.
+  ///
+  /// false (the default) creates the event with CU_EVENT_BLOCKING_SYNC, so a waiting
+  /// thread sleeps instead of holding a core. (cuda.core's documentation of this flag
+  /// is contradictory, NVIDIA/cuda-python#657; cuwrap follows the name.)
+  bool busy_waited_sync = false;
+  /// Allow sharing the event with other processes (CU_EVENT_INTERPROCESS).
+  ///
+  /// Requires enable_timing == false; otherwise creation throws std::invalid_argument.
+  bool ipc_enabled = false;
+};
+
+/// A CUDA event; an RAII, move-only owner unless made by from_handle.
+///
+/// Example:
+/// \code
+///   cuwrap::Event start = stream.record({.enable_timing = true});
+///   // ... work on stream ...
+///   cuwrap::Event end = stream.record({.enable_timing = true});
+///   end.sync();
+///   float ms = end - start;
+/// \endcode
+class Event {
+ public:
+  /// Create an event in the primary context of `device`.
+  ///
+  /// Throws std::invalid_argument for ipc_enabled together with enable_timing.
+  explicit Event(const Device& device, const EventOptions& options = {});
+  Event(Event&& other) noexcept;
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  /// Destroy the event if owned (never throws).
+  ~Event();
+
+  /// Wrap an existing event without taking ownership; close() never destroys it.
+  ///
+  /// Its flags are unknown, so timing is left to the driver to reject.
+  static Event from_handle(CUevent handle);
+
+  /// Open an event another process exported with get_ipc_descriptor().
+  ///
+  /// The event is opened in the context current on this thread, or in device 0's
+  /// primary context when none is. The returned Event owns the opened handle.
+  static Event from_ipc_descriptor(const CUipcEventHandle& descriptor);
+  /// Open an exported event in the primary context of `device`.
+  static Event from_ipc_descriptor(const CUipcEventHandle& descriptor, const Device& device);
+
+  /// Block the calling thread until all work captured by the event is done.
+  void sync() const;
+  /// Return whether all work captured by the event is done (never blocks).
+  bool is_done() const;
+  /// Return the descriptor that another process passes to from_ipc_descriptor.
+  ///
+  /// Throws std::logic_error unless the event was created with ipc_enabled.
+  CUipcEventHandle get_ipc_descriptor() const;
+  /// Destroy the event now (if owned); idempotent, never throws.
+  void close() noexcept;
+
+  /// Return the milliseconds elapsed between `start` and `end` (both recorded, done).
+  ///
+  /// Throws std::logic_error when either event is closed or was created without
+  /// enable_timing; DriverError (CUDA_ERROR_NOT_READY) when one is not yet complete.
+  friend float operator-(const Event& end, const Event& start);
+
+  /// Return the CUDA event handle.
+  CUevent handle() const;
+  /// Return the device the event belongs to.
+  Device device() const;
+  /// Return the context the event was created in (nullptr when unknown).
+  CUcontext context() const noexcept { return context_; }
+  /// Return whether the event was created without timing.
+  bool is_timing_disabled() const noexcept { return timing_disabled_; }
+  /// Return whether a host thread waiting on the event busy-waits.
+  bool is_sync_busy_waited() const noexcept { return busy_waited_; }
+  /// Return whether the event can be shared with other processes.
+  bool is_ipc_enabled() const noexcept { return ipc_enabled_; }
+  /// Return whether the object still holds an event (false after close or a move).
+  bool is_open() const noexcept { return handle_ != nullptr; }
+  /// Return whether close() destroys the event (false for from_handle events).
+  bool is_owning() const noexcept { return owning_; }
+
+ private:
+  friend class Stream;
+  Event() = default;
+  /// Create an event in `context` (made current for the call).
+  static Event create(CUcontext context, int device_id, const EventOptions& options);
+  void require_open(const char* operation) const;
+
+  CUevent handle_ = nullptr;
+  CUcontext context_ = nullptr;
+  int device_id_ = -1;
+  bool owning_ = false;
+  bool timing_disabled_ = true;
+  bool busy_waited_ = false;
+  bool ipc_enabled_ = false;
+};
+
+}  // namespace cuwrap

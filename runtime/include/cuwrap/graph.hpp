@@ -1,0 +1,372 @@
+// CUDA graphs, cuda.core style: GraphBuilder builds a graph (by stream capture or by
+// adding nodes explicitly) and Graph is the executable graph it completes into.
+//
+//   GraphBuilder builder = stream.create_graph_builder();
+//   builder.begin_building();                     // cuStreamBeginCapture
+//   launch(builder, config, kernel_a, buf, n);    // captured, not run
+//   launch(builder, config, kernel_b, buf, n);
+//   Graph graph = builder.end_building().complete();
+//   for (int i = 0; i < 100; ++i) graph.launch(stream);
+//
+// A GraphBuilder is usable wherever a `const Stream&` is expected (allocation, fill,
+// copies), so that work is captured too. split()/join() fork and join concurrent
+// branches of one capture; if_then()/if_else()/while_loop()/switch_() add conditional
+// nodes whose bodies are builders of their own, driven by a conditional handle that a
+// kernel sets with the device-side cudaGraphSetConditional(handle, value).
+#pragma once
+
+#include <cuwrap/buffer.hpp>
+#include <cuwrap/driver.hpp>
+#include <cuwrap/error.hpp>
+#include <cuwrap/kernel.hpp>
+#include <cuwrap/launch.hpp>
+#include <cuwrap/stream.hpp>
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+
+class Device;
+class Graph;
+class GraphBuilder;
+
+namespace detail {
+struct GraphBuilderState;
+struct GraphAttachments;
+[[noreturn]] void throw_closed_graph(const char* operation);
+}  // namespace detail
+
+/// How a capture interacts with potentially unsafe API calls (CUstreamCaptureMode).
+enum class CaptureMode {
+  Global,       ///< Prohibit potentially unsafe calls in every thread of the process.
+  ThreadLocal,  ///< Prohibit potentially unsafe calls in the capturing thread.
+  Relaxed,      ///< Do not prohibit them (cuda.core's default).
+};
+
+/// Options of GraphBuilder::complete(), as cuda.core's GraphCompleteOptions.
+struct GraphCompleteOptions {
+  /// Free memory allocated inside the graph automatically before each relaunch.
+  bool auto_free_on_launch = false;
+  /// Upload the graph to this stream as part of instantiation (nullptr: do not).
+  const Stream* upload_stream = nullptr;
+  /// Make the graph launchable from the device.
+  bool device_launch = false;
+  /// Use the per-node priority attributes instead of the launch stream's priority.
+  bool use_node_priority = false;
+};
+
+/// The DOT flags debug_dot_print() uses unless told otherwise: everything, with kernel arguments.
+inline constexpr unsigned kDefaultDotFlags =
+    CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE | CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS;
+
+/// A node of a graph under construction: a non-owning CUgraphNode (the graph owns it).
+class GraphNode {
+ public:
+  /// Make a null node.
+  GraphNode() = default;
+  /// Wrap `node` without taking ownership.
+  explicit GraphNode(CUgraphNode node) noexcept : node_(node) {}
+  /// Return the node's type (cuGraphNodeGetType).
+  CUgraphNodeType type() const;
+  /// Return the CUgraphNode.
+  CUgraphNode handle() const noexcept { return node_; }
+  /// Compare nodes by handle.
+  friend bool operator==(const GraphNode&, const GraphNode&) = default;
+
+ private:
+  CUgraphNode node_ = nullptr;
+};
+
+/// Build a CUDA graph by stream capture or by adding nodes explicitly (cuda.core's GraphBuilder).
+///
+/// Made by Device::create_graph_builder() (captures on a new non-blocking stream of
+/// the device) or Stream::create_graph_builder() (captures on that stream). Move-only.
+/// split() and join() return builders that share state with this one: the first
+/// builder split() returns, and the builder join() returns, are this builder again
+/// (as in cuda.core), so using either name afterwards is the same.
+///
+/// States: a builder starts idle; begin_building() starts capturing, end_building()
+/// ends it and keeps the captured CUgraph, complete() instantiates it into a Graph.
+/// Without capturing, add_kernel()/add_memcpy()/add_memset()/add_host()/add_empty()
+/// add nodes to the builder's own graph (while capturing they are added to the
+/// capture graph after the work captured so far). Using a closed builder throws
+/// std::logic_error; calls in the wrong state throw std::logic_error naming what to do.
+class GraphBuilder {
+ public:
+  /// Make an empty builder that behaves as closed; assign a real one to use it.
+  GraphBuilder() noexcept;
+  GraphBuilder(const GraphBuilder&) = delete;
+  GraphBuilder& operator=(const GraphBuilder&) = delete;
+  /// Take over `other`'s builder; `other` becomes closed.
+  GraphBuilder(GraphBuilder&& other) noexcept;
+  /// Release this builder (as by destruction), then take over `other`'s.
+  GraphBuilder& operator=(GraphBuilder&& other) noexcept;
+  /// Release the builder unless another builder shares it (never throws).
+  ~GraphBuilder();
+
+  /// Begin capturing the work submitted to stream() (cuStreamBeginCapture).
+  ///
+  /// A conditional body captures into its body graph (cuStreamBeginCaptureToGraph).
+  /// Throws std::logic_error when already building or when building has ended.
+  void begin_building(CaptureMode mode = CaptureMode::Relaxed);
+
+  /// End the capture (cuStreamEndCapture) and keep the captured graph; return *this.
+  ///
+  /// Throws std::logic_error when not building, on a builder from split() that was
+  /// not joined (join it first), or when builders split from it were never joined.
+  /// An invalidated capture (an operation the driver refused) throws DriverError
+  /// (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) and leaves the builder idle.
+  GraphBuilder& end_building();
+
+  /// Instantiate the graph into an executable Graph (cuGraphInstantiateWithParams).
+  ///
+  /// Throws std::logic_error while building or when nothing was built, and
+  /// GraphInstantiateError when the driver refuses the graph.
+  Graph complete(const GraphCompleteOptions& options = {});
+
+  /// Fork the capture into `count` builders that capture concurrently from this point.
+  ///
+  /// The first is this builder again; the others capture on new streams of the same
+  /// device that wait on the work captured so far. Join them with join() before
+  /// end_building(). Throws std::invalid_argument for count < 2 and
+  /// std::logic_error when not building.
+  std::vector<GraphBuilder> split(int count);
+
+  /// Join builders from split() into one: the result waits on all their work.
+  ///
+  /// The result is the builder that was not split off (the original), or the first.
+  /// The others are closed. Throws std::invalid_argument for fewer than two builders
+  /// and std::logic_error when one of them is closed or not building.
+  static GraphBuilder join(std::vector<GraphBuilder>&& builders);
+
+  /// Create a conditional handle for this graph (cuGraphConditionalHandleCreate).
+  ///
+  /// With `default_value`, the handle is set to it at the start of every launch of
+  /// the graph; without, it keeps its value between launches (initially 0). Kernels
+  /// set it with cudaGraphSetConditional(handle, value) (pass the handle as an
+  /// `unsigned long long` / cudaGraphConditionalHandle argument).
+  CUgraphConditionalHandle create_conditional_handle(
+      std::optional<unsigned> default_value = std::nullopt);
+
+  /// Add an `if` node on `handle` and return the builder of its body.
+  ///
+  /// The body runs when the handle is non-zero. Like every conditional, this needs
+  /// the builder to be building; call begin_building() on the body, capture its
+  /// work, and end_building() it.
+  GraphBuilder if_then(CUgraphConditionalHandle handle);
+  /// Same as if_then() (cuda.core's name).
+  GraphBuilder if_cond(CUgraphConditionalHandle handle) { return if_then(handle); }
+  /// Add an `if`/`else` node on `handle`; return the bodies {then, else}.
+  std::pair<GraphBuilder, GraphBuilder> if_else(CUgraphConditionalHandle handle);
+  /// Add a `while` node on `handle`; return the body, which runs while it is non-zero.
+  GraphBuilder while_loop(CUgraphConditionalHandle handle);
+  /// Add a `switch` node on `handle` with `count` bodies; body n runs when it is n.
+  ///
+  /// Needs a CUDA 12.8 driver or newer. Throws std::invalid_argument for count < 1.
+  std::vector<GraphBuilder> switch_(CUgraphConditionalHandle handle, unsigned count);
+
+  /// Add a kernel node after `dependencies` (arguments as for launch()).
+  ///
+  /// Not capturing: the node is added to the builder's own graph (created when
+  /// needed), depending only on `dependencies`. Capturing: it is added to the
+  /// capture graph after the work captured so far and `dependencies`, and the
+  /// capture continues after it. The same holds for every add_*.
+  template <class... Args>
+  GraphNode add_kernel(std::span<const GraphNode> dependencies, const LaunchConfig& config,
+                       const Kernel& kernel, const Args&... args);
+  /// Add a copy of `bytes` bytes from `src` to `dst` (device or host addresses).
+  GraphNode add_memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst, CUdeviceptr src,
+                       std::size_t bytes);
+  /// Add a copy of the whole of `src` into `dst`; throws std::invalid_argument on a size mismatch.
+  GraphNode add_memcpy(std::span<const GraphNode> dependencies, Buffer& dst, const Buffer& src);
+  /// Add a fill of `count` bytes at `dst` with `value`.
+  GraphNode add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, std::uint8_t value,
+                       std::size_t count);
+  /// Add a fill of `count` 16-bit elements at `dst` with `value`.
+  GraphNode add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                       std::uint16_t value, std::size_t count);
+  /// Add a fill of `count` 32-bit elements at `dst` with `value`.
+  GraphNode add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                       std::uint32_t value, std::size_t count);
+  /// Add a fill of the whole of `dst` with the byte `value`.
+  GraphNode add_memset(std::span<const GraphNode> dependencies, Buffer& dst, std::uint8_t value);
+  /// Add a host node that calls `fn` on a driver thread when the graph reaches it.
+  ///
+  /// `fn` must not call CUDA and must not throw (an escaping exception terminates).
+  /// It stays alive as long as this graph or a Graph completed from it.
+  GraphNode add_host(std::span<const GraphNode> dependencies, std::function<void()> fn);
+  /// Add a child-graph node running a copy of `child`'s graph (cuda.core's add_child).
+  ///
+  /// `child` must have finished building (or hold explicitly added nodes); its graph
+  /// is cloned, so `child` may be closed afterwards. Throws std::logic_error otherwise.
+  GraphNode add_child(std::span<const GraphNode> dependencies, const GraphBuilder& child);
+  /// Add an empty node (a join point) after `dependencies`.
+  GraphNode add_empty(std::span<const GraphNode> dependencies);
+
+  /// Write the graph in Graphviz DOT to `path` (cuGraphDebugDotPrint).
+  ///
+  /// `flags` are CUgraphDebugDot_flags. Throws std::logic_error while building or when
+  /// nothing was built.
+  void debug_dot_print(const std::filesystem::path& path, unsigned flags = kDefaultDotFlags) const;
+
+  /// Return true while capturing (between begin_building() and end_building()).
+  bool is_building() const;
+  /// Return true for a builder from split() that must be joined before building ends.
+  bool is_join_required() const;
+  /// Return the stream this builder captures on.
+  const Stream& stream() const;
+  /// Return stream(), so that a builder can be passed where a `const Stream&` is expected.
+  operator const Stream&() const { return stream(); }  // NOLINT(google-explicit-constructor)
+  /// Return the graph: the capture graph while building, the built graph after, or nullptr.
+  CUgraph handle() const;
+
+  /// End an unfinished capture, destroy the graph, release an owned stream; idempotent.
+  ///
+  /// Closes every name of this builder (split() and join() results that are it).
+  void close() noexcept;
+
+ private:
+  friend class Device;
+  friend class Stream;
+  friend class Graph;
+  template <class... Args>
+  friend void launch(GraphBuilder&, const LaunchConfig&, const Kernel&, const Args&...);
+
+  explicit GraphBuilder(std::shared_ptr<detail::GraphBuilderState> state) noexcept;
+  detail::GraphBuilderState& state(const char* operation) const;
+  // Return the capturing stream for launch(), keeping `kernel` alive with the graph.
+  const Stream& launch_stream(const Kernel& kernel);
+  // Add a node of `params` (kernel parameters already packed) as add_* describe.
+  GraphNode add_node(std::span<const GraphNode> dependencies, CUgraphNodeParams& params,
+                     const char* operation);
+  // Check the packed arguments against `kernel` and add the kernel node.
+  GraphNode add_kernel_node(std::span<const GraphNode> dependencies, const LaunchConfig& config,
+                            const Kernel& kernel, void** args, std::size_t count,
+                            const std::size_t* sizes, const std::string_view* type_names);
+  GraphNode add_memset_elements(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                unsigned value, unsigned element_size, std::size_t count);
+  std::vector<GraphBuilder> add_conditional(CUgraphConditionalHandle handle,
+                                            CUgraphConditionalNodeType type, unsigned size,
+                                            const char* operation);
+
+  std::shared_ptr<detail::GraphBuilderState> state_;
+};
+
+/// An executable graph (CUgraphExec), made by GraphBuilder::complete(). Move-only.
+class Graph {
+ public:
+  /// Make an empty Graph that behaves as closed; assign a real one to use it.
+  Graph() noexcept = default;
+  /// Wrap `exec` without taking ownership (the caller destroys it).
+  static Graph from_handle(CUgraphExec exec);
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  /// Take over `other`'s graph; `other` becomes closed.
+  Graph(Graph&& other) noexcept;
+  /// Destroy this graph (as close()), then take over `other`'s.
+  Graph& operator=(Graph&& other) noexcept;
+  /// Destroy the executable graph if owned (never throws).
+  ~Graph();
+
+  /// Upload the graph's work to the device ahead of its first launch (cuGraphUpload).
+  void upload(const Stream& stream);
+  /// Launch the graph in `stream` (cuGraphLaunch).
+  void launch(const Stream& stream) {
+    if (exec_ == nullptr) [[unlikely]] {
+      detail::throw_closed_graph("launch");
+    }
+    detail::check(driver::raw::cuGraphLaunch(exec_, stream.handle()), "cuGraphLaunch");
+  }
+  /// Update the graph in place from `builder`'s graph of the same topology (cuGraphExecUpdate).
+  ///
+  /// Throws std::logic_error when `builder` is building or built nothing, and
+  /// GraphUpdateError (naming the CUgraphExecUpdateResult, e.g.
+  /// CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED) when the driver refuses the update;
+  /// the graph is then unchanged.
+  void update(const GraphBuilder& builder);
+  /// Destroy the executable graph (if owned); idempotent.
+  void close() noexcept;
+  /// Return the CUgraphExec.
+  CUgraphExec handle() const;
+
+ private:
+  friend class GraphBuilder;
+  Graph(CUgraphExec exec, bool owned, std::shared_ptr<detail::GraphAttachments> attachments);
+
+  CUgraphExec exec_ = nullptr;
+  bool owned_ = false;
+  // What the graph's nodes use and cuwrap must keep alive: kernels' modules, host functions.
+  std::vector<std::shared_ptr<detail::GraphAttachments>> attachments_;
+};
+
+/// Thrown when cuGraphExecUpdate refuses an update; names the CUgraphExecUpdateResult.
+class GraphUpdateError : public DriverError {
+ public:
+  /// Build the error for the update result `info` and the status `code`.
+  GraphUpdateError(CUresult code, const CUgraphExecUpdateResultInfo& info);
+  /// Return why the update failed, e.g. CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED.
+  CUgraphExecUpdateResult result() const noexcept { return info_.result; }
+  /// Return the node the failure is about (the "to" node of a changed edge), or nullptr.
+  CUgraphNode error_node() const noexcept { return info_.errorNode; }
+  /// Return the "from" node of a changed edge, or nullptr.
+  CUgraphNode error_from_node() const noexcept { return info_.errorFromNode; }
+  /// Return "cuGraphExecUpdate failed: <status> (<description>): <result name>".
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  CUgraphExecUpdateResultInfo info_;
+  std::string message_;
+};
+
+/// Thrown when instantiating a graph fails; names the CUgraphInstantiateResult.
+class GraphInstantiateError : public DriverError {
+ public:
+  /// Build the error for the status `code` and the instantiation result `result`.
+  GraphInstantiateError(CUresult code, CUgraphInstantiateResult result);
+  /// Return why instantiation failed, e.g. CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE.
+  CUgraphInstantiateResult result() const noexcept { return result_; }
+  /// Return "cuGraphInstantiateWithParams failed: <status> (<description>): <result name>".
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  CUgraphInstantiateResult result_;
+  std::string message_;
+};
+
+/// Capture a launch of `kernel` into `builder`, which must be building.
+///
+/// Arguments as for launch(const Stream&, ...). Throws std::logic_error when the
+/// builder is closed or its capture has not begun (call begin_building() first).
+template <class... Args>
+void launch(GraphBuilder& builder, const LaunchConfig& config, const Kernel& kernel,
+            const Args&... args) {
+  launch(builder.launch_stream(kernel), config, kernel, args...);
+}
+
+template <class... Args>
+GraphNode GraphBuilder::add_kernel(std::span<const GraphNode> dependencies,
+                                   const LaunchConfig& config, const Kernel& kernel,
+                                   const Args&... args) {
+  GraphNode node;
+  detail::with_packed_arguments(
+      [&](void** pointers, std::size_t count, const std::size_t* sizes,
+          const std::string_view* names) {
+        node = add_kernel_node(dependencies, config, kernel, pointers, count, sizes, names);
+      },
+      args...);
+  return node;
+}
+
+}  // namespace cuwrap

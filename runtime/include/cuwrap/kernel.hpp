@@ -1,0 +1,168 @@
+// Kernel: one __global__ function of a loaded ObjectCode, with its attributes,
+// occupancy queries and parameter layout.
+//
+// A Kernel is a cheap copyable handle. Copies share one implementation that keeps the
+// library (and so the CUkernel) alive after the ObjectCode is gone, and that caches
+// the parameter layout (cuKernelGetParamInfo, queried once when the kernel is looked
+// up) so that launch() can check argument counts and sizes without a driver call.
+#pragma once
+
+#include <cuda.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cuwrap {
+
+class Device;
+struct LaunchConfig;
+class KernelAttributes;
+class KernelOccupancy;
+
+namespace detail {
+struct KernelImpl;
+}  // namespace detail
+
+/// Offset and size in bytes of one kernel parameter (cuda.core's ParamInfo).
+struct ParamInfo {
+  std::size_t offset = 0;  ///< byte offset of the parameter in the parameter buffer
+  std::size_t size = 0;    ///< size of the parameter in bytes
+};
+
+/// A launchable __global__ function; get one with ObjectCode::get_kernel().
+class Kernel {
+ public:
+  /// Return the function attributes (registers, shared memory, ...) as accessors.
+  KernelAttributes attributes() const;
+  /// Return the occupancy calculator for this kernel.
+  KernelOccupancy occupancy() const;
+  /// Return the number of parameters the kernel takes.
+  std::size_t num_arguments() const;
+  /// Return offset and size of every parameter, in order (cached, no driver call).
+  std::span<const ParamInfo> arguments_info() const;
+  /// Return the name the kernel was requested by (symbol or name expression).
+  const std::string& name() const;
+  /// Return the symbol name in the library (the lowered name for templates).
+  const std::string& symbol() const;
+  /// Return the CUkernel handle (context-independent).
+  CUkernel handle() const noexcept { return handle_; }
+
+  /// Wrap an existing CUkernel without owning its library (non-owning).
+  ///
+  /// The caller keeps the library loaded while the Kernel is used. The parameter
+  /// layout is queried here, once.
+  static Kernel from_handle(CUkernel kernel, std::string name = "");
+
+  /// Return the shared implementation (for launch and graph code in cuwrap).
+  const detail::KernelImpl& impl() const noexcept { return *impl_; }
+
+ private:
+  friend class ObjectCode;
+  explicit Kernel(std::shared_ptr<detail::KernelImpl> impl);
+
+  std::shared_ptr<detail::KernelImpl> impl_;
+  CUkernel handle_ = nullptr;
+};
+
+/// Function attributes of a Kernel (CUfunction_attribute), one accessor per attribute.
+///
+/// Each accessor exists twice: without argument it asks about the device of the
+/// current context (device 0 when no context is current); with a Device it asks
+/// about that device. Values come from cuKernelGetAttribute.
+class KernelAttributes {
+ public:
+  /// Return the value of attribute `attribute` for the current (or default) device.
+  int get(CUfunction_attribute attribute) const;
+  /// Return the value of attribute `attribute` for `device`.
+  int get(CUfunction_attribute attribute, const Device& device) const;
+
+#define CUWRAP_FUNCTION_ATTRIBUTE(accessor, enumerator)         \
+  /** Return enumerator for the current (or default) device. */ \
+  int accessor() const { return get(enumerator); }              \
+  /** Return enumerator for `device`. */                        \
+  int accessor(const Device& device) const { return get(enumerator, device); }
+#include <cuwrap/detail/function_attributes.inc>
+#undef CUWRAP_FUNCTION_ATTRIBUTE
+
+ private:
+  friend class Kernel;
+  explicit KernelAttributes(std::shared_ptr<detail::KernelImpl> impl);
+
+  std::shared_ptr<detail::KernelImpl> impl_;
+};
+
+/// Result of KernelOccupancy::max_potential_block_size().
+struct MaxPotentialBlockSizeOccupancyResult {
+  int min_grid_size = 0;   ///< smallest grid that reaches full occupancy
+  int max_block_size = 0;  ///< block size that maximises occupancy
+};
+
+/// Occupancy queries of a Kernel (cuOccupancy*), in the current context.
+///
+/// The occupancy API works on a CUfunction: it is obtained with cuKernelGetFunction in
+/// the current context; when no context is current, device 0's primary context is
+/// made current first.
+class KernelOccupancy {
+ public:
+  /// Return how many blocks of `block_size` threads fit on one multiprocessor.
+  int max_active_blocks_per_multiprocessor(int block_size,
+                                           std::size_t dynamic_shared_memory_size) const;
+  /// Return the block size that maximises occupancy and the grid size to reach it.
+  ///
+  /// `block_size_limit` 0 means no limit.
+  MaxPotentialBlockSizeOccupancyResult max_potential_block_size(
+      std::size_t dynamic_shared_memory_needed, int block_size_limit = 0) const;
+  /// Like above, with dynamic shared memory given per block size by `smem_for_block`.
+  MaxPotentialBlockSizeOccupancyResult max_potential_block_size(CUoccupancyB2DSize smem_for_block,
+                                                                int block_size_limit = 0) const;
+  /// Return the dynamic shared memory available per block with that many blocks per SM.
+  std::size_t available_dynamic_shared_memory_per_block(int num_blocks_per_multiprocessor,
+                                                        int block_size) const;
+  /// Return the largest cluster size `config` could use (grid and block considered).
+  int max_potential_cluster_size(const LaunchConfig& config) const;
+  /// Return how many clusters of `config.cluster` can be co-resident on the device.
+  int max_active_clusters(const LaunchConfig& config) const;
+
+ private:
+  friend class Kernel;
+  explicit KernelOccupancy(std::shared_ptr<detail::KernelImpl> impl);
+  CUfunction function() const;
+
+  std::shared_ptr<detail::KernelImpl> impl_;
+};
+
+namespace detail {
+
+struct ObjectCodeImpl;
+
+/// Devices for which launch() remembers the dynamic shared memory it allowed.
+inline constexpr std::size_t kMaxTrackedDevices = 64;
+
+/// State shared by every copy of a Kernel.
+struct KernelImpl {
+  std::shared_ptr<const ObjectCodeImpl> library;  ///< keeps the CUlibrary loaded
+  CUkernel handle = nullptr;
+  std::string name;    ///< as requested
+  std::string symbol;  ///< as in the library
+  std::vector<ParamInfo> params;
+  /// Per device ordinal: the dynamic shared memory size launch() already allowed with
+  /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (0: the 48 KiB default).
+  mutable std::array<std::atomic<std::size_t>, kMaxTrackedDevices> dynamic_shared_allowed{};
+};
+
+/// Query every parameter's offset and size with cuKernelGetParamInfo.
+std::vector<ParamInfo> query_param_info(CUkernel kernel);
+
+/// Return the device of the current context, or device 0 when none is current.
+///
+/// Initialises the driver. Throws std::invalid_argument when there is no device,
+/// LoadError when there is no driver.
+CUdevice current_or_default_device();
+
+}  // namespace detail
+}  // namespace cuwrap

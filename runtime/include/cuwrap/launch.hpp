@@ -1,0 +1,154 @@
+// LaunchConfig and launch(): run a Kernel on a Stream.
+//
+// launch() packs its arguments without touching the heap: each argument is converted
+// (Buffer → CUdeviceptr, everything else as is) into a std::tuple on the stack and a
+// std::array<void*, N> points into it. Before the driver is called, the argument count
+// and every argument's size are compared with the kernel's parameter layout, which the
+// Kernel cached when it was looked up, so the check costs no driver call. Launches with
+// neither a cluster nor cooperative_launch go through plain cuLaunchKernel; the others
+// through cuLaunchKernelEx with launch attributes.
+//
+// The GraphBuilder overload of launch() lives in graph.hpp and calls detail::launch_raw.
+#pragma once
+
+#include <cuwrap/buffer.hpp>
+#include <cuwrap/kernel.hpp>
+#include <cuwrap/stream.hpp>
+
+#include <cuda.h>
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace cuwrap {
+
+/// Grid, block or cluster dimensions.
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  /// Build from up to three extents; omitted ones are 1.
+  Dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}  // NOLINT
+  /// Return x * y * z.
+  unsigned long long volume() const noexcept { return static_cast<unsigned long long>(x) * y * z; }
+  /// Return true when all three extents are equal.
+  friend bool operator==(const Dim3&, const Dim3&) = default;
+};
+
+/// How a kernel is launched: grid, block, optional cluster, dynamic shared memory,
+/// cooperative launch.
+///
+/// A cluster (thread-block clusters, sm_90 and newer) must divide the grid in every
+/// dimension. shmem_size above 48 KiB is allowed: launch() raises the kernel's
+/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as needed.
+struct LaunchConfig {
+  // Every member has a default member initialiser, so that designated initialisers
+  // ({.grid = 4, .block = 256}) compile cleanly with -Wmissing-field-initializers.
+  Dim3 grid{}, block{};
+  std::optional<Dim3> cluster{};
+  std::size_t shmem_size = 0;
+  bool cooperative_launch = false;
+};
+
+/// Launch `kernel` on `stream` with `config` and `args`.
+///
+/// Arguments: scalars and trivially copyable structs by value, Buffer as its device
+/// pointer, raw CUdeviceptr, pointers. Throws std::invalid_argument when the number of
+/// arguments or an argument's size differs from the kernel's parameters, or when the
+/// configuration is invalid (zero extents, too many threads per block, a cluster that
+/// does not divide the grid, a cluster on a device older than sm_90); DriverError
+/// naming cuLaunchKernel / cuLaunchKernelEx when the driver refuses the launch.
+///
+/// Example:
+/// \code
+///   cuwrap::launch(stream, {.grid = (n + 255) / 256, .block = 256}, saxpy,
+///                  2.0f, x, y, out, n);
+/// \endcode
+template <class... Args>
+void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
+            const Args&... args);
+
+namespace detail {
+
+/// How one launch argument is passed: Buffer as CUdeviceptr, the rest by value.
+template <class T>
+struct LaunchArgument {
+  static_assert(std::is_trivially_copyable_v<T>,
+                "cuwrap::launch: a kernel argument must be a Buffer or trivially copyable");
+  using type = T;
+  static const T& convert(const T& value) noexcept { return value; }
+};
+
+template <>
+struct LaunchArgument<Buffer> {
+  using type = CUdeviceptr;
+  static CUdeviceptr convert(const Buffer& buffer) { return buffer.handle(); }
+};
+
+/// Return the name of `T` as the compiler spells it ("float", "unsigned long").
+template <class T>
+constexpr std::string_view type_name() noexcept {
+#if defined(__clang__) || defined(__GNUC__)
+  constexpr std::string_view pretty = __PRETTY_FUNCTION__;
+  constexpr std::string_view key = "T = ";
+  constexpr auto begin = pretty.find(key) + key.size();
+  constexpr auto end = pretty.find_first_of(";]", begin);
+  return pretty.substr(begin, end - begin);
+#else
+  return "?";
+#endif
+}
+
+/// Check arguments against `kernel`'s parameters, validate `config` and launch.
+///
+/// `args[i]` points to argument i, `sizes[i]` is its size in bytes, and `type_names`
+/// (may be null) names its type for error messages. The non-template core of launch(),
+/// shared with the GraphBuilder overload.
+void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kernel, void** args,
+                std::size_t count, const std::size_t* sizes,
+                const std::string_view* type_names = nullptr);
+
+/// Throw std::invalid_argument unless `count` and `sizes` match `kernel`'s parameters.
+void check_arguments(const Kernel& kernel, std::size_t count, const std::size_t* sizes,
+                     const std::string_view* type_names);
+
+/// Throw std::invalid_argument when `config` cannot describe any valid launch.
+void check_config(const LaunchConfig& config);
+
+/// Fill `out` (a CUlaunchConfig) and `attributes` (room for 2) from `config`.
+void to_cu_launch_config(const LaunchConfig& config, CUstream stream, CUlaunchConfig& out,
+                         CUlaunchAttribute* attributes);
+
+/// Pack `args` as launch_raw expects them and call `fn(pointers, count, sizes, names)`.
+template <class Fn, class... Args>
+void with_packed_arguments(Fn&& fn, const Args&... args) {
+  constexpr std::size_t kCount = sizeof...(Args);
+  std::tuple<typename LaunchArgument<Args>::type...> converted{
+      LaunchArgument<Args>::convert(args)...};
+  static constexpr std::array<std::size_t, kCount> kSizes{
+      sizeof(typename LaunchArgument<Args>::type)...};
+  static constexpr std::array<std::string_view, kCount> kNames{
+      type_name<typename LaunchArgument<Args>::type>()...};
+  std::array<void*, kCount> pointers = std::apply(
+      [](auto&... values) { return std::array<void*, kCount>{static_cast<void*>(&values)...}; },
+      converted);
+  fn(pointers.data(), kCount, kSizes.data(), kNames.data());
+}
+
+}  // namespace detail
+
+template <class... Args>
+void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
+            const Args&... args) {
+  detail::with_packed_arguments(
+      [&](void** pointers, std::size_t count, const std::size_t* sizes,
+          const std::string_view* names) {
+        detail::launch_raw(stream.handle(), config, kernel, pointers, count, sizes, names);
+      },
+      args...);
+}
+
+}  // namespace cuwrap

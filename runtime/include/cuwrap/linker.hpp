@@ -1,0 +1,115 @@
+// Linker: link several ObjectCodes (CUBIN, PTX, LTO-IR, fatbin) with nvJitLink.
+//
+// LinkerOptions map to nvJitLink options as follows:
+//
+// | LinkerOptions field                | nvJitLink option                          |
+// |------------------------------------|-------------------------------------------|
+// | arch "sm_90" / "90" / "compute_90" | -arch=sm_90 (default: the current device) |
+// | link_time_optimization             | -lto                                      |
+// | debug                              | -g                                        |
+// | lineinfo                           | -lineinfo                                 |
+// | max_register_count = N             | -maxrregcount=N                           |
+// | ftz, prec_div, prec_sqrt, fma = b  | -ftz=b, -prec-div=b, -prec-sqrt=b, -fma=b |
+// | extra_options                      | passed verbatim                           |
+// | (link(TargetType::Ptx))            | -ptx (needs -lto)                         |
+//
+// The nvJitLink handle is created and the inputs added in the constructor, so a bad
+// input is reported there; link() completes the link. Linking to PTX needs -ptx at
+// creation time, so link(TargetType::Ptx) re-creates the handle with it when needed.
+#pragma once
+
+#include <cuwrap/object_code.hpp>
+
+#include <nvJitLink.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cuwrap {
+
+/// Options of a Linker (cuda.core's LinkerOptions).
+struct LinkerOptions {
+  std::string name = "linker";               ///< name given to the linked ObjectCode
+  std::optional<std::string> arch{};         ///< "sm_90"; default: the current device
+  bool link_time_optimization = false;       ///< -lto
+  bool debug = false;                        ///< -g
+  bool lineinfo = false;                     ///< -lineinfo
+  std::vector<std::string> extra_options{};  ///< passed through verbatim
+  // Extensions beyond the contract (kept last so positional initialisation still works).
+  std::optional<int> max_register_count{};  ///< -maxrregcount=N
+  /// -ftz=, -prec-div=, -prec-sqrt=, -fma= (true/false); unset leaves nvJitLink's default.
+  std::optional<bool> ftz{}, prec_div{}, prec_sqrt{}, fma{};
+
+  /// Return the nvJitLink options these settings stand for (see the table above).
+  ///
+  /// Throws std::invalid_argument for a malformed arch or when no arch is given and no
+  /// CUDA device is available.
+  std::vector<std::string> to_nvjitlink_options() const;
+};
+
+/// Links object codes into one CUBIN (or PTX, with link-time optimisation).
+///
+/// Example:
+/// \code
+///   cuwrap::Linker linker({obj_a, obj_b}, {.arch = "sm_90"});
+///   cuwrap::ObjectCode linked = linker.link(cuwrap::TargetType::Cubin);
+/// \endcode
+class Linker {
+ public:
+  /// Create the link with `inputs` (at least one) and `options`.
+  ///
+  /// Throws std::invalid_argument for no inputs, NvJitLinkError (with the error log)
+  /// when nvJitLink rejects an input.
+  Linker(std::vector<ObjectCode> inputs, LinkerOptions options = {});
+  Linker(Linker&& other) noexcept;
+  Linker& operator=(Linker&& other) noexcept;
+  Linker(const Linker&) = delete;
+  Linker& operator=(const Linker&) = delete;
+  /// Destroy the nvJitLink handle.
+  ~Linker();
+
+  /// Link the inputs into `target` (Cubin, or Ptx with link_time_optimization).
+  ///
+  /// Throws NvJitLinkError with the error log when linking fails (an undefined symbol,
+  /// ...), std::invalid_argument for another target.
+  ObjectCode link(TargetType target);
+
+  /// Return nvJitLink's info log ("" before linking).
+  std::string info_log() const;
+  /// Return nvJitLink's error log ("" when nothing failed).
+  std::string error_log() const;
+  /// Return "nvJitLink".
+  std::string backend() const;
+  /// Return the options the linker was created with.
+  const LinkerOptions& options() const noexcept { return options_; }
+  /// Return the nvJitLink handle (nullptr once closed).
+  nvJitLinkHandle handle() const noexcept { return handle_; }
+  /// Destroy the nvJitLink handle; idempotent.
+  void close() noexcept;
+
+ private:
+  void create(bool ptx);
+  void require_open(const char* operation) const;
+
+  std::vector<ObjectCode> inputs_;
+  LinkerOptions options_;
+  nvJitLinkHandle handle_ = nullptr;
+  bool created_with_ptx_ = false;
+  bool completed_ = false;
+};
+
+namespace detail {
+
+/// Return `arch` as "sm_NN[a|f]" ("sm_90", "90", "compute_90" → "sm_90").
+///
+/// Throws std::invalid_argument naming `what` and the value when it is malformed.
+std::string normalize_arch(std::string_view arch, std::string_view what);
+
+/// Return `arch` normalised, or the current device's ("sm_90") when it is empty.
+///
+/// Throws std::invalid_argument "<what> is required when no CUDA device is available".
+std::string resolve_arch(const std::optional<std::string>& arch, std::string_view what);
+
+}  // namespace detail
+}  // namespace cuwrap

@@ -1,0 +1,137 @@
+// Program: compile CUDA C++ (NVRTC) or PTX (nvJitLink) into an ObjectCode.
+//
+// ProgramOptions map to NVRTC options as follows (ProgramOptions::to_nvrtc_options()):
+//
+// | ProgramOptions field               | NVRTC option                              |
+// |------------------------------------|-------------------------------------------|
+// | arch "sm_90" / "90" / "compute_90" | -arch=sm_90 (default: the current device) |
+// | std = "c++17"                      | -std=c++17                                |
+// | relocatable_device_code            | -rdc=true                                 |
+// | debug                              | -G                                        |
+// | lineinfo                           | -lineinfo                                 |
+// | ftz = b                            | -ftz=true / -ftz=false                    |
+// | prec_sqrt = b                      | -prec-sqrt=true / false                   |
+// | prec_div = b                       | -prec-div=true / false                    |
+// | fma = b                            | -fmad=true / false                        |
+// | use_fast_math                      | -use_fast_math                            |
+// | max_register_count = N             | -maxrregcount=N                           |
+// | define_macro "NAME[=VALUE]"        | -DNAME[=VALUE]                            |
+// | include_path dir                   | -I<dir>                                   |
+// | link_time_optimization             | -dlto (also added for TargetType::Ltoir)  |
+// | extra_options                      | passed verbatim                           |
+//
+// When `arch` is not given it is the architecture of the current context's device, or
+// of device 0 when no context is current; without a usable device it is required.
+//
+// Code types: CodeType::Cxx is compiled by NVRTC to PTX, CUBIN or LTO-IR (backend()
+// "NVRTC"). CodeType::Ptx is assembled to CUBIN by nvJitLink (backend() "nvJitLink";
+// the options arch, debug, lineinfo, max_register_count, ftz, prec_div, prec_sqrt, fma
+// and link_time_optimization apply). CodeType::Nvvm is not supported yet (libNVVM is
+// not wired into cuwrap): the constructor throws std::invalid_argument.
+#pragma once
+
+#include <cuwrap/object_code.hpp>
+
+#include <nvrtc.h>
+
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cuwrap {
+
+/// Source kinds a Program accepts.
+enum class CodeType {
+  Cxx,   ///< CUDA C++, compiled by NVRTC
+  Ptx,   ///< PTX, assembled by nvJitLink
+  Nvvm,  ///< NVVM IR (not supported yet)
+};
+
+/// Compile options of a Program (cuda.core's ProgramOptions); see the table above.
+struct ProgramOptions {
+  std::string name = "default_program";  ///< program (source file) name in logs
+  std::optional<std::string> arch{};     ///< "sm_90"; default: current device
+  std::optional<std::string> std{};      ///< "c++17"
+  bool relocatable_device_code = false;  ///< -rdc=true
+  bool debug = false, lineinfo = false;  ///< -G, -lineinfo
+  /// -ftz=, -prec-sqrt=, -prec-div=, -fmad= (true/false); unset leaves NVRTC's default.
+  std::optional<bool> ftz{}, prec_sqrt{}, prec_div{}, fma{};
+  bool use_fast_math = false;                ///< -use_fast_math
+  std::optional<int> max_register_count{};   ///< -maxrregcount=N
+  std::vector<std::string> define_macro{};   ///< "NAME" or "NAME=VALUE"
+  std::vector<std::string> include_path{};   ///< -I<dir>
+  std::vector<std::string> extra_options{};  ///< passed through verbatim
+  bool link_time_optimization = false;       ///< -dlto
+
+  /// Return the NVRTC options these settings stand for (see the table above).
+  ///
+  /// Throws std::invalid_argument naming the field for a malformed arch, std, macro,
+  /// or register count, and when no arch is given and no CUDA device is available.
+  std::vector<std::string> to_nvrtc_options() const;
+};
+
+/// A CUDA C++ or PTX program that compiles to an ObjectCode; move-only owner of the
+/// NVRTC program.
+///
+/// Example:
+/// \code
+///   cuwrap::Program prog(source, cuwrap::CodeType::Cxx, {.arch = "sm_90"});
+///   std::vector<std::string> exprs{"vector_add<float>"};
+///   cuwrap::ObjectCode obj = prog.compile(cuwrap::TargetType::Cubin, exprs);
+///   cuwrap::Kernel k = obj.get_kernel("vector_add<float>");
+/// \endcode
+class Program {
+ public:
+  /// Create a program from `code` of kind `type`.
+  ///
+  /// Throws std::invalid_argument for CodeType::Nvvm (not supported yet).
+  Program(std::string code, CodeType type, ProgramOptions options = {});
+  Program(Program&& other) noexcept;
+  Program& operator=(Program&& other) noexcept;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  /// Destroy the NVRTC program.
+  ~Program();
+
+  /// Compile to `target`, registering `name_expressions` (e.g. "vector_add<float>").
+  ///
+  /// The lowered names of the expressions are stored in the returned ObjectCode, so
+  /// get_kernel() accepts the expressions. `log`, when not null, receives the compile
+  /// log (also on failure). Throws NvrtcError whose log() holds NVRTC's log when the
+  /// compilation fails, NvJitLinkError for PTX that does not assemble,
+  /// std::invalid_argument for a target the code type cannot produce.
+  ObjectCode compile(TargetType target, std::span<const std::string> name_expressions,
+                     std::string* log = nullptr);
+  /// Compile to `target` with name expressions written in place:
+  /// `compile(TargetType::Cubin, {"vector_add<float>"})`; see above.
+  ObjectCode compile(TargetType target, std::initializer_list<std::string> name_expressions = {},
+                     std::string* log = nullptr);
+
+  /// Return "NVRTC" for C++ and "nvJitLink" for PTX.
+  std::string backend() const;
+  /// Return the source kind.
+  CodeType code_type() const noexcept { return type_; }
+  /// Return the options given at construction.
+  const ProgramOptions& options() const noexcept { return options_; }
+  /// Return the NVRTC program (nullptr for PTX programs and once closed).
+  nvrtcProgram handle() const noexcept { return program_; }
+  /// Release the NVRTC program; idempotent. Any later compile() throws logic_error.
+  void close() noexcept;
+
+ private:
+  void require_open(const char* operation) const;
+  ObjectCode compile_cxx(TargetType target, std::span<const std::string> name_expressions,
+                         std::string* log);
+  ObjectCode compile_ptx(TargetType target, std::string* log);
+
+  std::string code_;
+  CodeType type_;
+  ProgramOptions options_;
+  nvrtcProgram program_ = nullptr;
+  bool compiled_ = false;  ///< program_ was compiled once; the next compile re-creates it
+  bool closed_ = false;
+};
+
+}  // namespace cuwrap

@@ -1,0 +1,300 @@
+// Buffer. See cuwrap/buffer.hpp.
+#include <cuwrap/buffer.hpp>
+#include <cuwrap/detail/context.hpp>
+#include <cuwrap/driver.hpp>
+#include <cuwrap/memory_resource.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace cuwrap {
+namespace {
+
+std::string bytes(std::size_t n) { return std::to_string(n) + (n == 1 ? " byte" : " bytes"); }
+
+void require_same_size(const char* operation, const char* what_other, std::size_t mine,
+                       std::size_t other) {
+  if (mine != other) [[unlikely]] {
+    throw std::invalid_argument(std::string("Buffer::") + operation + ": the buffer has " +
+                                bytes(mine) + " but " + what_other + " has " + bytes(other) +
+                                "; sizes must match");
+  }
+}
+
+// Ask the driver about memory that came without a resource. Returns false when the
+// driver does not know the pointer (ordinary pageable host memory).
+bool query_pointer(CUdeviceptr ptr, CUpointer_attribute attribute, void* value) {
+  detail::ensure_driver_initialized();
+  CUresult status = driver::raw::cuPointerGetAttribute(value, attribute, ptr);
+  if (status == CUDA_ERROR_INVALID_CONTEXT) {
+    detail::ensure_current_context(0);
+    status = driver::raw::cuPointerGetAttribute(value, attribute, ptr);
+  }
+  if (status == CUDA_ERROR_INVALID_VALUE) {
+    return false;
+  }
+  detail::check(status, "cuPointerGetAttribute");
+  return true;
+}
+
+// Where foreign memory lives: {device-accessible, host-accessible}.
+std::pair<bool, bool> query_access(CUdeviceptr ptr) {
+  unsigned int type = 0;
+  if (!query_pointer(ptr, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, &type)) {
+    return {false, true};  // pageable host memory
+  }
+  int managed = 0;
+  query_pointer(ptr, CU_POINTER_ATTRIBUTE_IS_MANAGED, &managed);
+  if (managed != 0 || type == CU_MEMORYTYPE_HOST) {
+    return {true, true};  // page-locked or managed
+  }
+  if (type == CU_MEMORYTYPE_DEVICE) {
+    return {true, false};
+  }
+  return {false, true};  // not CUDA's: ordinary host memory
+}
+
+}  // namespace
+
+Buffer::Buffer(Buffer&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, 0)),
+      size_(std::exchange(other.size_, 0)),
+      mr_(std::exchange(other.mr_, nullptr)),
+      stream_(std::move(other.stream_)),
+      open_(std::exchange(other.open_, false)) {}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    close();
+    ptr_ = std::exchange(other.ptr_, 0);
+    size_ = std::exchange(other.size_, 0);
+    mr_ = std::exchange(other.mr_, nullptr);
+    stream_ = std::move(other.stream_);
+    open_ = std::exchange(other.open_, false);
+  }
+  return *this;
+}
+
+Buffer::~Buffer() { close(); }
+
+Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr) {
+  Buffer buffer;
+  buffer.ptr_ = ptr;
+  buffer.size_ = size;
+  buffer.mr_ = mr;
+  buffer.open_ = true;
+  return buffer;
+}
+
+Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr,
+                           const Stream& stream) {
+  stream.require_open("from_handle");
+  Buffer buffer;
+  buffer.ptr_ = ptr;
+  buffer.size_ = size;
+  buffer.mr_ = mr;
+  buffer.open_ = true;
+  if (mr != nullptr) {  // only an owning buffer needs the stream for its free
+    buffer.stream_.handle_ = stream.handle_;
+    buffer.stream_.state_ = stream.state_;
+    buffer.stream_.open_ = true;
+  }
+  return buffer;
+}
+
+void Buffer::copy_to(Buffer& dst, const Stream& stream) const {
+  require_open("copy_to");
+  if (!dst.open_) {
+    throw std::logic_error("Buffer::copy_to: the destination Buffer is closed");
+  }
+  require_same_size("copy_to", "the destination buffer", size_, dst.size_);
+  const CUstream handle = stream.handle();
+  const CUdeviceptr src_ptr = ptr_;
+  const CUdeviceptr dst_ptr = dst.ptr_;
+  const std::size_t n = size_;
+  if (n == 0) {
+    return;
+  }
+  detail::check_on_stream(stream, "cuMemcpyAsync",
+                          [&] { return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, n, handle); });
+}
+
+void Buffer::copy_from(const Buffer& src, const Stream& stream) {
+  require_open("copy_from");
+  if (!src.open_) {
+    throw std::logic_error("Buffer::copy_from: the source Buffer is closed");
+  }
+  require_same_size("copy_from", "the source buffer", size_, src.size_);
+  const CUstream handle = stream.handle();
+  const CUdeviceptr src_ptr = src.ptr_;
+  const CUdeviceptr dst_ptr = ptr_;
+  const std::size_t n = size_;
+  if (n == 0) {
+    return;
+  }
+  detail::check_on_stream(stream, "cuMemcpyAsync",
+                          [&] { return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, n, handle); });
+}
+
+void Buffer::copy_from(std::span<const std::byte> host, const Stream& stream) {
+  require_open("copy_from");
+  require_same_size("copy_from", "the host span", size_, host.size());
+  const CUstream handle = stream.handle();
+  const CUdeviceptr dst_ptr = ptr_;
+  if (host.empty()) {
+    return;
+  }
+  detail::check_on_stream(stream, "cuMemcpyHtoDAsync", [&] {
+    return driver::raw::cuMemcpyHtoDAsync(dst_ptr, host.data(), host.size(), handle);
+  });
+}
+
+void Buffer::copy_to(std::span<std::byte> host, const Stream& stream) const {
+  require_open("copy_to");
+  require_same_size("copy_to", "the host span", size_, host.size());
+  const CUstream handle = stream.handle();
+  const CUdeviceptr src_ptr = ptr_;
+  if (host.empty()) {
+    return;
+  }
+  detail::check_on_stream(stream, "cuMemcpyDtoHAsync", [&] {
+    return driver::raw::cuMemcpyDtoHAsync(host.data(), src_ptr, host.size(), handle);
+  });
+}
+
+void Buffer::fill(std::uint8_t value, const Stream& stream) {
+  require_open("fill");
+  const CUstream handle = stream.handle();
+  const CUdeviceptr ptr = ptr_;
+  const std::size_t n = size_;
+  if (n == 0) {
+    return;
+  }
+  detail::check_on_stream(stream, "cuMemsetD8Async",
+                          [&] { return driver::raw::cuMemsetD8Async(ptr, value, n, handle); });
+}
+
+void Buffer::fill(std::uint16_t value, const Stream& stream) {
+  require_open("fill");
+  if (size_ % 2 != 0) {
+    throw std::invalid_argument(
+        "Buffer::fill: a 16-bit pattern needs a size that is a multiple "
+        "of 2, but the buffer has " +
+        bytes(size_));
+  }
+  const CUstream handle = stream.handle();
+  const CUdeviceptr ptr = ptr_;
+  const std::size_t n = size_ / 2;
+  if (n == 0) {
+    return;
+  }
+  detail::check_on_stream(stream, "cuMemsetD16Async",
+                          [&] { return driver::raw::cuMemsetD16Async(ptr, value, n, handle); });
+}
+
+void Buffer::fill(std::uint32_t value, const Stream& stream) {
+  require_open("fill");
+  if (size_ % 4 != 0) {
+    throw std::invalid_argument(
+        "Buffer::fill: a 32-bit pattern needs a size that is a multiple "
+        "of 4, but the buffer has " +
+        bytes(size_));
+  }
+  const CUstream handle = stream.handle();
+  const CUdeviceptr ptr = ptr_;
+  const std::size_t n = size_ / 4;
+  if (n == 0) {
+    return;
+  }
+  detail::check_on_stream(stream, "cuMemsetD32Async",
+                          [&] { return driver::raw::cuMemsetD32Async(ptr, value, n, handle); });
+}
+
+void Buffer::fill(int value, const Stream& stream) {
+  if (value < 0 || value > 255) {
+    throw std::invalid_argument("Buffer::fill: value " + std::to_string(value) +
+                                " is not a byte (0..255); pass a std::uint16_t or "
+                                "std::uint32_t for wider patterns");
+  }
+  fill(static_cast<std::uint8_t>(value), stream);
+}
+
+void Buffer::close(const Stream& stream) {
+  if (!open_) {
+    return;
+  }
+  if (mr_ != nullptr) {
+    mr_->deallocate(ptr_, size_, stream);  // on failure the buffer stays open
+  }
+  open_ = false;
+  ptr_ = 0;
+  size_ = 0;
+  mr_ = nullptr;
+  stream_.close();
+}
+
+void Buffer::close() noexcept {
+  if (!open_) {
+    return;
+  }
+  if (mr_ != nullptr) {
+    try {
+      mr_->deallocate(ptr_, size_, stream_.is_open() ? stream_ : kLegacyDefaultStream);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): destructors must not throw
+    }
+  }
+  open_ = false;
+  ptr_ = 0;
+  size_ = 0;
+  mr_ = nullptr;
+  stream_.close();
+}
+
+std::span<std::byte> Buffer::host_span() const {
+  require_open("host_span");
+  if (!is_host_accessible()) {
+    throw std::logic_error(
+        "Buffer::host_span: the memory is not host-accessible (device memory); copy it "
+        "to the host with copy_to, or allocate from a pinned or managed resource");
+  }
+  return {reinterpret_cast<std::byte*>(ptr_), size_};
+}
+
+std::size_t Buffer::size() const {
+  require_open("size");
+  return size_;
+}
+
+CUdeviceptr Buffer::handle() const {
+  require_open("handle");
+  return ptr_;
+}
+
+int Buffer::device_id() const {
+  require_open("device_id");
+  if (mr_ != nullptr) {
+    return mr_->device_id();
+  }
+  int ordinal = -1;
+  if (!query_pointer(ptr_, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, &ordinal)) {
+    return -1;
+  }
+  return ordinal;
+}
+
+bool Buffer::is_device_accessible() const {
+  require_open("is_device_accessible");
+  return mr_ != nullptr ? mr_->is_device_accessible() : query_access(ptr_).first;
+}
+
+bool Buffer::is_host_accessible() const {
+  require_open("is_host_accessible");
+  return mr_ != nullptr ? mr_->is_host_accessible() : query_access(ptr_).second;
+}
+
+void Buffer::throw_closed(const char* operation) const {
+  throw std::logic_error(std::string("Buffer::") + operation + " on a closed Buffer");
+}
+
+}  // namespace cuwrap

@@ -1,0 +1,164 @@
+// Event. See cuwrap/event.hpp.
+#include <cuwrap/detail/context.hpp>
+#include <cuwrap/device.hpp>
+#include <cuwrap/driver.hpp>
+#include <cuwrap/event.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace cuwrap {
+
+Event::Event(const Device& device, const EventOptions& options)
+    : Event(create(device.context(), device.device_id(), options)) {}
+
+Event::Event(Event&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      context_(other.context_),
+      device_id_(other.device_id_),
+      owning_(other.owning_),
+      timing_disabled_(other.timing_disabled_),
+      busy_waited_(other.busy_waited_),
+      ipc_enabled_(other.ipc_enabled_) {}
+
+Event& Event::operator=(Event&& other) noexcept {
+  if (this != &other) {
+    close();
+    handle_ = std::exchange(other.handle_, nullptr);
+    context_ = other.context_;
+    device_id_ = other.device_id_;
+    owning_ = other.owning_;
+    timing_disabled_ = other.timing_disabled_;
+    busy_waited_ = other.busy_waited_;
+    ipc_enabled_ = other.ipc_enabled_;
+  }
+  return *this;
+}
+
+Event::~Event() { close(); }
+
+Event Event::create(CUcontext context, int device_id, const EventOptions& options) {
+  if (options.ipc_enabled && options.enable_timing) {
+    throw std::invalid_argument(
+        "EventOptions: ipc_enabled = true requires enable_timing = false (the driver "
+        "cannot share timing events between processes)");
+  }
+  unsigned flags = CU_EVENT_DEFAULT;
+  if (!options.enable_timing) {
+    flags |= CU_EVENT_DISABLE_TIMING;
+  }
+  if (!options.busy_waited_sync) {
+    flags |= CU_EVENT_BLOCKING_SYNC;
+  }
+  if (options.ipc_enabled) {
+    flags |= CU_EVENT_INTERPROCESS;
+  }
+  const detail::ScopedContext scope(context);
+  Event event;
+  event.handle_ = driver::cuEventCreate(flags);
+  event.context_ = context;
+  event.device_id_ = device_id;
+  event.owning_ = true;
+  event.timing_disabled_ = !options.enable_timing;
+  event.busy_waited_ = options.busy_waited_sync;
+  event.ipc_enabled_ = options.ipc_enabled;
+  return event;
+}
+
+Event Event::from_handle(CUevent handle) {
+  if (handle == nullptr) {
+    throw std::invalid_argument("Event::from_handle: handle is nullptr");
+  }
+  Event event;
+  event.handle_ = handle;
+  event.owning_ = false;
+  event.timing_disabled_ = false;  // unknown: the driver rejects timing if disabled
+  return event;
+}
+
+Event Event::from_ipc_descriptor(const CUipcEventHandle& descriptor) {
+  const CUcontext current = detail::current_context();
+  const CUcontext context = current != nullptr ? current : detail::primary_context(0);
+  const detail::ScopedContext scope(context);
+  Event event;
+  event.handle_ = driver::cuIpcOpenEventHandle(descriptor);
+  event.context_ = context;
+  event.owning_ = true;
+  event.timing_disabled_ = true;
+  event.ipc_enabled_ = true;
+  return event;
+}
+
+Event Event::from_ipc_descriptor(const CUipcEventHandle& descriptor, const Device& device) {
+  const detail::ScopedContext scope(device.context());
+  Event event = from_ipc_descriptor(descriptor);
+  event.device_id_ = device.device_id();
+  return event;
+}
+
+void Event::sync() const {
+  require_open("sync");
+  driver::cuEventSynchronize(handle_);
+}
+
+bool Event::is_done() const {
+  require_open("is_done");
+  return driver::cuEventQuery(handle_);
+}
+
+CUipcEventHandle Event::get_ipc_descriptor() const {
+  require_open("get_ipc_descriptor");
+  if (!ipc_enabled_) {
+    throw std::logic_error(
+        "Event::get_ipc_descriptor: the event was not created with "
+        "EventOptions::ipc_enabled = true");
+  }
+  const detail::ScopedContext scope(context_ != nullptr ? context_ : detail::current_context());
+  return driver::cuIpcGetEventHandle(handle_);
+}
+
+void Event::close() noexcept {
+  if (handle_ != nullptr && owning_) {
+    static_cast<void>(driver::raw::cuEventDestroy(handle_));
+  }
+  handle_ = nullptr;
+}
+
+float operator-(const Event& end, const Event& start) {
+  end.require_open("operator- (end)");
+  start.require_open("operator- (start)");
+  if (end.timing_disabled_ || start.timing_disabled_) {
+    throw std::logic_error(
+        std::string("Event timing: the ") +
+        (start.timing_disabled_
+             ? (end.timing_disabled_ ? "start and end events were" : "start event was")
+             : "end event was") +
+        " created without EventOptions::enable_timing = true");
+  }
+  return driver::cuEventElapsedTime(start.handle_, end.handle_);
+}
+
+CUevent Event::handle() const {
+  require_open("handle");
+  return handle_;
+}
+
+Device Event::device() const {
+  require_open("device");
+  if (device_id_ >= 0) {
+    return Device(device_id_);
+  }
+  if (context_ != nullptr) {
+    return Device(detail::device_of_context(context_));
+  }
+  throw std::logic_error("Event::device: unknown for an event made by Event::from_handle");
+}
+
+void Event::require_open(const char* operation) const {
+  if (handle_ == nullptr) [[unlikely]] {
+    throw std::logic_error(std::string("Event::") + operation + " on a closed Event");
+  }
+}
+
+}  // namespace cuwrap

@@ -1,0 +1,250 @@
+// ObjectCode: code storage, lazy thread-safe loading through the library API, and
+// kernel lookup by symbol or name expression.
+#include <cuwrap/detail/context.hpp>
+#include <cuwrap/driver.hpp>
+#include <cuwrap/error.hpp>
+#include <cuwrap/kernel.hpp>
+#include <cuwrap/object_code.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+namespace detail {
+
+/// What every copy of an ObjectCode shares: the code and, once loaded, the library.
+struct ObjectCodeImpl {
+  TargetType type = TargetType::Cubin;
+  std::string code;  // std::string so that PTX is NUL-terminated for the driver
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> lowered;  // expression → symbol
+  mutable std::atomic<CUlibrary> library{nullptr};
+  mutable std::mutex load_mutex;
+
+  ObjectCodeImpl() = default;
+  ObjectCodeImpl(const ObjectCodeImpl&) = delete;
+  ObjectCodeImpl& operator=(const ObjectCodeImpl&) = delete;
+  ~ObjectCodeImpl() {
+    if (CUlibrary lib = library.load(std::memory_order_acquire); lib != nullptr) {
+      static_cast<void>(driver::raw::cuLibraryUnload(lib));
+    }
+  }
+
+  // Load the code with cuLibraryLoadData on first use; later calls cost one load.
+  CUlibrary load() const {
+    CUlibrary lib = library.load(std::memory_order_acquire);
+    if (lib != nullptr) [[likely]] {
+      return lib;
+    }
+    if (type == TargetType::Ltoir) {
+      throw std::logic_error("ObjectCode '" + name +
+                             "' holds LTO-IR, which cannot be loaded for execution: link "
+                             "it with Linker first (link_time_optimization = true)");
+    }
+    const std::lock_guard<std::mutex> lock(load_mutex);
+    lib = library.load(std::memory_order_relaxed);
+    if (lib == nullptr) {
+      ensure_driver_initialized();
+      lib = driver::cuLibraryLoadData(code.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+      library.store(lib, std::memory_order_release);
+    }
+    return lib;
+  }
+
+  // Return the symbol for `name`: the lowered name of a name expression, else `name`.
+  std::string symbol_for(std::string_view name_or_expression) const {
+    for (const auto& [expression, symbol] : lowered) {
+      if (expression == name_or_expression) {
+        return symbol;
+      }
+    }
+    return std::string(name_or_expression);
+  }
+
+  // Return the symbol names of every kernel in the loaded library.
+  std::vector<std::string> kernel_names() const {
+    const CUlibrary lib = load();
+    const unsigned count = driver::cuLibraryGetKernelCount(lib);
+    std::vector<CUkernel> kernels(count);
+    if (count > 0) {
+      driver::cuLibraryEnumerateKernels(kernels.data(), count, lib);
+    }
+    std::vector<std::string> names;
+    names.reserve(count);
+    for (CUkernel kernel : kernels) {
+      names.emplace_back(driver::cuKernelGetName(kernel));
+    }
+    return names;
+  }
+};
+
+}  // namespace detail
+
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw std::runtime_error("ObjectCode::from_file: cannot read '" + path.string() +
+                             "': no such file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw std::runtime_error("ObjectCode::from_file: cannot open '" + path.string() + "'");
+  }
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) {
+    throw std::runtime_error("ObjectCode::from_file: error reading '" + path.string() + "'");
+  }
+  return data;
+}
+
+ObjectCode make(TargetType type, std::span<const char> data, std::string name) {
+  return ObjectCode::from_parts(type, std::string(data.begin(), data.end()), std::move(name), {});
+}
+
+}  // namespace
+
+std::string_view to_string(TargetType type) noexcept {
+  switch (type) {
+    case TargetType::Ptx:
+      return "ptx";
+    case TargetType::Cubin:
+      return "cubin";
+    case TargetType::Ltoir:
+      return "ltoir";
+    case TargetType::Fatbin:
+      return "fatbin";
+  }
+  return "unknown";
+}
+
+ObjectCode::ObjectCode(std::shared_ptr<detail::ObjectCodeImpl> impl) : impl_(std::move(impl)) {}
+
+ObjectCode ObjectCode::from_parts(TargetType type, std::string code, std::string name,
+                                  std::vector<std::pair<std::string, std::string>> lowered) {
+  if (code.empty()) {
+    throw std::invalid_argument("ObjectCode: the " + std::string(to_string(type)) + " code of '" +
+                                name + "' is empty");
+  }
+  auto impl = std::make_shared<detail::ObjectCodeImpl>();
+  impl->type = type;
+  impl->code = std::move(code);
+  impl->name = std::move(name);
+  impl->lowered = std::move(lowered);
+  return ObjectCode(std::move(impl));
+}
+
+ObjectCode ObjectCode::from_cubin(std::span<const char> data, std::string name) {
+  return make(TargetType::Cubin, data, std::move(name));
+}
+
+ObjectCode ObjectCode::from_ptx(std::string ptx, std::string name) {
+  // The driver reads PTX up to the first NUL; a copy from a file may carry one.
+  if (const auto nul = ptx.find('\0'); nul != std::string::npos) {
+    ptx.resize(nul);
+  }
+  return from_parts(TargetType::Ptx, std::move(ptx), std::move(name), {});
+}
+
+ObjectCode ObjectCode::from_ltoir(std::span<const char> data, std::string name) {
+  return make(TargetType::Ltoir, data, std::move(name));
+}
+
+ObjectCode ObjectCode::from_fatbin(std::span<const char> data, std::string name) {
+  return make(TargetType::Fatbin, data, std::move(name));
+}
+
+ObjectCode ObjectCode::from_file(const std::filesystem::path& path) {
+  const std::string extension = path.extension().string();
+  TargetType type;
+  if (extension == ".cubin") {
+    type = TargetType::Cubin;
+  } else if (extension == ".ptx") {
+    type = TargetType::Ptx;
+  } else if (extension == ".ltoir") {
+    type = TargetType::Ltoir;
+  } else if (extension == ".fatbin") {
+    type = TargetType::Fatbin;
+  } else {
+    throw std::invalid_argument("ObjectCode::from_file: unknown extension '" + extension +
+                                "' of '" + path.string() +
+                                "' (expected .cubin, .ptx, .ltoir or .fatbin)");
+  }
+  std::string data = read_file(path);
+  std::string name = path.filename().string();
+  if (type == TargetType::Ptx) {
+    return from_ptx(std::move(data), std::move(name));
+  }
+  return from_parts(type, std::move(data), std::move(name), {});
+}
+
+Kernel ObjectCode::get_kernel(std::string_view name) const {
+  if (impl_->type == TargetType::Ltoir) {
+    throw std::logic_error("ObjectCode::get_kernel('" + std::string(name) + "'): '" + impl_->name +
+                           "' holds LTO-IR, which cannot be loaded for execution: link it "
+                           "with Linker first");
+  }
+  const CUlibrary lib = impl_->load();
+  std::string symbol = impl_->symbol_for(name);
+  CUkernel kernel = nullptr;
+  const CUresult status = driver::raw::cuLibraryGetKernel(&kernel, lib, symbol.c_str());
+  if (status != CUDA_SUCCESS) {
+    // The driver answers CUDA_ERROR_NOT_FOUND for an unknown name; say which exist.
+    const std::vector<std::string> names = impl_->kernel_names();
+    if (std::find(names.begin(), names.end(), symbol) == names.end()) {
+      std::string list;
+      for (const auto& n : names) {
+        list += (list.empty() ? "'" : ", '") + n + "'";
+      }
+      throw std::invalid_argument("ObjectCode::get_kernel: no kernel '" + std::string(name) +
+                                  "' in '" + impl_->name +
+                                  "'; kernels: " + (list.empty() ? std::string("none") : list));
+    }
+    detail::check(status, "cuLibraryGetKernel");
+  }
+  auto kernel_impl = std::make_shared<detail::KernelImpl>();
+  kernel_impl->library = impl_;
+  kernel_impl->handle = kernel;
+  kernel_impl->name = std::string(name);
+  kernel_impl->symbol = std::move(symbol);
+  kernel_impl->params = detail::query_param_info(kernel);
+  return Kernel(std::move(kernel_impl));
+}
+
+std::string ObjectCode::lowered_name(std::string_view name_expression) const {
+  for (const auto& [expression, symbol] : impl_->lowered) {
+    if (expression == name_expression) {
+      return symbol;
+    }
+  }
+  std::string known;
+  for (const auto& entry : impl_->lowered) {
+    known += (known.empty() ? "'" : ", '") + entry.first + "'";
+  }
+  throw std::invalid_argument(
+      "ObjectCode::lowered_name: '" + std::string(name_expression) +
+      "' was not given as a name expression when '" + impl_->name +
+      "' was compiled; known expressions: " + (known.empty() ? std::string("none") : known));
+}
+
+const std::vector<std::pair<std::string, std::string>>& ObjectCode::name_expressions() const {
+  return impl_->lowered;
+}
+
+TargetType ObjectCode::code_type() const { return impl_->type; }
+
+std::span<const char> ObjectCode::code() const { return {impl_->code.data(), impl_->code.size()}; }
+
+const std::string& ObjectCode::name() const { return impl_->name; }
+
+CUlibrary ObjectCode::handle() const { return impl_->load(); }
+
+}  // namespace cuwrap

@@ -1,0 +1,282 @@
+// Program: NVRTC for CUDA C++, nvJitLink (through Linker) for PTX.
+#include <cuwrap/error.hpp>
+#include <cuwrap/linker.hpp>
+#include <cuwrap/nvrtc.hpp>
+#include <cuwrap/program.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+namespace {
+
+const char* flag(bool value) { return value ? "true" : "false"; }
+
+// A macro definition is NAME or NAME=VALUE with NAME an identifier.
+void check_macro(const std::string& macro) {
+  const std::string name = macro.substr(0, macro.find('='));
+  const bool valid = !name.empty() &&
+                     (std::isalpha(static_cast<unsigned char>(name[0])) != 0 || name[0] == '_') &&
+                     std::all_of(name.begin(), name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+                     });
+  if (!valid) {
+    throw std::invalid_argument("ProgramOptions::define_macro '" + macro +
+                                "' is not NAME or NAME=VALUE");
+  }
+}
+
+nvrtcProgram create_nvrtc_program(const std::string& code, const std::string& name) {
+  return nvrtc::nvrtcCreateProgram(code.c_str(), name.c_str(), 0, nullptr, nullptr);
+}
+
+}  // namespace
+
+// ---- ProgramOptions --------------------------------------------------------------
+
+std::vector<std::string> ProgramOptions::to_nvrtc_options() const {
+  std::vector<std::string> options;
+  options.push_back("-arch=" + detail::resolve_arch(arch, "ProgramOptions::arch"));
+  if (std) {
+    if (std->empty()) {
+      throw std::invalid_argument("ProgramOptions::std is empty; expected e.g. \"c++17\"");
+    }
+    options.push_back("-std=" + *std);
+  }
+  if (relocatable_device_code) {
+    options.emplace_back("-rdc=true");
+  }
+  if (debug) {
+    options.emplace_back("-G");
+  }
+  if (lineinfo) {
+    options.emplace_back("-lineinfo");
+  }
+  if (ftz) {
+    options.push_back(std::string("-ftz=") + flag(*ftz));
+  }
+  if (prec_sqrt) {
+    options.push_back(std::string("-prec-sqrt=") + flag(*prec_sqrt));
+  }
+  if (prec_div) {
+    options.push_back(std::string("-prec-div=") + flag(*prec_div));
+  }
+  if (fma) {
+    options.push_back(std::string("-fmad=") + flag(*fma));
+  }
+  if (use_fast_math) {
+    options.emplace_back("-use_fast_math");
+  }
+  if (max_register_count) {
+    if (*max_register_count <= 0) {
+      throw std::invalid_argument("ProgramOptions::max_register_count must be > 0, got " +
+                                  std::to_string(*max_register_count));
+    }
+    options.push_back("-maxrregcount=" + std::to_string(*max_register_count));
+  }
+  for (const auto& macro : define_macro) {
+    check_macro(macro);
+    options.push_back("-D" + macro);
+  }
+  for (const auto& dir : include_path) {
+    if (dir.empty()) {
+      throw std::invalid_argument("ProgramOptions::include_path holds an empty directory");
+    }
+    options.push_back("-I" + dir);
+  }
+  if (link_time_optimization) {
+    options.emplace_back("-dlto");
+  }
+  options.insert(options.end(), extra_options.begin(), extra_options.end());
+  return options;
+}
+
+// ---- Program ---------------------------------------------------------------------
+
+Program::Program(std::string code, CodeType type, ProgramOptions options)
+    : code_(std::move(code)), type_(type), options_(std::move(options)) {
+  switch (type_) {
+    case CodeType::Cxx:
+      program_ = create_nvrtc_program(code_, options_.name);
+      break;
+    case CodeType::Ptx:
+      if (code_.empty()) {
+        throw std::invalid_argument("Program: the PTX code is empty");
+      }
+      break;
+    case CodeType::Nvvm:
+      throw std::invalid_argument(
+          "Program: CodeType::Nvvm is not supported yet (libNVVM is not wired into cuwrap); "
+          "compile NVVM IR with libNVVM and wrap the result with ObjectCode::from_ptx");
+  }
+}
+
+Program::Program(Program&& other) noexcept
+    : code_(std::move(other.code_)),
+      type_(other.type_),
+      options_(std::move(other.options_)),
+      program_(std::exchange(other.program_, nullptr)),
+      compiled_(other.compiled_),
+      closed_(std::exchange(other.closed_, true)) {}
+
+Program& Program::operator=(Program&& other) noexcept {
+  if (this != &other) {
+    close();
+    code_ = std::move(other.code_);
+    type_ = other.type_;
+    options_ = std::move(other.options_);
+    program_ = std::exchange(other.program_, nullptr);
+    compiled_ = other.compiled_;
+    closed_ = std::exchange(other.closed_, true);
+  }
+  return *this;
+}
+
+Program::~Program() { close(); }
+
+void Program::close() noexcept {
+  if (program_ != nullptr) {
+    static_cast<void>(nvrtc::raw::nvrtcDestroyProgram(&program_));
+    program_ = nullptr;
+  }
+  closed_ = true;
+}
+
+void Program::require_open(const char* operation) const {
+  if (closed_) {
+    throw std::logic_error(std::string("Program::") + operation + " on a closed Program");
+  }
+}
+
+std::string Program::backend() const { return type_ == CodeType::Ptx ? "nvJitLink" : "NVRTC"; }
+
+ObjectCode Program::compile(TargetType target, std::span<const std::string> name_expressions,
+                            std::string* log) {
+  require_open("compile");
+  if (type_ == CodeType::Ptx) {
+    if (!name_expressions.empty()) {
+      throw std::invalid_argument(
+          "Program::compile: name_expressions need C++ source; this program holds PTX");
+    }
+    return compile_ptx(target, log);
+  }
+  return compile_cxx(target, name_expressions, log);
+}
+
+ObjectCode Program::compile(TargetType target, std::initializer_list<std::string> name_expressions,
+                            std::string* log) {
+  return compile(
+      target, std::span<const std::string>(name_expressions.begin(), name_expressions.size()), log);
+}
+
+ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> name_expressions,
+                                std::string* log) {
+  if (target == TargetType::Fatbin) {
+    throw std::invalid_argument(
+        "Program::compile: NVRTC cannot produce TargetType::Fatbin; use Ptx, Cubin or Ltoir");
+  }
+  std::vector<std::string> options = options_.to_nvrtc_options();
+  if (target == TargetType::Ltoir && !options_.link_time_optimization) {
+    options.emplace_back("-dlto");
+  }
+  std::vector<const char*> pointers;
+  pointers.reserve(options.size());
+  for (const auto& option : options) {
+    pointers.push_back(option.c_str());
+  }
+  // Name expressions are registered before compiling; a program compiles once, so a
+  // second compile() starts from a fresh NVRTC program.
+  if (compiled_) {
+    nvrtcProgram fresh = create_nvrtc_program(code_, options_.name);
+    static_cast<void>(nvrtc::raw::nvrtcDestroyProgram(&program_));
+    program_ = fresh;
+    compiled_ = false;
+  }
+  for (const auto& expression : name_expressions) {
+    nvrtc::nvrtcAddNameExpression(program_, expression.c_str());
+  }
+  compiled_ = true;
+  try {
+    nvrtc::nvrtcCompileProgram(program_, static_cast<int>(pointers.size()), pointers.data());
+  } catch (const NvrtcError& e) {
+    if (log != nullptr) {
+      *log = e.log();
+    }
+    throw;
+  }
+  if (log != nullptr) {
+    *log = nvrtc::nvrtcGetProgramLog(program_);
+  }
+  std::vector<std::pair<std::string, std::string>> lowered;
+  lowered.reserve(name_expressions.size());
+  for (const auto& expression : name_expressions) {
+    lowered.emplace_back(expression, nvrtc::nvrtcGetLoweredName(program_, expression.c_str()));
+  }
+  std::string code;
+  switch (target) {
+    case TargetType::Ptx:
+      code = nvrtc::nvrtcGetPTX(program_);
+      break;
+    case TargetType::Cubin: {
+      const std::vector<char> cubin = nvrtc::nvrtcGetCUBIN(program_);
+      code.assign(cubin.begin(), cubin.end());
+      break;
+    }
+    case TargetType::Ltoir: {
+      const std::vector<char> ltoir = nvrtc::nvrtcGetLTOIR(program_);
+      code.assign(ltoir.begin(), ltoir.end());
+      break;
+    }
+    case TargetType::Fatbin:
+      break;  // rejected above
+  }
+  if (target == TargetType::Ptx) {
+    // The PTX size includes the terminating NUL; keep the text only.
+    if (const auto nul = code.find('\0'); nul != std::string::npos) {
+      code.resize(nul);
+    }
+  }
+  return ObjectCode::from_parts(target, std::move(code), options_.name, std::move(lowered));
+}
+
+ObjectCode Program::compile_ptx(TargetType target, std::string* log) {
+  if (target == TargetType::Ptx) {
+    return ObjectCode::from_ptx(code_, options_.name);
+  }
+  if (target != TargetType::Cubin) {
+    throw std::invalid_argument(
+        "Program::compile: PTX compiles to TargetType::Cubin (or Ptx), "
+        "not " +
+        std::string(to_string(target)));
+  }
+  LinkerOptions link_options;
+  link_options.name = options_.name;
+  link_options.arch = detail::resolve_arch(options_.arch, "ProgramOptions::arch");
+  link_options.link_time_optimization = options_.link_time_optimization;
+  link_options.debug = options_.debug;
+  link_options.lineinfo = options_.lineinfo;
+  link_options.max_register_count = options_.max_register_count;
+  link_options.ftz = options_.ftz;
+  link_options.prec_div = options_.prec_div;
+  link_options.prec_sqrt = options_.prec_sqrt;
+  link_options.fma = options_.fma;
+  try {
+    Linker linker({ObjectCode::from_ptx(code_, options_.name)}, std::move(link_options));
+    ObjectCode result = linker.link(TargetType::Cubin);
+    if (log != nullptr) {
+      *log = linker.info_log();
+    }
+    return result;
+  } catch (const NvJitLinkError& e) {
+    if (log != nullptr) {
+      *log = e.log();
+    }
+    throw;
+  }
+}
+
+}  // namespace cuwrap

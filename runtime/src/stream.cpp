@@ -1,0 +1,219 @@
+// Stream and the default streams. See cuwrap/stream.hpp.
+#include <cuwrap/detail/context.hpp>
+#include <cuwrap/device.hpp>
+#include <cuwrap/driver.hpp>
+#include <cuwrap/stream.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace cuwrap {
+namespace detail {
+
+// What a Stream and the buffers allocated on it share. The CUDA stream is destroyed
+// when the last of them lets go (and only when cuwrap created it).
+struct StreamState {
+  CUstream handle = nullptr;
+  CUcontext context = nullptr;
+  int device_id = -1;
+  bool owning = false;
+
+  StreamState() = default;
+  StreamState(const StreamState&) = delete;
+  StreamState& operator=(const StreamState&) = delete;
+  ~StreamState() {
+    if (owning && handle != nullptr) {
+      static_cast<void>(driver::raw::cuStreamDestroy(handle));
+    }
+  }
+};
+
+void make_stream_context_current(const Stream& stream) {
+  driver::cuCtxSetCurrent(stream.context());
+}
+
+}  // namespace detail
+
+namespace {
+
+// Destroys a temporary event (never throws).
+struct EventGuard {
+  CUevent event = nullptr;
+  EventGuard() = default;
+  EventGuard(const EventGuard&) = delete;
+  EventGuard& operator=(const EventGuard&) = delete;
+  ~EventGuard() {
+    if (event != nullptr) {
+      static_cast<void>(driver::raw::cuEventDestroy(event));
+    }
+  }
+};
+
+}  // namespace
+
+Stream::Stream(const Device& device, const StreamOptions& options) {
+  const CUcontext context = device.context();
+  const detail::ScopedContext scope(context);
+  const auto [least, greatest] = driver::cuCtxGetStreamPriorityRange();
+  if (options.priority < greatest || options.priority > least) {
+    throw std::invalid_argument("StreamOptions::priority " + std::to_string(options.priority) +
+                                " is outside the range of device " +
+                                std::to_string(device.device_id()) + ": [" +
+                                std::to_string(greatest) + ", " + std::to_string(least) +
+                                "] (lower numbers are higher priority)");
+  }
+  auto state = std::make_shared<detail::StreamState>();
+  state->context = context;
+  state->device_id = device.device_id();
+  const unsigned flags = options.nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
+  state->handle = driver::cuStreamCreateWithPriority(flags, options.priority);
+  state->owning = true;
+  handle_ = reinterpret_cast<std::uintptr_t>(state->handle);
+  state_ = std::move(state);
+  open_ = true;
+}
+
+Stream::Stream(Stream&& other) noexcept
+    : handle_(other.handle_), state_(std::move(other.state_)), open_(other.open_) {
+  other.handle_ = 0;
+  other.open_ = false;
+}
+
+Stream& Stream::operator=(Stream&& other) noexcept {
+  if (this != &other) {
+    close();
+    handle_ = other.handle_;
+    state_ = std::move(other.state_);
+    open_ = other.open_;
+    other.handle_ = 0;
+    other.open_ = false;
+  }
+  return *this;
+}
+
+Stream::~Stream() { close(); }
+
+Stream Stream::from_handle(CUstream handle) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(handle);
+  if (bits == 0 || bits == detail::kLegacyStreamBits || bits == detail::kPerThreadStreamBits) {
+    return Stream(detail::DefaultStreamTag{}, bits);
+  }
+  detail::ensure_driver_initialized();
+  auto state = std::make_shared<detail::StreamState>();
+  state->handle = handle;
+  // cuStreamGetCtx_v2 (it also reports green contexts, leaving pCtx null for them).
+  state->context = driver::cuStreamGetCtx_v2(handle).pCtx;
+  state->device_id = detail::ordinal_of(driver::cuStreamGetDevice(handle));
+  if (state->context == nullptr) {  // a green context's stream: use the primary context
+    state->context = detail::primary_context(state->device_id);
+  }
+  Stream stream;
+  stream.handle_ = bits;
+  stream.state_ = std::move(state);
+  stream.open_ = true;
+  return stream;
+}
+
+void Stream::sync() const {
+  require_open("sync");
+  const detail::ScopedContext scope(context());
+  driver::cuStreamSynchronize(handle());
+}
+
+bool Stream::is_done() const {
+  require_open("is_done");
+  const detail::ScopedContext scope(context());
+  return driver::cuStreamQuery(handle());
+}
+
+void Stream::wait(const Event& event) const {
+  require_open("wait");
+  const CUevent e = event.handle();
+  const detail::ScopedContext scope(context());
+  driver::cuStreamWaitEvent(handle(), e, CU_EVENT_WAIT_DEFAULT);
+}
+
+void Stream::wait(const Stream& other) const {
+  require_open("wait");
+  if (!other.open_) {
+    throw std::logic_error("Stream::wait: the Stream to wait for is closed");
+  }
+  if (other.handle_ == handle_ && other.state_ == state_ && state_ != nullptr) {
+    return;  // a stream is always ordered after its own earlier work
+  }
+  EventGuard marker;
+  {
+    const detail::ScopedContext scope(other.context());
+    marker.event = driver::cuEventCreate(CU_EVENT_DISABLE_TIMING);
+    driver::cuEventRecord(marker.event, other.handle());
+  }
+  const detail::ScopedContext scope(context());
+  driver::cuStreamWaitEvent(handle(), marker.event, CU_EVENT_WAIT_DEFAULT);
+}
+
+Event Stream::record(const EventOptions& options) const {
+  require_open("record");
+  const CUcontext ctx = context();
+  Event event = Event::create(ctx, state_ != nullptr ? state_->device_id : -1, options);
+  const detail::ScopedContext scope(ctx);
+  driver::cuEventRecord(event.handle(), handle());
+  return event;
+}
+
+void Stream::record(const Event& event) const {
+  require_open("record");
+  const CUevent e = event.handle();
+  const detail::ScopedContext scope(context());
+  driver::cuEventRecord(e, handle());
+}
+
+void Stream::close() noexcept {
+  state_.reset();
+  handle_ = 0;
+  open_ = false;
+}
+
+bool Stream::is_nonblocking() const {
+  require_open("is_nonblocking");
+  const detail::ScopedContext scope(context());
+  return (driver::cuStreamGetFlags(handle()) & CU_STREAM_NON_BLOCKING) != 0;
+}
+
+int Stream::priority() const {
+  require_open("priority");
+  const detail::ScopedContext scope(context());
+  return driver::cuStreamGetPriority(handle());
+}
+
+Device Stream::device() const {
+  require_open("device");
+  if (state_ != nullptr) {
+    return Device(state_->device_id);
+  }
+  return Device(detail::device_of_context(context()));
+}
+
+CUcontext Stream::context() const {
+  require_open("context");
+  if (state_ != nullptr) {
+    return state_->context;
+  }
+  const CUcontext current = detail::current_context();
+  return current != nullptr ? current : detail::primary_context(0);
+}
+
+bool Stream::is_owning() const noexcept { return state_ != nullptr && state_->owning; }
+
+Stream Stream::share() const noexcept {
+  Stream stream;
+  stream.handle_ = handle_;
+  stream.state_ = state_;
+  stream.open_ = open_;
+  return stream;
+}
+
+void Stream::throw_closed(const char* operation) const {
+  throw std::logic_error(std::string("Stream::") + operation + " on a closed Stream");
+}
+
+}  // namespace cuwrap

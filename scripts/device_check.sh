@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Everything cuwrap checks on a GPU machine, in stages, with logs:
+#
+#   build     configure (no generator: no libclang there) and build everything, benchmarks too
+#   ctest     the whole test suite
+#   examples  every example program, each checking its own results
+#   memcheck  every test executable under compute-sanitizer --tool memcheck
+#   bench     scripts/bench_report.sh (the benchmark table)
+#
+#   bash scripts/device_check.sh                 # all stages
+#   bash scripts/device_check.sh memcheck bench  # some stages (the build must exist)
+#
+# Logs go to $OUT (when set, e.g. by the device runner) or $CUWRAP_BUILD/device-check:
+# build.log, ctest.log (+ ctest-junit.xml), examples.log, memcheck/<test>.log,
+# bench/ (JSON, logs, bench.md), and summary.md with one line per stage and executable.
+# Exits 1 when a stage failed; every stage runs regardless.
+set -uo pipefail
+
+CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CUWRAP_BUILD=${CUWRAP_BUILD:-$CUWRAP_ROOT/build}
+CUWRAP_JOBS=${CUWRAP_JOBS:-16}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+LOGS=${OUT:-$CUWRAP_BUILD/device-check}
+mkdir -p "$LOGS"
+SUMMARY="$LOGS/summary.md"
+: >"$SUMMARY"
+failed=0
+
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(build ctest examples memcheck bench)
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+has_stage() { [[ " ${stages[*]} " == *" $1 "* ]]; }
+
+note "# cuwrap device check ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+note ""
+if command -v nvidia-smi >/dev/null; then
+  note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+fi
+note "stages: ${stages[*]}"
+note ""
+
+if has_stage build; then
+  {
+    cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BUILD_BENCHMARKS=ON -DCUWRAP_CUDA_ROOT="$CUDA_HOME" &&
+      cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"
+  } >"$LOGS/build.log" 2>&1
+  rc=$?
+  note "- build: $([ $rc -eq 0 ] && echo ok || echo "FAILED (rc $rc, build.log)")"
+  if [ $rc -ne 0 ]; then
+    tail -40 "$LOGS/build.log"
+    exit 1
+  fi
+fi
+
+if has_stage ctest; then
+  (cd "$CUWRAP_BUILD" && ctest --output-on-failure -j 4 --timeout 600 \
+    --output-junit "$LOGS/ctest-junit.xml") >"$LOGS/ctest.log" 2>&1
+  rc=$?
+  [ $rc -ne 0 ] && failed=1
+  note "- ctest: $(grep -E 'tests passed|tests failed' "$LOGS/ctest.log" | tail -1) (rc $rc, ctest.log)"
+  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$LOGS/ctest.log" \
+    | sed 's/^/    /' | tee -a "$SUMMARY"
+fi
+
+if has_stage examples; then
+  : >"$LOGS/examples.log"
+  note "- examples:"
+  for exe in "$CUWRAP_BUILD"/examples/*; do
+    [ -x "$exe" ] && [ -f "$exe" ] || continue
+    name=$(basename "$exe")
+    echo "== $name" >>"$LOGS/examples.log"
+    (cd "$CUWRAP_BUILD/examples" && timeout 300 "$exe") >>"$LOGS/examples.log" 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && failed=1
+    note "    - $name: $([ $rc -eq 0 ] && echo ok || echo "FAILED (rc $rc)")"
+  done
+fi
+
+if has_stage memcheck; then
+  sanitizer=$(command -v compute-sanitizer || echo "$CUDA_HOME/bin/compute-sanitizer")
+  mkdir -p "$LOGS/memcheck"
+  note "- memcheck ($sanitizer --tool memcheck):"
+  # Death tests re-run the binary in a child that changes which library is loaded; they
+  # test loading, not device memory, and are slow under the sanitizer.
+  filter=${MEMCHECK_GTEST_FILTER:--*Loading*}
+  mapfile -t executables < <(find "$CUWRAP_BUILD/tests" -maxdepth 2 -type f -executable \
+    \( -name '*_test_*' -o -name 'docs_snippets' \) | sort)
+  for exe in "${executables[@]}"; do
+    name=$(basename "$exe")
+    log="$LOGS/memcheck/$name.log"
+    args=()
+    [[ "$name" == *_test_* ]] && args=(--gtest_filter="$filter")
+    (cd "$(dirname "$exe")" && timeout 900 "$sanitizer" --tool memcheck --leak-check full \
+      --error-exitcode 99 --print-limit 50 "$exe" "${args[@]}") >"$log" 2>&1
+    rc=$?
+    errors=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -oE '[0-9]+' || echo "?")
+    verdict=ok
+    if [ $rc -eq 99 ]; then
+      verdict="MEMCHECK ERRORS"
+      failed=1
+    elif [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+      verdict="FAILED (rc $rc)"
+      failed=1
+    fi
+    note "    - $name: $verdict, ${errors} errors (memcheck/$name.log)"
+  done
+fi
+
+if has_stage bench; then
+  BENCH_RESULTS="$LOGS/bench" CUWRAP_BUILD="$CUWRAP_BUILD" \
+    bash "$CUWRAP_ROOT/scripts/bench_report.sh" >"$LOGS/bench-table.md" 2>"$LOGS/bench-stderr.log"
+  rc=$?
+  [ $rc -ne 0 ] && failed=1
+  note "- bench: $([ $rc -eq 0 ] && echo ok || echo "FAILED (rc $rc)") (bench/bench.md)"
+  note ""
+  cat "$LOGS/bench-table.md" >>"$SUMMARY"
+fi
+
+echo
+cat "$SUMMARY"
+exit $failed

@@ -1,0 +1,175 @@
+// parse.cpp on the fixture headers of tests/fixtures/ (libclang), and the doc-comment
+// reader; then the plan those fixtures produce.
+#include "parse.hpp"
+#include "rules.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace cuwrap::gen {
+namespace {
+
+const std::filesystem::path kBasic = std::filesystem::path(CUWRAP_FIXTURES_DIR) / "basic";
+
+const Function& find(const Header& h, const std::string& name) {
+  const auto it = std::find_if(h.functions.begin(), h.functions.end(),
+                               [&](const Function& f) { return f.name == name; });
+  if (it == h.functions.end()) {
+    throw std::runtime_error("no function " + name);
+  }
+  return *it;
+}
+
+class ParseBasic : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { api_ = new Api(parse_headers(kBasic)); }
+  static void TearDownTestSuite() {
+    delete api_;
+    api_ = nullptr;
+  }
+  static const Header& header(const std::string& file) { return *api_->find(file); }
+  static Api* api_;
+};
+Api* ParseBasic::api_ = nullptr;
+
+TEST_F(ParseBasic, ReadsCudaVersionAndAllHeaders) {
+  EXPECT_EQ(api_->cuda_version, 12345);
+  ASSERT_EQ(api_->headers.size(), 3u);
+  EXPECT_EQ(header("cuda.h").functions.size(), 8u);
+  EXPECT_EQ(header("nvrtc.h").functions.size(), 4u);
+  EXPECT_EQ(header("nvJitLink.h").functions.size(), 2u)
+      << "the __nvJitLink*_1_2 externs are not public";
+}
+
+TEST_F(ParseBasic, PublicNamesMapToVersionedSymbols) {
+  const Header& cuda = header("cuda.h");
+  EXPECT_EQ(find(cuda, "cuMemAlloc").symbol, "cuMemAlloc_v2");
+  EXPECT_EQ(find(cuda, "cuMemGetInfo").symbol, "cuMemGetInfo_v2");
+  EXPECT_EQ(find(cuda, "cuDeviceGetName").symbol, "cuDeviceGetName");
+  std::vector<std::pair<std::string, std::string>> defines;
+  for (const auto& d : cuda.defines) {
+    defines.emplace_back(d.name, d.symbol);
+  }
+  EXPECT_NE(std::find(defines.begin(), defines.end(),
+                      std::make_pair(std::string("cuMemAlloc"), std::string("cuMemAlloc_v2"))),
+            defines.end());
+}
+
+TEST_F(ParseBasic, PerThreadVariantsComeFromTheSecondParse) {
+  const Header& cuda = header("cuda.h");
+  EXPECT_EQ(find(cuda, "cuMemcpyHtoD").per_thread_symbol, "cuMemcpyHtoD_v2_ptds");
+  EXPECT_EQ(find(cuda, "cuStreamQuery").per_thread_symbol, "cuStreamQuery_ptsz")
+      << "defined only under CUDA_API_PER_THREAD_DEFAULT_STREAM";
+  EXPECT_EQ(find(cuda, "cuMemAlloc").per_thread_symbol, "");
+}
+
+TEST_F(ParseBasic, ParametersAndDocumentation) {
+  const Function& alloc = find(header("cuda.h"), "cuMemAlloc");
+  EXPECT_EQ(alloc.brief, "Allocates device memory");
+  ASSERT_EQ(alloc.params.size(), 2u);
+  EXPECT_EQ(alloc.params[0].name, "dptr");
+  EXPECT_EQ(alloc.params[0].type, "CUdeviceptr*");
+  EXPECT_TRUE(alloc.params[0].is_pointer);
+  EXPECT_EQ(alloc.params[0].pointee, "CUdeviceptr");
+  EXPECT_EQ(alloc.params[0].doc, "Returned device pointer");
+  EXPECT_FALSE(alloc.params[1].is_pointer);
+
+  const Function& version = find(header("nvrtc.h"), "nvrtcVersion");
+  EXPECT_EQ(version.params[0].direction, "out");
+  EXPECT_EQ(version.params[0].doc, "CUDA Runtime Compilation major version number.");
+
+  const Function& opaque = find(header("cuda.h"), "cuOpaqueGetState");
+  EXPECT_FALSE(opaque.params[0].pointee_complete);
+  EXPECT_TRUE(find(header("cuda.h"), "cuLogMessage").variadic);
+}
+
+TEST_F(ParseBasic, InlineForwardersArePublicAndLoadTheirCallee) {
+  const Function& create = find(header("nvJitLink.h"), "nvJitLinkCreate");
+  EXPECT_EQ(create.symbol, "__nvJitLinkCreate_1_2") << "derived from the body, not hard-coded";
+  EXPECT_TRUE(create.inline_forwarder);
+  EXPECT_EQ(create.brief, "nvJitLinkCreate creates an instance of nvJitLinkHandle.")
+      << "the comment sits before #ifndef NVJITLINK_NO_INLINE";
+  EXPECT_EQ(create.params[0].direction, "out");
+  EXPECT_EQ(create.params[2].type, "const char**") << "the public signature, not the extern's";
+}
+
+TEST_F(ParseBasic, EnumsUseTheirTypedefNames) {
+  const Header& cuda = header("cuda.h");
+  ASSERT_GE(cuda.enums.size(), 3u);
+  EXPECT_EQ(cuda.enums[0].name, "CUresult");
+  EXPECT_EQ(cuda.enums[0].enumerators[3].name, "CUDA_ERROR_NOT_READY");
+  EXPECT_EQ(cuda.enums[0].enumerators[3].value, 600);
+  EXPECT_EQ(cuda.enums[0].enumerators[0].doc, "The API call returned with no errors.");
+  EXPECT_EQ(cuda.enums[1].name, "CUdevice_attribute");
+  EXPECT_EQ(cuda.enums[1].enumerators[1].doc,
+            "Deprecated, use CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK");
+  EXPECT_EQ(header("nvrtc.h").enums[0].name, "nvrtcResult")
+      << "anonymous enum named by its typedef";
+}
+
+TEST_F(ParseBasic, PlanInfersOutputsAndReportsRawOnly) {
+  const Plan plan = make_plan(*api_);
+  const auto& driver = plan.libraries[0].functions;
+  auto shape = [&](const std::string& name) {
+    return std::find_if(driver.begin(), driver.end(),
+                        [&](const FunctionPlan& f) { return f.function.name == name; })
+        ->shape;
+  };
+  EXPECT_EQ(shape("cuMemAlloc"), Shape::Value);
+  EXPECT_EQ(shape("cuMemGetInfo"), Shape::Aggregate);
+  EXPECT_EQ(shape("cuMemcpyHtoD"), Shape::Void);
+  EXPECT_EQ(shape("cuStreamQuery"), Shape::Answer);
+  EXPECT_EQ(shape("cuDeviceGetName"), Shape::String);
+  EXPECT_EQ(shape("cuGraphGetNodes"), Shape::Void);
+  EXPECT_EQ(shape("cuOpaqueGetState"), Shape::RawOnly);
+  EXPECT_EQ(shape("cuLogMessage"), Shape::RawOnly);
+  const auto& nvrtc = plan.libraries[1].functions;
+  EXPECT_EQ(nvrtc[1].shape, Shape::Aggregate);  // nvrtcVersion
+  EXPECT_TRUE(nvrtc[3].one_call.has_value());   // nvrtcGetPTX
+}
+
+TEST(Parse, MissingDirectoryAndHeaderAreMissingInput) {
+  EXPECT_THROW(parse_headers(kBasic / "no-such-dir"), MissingInput);
+  try {
+    parse_headers(kBasic, {"cuda.h", "absent.h"});
+    FAIL() << "expected MissingInput";
+  } catch (const MissingInput& e) {
+    EXPECT_NE(std::string(e.what()).find("absent.h"), std::string::npos);
+  }
+}
+
+TEST(Parse, MalformedHeaderGivesFileLineColumn) {
+  try {
+    parse_headers(std::filesystem::path(CUWRAP_FIXTURES_DIR) / "malformed");
+    FAIL() << "expected ParseFailure";
+  } catch (const ParseFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda.h:9:"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DocComment, BriefAndParams) {
+  const DocComment d = parse_doc_comment(
+      "/**\n * \\brief Returns the thing\n * Details start here without a blank line.\n *\n"
+      " * \\param pctx - Returned context handle\n *   continued\n"
+      " * \\param [in,out] n  Count\\n\n */");
+  EXPECT_EQ(d.brief, "Returns the thing");
+  ASSERT_EQ(d.params.size(), 2u);
+  EXPECT_EQ(d.params[0].name, "pctx");
+  EXPECT_EQ(d.params[0].text, "Returned context handle continued");
+  EXPECT_EQ(d.params[1].direction, "in,out");
+  EXPECT_EQ(d.params[1].text, "Count");
+}
+
+TEST(DocComment, TrailingMemberComment) {
+  EXPECT_EQ(parse_doc_comment("/**< Maximum number of threads per block */").brief,
+            "Maximum number of threads per block");
+}
+
+TEST(DocComment, BriefEndsAtFirstSentence) {
+  EXPECT_EQ(parse_doc_comment("/** \\brief Does a thing, e.g. this. Then more. */").brief,
+            "Does a thing, e.g. this.");
+}
+
+}  // namespace
+}  // namespace cuwrap::gen

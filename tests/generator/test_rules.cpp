@@ -1,0 +1,229 @@
+// rules.cpp on hand-built models: output inference, answers, strings, size queries,
+// log handles, raw-only fallbacks, enum folding and attribute lists.
+#include "model_builders.hpp"
+#include "rules.hpp"
+
+#include <gtest/gtest.h>
+
+namespace cuwrap::gen {
+namespace {
+
+using testing::function;
+using testing::marked;
+using testing::plan;
+using testing::pointer;
+using testing::value;
+
+TEST(Rules, ReturnedPointerIsTheValue) {
+  const auto p = plan(
+      function("cuMemAlloc", {pointer("CUdeviceptr", "dptr", "Returned device pointer"),
+                              value("size_t", "bytesize", "Requested allocation size in bytes")}));
+  EXPECT_EQ(p.shape, Shape::Value);
+  EXPECT_EQ(p.roles, (std::vector<ParamRole>{ParamRole::Output, ParamRole::Input}));
+}
+
+TEST(Rules, SeveralOutputsMakeAnAggregate) {
+  const auto p = plan(
+      function("cuMemGetInfo", {pointer("size_t", "free", "Returned free memory in bytes"),
+                                pointer("size_t", "total", "Returned total memory in bytes")}));
+  EXPECT_EQ(p.shape, Shape::Aggregate);
+  EXPECT_EQ(p.outputs(), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(p.result_local, "result");
+}
+
+TEST(Rules, OutMarkerMakesAnOutputAndInMarkerKeepsAnInput) {
+  const auto p = plan(
+      function("nvrtcCreateProgram",
+               {marked(pointer("nvrtcProgram", "prog", "CUDA Runtime Compilation program."), "out"),
+                marked(pointer("char", "src", "CUDA program source.", true), "in")},
+               "nvrtcResult", "nvrtc.h"));
+  EXPECT_EQ(p.shape, Shape::Value);
+  const auto destroy = plan(
+      function("nvrtcDestroyProgram",
+               {marked(pointer("nvrtcProgram", "prog", "CUDA Runtime Compilation program."), "in")},
+               "nvrtcResult", "nvrtc.h"));
+  EXPECT_EQ(destroy.shape, Shape::Void);
+}
+
+TEST(Rules, ArraysAndInOutCountsStayInputs) {
+  const auto nodes = plan(
+      function("cuGraphGetNodes", {value("CUgraph", "hGraph", "Graph to query"),
+                                   pointer("CUgraphNode", "nodes", "Pointer to return the nodes"),
+                                   pointer("size_t", "numNodes", "See description")}));
+  EXPECT_EQ(nodes.shape, Shape::Void);
+  const auto archs = plan(function(
+      "nvrtcGetSupportedArchs",
+      {marked(pointer("int", "supportedArchs", "sorted array of supported architectures."), "out")},
+      "nvrtcResult", "nvrtc.h"));
+  EXPECT_EQ(archs.shape, Shape::Void) << "an [out] array must not become a single int";
+}
+
+TEST(Rules, HostBuffersStayInputs) {
+  const auto p = plan(function(
+      "cuMemcpyDtoH", {pointer("void", "dstHost", "Destination host pointer", false, false),
+                       value("CUdeviceptr", "srcDevice"), value("size_t", "ByteCount")}));
+  EXPECT_EQ(p.shape, Shape::Void);
+}
+
+TEST(Rules, GettersReturnUndocumentedLeadingPointers) {
+  const auto p = plan(function(
+      "cuMemGetMemPool", {pointer("CUmemoryPool", "pool"), pointer("CUmemLocation", "location"),
+                          value("CUmemAllocationType", "type")}));
+  EXPECT_EQ(p.shape, Shape::Value);
+  EXPECT_EQ(p.outputs(), std::vector<std::size_t>{0});
+}
+
+TEST(Rules, AnswerStatusesReturnBool) {
+  const auto p = plan(function("cuStreamQuery", {value("CUstream", "hStream")}));
+  EXPECT_EQ(p.shape, Shape::Answer);
+  EXPECT_EQ(p.answer_status, "CUDA_ERROR_NOT_READY");
+}
+
+TEST(Rules, CharBufferWithLengthIsAString) {
+  const auto p = plan(function("cuDeviceGetName",
+                               {pointer("char", "name", "Returned identifier string"),
+                                value("int", "len", "Maximum length"), value("CUdevice", "dev")}));
+  EXPECT_EQ(p.shape, Shape::String);
+  EXPECT_EQ(p.roles, (std::vector<ParamRole>{ParamRole::StringBuffer, ParamRole::StringLength,
+                                             ParamRole::Input}));
+  EXPECT_GE(p.string_length, 64u);
+}
+
+TEST(Rules, SizeQueryPairsGetOneCallForms) {
+  std::vector<FunctionPlan> plans = {
+      plan(function("nvrtcGetPTXSize",
+                    {value("nvrtcProgram", "prog"),
+                     marked(pointer("size_t", "ptxSizeRet", "Size of the PTX."), "out")},
+                    "nvrtcResult", "nvrtc.h")),
+      plan(function("nvrtcGetPTX",
+                    {value("nvrtcProgram", "prog"),
+                     marked(pointer("char", "ptx", "Compiled result."), "out")},
+                    "nvrtcResult", "nvrtc.h")),
+      plan(function("nvrtcGetCUBINSize",
+                    {value("nvrtcProgram", "prog"),
+                     marked(pointer("size_t", "cubinSizeRet", "Size of the cubin."), "out")},
+                    "nvrtcResult", "nvrtc.h")),
+      plan(function("nvrtcGetCUBIN", {value("nvrtcProgram", "prog"), pointer("char", "cubin")},
+                    "nvrtcResult", "nvrtc.h")),
+      plan(function("nvrtcGetPCHHeapSize",
+                    {pointer("size_t", "ret", "pointer to location of the size")}, "nvrtcResult",
+                    "nvrtc.h")),
+  };
+  add_one_call_forms(plans);
+  ASSERT_TRUE(plans[1].one_call.has_value());
+  EXPECT_EQ(plans[1].one_call->size_function, "nvrtcGetPTXSize");
+  EXPECT_TRUE(plans[1].one_call->text);
+  ASSERT_TRUE(plans[3].one_call.has_value());
+  EXPECT_FALSE(plans[3].one_call->text) << "a cubin is binary";
+  EXPECT_FALSE(plans[0].one_call.has_value());
+  EXPECT_FALSE(plans[4].one_call.has_value()) << "no nvrtcGetPCHHeap to pair with";
+}
+
+TEST(Rules, ProgramAndLinkerInputsCarryTheirLogs) {
+  EXPECT_EQ(plan(function("nvrtcCompileProgram",
+                          {value("nvrtcProgram", "prog"), value("int", "numOptions")},
+                          "nvrtcResult", "nvrtc.h"))
+                .log_handle,
+            "prog");
+  EXPECT_EQ(plan(function("nvJitLinkComplete", {value("nvJitLinkHandle", "handle")},
+                          "nvJitLinkResult", "nvJitLink.h"))
+                .log_handle,
+            "handle");
+  // Create takes the handle by pointer: there is no log yet.
+  EXPECT_EQ(plan(function("nvJitLinkCreate", {marked(pointer("nvJitLinkHandle", "handle"), "out")},
+                          "nvJitLinkResult", "nvJitLink.h"))
+                .log_handle,
+            "");
+}
+
+TEST(Rules, UnknownShapesFallBackToRawWithAReason) {
+  auto variadic =
+      function("cuLogMessage", {pointer("char", "format", "printf-style format", true)});
+  variadic.variadic = true;
+  const auto v = plan(variadic);
+  EXPECT_EQ(v.shape, Shape::RawOnly);
+  EXPECT_NE(v.raw_only_reason.find("variadic"), std::string::npos);
+
+  const auto opaque = plan(
+      function("cuOpaqueGetState",
+               {pointer("struct CUopaque_st", "state", "Returned opaque state", false, false)}));
+  EXPECT_EQ(opaque.shape, Shape::RawOnly);
+  EXPECT_NE(opaque.raw_only_reason.find("state"), std::string::npos);
+  EXPECT_NE(opaque.raw_only_reason.find("incomplete"), std::string::npos);
+}
+
+TEST(Rules, FunctionsWithoutStatusPassThrough) {
+  const auto p = plan(
+      function("nvrtcGetErrorString", {value("nvrtcResult", "result")}, "const char*", "nvrtc.h"));
+  EXPECT_EQ(p.shape, Shape::PassThrough);
+  EXPECT_FALSE(p.returns_status);
+}
+
+TEST(Rules, LocalsAvoidParameterNames) {
+  const auto p =
+      plan(function("cuLaunchHostFunc", {value("CUstream", "hStream"), value("CUhostFn", "fn")}));
+  EXPECT_EQ(p.entry_local, "fn_");
+}
+
+TEST(Rules, EnumsFoldAliasesToTheCurrentName) {
+  Api api;
+  api.cuda_version = 12345;
+  Header h;
+  h.file = "cuda.h";
+  h.enums.push_back(
+      {"CUdevice_attribute",
+       {{"CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK", 1, "Maximum threads", false},
+        {"CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK", 8, "Deprecated, use the MAX_ form", false},
+        {"CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK", 8, "Maximum shared memory", false},
+        {"CU_DEVICE_ATTRIBUTE_WARP_SIZE", 10, "Warp size", false},
+        {"CU_DEVICE_ATTRIBUTE_MAX", 11, "", false}},
+       "cuda.h"});
+  h.enums.push_back({"CUresult",
+                     {{"CUDA_SUCCESS", 0, "The API call returned with no errors.", false},
+                      {"CUDA_ERROR_INVALID_VALUE", 1,
+                       "This indicates that a value is invalid. More text.", false}},
+                     "cuda.h"});
+  api.headers.push_back(h);
+  const Plan p = make_plan(api);
+  ASSERT_EQ(p.libraries.size(), 1u);
+  const auto& enums = p.libraries[0].enums;
+  ASSERT_EQ(enums.size(), 2u);
+  std::vector<std::string> names;
+  for (const auto& c : enums[0].cases) {
+    names.push_back(c.name);
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK",
+                                      "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK",
+                                      "CU_DEVICE_ATTRIBUTE_WARP_SIZE", "CU_DEVICE_ATTRIBUTE_MAX"}));
+  EXPECT_TRUE(enums[1].is_status);
+  EXPECT_EQ(enums[1].cases[1].description, "a value is invalid");
+
+  ASSERT_EQ(p.attribute_lists.size(), 1u);
+  const auto& attrs = p.attribute_lists[0];
+  EXPECT_EQ(attrs.file, "device_attributes.inc");
+  ASSERT_EQ(attrs.entries.size(), 3u) << "the _MAX sentinel is left out";
+  EXPECT_EQ(attrs.entries[0].name, "max_threads_per_block");
+  EXPECT_EQ(attrs.entries[1].name, "max_shared_memory_per_block");
+  EXPECT_EQ(attrs.entries[2].name, "warp_size");
+}
+
+TEST(Rules, StatusDescriptions) {
+  EXPECT_EQ(
+      describe_status(
+          {"CUDA_ERROR_NOT_READY", 600,
+           "This indicates that asynchronous operations issued previously have not completed yet. "
+           "More.",
+           false}),
+      "asynchronous operations issued previously have not completed yet");
+  EXPECT_EQ(describe_status({"NVRTC_ERROR_OUT_OF_MEMORY", 1, "", false}), "out of memory");
+  EXPECT_EQ(describe_status({"NVRTC_SUCCESS", 0, "", false}), "success");
+}
+
+TEST(Rules, DeclaresFunctionPointerParameters) {
+  EXPECT_EQ(declare("int (*)(void*, void*)", "callback"), "int (*callback)(void*, void*)");
+  EXPECT_EQ(declare("const char* const*", "headers"), "const char* const* headers");
+}
+
+}  // namespace
+}  // namespace cuwrap::gen

@@ -1,0 +1,135 @@
+// cuwrap-gen on real toolkits: generated/ must match what the generator writes for the
+// configured CUDA headers (drift), cover every function, and regenerate for CUDA 12.6.
+#include "support.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace cuwrap::gen {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::quoted;
+using testing::run_command;
+using testing::ScratchDir;
+
+const fs::path kSourceDir = CUWRAP_SOURCE_DIR;
+
+// Run cuwrap-gen for `include` into `out`, with the JSON report; return the report.
+nlohmann::json generate(const fs::path& include, const fs::path& out, const fs::path& report) {
+  const auto r =
+      run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " + quoted(include.string()) +
+                  " --output " + quoted(out.string()) + " --report " + quoted(report.string()));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0 ? nlohmann::json::parse(testing::read_file(report)) : nlohmann::json();
+}
+
+// The files under `dir`, relative to it.
+std::set<std::string> files_under(const fs::path& dir) {
+  std::set<std::string> out;
+  if (fs::is_directory(dir)) {
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      if (e.is_regular_file()) {
+        out.insert(fs::relative(e.path(), dir).generic_string());
+      }
+    }
+  }
+  return out;
+}
+
+// Compile `source` with -fsyntax-only against generated headers in `include`.
+testing::CommandResult syntax_check(const fs::path& source, const fs::path& include,
+                                    const fs::path& cuda, const std::string& extra = {}) {
+  return run_command(quoted(CUWRAP_CXX_COMPILER) +
+                     " -std=c++20 -Wall -Wextra -Wpedantic -Werror -fsyntax-only " + extra + " -I" +
+                     quoted(include.string()) + " -I" + quoted(CUWRAP_RUNTIME_INCLUDE_DIR) + " -I" +
+                     quoted(cuda.string()) + " " + quoted(source.string()));
+}
+
+// Every header's functions all have a typed form.
+void expect_full_coverage(const nlohmann::json& report) {
+  ASSERT_TRUE(report.contains("headers"));
+  for (const auto& h : report["headers"]) {
+    EXPECT_GT(h["declared"].get<int>(), 0) << h["header"];
+    EXPECT_EQ(h["typed"], h["declared"]) << h["header"];
+    EXPECT_EQ(h["raw_only"], 0) << h["header"];
+    for (const auto& f : h["functions"]) {
+      EXPECT_TRUE(f["typed"].get<bool>()) << f["name"] << ": " << f["raw_only_reason"];
+    }
+  }
+}
+
+TEST(Toolkit, GeneratedMatchesTheGenerator) {
+  ScratchDir dir;
+  generate(CUWRAP_CUDA_INCLUDE_DIR, dir.path() / "out", dir.path() / "report.json");
+  const fs::path checked_in = kSourceDir / "generated";
+  const auto expected = files_under(dir.path() / "out");
+  const auto actual = files_under(checked_in);
+  ASSERT_FALSE(expected.empty());
+  for (const auto& f : expected) {
+    ASSERT_TRUE(actual.count(f) != 0)
+        << "generated/" << f << " is missing; regenerate (target cuwrap-regenerate)";
+    ASSERT_EQ(testing::read_file(checked_in / f), testing::read_file(dir.path() / "out" / f))
+        << "generated/" << f << " differs from what cuwrap-gen writes for "
+        << CUWRAP_CUDA_INCLUDE_DIR
+        << "; regenerate it (cmake --build <dir> --target cuwrap-regenerate), never edit it by "
+           "hand";
+  }
+  for (const auto& f : actual) {
+    EXPECT_TRUE(expected.count(f) != 0)
+        << "generated/" << f << " is not produced by cuwrap-gen any more";
+  }
+}
+
+TEST(Toolkit, CoversEveryFunction) {
+  ScratchDir dir;
+  const auto report =
+      generate(CUWRAP_CUDA_INCLUDE_DIR, dir.path() / "out", dir.path() / "report.json");
+  expect_full_coverage(report);
+  if (report["cuda_version"] == 13000) {
+    // cuda.h 13.0 declares 449 public functions (not counting the legacy ones under
+    // __CUDA_API_VERSION_INTERNAL or the _ptds/_ptsz variants).
+    EXPECT_EQ(report["headers"][0]["header"], "cuda.h");
+    EXPECT_EQ(report["headers"][0]["declared"], 449);
+    EXPECT_EQ(report["headers"][0]["typed"], 449);
+  }
+}
+
+TEST(Toolkit, RepresentativeWrappersCompile) {
+  const fs::path usage = fs::path(CUWRAP_TEST_SOURCE_DIR) / "wrapper_usage.cpp";
+  for (const std::string mode : {"", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM"}) {
+    const auto r =
+        syntax_check(usage, kSourceDir / "generated" / "include", CUWRAP_CUDA_INCLUDE_DIR, mode);
+    EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
+  }
+}
+
+TEST(Toolkit, RegeneratesForCuda126) {
+  const fs::path cuda126 = CUWRAP_CUDA_12_6_INCLUDE;
+  if (cuda126.empty() || !fs::is_regular_file(cuda126 / "cuda.h")) {
+    GTEST_SKIP()
+        << "CUDA 12.6 headers not found: set CUWRAP_CUDA_12_6_INCLUDE (CMake cache or environment "
+           "at configure time) to a directory with cuda.h, nvrtc.h and nvJitLink.h";
+  }
+  ScratchDir dir;
+  const auto report = generate(cuda126, dir.path() / "out", dir.path() / "report.json");
+  EXPECT_EQ(report["cuda_version"], 12060);
+  expect_full_coverage(report);
+  const fs::path all = dir.path() / "all.cpp";
+  std::ofstream(all) << "#include <cuwrap/driver.hpp>\n#include <cuwrap/nvrtc.hpp>\n#include "
+                        "<cuwrap/nvjitlink.hpp>\n";
+  for (const std::string mode : {"", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM"}) {
+    const auto r = syntax_check(all, dir.path() / "out" / "include", cuda126, mode);
+    EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
+  }
+  for (const char* src : {"driver.cpp", "nvrtc.cpp", "nvjitlink.cpp"}) {
+    const auto r =
+        syntax_check(dir.path() / "out" / "src" / src, dir.path() / "out" / "include", cuda126);
+    EXPECT_EQ(r.exit_code, 0) << src << "\n" << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace cuwrap::gen

@@ -1,0 +1,225 @@
+// Event, mirroring cuda.core's test_event.py: options and flags, sync/query, elapsed
+// time (positive, ordered, rejected without timing), IPC descriptors, from_handle,
+// move semantics and close.
+#include <cuwrap/buffer.hpp>
+#include <cuwrap/device.hpp>
+#include <cuwrap/driver.hpp>
+#include <cuwrap/event.hpp>
+#include <cuwrap/stream.hpp>
+
+#include <gtest/gtest.h>
+
+#include "gpu.hpp"
+#include "kernel_helper.hpp"
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace {
+
+using cuwrap::Device;
+using cuwrap::Event;
+using cuwrap::EventOptions;
+using cuwrap::Stream;
+
+static_assert(!std::is_copy_constructible_v<Event> && !std::is_copy_assignable_v<Event>);
+static_assert(std::is_nothrow_move_constructible_v<Event> &&
+              std::is_nothrow_move_assignable_v<Event>);
+
+constexpr long long kSpinCycles = 20'000'000;
+
+TEST(Event, DefaultOptions) {
+  CUWRAP_REQUIRE_GPU();
+  const EventOptions options;
+  EXPECT_FALSE(options.enable_timing);
+  EXPECT_FALSE(options.busy_waited_sync);
+  EXPECT_FALSE(options.ipc_enabled);
+  Event event = Device(0).create_event();
+  EXPECT_TRUE(event.is_open());
+  EXPECT_TRUE(event.is_owning());
+  EXPECT_TRUE(event.is_timing_disabled());
+  EXPECT_FALSE(event.is_sync_busy_waited());
+  EXPECT_FALSE(event.is_ipc_enabled());
+  EXPECT_EQ(event.device(), Device(0));
+  EXPECT_EQ(event.context(), Device(0).context());
+  EXPECT_TRUE(event.is_done());  // never recorded: complete
+}
+
+TEST(Event, OptionsAreReported) {
+  CUWRAP_REQUIRE_GPU();
+  const Device device(0);
+  Event timed = device.create_event({.enable_timing = true, .busy_waited_sync = true});
+  EXPECT_FALSE(timed.is_timing_disabled());
+  EXPECT_TRUE(timed.is_sync_busy_waited());
+  Event blocking = device.create_event({.enable_timing = false, .busy_waited_sync = false});
+  EXPECT_FALSE(blocking.is_sync_busy_waited());
+}
+
+TEST(Event, SyncWaitsForRecordedWork) {
+  CUWRAP_REQUIRE_GPU();
+  const Device device(0);
+  device.set_current();
+  cuwrap::testing::TestKernels kernels(device);
+  Stream stream = device.create_stream();
+  cuwrap::Buffer buffer = device.allocate(4096, stream);
+  buffer.fill(std::uint8_t{1}, stream);
+  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles * 2, 1);
+  for (bool busy : {false, true}) {
+    Event event = stream.record({.busy_waited_sync = busy});
+    event.sync();
+    EXPECT_TRUE(event.is_done());
+  }
+  EXPECT_TRUE(stream.is_done());
+}
+
+TEST(Event, IsDoneIsFalseWhileWorkRuns) {
+  CUWRAP_REQUIRE_GPU();
+  const Device device(0);
+  device.set_current();
+  cuwrap::testing::TestKernels kernels(device);
+  Stream stream = device.create_stream();
+  cuwrap::Buffer buffer = device.allocate(4096, stream);
+  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles * 5, 1);
+  Event event = stream.record();
+  EXPECT_FALSE(event.is_done());
+  event.sync();
+  EXPECT_TRUE(event.is_done());
+}
+
+TEST(Event, ElapsedTimeIsPositiveAndOrdered) {
+  CUWRAP_REQUIRE_GPU();
+  const Device device(0);
+  device.set_current();
+  cuwrap::testing::TestKernels kernels(device);
+  Stream stream = device.create_stream();
+  cuwrap::Buffer buffer = device.allocate(4096, stream);
+  const EventOptions timing{.enable_timing = true};
+  Event start = stream.record(timing);
+  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 1);
+  Event middle = stream.record(timing);
+  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 1);
+  Event end = device.create_event(timing);
+  stream.record(end);
+  end.sync();
+  const float first = middle - start;
+  const float total = end - start;
+  EXPECT_GT(first, 0.0f);
+  EXPECT_GT(total, first);
+}
+
+TEST(Event, ElapsedTimeWithoutTimingThrowsLogicError) {
+  CUWRAP_REQUIRE_GPU();
+  const Device device(0);
+  Stream stream = device.create_stream();
+  Event timed = stream.record({.enable_timing = true});
+  Event untimed = stream.record();
+  stream.sync();
+  try {
+    static_cast<void>(untimed - timed);
+    FAIL() << "elapsed time with an untimed event did not throw";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("end event"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("enable_timing"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(static_cast<void>(timed - untimed), std::logic_error);
+  Event closed = stream.record({.enable_timing = true});
+  closed.close();
+  EXPECT_THROW(static_cast<void>(timed - closed), std::logic_error);
+}
+
+TEST(Event, IpcRequiresTimingDisabled) {
+  CUWRAP_REQUIRE_GPU();
+  try {
+    Event event = Device(0).create_event({.enable_timing = true, .ipc_enabled = true});
+    FAIL() << "an IPC event with timing was created";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ipc_enabled"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("enable_timing"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Event, IpcDescriptor) {
+  CUWRAP_REQUIRE_GPU();
+  const Device device(0);
+  Event plain = device.create_event();
+  EXPECT_THROW(static_cast<void>(plain.get_ipc_descriptor()), std::logic_error);
+  std::optional<Event> created;
+  try {
+    created.emplace(device, EventOptions{.ipc_enabled = true});
+  } catch (const cuwrap::DriverError& e) {
+    GTEST_SKIP() << "the driver does not support IPC events here: " << e.what();
+  }
+  Event& ipc = *created;
+  EXPECT_TRUE(ipc.is_ipc_enabled());
+  EXPECT_TRUE(ipc.is_timing_disabled());
+  CUipcEventHandle descriptor{};
+  try {
+    descriptor = ipc.get_ipc_descriptor();
+  } catch (const cuwrap::DriverError& e) {
+    GTEST_SKIP() << "cuIpcGetEventHandle unsupported here: " << e.what();
+  }
+  bool nonzero = false;
+  for (char c : descriptor.reserved) {
+    nonzero = nonzero || c != 0;
+  }
+  EXPECT_TRUE(nonzero);
+  // The same event gives the same descriptor.
+  const CUipcEventHandle again = ipc.get_ipc_descriptor();
+  EXPECT_EQ(std::string(descriptor.reserved, sizeof descriptor.reserved),
+            std::string(again.reserved, sizeof again.reserved));
+}
+
+TEST(Event, MoveAndClose) {
+  CUWRAP_REQUIRE_GPU();
+  Event a = Device(0).create_event();
+  const CUevent handle = a.handle();
+  Event b = std::move(a);
+  EXPECT_FALSE(a.is_open());  // NOLINT(bugprone-use-after-move): that is the point
+  EXPECT_EQ(b.handle(), handle);
+  try {
+    a.sync();
+    FAIL() << "sync on a moved-from event did not throw";
+  } catch (const std::logic_error& e) {
+    EXPECT_EQ(std::string(e.what()), "Event::sync on a closed Event");
+  }
+  Event c = Device(0).create_event();
+  c = std::move(b);
+  EXPECT_EQ(c.handle(), handle);
+  c.close();
+  c.close();
+  EXPECT_THROW(static_cast<void>(c.is_done()), std::logic_error);
+  EXPECT_THROW(static_cast<void>(c.handle()), std::logic_error);
+}
+
+TEST(Event, FromHandleNeverDestroysTheEvent) {
+  CUWRAP_REQUIRE_GPU();
+  Device(0).set_current();
+  const CUevent raw = cuwrap::driver::cuEventCreate(CU_EVENT_DEFAULT);
+  {
+    Event wrapped = Event::from_handle(raw);
+    EXPECT_FALSE(wrapped.is_owning());
+    EXPECT_EQ(wrapped.handle(), raw);
+    Stream stream = Device(0).create_stream();
+    stream.record(wrapped);
+    wrapped.sync();
+    EXPECT_TRUE(wrapped.is_done());
+  }
+  EXPECT_EQ(cuwrap::driver::raw::cuEventQuery(raw), CUDA_SUCCESS);
+  EXPECT_EQ(cuwrap::driver::raw::cuEventDestroy(raw), CUDA_SUCCESS);
+}
+
+TEST(Event, EventsOnEveryDevice) {
+  CUWRAP_REQUIRE_GPU();
+  for (const Device& device : Device::all()) {
+    Stream stream = device.create_stream();
+    Event start = stream.record({.enable_timing = true});
+    Event end = stream.record({.enable_timing = true});
+    end.sync();
+    EXPECT_GE(end - start, 0.0f);
+    EXPECT_EQ(end.device(), device);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,820 @@
+// Tests of GraphBuilder and Graph: capture and replay, allocation inside a graph,
+// fork/join, conditional nodes, update, DOT output, explicit nodes and misuse.
+#include <cuwrap/cuwrap.hpp>
+
+#include "gpu.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <span>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+using cuwrap::Buffer;
+using cuwrap::Device;
+using cuwrap::Graph;
+using cuwrap::GraphBuilder;
+using cuwrap::GraphNode;
+using cuwrap::Kernel;
+using cuwrap::LaunchConfig;
+using cuwrap::Stream;
+
+// cudaGraphSetConditional is a builtin the driver resolves; NVRTC needs the declaration.
+constexpr const char* kSource = R"(
+extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(
+    cudaGraphConditionalHandle handle, unsigned int value);
+
+extern "C" __global__ void add_one(unsigned* data, unsigned long long n) {
+  const unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
+  if (i < n) data[i] += 1u;
+}
+extern "C" __global__ void times_two(unsigned* data, unsigned long long n) {
+  const unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
+  if (i < n) data[i] *= 2u;
+}
+extern "C" __global__ void add_value(unsigned* data, unsigned long long n, unsigned value) {
+  const unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
+  if (i < n) data[i] += value;
+}
+extern "C" __global__ void mix_range(unsigned* data, unsigned long long begin,
+                                     unsigned long long end, unsigned value) {
+  const unsigned long long i = begin + blockIdx.x * 1ull * blockDim.x + threadIdx.x;
+  if (i < end) data[i] = data[i] * 3u + value;
+}
+extern "C" __global__ void add_to_counter(unsigned* counter, unsigned value) {
+  atomicAdd(counter, value);
+}
+extern "C" __global__ void set_condition(cudaGraphConditionalHandle handle,
+                                         const unsigned* flag) {
+  cudaGraphSetConditional(handle, *flag);
+}
+extern "C" __global__ void count_down(cudaGraphConditionalHandle handle, unsigned* counters) {
+  counters[1] += 1u;
+  counters[0] -= 1u;
+  cudaGraphSetConditional(handle, counters[0] > 0u ? 1u : 0u);
+}
+extern "C" __global__ void empty_kernel() {}
+)";
+
+// The test kernels, compiled once for device 0.
+struct Kernels {
+  Kernel add_one, times_two, add_value, mix_range, add_to_counter, set_condition, count_down, empty;
+};
+
+const Kernels& kernels() {
+  static const Kernels k = [] {
+    const Device device(0);
+    device.set_current();
+    cuwrap::ProgramOptions options;
+    options.arch = "sm_" + device.arch();
+    options.std = "c++17";
+    cuwrap::Program program(kSource, cuwrap::CodeType::Cxx, options);
+    const cuwrap::ObjectCode code = program.compile(cuwrap::TargetType::Cubin);
+    return Kernels{code.get_kernel("add_one"),        code.get_kernel("times_two"),
+                   code.get_kernel("add_value"),      code.get_kernel("mix_range"),
+                   code.get_kernel("add_to_counter"), code.get_kernel("set_condition"),
+                   code.get_kernel("count_down"),     code.get_kernel("empty_kernel")};
+  }();
+  return k;
+}
+
+std::mt19937& rng() {
+  static std::mt19937 engine(std::random_device{}());
+  return engine;
+}
+
+std::vector<unsigned> random_words(std::size_t n) {
+  std::uniform_int_distribution<unsigned> dist;
+  std::vector<unsigned> words(n);
+  std::generate(words.begin(), words.end(), [&] { return dist(rng()); });
+  return words;
+}
+
+LaunchConfig config_for(std::size_t n) {
+  LaunchConfig config;
+  config.block = cuwrap::Dim3(128);
+  config.grid = cuwrap::Dim3(static_cast<unsigned>((n + 127) / 128));
+  return config;
+}
+
+LaunchConfig single_thread() {
+  LaunchConfig config;
+  config.grid = cuwrap::Dim3(1);
+  config.block = cuwrap::Dim3(1);
+  return config;
+}
+
+void upload(Buffer& buffer, const std::vector<unsigned>& words, const Stream& stream) {
+  buffer.copy_from(std::as_bytes(std::span(words)), stream);
+}
+
+std::vector<unsigned> download(const Buffer& buffer, const Stream& stream) {
+  std::vector<unsigned> words(buffer.size() / sizeof(unsigned));
+  buffer.copy_to(std::as_writable_bytes(std::span(words)), stream);
+  stream.sync();
+  return words;
+}
+
+unsigned read_word(const Buffer& buffer, const Stream& stream, std::size_t index = 0) {
+  return download(buffer, stream).at(index);
+}
+
+void write_words(Buffer& buffer, const std::vector<unsigned>& words, const Stream& stream) {
+  upload(buffer, words, stream);
+  stream.sync();
+}
+
+// Expect `statement` to throw std::logic_error whose message contains `text`.
+#define EXPECT_LOGIC_ERROR(statement, text)                                                      \
+  do {                                                                                           \
+    try {                                                                                        \
+      statement;                                                                                 \
+      ADD_FAILURE() << #statement " did not throw";                                              \
+    } catch (const std::logic_error& e) {                                                        \
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << "message: " << e.what(); \
+    }                                                                                            \
+  } while (false)
+
+class GraphTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CUWRAP_REQUIRE_GPU();
+    device_.emplace(0);
+    device_->set_current();
+    stream_ = device_->create_stream();
+  }
+
+  std::optional<Device> device_;  // engaged only when there is a GPU
+  Stream stream_ = Stream::from_handle(nullptr);
+};
+
+// ---------------------------------------------------------------------------------
+// Without a GPU
+
+TEST(GraphTypes, AreMoveOnlyOwners) {
+  static_assert(!std::is_copy_constructible_v<GraphBuilder>);
+  static_assert(!std::is_copy_assignable_v<GraphBuilder>);
+  static_assert(std::is_nothrow_move_constructible_v<GraphBuilder>);
+  static_assert(std::is_nothrow_move_assignable_v<GraphBuilder>);
+  static_assert(!std::is_copy_constructible_v<Graph>);
+  static_assert(std::is_nothrow_move_constructible_v<Graph>);
+  static_assert(std::is_nothrow_destructible_v<Graph>);
+  static_assert(std::is_convertible_v<const GraphBuilder&, const Stream&>);
+  SUCCEED();
+}
+
+TEST(GraphTypes, EmptyBuilderBehavesAsClosed) {
+  GraphBuilder builder;
+  EXPECT_LOGIC_ERROR(builder.begin_building(),
+                     "GraphBuilder::begin_building on a closed GraphBuilder");
+  EXPECT_LOGIC_ERROR(builder.end_building(), "GraphBuilder::end_building on a closed GraphBuilder");
+  EXPECT_LOGIC_ERROR(builder.complete(), "GraphBuilder::complete on a closed GraphBuilder");
+  EXPECT_LOGIC_ERROR(builder.split(2), "GraphBuilder::split on a closed GraphBuilder");
+  EXPECT_LOGIC_ERROR(builder.handle(), "GraphBuilder::handle on a closed GraphBuilder");
+  EXPECT_LOGIC_ERROR(static_cast<void>(builder.stream()),
+                     "GraphBuilder::stream on a closed GraphBuilder");
+  EXPECT_LOGIC_ERROR(builder.add_empty({}), "GraphBuilder::add_empty on a closed GraphBuilder");
+  builder.close();
+  builder.close();  // idempotent
+}
+
+TEST(GraphTypes, EmptyGraphBehavesAsClosed) {
+  Graph graph;
+  EXPECT_LOGIC_ERROR(graph.handle(), "Graph::handle on a closed Graph");
+  EXPECT_LOGIC_ERROR(graph.launch(cuwrap::kLegacyDefaultStream), "Graph::launch on a closed Graph");
+  EXPECT_LOGIC_ERROR(graph.upload(cuwrap::kLegacyDefaultStream), "Graph::upload on a closed Graph");
+  GraphBuilder builder;
+  EXPECT_LOGIC_ERROR(graph.update(builder), "Graph::update on a closed Graph");
+  graph.close();
+  graph.close();
+}
+
+TEST(GraphTypes, JoinNeedsTwoBuilders) {
+  std::vector<GraphBuilder> one(1);
+  EXPECT_THROW(GraphBuilder::join(std::move(one)), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------
+// Capture and replay
+
+TEST_F(GraphTest, CapturedKernelsReplay) {
+  constexpr std::size_t kN = 1000;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
+  write_words(data, initial, stream_);
+
+  GraphBuilder builder = stream_.create_graph_builder();
+  EXPECT_EQ(builder.stream().handle(), stream_.handle());
+  EXPECT_FALSE(builder.is_building());
+  builder.begin_building();
+  EXPECT_TRUE(builder.is_building());
+  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  launch(builder, config_for(kN), kernels().times_two, data, static_cast<unsigned long long>(kN));
+  Graph graph = builder.end_building().complete();
+  EXPECT_FALSE(builder.is_building());
+  EXPECT_NE(builder.handle(), nullptr);
+  EXPECT_NE(graph.handle(), nullptr);
+
+  // Capturing ran nothing.
+  EXPECT_EQ(download(data, stream_), initial);
+
+  graph.upload(stream_);
+  constexpr int kReplays = 100;
+  for (int i = 0; i < kReplays; ++i) {
+    graph.launch(stream_);
+  }
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) {
+    for (int i = 0; i < kReplays; ++i) {
+      x = (x + 1u) * 2u;
+    }
+  }
+  EXPECT_EQ(download(data, stream_), expected);
+}
+
+TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
+  constexpr std::size_t kN = 200;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
+  write_words(data, initial, stream_);
+
+  Stream own = device_->create_stream();
+  GraphBuilder builder = own.create_graph_builder();
+  const CUstream handle = own.handle();
+  own.close();  // the builder still holds the CUDA stream
+  EXPECT_EQ(builder.stream().handle(), handle);
+  builder.begin_building();
+  launch(builder, config_for(kN), kernels().add_value, data, static_cast<unsigned long long>(kN),
+         5u);
+  Graph graph = builder.end_building().complete();
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x += 5u;
+  EXPECT_EQ(download(data, stream_), expected);
+}
+
+TEST_F(GraphTest, DeviceBuilderCapturesOnItsOwnStream) {
+  constexpr std::size_t kN = 300;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
+  write_words(data, initial, stream_);
+
+  GraphBuilder builder = device_->create_graph_builder();
+  EXPECT_NE(builder.stream().handle(), stream_.handle());
+  EXPECT_TRUE(builder.stream().is_nonblocking());
+  builder.begin_building(cuwrap::CaptureMode::ThreadLocal);
+  launch(builder, config_for(kN), kernels().add_value, data, static_cast<unsigned long long>(kN),
+         7u);
+  builder.end_building();
+  Graph graph = builder.complete();
+  graph.launch(stream_);
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x += 14u;
+  EXPECT_EQ(download(data, stream_), expected);
+}
+
+TEST_F(GraphTest, AllocationFillAndCopyInsideGraph) {
+  constexpr std::size_t kBytes = 4096 + 24;
+  std::uniform_int_distribution<int> byte(1, 255);
+  const auto value = static_cast<std::uint8_t>(byte(rng()));
+  Buffer out = device_->allocate(kBytes, stream_);
+  std::vector<unsigned> noise = random_words(kBytes / sizeof(unsigned));
+  write_words(out, noise, stream_);
+
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  Buffer scratch = device_->allocate(kBytes, builder);  // an allocation node
+  scratch.fill(value, builder);                         // a memset node
+  out.copy_from(scratch, builder);                      // a memcpy node
+  scratch.close(builder);                               // a free node
+  Graph graph = builder.end_building().complete();
+
+  for (int launch_count = 0; launch_count < 2; ++launch_count) {
+    write_words(out, noise, stream_);
+    graph.launch(stream_);
+    std::vector<std::byte> host(kBytes);
+    out.copy_to(host, stream_);
+    stream_.sync();
+    for (std::size_t i = 0; i < kBytes; ++i) {
+      ASSERT_EQ(static_cast<std::uint8_t>(host[i]), value) << "byte " << i;
+    }
+  }
+}
+
+TEST_F(GraphTest, AllocationLeftToAutoFree) {
+  constexpr std::size_t kBytes = 1024;
+  Buffer out = device_->allocate(kBytes, stream_);
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  Buffer scratch = device_->allocate(kBytes, builder);
+  scratch.fill(std::uint8_t{0x5A}, builder);
+  out.copy_from(scratch, builder);
+  builder.end_building();
+  cuwrap::GraphCompleteOptions options;
+  options.auto_free_on_launch = true;
+  options.upload_stream = &stream_;
+  Graph graph = builder.complete(options);
+  for (int i = 0; i < 3; ++i) {  // relaunching needs the automatic free
+    graph.launch(stream_);
+  }
+  std::vector<std::byte> host(kBytes);
+  out.copy_to(host, stream_);
+  stream_.sync();
+  for (std::size_t i = 0; i < kBytes; ++i) {
+    ASSERT_EQ(static_cast<std::uint8_t>(host[i]), 0x5A) << "byte " << i;
+  }
+  scratch.close(stream_);  // memory from a graph may be freed outside it
+  stream_.sync();
+}
+
+// ---------------------------------------------------------------------------------
+// Fork and join
+
+TEST_F(GraphTest, ForkJoinBranchesWriteDisjointHalves) {
+  constexpr std::size_t kN = 2000;
+  constexpr std::size_t kHalf = kN / 2;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
+  write_words(data, initial, stream_);
+
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  std::vector<GraphBuilder> branches = builder.split(2);
+  ASSERT_EQ(branches.size(), 2u);
+  EXPECT_FALSE(branches[0].is_join_required());
+  EXPECT_TRUE(branches[1].is_join_required());
+  EXPECT_EQ(branches[0].stream().handle(), builder.stream().handle());  // the original
+  EXPECT_NE(branches[1].stream().handle(), builder.stream().handle());
+  launch(branches[0], config_for(kHalf), kernels().mix_range, data, 0ull,
+         static_cast<unsigned long long>(kHalf), 11u);
+  launch(branches[1], config_for(kHalf), kernels().mix_range, data,
+         static_cast<unsigned long long>(kHalf), static_cast<unsigned long long>(kN), 13u);
+  GraphBuilder joined = GraphBuilder::join(std::move(branches));
+  EXPECT_FALSE(joined.is_join_required());
+  launch(joined, config_for(kN), kernels().times_two, data, static_cast<unsigned long long>(kN));
+  Graph graph = joined.end_building().complete();
+  EXPECT_FALSE(builder.is_building());  // the same builder as `joined`
+
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (std::size_t i = 0; i < kN; ++i) {
+    expected[i] = ((expected[i] + 1u) * 3u + (i < kHalf ? 11u : 13u)) * 2u;
+  }
+  EXPECT_EQ(download(data, stream_), expected);
+}
+
+TEST_F(GraphTest, SplitMisuse) {
+  GraphBuilder builder = device_->create_graph_builder();
+  EXPECT_LOGIC_ERROR(builder.split(2), "begin_building");
+  builder.begin_building();
+  EXPECT_THROW(builder.split(1), std::invalid_argument);
+  std::vector<GraphBuilder> branches = builder.split(3);
+  EXPECT_LOGIC_ERROR(branches[1].end_building(), "split()");
+  EXPECT_LOGIC_ERROR(builder.end_building(), "not joined");
+  GraphBuilder joined = GraphBuilder::join(std::move(branches));
+  joined.end_building();
+  EXPECT_NO_THROW(static_cast<void>(joined.complete()));
+}
+
+// ---------------------------------------------------------------------------------
+// Conditional nodes
+
+TEST_F(GraphTest, IfNodeRunsBodyOnlyWhenConditionSet) {
+  Buffer flag = device_->allocate(sizeof(unsigned), stream_);
+  Buffer counter = device_->allocate(sizeof(unsigned), stream_);
+  const unsigned start = random_words(1)[0] % 1000u;
+  write_words(counter, {start}, stream_);
+
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  const CUgraphConditionalHandle handle = builder.create_conditional_handle();
+  launch(builder, single_thread(), kernels().set_condition, handle, flag);
+  GraphBuilder body = builder.if_then(handle);
+  body.begin_building();
+  launch(body, single_thread(), kernels().add_to_counter, counter, 1u);
+  body.end_building();
+  Graph graph = builder.end_building().complete();
+
+  unsigned expected = start;
+  for (const unsigned f : {1u, 0u, 1u, 1u, 0u, 7u}) {
+    write_words(flag, {f}, stream_);
+    graph.launch(stream_);
+    expected += f != 0 ? 1u : 0u;
+    ASSERT_EQ(read_word(counter, stream_), expected) << "flag " << f;
+  }
+}
+
+TEST_F(GraphTest, IfElseRunsExactlyOneBody) {
+  Buffer flag = device_->allocate(sizeof(unsigned), stream_);
+  Buffer counter = device_->allocate(sizeof(unsigned), stream_);
+  write_words(counter, {0u}, stream_);
+
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  const CUgraphConditionalHandle handle = builder.create_conditional_handle();
+  launch(builder, single_thread(), kernels().set_condition, handle, flag);
+  auto [then_body, else_body] = builder.if_else(handle);
+  then_body.begin_building();
+  launch(then_body, single_thread(), kernels().add_to_counter, counter, 1u);
+  then_body.end_building();
+  else_body.begin_building();
+  launch(else_body, single_thread(), kernels().add_to_counter, counter, 100u);
+  else_body.end_building();
+  Graph graph = builder.end_building().complete();
+
+  write_words(flag, {1u}, stream_);
+  graph.launch(stream_);
+  EXPECT_EQ(read_word(counter, stream_), 1u);
+  write_words(flag, {0u}, stream_);
+  graph.launch(stream_);
+  EXPECT_EQ(read_word(counter, stream_), 101u);
+}
+
+TEST_F(GraphTest, WhileNodeRunsBodyUntilConditionClears) {
+  Buffer counters = device_->allocate(2 * sizeof(unsigned), stream_);
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  // Default 1: the loop is entered at every launch; the body decides whether to go on.
+  const CUgraphConditionalHandle handle = builder.create_conditional_handle(1u);
+  GraphBuilder body = builder.while_loop(handle);
+  body.begin_building();
+  launch(body, single_thread(), kernels().count_down, handle, counters);
+  body.end_building();
+  Graph graph = builder.end_building().complete();
+
+  std::uniform_int_distribution<unsigned> trips(2, 40);
+  for (int round = 0; round < 3; ++round) {
+    const unsigned n = trips(rng());
+    write_words(counters, {n, 0u}, stream_);
+    graph.launch(stream_);
+    const std::vector<unsigned> result = download(counters, stream_);
+    EXPECT_EQ(result[0], 0u);
+    EXPECT_EQ(result[1], n) << "the body should run " << n << " times";
+  }
+}
+
+TEST_F(GraphTest, SwitchNodeRunsTheMatchingBody) {
+  const int version = cuwrap::driver::cuDriverGetVersion();
+  if (version < 12080) {
+    GTEST_SKIP() << "switch nodes need a CUDA 12.8 driver, this one is " << version;
+  }
+  Buffer selector = device_->allocate(sizeof(unsigned), stream_);
+  Buffer counter = device_->allocate(sizeof(unsigned), stream_);
+  write_words(counter, {0u}, stream_);
+
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  const CUgraphConditionalHandle handle = builder.create_conditional_handle();
+  launch(builder, single_thread(), kernels().set_condition, handle, selector);
+  std::vector<GraphBuilder> cases = builder.switch_(handle, 3);
+  ASSERT_EQ(cases.size(), 3u);
+  const std::array<unsigned, 3> adds{1u, 10u, 100u};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    cases[i].begin_building();
+    launch(cases[i], single_thread(), kernels().add_to_counter, counter, adds[i]);
+    cases[i].end_building();
+  }
+  Graph graph = builder.end_building().complete();
+
+  unsigned expected = 0;
+  for (const unsigned which : {2u, 0u, 5u, 1u}) {
+    write_words(selector, {which}, stream_);
+    graph.launch(stream_);
+    expected += which < 3 ? adds[which] : 0u;
+    ASSERT_EQ(read_word(counter, stream_), expected) << "selector " << which;
+  }
+}
+
+TEST_F(GraphTest, UnusedConditionalHandleFailsInstantiation) {
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  static_cast<void>(builder.create_conditional_handle(1u));
+  launch(builder, single_thread(), kernels().empty);
+  builder.end_building();
+  try {
+    static_cast<void>(builder.complete());
+    ADD_FAILURE() << "a graph with an unused conditional handle was instantiated";
+  } catch (const cuwrap::GraphInstantiateError& e) {
+    EXPECT_EQ(e.result(), CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(GraphTest, ConditionalsNeedACapture) {
+  GraphBuilder builder = device_->create_graph_builder();
+  const CUgraphConditionalHandle handle = builder.create_conditional_handle();
+  EXPECT_LOGIC_ERROR(builder.if_then(handle), "begin_building");
+  EXPECT_LOGIC_ERROR(builder.while_loop(handle), "begin_building");
+  builder.begin_building();
+  EXPECT_THROW(builder.switch_(handle, 0), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------
+// Update
+
+TEST_F(GraphTest, UpdateChangesKernelArgument) {
+  constexpr std::size_t kN = 512;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
+  write_words(data, initial, stream_);
+
+  auto build = [&](unsigned value) {
+    GraphBuilder builder = device_->create_graph_builder();
+    builder.begin_building();
+    launch(builder, config_for(kN), kernels().add_value, data, static_cast<unsigned long long>(kN),
+           value);
+    builder.end_building();
+    return builder;
+  };
+  GraphBuilder first = build(3u);
+  Graph graph = first.complete();
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x += 3u;
+  EXPECT_EQ(download(data, stream_), expected);
+
+  GraphBuilder second = build(1000u);
+  graph.update(second);
+  graph.launch(stream_);
+  for (unsigned& x : expected) x += 1000u;
+  EXPECT_EQ(download(data, stream_), expected);
+}
+
+TEST_F(GraphTest, UpdateWithChangedTopologyThrowsTheReason) {
+  constexpr std::size_t kN = 256;
+  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
+  GraphBuilder one = device_->create_graph_builder();
+  one.begin_building();
+  launch(one, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  Graph graph = one.end_building().complete();
+
+  GraphBuilder two = device_->create_graph_builder();
+  two.begin_building();
+  launch(two, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  launch(two, config_for(kN), kernels().times_two, data, static_cast<unsigned long long>(kN));
+  two.end_building();
+  try {
+    graph.update(two);
+    ADD_FAILURE() << "update with another topology did not throw";
+  } catch (const cuwrap::GraphUpdateError& e) {
+    EXPECT_EQ(e.result(), CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+    EXPECT_EQ(e.function(), "cuGraphExecUpdate");
+    EXPECT_EQ(e.code(), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    EXPECT_NE(std::string(e.what()).find("CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED"),
+              std::string::npos)
+        << e.what();
+  }
+  // The graph is unchanged and still launches.
+  write_words(data, std::vector<unsigned>(kN, 5u), stream_);
+  graph.launch(stream_);
+  EXPECT_EQ(download(data, stream_), std::vector<unsigned>(kN, 6u));
+
+  GraphBuilder building = device_->create_graph_builder();
+  building.begin_building();
+  EXPECT_LOGIC_ERROR(graph.update(building), "end_building");
+}
+
+// ---------------------------------------------------------------------------------
+// DOT output
+
+TEST_F(GraphTest, DebugDotPrintNamesEveryNode) {
+  constexpr std::size_t kN = 64;
+  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
+  GraphBuilder builder = device_->create_graph_builder();
+  EXPECT_LOGIC_ERROR(builder.debug_dot_print("never.dot"), "built nothing");
+  builder.begin_building();
+  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  launch(builder, config_for(kN), kernels().times_two, data, static_cast<unsigned long long>(kN));
+  EXPECT_LOGIC_ERROR(builder.debug_dot_print("never.dot"), "end_building");
+  builder.end_building();
+
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() /
+      ("cuwrap_graph_" + std::to_string(std::random_device{}()) + ".dot");
+  builder.debug_dot_print(path);
+  std::ifstream file(path);
+  ASSERT_TRUE(file.good()) << path;
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string dot = text.str();
+  std::filesystem::remove(path);
+  EXPECT_NE(dot.find("digraph"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("add_one"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("times_two"), std::string::npos) << dot;
+}
+
+// ---------------------------------------------------------------------------------
+// Explicit nodes
+
+TEST_F(GraphTest, ExplicitNodesRunInDependencyOrder) {
+  constexpr std::size_t kN = 777;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer src = device_->allocate(kN * sizeof(unsigned), stream_);
+  Buffer dst = device_->allocate(kN * sizeof(unsigned), stream_);
+  write_words(src, initial, stream_);
+  write_words(dst, random_words(kN), stream_);
+
+  std::atomic<int> host_calls{0};
+  GraphBuilder builder = device_->create_graph_builder();
+  const GraphNode copy = builder.add_memcpy({}, dst, src);
+  const std::array<GraphNode, 1> after_copy{copy};
+  const GraphNode kernel = builder.add_kernel(after_copy, config_for(kN), kernels().add_value, dst,
+                                              static_cast<unsigned long long>(kN), 9u);
+  const std::array<GraphNode, 1> after_kernel{kernel};
+  const GraphNode host = builder.add_host(after_kernel, [&host_calls] { ++host_calls; });
+  EXPECT_EQ(copy.type(), CU_GRAPH_NODE_TYPE_MEMCPY);
+  EXPECT_EQ(kernel.type(), CU_GRAPH_NODE_TYPE_KERNEL);
+  EXPECT_EQ(host.type(), CU_GRAPH_NODE_TYPE_HOST);
+  // A memset of the first 16 words, after both, on src (so it does not race the copy).
+  const std::array<GraphNode, 2> both{copy, host};
+  const GraphNode fill = builder.add_memset(both, src.handle(), std::uint32_t{0xABCD1234u}, 16);
+  EXPECT_EQ(fill.type(), CU_GRAPH_NODE_TYPE_MEMSET);
+  EXPECT_EQ(builder.add_empty(std::array<GraphNode, 1>{fill}).type(), CU_GRAPH_NODE_TYPE_EMPTY);
+
+  Graph graph = builder.complete();
+  graph.launch(stream_);
+  stream_.sync();
+  EXPECT_EQ(host_calls.load(), 1);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x += 9u;
+  EXPECT_EQ(download(dst, stream_), expected);
+  std::vector<unsigned> expected_src = initial;
+  std::fill_n(expected_src.begin(), 16, 0xABCD1234u);
+  EXPECT_EQ(download(src, stream_), expected_src);
+
+  write_words(src, initial, stream_);
+  graph.launch(stream_);
+  stream_.sync();
+  EXPECT_EQ(host_calls.load(), 2);
+}
+
+TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
+  constexpr std::size_t kN = 128;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
+  write_words(data, initial, stream_);
+  std::atomic<int> host_calls{0};
+
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  builder.add_host({}, [&host_calls] { ++host_calls; });
+  builder.add_kernel({}, config_for(kN), kernels().times_two, data,
+                     static_cast<unsigned long long>(kN));
+  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  Graph graph = builder.end_building().complete();
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x = (x + 1u) * 2u + 1u;
+  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(host_calls.load(), 1);
+}
+
+TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
+  constexpr std::size_t kN = 333;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
+  write_words(data, initial, stream_);
+
+  GraphBuilder child = device_->create_graph_builder();
+  const GraphNode first = child.add_kernel({}, config_for(kN), kernels().times_two, data,
+                                           static_cast<unsigned long long>(kN));
+  child.add_kernel(std::array<GraphNode, 1>{first}, config_for(kN), kernels().add_value, data,
+                   static_cast<unsigned long long>(kN), 3u);
+
+  GraphBuilder parent = device_->create_graph_builder();
+  parent.begin_building();
+  launch(parent, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  const GraphNode node = parent.add_child({}, child);
+  EXPECT_EQ(node.type(), CU_GRAPH_NODE_TYPE_GRAPH);
+  launch(parent, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  Graph graph = parent.end_building().complete();
+  child.close();  // the node holds a copy
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x = ((x + 1u) * 2u + 3u) + 1u;
+  EXPECT_EQ(download(data, stream_), expected);
+
+  GraphBuilder unfinished = device_->create_graph_builder();
+  EXPECT_LOGIC_ERROR(parent.add_child({}, unfinished), "finished building");
+}
+
+TEST_F(GraphTest, AddKernelChecksArguments) {
+  GraphBuilder builder = device_->create_graph_builder();
+  EXPECT_THROW(builder.add_kernel({}, single_thread(), kernels().add_to_counter, 1u),
+               std::invalid_argument);
+  Buffer a = device_->allocate(16, stream_);
+  Buffer b = device_->allocate(32, stream_);
+  EXPECT_THROW(builder.add_memcpy({}, a, b), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------
+// Misuse
+
+TEST_F(GraphTest, LaunchIntoBuilderThatHasNotBegunThrows) {
+  Buffer counter = device_->allocate(sizeof(unsigned), stream_);
+  GraphBuilder builder = device_->create_graph_builder();
+  EXPECT_LOGIC_ERROR(launch(builder, single_thread(), kernels().add_to_counter, counter, 1u),
+                     "begin_building");
+  builder.begin_building();
+  launch(builder, single_thread(), kernels().add_to_counter, counter, 1u);
+  builder.end_building();
+  EXPECT_LOGIC_ERROR(launch(builder, single_thread(), kernels().add_to_counter, counter, 1u),
+                     "ended");
+}
+
+TEST_F(GraphTest, StateMisuseThrowsLogicError) {
+  GraphBuilder builder = device_->create_graph_builder();
+  EXPECT_LOGIC_ERROR(builder.end_building(), "begin_building");
+  EXPECT_LOGIC_ERROR(builder.complete(), "never ended");
+  builder.begin_building();
+  EXPECT_LOGIC_ERROR(builder.begin_building(), "already building");
+  EXPECT_LOGIC_ERROR(builder.complete(), "end_building");
+  launch(builder, single_thread(), kernels().empty);
+  builder.end_building();
+  EXPECT_LOGIC_ERROR(builder.end_building(), "ended");
+  EXPECT_LOGIC_ERROR(builder.begin_building(), "ended");
+  Graph graph = builder.complete();
+  builder.close();
+  EXPECT_LOGIC_ERROR(builder.complete(), "closed GraphBuilder");
+  graph.launch(stream_);  // the executable graph does not need the builder
+  stream_.sync();
+  graph.close();
+  EXPECT_LOGIC_ERROR(graph.launch(stream_), "Graph::launch on a closed Graph");
+}
+
+TEST_F(GraphTest, GlobalCaptureRefusesMemAlloc) {
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building(cuwrap::CaptureMode::Global);
+  try {
+    const CUdeviceptr p = cuwrap::driver::cuMemAlloc(1024);
+    cuwrap::driver::cuMemFree(p);
+    ADD_FAILURE() << "cuMemAlloc during a global capture did not throw";
+  } catch (const cuwrap::DriverError& e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) << e.what();
+    EXPECT_EQ(e.function(), "cuMemAlloc");
+  }
+  try {
+    builder.end_building();
+    ADD_FAILURE() << "end_building of an invalidated capture did not throw";
+  } catch (const cuwrap::DriverError& e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) << e.what();
+    EXPECT_EQ(e.function(), "cuStreamEndCapture");
+  }
+  EXPECT_FALSE(builder.is_building());
+}
+
+TEST_F(GraphTest, SyncDuringCaptureIsRefused) {
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  try {
+    builder.stream().sync();
+    ADD_FAILURE() << "a stream sync during capture did not throw";
+  } catch (const cuwrap::DriverError& e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) << e.what();
+    EXPECT_EQ(e.function(), "cuStreamSynchronize");
+  }
+  EXPECT_THROW(builder.end_building(), cuwrap::DriverError);
+}
+
+TEST_F(GraphTest, DestroyingABuildingBuilderIsSafe) {
+  Buffer counter = device_->allocate(sizeof(unsigned), stream_);
+  {
+    GraphBuilder builder = stream_.create_graph_builder();
+    builder.begin_building();
+    launch(builder, single_thread(), kernels().add_to_counter, counter, 1u);
+  }  // ends the capture
+  {
+    GraphBuilder builder = device_->create_graph_builder();
+    builder.begin_building();
+    std::vector<GraphBuilder> branches = builder.split(2);
+    launch(branches[1], single_thread(), kernels().add_to_counter, counter, 1u);
+  }  // a branch that was never joined
+  // Nothing ran, and the user's stream captures again.
+  write_words(counter, {41u}, stream_);
+  GraphBuilder next = stream_.create_graph_builder();
+  next.begin_building();
+  launch(next, single_thread(), kernels().add_to_counter, counter, 1u);
+  Graph graph = next.end_building().complete();
+  graph.launch(stream_);
+  EXPECT_EQ(read_word(counter, stream_), 42u);
+}
+
+}  // namespace

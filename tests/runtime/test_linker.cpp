@@ -1,0 +1,241 @@
+// Linker: relocatable units to CUBIN, LTO-IR units with link-time optimisation, link
+// errors with the log, options, lifetime; the linked code running on a GPU.
+#include <cuwrap/cuwrap.hpp>
+
+#include <gtest/gtest.h>
+
+#include "gpu.hpp"
+
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using cuwrap::CodeType;
+using cuwrap::Linker;
+using cuwrap::LinkerOptions;
+using cuwrap::ObjectCode;
+using cuwrap::Program;
+using cuwrap::ProgramOptions;
+using cuwrap::TargetType;
+
+// The two units of cuda.core's Linker example.
+constexpr const char* kHelper = R"(
+extern "C" __device__ float helper_func(float x) { return x * x; }
+)";
+
+constexpr const char* kMain = R"(
+extern "C" __device__ float helper_func(float x);
+extern "C" __global__ void main_kernel(float* data, size_t N) {
+  unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
+  if (tid < N) data[tid] = helper_func(data[tid]);
+}
+)";
+
+ObjectCode compile(const char* source, TargetType target, bool lto = false,
+                   const std::optional<std::string>& arch = "sm_90") {
+  ProgramOptions options;
+  options.arch = arch;
+  options.relocatable_device_code = true;
+  options.link_time_optimization = lto;
+  Program program(source, CodeType::Cxx, options);
+  return program.compile(target);
+}
+
+LinkerOptions sm90(bool lto = false) {
+  LinkerOptions options;
+  options.name = "linked_program";
+  options.arch = "sm_90";
+  options.link_time_optimization = lto;
+  return options;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool is_elf(std::span<const char> code) {
+  return code.size() > 4 && std::memcmp(code.data(),
+                                        "\x7f"
+                                        "ELF",
+                                        4) == 0;
+}
+
+TEST(LinkerOptions, MapsFieldsToNvJitLinkFlags) {
+  LinkerOptions o;
+  o.arch = "90";
+  o.link_time_optimization = true;
+  o.debug = true;
+  o.lineinfo = true;
+  o.max_register_count = 64;
+  o.ftz = true;
+  o.prec_div = false;
+  o.prec_sqrt = true;
+  o.fma = false;
+  o.extra_options = {"-O3"};
+  const std::vector<std::string> expected{"-arch=sm_90",
+                                          "-lto",
+                                          "-g",
+                                          "-lineinfo",
+                                          "-maxrregcount=64",
+                                          "-ftz=true",
+                                          "-prec-div=false",
+                                          "-prec-sqrt=true",
+                                          "-fma=false",
+                                          "-O3"};
+  EXPECT_EQ(o.to_nvjitlink_options(), expected);
+  EXPECT_EQ(sm90().to_nvjitlink_options(), std::vector<std::string>{"-arch=sm_90"});
+}
+
+TEST(LinkerOptions, ArchDefaultsToTheDeviceOrIsRequired) {
+  const LinkerOptions o;
+  if (!cuwrap::testing::gpu_unavailable_reason().empty()) {
+    try {
+      static_cast<void>(o.to_nvjitlink_options());
+      FAIL() << "expected std::invalid_argument without a device";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(std::string(e.what()).find(
+                      "LinkerOptions::arch is required when no CUDA device is available") !=
+                  std::string::npos)
+          << e.what();
+    }
+    return;
+  }
+  EXPECT_EQ(o.to_nvjitlink_options().front(), "-arch=sm_" + cuwrap::Device(0).arch());
+}
+
+TEST(Linker, LinksTwoRelocatableUnitsToCubin) {
+  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
+  EXPECT_EQ(linker.backend(), "nvJitLink");
+  EXPECT_NE(linker.handle(), nullptr);
+  ObjectCode linked = linker.link(TargetType::Cubin);
+  EXPECT_EQ(linked.code_type(), TargetType::Cubin);
+  EXPECT_EQ(linked.name(), "linked_program");
+  EXPECT_TRUE(is_elf(linked.code()));
+  EXPECT_EQ(linker.error_log(), "");
+  static_cast<void>(linker.info_log());  // readable after linking
+}
+
+TEST(Linker, LinksPtxWithCubin) {
+  Linker linker({compile(kHelper, TargetType::Ptx), compile(kMain, TargetType::Cubin)}, sm90());
+  EXPECT_TRUE(is_elf(linker.link(TargetType::Cubin).code()));
+}
+
+TEST(Linker, LinkTimeOptimizesLtoirUnits) {
+  Linker linker(
+      {compile(kHelper, TargetType::Ltoir, true), compile(kMain, TargetType::Ltoir, true)},
+      sm90(true));
+  ObjectCode cubin = linker.link(TargetType::Cubin);
+  EXPECT_TRUE(is_elf(cubin.code()));
+  // After LTO the helper is inlined: the PTX has the kernel and no call left.
+  ObjectCode ptx = linker.link(TargetType::Ptx);
+  EXPECT_EQ(ptx.code_type(), TargetType::Ptx);
+  const std::string text(ptx.code().begin(), ptx.code().end());
+  EXPECT_TRUE(contains(text, ".entry main_kernel")) << text;
+  EXPECT_FALSE(contains(text, "call")) << text;
+  EXPECT_TRUE(is_elf(linker.link(TargetType::Cubin).code()));  // back to CUBIN
+}
+
+TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
+  EXPECT_THROW(
+      {
+        Linker linker(
+            {compile(kHelper, TargetType::Ltoir, true), compile(kMain, TargetType::Ltoir, true)},
+            sm90(false));
+        static_cast<void>(linker.link(TargetType::Cubin));
+      },
+      cuwrap::NvJitLinkError);
+}
+
+TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
+  Linker linker({compile(kMain, TargetType::Cubin)}, sm90());
+  try {
+    static_cast<void>(linker.link(TargetType::Cubin));
+    FAIL() << "expected NvJitLinkError";
+  } catch (const cuwrap::NvJitLinkError& e) {
+    EXPECT_EQ(e.function(), "nvJitLinkComplete");
+    EXPECT_TRUE(contains(e.log(), "helper_func")) << e.log();
+  }
+  EXPECT_TRUE(contains(linker.error_log(), "helper_func")) << linker.error_log();
+}
+
+TEST(Linker, RejectsBadRequests) {
+  EXPECT_THROW(Linker({}, sm90()), std::invalid_argument);
+  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
+  try {
+    static_cast<void>(linker.link(TargetType::Ptx));
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "link_time_optimization")) << e.what();
+  }
+  EXPECT_THROW(static_cast<void>(linker.link(TargetType::Ltoir)), std::invalid_argument);
+}
+
+TEST(Linker, KeepsNameExpressionsOfItsInputs) {
+  ProgramOptions options;
+  options.arch = "sm_90";
+  options.relocatable_device_code = true;
+  Program program("template <class T> __global__ void fill(T* p, T v) { *p = v; }", CodeType::Cxx,
+                  options);
+  const std::vector<std::string> expressions{"fill<int>"};
+  ObjectCode obj = program.compile(TargetType::Cubin, expressions);
+  Linker linker({obj}, sm90());
+  ObjectCode linked = linker.link(TargetType::Cubin);
+  EXPECT_EQ(linked.lowered_name("fill<int>"), obj.lowered_name("fill<int>"));
+}
+
+TEST(Linker, CloseIsIdempotentAndMovesTransferOwnership) {
+  static_assert(!std::is_copy_constructible_v<Linker>);
+  Linker a({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
+  const nvJitLinkHandle handle = a.handle();
+  Linker b(std::move(a));
+  EXPECT_EQ(b.handle(), handle);
+  EXPECT_EQ(a.handle(), nullptr);  // NOLINT(bugprone-use-after-move)
+  b.close();
+  b.close();
+  EXPECT_EQ(b.handle(), nullptr);
+  try {
+    static_cast<void>(b.link(TargetType::Cubin));
+    FAIL() << "expected std::logic_error";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(), "Linker::link on a closed Linker");
+  }
+  EXPECT_THROW(static_cast<void>(b.error_log()), std::logic_error);
+}
+
+TEST(LinkerGpu, LinkedKernelRuns) {
+  CUWRAP_REQUIRE_GPU();
+  cuwrap::Device device(0);
+  device.set_current();
+  const std::string arch = "sm_" + device.arch();
+  for (bool lto : {false, true}) {
+    const TargetType unit = lto ? TargetType::Ltoir : TargetType::Cubin;
+    LinkerOptions options;
+    options.arch = arch;
+    options.link_time_optimization = lto;
+    Linker linker({compile(kHelper, unit, lto, arch), compile(kMain, unit, lto, arch)}, options);
+    cuwrap::Kernel kernel = linker.link(TargetType::Cubin).get_kernel("main_kernel");
+
+    constexpr std::size_t kN = 5000;
+    std::mt19937 rng(42);
+    std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+    std::vector<float> host(kN);
+    for (float& v : host)
+      v = dist(rng);
+    cuwrap::Stream stream = device.create_stream();
+    cuwrap::Buffer data = device.allocate(kN * sizeof(float), stream);
+    data.copy_from(host, stream);
+    cuwrap::launch(stream, {.grid = (kN + 255) / 256, .block = 256}, kernel, data, kN);
+    std::vector<float> result(kN);
+    data.copy_to(result, stream);
+    stream.sync();
+    for (std::size_t i = 0; i < kN; ++i) {
+      ASSERT_EQ(result[i], host[i] * host[i]) << "lto=" << lto << " i=" << i;
+    }
+  }
+}
+
+}  // namespace
