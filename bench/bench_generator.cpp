@@ -8,8 +8,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include <stdlib.h>  // mkdtemp
-
+#include <cstdlib>  // mkdtemp (POSIX)
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -44,7 +43,7 @@ void BM_GeneratorWholeRun(benchmark::State& state) {
   for (auto _ : state) {
     std::ostringstream out;
     std::ostringstream err;
-    if (gen::run(options, out, err) != gen::kSuccess) {
+    if (gen::run(options, out, err) != gen::ExitCode::Success) {
       state.SkipWithError(err.str().c_str());
       break;
     }

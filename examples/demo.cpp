@@ -28,7 +28,7 @@ extern "C" __global__ void saxpy(float a, const float* x, const float* y, float*
 
 // Return whether `code` is an ELF image (CUBINs are).
 bool is_elf(std::span<const char> code) {
-  return code.size() > 4 && std::string_view(code.data(), 4) == "\x7f" "ELF";
+  return code.size() > 4 && std::string_view(code.data(), 4) == "\177ELF";
 }
 
 // Count a failed check (and say which) in `failures`.
@@ -76,8 +76,8 @@ int demo() {
   const auto [nvrtc_major, nvrtc_minor] = cuwrap::nvrtc::nvrtcVersion();
   const auto [link_major, link_minor] = cuwrap::nvjitlink::nvJitLinkVersion();
   std::cout << "cuwrap " << cuwrap::kVersion << ", bindings generated from CUDA "
-            << cuwrap::kBindingsCudaVersion / 1000 << '.' << cuwrap::kBindingsCudaVersion % 1000 / 10
-            << '\n'
+            << cuwrap::kBindingsCudaVersion / 1000 << '.'
+            << cuwrap::kBindingsCudaVersion % 1000 / 10 << '\n'
             << "NVRTC " << nvrtc_major << '.' << nvrtc_minor << ", nvJitLink " << link_major << '.'
             << link_minor << '\n';
 

@@ -57,9 +57,9 @@ int describe(const cuwrap::Device& device) {
 int device_query_example() {
   const int count = cuwrap::Device::count();
   std::cout << "cuwrap " << cuwrap::kVersion << " (bindings from CUDA "
-            << cuwrap::kBindingsCudaVersion / 1000 << '.' << cuwrap::kBindingsCudaVersion % 1000 / 10
-            << "), driver API " << cuwrap::driver::cuDriverGetVersion() << ", " << count
-            << " device(s)\n";
+            << cuwrap::kBindingsCudaVersion / 1000 << '.'
+            << cuwrap::kBindingsCudaVersion % 1000 / 10 << "), driver API "
+            << cuwrap::driver::cuDriverGetVersion() << ", " << count << " device(s)\n";
 
   int problems = count == cuwrap::driver::cuDeviceGetCount() ? 0 : 1;
   const std::vector<cuwrap::Device> devices = cuwrap::Device::all();

@@ -37,10 +37,10 @@ int event_timing_example() {
 
   const std::size_t n = std::size_t{16} << 20;  // 16 Mi floats, 64 MiB
   const std::size_t bytes = n * sizeof(float);
-  cuwrap::PinnedMemoryResource pinned;          // page-locked: copies run at full speed
+  cuwrap::PinnedMemoryResource pinned;  // page-locked: copies run at full speed
   cuwrap::Buffer host = pinned.allocate(bytes, stream);
   cuwrap::Buffer data = device.allocate(bytes, stream);
-  stream.sync();                                // pinned pool memory is ready once reached
+  stream.sync();  // pinned pool memory is ready once reached
   auto values = host.host_span();
   std::fill(values.begin(), values.end(), std::byte{0});  // 0.0f in every float
 
@@ -60,7 +60,7 @@ int event_timing_example() {
     cuwrap::launch(stream, {.grid = grid, .block = block}, iterate, data, n, iterations);
   }
   cuwrap::Event kernel_end = stream.record(timing);
-  kernel_end.sync();                            // waits for everything recorded before
+  kernel_end.sync();  // waits for everything recorded before
 
   const float copy_ms = copy_end - copy_start;
   const float kernel_ms = kernel_end - kernel_start;

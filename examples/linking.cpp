@@ -33,10 +33,8 @@ extern "C" __global__ void square_all(float* data, size_t n) {
 // Compile `source` as its own program.
 cuwrap::ObjectCode compile(const char* source, const std::string& name, cuwrap::TargetType target,
                            const std::string& arch, bool lto) {
-  cuwrap::ProgramOptions options{.name = name,
-                                 .arch = arch,
-                                 .relocatable_device_code = true,
-                                 .link_time_optimization = lto};
+  cuwrap::ProgramOptions options{
+      .name = name, .arch = arch, .relocatable_device_code = true, .link_time_optimization = lto};
   return cuwrap::Program(source, cuwrap::CodeType::Cxx, options).compile(target);
 }
 
@@ -89,7 +87,8 @@ int linking_example() {
       compile(kHelperSource, "helper.cu", cuwrap::TargetType::Ltoir, arch, true);
   const cuwrap::ObjectCode kernel_lto =
       compile(kKernelSource, "kernel.cu", cuwrap::TargetType::Ltoir, arch, true);
-  const cuwrap::LinkerOptions lto_options{.name = "lto", .arch = arch, .link_time_optimization = true};
+  const cuwrap::LinkerOptions lto_options{
+      .name = "lto", .arch = arch, .link_time_optimization = true};
   cuwrap::Linker lto_linker({helper_lto, kernel_lto}, lto_options);
   const cuwrap::ObjectCode lto_linked = lto_linker.link(cuwrap::TargetType::Cubin);
   cuwrap::Linker lto_ptx_linker({helper_lto, kernel_lto}, lto_options);

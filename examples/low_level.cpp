@@ -78,8 +78,10 @@ int run() {
 
   Resources r;
   r.device = drv::cuDeviceGet(0);
-  const int major = drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r.device);
-  const int minor = drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r.device);
+  const int major =
+      drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, r.device);
+  const int minor =
+      drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, r.device);
   const auto [rtc_major, rtc_minor] = rtc::nvrtcVersion();
   std::cout << "device 0: " << drv::cuDeviceGetName(r.device) << ", sm_" << major << minor
             << "; driver " << drv::cuDriverGetVersion() << "; NVRTC " << rtc_major << '.'

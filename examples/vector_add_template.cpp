@@ -47,7 +47,8 @@ std::size_t add_vectors(const cuwrap::ObjectCode& code, const std::string& expre
 
   // A grid-stride loop: fewer blocks than elements, as many as keep every SM busy.
   const int blocks_per_sm = kernel.occupancy().max_active_blocks_per_multiprocessor(256, 0);
-  const auto grid = static_cast<unsigned>(blocks_per_sm * device.properties().multiprocessor_count());
+  const auto grid =
+      static_cast<unsigned>(blocks_per_sm * device.properties().multiprocessor_count());
   cuwrap::launch(stream, {.grid = grid, .block = 256}, kernel, da, db, dc, n);
 
   std::vector<T> c(n);

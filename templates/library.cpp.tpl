@@ -15,7 +15,7 @@ namespace detail {
 {{BLANK_LINE}}
 const Symbol k{{TABLE}}Symbols[k{{TABLE}}SymbolCount] = {
 {{#SYMBOL}}
-    {"{{NAME}}", "{{SYMBOL}}"},
+    {"{{NAME}}", "{{SYMBOL}}", {{VERSION}}, {{PTDS_VERSION}}, {{PROC_NAME}}},
 {{/SYMBOL}}
 };
 {{#STATUS}}

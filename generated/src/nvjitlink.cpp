@@ -9,20 +9,20 @@ namespace cuwrap {
 namespace detail {
 
 const Symbol kNvJitLinkSymbols[kNvJitLinkSymbolCount] = {
-    {"nvJitLinkCreate", "__nvJitLinkCreate_13_0"},
-    {"nvJitLinkDestroy", "__nvJitLinkDestroy_13_0"},
-    {"nvJitLinkAddData", "__nvJitLinkAddData_13_0"},
-    {"nvJitLinkAddFile", "__nvJitLinkAddFile_13_0"},
-    {"nvJitLinkComplete", "__nvJitLinkComplete_13_0"},
-    {"nvJitLinkGetLinkedCubinSize", "__nvJitLinkGetLinkedCubinSize_13_0"},
-    {"nvJitLinkGetLinkedCubin", "__nvJitLinkGetLinkedCubin_13_0"},
-    {"nvJitLinkGetLinkedPtxSize", "__nvJitLinkGetLinkedPtxSize_13_0"},
-    {"nvJitLinkGetLinkedPtx", "__nvJitLinkGetLinkedPtx_13_0"},
-    {"nvJitLinkGetErrorLogSize", "__nvJitLinkGetErrorLogSize_13_0"},
-    {"nvJitLinkGetErrorLog", "__nvJitLinkGetErrorLog_13_0"},
-    {"nvJitLinkGetInfoLogSize", "__nvJitLinkGetInfoLogSize_13_0"},
-    {"nvJitLinkGetInfoLog", "__nvJitLinkGetInfoLog_13_0"},
-    {"nvJitLinkVersion", "nvJitLinkVersion"},
+    {"nvJitLinkCreate", "__nvJitLinkCreate_13_0", 0, 0, nullptr},
+    {"nvJitLinkDestroy", "__nvJitLinkDestroy_13_0", 0, 0, nullptr},
+    {"nvJitLinkAddData", "__nvJitLinkAddData_13_0", 0, 0, nullptr},
+    {"nvJitLinkAddFile", "__nvJitLinkAddFile_13_0", 0, 0, nullptr},
+    {"nvJitLinkComplete", "__nvJitLinkComplete_13_0", 0, 0, nullptr},
+    {"nvJitLinkGetLinkedCubinSize", "__nvJitLinkGetLinkedCubinSize_13_0", 0, 0, nullptr},
+    {"nvJitLinkGetLinkedCubin", "__nvJitLinkGetLinkedCubin_13_0", 0, 0, nullptr},
+    {"nvJitLinkGetLinkedPtxSize", "__nvJitLinkGetLinkedPtxSize_13_0", 0, 0, nullptr},
+    {"nvJitLinkGetLinkedPtx", "__nvJitLinkGetLinkedPtx_13_0", 0, 0, nullptr},
+    {"nvJitLinkGetErrorLogSize", "__nvJitLinkGetErrorLogSize_13_0", 0, 0, nullptr},
+    {"nvJitLinkGetErrorLog", "__nvJitLinkGetErrorLog_13_0", 0, 0, nullptr},
+    {"nvJitLinkGetInfoLogSize", "__nvJitLinkGetInfoLogSize_13_0", 0, 0, nullptr},
+    {"nvJitLinkGetInfoLog", "__nvJitLinkGetInfoLog_13_0", 0, 0, nullptr},
+    {"nvJitLinkVersion", "nvJitLinkVersion", 0, 0, nullptr},
 };
 
 const char* describe(nvJitLinkResult code) noexcept {

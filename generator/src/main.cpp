@@ -17,7 +17,7 @@ namespace {
 // The templates: the source tree's (compiled in); where that is gone, those of an
 // installation next to this binary (<prefix>/share/cuwrap/templates).
 std::filesystem::path default_templates() {
-  const std::filesystem::path source_tree = CUWRAP_GEN_TEMPLATE_DIR;
+  std::filesystem::path source_tree = CUWRAP_GEN_TEMPLATE_DIR;
   std::error_code ec;
   if (std::filesystem::is_directory(source_tree, ec)) {
     return source_tree;
@@ -29,7 +29,7 @@ std::filesystem::path default_templates() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   cuwrap::gen::Options options;
   options.templates = default_templates();
   CLI::App app{"Generate cuwrap's typed C++ bindings from cuda.h, nvrtc.h and nvJitLink.h."};
@@ -46,7 +46,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : cuwrap::gen::kMissingInput;
+    return code == 0 ? 0 : static_cast<int>(cuwrap::gen::ExitCode::MissingInput);
   }
-  return cuwrap::gen::run(options, std::cout, std::cerr);
+  return static_cast<int>(cuwrap::gen::run(options, std::cout, std::cerr));
+} catch (const std::exception& e) {
+  std::cerr << "cuwrap-gen: " << e.what() << '\n';
+  return static_cast<int>(cuwrap::gen::ExitCode::Failure);
 }

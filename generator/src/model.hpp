@@ -30,6 +30,16 @@ struct Function {
   /// The public function is a header-inline forwarder (nvJitLink style) to `symbol`;
   /// the loaded entry then has the forwarded-to declaration's type.
   bool inline_forwarder = false;
+  /// The CUDA version whose ABI matches this prototype, for cuGetProcAddress (driver
+  /// only; 0 when cudaTypedefs.h names none). The driver re-versions some names
+  /// (cuStreamGetCtx gained a parameter in 12.5): asking for CUDA_VERSION would return
+  /// a function of another signature.
+  int abi_version = 0;
+  int per_thread_abi_version = 0;  ///< the same for the `_ptds`/`_ptsz` variant
+  /// The name cuGetProcAddress knows that ABI by when it is not `name`: the base of a
+  /// `#define`d target (cuGraphInstantiate → "cuGraphInstantiateWithFlags") or of an
+  /// explicitly versioned name (cuStreamGetCtx_v2 → "cuStreamGetCtx"). "" means `name`.
+  std::string proc_name;
   std::string return_type;  ///< e.g. "CUresult", "const char*"
   std::vector<Param> params;
   bool variadic = false;

@@ -1,9 +1,8 @@
 // Stage 4: rendered files → disk. See output.hpp.
 #include "output.hpp"
 
-#include <stdlib.h>  // mkdtemp
-
 #include <cerrno>
+#include <cstdlib>  // mkdtemp (POSIX)
 #include <cstring>
 #include <fstream>
 #include <string>

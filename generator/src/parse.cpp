@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <regex>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -291,6 +292,7 @@ struct Collected {
   struct FunctionEntry {
     Function function;
     std::string forwards_to;  // for static inline forwarders: the called function
+    std::string signature;    // canonical function type, "CUresult (CUstream_st *, CUctx_st **)"
   };
   std::vector<FunctionEntry> functions;
   struct EnumEntry {
@@ -309,6 +311,9 @@ struct Collected {
     std::string header;
   };
   std::vector<Macro> macros;
+  /// cudaTypedefs.h's `typedef R (*PFN_name_vNNNN[_ptds])(...)`: name → canonical
+  /// function type of the pointee.
+  std::vector<std::pair<std::string, std::string>> pfn_typedefs;
 };
 
 // Return the function a static inline forwarder's body calls, or "".
@@ -340,6 +345,7 @@ void collect_function(CXTranslationUnit tu, CXCursor c, const std::string& heade
   f.symbol = take(clang_getCursorSpelling(c));
   f.name = written_name(tu, c);
   const CXType type = clang_getCursorType(c);
+  entry.signature = take(clang_getTypeSpelling(clang_getCanonicalType(type)));
   f.return_type = tidy_type(take(clang_getTypeSpelling(clang_getResultType(type))));
   f.variadic = clang_isFunctionTypeVariadic(type) != 0;
   f.deprecated = clang_getCursorAvailability(c) == CXAvailability_Deprecated;
@@ -460,6 +466,110 @@ Collected collect(CXTranslationUnit tu, const HeaderFiles& files, bool want_decl
     });
   }
   return out;
+}
+
+// Read cudaTypedefs.h's function-pointer typedefs (`PFN_cuMemAlloc_v3020`), which name
+// the CUDA version each driver ABI appeared in.
+std::vector<std::pair<std::string, std::string>> collect_pfn_typedefs(CXTranslationUnit tu,
+                                                                      CXFile typedefs_file) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (typedefs_file == nullptr) {
+    return out;
+  }
+  std::vector<CXCursor> scopes{clang_getTranslationUnitCursor(tu)};
+  while (!scopes.empty()) {
+    CXCursor scope = scopes.back();
+    scopes.pop_back();
+    visit_children(scope, [&](CXCursor c) {
+      const CXCursorKind kind = clang_getCursorKind(c);
+      if (kind == CXCursor_LinkageSpec) {
+        scopes.push_back(c);
+        return CXChildVisit_Continue;
+      }
+      if (kind != CXCursor_TypedefDecl) {
+        return CXChildVisit_Continue;
+      }
+      CXFile file = nullptr;
+      clang_getExpansionLocation(clang_getCursorLocation(c), &file, nullptr, nullptr, nullptr);
+      std::string name = take(clang_getCursorSpelling(c));
+      if (file == nullptr || clang_File_isEqual(file, typedefs_file) == 0 ||
+          name.rfind("PFN_", 0) != 0) {
+        return CXChildVisit_Continue;
+      }
+      const CXType pointer = clang_getCanonicalType(clang_getTypedefDeclUnderlyingType(c));
+      if (pointer.kind != CXType_Pointer) {
+        return CXChildVisit_Continue;
+      }
+      out.emplace_back(std::move(name),
+                       take(clang_getTypeSpelling(clang_getPointeeType(pointer))));
+      return CXChildVisit_Continue;
+    });
+  }
+  return out;
+}
+
+/// The ABI versions cudaTypedefs.h gives one public name: the highest version whose
+/// function type equals the header's prototype, for the default and per-thread forms.
+struct AbiVersions {
+  int version = 0;
+  int per_thread_version = 0;
+  std::string proc_name;  ///< the PFN base name that matched
+};
+
+std::map<std::string, std::vector<std::pair<int, std::pair<bool, std::string>>>> index_pfn(
+    const std::vector<std::pair<std::string, std::string>>& typedefs) {
+  // PFN_<name>_v<digits>[_ptds|_ptsz] → name → (version, (per_thread, signature))
+  static const std::regex kPfn(R"(^PFN_(\w+?)_v(\d+)(_ptds|_ptsz)?$)");
+  std::map<std::string, std::vector<std::pair<int, std::pair<bool, std::string>>>> out;
+  for (const auto& [name, signature] : typedefs) {
+    std::smatch m;
+    if (std::regex_match(name, m, kPfn)) {
+      out[m[1].str()].push_back({std::stoi(m[2].str()), {m[3].matched, signature}});
+    }
+  }
+  return out;
+}
+
+AbiVersions abi_versions_of(
+    const std::map<std::string, std::vector<std::pair<int, std::pair<bool, std::string>>>>& pfn,
+    const std::string& name, const std::string& signature) {
+  AbiVersions v;
+  const auto it = pfn.find(name);
+  if (it == pfn.end()) {
+    return v;
+  }
+  for (const auto& [version, kind] : it->second) {
+    const auto& [per_thread, pfn_signature] = kind;
+    if (pfn_signature != signature) {
+      continue;
+    }
+    int& slot = per_thread ? v.per_thread_version : v.version;
+    slot = std::max(slot, version);
+  }
+  if (v.version != 0 || v.per_thread_version != 0) {
+    v.proc_name = name;
+  }
+  return v;
+}
+
+// Strip a trailing `_vN` (and `_ptds`/`_ptsz`) from a symbol: cuMemAlloc_v2 → cuMemAlloc.
+std::string unversioned(const std::string& symbol) {
+  static const std::regex kSuffix(R"((_v\d+)?(_ptds|_ptsz)?$)");
+  return std::regex_replace(symbol, kSuffix, "");
+}
+
+// The ABI of a public function, looked up under its own name, then under the base of
+// the symbol it is #defined to, then under its own unversioned base.
+AbiVersions abi_versions(
+    const std::map<std::string, std::vector<std::pair<int, std::pair<bool, std::string>>>>& pfn,
+    const Function& f, const std::string& signature) {
+  for (const std::string& candidate : {f.name, unversioned(f.symbol), unversioned(f.name)}) {
+    AbiVersions v = abi_versions_of(pfn, candidate, signature);
+    if (!v.proc_name.empty()) {
+      return v;
+    }
+  }
+  return {};
 }
 
 // A function-like macro `M(api)` whose body is `api ## suffix` renames to a variant;
@@ -634,9 +744,22 @@ Api parse_headers(const std::filesystem::path& include_dir,
   }
 
   IndexPtr index(clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0));
-  UnitPtr unit = parse_unit(index.get(), include_dir, include_source(headers), {});
+  // cudaTypedefs.h (optional) tells which driver ABI version each prototype is.
+  const bool wants_driver = std::find(headers.begin(), headers.end(), "cuda.h") != headers.end();
+  const bool has_typedefs =
+      wants_driver && std::filesystem::is_regular_file(include_dir / "cudaTypedefs.h", ec);
+  std::string source = include_source(headers);
+  if (has_typedefs) {
+    source += include_source({"cudaTypedefs.h"});
+  }
+  UnitPtr unit = parse_unit(index.get(), include_dir, source, {});
   const HeaderFiles files(unit.get(), include_dir, headers);
   Collected found = collect(unit.get(), files, /*want_declarations=*/true);
+  if (has_typedefs) {
+    found.pfn_typedefs = collect_pfn_typedefs(
+        unit.get(), clang_getFile(unit.get(), (include_dir / "cudaTypedefs.h").string().c_str()));
+  }
+  const auto pfn = index_pfn(found.pfn_typedefs);
 
   // Per-thread-default-stream variants are only spelled out when the user asks for them.
   std::vector<Collected::Macro> ptds_macros = found.macros;
@@ -692,6 +815,14 @@ Api parse_headers(const std::filesystem::path& include_dir,
       }
       if (const auto it = define_of.find(f.name); it != define_of.end()) {
         f.per_thread_symbol = it->second->per_thread_symbol;
+      }
+      if (h == "cuda.h") {
+        const AbiVersions v = abi_versions(pfn, f, entry.signature);
+        f.abi_version = v.version;
+        f.per_thread_abi_version = v.per_thread_version;
+        if (v.proc_name != f.name) {
+          f.proc_name = v.proc_name;
+        }
       }
       if (!seen.insert(f.name).second) {
         continue;  // a redeclaration

@@ -11,7 +11,7 @@
 
 namespace cuwrap::gen {
 
-int run(const Options& options, std::ostream& out, std::ostream& err) {
+ExitCode run(const Options& options, std::ostream& out, std::ostream& err) {
   try {
     const Api api = parse_headers(options.cuda_include);
     const Plan plan = make_plan(api);
@@ -25,19 +25,19 @@ int run(const Options& options, std::ostream& out, std::ostream& err) {
       report.close();
       if (!report) {
         err << "cuwrap-gen: cannot write report " << options.report.string() << '\n';
-        return kFailure;
+        return ExitCode::Failure;
       }
     }
-    return kSuccess;
+    return ExitCode::Success;
   } catch (const MissingInput& e) {
     err << "cuwrap-gen: " << e.what() << '\n';
-    return kMissingInput;
+    return ExitCode::MissingInput;
   } catch (const ParseFailure& e) {
     err << "cuwrap-gen: the headers do not parse:\n" << e.what();
-    return kFailure;
+    return ExitCode::Failure;
   } catch (const std::exception& e) {
     err << "cuwrap-gen: " << e.what() << '\n';
-    return kFailure;
+    return ExitCode::Failure;
   }
 }
 

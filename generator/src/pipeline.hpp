@@ -17,13 +17,13 @@ struct Options {
 };
 
 /// Exit codes of cuwrap-gen.
-enum ExitCode : int {
-  kSuccess = 0,
-  kFailure = 1,       ///< a header does not parse, a template fails, output not writable
-  kMissingInput = 2,  ///< the include directory or a header is missing
+enum class ExitCode : int {
+  Success = 0,
+  Failure = 1,       ///< a header does not parse, a template fails, output not writable
+  MissingInput = 2,  ///< the include directory or a header is missing (or a bad command line)
 };
 
 /// Run cuwrap-gen; print the report to `out` and problems to `err`. Never throws.
-int run(const Options& options, std::ostream& out, std::ostream& err);
+ExitCode run(const Options& options, std::ostream& out, std::ostream& err);
 
 }  // namespace cuwrap::gen

@@ -26,11 +26,11 @@ class CppStringModifier : public ctemplate::TemplateModifier {
 };
 
 void register_modifiers() {
-  static const bool registered = [] {
+  static const bool kRegistered = [] {
     static CppStringModifier cpp_string;
     return ctemplate::AddModifier("x-cpp-string", &cpp_string);
   }();
-  (void)registered;
+  static_cast<void>(kRegistered);
 }
 
 std::string expand(const std::filesystem::path& template_dir, const char* name, const Dict& dict) {
@@ -227,6 +227,11 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
     Dict* s = d.AddSectionDictionary("SYMBOL");
     s->SetValue("NAME", f.function.name);
     s->SetValue("SYMBOL", f.function.symbol);
+    s->SetIntValue("VERSION", f.function.abi_version);
+    s->SetIntValue("PTDS_VERSION", f.function.per_thread_abi_version);
+    s->SetValue("PROC_NAME", f.function.proc_name.empty()
+                                 ? std::string("nullptr")
+                                 : "\"" + f.function.proc_name + "\"");
   }
   return expand(dir, "library.cpp.tpl", d);
 }

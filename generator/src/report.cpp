@@ -27,6 +27,9 @@ nlohmann::json function_json(const FunctionPlan& plan) {
   nlohmann::json j = {
       {"name", f.name},
       {"symbol", f.symbol},
+      {"abi_version", f.abi_version},
+      {"per_thread_abi_version", f.per_thread_abi_version},
+      {"proc_name", f.proc_name.empty() ? f.name : f.proc_name},
       {"per_thread_symbol",
        f.per_thread_symbol.empty() ? nlohmann::json() : nlohmann::json(f.per_thread_symbol)},
       {"header", f.header},

@@ -206,13 +206,9 @@ std::string infer_roles(const Function& f, std::vector<ParamRole>& roles) {
         doc_says_array(doc)) {
       continue;
     }
-    const bool element_of_counted_array =
-        has_in_out_count && p.pointee.find('*') == std::string::npos && !is_in_out_count(p);
-    if (is_in_out_count(p) && has_in_out_count) {
+    // cuGraphGetNodes: `numNodes` is an in/out count, `nodes` the array it sizes.
+    if (has_in_out_count && (is_in_out_count(p) || p.pointee.find('*') == std::string::npos)) {
       continue;
-    }
-    if (element_of_counted_array) {
-      continue;  // cuGraphGetNodes' `nodes`: sized by the in/out count
     }
     const bool buffer_size =
         has_void_buffer && is_integer(p.pointee) && contains(lower(p.name), "size");

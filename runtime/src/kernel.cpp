@@ -11,6 +11,17 @@
 #include <utility>
 
 namespace cuwrap {
+namespace {
+
+void check_block_size_limit(int block_size_limit) {
+  if (block_size_limit < 0) {
+    throw std::invalid_argument(
+        "KernelOccupancy::max_potential_block_size: block_size_limit must be >= 0, got " +
+        std::to_string(block_size_limit));
+  }
+}
+
+}  // namespace
 
 // ---- Kernel ----------------------------------------------------------------------
 
@@ -78,27 +89,19 @@ int KernelOccupancy::max_active_blocks_per_multiprocessor(
 
 MaxPotentialBlockSizeOccupancyResult KernelOccupancy::max_potential_block_size(
     std::size_t dynamic_shared_memory_needed, int block_size_limit) const {
-  if (block_size_limit < 0) {
-    throw std::invalid_argument(
-        "KernelOccupancy::max_potential_block_size: block_size_limit must be >= 0, got " +
-        std::to_string(block_size_limit));
-  }
+  check_block_size_limit(block_size_limit);
   const auto [min_grid_size, block_size] = driver::cuOccupancyMaxPotentialBlockSize(
       function(), nullptr, dynamic_shared_memory_needed, block_size_limit);
   return {min_grid_size, block_size};
 }
 
-MaxPotentialBlockSizeOccupancyResult KernelOccupancy::max_potential_block_size(
+MaxPotentialBlockSizeOccupancyResult KernelOccupancy::max_potential_block_size_with(
     CUoccupancyB2DSize smem_for_block, int block_size_limit) const {
   if (smem_for_block == nullptr) {
     throw std::invalid_argument(
         "KernelOccupancy::max_potential_block_size: smem_for_block is null");
   }
-  if (block_size_limit < 0) {
-    throw std::invalid_argument(
-        "KernelOccupancy::max_potential_block_size: block_size_limit must be >= 0, got " +
-        std::to_string(block_size_limit));
-  }
+  check_block_size_limit(block_size_limit);
   const auto [min_grid_size, block_size] =
       driver::cuOccupancyMaxPotentialBlockSize(function(), smem_for_block, 0, block_size_limit);
   return {min_grid_size, block_size};
@@ -142,6 +145,8 @@ int KernelOccupancy::max_active_clusters(const LaunchConfig& config) const {
 namespace detail {
 
 std::vector<ParamInfo> query_param_info(CUkernel kernel) {
+  // cuKernelGetParamInfo answers CUDA_ERROR_INVALID_CONTEXT without a current context.
+  ensure_current_context(0);
   std::vector<ParamInfo> params;
   for (std::size_t index = 0;; ++index) {
     std::size_t offset = 0;
@@ -160,8 +165,8 @@ CUdevice current_or_default_device() {
   if (device_count() == 0) {
     throw std::invalid_argument("no CUDA device is available");
   }
-  if (current_context() != nullptr) {
-    return driver::cuCtxGetDevice();
+  if (const CUcontext context = current_context(); context != nullptr) {
+    return driver::cuDeviceGet(device_of_context(context));
   }
   return driver::cuDeviceGet(0);
 }

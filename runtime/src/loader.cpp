@@ -156,17 +156,18 @@ void* lookup(Library library, std::size_t index, bool per_thread, std::string& e
     if (per_thread && symbol.ptds_version != 0) {
       version = symbol.ptds_version;
     }
+    const char* proc_name = symbol.proc_name != nullptr ? symbol.proc_name : symbol.name;
     const cuuint64_t flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
                                         : CU_GET_PROC_ADDRESS_DEFAULT;
     CUresult status = CUDA_ERROR_NOT_FOUND;
     if (lib.get_proc_v2 != nullptr) {
       CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      status = lib.get_proc_v2(symbol.name, &fn, version, flags, &found);
+      status = lib.get_proc_v2(proc_name, &fn, version, flags, &found);
       if (status == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT) {
         fn = nullptr;
       }
     } else {
-      status = lib.get_proc_v1(symbol.name, &fn, version, flags);
+      status = lib.get_proc_v1(proc_name, &fn, version, flags);
     }
     if ((status != CUDA_SUCCESS || fn == nullptr) && !per_thread) {
       // Entry points the driver does not publish through cuGetProcAddress. The

@@ -26,8 +26,8 @@ namespace cuwrap_docs {
 
 /// One Markdown page whose snippets were extracted into one function.
 struct Page {
-  const char* name;   ///< "high-level.md"
-  void (*run)();      ///< the page's snippets, in order
+  const char* name;  ///< "high-level.md"
+  void (*run)();     ///< the page's snippets, in order
 };
 
 /// Return every extracted page.

@@ -60,6 +60,30 @@ TEST_F(GeneratedDriverGpu, DeviceCountNameAndAttributes) {
   EXPECT_EQ(raw_count, drv::cuDeviceGetCount());
 }
 
+// Names the driver re-versioned after the header's prototype (cuCtxSynchronize and
+// cuCtxGetDevice gained a context parameter in 13.0, cuStreamGetCtx a green-context one
+// in 12.5) must still call the ABI the header declares.
+TEST_F(GeneratedDriverGpu, ReversionedEntryPointsCallTheDeclaredAbi) {
+  drv::cuCtxSynchronize();
+  EXPECT_EQ(drv::cuCtxGetDevice(), device_);
+  EXPECT_EQ(drv::cuCtxGetCurrent(), context_);
+  const CUstream stream = drv::cuStreamCreate(CU_STREAM_NON_BLOCKING);
+  EXPECT_EQ(drv::cuStreamGetCtx(stream), context_);
+  const auto both = drv::cuStreamGetCtx_v2(stream);
+  EXPECT_EQ(both.pCtx, context_);
+  drv::cuCtxSynchronize_v2(context_);
+  EXPECT_EQ(drv::cuCtxGetDevice_v2(context_), device_);
+  // cuGraphInstantiate is #defined to cuGraphInstantiateWithFlags.
+  const CUgraph graph = drv::cuGraphCreate(0);
+  (void)drv::cuGraphAddEmptyNode(graph, nullptr, 0);
+  const CUgraphExec exec = drv::cuGraphInstantiate(graph, 0);
+  drv::cuGraphLaunch(exec, stream);
+  drv::cuStreamSynchronize(stream);
+  drv::cuGraphExecDestroy(exec);
+  drv::cuGraphDestroy(graph);
+  drv::cuStreamDestroy(stream);
+}
+
 TEST_F(GeneratedDriverGpu, InvalidDeviceThrowsDriverError) {
   try {
     (void)drv::cuDeviceGet(drv::cuDeviceGetCount() + 7);

@@ -1,10 +1,10 @@
 // Helpers shared by the generator tests: scratch directories, running commands, files.
 #pragma once
 
-#include <stdlib.h>  // mkdtemp
-
 #include <sys/wait.h>
+
 #include <cstdio>
+#include <cstdlib>  // mkdtemp (POSIX)
 #include <filesystem>
 #include <fstream>
 #include <sstream>

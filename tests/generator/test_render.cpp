@@ -119,9 +119,20 @@ TEST(Render, OneCallFormsAndLogHandles) {
 }
 
 TEST(Render, SourcesHoldTablesNamesAndDescriptions) {
-  const auto files = render(make_plan(small_api()), CUWRAP_GEN_TEMPLATE_DIR);
+  Api api = small_api();
+  // The ABI version and cuGetProcAddress name the parse stage read from cudaTypedefs.h.
+  for (auto& f : api.headers[0].functions) {
+    if (f.name == "cuMemAlloc") {
+      f.abi_version = 3020;
+      f.per_thread_abi_version = 7000;
+      f.proc_name = "cuMemAllocBase";
+    }
+  }
+  const auto files = render(make_plan(api), CUWRAP_GEN_TEMPLATE_DIR);
   const std::string& s = file(files, "src/driver.cpp").text;
-  EXPECT_TRUE(has(s, "{\"cuMemAlloc\", \"cuMemAlloc_v2\"},"));
+  EXPECT_TRUE(has(s, "{\"cuMemAlloc\", \"cuMemAlloc_v2\", 3020, 7000, \"cuMemAllocBase\"},"));
+  // Without them the loader falls back to the generated CUDA_VERSION and the C name.
+  EXPECT_TRUE(has(file(files, "src/nvrtc.cpp").text, ", 0, 0, nullptr},"));
   EXPECT_TRUE(has(s, "case CUDA_ERROR_OUT_OF_MEMORY:\n      return \"CUDA_ERROR_OUT_OF_MEMORY\";"));
   EXPECT_TRUE(has(s, "return \"The API call failed because of \\\"memory\\\"\";"))
       << "escaped for C++";

@@ -97,6 +97,57 @@ TEST(Toolkit, CoversEveryFunction) {
   }
 }
 
+// Every driver function has the CUDA version of its ABI (from cudaTypedefs.h), so the
+// loader never asks cuGetProcAddress for a newer signature than the wrapper calls.
+void expect_abi_versions(const nlohmann::json& report) {
+  for (const auto& h : report["headers"]) {
+    if (h["header"] != "cuda.h") {
+      continue;
+    }
+    for (const auto& f : h["functions"]) {
+      EXPECT_GT(f["abi_version"].get<int>(), 0) << f["name"];
+      if (!f["per_thread_symbol"].is_null()) {
+        EXPECT_GT(f["per_thread_abi_version"].get<int>(), 0) << f["name"];
+      }
+    }
+  }
+}
+
+// Return the report entry of `name` in cuda.h.
+nlohmann::json driver_entry(const nlohmann::json& report, const std::string& name) {
+  for (const auto& f : report["headers"][0]["functions"]) {
+    if (f["name"] == name) {
+      return f;
+    }
+  }
+  return {};
+}
+
+TEST(Toolkit, DriverEntriesCarryTheAbiOfTheirPrototype) {
+  ScratchDir dir;
+  const auto report =
+      generate(CUWRAP_CUDA_INCLUDE_DIR, dir.path() / "out", dir.path() / "report.json");
+  expect_abi_versions(report);
+  if (report["cuda_version"] != 13000) {
+    GTEST_SKIP() << "the exact versions below are those of CUDA 13.0";
+  }
+  // Re-versioned names: the header's prototype is the old ABI.
+  EXPECT_EQ(driver_entry(report, "cuStreamGetCtx")["abi_version"], 9020);
+  EXPECT_EQ(driver_entry(report, "cuCtxSynchronize")["abi_version"], 2000);
+  EXPECT_EQ(driver_entry(report, "cuCtxGetDevice")["abi_version"], 2000);
+  // Explicitly versioned names are found under their base name.
+  EXPECT_EQ(driver_entry(report, "cuStreamGetCtx_v2")["abi_version"], 12050);
+  EXPECT_EQ(driver_entry(report, "cuStreamGetCtx_v2")["proc_name"], "cuStreamGetCtx");
+  EXPECT_EQ(driver_entry(report, "cuCtxSynchronize_v2")["abi_version"], 13000);
+  // A name #defined to another function is looked up as that function.
+  EXPECT_EQ(driver_entry(report, "cuGraphInstantiate")["proc_name"], "cuGraphInstantiateWithFlags");
+  EXPECT_EQ(driver_entry(report, "cuGraphInstantiate")["abi_version"], 11040);
+  // Versioned symbols and per-thread variants.
+  EXPECT_EQ(driver_entry(report, "cuMemAlloc")["abi_version"], 3020);
+  EXPECT_EQ(driver_entry(report, "cuMemcpyHtoD")["abi_version"], 3020);
+  EXPECT_EQ(driver_entry(report, "cuMemcpyHtoD")["per_thread_abi_version"], 7000);
+}
+
 TEST(Toolkit, RepresentativeWrappersCompile) {
   const fs::path usage = fs::path(CUWRAP_TEST_SOURCE_DIR) / "wrapper_usage.cpp";
   for (const std::string mode : {"", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM"}) {
@@ -117,6 +168,7 @@ TEST(Toolkit, RegeneratesForCuda126) {
   const auto report = generate(cuda126, dir.path() / "out", dir.path() / "report.json");
   EXPECT_EQ(report["cuda_version"], 12060);
   expect_full_coverage(report);
+  expect_abi_versions(report);
   const fs::path all = dir.path() / "all.cpp";
   std::ofstream(all) << "#include <cuwrap/driver.hpp>\n#include <cuwrap/nvrtc.hpp>\n#include "
                         "<cuwrap/nvjitlink.hpp>\n";

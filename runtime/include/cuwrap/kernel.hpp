@@ -15,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace cuwrap {
@@ -117,9 +118,19 @@ class KernelOccupancy {
   /// `block_size_limit` 0 means no limit.
   MaxPotentialBlockSizeOccupancyResult max_potential_block_size(
       std::size_t dynamic_shared_memory_needed, int block_size_limit = 0) const;
-  /// Like above, with dynamic shared memory given per block size by `smem_for_block`.
-  MaxPotentialBlockSizeOccupancyResult max_potential_block_size(CUoccupancyB2DSize smem_for_block,
-                                                                int block_size_limit = 0) const;
+  /// Like above, with dynamic shared memory given per block size by `smem_for_block`
+  /// (a CUoccupancyB2DSize or a captureless lambda `[](int block) -> size_t {...}`).
+  template <class Fn>
+  requires(std::is_convertible_v<Fn, CUoccupancyB2DSize> &&
+           !std::is_arithmetic_v<Fn>) MaxPotentialBlockSizeOccupancyResult
+      max_potential_block_size(Fn smem_for_block, int block_size_limit = 0)
+  const {
+    return max_potential_block_size_with(static_cast<CUoccupancyB2DSize>(smem_for_block),
+                                         block_size_limit);
+  }
+  /// Return max_potential_block_size() with dynamic shared memory `smem_for_block(block)`.
+  MaxPotentialBlockSizeOccupancyResult max_potential_block_size_with(
+      CUoccupancyB2DSize smem_for_block, int block_size_limit = 0) const;
   /// Return the dynamic shared memory available per block with that many blocks per SM.
   std::size_t available_dynamic_shared_memory_per_block(int num_blocks_per_multiprocessor,
                                                         int block_size) const;
@@ -156,6 +167,9 @@ struct KernelImpl {
 };
 
 /// Query every parameter's offset and size with cuKernelGetParamInfo.
+///
+/// The driver needs a current context for it: device 0's primary context is made
+/// current when none is.
 std::vector<ParamInfo> query_param_info(CUkernel kernel);
 
 /// Return the device of the current context, or device 0 when none is current.

@@ -5,6 +5,8 @@
 // first kernel is requested, the CUlibrary loaded with cuLibraryLoadData. The library
 // API is context-independent, so creating an ObjectCode needs neither a GPU nor a
 // current context; only get_kernel() and handle() load the code (once, thread-safe).
+// get_kernel() also reads the kernel's parameter layout, which needs a context: when
+// none is current, device 0's primary context is made current (as Device::set_current).
 // The library is unloaded when the last ObjectCode or Kernel referring to it is gone.
 #pragma once
 

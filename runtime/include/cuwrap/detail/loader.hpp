@@ -42,6 +42,10 @@ struct Symbol {
   /// Driver only: the same for the per-thread-default-stream variant
   /// (`PFN_cuMemcpy_v7000_ptds` → 7000); 0 means `version`.
   int ptds_version = 0;
+  /// Driver only: the name cuGetProcAddress knows this ABI by, when it is not `name`
+  /// (`cuGraphInstantiate` is `#define`d to cuGraphInstantiateWithFlags;
+  /// `cuStreamGetCtx_v2` is cuStreamGetCtx at 12050). nullptr means `name`.
+  const char* proc_name = nullptr;
 };
 
 /// Resolve entry `index` of `library`; throw LoadError naming library/symbol on failure.
