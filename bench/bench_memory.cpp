@@ -195,6 +195,34 @@ void BM_AllocFree_Raw(benchmark::State& state) {
 }
 BENCHMARK(BM_AllocFree_Raw)->UseRealTime();
 
+// The same two driver calls through cuwrap's raw:: entry points (resolved at the ABI
+// version of the header's prototype): separates the driver entry from the wrapper.
+void BM_AllocFree_CuwrapRawEntry(benchmark::State& state) {
+  measure(state, "alloc_cuwrap_raw_entry", kSyncEvery, 0, [](Setup& s) {
+    const CUstream stream = s.stream->handle();
+    CUdeviceptr ptr = 0;
+    if (cuwrap::driver::raw::cuMemAllocFromPoolAsync(&ptr, kAllocBytes, s.pool, stream) !=
+        CUDA_SUCCESS) {
+      return false;
+    }
+    benchmark::DoNotOptimize(ptr);
+    return cuwrap::driver::raw::cuMemFreeAsync(ptr, stream) == CUDA_SUCCESS;
+  });
+}
+BENCHMARK(BM_AllocFree_CuwrapRawEntry)->UseRealTime();
+
+// Through the memory resource directly (no Device::memory_resource() lookup).
+void BM_AllocFree_MemoryResourceDirect(benchmark::State& state) {
+  measure(state, "alloc_cuwrap_mr", kSyncEvery, 0, [](Setup& s) {
+    static cuwrap::MemoryResource& mr = s.device->memory_resource();
+    cuwrap::Buffer buffer = mr.allocate(kAllocBytes, *s.stream);
+    benchmark::DoNotOptimize(buffer.handle());
+    buffer.close(*s.stream);
+    return true;
+  });
+}
+BENCHMARK(BM_AllocFree_MemoryResourceDirect)->UseRealTime();
+
 void BM_AllocFree_DeviceMemoryResource(benchmark::State& state) {
   measure(state, "alloc_cuwrap", kSyncEvery, 0, [](Setup& s) {
     cuwrap::Buffer buffer = s.device->allocate(kAllocBytes, *s.stream);

@@ -7,8 +7,9 @@
 #
 # Programs: $CUWRAP_BUILD/bench/bench_* (bench_wrappers, bench_header_compile,
 # bench_memory, bench_launch, bench_compile, bench_graph, bench_generator when built).
-# Each writes JSON (--benchmark_out); the console output (with each program's own
-# ratio lines) goes to <results>/<program>.log. Results go to $BENCH_RESULTS, else
+# Each runs with --benchmark_format=json and writes its JSON to <results>/<program>.json
+# (--benchmark_out: the console output also holds each program's own ratio lines, and
+# goes to <results>/<program>.log). Results go to $BENCH_RESULTS, else
 # $OUT/bench when $OUT is set, else $CUWRAP_BUILD/bench-results; the table is also
 # written there as bench.md.
 #
@@ -56,7 +57,7 @@ fi
 
 status=0
 for name in "${programs[@]}"; do
-  args=(--benchmark_out="$RESULTS/$name.json" --benchmark_out_format=json)
+  args=(--benchmark_format=json --benchmark_out="$RESULTS/$name.json" --benchmark_out_format=json)
   if [ "$REPETITIONS" -gt 1 ]; then
     args+=(--benchmark_repetitions="$REPETITIONS" --benchmark_report_aggregates_only=true)
   fi

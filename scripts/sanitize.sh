@@ -17,8 +17,12 @@ CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 EXCLUDE=${CUWRAP_SANITIZE_EXCLUDE-^Toolkit\.}
 
+# Warnings are not errors here: GCC's flow analysis under -fsanitize reports false
+# -Wmaybe-uninitialized in libstdc++ (<regex>, std::function); the regular build keeps
+# -Werror.
 cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCUWRAP_SANITIZE=ON -DCUWRAP_BUILD_BENCHMARKS=OFF -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
+  -DCUWRAP_SANITIZE=ON -DCUWRAP_WERROR=OFF -DCUWRAP_BUILD_BENCHMARKS=OFF \
+  -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
   -DCUWRAP_CUDA_12_6_INCLUDE="${CUWRAP_CUDA_12_6_INCLUDE:-}"
 cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"
 

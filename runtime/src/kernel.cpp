@@ -40,6 +40,27 @@ Kernel Kernel::from_handle(CUkernel kernel, std::string name) {
   return Kernel(std::move(impl));
 }
 
+CUfunction Kernel::function(CUcontext context) const {
+  const detail::KernelImpl& impl = *impl_;
+  const auto* last = impl.last_function.load(std::memory_order_acquire);
+  if (last != nullptr && last->context == context) [[likely]] {
+    return last->function;
+  }
+  const std::lock_guard<std::mutex> lock(impl.functions_mutex);
+  for (const auto& entry : impl.functions) {
+    if (entry->context == context) {
+      impl.last_function.store(entry.get(), std::memory_order_release);
+      return entry->function;
+    }
+  }
+  const detail::ScopedContext scope(context);
+  auto entry = std::make_unique<const detail::KernelImpl::ContextFunction>(
+      detail::KernelImpl::ContextFunction{context, driver::cuKernelGetFunction(impl.handle)});
+  impl.last_function.store(entry.get(), std::memory_order_release);
+  impl.functions.push_back(std::move(entry));
+  return impl.functions.back()->function;
+}
+
 KernelAttributes Kernel::attributes() const { return KernelAttributes(impl_); }
 
 KernelOccupancy Kernel::occupancy() const { return KernelOccupancy(impl_); }

@@ -172,7 +172,8 @@ void to_cu_launch_config(const LaunchConfig& config, CUstream stream, CUlaunchCo
 }
 
 void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kernel, void** args,
-                std::size_t count, const std::size_t* sizes, const std::string_view* type_names) {
+                std::size_t count, const std::size_t* sizes, const std::string_view* type_names,
+                CUcontext context) {
   check_arguments(kernel, count, sizes, type_names);
   check_config(config);
   if (config.shmem_size > kDefaultDynamicShared) [[unlikely]] {
@@ -185,9 +186,11 @@ void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kerne
   if (is_default_stream(stream)) [[unlikely]] {
     ensure_current_context(0);  // a default stream means the current context's
   }
-  // A CUkernel may be passed where a CUfunction is expected (CUDA 12+): the driver
-  // loads it into the stream's context on first use.
-  const auto function = reinterpret_cast<CUfunction>(kernel.handle());
+  // With the stream's context known, launch the kernel's cached CUfunction there (the
+  // driver launches it faster than a CUkernel). Otherwise a CUkernel may be passed where
+  // a CUfunction is expected (CUDA 12+): the driver loads it into the stream's context.
+  const CUfunction function = context != nullptr ? kernel.function(context)
+                                                 : reinterpret_cast<CUfunction>(kernel.handle());
   if (!config.cluster && !config.cooperative_launch) [[likely]] {
     check(driver::raw::cuLaunchKernel(
               function, config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,

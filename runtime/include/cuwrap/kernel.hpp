@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -50,6 +51,9 @@ class Kernel {
   const std::string& name() const;
   /// Return the symbol name in the library (the lowered name for templates).
   const std::string& symbol() const;
+  /// Return the kernel's CUfunction in `context` (cuKernelGetFunction, cached per
+  /// context; the first call for a context loads the kernel there).
+  CUfunction function(CUcontext context) const;
   /// Return the CUkernel handle (context-independent).
   CUkernel handle() const noexcept { return handle_; }
 
@@ -164,6 +168,18 @@ struct KernelImpl {
   /// Per device ordinal: the dynamic shared memory size launch() already allowed with
   /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (0: the 48 KiB default).
   mutable std::array<std::atomic<std::size_t>, kMaxTrackedDevices> dynamic_shared_allowed{};
+
+  /// The kernel's CUfunction in one context (cuKernelGetFunction).
+  struct ContextFunction {
+    CUcontext context;
+    CUfunction function;
+  };
+  /// The most recently used entry of `functions`: launch() compares one pointer, then
+  /// passes the CUfunction (the driver launches a CUfunction faster than a CUkernel,
+  /// which it has to look up in the stream's context every time).
+  mutable std::atomic<const ContextFunction*> last_function{nullptr};
+  mutable std::mutex functions_mutex;
+  mutable std::vector<std::unique_ptr<const ContextFunction>> functions;
 };
 
 /// Query every parameter's offset and size with cuKernelGetParamInfo.
