@@ -17,9 +17,11 @@
 # (a --benchmark_filter regex), BENCH_PROGRAMS (space-separated program names).
 #
 # Pairing: within one program, a benchmark whose name says cuwrap (Cuwrap..., ..._cuwrap,
-# ..._Buffer, ..._DeviceMemoryResource) is compared with the baseline (Raw..., ..._raw,
-# CHeadersOnly) of the same topic and arguments (HtoD_Buffer ↔ HtoD_Raw), else with
-# every baseline of the program (CuwrapLaunch ↔ both RawCuLaunchKernel variants).
+# ..._Buffer, ..._*MemoryResource*) is compared with the baselines (Raw..., ..._raw,
+# CHeaders...) of the same arguments and topic, the first word of the name once the
+# role words are taken out (AllocFree_CuwrapRawEntry ↔ AllocFree_Raw, HtoD_Buffer ↔
+# HtoD_Raw), else with every baseline of the program of the same arguments
+# (CuwrapLaunch ↔ both RawCuLaunchKernel variants, CuwrapProgram/0 ↔ RawNvrtc/0).
 set -euo pipefail
 
 CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -74,9 +76,9 @@ import json, os, re, sys
 
 results_dir, programs = sys.argv[1], sys.argv[2:]
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-CUWRAP = re.compile(r"(^|_)(Cuwrap|cuwrap)|_(Buffer|DeviceMemoryResource)$")
-BASELINE = re.compile(r"(^|_)(Raw|raw)|^CHeadersOnly$")
-ROLE_WORDS = re.compile(r"Cuwrap|cuwrap|Raw|raw|Buffer|DeviceMemoryResource")
+CUWRAP = re.compile(r"(^|_)(Cuwrap|cuwrap)|_(Buffer|[A-Za-z]*MemoryResource[A-Za-z]*)$")
+BASELINE = re.compile(r"(^|_)(Raw|raw)|^CHeaders")
+ROLE_WORDS = re.compile(r"Cuwrap|cuwrap|Raw|raw|Buffer|[A-Za-z]*MemoryResource[A-Za-z]*")
 
 
 def fmt_time(ns):
@@ -113,10 +115,11 @@ def load(program):
 
 
 def split(name):
-    """'BM_HtoD_Buffer/64' → ('HtoD', '/64'): the topic without role words, the arguments."""
+    """'BM_HtoD_Buffer/64' → ('HtoD_Buffer', 'HtoD', '/64'): the name, its topic (the
+    first word left when the role words are taken out), the arguments."""
     base, _, args = name.partition("/")
     base = re.sub(r"^BM_", "", base)
-    topic = re.sub(r"_+", "_", ROLE_WORDS.sub("", base)).strip("_")
+    topic = re.sub(r"_+", "_", ROLE_WORDS.sub("", base)).strip("_").split("_")[0]
     return base, topic, ("/" + args) if args else ""
 
 

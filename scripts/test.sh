@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# The whole test suite: install what is missing, build, run every test with ctest.
-# Tests that need a GPU skip with their reason on a machine without one.
+# The whole test suite: install what is missing, build, run every test with ctest, then
+# check the handwritten code with clang-tidy and run the suite again under
+# AddressSanitizer + UndefinedBehaviorSanitizer. Tests that need a GPU skip with their
+# reason on a machine without one. CUWRAP_QUICK=1 stops after the first ctest run.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cuwrap_install_missing
 cuwrap_build
-cd "$CUWRAP_BUILD"
-ctest --output-on-failure -j "$CUWRAP_JOBS" --timeout 600
+(cd "$CUWRAP_BUILD" && ctest --output-on-failure -j "$CUWRAP_JOBS" --timeout 600)
+if [ "${CUWRAP_QUICK:-0}" != 1 ]; then
+  echo "== clang-tidy"
+  CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/tidy.sh"
+  echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+  bash "$CUWRAP_ROOT/scripts/sanitize.sh"
+fi

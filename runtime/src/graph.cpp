@@ -371,8 +371,8 @@ GraphBuilder GraphBuilder::join(std::vector<GraphBuilder>&& builders) {
     root = 0;  // all are branches (a branch was split again): join onto the first
   }
   State& target = *builders[root].state_;
-  for (std::size_t i = 0; i < builders.size(); ++i) {
-    const std::shared_ptr<State> other = builders[i].state_;
+  for (const GraphBuilder& builder : builders) {
+    const std::shared_ptr<State> other = builder.state_;
     if (other.get() == &target || other->closed) {
       continue;  // the root itself, or a duplicate already joined
     }

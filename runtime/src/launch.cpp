@@ -24,7 +24,7 @@ namespace {
 // ones (a kernel's register-bound maximum) are left to the driver.
 constexpr unsigned long long kMaxThreadsPerBlock = 1024;
 constexpr unsigned kMaxBlockZ = 64;
-constexpr std::size_t kDefaultDynamicShared = 48 * 1024;
+constexpr std::size_t kDefaultDynamicShared = std::size_t{48} * 1024;
 
 // nullptr, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD: the current context's streams.
 bool is_default_stream(CUstream stream) noexcept {
