@@ -6,28 +6,18 @@
 
 #include <benchmark/benchmark.h>
 
+#include "../tests/support/kernel_sources.hpp"
+#include "bench_support.hpp"
+
 #include <chrono>
 #include <cstdio>
-#include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace {
 
-constexpr const char* kSaxpy = R"(
-extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t N) {
-  unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
-  if (tid < N) {
-    out[tid] = a * x[tid] + y[tid];
-  }
-}
-)";
-
-// Nanoseconds per iteration of the last (final) run of each benchmark.
-std::map<std::string, double>& results() {
-  static std::map<std::string, double> r;
-  return r;
-}
+using cuwrap::testing::kSaxpySource;
 
 template <class Body>
 void measure(benchmark::State& state, const std::string& name, Body&& body) {
@@ -40,11 +30,7 @@ void measure(benchmark::State& state, const std::string& name, Body&& body) {
       break;
     }
   }
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  if (state.iterations() > 0) {
-    results()[name] = std::chrono::duration<double, std::nano>(elapsed).count() /
-                      static_cast<double>(state.iterations());
-  }
+  cuwrap::bench::record(state, name, start);
 }
 
 void BM_CuwrapProgram(benchmark::State& state) {
@@ -52,7 +38,7 @@ void BM_CuwrapProgram(benchmark::State& state) {
   cuwrap::ProgramOptions options;
   options.arch = "sm_90";
   measure(state, "cuwrap_" + std::string(cuwrap::to_string(target)), [&] {
-    cuwrap::Program program(kSaxpy, cuwrap::CodeType::Cxx, options);
+    cuwrap::Program program(kSaxpySource, cuwrap::CodeType::Cxx, options);
     cuwrap::ObjectCode obj = program.compile(target);
     benchmark::DoNotOptimize(obj.code().data());
   });
@@ -68,7 +54,7 @@ void BM_RawNvrtc(benchmark::State& state) {
   const char* options[] = {"-arch=sm_90"};
   measure(state, "raw_" + std::string(cuwrap::to_string(target)), [&] {
     nvrtcProgram program = nullptr;
-    if (raw::nvrtcCreateProgram(&program, kSaxpy, "default_program", 0, nullptr, nullptr) !=
+    if (raw::nvrtcCreateProgram(&program, kSaxpySource, "default_program", 0, nullptr, nullptr) !=
         NVRTC_SUCCESS) {
       throw std::runtime_error("nvrtcCreateProgram failed");
     }
@@ -99,20 +85,13 @@ BENCHMARK(BM_RawNvrtc)
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
-    return 1;
-  }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  const auto& r = results();
-  for (const char* target : {"ptx", "cubin"}) {
-    const auto ours = r.find(std::string("cuwrap_") + target);
-    const auto raw = r.find(std::string("raw_") + target);
-    if (ours != r.end() && raw != r.end() && raw->second > 0) {
-      std::printf("compile ratio cuwrap/raw (%s) = %.3f (%.2f ms vs %.2f ms)\n", target,
-                  ours->second / raw->second, ours->second / 1e6, raw->second / 1e6);
+  return cuwrap::bench::run_benchmarks(argc, argv, [] {
+    for (const char* target : {"ptx", "cubin"}) {
+      if (const auto c = cuwrap::bench::compare(std::string("cuwrap_") + target,
+                                                std::string("raw_") + target)) {
+        std::printf("compile ratio cuwrap/raw (%s) = %.3f (%.2f ms vs %.2f ms)\n", target,
+                    c->ratio(), c->ours_ns / 1e6, c->raw_ns / 1e6);
+      }
     }
-  }
-  return 0;
+  });
 }

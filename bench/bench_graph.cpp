@@ -6,6 +6,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,48 +22,33 @@ extern "C" __global__ void tiny(unsigned* data) {
 }
 )";
 
-// Everything the benchmarks share, built once; empty (with a reason) without a GPU.
-struct Setup {
-  std::optional<cuwrap::Device> device;
-  std::optional<cuwrap::Stream> stream;
+// Everything the benchmarks share, built once; `error` is set when there is no GPU.
+struct Setup : cuwrap::bench::GpuSetup {
   std::optional<cuwrap::Kernel> kernel;
   std::optional<cuwrap::Buffer> data;
   cuwrap::Graph graph;
-  std::string error;
 };
 
 Setup& setup() {
-  static Setup s = [] {
-    Setup r;
-    try {
-      if (cuwrap::Device::count() == 0) {
-        r.error = "no CUDA device";
-        return r;
-      }
-      r.device.emplace(0);
-      r.device->set_current();
-      r.stream.emplace(r.device->create_stream());
-      cuwrap::ProgramOptions options;
-      options.arch = "sm_" + r.device->arch();
-      cuwrap::Program program(kSource, cuwrap::CodeType::Cxx, options);
-      r.kernel.emplace(program.compile(cuwrap::TargetType::Cubin).get_kernel("tiny"));
-      r.data.emplace(r.device->allocate(sizeof(unsigned), *r.stream));
-      r.data->fill(std::uint8_t{0}, *r.stream);
+  static Setup s;
+  [[maybe_unused]] static const bool usable = cuwrap::bench::build_setup(s, [](Setup& r) {
+    cuwrap::ProgramOptions options;
+    options.arch = "sm_" + r.device->arch();
+    cuwrap::Program program(kSource, cuwrap::CodeType::Cxx, options);
+    r.kernel.emplace(program.compile(cuwrap::TargetType::Cubin).get_kernel("tiny"));
+    r.data.emplace(r.device->allocate(sizeof(unsigned), *r.stream));
+    r.data->fill(std::uint8_t{0}, *r.stream);
 
-      cuwrap::GraphBuilder builder = r.stream->create_graph_builder();
-      builder.begin_building();
-      cuwrap::LaunchConfig config;
-      for (int i = 0; i < kKernels; ++i) {
-        cuwrap::launch(builder, config, *r.kernel, *r.data);
-      }
-      r.graph = builder.end_building().complete();
-      r.graph.upload(*r.stream);
-      r.stream->sync();
-    } catch (const std::exception& e) {
-      r.error = e.what();
+    cuwrap::GraphBuilder builder = r.stream->create_graph_builder();
+    builder.begin_building();
+    cuwrap::LaunchConfig config;
+    for (int i = 0; i < kKernels; ++i) {
+      cuwrap::launch(builder, config, *r.kernel, *r.data);
     }
-    return r;
-  }();
+    r.graph = builder.end_building().complete();
+    r.graph.upload(*r.stream);
+    r.stream->sync();
+  });
   return s;
 }
 
@@ -72,8 +59,7 @@ void set_per_kernel(benchmark::State& state) {
 
 void BM_GraphLaunch_cuwrap(benchmark::State& state) {
   Setup& s = setup();
-  if (!s.error.empty()) {
-    state.SkipWithError(s.error.c_str());
+  if (!cuwrap::bench::ready(state, s)) {
     return;
   }
   for (auto _ : state) {
@@ -86,8 +72,7 @@ BENCHMARK(BM_GraphLaunch_cuwrap)->UseRealTime();
 
 void BM_GraphLaunch_raw(benchmark::State& state) {
   Setup& s = setup();
-  if (!s.error.empty()) {
-    state.SkipWithError(s.error.c_str());
+  if (!cuwrap::bench::ready(state, s)) {
     return;
   }
   const CUgraphExec exec = s.graph.handle();
@@ -105,8 +90,7 @@ BENCHMARK(BM_GraphLaunch_raw)->UseRealTime();
 
 void BM_IndividualLaunches_cuwrap(benchmark::State& state) {
   Setup& s = setup();
-  if (!s.error.empty()) {
-    state.SkipWithError(s.error.c_str());
+  if (!cuwrap::bench::ready(state, s)) {
     return;
   }
   const cuwrap::LaunchConfig config;
@@ -122,8 +106,7 @@ BENCHMARK(BM_IndividualLaunches_cuwrap)->UseRealTime();
 
 void BM_IndividualLaunches_raw(benchmark::State& state) {
   Setup& s = setup();
-  if (!s.error.empty()) {
-    state.SkipWithError(s.error.c_str());
+  if (!cuwrap::bench::ready(state, s)) {
     return;
   }
   const CUstream stream = s.stream->handle();

@@ -11,9 +11,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,10 +30,7 @@ using LaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, un
                                     unsigned, unsigned, CUstream, void**, void**);
 
 // Everything the benchmarks share, built once; `error` is set when there is no GPU.
-struct Setup {
-  std::string error;
-  std::optional<cuwrap::Device> device;
-  std::optional<cuwrap::Stream> stream;
+struct Setup : cuwrap::bench::GpuSetup {
   std::optional<cuwrap::Kernel> kernel;
   std::optional<cuwrap::Buffer> x, y;
   CUfunction function = nullptr;
@@ -40,47 +38,22 @@ struct Setup {
 };
 
 Setup& setup() {
-  static Setup s = [] {
-    Setup r;
-    try {
-      if (cuwrap::Device::count() == 0) {
-        r.error = "no CUDA device";
-        return r;
-      }
-      r.device.emplace(0);
-      r.device->set_current();
-      r.stream.emplace(r.device->create_stream());
-      cuwrap::Program program(kSource, cuwrap::CodeType::Cxx);
-      r.kernel.emplace(program.compile(cuwrap::TargetType::Cubin).get_kernel("empty"));
-      r.x.emplace(r.device->allocate(1024, *r.stream));
-      r.y.emplace(r.device->allocate(1024, *r.stream));
-      r.function = cuwrap::driver::cuKernelGetFunction(r.kernel->handle());
-      void* fn = nullptr;
-      CUdriverProcAddressQueryResult found{};
-      cuwrap::detail::check(
-          cuwrap::driver::raw::cuGetProcAddress("cuLaunchKernel", &fn, CUDA_VERSION,
-                                                CU_GET_PROC_ADDRESS_DEFAULT, &found),
-          "cuGetProcAddress");
-      r.launch_kernel = reinterpret_cast<LaunchKernelFn>(fn);
-    } catch (const std::exception& e) {
-      r.error = e.what();
-    }
-    return r;
-  }();
+  static Setup s;
+  [[maybe_unused]] static const bool usable = cuwrap::bench::build_setup(s, [](Setup& r) {
+    cuwrap::Program program(kSource, cuwrap::CodeType::Cxx);
+    r.kernel.emplace(program.compile(cuwrap::TargetType::Cubin).get_kernel("empty"));
+    r.x.emplace(r.device->allocate(1024, *r.stream));
+    r.y.emplace(r.device->allocate(1024, *r.stream));
+    r.function = cuwrap::driver::cuKernelGetFunction(r.kernel->handle());
+    r.launch_kernel = cuwrap::bench::driver_entry<LaunchKernelFn>("cuLaunchKernel");
+  });
   return s;
-}
-
-// Nanoseconds per iteration of the last (final) run of each benchmark.
-std::map<std::string, double>& results() {
-  static std::map<std::string, double> r;
-  return r;
 }
 
 template <class Body>
 void measure(benchmark::State& state, const char* name, Body&& body) {
   Setup& s = setup();
-  if (!s.error.empty()) {
-    state.SkipWithError(s.error.c_str());
+  if (!cuwrap::bench::ready(state, s)) {
     return;
   }
   const CUstream stream = s.stream->handle();
@@ -94,17 +67,12 @@ void measure(benchmark::State& state, const char* name, Body&& body) {
     }
   }
   static_cast<void>(cuwrap::driver::raw::cuStreamSynchronize(stream));
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  if (state.iterations() > 0) {
-    results()[name] = std::chrono::duration<double, std::nano>(elapsed).count() /
-                      static_cast<double>(state.iterations());
-  }
+  cuwrap::bench::record(state, name, start);
 }
 
 void raw_launch(benchmark::State& state, const char* name, bool use_kernel_handle) {
   Setup& s = setup();
-  if (!s.error.empty()) {
-    state.SkipWithError(s.error.c_str());
+  if (!cuwrap::bench::ready(state, s)) {
     return;
   }
   float a = 2.0f;
@@ -145,20 +113,13 @@ BENCHMARK(BM_CuwrapLaunch);
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
-    return 1;
-  }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  const auto& r = results();
-  const auto cuwrap_ns = r.find("cuwrap");
-  for (const char* baseline : {"raw_cufunction", "raw_cukernel"}) {
-    const auto raw = r.find(baseline);
-    if (cuwrap_ns != r.end() && raw != r.end() && raw->second > 0) {
-      std::printf("launch ratio cuwrap/%s = %.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
-                  baseline, cuwrap_ns->second / raw->second, cuwrap_ns->second, raw->second);
+  return cuwrap::bench::run_benchmarks(argc, argv, [] {
+    for (const char* baseline : {"raw_cufunction", "raw_cukernel"}) {
+      if (const auto c = cuwrap::bench::compare("cuwrap", baseline)) {
+        std::printf(
+            "launch ratio cuwrap/%s = %.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
+            baseline, c->ratio(), c->ours_ns, c->raw_ns);
+      }
     }
-  }
-  return 0;
+  });
 }

@@ -18,15 +18,15 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_support.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <map>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 
 namespace {
@@ -41,24 +41,8 @@ using MemAllocFromPoolAsyncFn = CUresult (*)(CUdeviceptr*, std::size_t, CUmemory
 using MemFreeAsyncFn = CUresult (*)(CUdeviceptr, CUstream);
 using StreamSynchronizeFn = CUresult (*)(CUstream);
 
-template <class Fn>
-Fn driver_entry(const char* name) {
-  void* fn = nullptr;
-  CUdriverProcAddressQueryResult found{};
-  cuwrap::detail::check(cuwrap::driver::raw::cuGetProcAddress(name, &fn, CUDA_VERSION,
-                                                              CU_GET_PROC_ADDRESS_DEFAULT, &found),
-                        "cuGetProcAddress");
-  if (fn == nullptr || found != CU_GET_PROC_ADDRESS_SUCCESS) {
-    throw std::runtime_error(std::string("cuGetProcAddress: no ") + name);
-  }
-  return reinterpret_cast<Fn>(fn);
-}
-
 // Everything the benchmarks share, built once; `error` is set when there is no GPU.
-struct Setup {
-  std::string error;
-  std::optional<cuwrap::Device> device;
-  std::optional<cuwrap::Stream> stream;
+struct Setup : cuwrap::bench::GpuSetup {
   cuwrap::LegacyPinnedMemoryResource pinned_mr;
   std::optional<cuwrap::Buffer> pinned;  // host source of the host->device copies
   std::optional<cuwrap::Buffer> src, dst;
@@ -71,42 +55,23 @@ struct Setup {
 };
 
 Setup& setup() {
+  using cuwrap::bench::driver_entry;
   static Setup s;
-  static const bool ready = [] {
-    try {
-      if (cuwrap::Device::count() == 0) {
-        s.error = "no CUDA device";
-        return false;
-      }
-      s.device.emplace(0);
-      s.device->set_current();
-      s.stream.emplace(s.device->create_stream());
-      s.pinned.emplace(s.pinned_mr.allocate(kCopyBytes, *s.stream));
-      std::memset(s.pinned->host_span().data(), 0x5a, kCopyBytes);
-      s.src.emplace(s.device->allocate(kCopyBytes, *s.stream));
-      s.dst.emplace(s.device->allocate(kCopyBytes, *s.stream));
-      s.src->fill(std::uint8_t{0x33}, *s.stream);
-      s.stream->sync();
-      s.pool = dynamic_cast<cuwrap::DeviceMemoryResource&>(s.device->memory_resource()).handle();
-      s.memcpy_htod = driver_entry<MemcpyHtoDAsyncFn>("cuMemcpyHtoDAsync");
-      s.memcpy_dtod = driver_entry<MemcpyDtoDAsyncFn>("cuMemcpyDtoDAsync");
-      s.alloc_from_pool = driver_entry<MemAllocFromPoolAsyncFn>("cuMemAllocFromPoolAsync");
-      s.free_async = driver_entry<MemFreeAsyncFn>("cuMemFreeAsync");
-      s.stream_sync = driver_entry<StreamSynchronizeFn>("cuStreamSynchronize");
-    } catch (const std::exception& e) {
-      s.error = e.what();
-      return false;
-    }
-    return true;
-  }();
-  static_cast<void>(ready);
+  [[maybe_unused]] static const bool usable = cuwrap::bench::build_setup(s, [](Setup& r) {
+    r.pinned.emplace(r.pinned_mr.allocate(kCopyBytes, *r.stream));
+    std::memset(r.pinned->host_span().data(), 0x5a, kCopyBytes);
+    r.src.emplace(r.device->allocate(kCopyBytes, *r.stream));
+    r.dst.emplace(r.device->allocate(kCopyBytes, *r.stream));
+    r.src->fill(std::uint8_t{0x33}, *r.stream);
+    r.stream->sync();
+    r.pool = dynamic_cast<cuwrap::DeviceMemoryResource&>(r.device->memory_resource()).handle();
+    r.memcpy_htod = driver_entry<MemcpyHtoDAsyncFn>("cuMemcpyHtoDAsync");
+    r.memcpy_dtod = driver_entry<MemcpyDtoDAsyncFn>("cuMemcpyDtoDAsync");
+    r.alloc_from_pool = driver_entry<MemAllocFromPoolAsyncFn>("cuMemAllocFromPoolAsync");
+    r.free_async = driver_entry<MemFreeAsyncFn>("cuMemFreeAsync");
+    r.stream_sync = driver_entry<StreamSynchronizeFn>("cuStreamSynchronize");
+  });
   return s;
-}
-
-// Per-iteration nanoseconds of the last (final) run of each benchmark.
-std::map<std::string, double>& results() {
-  static std::map<std::string, double> r;
-  return r;
 }
 
 // Run `body` per iteration, synchronising the stream every `sync_every` iterations.
@@ -114,8 +79,7 @@ template <class Body>
 void measure(benchmark::State& state, const char* name, int sync_every, std::size_t bytes,
              Body&& body) {
   Setup& s = setup();
-  if (!s.error.empty()) {
-    state.SkipWithError(s.error.c_str());
+  if (!cuwrap::bench::ready(state, s)) {
     return;
   }
   const CUstream stream = s.stream->handle();
@@ -132,11 +96,7 @@ void measure(benchmark::State& state, const char* name, int sync_every, std::siz
     }
   }
   static_cast<void>(s.stream_sync(stream));
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  if (state.iterations() > 0) {
-    results()[name] = std::chrono::duration<double, std::nano>(elapsed).count() /
-                      static_cast<double>(state.iterations());
-  }
+  cuwrap::bench::record(state, name, start);
   if (bytes != 0) {
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
                             static_cast<std::int64_t>(bytes));
@@ -236,31 +196,25 @@ BENCHMARK(BM_AllocFree_DeviceMemoryResource)->UseRealTime();
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
-    return 1;
-  }
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  const auto& r = results();
-  const auto report = [&](const char* what, const char* ours, const char* raw, bool bandwidth) {
-    const auto a = r.find(ours);
-    const auto b = r.find(raw);
-    if (a == r.end() || b == r.end() || a->second <= 0 || b->second <= 0) {
-      return;
-    }
-    if (bandwidth) {
-      const double ours_gbs = static_cast<double>(kCopyBytes) / a->second;  // bytes/ns = GB/s
-      const double raw_gbs = static_cast<double>(kCopyBytes) / b->second;
-      std::printf("%s bandwidth cuwrap/raw = %.3f (%.2f GB/s vs %.2f GB/s; target >= 0.97)\n", what,
-                  ours_gbs / raw_gbs, ours_gbs, raw_gbs);
-    } else {
-      std::printf("%s time ratio cuwrap/raw = %.3f (%.1f ns vs %.1f ns per pair; target <= 1.05)\n",
-                  what, a->second / b->second, a->second, b->second);
-    }
-  };
-  report("host->device", "htod_cuwrap", "htod_raw", true);
-  report("device->device", "dtod_cuwrap", "dtod_raw", true);
-  report("alloc+free", "alloc_cuwrap", "alloc_raw", false);
-  return 0;
+  return cuwrap::bench::run_benchmarks(argc, argv, [] {
+    const auto report = [](const char* what, const char* ours, const char* raw, bool bandwidth) {
+      const auto c = cuwrap::bench::compare(ours, raw);
+      if (!c) {
+        return;
+      }
+      if (bandwidth) {
+        const double ours_gbs = static_cast<double>(kCopyBytes) / c->ours_ns;  // bytes/ns = GB/s
+        const double raw_gbs = static_cast<double>(kCopyBytes) / c->raw_ns;
+        std::printf("%s bandwidth cuwrap/raw = %.3f (%.2f GB/s vs %.2f GB/s; target >= 0.97)\n",
+                    what, ours_gbs / raw_gbs, ours_gbs, raw_gbs);
+      } else {
+        std::printf(
+            "%s time ratio cuwrap/raw = %.3f (%.1f ns vs %.1f ns per pair; target <= 1.05)\n", what,
+            c->ratio(), c->ours_ns, c->raw_ns);
+      }
+    };
+    report("host->device", "htod_cuwrap", "htod_raw", true);
+    report("device->device", "dtod_cuwrap", "dtod_raw", true);
+    report("alloc+free", "alloc_cuwrap", "alloc_raw", false);
+  });
 }

@@ -10,8 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include "bytes.hpp"
 #include "gpu.hpp"
-#include "kernel_helper.hpp"
+#include "test_kernels.hpp"
 
 #include <cstdio>
 #include <regex>
@@ -279,9 +280,7 @@ TEST(Device, EveryDeviceAllocatesCopiesAndFills) {
     cuwrap::Buffer buffer = device.allocate(data.size(), stream);
     EXPECT_EQ(buffer.device_id(), device.device_id());
     buffer.copy_from(std::span<const std::byte>(data), stream);
-    std::vector<std::byte> back(data.size());
-    buffer.copy_to(std::span<std::byte>(back), stream);
-    stream.sync();
+    const auto back = cuwrap::testing::read_back(buffer, stream);
     EXPECT_EQ(cuwrap::testing::first_difference(data, back), -1) << "device " << device;
     cuwrap::Event event = device.create_event();
     stream.record(event);

@@ -9,8 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include "checks.hpp"
 #include "gpu.hpp"
-#include "kernel_helper.hpp"
+#include "test_kernels.hpp"
 
 #include <optional>
 #include <stdexcept>
@@ -24,11 +25,35 @@ using cuwrap::Event;
 using cuwrap::EventOptions;
 using cuwrap::Stream;
 
-static_assert(!std::is_copy_constructible_v<Event> && !std::is_copy_assignable_v<Event>);
-static_assert(std::is_nothrow_move_constructible_v<Event> &&
-              std::is_nothrow_move_assignable_v<Event>);
+static_assert(cuwrap::testing::NothrowMoveOnly<Event>);
 
 constexpr long long kSpinCycles = 20'000'000;
+
+// Device 0 made current, the test kernels, a stream and a 4 KiB buffer on it: what a
+// test needs to keep the stream busy while it looks at events.
+struct SpinWork {
+  SpinWork()
+      : device(current_device()),
+        kernels(device),
+        stream(device.create_stream()),
+        buffer(device.allocate(4096, stream)) {}
+
+  // Enqueue a kernel that spins `cycles` GPU clocks, then adds 1 to every byte of buffer.
+  void spin(long long cycles) const {
+    kernels.spin_then_add(stream, buffer.handle(), buffer.size(), cycles, 1);
+  }
+
+  static Device current_device() {
+    const Device device(0);
+    device.set_current();
+    return device;
+  }
+
+  Device device;
+  cuwrap::testing::TestKernels kernels;
+  Stream stream;
+  cuwrap::Buffer buffer;
+};
 
 TEST(Event, DefaultOptions) {
   CUWRAP_REQUIRE_GPU();
@@ -59,30 +84,22 @@ TEST(Event, OptionsAreReported) {
 
 TEST(Event, SyncWaitsForRecordedWork) {
   CUWRAP_REQUIRE_GPU();
-  const Device device(0);
-  device.set_current();
-  cuwrap::testing::TestKernels kernels(device);
-  Stream stream = device.create_stream();
-  cuwrap::Buffer buffer = device.allocate(4096, stream);
-  buffer.fill(std::uint8_t{1}, stream);
-  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles * 2, 1);
+  SpinWork work;
+  work.buffer.fill(std::uint8_t{1}, work.stream);
+  work.spin(kSpinCycles * 2);
   for (bool busy : {false, true}) {
-    Event event = stream.record({.busy_waited_sync = busy});
+    Event event = work.stream.record({.busy_waited_sync = busy});
     event.sync();
     EXPECT_TRUE(event.is_done());
   }
-  EXPECT_TRUE(stream.is_done());
+  EXPECT_TRUE(work.stream.is_done());
 }
 
 TEST(Event, IsDoneIsFalseWhileWorkRuns) {
   CUWRAP_REQUIRE_GPU();
-  const Device device(0);
-  device.set_current();
-  cuwrap::testing::TestKernels kernels(device);
-  Stream stream = device.create_stream();
-  cuwrap::Buffer buffer = device.allocate(4096, stream);
-  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles * 5, 1);
-  Event event = stream.record();
+  SpinWork work;
+  work.spin(kSpinCycles * 5);
+  Event event = work.stream.record();
   EXPECT_FALSE(event.is_done());
   event.sync();
   EXPECT_TRUE(event.is_done());
@@ -90,18 +107,14 @@ TEST(Event, IsDoneIsFalseWhileWorkRuns) {
 
 TEST(Event, ElapsedTimeIsPositiveAndOrdered) {
   CUWRAP_REQUIRE_GPU();
-  const Device device(0);
-  device.set_current();
-  cuwrap::testing::TestKernels kernels(device);
-  Stream stream = device.create_stream();
-  cuwrap::Buffer buffer = device.allocate(4096, stream);
+  SpinWork work;
   const EventOptions timing{.enable_timing = true};
-  Event start = stream.record(timing);
-  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 1);
-  Event middle = stream.record(timing);
-  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 1);
-  Event end = device.create_event(timing);
-  stream.record(end);
+  Event start = work.stream.record(timing);
+  work.spin(kSpinCycles);
+  Event middle = work.stream.record(timing);
+  work.spin(kSpinCycles);
+  Event end = work.device.create_event(timing);
+  work.stream.record(end);
   end.sync();
   const float first = middle - start;
   const float total = end - start;

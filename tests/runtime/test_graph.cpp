@@ -2,7 +2,7 @@
 // fork/join, conditional nodes, update, DOT output, explicit nodes and misuse.
 #include <cuwrap/cuwrap.hpp>
 
-#include "gpu.hpp"
+#include "device_fixture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <random>
 #include <span>
 #include <sstream>
@@ -117,6 +116,14 @@ LaunchConfig single_thread() {
   return config;
 }
 
+// Launch `kernel` on `builder` over the first `n` words of `data`, one thread per word;
+// the kernel's arguments are `data`, `n`, then `extra`.
+template <class... Extra>
+void launch_over(GraphBuilder& builder, const Kernel& kernel, const Buffer& data, std::size_t n,
+                 Extra... extra) {
+  launch(builder, config_for(n), kernel, data, static_cast<unsigned long long>(n), extra...);
+}
+
 void upload(Buffer& buffer, const std::vector<unsigned>& words, const Stream& stream) {
   buffer.copy_from(std::as_bytes(std::span(words)), stream);
 }
@@ -148,16 +155,23 @@ void write_words(Buffer& buffer, const std::vector<unsigned>& words, const Strea
     }                                                                                            \
   } while (false)
 
-class GraphTest : public ::testing::Test {
+class GraphTest : public cuwrap::testing::DeviceTest {
  protected:
   void SetUp() override {
-    CUWRAP_REQUIRE_GPU();
-    device_.emplace(0);
-    device_->set_current();
+    DeviceTest::SetUp();
+    if (IsSkipped()) {
+      return;
+    }
     stream_ = device_->create_stream();
   }
 
-  std::optional<Device> device_;  // engaged only when there is a GPU
+  // Return a new buffer holding `words`, written on stream_ and synchronised.
+  Buffer device_words(const std::vector<unsigned>& words) {
+    Buffer buffer = device_->allocate(words.size() * sizeof(unsigned), stream_);
+    write_words(buffer, words, stream_);
+    return buffer;
+  }
+
   Stream stream_ = Stream::from_handle(nullptr);
 };
 
@@ -213,16 +227,15 @@ TEST(GraphTypes, JoinNeedsTwoBuilders) {
 TEST_F(GraphTest, CapturedKernelsReplay) {
   constexpr std::size_t kN = 1000;
   const std::vector<unsigned> initial = random_words(kN);
-  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
-  write_words(data, initial, stream_);
+  Buffer data = device_words(initial);
 
   GraphBuilder builder = stream_.create_graph_builder();
   EXPECT_EQ(builder.stream().handle(), stream_.handle());
   EXPECT_FALSE(builder.is_building());
   builder.begin_building();
   EXPECT_TRUE(builder.is_building());
-  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
-  launch(builder, config_for(kN), kernels().times_two, data, static_cast<unsigned long long>(kN));
+  launch_over(builder, kernels().add_one, data, kN);
+  launch_over(builder, kernels().times_two, data, kN);
   Graph graph = builder.end_building().complete();
   EXPECT_FALSE(builder.is_building());
   EXPECT_NE(builder.handle(), nullptr);
@@ -248,8 +261,7 @@ TEST_F(GraphTest, CapturedKernelsReplay) {
 TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
   constexpr std::size_t kN = 200;
   const std::vector<unsigned> initial = random_words(kN);
-  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
-  write_words(data, initial, stream_);
+  Buffer data = device_words(initial);
 
   Stream own = device_->create_stream();
   GraphBuilder builder = own.create_graph_builder();
@@ -257,8 +269,7 @@ TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
   own.close();  // the builder still holds the CUDA stream
   EXPECT_EQ(builder.stream().handle(), handle);
   builder.begin_building();
-  launch(builder, config_for(kN), kernels().add_value, data, static_cast<unsigned long long>(kN),
-         5u);
+  launch_over(builder, kernels().add_value, data, kN, 5u);
   Graph graph = builder.end_building().complete();
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
@@ -269,15 +280,13 @@ TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
 TEST_F(GraphTest, DeviceBuilderCapturesOnItsOwnStream) {
   constexpr std::size_t kN = 300;
   const std::vector<unsigned> initial = random_words(kN);
-  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
-  write_words(data, initial, stream_);
+  Buffer data = device_words(initial);
 
   GraphBuilder builder = device_->create_graph_builder();
   EXPECT_NE(builder.stream().handle(), stream_.handle());
   EXPECT_TRUE(builder.stream().is_nonblocking());
   builder.begin_building(cuwrap::CaptureMode::ThreadLocal);
-  launch(builder, config_for(kN), kernels().add_value, data, static_cast<unsigned long long>(kN),
-         7u);
+  launch_over(builder, kernels().add_value, data, kN, 7u);
   builder.end_building();
   Graph graph = builder.complete();
   graph.launch(stream_);
@@ -348,12 +357,11 @@ TEST_F(GraphTest, ForkJoinBranchesWriteDisjointHalves) {
   constexpr std::size_t kN = 2000;
   constexpr std::size_t kHalf = kN / 2;
   const std::vector<unsigned> initial = random_words(kN);
-  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
-  write_words(data, initial, stream_);
+  Buffer data = device_words(initial);
 
   GraphBuilder builder = device_->create_graph_builder();
   builder.begin_building();
-  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  launch_over(builder, kernels().add_one, data, kN);
   std::vector<GraphBuilder> branches = builder.split(2);
   ASSERT_EQ(branches.size(), 2u);
   EXPECT_FALSE(branches[0].is_join_required());
@@ -366,7 +374,7 @@ TEST_F(GraphTest, ForkJoinBranchesWriteDisjointHalves) {
          static_cast<unsigned long long>(kHalf), static_cast<unsigned long long>(kN), 13u);
   GraphBuilder joined = GraphBuilder::join(std::move(branches));
   EXPECT_FALSE(joined.is_join_required());
-  launch(joined, config_for(kN), kernels().times_two, data, static_cast<unsigned long long>(kN));
+  launch_over(joined, kernels().times_two, data, kN);
   Graph graph = joined.end_building().complete();
   EXPECT_FALSE(builder.is_building());  // the same builder as `joined`
 
@@ -532,14 +540,12 @@ TEST_F(GraphTest, ConditionalsNeedACapture) {
 TEST_F(GraphTest, UpdateChangesKernelArgument) {
   constexpr std::size_t kN = 512;
   const std::vector<unsigned> initial = random_words(kN);
-  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
-  write_words(data, initial, stream_);
+  Buffer data = device_words(initial);
 
   auto build = [&](unsigned value) {
     GraphBuilder builder = device_->create_graph_builder();
     builder.begin_building();
-    launch(builder, config_for(kN), kernels().add_value, data, static_cast<unsigned long long>(kN),
-           value);
+    launch_over(builder, kernels().add_value, data, kN, value);
     builder.end_building();
     return builder;
   };
@@ -562,13 +568,13 @@ TEST_F(GraphTest, UpdateWithChangedTopologyThrowsTheReason) {
   Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
   GraphBuilder one = device_->create_graph_builder();
   one.begin_building();
-  launch(one, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  launch_over(one, kernels().add_one, data, kN);
   Graph graph = one.end_building().complete();
 
   GraphBuilder two = device_->create_graph_builder();
   two.begin_building();
-  launch(two, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
-  launch(two, config_for(kN), kernels().times_two, data, static_cast<unsigned long long>(kN));
+  launch_over(two, kernels().add_one, data, kN);
+  launch_over(two, kernels().times_two, data, kN);
   two.end_building();
   try {
     graph.update(two);
@@ -600,8 +606,8 @@ TEST_F(GraphTest, DebugDotPrintNamesEveryNode) {
   GraphBuilder builder = device_->create_graph_builder();
   EXPECT_LOGIC_ERROR(builder.debug_dot_print("never.dot"), "built nothing");
   builder.begin_building();
-  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
-  launch(builder, config_for(kN), kernels().times_two, data, static_cast<unsigned long long>(kN));
+  launch_over(builder, kernels().add_one, data, kN);
+  launch_over(builder, kernels().times_two, data, kN);
   EXPECT_LOGIC_ERROR(builder.debug_dot_print("never.dot"), "end_building");
   builder.end_building();
 
@@ -668,17 +674,16 @@ TEST_F(GraphTest, ExplicitNodesRunInDependencyOrder) {
 TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
   constexpr std::size_t kN = 128;
   const std::vector<unsigned> initial = random_words(kN);
-  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
-  write_words(data, initial, stream_);
+  Buffer data = device_words(initial);
   std::atomic<int> host_calls{0};
 
   GraphBuilder builder = device_->create_graph_builder();
   builder.begin_building();
-  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  launch_over(builder, kernels().add_one, data, kN);
   builder.add_host({}, [&host_calls] { ++host_calls; });
   builder.add_kernel({}, config_for(kN), kernels().times_two, data,
                      static_cast<unsigned long long>(kN));
-  launch(builder, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  launch_over(builder, kernels().add_one, data, kN);
   Graph graph = builder.end_building().complete();
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
@@ -690,8 +695,7 @@ TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
 TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
   constexpr std::size_t kN = 333;
   const std::vector<unsigned> initial = random_words(kN);
-  Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
-  write_words(data, initial, stream_);
+  Buffer data = device_words(initial);
 
   GraphBuilder child = device_->create_graph_builder();
   const GraphNode first = child.add_kernel({}, config_for(kN), kernels().times_two, data,
@@ -701,10 +705,10 @@ TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
 
   GraphBuilder parent = device_->create_graph_builder();
   parent.begin_building();
-  launch(parent, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  launch_over(parent, kernels().add_one, data, kN);
   const GraphNode node = parent.add_child({}, child);
   EXPECT_EQ(node.type(), CU_GRAPH_NODE_TYPE_GRAPH);
-  launch(parent, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  launch_over(parent, kernels().add_one, data, kN);
   Graph graph = parent.end_building().complete();
   child.close();  // the node holds a copy
   graph.launch(stream_);

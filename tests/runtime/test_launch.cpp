@@ -7,11 +7,14 @@
 
 #include <gtest/gtest.h>
 
-#include "gpu.hpp"
+#include "checks.hpp"
+#include "device_fixture.hpp"
+#include "kernel_sources.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -21,7 +24,6 @@ namespace {
 
 using cuwrap::Buffer;
 using cuwrap::CodeType;
-using cuwrap::Device;
 using cuwrap::Kernel;
 using cuwrap::LaunchConfig;
 using cuwrap::ObjectCode;
@@ -29,23 +31,11 @@ using cuwrap::Program;
 using cuwrap::ProgramOptions;
 using cuwrap::Stream;
 using cuwrap::TargetType;
+using cuwrap::testing::contains;
 
-constexpr const char* kKernels = R"(
-extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t N) {
-  unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
-  if (tid < N) {
-    out[tid] = a * x[tid] + y[tid];
-  }
-}
-
-template <typename T>
-__global__ void vector_add(const T* A, const T* B, T* C, size_t N) {
-  const unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
-  for (size_t i = tid; i < N; i += gridDim.x * blockDim.x) {
-    C[i] = A[i] + B[i];
-  }
-}
-
+// cuda.core's saxpy and vector_add, then kernels of these tests' own.
+const std::string kKernels =
+    std::string(cuwrap::testing::kSaxpySource) + cuwrap::testing::kVectorAddSource + R"(
 // Every thread records its block and thread coordinates at its global linear index.
 extern "C" __global__ void coordinates(unsigned* out) {
   const unsigned block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
@@ -120,10 +110,6 @@ std::vector<T> random_vector(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // ---- configuration checks (no GPU needed) -----------------------------------------
 
 TEST(LaunchConfig, Dim3DefaultsAndConversions) {
@@ -167,13 +153,13 @@ TEST(LaunchConfig, TypeNamesForMessages) {
 
 // ---- with a GPU ------------------------------------------------------------------
 
-class LaunchGpu : public ::testing::Test {
+class LaunchGpu : public cuwrap::testing::DeviceStreamTest {
  protected:
   void SetUp() override {
-    CUWRAP_REQUIRE_GPU();
-    device_.emplace(0);
-    device_->set_current();
-    stream_.emplace(device_->create_stream());
+    DeviceStreamTest::SetUp();
+    if (IsSkipped()) {
+      return;
+    }
     Program program(kKernels, CodeType::Cxx);  // arch: the current device's
     const std::vector<std::string> expressions{"vector_add<float>", "vector_add<double>"};
     code_.emplace(program.compile(TargetType::Cubin, expressions));
@@ -195,8 +181,6 @@ class LaunchGpu : public ::testing::Test {
 
   int major() const { return device_->compute_capability().major; }
 
-  std::optional<Device> device_;
-  std::optional<Stream> stream_;
   std::optional<ObjectCode> code_;
 };
 

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "checks.hpp"
 #include "gpu.hpp"
 
-#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -21,6 +21,8 @@ using cuwrap::ObjectCode;
 using cuwrap::Program;
 using cuwrap::ProgramOptions;
 using cuwrap::TargetType;
+using cuwrap::testing::contains;
+using cuwrap::testing::is_elf;
 
 // The two units of cuda.core's Linker example.
 constexpr const char* kHelper = R"(
@@ -51,17 +53,6 @@ LinkerOptions sm90(bool lto = false) {
   options.arch = "sm_90";
   options.link_time_optimization = lto;
   return options;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-bool is_elf(std::span<const char> code) {
-  return code.size() > 4 && std::memcmp(code.data(),
-                                        "\x7f"
-                                        "ELF",
-                                        4) == 0;
 }
 
 TEST(LinkerOptions, MapsFieldsToNvJitLinkFlags) {

@@ -10,15 +10,16 @@
 
 #include <gtest/gtest.h>
 
-#include "gpu.hpp"
-#include "kernel_helper.hpp"
+#include "bytes.hpp"
+#include "checks.hpp"
+#include "device_fixture.hpp"
+#include "test_kernels.hpp"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -34,11 +35,10 @@ using cuwrap::MemoryResource;
 using cuwrap::Stream;
 using cuwrap::testing::first_difference;
 using cuwrap::testing::random_bytes;
+using cuwrap::testing::read_back;
 using cuwrap::testing::TestKernels;
 
-static_assert(!std::is_copy_constructible_v<Buffer> && !std::is_copy_assignable_v<Buffer>);
-static_assert(std::is_nothrow_move_constructible_v<Buffer> &&
-              std::is_nothrow_move_assignable_v<Buffer>);
+static_assert(cuwrap::testing::NothrowMoveOnly<Buffer>);
 
 std::uint64_t pool_used(CUmemoryPool pool) {
   cuuint64_t used = 0;
@@ -46,30 +46,15 @@ std::uint64_t pool_used(CUmemoryPool pool) {
   return used;
 }
 
-class MemoryTest : public ::testing::Test {
+class MemoryTest : public cuwrap::testing::DeviceStreamTest {
  protected:
-  void SetUp() override {
-    CUWRAP_REQUIRE_GPU();
-    device_.emplace(0);
-    device_->set_current();
-    stream_.emplace(device_->create_stream());
-  }
-  const Device& device() const { return *device_; }
-  const Stream& stream() const { return *stream_; }
-
   // Round-trip random data through `buffer` from and to the host; check every byte.
   void expect_round_trip(Buffer& buffer, unsigned seed) const {
     const auto data = random_bytes(buffer.size(), seed);
     buffer.copy_from(std::span<const std::byte>(data), stream());
-    std::vector<std::byte> back(data.size());
-    buffer.copy_to(std::span<std::byte>(back), stream());
-    stream().sync();
+    const auto back = read_back(buffer, stream());
     EXPECT_EQ(first_difference(data, back), -1);
   }
-
- private:
-  std::optional<Device> device_;
-  std::optional<Stream> stream_;
 };
 
 // ---- DeviceMemoryResource and Buffer basics ------------------------------------------
@@ -128,9 +113,7 @@ TEST_F(MemoryTest, DeviceToDeviceCopies) {
   a.copy_from(std::span<const std::byte>(data), stream());
   a.copy_to(b, stream());
   c.copy_from(b, stream());
-  std::vector<std::byte> back(data.size());
-  c.copy_to(std::span<std::byte>(back), stream());
-  stream().sync();
+  const auto back = read_back(c, stream());
   EXPECT_EQ(first_difference(data, back), -1);
 }
 
@@ -335,9 +318,7 @@ void expect_host_written_device_read(MemoryResource& mr, const Device& device, c
   std::memcpy(span.data(), data.data(), data.size());
   Buffer on_device = device.allocate(data.size(), stream);
   kernels.copy_bytes(stream, host.handle(), on_device.handle(), data.size());
-  std::vector<std::byte> back(data.size());
-  on_device.copy_to(std::span<std::byte>(back), stream);
-  stream.sync();
+  const auto back = read_back(on_device, stream);
   EXPECT_EQ(first_difference(data, back), -1);
   // And the other way: a kernel adds 3 to every byte in place, the host reads the span.
   kernels.spin_then_add(stream, host.handle(), data.size(), 0, 3);

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "gpu.hpp"
+#include "checks.hpp"
+#include "device_fixture.hpp"
+#include "kernel_sources.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -22,19 +24,12 @@ using cuwrap::ObjectCode;
 using cuwrap::Program;
 using cuwrap::ProgramOptions;
 using cuwrap::TargetType;
+using cuwrap::testing::contains;
 
-constexpr const char* kKernels = R"(
-extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t N) {
-  unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
-  if (tid < N) out[tid] = a * x[tid] + y[tid];
-}
-extern "C" __global__ void no_args() {}
-template <typename T>
-__global__ void vector_add(const T* A, const T* B, T* C, size_t N) {
-  const unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
-  for (size_t i = tid; i < N; i += gridDim.x * blockDim.x) C[i] = A[i] + B[i];
-}
-)";
+// cuda.core's saxpy and vector_add, and a kernel without parameters.
+const std::string kKernels = std::string(cuwrap::testing::kSaxpySource) +
+                             "extern \"C\" __global__ void no_args() {}\n" +
+                             cuwrap::testing::kVectorAddSource;
 
 const std::vector<std::string> kExpressions{"vector_add<float>"};
 
@@ -43,10 +38,6 @@ ObjectCode compile(TargetType target, std::optional<std::string> arch = "sm_90")
   options.arch = std::move(arch);
   Program program(kKernels, CodeType::Cxx, options);
   return program.compile(target, kExpressions);
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // A scratch directory removed at the end of the test.
@@ -158,13 +149,7 @@ TEST(ObjectCode, TargetTypeNames) {
 
 // ---- with a GPU ------------------------------------------------------------------
 
-class ObjectCodeGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    CUWRAP_REQUIRE_GPU();
-    cuwrap::Device(0).set_current();
-  }
-};
+class ObjectCodeGpu : public cuwrap::testing::DeviceTest {};
 
 TEST_F(ObjectCodeGpu, GetKernelByNameAndByNameExpression) {
   for (TargetType target : {TargetType::Cubin, TargetType::Ptx}) {

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "checks.hpp"
 #include "gpu.hpp"
+#include "kernel_sources.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -25,25 +27,10 @@ using cuwrap::ObjectCode;
 using cuwrap::Program;
 using cuwrap::ProgramOptions;
 using cuwrap::TargetType;
-
-constexpr const char* kSaxpy = R"(
-extern "C" __global__ void saxpy(float a, const float* x, const float* y, float* out, size_t N) {
-  unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
-  if (tid < N) {
-    out[tid] = a * x[tid] + y[tid];
-  }
-}
-)";
-
-constexpr const char* kVectorAdd = R"(
-template <typename T>
-__global__ void vector_add(const T* A, const T* B, T* C, size_t N) {
-  const unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
-  for (size_t i = tid; i < N; i += gridDim.x * blockDim.x) {
-    C[i] = A[i] + B[i];
-  }
-}
-)";
+using cuwrap::testing::contains;
+using cuwrap::testing::is_elf;
+using cuwrap::testing::kSaxpySource;
+using cuwrap::testing::kVectorAddSource;
 
 // Floating-point work whose PTX depends on ftz, prec-div, prec-sqrt, fmad, fast math.
 constexpr const char* kMath = R"(
@@ -82,20 +69,9 @@ std::string ptx_of(const std::string& source, ProgramOptions options) {
   return std::string(obj.code().begin(), obj.code().end());
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // 1234567.0f appears as a float immediate or as its bit pattern stored as an integer.
 bool has_float_1234567(const std::string& ptx) {
   return contains(ptx, "0f4996B438") || contains(ptx, "1234613304");
-}
-
-bool is_elf(std::span<const char> code) {
-  return code.size() > 4 && std::memcmp(code.data(),
-                                        "\x7f"
-                                        "ELF",
-                                        4) == 0;
 }
 
 // Read the register count of the first kernel from a CUBIN: the EIATTR_REGCOUNT (0x2f)
@@ -230,7 +206,7 @@ TEST(ProgramOptions, ArchDefaultsToTheDeviceOrIsRequired) {
 // ---- targets -----------------------------------------------------------------------
 
 TEST(Program, CompilesCxxToPtxForTheGivenArch) {
-  Program program(kSaxpy, CodeType::Cxx, sm90());
+  Program program(kSaxpySource, CodeType::Cxx, sm90());
   EXPECT_EQ(program.backend(), "NVRTC");
   ObjectCode obj = program.compile(TargetType::Ptx);
   EXPECT_EQ(obj.code_type(), TargetType::Ptx);
@@ -242,14 +218,14 @@ TEST(Program, CompilesCxxToPtxForTheGivenArch) {
 }
 
 TEST(Program, CompilesCxxToCubin) {
-  Program program(kSaxpy, CodeType::Cxx, sm90());
+  Program program(kSaxpySource, CodeType::Cxx, sm90());
   ObjectCode obj = program.compile(TargetType::Cubin);
   EXPECT_EQ(obj.code_type(), TargetType::Cubin);
   EXPECT_TRUE(is_elf(obj.code()));
 }
 
 TEST(Program, CompilesCxxToLtoir) {
-  Program program(kSaxpy, CodeType::Cxx, sm90());
+  Program program(kSaxpySource, CodeType::Cxx, sm90());
   ObjectCode obj = program.compile(TargetType::Ltoir);
   EXPECT_EQ(obj.code_type(), TargetType::Ltoir);
   ASSERT_GT(obj.code().size(), 16u);
@@ -259,7 +235,7 @@ TEST(Program, CompilesCxxToLtoir) {
 }
 
 TEST(Program, CompilesTwiceFromOneProgram) {
-  Program program(kSaxpy, CodeType::Cxx, sm90());
+  Program program(kSaxpySource, CodeType::Cxx, sm90());
   ObjectCode ptx = program.compile(TargetType::Ptx);
   ObjectCode cubin = program.compile(TargetType::Cubin);
   EXPECT_EQ(ptx.code_type(), TargetType::Ptx);
@@ -267,7 +243,7 @@ TEST(Program, CompilesTwiceFromOneProgram) {
 }
 
 TEST(Program, RejectsFatbinTarget) {
-  Program program(kSaxpy, CodeType::Cxx, sm90());
+  Program program(kSaxpySource, CodeType::Cxx, sm90());
   EXPECT_THROW(static_cast<void>(program.compile(TargetType::Fatbin)), std::invalid_argument);
 }
 
@@ -398,7 +374,7 @@ TEST(ProgramOptionsEffect, RelocatableDeviceCodeAllowsExternFunctions) {
 TEST(ProgramOptionsEffect, LinkTimeOptimizationProducesLtoir) {
   ProgramOptions lto = sm90();
   lto.link_time_optimization = true;
-  Program program(kSaxpy, CodeType::Cxx, lto);
+  Program program(kSaxpySource, CodeType::Cxx, lto);
   ObjectCode obj = program.compile(TargetType::Ltoir);
   EXPECT_EQ(obj.code_type(), TargetType::Ltoir);
   EXPECT_FALSE(is_elf(obj.code()));
@@ -407,7 +383,7 @@ TEST(ProgramOptionsEffect, LinkTimeOptimizationProducesLtoir) {
 // ---- name expressions and errors -------------------------------------------------
 
 TEST(Program, NameExpressionsGiveLoweredNames) {
-  Program program(kVectorAdd, CodeType::Cxx, sm90());
+  Program program(kVectorAddSource, CodeType::Cxx, sm90());
   const std::vector<std::string> expressions{"vector_add<float>", "vector_add<int>"};
   ObjectCode obj = program.compile(TargetType::Cubin, expressions);
   EXPECT_EQ(obj.lowered_name("vector_add<float>"), "_Z10vector_addIfEvPKT_S2_PS0_m");
@@ -423,7 +399,7 @@ TEST(Program, NameExpressionsGiveLoweredNames) {
 }
 
 TEST(Program, NameExpressionsWrittenInPlace) {
-  Program program(kVectorAdd, CodeType::Cxx, sm90());
+  Program program(kVectorAddSource, CodeType::Cxx, sm90());
   ObjectCode obj = program.compile(TargetType::Ptx, {"vector_add<float>", "vector_add<double>"});
   EXPECT_EQ(obj.lowered_name("vector_add<double>"), "_Z10vector_addIdEvPKT_S2_PS0_m");
   const std::string ptx(obj.code().begin(), obj.code().end());
@@ -466,7 +442,7 @@ TEST(Program, LogReceivesWarningsOnSuccess) {
 // ---- other code types, lifetime ----------------------------------------------------
 
 TEST(Program, PtxCompilesToCubinThroughNvJitLink) {
-  const std::string ptx = ptx_of(kSaxpy, sm90());
+  const std::string ptx = ptx_of(kSaxpySource, sm90());
   Program program(ptx, CodeType::Ptx, sm90());
   EXPECT_EQ(program.backend(), "nvJitLink");
   EXPECT_EQ(program.handle(), nullptr);
@@ -499,7 +475,7 @@ TEST(Program, NvvmIsNotSupportedYet) {
 }
 
 TEST(Program, CloseIsIdempotentAndLaterUseThrows) {
-  Program program(kSaxpy, CodeType::Cxx, sm90());
+  Program program(kSaxpySource, CodeType::Cxx, sm90());
   EXPECT_NE(program.handle(), nullptr);
   program.close();
   program.close();
@@ -515,13 +491,13 @@ TEST(Program, CloseIsIdempotentAndLaterUseThrows) {
 TEST(Program, MovesOwnership) {
   static_assert(!std::is_copy_constructible_v<Program>);
   static_assert(std::is_nothrow_move_constructible_v<Program>);
-  Program a(kSaxpy, CodeType::Cxx, sm90());
+  Program a(kSaxpySource, CodeType::Cxx, sm90());
   const nvrtcProgram handle = a.handle();
   Program b(std::move(a));
   EXPECT_EQ(b.handle(), handle);
   EXPECT_EQ(a.handle(), nullptr);  // NOLINT(bugprone-use-after-move)
   EXPECT_THROW(static_cast<void>(a.compile(TargetType::Ptx)), std::logic_error);
-  Program c(kVectorAdd, CodeType::Cxx, sm90());
+  Program c(kVectorAddSource, CodeType::Cxx, sm90());
   c = std::move(b);
   EXPECT_EQ(c.handle(), handle);
   EXPECT_TRUE(is_elf(c.compile(TargetType::Cubin).code()));

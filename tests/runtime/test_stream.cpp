@@ -10,11 +10,13 @@
 
 #include <gtest/gtest.h>
 
+#include "bytes.hpp"
+#include "checks.hpp"
+#include "device_fixture.hpp"
 #include "gpu.hpp"
-#include "kernel_helper.hpp"
+#include "test_kernels.hpp"
 
 #include <cstddef>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -28,11 +30,10 @@ using cuwrap::Stream;
 using cuwrap::StreamOptions;
 using cuwrap::testing::first_difference;
 using cuwrap::testing::random_bytes;
+using cuwrap::testing::read_back;
 using cuwrap::testing::TestKernels;
 
-static_assert(!std::is_copy_constructible_v<Stream> && !std::is_copy_assignable_v<Stream>);
-static_assert(std::is_nothrow_move_constructible_v<Stream> &&
-              std::is_nothrow_move_assignable_v<Stream>);
+static_assert(cuwrap::testing::NothrowMoveOnly<Stream>);
 
 // GPU clocks a kernel spins before writing: long enough (milliseconds) that work not
 // ordered after it would see the old data.
@@ -46,18 +47,7 @@ std::vector<std::byte> plus(const std::vector<std::byte>& data, unsigned add) {
   return out;
 }
 
-class StreamTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    CUWRAP_REQUIRE_GPU();
-    device_.emplace(0);
-    device_->set_current();
-  }
-  const Device& device() const { return *device_; }
-
- private:
-  std::optional<Device> device_;  // engaged only when a GPU is there
-};
+class StreamTest : public cuwrap::testing::DeviceTest {};
 
 TEST(StreamNoFixture, DefaultOptionsAreNonblockingPriorityZero) {
   CUWRAP_REQUIRE_GPU();
@@ -123,9 +113,7 @@ TEST_F(StreamTest, CopyAfterKernelSeesItsResult) {
   cuwrap::Buffer buffer = device().allocate(data.size(), stream);
   buffer.copy_from(std::span<const std::byte>(data), stream);
   kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 7);
-  std::vector<std::byte> back(data.size());
-  buffer.copy_to(std::span<std::byte>(back), stream);
-  stream.sync();
+  const auto back = read_back(buffer, stream);
   EXPECT_EQ(first_difference(back, plus(data, 7)), -1);
 }
 
@@ -138,9 +126,7 @@ TEST_F(StreamTest, WaitOnStreamOrdersWorkAcrossStreams) {
   buffer.copy_from(std::span<const std::byte>(data), producer);
   kernels.spin_then_add(producer, buffer.handle(), buffer.size(), kSpinCycles, 5);
   consumer.wait(producer);
-  std::vector<std::byte> back(data.size());
-  buffer.copy_to(std::span<std::byte>(back), consumer);
-  consumer.sync();
+  const auto back = read_back(buffer, consumer);
   EXPECT_EQ(first_difference(back, plus(data, 5)), -1);
   consumer.wait(consumer);  // waiting on itself is a no-op
 }
@@ -155,9 +141,7 @@ TEST_F(StreamTest, WaitOnEventOrdersWorkAcrossStreams) {
   kernels.spin_then_add(producer, buffer.handle(), buffer.size(), kSpinCycles, 9);
   const cuwrap::Event done = producer.record();
   consumer.wait(done);
-  std::vector<std::byte> back(data.size());
-  buffer.copy_to(std::span<std::byte>(back), consumer);
-  consumer.sync();
+  const auto back = read_back(buffer, consumer);
   EXPECT_TRUE(done.is_done());
   EXPECT_EQ(first_difference(back, plus(data, 9)), -1);
 }
@@ -228,9 +212,7 @@ TEST_F(StreamTest, DefaultStreamsWork) {
     const auto data = random_bytes(4096, 4);
     cuwrap::Buffer buffer = device().allocate(data.size(), *s);
     buffer.copy_from(std::span<const std::byte>(data), *s);
-    std::vector<std::byte> back(data.size());
-    buffer.copy_to(std::span<std::byte>(back), *s);
-    s->sync();
+    const auto back = read_back(buffer, *s);
     EXPECT_TRUE(s->is_done());
     EXPECT_EQ(first_difference(data, back), -1);
     cuwrap::Event e = s->record();
@@ -247,9 +229,7 @@ TEST_F(StreamTest, BlockingStreamOrdersWithLegacyDefaultStream) {
   cuwrap::Buffer buffer = device().allocate(data.size(), blocking);
   buffer.copy_from(std::span<const std::byte>(data), blocking);
   kernels.spin_then_add(blocking, buffer.handle(), buffer.size(), kSpinCycles, 2);
-  std::vector<std::byte> back(data.size());
-  buffer.copy_to(std::span<std::byte>(back), cuwrap::kLegacyDefaultStream);
-  cuwrap::kLegacyDefaultStream.sync();
+  const auto back = read_back(buffer, cuwrap::kLegacyDefaultStream);
   EXPECT_EQ(first_difference(back, plus(data, 2)), -1);
 }
 
@@ -293,9 +273,7 @@ TEST_F(StreamTest, UsableFromAThreadWithoutCurrentContext) {
   std::thread([&] {
     const auto data = random_bytes(4096, 6);
     buffer.copy_from(std::span<const std::byte>(data), stream);
-    std::vector<std::byte> back(data.size());
-    buffer.copy_to(std::span<std::byte>(back), stream);
-    stream.sync();
+    const auto back = read_back(buffer, stream);
     EXPECT_EQ(first_difference(data, back), -1);
     EXPECT_TRUE(stream.is_done());
   }).join();

@@ -8,6 +8,7 @@
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/nvrtc.hpp>
+#include <cuwrap/stream.hpp>
 
 #include <cstddef>
 #include <string>
@@ -94,32 +95,5 @@ class TestKernels {
   CUkernel spin_then_add_ = nullptr;
   CUkernel copy_bytes_ = nullptr;
 };
-
-/// Return `n` pseudo-random bytes, none of them zero, from `seed`.
-inline std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
-  std::vector<std::byte> data(n);
-  unsigned long long state = 0x9E3779B97F4A7C15ull ^ seed;
-  for (auto& b : data) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    b = static_cast<std::byte>(1 + state % 255);  // never zero
-  }
-  return data;
-}
-
-/// Return the index of the first differing byte, or -1 when `a` equals `b` everywhere.
-inline long long first_difference(const std::vector<std::byte>& a,
-                                  const std::vector<std::byte>& b) {
-  if (a.size() != b.size()) {
-    return 0;
-  }
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) {
-      return static_cast<long long>(i);
-    }
-  }
-  return -1;
-}
 
 }  // namespace cuwrap::testing

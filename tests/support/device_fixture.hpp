@@ -1,0 +1,50 @@
+// Test support: GoogleTest fixtures that open device 0 for each test and skip the test
+// (with the reason) on a machine without a usable GPU.
+#pragma once
+
+#include <cuwrap/device.hpp>
+#include <cuwrap/stream.hpp>
+
+#include <gtest/gtest.h>
+
+#include "gpu.hpp"
+
+#include <optional>
+
+namespace cuwrap::testing {
+
+/// A fixture holding device 0, made current on the test's thread; skips without a GPU.
+///
+/// A derived SetUp() calls DeviceTest::SetUp() first and returns when IsSkipped().
+class DeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CUWRAP_REQUIRE_GPU();
+    device_.emplace(0);
+    device_->set_current();
+  }
+
+  /// Return device 0 (only while a GPU is there).
+  const Device& device() const { return *device_; }
+
+  std::optional<Device> device_;  // engaged only when a GPU is there
+};
+
+/// A DeviceTest that also holds a stream on device 0 for the test to use.
+class DeviceStreamTest : public DeviceTest {
+ protected:
+  void SetUp() override {
+    DeviceTest::SetUp();
+    if (IsSkipped()) {
+      return;
+    }
+    stream_.emplace(device_->create_stream());
+  }
+
+  /// Return the test's stream (only while a GPU is there).
+  const Stream& stream() const { return *stream_; }
+
+  std::optional<Stream> stream_;  // engaged only when a GPU is there
+};
+
+}  // namespace cuwrap::testing
