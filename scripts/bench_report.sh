@@ -61,7 +61,10 @@ status=0
 for name in "${programs[@]}"; do
   args=(--benchmark_format=json --benchmark_out="$RESULTS/$name.json" --benchmark_out_format=json)
   if [ "$REPETITIONS" -gt 1 ]; then
-    args+=(--benchmark_repetitions="$REPETITIONS" --benchmark_report_aggregates_only=true)
+    # Random interleaving runs the repetitions of all benchmarks of a program in a shuffled
+    # order, so a baseline and its cuwrap variant see the same drift of clocks and pools.
+    args+=(--benchmark_repetitions="$REPETITIONS" --benchmark_report_aggregates_only=true
+      --benchmark_enable_random_interleaving=true)
   fi
   [ -n "${BENCH_FILTER:-}" ] && args+=(--benchmark_filter="$BENCH_FILTER")
   echo "bench_report: running $name" >&2
