@@ -39,7 +39,7 @@ template <class... Args>
 [[deprecated]]
 {{/DEPRECATED}}
 inline {{RETURN_TYPE}} {{NAME}}({{#PARAM}}{{DECL}}{{#PARAM_separator}}, {{/PARAM_separator}}{{/PARAM}}{{#VARIADIC}}, Args... args{{/VARIADIC}}) noexcept {
-  auto* {{FN}} = ::cuwrap::detail::try_entry<decltype(::{{ENTRY}})>({{#PER_THREAD}}::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_{{SLOTS}}_ptds_slots[{{INDEX}}] : {{/PER_THREAD}}::cuwrap::detail::g_{{SLOTS}}_slots[{{INDEX}}], ::cuwrap::detail::Library::{{LIBRARY}}, {{INDEX}}{{#PER_THREAD}}, ::cuwrap::detail::kPerThreadDefaultStream{{/PER_THREAD}});
+  auto* {{FN}} = reinterpret_cast<decltype(::{{ENTRY}})*>(::cuwrap::detail::try_entry({{#PER_THREAD}}::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_{{SLOTS}}_ptds_slots[{{INDEX}}] : {{/PER_THREAD}}::cuwrap::detail::g_{{SLOTS}}_slots[{{INDEX}}], ::cuwrap::detail::Library::{{LIBRARY}}, {{INDEX}}{{#PER_THREAD}}, ::cuwrap::detail::kPerThreadDefaultStream{{/PER_THREAD}}));
   if ({{FN}} == nullptr) {
     return{{#LOAD_FAILURE}} {{VALUE}}{{/LOAD_FAILURE}};
   }
@@ -68,7 +68,7 @@ struct {{NAME}}_result {
 [[deprecated]]
 {{/DEPRECATED}}
 inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
-  auto* {{FN}} = ::cuwrap::detail::entry<decltype(::{{ENTRY}})>({{#PER_THREAD}}::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_{{SLOTS}}_ptds_slots[{{INDEX}}] : {{/PER_THREAD}}::cuwrap::detail::g_{{SLOTS}}_slots[{{INDEX}}], ::cuwrap::detail::Library::{{LIBRARY}}, {{INDEX}}{{#PER_THREAD}}, ::cuwrap::detail::kPerThreadDefaultStream{{/PER_THREAD}});
+  auto* {{FN}} = reinterpret_cast<decltype(::{{ENTRY}})*>(::cuwrap::detail::entry({{#PER_THREAD}}::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_{{SLOTS}}_ptds_slots[{{INDEX}}] : {{/PER_THREAD}}::cuwrap::detail::g_{{SLOTS}}_slots[{{INDEX}}], ::cuwrap::detail::Library::{{LIBRARY}}, {{INDEX}}{{#PER_THREAD}}, ::cuwrap::detail::kPerThreadDefaultStream{{/PER_THREAD}}));
 {{#VALUE}}
   {{TYPE}} {{OUTPUT}}{};
 {{/VALUE}}

@@ -12,7 +12,6 @@
 {{BLANK_LINE}}
 #include <cuwrap/detail/loader.hpp>
 {{BLANK_LINE}}
-#include <atomic>
 #include <cstddef>
 {{BLANK_LINE}}
 namespace cuwrap::detail {
@@ -35,11 +34,12 @@ constexpr bool kPerThreadDefaultStream = false;
 inline constexpr std::size_t k{{TABLE}}SymbolCount = {{COUNT}};
 /// Public name and versioned symbol of each {{HEADER}} entry point, by index.
 extern const Symbol k{{TABLE}}Symbols[k{{TABLE}}SymbolCount];
-/// Resolved {{HEADER}} entry points, by index (nullptr until first use).
-inline std::atomic<void*> g_{{SLOTS}}_slots[k{{TABLE}}SymbolCount];
+/// Resolved {{HEADER}} entry points, by index (nullptr until first use). Read and
+/// written only through detail::entry / detail::try_entry, which access them atomically.
+inline void* g_{{SLOTS}}_slots[k{{TABLE}}SymbolCount];
 {{#PER_THREAD}}
 /// Per-thread-default-stream variants, by index (for CUDA_API_PER_THREAD_DEFAULT_STREAM).
-inline std::atomic<void*> g_{{SLOTS}}_ptds_slots[k{{TABLE}}SymbolCount];
+inline void* g_{{SLOTS}}_ptds_slots[k{{TABLE}}SymbolCount];
 {{/PER_THREAD}}
 {{/LIBRARY}}
 {{BLANK_LINE}}

@@ -26,7 +26,7 @@ namespace raw {
 
 /// \brief Gets the string description of an error code
 inline CUresult cuGetErrorString(CUresult error, const char** pStr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGetErrorString)>(::cuwrap::detail::g_driver_slots[0], ::cuwrap::detail::Library::Driver, 0);
+  auto* fn = reinterpret_cast<decltype(::cuGetErrorString)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[0], ::cuwrap::detail::Library::Driver, 0));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -35,7 +35,7 @@ inline CUresult cuGetErrorString(CUresult error, const char** pStr) noexcept {
 
 /// \brief Gets the string representation of an error code enum name
 inline CUresult cuGetErrorName(CUresult error, const char** pStr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGetErrorName)>(::cuwrap::detail::g_driver_slots[1], ::cuwrap::detail::Library::Driver, 1);
+  auto* fn = reinterpret_cast<decltype(::cuGetErrorName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[1], ::cuwrap::detail::Library::Driver, 1));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -44,7 +44,7 @@ inline CUresult cuGetErrorName(CUresult error, const char** pStr) noexcept {
 
 /// \brief Initialize the CUDA driver API
 inline CUresult cuInit(unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuInit)>(::cuwrap::detail::g_driver_slots[2], ::cuwrap::detail::Library::Driver, 2);
+  auto* fn = reinterpret_cast<decltype(::cuInit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[2], ::cuwrap::detail::Library::Driver, 2));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -53,7 +53,7 @@ inline CUresult cuInit(unsigned int Flags) noexcept {
 
 /// \brief Returns the latest CUDA version supported by driver
 inline CUresult cuDriverGetVersion(int* driverVersion) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDriverGetVersion)>(::cuwrap::detail::g_driver_slots[3], ::cuwrap::detail::Library::Driver, 3);
+  auto* fn = reinterpret_cast<decltype(::cuDriverGetVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[3], ::cuwrap::detail::Library::Driver, 3));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -62,7 +62,7 @@ inline CUresult cuDriverGetVersion(int* driverVersion) noexcept {
 
 /// \brief Returns a handle to a compute device
 inline CUresult cuDeviceGet(CUdevice* device, int ordinal) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGet)>(::cuwrap::detail::g_driver_slots[4], ::cuwrap::detail::Library::Driver, 4);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGet)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[4], ::cuwrap::detail::Library::Driver, 4));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -71,7 +71,7 @@ inline CUresult cuDeviceGet(CUdevice* device, int ordinal) noexcept {
 
 /// \brief Returns the number of compute-capable devices
 inline CUresult cuDeviceGetCount(int* count) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetCount)>(::cuwrap::detail::g_driver_slots[5], ::cuwrap::detail::Library::Driver, 5);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[5], ::cuwrap::detail::Library::Driver, 5));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -80,7 +80,7 @@ inline CUresult cuDeviceGetCount(int* count) noexcept {
 
 /// \brief Returns an identifier string for the device
 inline CUresult cuDeviceGetName(char* name, int len, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetName)>(::cuwrap::detail::g_driver_slots[6], ::cuwrap::detail::Library::Driver, 6);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[6], ::cuwrap::detail::Library::Driver, 6));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -89,7 +89,7 @@ inline CUresult cuDeviceGetName(char* name, int len, CUdevice dev) noexcept {
 
 /// \brief Return an UUID for the device
 inline CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetUuid)>(::cuwrap::detail::g_driver_slots[7], ::cuwrap::detail::Library::Driver, 7);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetUuid)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[7], ::cuwrap::detail::Library::Driver, 7));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -98,7 +98,7 @@ inline CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) noexcept {
 
 /// \brief Return an LUID and device node mask for the device
 inline CUresult cuDeviceGetLuid(char* luid, unsigned int* deviceNodeMask, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetLuid)>(::cuwrap::detail::g_driver_slots[8], ::cuwrap::detail::Library::Driver, 8);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetLuid)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[8], ::cuwrap::detail::Library::Driver, 8));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -107,7 +107,7 @@ inline CUresult cuDeviceGetLuid(char* luid, unsigned int* deviceNodeMask, CUdevi
 
 /// \brief Returns the total amount of memory on the device
 inline CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceTotalMem)>(::cuwrap::detail::g_driver_slots[9], ::cuwrap::detail::Library::Driver, 9);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceTotalMem)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[9], ::cuwrap::detail::Library::Driver, 9));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -116,7 +116,7 @@ inline CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev) noexcept {
 
 /// \brief Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
 inline CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetTexture1DLinearMaxWidth)>(::cuwrap::detail::g_driver_slots[10], ::cuwrap::detail::Library::Driver, 10);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetTexture1DLinearMaxWidth)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[10], ::cuwrap::detail::Library::Driver, 10));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -125,7 +125,7 @@ inline CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, C
 
 /// \brief Returns information about the device
 inline CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetAttribute)>(::cuwrap::detail::g_driver_slots[11], ::cuwrap::detail::Library::Driver, 11);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[11], ::cuwrap::detail::Library::Driver, 11));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -134,7 +134,7 @@ inline CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevic
 
 /// \brief Queries details about atomic operations supported between the device and host.
 inline CUresult cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetHostAtomicCapabilities)>(::cuwrap::detail::g_driver_slots[12], ::cuwrap::detail::Library::Driver, 12);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetHostAtomicCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[12], ::cuwrap::detail::Library::Driver, 12));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -143,7 +143,7 @@ inline CUresult cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, co
 
 /// \brief Return NvSciSync attributes that this device can support.
 inline CUresult cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice dev, int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetNvSciSyncAttributes)>(::cuwrap::detail::g_driver_slots[13], ::cuwrap::detail::Library::Driver, 13);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetNvSciSyncAttributes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[13], ::cuwrap::detail::Library::Driver, 13));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -152,7 +152,7 @@ inline CUresult cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice
 
 /// \brief Sets the current memory pool of a device
 inline CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceSetMemPool)>(::cuwrap::detail::g_driver_slots[14], ::cuwrap::detail::Library::Driver, 14);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceSetMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[14], ::cuwrap::detail::Library::Driver, 14));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -161,7 +161,7 @@ inline CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) noexcept {
 
 /// \brief Gets the current mempool for a device
 inline CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetMemPool)>(::cuwrap::detail::g_driver_slots[15], ::cuwrap::detail::Library::Driver, 15);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[15], ::cuwrap::detail::Library::Driver, 15));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -170,7 +170,7 @@ inline CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) noexcept {
 
 /// \brief Returns the default mempool of a device
 inline CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetDefaultMemPool)>(::cuwrap::detail::g_driver_slots[16], ::cuwrap::detail::Library::Driver, 16);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetDefaultMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[16], ::cuwrap::detail::Library::Driver, 16));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -179,7 +179,7 @@ inline CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) 
 
 /// \brief Returns information about the execution affinity support of the device.
 inline CUresult cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetExecAffinitySupport)>(::cuwrap::detail::g_driver_slots[17], ::cuwrap::detail::Library::Driver, 17);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetExecAffinitySupport)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[17], ::cuwrap::detail::Library::Driver, 17));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -188,7 +188,7 @@ inline CUresult cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type,
 
 /// \brief Blocks until remote writes are visible to the specified scope
 inline CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFlushGPUDirectRDMAWrites)>(::cuwrap::detail::g_driver_slots[18], ::cuwrap::detail::Library::Driver, 18);
+  auto* fn = reinterpret_cast<decltype(::cuFlushGPUDirectRDMAWrites)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[18], ::cuwrap::detail::Library::Driver, 18));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -198,7 +198,7 @@ inline CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget targ
 /// \brief Returns properties for a selected device
 [[deprecated]]
 inline CUresult cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetProperties)>(::cuwrap::detail::g_driver_slots[19], ::cuwrap::detail::Library::Driver, 19);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetProperties)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[19], ::cuwrap::detail::Library::Driver, 19));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -208,7 +208,7 @@ inline CUresult cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) noexcept {
 /// \brief Returns the compute capability of the device
 [[deprecated]]
 inline CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceComputeCapability)>(::cuwrap::detail::g_driver_slots[20], ::cuwrap::detail::Library::Driver, 20);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceComputeCapability)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[20], ::cuwrap::detail::Library::Driver, 20));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -217,7 +217,7 @@ inline CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) 
 
 /// \brief Retain the primary context on the GPU
 inline CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDevicePrimaryCtxRetain)>(::cuwrap::detail::g_driver_slots[21], ::cuwrap::detail::Library::Driver, 21);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxRetain)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[21], ::cuwrap::detail::Library::Driver, 21));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -226,7 +226,7 @@ inline CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) noexcept
 
 /// \brief Release the primary context on the GPU
 inline CUresult cuDevicePrimaryCtxRelease(CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDevicePrimaryCtxRelease)>(::cuwrap::detail::g_driver_slots[22], ::cuwrap::detail::Library::Driver, 22);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxRelease)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[22], ::cuwrap::detail::Library::Driver, 22));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -235,7 +235,7 @@ inline CUresult cuDevicePrimaryCtxRelease(CUdevice dev) noexcept {
 
 /// \brief Set flags for the primary context
 inline CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDevicePrimaryCtxSetFlags)>(::cuwrap::detail::g_driver_slots[23], ::cuwrap::detail::Library::Driver, 23);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxSetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[23], ::cuwrap::detail::Library::Driver, 23));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -244,7 +244,7 @@ inline CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) noe
 
 /// \brief Get the state of the primary context
 inline CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDevicePrimaryCtxGetState)>(::cuwrap::detail::g_driver_slots[24], ::cuwrap::detail::Library::Driver, 24);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxGetState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[24], ::cuwrap::detail::Library::Driver, 24));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -253,7 +253,7 @@ inline CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, in
 
 /// \brief Destroy all allocations and reset all state on the primary context
 inline CUresult cuDevicePrimaryCtxReset(CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDevicePrimaryCtxReset)>(::cuwrap::detail::g_driver_slots[25], ::cuwrap::detail::Library::Driver, 25);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxReset)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[25], ::cuwrap::detail::Library::Driver, 25));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -262,7 +262,7 @@ inline CUresult cuDevicePrimaryCtxReset(CUdevice dev) noexcept {
 
 /// \brief Create a CUDA context
 inline CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxCreate)>(::cuwrap::detail::g_driver_slots[26], ::cuwrap::detail::Library::Driver, 26);
+  auto* fn = reinterpret_cast<decltype(::cuCtxCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[26], ::cuwrap::detail::Library::Driver, 26));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -271,7 +271,7 @@ inline CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* ctxCreateParams,
 
 /// \brief Destroy a CUDA context
 inline CUresult cuCtxDestroy(CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxDestroy)>(::cuwrap::detail::g_driver_slots[27], ::cuwrap::detail::Library::Driver, 27);
+  auto* fn = reinterpret_cast<decltype(::cuCtxDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[27], ::cuwrap::detail::Library::Driver, 27));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -280,7 +280,7 @@ inline CUresult cuCtxDestroy(CUcontext ctx) noexcept {
 
 /// \brief Pushes a context on the current CPU thread
 inline CUresult cuCtxPushCurrent(CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxPushCurrent)>(::cuwrap::detail::g_driver_slots[28], ::cuwrap::detail::Library::Driver, 28);
+  auto* fn = reinterpret_cast<decltype(::cuCtxPushCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[28], ::cuwrap::detail::Library::Driver, 28));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -289,7 +289,7 @@ inline CUresult cuCtxPushCurrent(CUcontext ctx) noexcept {
 
 /// \brief Pops the current CUDA context from the current CPU thread.
 inline CUresult cuCtxPopCurrent(CUcontext* pctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxPopCurrent)>(::cuwrap::detail::g_driver_slots[29], ::cuwrap::detail::Library::Driver, 29);
+  auto* fn = reinterpret_cast<decltype(::cuCtxPopCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[29], ::cuwrap::detail::Library::Driver, 29));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -298,7 +298,7 @@ inline CUresult cuCtxPopCurrent(CUcontext* pctx) noexcept {
 
 /// \brief Binds the specified CUDA context to the calling CPU thread
 inline CUresult cuCtxSetCurrent(CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxSetCurrent)>(::cuwrap::detail::g_driver_slots[30], ::cuwrap::detail::Library::Driver, 30);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[30], ::cuwrap::detail::Library::Driver, 30));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -307,7 +307,7 @@ inline CUresult cuCtxSetCurrent(CUcontext ctx) noexcept {
 
 /// \brief Returns the CUDA context bound to the calling CPU thread.
 inline CUresult cuCtxGetCurrent(CUcontext* pctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetCurrent)>(::cuwrap::detail::g_driver_slots[31], ::cuwrap::detail::Library::Driver, 31);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[31], ::cuwrap::detail::Library::Driver, 31));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -316,7 +316,7 @@ inline CUresult cuCtxGetCurrent(CUcontext* pctx) noexcept {
 
 /// \brief Returns the device handle for the current context
 inline CUresult cuCtxGetDevice(CUdevice* device) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetDevice)>(::cuwrap::detail::g_driver_slots[32], ::cuwrap::detail::Library::Driver, 32);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetDevice)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[32], ::cuwrap::detail::Library::Driver, 32));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -325,7 +325,7 @@ inline CUresult cuCtxGetDevice(CUdevice* device) noexcept {
 
 /// \brief Returns the device handle for the specified context
 inline CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetDevice_v2)>(::cuwrap::detail::g_driver_slots[33], ::cuwrap::detail::Library::Driver, 33);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetDevice_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[33], ::cuwrap::detail::Library::Driver, 33));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -334,7 +334,7 @@ inline CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) noexcept {
 
 /// \brief Returns the flags for the current context
 inline CUresult cuCtxGetFlags(unsigned int* flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetFlags)>(::cuwrap::detail::g_driver_slots[34], ::cuwrap::detail::Library::Driver, 34);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[34], ::cuwrap::detail::Library::Driver, 34));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -343,7 +343,7 @@ inline CUresult cuCtxGetFlags(unsigned int* flags) noexcept {
 
 /// \brief Sets the flags for the current context
 inline CUresult cuCtxSetFlags(unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxSetFlags)>(::cuwrap::detail::g_driver_slots[35], ::cuwrap::detail::Library::Driver, 35);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[35], ::cuwrap::detail::Library::Driver, 35));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -352,7 +352,7 @@ inline CUresult cuCtxSetFlags(unsigned int flags) noexcept {
 
 /// \brief Returns the unique Id associated with the context supplied
 inline CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetId)>(::cuwrap::detail::g_driver_slots[36], ::cuwrap::detail::Library::Driver, 36);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[36], ::cuwrap::detail::Library::Driver, 36));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -361,7 +361,7 @@ inline CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) noexcept {
 
 /// \brief Block for the current context's tasks to complete
 inline CUresult cuCtxSynchronize() noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxSynchronize)>(::cuwrap::detail::g_driver_slots[37], ::cuwrap::detail::Library::Driver, 37);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSynchronize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[37], ::cuwrap::detail::Library::Driver, 37));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -370,7 +370,7 @@ inline CUresult cuCtxSynchronize() noexcept {
 
 /// \brief Block for the specified context's tasks to complete
 inline CUresult cuCtxSynchronize_v2(CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxSynchronize_v2)>(::cuwrap::detail::g_driver_slots[38], ::cuwrap::detail::Library::Driver, 38);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSynchronize_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[38], ::cuwrap::detail::Library::Driver, 38));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -379,7 +379,7 @@ inline CUresult cuCtxSynchronize_v2(CUcontext ctx) noexcept {
 
 /// \brief Set resource limits
 inline CUresult cuCtxSetLimit(CUlimit limit, size_t value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxSetLimit)>(::cuwrap::detail::g_driver_slots[39], ::cuwrap::detail::Library::Driver, 39);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[39], ::cuwrap::detail::Library::Driver, 39));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -388,7 +388,7 @@ inline CUresult cuCtxSetLimit(CUlimit limit, size_t value) noexcept {
 
 /// \brief Returns resource limits
 inline CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetLimit)>(::cuwrap::detail::g_driver_slots[40], ::cuwrap::detail::Library::Driver, 40);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[40], ::cuwrap::detail::Library::Driver, 40));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -397,7 +397,7 @@ inline CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) noexcept {
 
 /// \brief Returns the preferred cache configuration for the current context.
 inline CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetCacheConfig)>(::cuwrap::detail::g_driver_slots[41], ::cuwrap::detail::Library::Driver, 41);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetCacheConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[41], ::cuwrap::detail::Library::Driver, 41));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -406,7 +406,7 @@ inline CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) noexcept {
 
 /// \brief Sets the preferred cache configuration for the current context.
 inline CUresult cuCtxSetCacheConfig(CUfunc_cache config) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxSetCacheConfig)>(::cuwrap::detail::g_driver_slots[42], ::cuwrap::detail::Library::Driver, 42);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetCacheConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[42], ::cuwrap::detail::Library::Driver, 42));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -415,7 +415,7 @@ inline CUresult cuCtxSetCacheConfig(CUfunc_cache config) noexcept {
 
 /// \brief Gets the context's API version.
 inline CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetApiVersion)>(::cuwrap::detail::g_driver_slots[43], ::cuwrap::detail::Library::Driver, 43);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetApiVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[43], ::cuwrap::detail::Library::Driver, 43));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -424,7 +424,7 @@ inline CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) noexcep
 
 /// \brief Returns numerical values that correspond to the least and greatest stream priorities.
 inline CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetStreamPriorityRange)>(::cuwrap::detail::g_driver_slots[44], ::cuwrap::detail::Library::Driver, 44);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetStreamPriorityRange)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[44], ::cuwrap::detail::Library::Driver, 44));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -433,7 +433,7 @@ inline CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPri
 
 /// \brief Resets all persisting lines in cache to normal status.
 inline CUresult cuCtxResetPersistingL2Cache() noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxResetPersistingL2Cache)>(::cuwrap::detail::g_driver_slots[45], ::cuwrap::detail::Library::Driver, 45);
+  auto* fn = reinterpret_cast<decltype(::cuCtxResetPersistingL2Cache)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[45], ::cuwrap::detail::Library::Driver, 45));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -442,7 +442,7 @@ inline CUresult cuCtxResetPersistingL2Cache() noexcept {
 
 /// \brief Returns the execution affinity setting for the current context.
 inline CUresult cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecAffinityType type) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetExecAffinity)>(::cuwrap::detail::g_driver_slots[46], ::cuwrap::detail::Library::Driver, 46);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetExecAffinity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[46], ::cuwrap::detail::Library::Driver, 46));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -451,7 +451,7 @@ inline CUresult cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecA
 
 /// \brief Records an event.
 inline CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxRecordEvent)>(::cuwrap::detail::g_driver_slots[47], ::cuwrap::detail::Library::Driver, 47);
+  auto* fn = reinterpret_cast<decltype(::cuCtxRecordEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[47], ::cuwrap::detail::Library::Driver, 47));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -460,7 +460,7 @@ inline CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) noexcept {
 
 /// \brief Make a context wait on an event
 inline CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxWaitEvent)>(::cuwrap::detail::g_driver_slots[48], ::cuwrap::detail::Library::Driver, 48);
+  auto* fn = reinterpret_cast<decltype(::cuCtxWaitEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[48], ::cuwrap::detail::Library::Driver, 48));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -470,7 +470,7 @@ inline CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) noexcept {
 /// \brief Increment a context's usage-count
 [[deprecated]]
 inline CUresult cuCtxAttach(CUcontext* pctx, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxAttach)>(::cuwrap::detail::g_driver_slots[49], ::cuwrap::detail::Library::Driver, 49);
+  auto* fn = reinterpret_cast<decltype(::cuCtxAttach)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[49], ::cuwrap::detail::Library::Driver, 49));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -480,7 +480,7 @@ inline CUresult cuCtxAttach(CUcontext* pctx, unsigned int flags) noexcept {
 /// \brief Decrement a context's usage-count
 [[deprecated]]
 inline CUresult cuCtxDetach(CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxDetach)>(::cuwrap::detail::g_driver_slots[50], ::cuwrap::detail::Library::Driver, 50);
+  auto* fn = reinterpret_cast<decltype(::cuCtxDetach)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[50], ::cuwrap::detail::Library::Driver, 50));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -490,7 +490,7 @@ inline CUresult cuCtxDetach(CUcontext ctx) noexcept {
 /// \brief Returns the current shared memory configuration for the current context.
 [[deprecated]]
 inline CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetSharedMemConfig)>(::cuwrap::detail::g_driver_slots[51], ::cuwrap::detail::Library::Driver, 51);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetSharedMemConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[51], ::cuwrap::detail::Library::Driver, 51));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -500,7 +500,7 @@ inline CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) noexcept {
 /// \brief Sets the shared memory configuration for the current context.
 [[deprecated]]
 inline CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxSetSharedMemConfig)>(::cuwrap::detail::g_driver_slots[52], ::cuwrap::detail::Library::Driver, 52);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetSharedMemConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[52], ::cuwrap::detail::Library::Driver, 52));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -509,7 +509,7 @@ inline CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) noexcept {
 
 /// \brief Loads a compute module
 inline CUresult cuModuleLoad(CUmodule* module, const char* fname) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleLoad)>(::cuwrap::detail::g_driver_slots[53], ::cuwrap::detail::Library::Driver, 53);
+  auto* fn = reinterpret_cast<decltype(::cuModuleLoad)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[53], ::cuwrap::detail::Library::Driver, 53));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -518,7 +518,7 @@ inline CUresult cuModuleLoad(CUmodule* module, const char* fname) noexcept {
 
 /// \brief Load a module's data
 inline CUresult cuModuleLoadData(CUmodule* module, const void* image) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleLoadData)>(::cuwrap::detail::g_driver_slots[54], ::cuwrap::detail::Library::Driver, 54);
+  auto* fn = reinterpret_cast<decltype(::cuModuleLoadData)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[54], ::cuwrap::detail::Library::Driver, 54));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -527,7 +527,7 @@ inline CUresult cuModuleLoadData(CUmodule* module, const void* image) noexcept {
 
 /// \brief Load a module's data with options
 inline CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleLoadDataEx)>(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55);
+  auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -536,7 +536,7 @@ inline CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned
 
 /// \brief Load a module's data
 inline CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleLoadFatBinary)>(::cuwrap::detail::g_driver_slots[56], ::cuwrap::detail::Library::Driver, 56);
+  auto* fn = reinterpret_cast<decltype(::cuModuleLoadFatBinary)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[56], ::cuwrap::detail::Library::Driver, 56));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -545,7 +545,7 @@ inline CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) no
 
 /// \brief Unloads a module
 inline CUresult cuModuleUnload(CUmodule hmod) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleUnload)>(::cuwrap::detail::g_driver_slots[57], ::cuwrap::detail::Library::Driver, 57);
+  auto* fn = reinterpret_cast<decltype(::cuModuleUnload)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[57], ::cuwrap::detail::Library::Driver, 57));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -554,7 +554,7 @@ inline CUresult cuModuleUnload(CUmodule hmod) noexcept {
 
 /// \brief Query lazy loading mode
 inline CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleGetLoadingMode)>(::cuwrap::detail::g_driver_slots[58], ::cuwrap::detail::Library::Driver, 58);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetLoadingMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[58], ::cuwrap::detail::Library::Driver, 58));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -563,7 +563,7 @@ inline CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) noexcept {
 
 /// \brief Returns a function handle
 inline CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleGetFunction)>(::cuwrap::detail::g_driver_slots[59], ::cuwrap::detail::Library::Driver, 59);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetFunction)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[59], ::cuwrap::detail::Library::Driver, 59));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -572,7 +572,7 @@ inline CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char
 
 /// \brief Returns the number of functions within a module
 inline CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleGetFunctionCount)>(::cuwrap::detail::g_driver_slots[60], ::cuwrap::detail::Library::Driver, 60);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetFunctionCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[60], ::cuwrap::detail::Library::Driver, 60));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -581,7 +581,7 @@ inline CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) noex
 
 /// \brief Returns the function handles within a module.
 inline CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleEnumerateFunctions)>(::cuwrap::detail::g_driver_slots[61], ::cuwrap::detail::Library::Driver, 61);
+  auto* fn = reinterpret_cast<decltype(::cuModuleEnumerateFunctions)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[61], ::cuwrap::detail::Library::Driver, 61));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -590,7 +590,7 @@ inline CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int n
 
 /// \brief Returns a global pointer from a module
 inline CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleGetGlobal)>(::cuwrap::detail::g_driver_slots[62], ::cuwrap::detail::Library::Driver, 62);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetGlobal)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[62], ::cuwrap::detail::Library::Driver, 62));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -599,7 +599,7 @@ inline CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule hmo
 
 /// \brief Creates a pending JIT linker invocation.
 inline CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLinkCreate)>(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63);
+  auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -608,7 +608,7 @@ inline CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, voi
 
 /// \brief Add an input to a pending linker invocation
 inline CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLinkAddData)>(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64);
+  auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -617,7 +617,7 @@ inline CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data
 
 /// \brief Add a file input to a pending linker invocation
 inline CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLinkAddFile)>(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65);
+  auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -626,7 +626,7 @@ inline CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char
 
 /// \brief Complete a pending linker invocation
 inline CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLinkComplete)>(::cuwrap::detail::g_driver_slots[66], ::cuwrap::detail::Library::Driver, 66);
+  auto* fn = reinterpret_cast<decltype(::cuLinkComplete)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[66], ::cuwrap::detail::Library::Driver, 66));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -635,7 +635,7 @@ inline CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeO
 
 /// \brief Destroys state for a JIT linker invocation.
 inline CUresult cuLinkDestroy(CUlinkState state) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLinkDestroy)>(::cuwrap::detail::g_driver_slots[67], ::cuwrap::detail::Library::Driver, 67);
+  auto* fn = reinterpret_cast<decltype(::cuLinkDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[67], ::cuwrap::detail::Library::Driver, 67));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -645,7 +645,7 @@ inline CUresult cuLinkDestroy(CUlinkState state) noexcept {
 /// \brief Returns a handle to a texture reference
 [[deprecated]]
 inline CUresult cuModuleGetTexRef(CUtexref* pTexRef, CUmodule hmod, const char* name) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleGetTexRef)>(::cuwrap::detail::g_driver_slots[68], ::cuwrap::detail::Library::Driver, 68);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetTexRef)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[68], ::cuwrap::detail::Library::Driver, 68));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -655,7 +655,7 @@ inline CUresult cuModuleGetTexRef(CUtexref* pTexRef, CUmodule hmod, const char* 
 /// \brief Returns a handle to a surface reference
 [[deprecated]]
 inline CUresult cuModuleGetSurfRef(CUsurfref* pSurfRef, CUmodule hmod, const char* name) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuModuleGetSurfRef)>(::cuwrap::detail::g_driver_slots[69], ::cuwrap::detail::Library::Driver, 69);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetSurfRef)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[69], ::cuwrap::detail::Library::Driver, 69));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -664,7 +664,7 @@ inline CUresult cuModuleGetSurfRef(CUsurfref* pSurfRef, CUmodule hmod, const cha
 
 /// \brief Load a library with specified code and options
 inline CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryLoadData)>(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -673,7 +673,7 @@ inline CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_op
 
 /// \brief Load a library with specified file and options
 inline CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryLoadFromFile)>(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -682,7 +682,7 @@ inline CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, 
 
 /// \brief Unloads a library
 inline CUresult cuLibraryUnload(CUlibrary library) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryUnload)>(::cuwrap::detail::g_driver_slots[72], ::cuwrap::detail::Library::Driver, 72);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryUnload)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[72], ::cuwrap::detail::Library::Driver, 72));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -691,7 +691,7 @@ inline CUresult cuLibraryUnload(CUlibrary library) noexcept {
 
 /// \brief Returns a kernel handle
 inline CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryGetKernel)>(::cuwrap::detail::g_driver_slots[73], ::cuwrap::detail::Library::Driver, 73);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetKernel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[73], ::cuwrap::detail::Library::Driver, 73));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -700,7 +700,7 @@ inline CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const c
 
 /// \brief Returns the number of kernels within a library
 inline CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryGetKernelCount)>(::cuwrap::detail::g_driver_slots[74], ::cuwrap::detail::Library::Driver, 74);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetKernelCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[74], ::cuwrap::detail::Library::Driver, 74));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -709,7 +709,7 @@ inline CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) noex
 
 /// \brief Retrieve the kernel handles within a library.
 inline CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryEnumerateKernels)>(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryEnumerateKernels)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -718,7 +718,7 @@ inline CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKer
 
 /// \brief Returns a module handle
 inline CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryGetModule)>(::cuwrap::detail::g_driver_slots[76], ::cuwrap::detail::Library::Driver, 76);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetModule)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[76], ::cuwrap::detail::Library::Driver, 76));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -727,7 +727,7 @@ inline CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) noexcept {
 
 /// \brief Returns a function handle
 inline CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuKernelGetFunction)>(::cuwrap::detail::g_driver_slots[77], ::cuwrap::detail::Library::Driver, 77);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetFunction)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[77], ::cuwrap::detail::Library::Driver, 77));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -736,7 +736,7 @@ inline CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) noexcept
 
 /// \brief Returns a library handle
 inline CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuKernelGetLibrary)>(::cuwrap::detail::g_driver_slots[78], ::cuwrap::detail::Library::Driver, 78);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetLibrary)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[78], ::cuwrap::detail::Library::Driver, 78));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -745,7 +745,7 @@ inline CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) noexcept {
 
 /// \brief Returns a global device pointer
 inline CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryGetGlobal)>(::cuwrap::detail::g_driver_slots[79], ::cuwrap::detail::Library::Driver, 79);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetGlobal)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[79], ::cuwrap::detail::Library::Driver, 79));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -754,7 +754,7 @@ inline CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary l
 
 /// \brief Returns a pointer to managed memory
 inline CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryGetManaged)>(::cuwrap::detail::g_driver_slots[80], ::cuwrap::detail::Library::Driver, 80);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetManaged)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[80], ::cuwrap::detail::Library::Driver, 80));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -763,7 +763,7 @@ inline CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary 
 
 /// \brief Returns a pointer to a unified function
 inline CUresult cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLibraryGetUnifiedFunction)>(::cuwrap::detail::g_driver_slots[81], ::cuwrap::detail::Library::Driver, 81);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetUnifiedFunction)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[81], ::cuwrap::detail::Library::Driver, 81));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -772,7 +772,7 @@ inline CUresult cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, cons
 
 /// \brief Returns information about a kernel
 inline CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuKernelGetAttribute)>(::cuwrap::detail::g_driver_slots[82], ::cuwrap::detail::Library::Driver, 82);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[82], ::cuwrap::detail::Library::Driver, 82));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -781,7 +781,7 @@ inline CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUker
 
 /// \brief Sets information about a kernel
 inline CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuKernelSetAttribute)>(::cuwrap::detail::g_driver_slots[83], ::cuwrap::detail::Library::Driver, 83);
+  auto* fn = reinterpret_cast<decltype(::cuKernelSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[83], ::cuwrap::detail::Library::Driver, 83));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -790,7 +790,7 @@ inline CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUker
 
 /// \brief Sets the preferred cache configuration for a device kernel.
 inline CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuKernelSetCacheConfig)>(::cuwrap::detail::g_driver_slots[84], ::cuwrap::detail::Library::Driver, 84);
+  auto* fn = reinterpret_cast<decltype(::cuKernelSetCacheConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[84], ::cuwrap::detail::Library::Driver, 84));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -799,7 +799,7 @@ inline CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUd
 
 /// \brief Returns the function name for a ::CUkernel handle
 inline CUresult cuKernelGetName(const char** name, CUkernel hfunc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuKernelGetName)>(::cuwrap::detail::g_driver_slots[85], ::cuwrap::detail::Library::Driver, 85);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[85], ::cuwrap::detail::Library::Driver, 85));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -808,7 +808,7 @@ inline CUresult cuKernelGetName(const char** name, CUkernel hfunc) noexcept {
 
 /// \brief Returns the offset and size of a kernel parameter in the device-side parameter layout
 inline CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuKernelGetParamInfo)>(::cuwrap::detail::g_driver_slots[86], ::cuwrap::detail::Library::Driver, 86);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetParamInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[86], ::cuwrap::detail::Library::Driver, 86));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -817,7 +817,7 @@ inline CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t*
 
 /// \brief Gets free and total memory
 inline CUresult cuMemGetInfo(size_t* free, size_t* total) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemGetInfo)>(::cuwrap::detail::g_driver_slots[87], ::cuwrap::detail::Library::Driver, 87);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[87], ::cuwrap::detail::Library::Driver, 87));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -826,7 +826,7 @@ inline CUresult cuMemGetInfo(size_t* free, size_t* total) noexcept {
 
 /// \brief Allocates device memory
 inline CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemAlloc)>(::cuwrap::detail::g_driver_slots[88], ::cuwrap::detail::Library::Driver, 88);
+  auto* fn = reinterpret_cast<decltype(::cuMemAlloc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[88], ::cuwrap::detail::Library::Driver, 88));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -835,7 +835,7 @@ inline CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) noexcept {
 
 /// \brief Allocates pitched device memory
 inline CUresult cuMemAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemAllocPitch)>(::cuwrap::detail::g_driver_slots[89], ::cuwrap::detail::Library::Driver, 89);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocPitch)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[89], ::cuwrap::detail::Library::Driver, 89));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -844,7 +844,7 @@ inline CUresult cuMemAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthI
 
 /// \brief Frees device memory
 inline CUresult cuMemFree(CUdeviceptr dptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemFree)>(::cuwrap::detail::g_driver_slots[90], ::cuwrap::detail::Library::Driver, 90);
+  auto* fn = reinterpret_cast<decltype(::cuMemFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[90], ::cuwrap::detail::Library::Driver, 90));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -853,7 +853,7 @@ inline CUresult cuMemFree(CUdeviceptr dptr) noexcept {
 
 /// \brief Get information on memory allocations
 inline CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemGetAddressRange)>(::cuwrap::detail::g_driver_slots[91], ::cuwrap::detail::Library::Driver, 91);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetAddressRange)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[91], ::cuwrap::detail::Library::Driver, 91));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -862,7 +862,7 @@ inline CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdevice
 
 /// \brief Allocates page-locked host memory
 inline CUresult cuMemAllocHost(void** pp, size_t bytesize) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemAllocHost)>(::cuwrap::detail::g_driver_slots[92], ::cuwrap::detail::Library::Driver, 92);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocHost)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[92], ::cuwrap::detail::Library::Driver, 92));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -871,7 +871,7 @@ inline CUresult cuMemAllocHost(void** pp, size_t bytesize) noexcept {
 
 /// \brief Frees page-locked host memory
 inline CUresult cuMemFreeHost(void* p) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemFreeHost)>(::cuwrap::detail::g_driver_slots[93], ::cuwrap::detail::Library::Driver, 93);
+  auto* fn = reinterpret_cast<decltype(::cuMemFreeHost)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[93], ::cuwrap::detail::Library::Driver, 93));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -880,7 +880,7 @@ inline CUresult cuMemFreeHost(void* p) noexcept {
 
 /// \brief Allocates page-locked host memory
 inline CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemHostAlloc)>(::cuwrap::detail::g_driver_slots[94], ::cuwrap::detail::Library::Driver, 94);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostAlloc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[94], ::cuwrap::detail::Library::Driver, 94));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -889,7 +889,7 @@ inline CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) n
 
 /// \brief Passes back device pointer of mapped pinned memory
 inline CUresult cuMemHostGetDevicePointer(CUdeviceptr* pdptr, void* p, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemHostGetDevicePointer)>(::cuwrap::detail::g_driver_slots[95], ::cuwrap::detail::Library::Driver, 95);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostGetDevicePointer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[95], ::cuwrap::detail::Library::Driver, 95));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -898,7 +898,7 @@ inline CUresult cuMemHostGetDevicePointer(CUdeviceptr* pdptr, void* p, unsigned 
 
 /// \brief Passes back flags that were used for a pinned allocation
 inline CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemHostGetFlags)>(::cuwrap::detail::g_driver_slots[96], ::cuwrap::detail::Library::Driver, 96);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostGetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[96], ::cuwrap::detail::Library::Driver, 96));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -907,7 +907,7 @@ inline CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) noexcept {
 
 /// \brief Allocates memory that will be automatically managed by the Unified Memory system
 inline CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemAllocManaged)>(::cuwrap::detail::g_driver_slots[97], ::cuwrap::detail::Library::Driver, 97);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocManaged)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[97], ::cuwrap::detail::Library::Driver, 97));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -916,7 +916,7 @@ inline CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned i
 
 /// \brief Registers a callback function to receive async notifications
 inline CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void* userData, CUasyncCallbackHandle* callback) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceRegisterAsyncNotification)>(::cuwrap::detail::g_driver_slots[98], ::cuwrap::detail::Library::Driver, 98);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceRegisterAsyncNotification)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[98], ::cuwrap::detail::Library::Driver, 98));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -925,7 +925,7 @@ inline CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallba
 
 /// \brief Unregisters an async notification callback
 inline CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceUnregisterAsyncNotification)>(::cuwrap::detail::g_driver_slots[99], ::cuwrap::detail::Library::Driver, 99);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceUnregisterAsyncNotification)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[99], ::cuwrap::detail::Library::Driver, 99));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -934,7 +934,7 @@ inline CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCall
 
 /// \brief Returns a handle to a compute device
 inline CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetByPCIBusId)>(::cuwrap::detail::g_driver_slots[100], ::cuwrap::detail::Library::Driver, 100);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetByPCIBusId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[100], ::cuwrap::detail::Library::Driver, 100));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -943,7 +943,7 @@ inline CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) noexc
 
 /// \brief Returns a PCI Bus Id string for the device
 inline CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetPCIBusId)>(::cuwrap::detail::g_driver_slots[101], ::cuwrap::detail::Library::Driver, 101);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetPCIBusId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[101], ::cuwrap::detail::Library::Driver, 101));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -952,7 +952,7 @@ inline CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) noexc
 
 /// \brief Gets an interprocess handle for a previously allocated event
 inline CUresult cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuIpcGetEventHandle)>(::cuwrap::detail::g_driver_slots[102], ::cuwrap::detail::Library::Driver, 102);
+  auto* fn = reinterpret_cast<decltype(::cuIpcGetEventHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[102], ::cuwrap::detail::Library::Driver, 102));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -961,7 +961,7 @@ inline CUresult cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) no
 
 /// \brief Opens an interprocess event handle for use in the current process
 inline CUresult cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuIpcOpenEventHandle)>(::cuwrap::detail::g_driver_slots[103], ::cuwrap::detail::Library::Driver, 103);
+  auto* fn = reinterpret_cast<decltype(::cuIpcOpenEventHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[103], ::cuwrap::detail::Library::Driver, 103));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -970,7 +970,7 @@ inline CUresult cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) 
 
 /// \brief Gets an interprocess memory handle for an existing device memory allocation
 inline CUresult cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuIpcGetMemHandle)>(::cuwrap::detail::g_driver_slots[104], ::cuwrap::detail::Library::Driver, 104);
+  auto* fn = reinterpret_cast<decltype(::cuIpcGetMemHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[104], ::cuwrap::detail::Library::Driver, 104));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -979,7 +979,7 @@ inline CUresult cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noe
 
 /// \brief Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 inline CUresult cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuIpcOpenMemHandle)>(::cuwrap::detail::g_driver_slots[105], ::cuwrap::detail::Library::Driver, 105);
+  auto* fn = reinterpret_cast<decltype(::cuIpcOpenMemHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[105], ::cuwrap::detail::Library::Driver, 105));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -988,7 +988,7 @@ inline CUresult cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, un
 
 /// \brief Attempts to close memory mapped with ::cuIpcOpenMemHandle
 inline CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuIpcCloseMemHandle)>(::cuwrap::detail::g_driver_slots[106], ::cuwrap::detail::Library::Driver, 106);
+  auto* fn = reinterpret_cast<decltype(::cuIpcCloseMemHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[106], ::cuwrap::detail::Library::Driver, 106));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -997,7 +997,7 @@ inline CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) noexcept {
 
 /// \brief Registers an existing host memory range for use by CUDA
 inline CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemHostRegister)>(::cuwrap::detail::g_driver_slots[107], ::cuwrap::detail::Library::Driver, 107);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostRegister)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[107], ::cuwrap::detail::Library::Driver, 107));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1006,7 +1006,7 @@ inline CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) 
 
 /// \brief Unregisters a memory range that was registered with cuMemHostRegister.
 inline CUresult cuMemHostUnregister(void* p) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemHostUnregister)>(::cuwrap::detail::g_driver_slots[108], ::cuwrap::detail::Library::Driver, 108);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostUnregister)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[108], ::cuwrap::detail::Library::Driver, 108));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1015,7 +1015,7 @@ inline CUresult cuMemHostUnregister(void* p) noexcept {
 
 /// \brief Copies memory
 inline CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpy)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[109] : ::cuwrap::detail::g_driver_slots[109], ::cuwrap::detail::Library::Driver, 109, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[109] : ::cuwrap::detail::g_driver_slots[109], ::cuwrap::detail::Library::Driver, 109, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1024,7 +1024,7 @@ inline CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) noe
 
 /// \brief Copies device memory between two contexts
 inline CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyPeer)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[110] : ::cuwrap::detail::g_driver_slots[110], ::cuwrap::detail::Library::Driver, 110, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyPeer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[110] : ::cuwrap::detail::g_driver_slots[110], ::cuwrap::detail::Library::Driver, 110, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1033,7 +1033,7 @@ inline CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdevi
 
 /// \brief Copies memory from Host to Device
 inline CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyHtoD)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[111] : ::cuwrap::detail::g_driver_slots[111], ::cuwrap::detail::Library::Driver, 111, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyHtoD)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[111] : ::cuwrap::detail::g_driver_slots[111], ::cuwrap::detail::Library::Driver, 111, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1042,7 +1042,7 @@ inline CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void* srcHost, size_t 
 
 /// \brief Copies memory from Device to Host
 inline CUresult cuMemcpyDtoH(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyDtoH)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[112] : ::cuwrap::detail::g_driver_slots[112], ::cuwrap::detail::Library::Driver, 112, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoH)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[112] : ::cuwrap::detail::g_driver_slots[112], ::cuwrap::detail::Library::Driver, 112, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1051,7 +1051,7 @@ inline CUresult cuMemcpyDtoH(void* dstHost, CUdeviceptr srcDevice, size_t ByteCo
 
 /// \brief Copies memory from Device to Device
 inline CUresult cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyDtoD)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[113] : ::cuwrap::detail::g_driver_slots[113], ::cuwrap::detail::Library::Driver, 113, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoD)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[113] : ::cuwrap::detail::g_driver_slots[113], ::cuwrap::detail::Library::Driver, 113, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1060,7 +1060,7 @@ inline CUresult cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_
 
 /// \brief Copies memory from Device to Array
 inline CUresult cuMemcpyDtoA(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyDtoA)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[114] : ::cuwrap::detail::g_driver_slots[114], ::cuwrap::detail::Library::Driver, 114, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoA)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[114] : ::cuwrap::detail::g_driver_slots[114], ::cuwrap::detail::Library::Driver, 114, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1069,7 +1069,7 @@ inline CUresult cuMemcpyDtoA(CUarray dstArray, size_t dstOffset, CUdeviceptr src
 
 /// \brief Copies memory from Array to Device
 inline CUresult cuMemcpyAtoD(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyAtoD)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[115] : ::cuwrap::detail::g_driver_slots[115], ::cuwrap::detail::Library::Driver, 115, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAtoD)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[115] : ::cuwrap::detail::g_driver_slots[115], ::cuwrap::detail::Library::Driver, 115, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1078,7 +1078,7 @@ inline CUresult cuMemcpyAtoD(CUdeviceptr dstDevice, CUarray srcArray, size_t src
 
 /// \brief Copies memory from Host to Array
 inline CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyHtoA)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[116] : ::cuwrap::detail::g_driver_slots[116], ::cuwrap::detail::Library::Driver, 116, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyHtoA)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[116] : ::cuwrap::detail::g_driver_slots[116], ::cuwrap::detail::Library::Driver, 116, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1087,7 +1087,7 @@ inline CUresult cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void* src
 
 /// \brief Copies memory from Array to Host
 inline CUresult cuMemcpyAtoH(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyAtoH)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[117] : ::cuwrap::detail::g_driver_slots[117], ::cuwrap::detail::Library::Driver, 117, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAtoH)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[117] : ::cuwrap::detail::g_driver_slots[117], ::cuwrap::detail::Library::Driver, 117, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1096,7 +1096,7 @@ inline CUresult cuMemcpyAtoH(void* dstHost, CUarray srcArray, size_t srcOffset, 
 
 /// \brief Copies memory from Array to Array
 inline CUresult cuMemcpyAtoA(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyAtoA)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[118] : ::cuwrap::detail::g_driver_slots[118], ::cuwrap::detail::Library::Driver, 118, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAtoA)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[118] : ::cuwrap::detail::g_driver_slots[118], ::cuwrap::detail::Library::Driver, 118, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1105,7 +1105,7 @@ inline CUresult cuMemcpyAtoA(CUarray dstArray, size_t dstOffset, CUarray srcArra
 
 /// \brief Copies memory for 2D arrays
 inline CUresult cuMemcpy2D(const CUDA_MEMCPY2D* pCopy) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpy2D)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[119] : ::cuwrap::detail::g_driver_slots[119], ::cuwrap::detail::Library::Driver, 119, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy2D)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[119] : ::cuwrap::detail::g_driver_slots[119], ::cuwrap::detail::Library::Driver, 119, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1114,7 +1114,7 @@ inline CUresult cuMemcpy2D(const CUDA_MEMCPY2D* pCopy) noexcept {
 
 /// \brief Copies memory for 2D arrays
 inline CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D* pCopy) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpy2DUnaligned)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[120] : ::cuwrap::detail::g_driver_slots[120], ::cuwrap::detail::Library::Driver, 120, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy2DUnaligned)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[120] : ::cuwrap::detail::g_driver_slots[120], ::cuwrap::detail::Library::Driver, 120, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1123,7 +1123,7 @@ inline CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D* pCopy) noexcept {
 
 /// \brief Copies memory for 3D arrays
 inline CUresult cuMemcpy3D(const CUDA_MEMCPY3D* pCopy) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpy3D)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[121] : ::cuwrap::detail::g_driver_slots[121], ::cuwrap::detail::Library::Driver, 121, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3D)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[121] : ::cuwrap::detail::g_driver_slots[121], ::cuwrap::detail::Library::Driver, 121, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1132,7 +1132,7 @@ inline CUresult cuMemcpy3D(const CUDA_MEMCPY3D* pCopy) noexcept {
 
 /// \brief Copies memory between contexts
 inline CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpy3DPeer)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[122] : ::cuwrap::detail::g_driver_slots[122], ::cuwrap::detail::Library::Driver, 122, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3DPeer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[122] : ::cuwrap::detail::g_driver_slots[122], ::cuwrap::detail::Library::Driver, 122, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1141,7 +1141,7 @@ inline CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) noexcept {
 
 /// \brief Copies memory asynchronously
 inline CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[123] : ::cuwrap::detail::g_driver_slots[123], ::cuwrap::detail::Library::Driver, 123, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[123] : ::cuwrap::detail::g_driver_slots[123], ::cuwrap::detail::Library::Driver, 123, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1150,7 +1150,7 @@ inline CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount
 
 /// \brief Copies device memory between two contexts asynchronously.
 inline CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyPeerAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[124] : ::cuwrap::detail::g_driver_slots[124], ::cuwrap::detail::Library::Driver, 124, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyPeerAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[124] : ::cuwrap::detail::g_driver_slots[124], ::cuwrap::detail::Library::Driver, 124, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1159,7 +1159,7 @@ inline CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, C
 
 /// \brief Copies memory from Host to Device
 inline CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyHtoDAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[125] : ::cuwrap::detail::g_driver_slots[125], ::cuwrap::detail::Library::Driver, 125, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyHtoDAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[125] : ::cuwrap::detail::g_driver_slots[125], ::cuwrap::detail::Library::Driver, 125, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1168,7 +1168,7 @@ inline CUresult cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void* srcHost, si
 
 /// \brief Copies memory from Device to Host
 inline CUresult cuMemcpyDtoHAsync(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyDtoHAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[126] : ::cuwrap::detail::g_driver_slots[126], ::cuwrap::detail::Library::Driver, 126, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoHAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[126] : ::cuwrap::detail::g_driver_slots[126], ::cuwrap::detail::Library::Driver, 126, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1177,7 +1177,7 @@ inline CUresult cuMemcpyDtoHAsync(void* dstHost, CUdeviceptr srcDevice, size_t B
 
 /// \brief Copies memory from Device to Device
 inline CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyDtoDAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[127] : ::cuwrap::detail::g_driver_slots[127], ::cuwrap::detail::Library::Driver, 127, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoDAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[127] : ::cuwrap::detail::g_driver_slots[127], ::cuwrap::detail::Library::Driver, 127, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1186,7 +1186,7 @@ inline CUresult cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, 
 
 /// \brief Copies memory from Host to Array
 inline CUresult cuMemcpyHtoAAsync(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyHtoAAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[128] : ::cuwrap::detail::g_driver_slots[128], ::cuwrap::detail::Library::Driver, 128, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyHtoAAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[128] : ::cuwrap::detail::g_driver_slots[128], ::cuwrap::detail::Library::Driver, 128, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1195,7 +1195,7 @@ inline CUresult cuMemcpyHtoAAsync(CUarray dstArray, size_t dstOffset, const void
 
 /// \brief Copies memory from Array to Host
 inline CUresult cuMemcpyAtoHAsync(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyAtoHAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[129] : ::cuwrap::detail::g_driver_slots[129], ::cuwrap::detail::Library::Driver, 129, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAtoHAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[129] : ::cuwrap::detail::g_driver_slots[129], ::cuwrap::detail::Library::Driver, 129, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1204,7 +1204,7 @@ inline CUresult cuMemcpyAtoHAsync(void* dstHost, CUarray srcArray, size_t srcOff
 
 /// \brief Copies memory for 2D arrays
 inline CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D* pCopy, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpy2DAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[130] : ::cuwrap::detail::g_driver_slots[130], ::cuwrap::detail::Library::Driver, 130, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy2DAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[130] : ::cuwrap::detail::g_driver_slots[130], ::cuwrap::detail::Library::Driver, 130, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1213,7 +1213,7 @@ inline CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D* pCopy, CUstream hStream) no
 
 /// \brief Copies memory for 3D arrays
 inline CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* pCopy, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpy3DAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[131] : ::cuwrap::detail::g_driver_slots[131], ::cuwrap::detail::Library::Driver, 131, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3DAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[131] : ::cuwrap::detail::g_driver_slots[131], ::cuwrap::detail::Library::Driver, 131, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1222,7 +1222,7 @@ inline CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D* pCopy, CUstream hStream) no
 
 /// \brief Copies memory between contexts asynchronously.
 inline CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpy3DPeerAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[132] : ::cuwrap::detail::g_driver_slots[132], ::cuwrap::detail::Library::Driver, 132, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3DPeerAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[132] : ::cuwrap::detail::g_driver_slots[132], ::cuwrap::detail::Library::Driver, 132, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1231,7 +1231,7 @@ inline CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hS
 
 /// \brief Performs a batch of memory copies asynchronously.
 inline CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpyBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[133] : ::cuwrap::detail::g_driver_slots[133], ::cuwrap::detail::Library::Driver, 133, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyBatchAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[133] : ::cuwrap::detail::g_driver_slots[133], ::cuwrap::detail::Library::Driver, 133, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1240,7 +1240,7 @@ inline CUresult cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t*
 
 /// \brief Performs a batch of 3D memory copies asynchronously.
 inline CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, unsigned long long flags, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemcpy3DBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[134] : ::cuwrap::detail::g_driver_slots[134], ::cuwrap::detail::Library::Driver, 134, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3DBatchAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[134] : ::cuwrap::detail::g_driver_slots[134], ::cuwrap::detail::Library::Driver, 134, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1249,7 +1249,7 @@ inline CUresult cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opLi
 
 /// \brief Initializes device memory
 inline CUresult cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD8)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[135] : ::cuwrap::detail::g_driver_slots[135], ::cuwrap::detail::Library::Driver, 135, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD8)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[135] : ::cuwrap::detail::g_driver_slots[135], ::cuwrap::detail::Library::Driver, 135, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1258,7 +1258,7 @@ inline CUresult cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N) no
 
 /// \brief Initializes device memory
 inline CUresult cuMemsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD16)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[136] : ::cuwrap::detail::g_driver_slots[136], ::cuwrap::detail::Library::Driver, 136, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD16)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[136] : ::cuwrap::detail::g_driver_slots[136], ::cuwrap::detail::Library::Driver, 136, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1267,7 +1267,7 @@ inline CUresult cuMemsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N) 
 
 /// \brief Initializes device memory
 inline CUresult cuMemsetD32(CUdeviceptr dstDevice, unsigned int ui, size_t N) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD32)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[137] : ::cuwrap::detail::g_driver_slots[137], ::cuwrap::detail::Library::Driver, 137, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD32)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[137] : ::cuwrap::detail::g_driver_slots[137], ::cuwrap::detail::Library::Driver, 137, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1276,7 +1276,7 @@ inline CUresult cuMemsetD32(CUdeviceptr dstDevice, unsigned int ui, size_t N) no
 
 /// \brief Initializes device memory
 inline CUresult cuMemsetD2D8(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD2D8)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[138] : ::cuwrap::detail::g_driver_slots[138], ::cuwrap::detail::Library::Driver, 138, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D8)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[138] : ::cuwrap::detail::g_driver_slots[138], ::cuwrap::detail::Library::Driver, 138, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1285,7 +1285,7 @@ inline CUresult cuMemsetD2D8(CUdeviceptr dstDevice, size_t dstPitch, unsigned ch
 
 /// \brief Initializes device memory
 inline CUresult cuMemsetD2D16(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD2D16)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[139] : ::cuwrap::detail::g_driver_slots[139], ::cuwrap::detail::Library::Driver, 139, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D16)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[139] : ::cuwrap::detail::g_driver_slots[139], ::cuwrap::detail::Library::Driver, 139, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1294,7 +1294,7 @@ inline CUresult cuMemsetD2D16(CUdeviceptr dstDevice, size_t dstPitch, unsigned s
 
 /// \brief Initializes device memory
 inline CUresult cuMemsetD2D32(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD2D32)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[140] : ::cuwrap::detail::g_driver_slots[140], ::cuwrap::detail::Library::Driver, 140, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D32)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[140] : ::cuwrap::detail::g_driver_slots[140], ::cuwrap::detail::Library::Driver, 140, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1303,7 +1303,7 @@ inline CUresult cuMemsetD2D32(CUdeviceptr dstDevice, size_t dstPitch, unsigned i
 
 /// \brief Sets device memory
 inline CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD8Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[141] : ::cuwrap::detail::g_driver_slots[141], ::cuwrap::detail::Library::Driver, 141, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD8Async)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[141] : ::cuwrap::detail::g_driver_slots[141], ::cuwrap::detail::Library::Driver, 141, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1312,7 +1312,7 @@ inline CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t 
 
 /// \brief Sets device memory
 inline CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD16Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[142] : ::cuwrap::detail::g_driver_slots[142], ::cuwrap::detail::Library::Driver, 142, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD16Async)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[142] : ::cuwrap::detail::g_driver_slots[142], ::cuwrap::detail::Library::Driver, 142, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1321,7 +1321,7 @@ inline CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_
 
 /// \brief Sets device memory
 inline CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD32Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[143] : ::cuwrap::detail::g_driver_slots[143], ::cuwrap::detail::Library::Driver, 143, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD32Async)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[143] : ::cuwrap::detail::g_driver_slots[143], ::cuwrap::detail::Library::Driver, 143, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1330,7 +1330,7 @@ inline CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t 
 
 /// \brief Sets device memory
 inline CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD2D8Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[144] : ::cuwrap::detail::g_driver_slots[144], ::cuwrap::detail::Library::Driver, 144, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D8Async)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[144] : ::cuwrap::detail::g_driver_slots[144], ::cuwrap::detail::Library::Driver, 144, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1339,7 +1339,7 @@ inline CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsign
 
 /// \brief Sets device memory
 inline CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD2D16Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[145] : ::cuwrap::detail::g_driver_slots[145], ::cuwrap::detail::Library::Driver, 145, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D16Async)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[145] : ::cuwrap::detail::g_driver_slots[145], ::cuwrap::detail::Library::Driver, 145, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1348,7 +1348,7 @@ inline CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsig
 
 /// \brief Sets device memory
 inline CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemsetD2D32Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[146] : ::cuwrap::detail::g_driver_slots[146], ::cuwrap::detail::Library::Driver, 146, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D32Async)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[146] : ::cuwrap::detail::g_driver_slots[146], ::cuwrap::detail::Library::Driver, 146, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1357,7 +1357,7 @@ inline CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsig
 
 /// \brief Creates a 1D or 2D CUDA array
 inline CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuArrayCreate)>(::cuwrap::detail::g_driver_slots[147], ::cuwrap::detail::Library::Driver, 147);
+  auto* fn = reinterpret_cast<decltype(::cuArrayCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[147], ::cuwrap::detail::Library::Driver, 147));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1366,7 +1366,7 @@ inline CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAl
 
 /// \brief Get a 1D or 2D CUDA array descriptor
 inline CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* pArrayDescriptor, CUarray hArray) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuArrayGetDescriptor)>(::cuwrap::detail::g_driver_slots[148], ::cuwrap::detail::Library::Driver, 148);
+  auto* fn = reinterpret_cast<decltype(::cuArrayGetDescriptor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[148], ::cuwrap::detail::Library::Driver, 148));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1375,7 +1375,7 @@ inline CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* pArrayDescriptor, CU
 
 /// \brief Returns the layout properties of a sparse CUDA array
 inline CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUarray array) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuArrayGetSparseProperties)>(::cuwrap::detail::g_driver_slots[149], ::cuwrap::detail::Library::Driver, 149);
+  auto* fn = reinterpret_cast<decltype(::cuArrayGetSparseProperties)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[149], ::cuwrap::detail::Library::Driver, 149));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1384,7 +1384,7 @@ inline CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseP
 
 /// \brief Returns the layout properties of a sparse CUDA mipmapped array
 inline CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUmipmappedArray mipmap) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMipmappedArrayGetSparseProperties)>(::cuwrap::detail::g_driver_slots[150], ::cuwrap::detail::Library::Driver, 150);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetSparseProperties)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[150], ::cuwrap::detail::Library::Driver, 150));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1393,7 +1393,7 @@ inline CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES
 
 /// \brief Returns the memory requirements of a CUDA array
 inline CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUarray array, CUdevice device) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuArrayGetMemoryRequirements)>(::cuwrap::detail::g_driver_slots[151], ::cuwrap::detail::Library::Driver, 151);
+  auto* fn = reinterpret_cast<decltype(::cuArrayGetMemoryRequirements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[151], ::cuwrap::detail::Library::Driver, 151));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1402,7 +1402,7 @@ inline CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* mem
 
 /// \brief Returns the memory requirements of a CUDA mipmapped array
 inline CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUmipmappedArray mipmap, CUdevice device) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMipmappedArrayGetMemoryRequirements)>(::cuwrap::detail::g_driver_slots[152], ::cuwrap::detail::Library::Driver, 152);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetMemoryRequirements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[152], ::cuwrap::detail::Library::Driver, 152));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1411,7 +1411,7 @@ inline CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREM
 
 /// \brief Gets a CUDA array plane from a CUDA array
 inline CUresult cuArrayGetPlane(CUarray* pPlaneArray, CUarray hArray, unsigned int planeIdx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuArrayGetPlane)>(::cuwrap::detail::g_driver_slots[153], ::cuwrap::detail::Library::Driver, 153);
+  auto* fn = reinterpret_cast<decltype(::cuArrayGetPlane)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[153], ::cuwrap::detail::Library::Driver, 153));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1420,7 +1420,7 @@ inline CUresult cuArrayGetPlane(CUarray* pPlaneArray, CUarray hArray, unsigned i
 
 /// \brief Destroys a CUDA array
 inline CUresult cuArrayDestroy(CUarray hArray) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuArrayDestroy)>(::cuwrap::detail::g_driver_slots[154], ::cuwrap::detail::Library::Driver, 154);
+  auto* fn = reinterpret_cast<decltype(::cuArrayDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[154], ::cuwrap::detail::Library::Driver, 154));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1429,7 +1429,7 @@ inline CUresult cuArrayDestroy(CUarray hArray) noexcept {
 
 /// \brief Creates a 3D CUDA array
 inline CUresult cuArray3DCreate(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuArray3DCreate)>(::cuwrap::detail::g_driver_slots[155], ::cuwrap::detail::Library::Driver, 155);
+  auto* fn = reinterpret_cast<decltype(::cuArray3DCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[155], ::cuwrap::detail::Library::Driver, 155));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1438,7 +1438,7 @@ inline CUresult cuArray3DCreate(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR*
 
 /// \brief Get a 3D CUDA array descriptor
 inline CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* pArrayDescriptor, CUarray hArray) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuArray3DGetDescriptor)>(::cuwrap::detail::g_driver_slots[156], ::cuwrap::detail::Library::Driver, 156);
+  auto* fn = reinterpret_cast<decltype(::cuArray3DGetDescriptor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[156], ::cuwrap::detail::Library::Driver, 156));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1447,7 +1447,7 @@ inline CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* pArrayDescriptor
 
 /// \brief Creates a CUDA mipmapped array
 inline CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc, unsigned int numMipmapLevels) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMipmappedArrayCreate)>(::cuwrap::detail::g_driver_slots[157], ::cuwrap::detail::Library::Driver, 157);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[157], ::cuwrap::detail::Library::Driver, 157));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1456,7 +1456,7 @@ inline CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARR
 
 /// \brief Gets a mipmap level of a CUDA mipmapped array
 inline CUresult cuMipmappedArrayGetLevel(CUarray* pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMipmappedArrayGetLevel)>(::cuwrap::detail::g_driver_slots[158], ::cuwrap::detail::Library::Driver, 158);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetLevel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[158], ::cuwrap::detail::Library::Driver, 158));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1465,7 +1465,7 @@ inline CUresult cuMipmappedArrayGetLevel(CUarray* pLevelArray, CUmipmappedArray 
 
 /// \brief Destroys a CUDA mipmapped array
 inline CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMipmappedArrayDestroy)>(::cuwrap::detail::g_driver_slots[159], ::cuwrap::detail::Library::Driver, 159);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[159], ::cuwrap::detail::Library::Driver, 159));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1474,7 +1474,7 @@ inline CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) noexce
 
 /// \brief Retrieve handle for an address range
 inline CUresult cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemGetHandleForAddressRange)>(::cuwrap::detail::g_driver_slots[160], ::cuwrap::detail::Library::Driver, 160);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetHandleForAddressRange)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[160], ::cuwrap::detail::Library::Driver, 160));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1483,7 +1483,7 @@ inline CUresult cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, si
 
 /// \brief Submit a batch of \p count independent decompression operations.
 inline CUresult cuMemBatchDecompressAsync(CUmemDecompressParams* paramsArray, size_t count, unsigned int flags, size_t* errorIndex, CUstream stream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemBatchDecompressAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[161] : ::cuwrap::detail::g_driver_slots[161], ::cuwrap::detail::Library::Driver, 161, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemBatchDecompressAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[161] : ::cuwrap::detail::g_driver_slots[161], ::cuwrap::detail::Library::Driver, 161, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1492,7 +1492,7 @@ inline CUresult cuMemBatchDecompressAsync(CUmemDecompressParams* paramsArray, si
 
 /// \brief Allocate an address range reservation.
 inline CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemAddressReserve)>(::cuwrap::detail::g_driver_slots[162], ::cuwrap::detail::Library::Driver, 162);
+  auto* fn = reinterpret_cast<decltype(::cuMemAddressReserve)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[162], ::cuwrap::detail::Library::Driver, 162));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1501,7 +1501,7 @@ inline CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignm
 
 /// \brief Free an address range reservation.
 inline CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemAddressFree)>(::cuwrap::detail::g_driver_slots[163], ::cuwrap::detail::Library::Driver, 163);
+  auto* fn = reinterpret_cast<decltype(::cuMemAddressFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[163], ::cuwrap::detail::Library::Driver, 163));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1510,7 +1510,7 @@ inline CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) noexcept {
 
 /// \brief Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
 inline CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemCreate)>(::cuwrap::detail::g_driver_slots[164], ::cuwrap::detail::Library::Driver, 164);
+  auto* fn = reinterpret_cast<decltype(::cuMemCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[164], ::cuwrap::detail::Library::Driver, 164));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1519,7 +1519,7 @@ inline CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, c
 
 /// \brief Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
 inline CUresult cuMemRelease(CUmemGenericAllocationHandle handle) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemRelease)>(::cuwrap::detail::g_driver_slots[165], ::cuwrap::detail::Library::Driver, 165);
+  auto* fn = reinterpret_cast<decltype(::cuMemRelease)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[165], ::cuwrap::detail::Library::Driver, 165));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1528,7 +1528,7 @@ inline CUresult cuMemRelease(CUmemGenericAllocationHandle handle) noexcept {
 
 /// \brief Maps an allocation handle to a reserved virtual address range.
 inline CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemMap)>(::cuwrap::detail::g_driver_slots[166], ::cuwrap::detail::Library::Driver, 166);
+  auto* fn = reinterpret_cast<decltype(::cuMemMap)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[166], ::cuwrap::detail::Library::Driver, 166));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1537,7 +1537,7 @@ inline CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGener
 
 /// \brief Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 inline CUresult cuMemMapArrayAsync(CUarrayMapInfo* mapInfoList, unsigned int count, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemMapArrayAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[167] : ::cuwrap::detail::g_driver_slots[167], ::cuwrap::detail::Library::Driver, 167, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemMapArrayAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[167] : ::cuwrap::detail::g_driver_slots[167], ::cuwrap::detail::Library::Driver, 167, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1546,7 +1546,7 @@ inline CUresult cuMemMapArrayAsync(CUarrayMapInfo* mapInfoList, unsigned int cou
 
 /// \brief Unmap the backing memory of a given address range.
 inline CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemUnmap)>(::cuwrap::detail::g_driver_slots[168], ::cuwrap::detail::Library::Driver, 168);
+  auto* fn = reinterpret_cast<decltype(::cuMemUnmap)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[168], ::cuwrap::detail::Library::Driver, 168));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1555,7 +1555,7 @@ inline CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) noexcept {
 
 /// \brief Set the access flags for each location specified in \p desc for the given virtual address range
 inline CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemSetAccess)>(::cuwrap::detail::g_driver_slots[169], ::cuwrap::detail::Library::Driver, 169);
+  auto* fn = reinterpret_cast<decltype(::cuMemSetAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[169], ::cuwrap::detail::Library::Driver, 169));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1564,7 +1564,7 @@ inline CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDe
 
 /// \brief Get the access \p flags set for the given \p location and \p ptr
 inline CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemGetAccess)>(::cuwrap::detail::g_driver_slots[170], ::cuwrap::detail::Library::Driver, 170);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[170], ::cuwrap::detail::Library::Driver, 170));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1573,7 +1573,7 @@ inline CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* l
 
 /// \brief Exports an allocation to a requested shareable handle type
 inline CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemExportToShareableHandle)>(::cuwrap::detail::g_driver_slots[171], ::cuwrap::detail::Library::Driver, 171);
+  auto* fn = reinterpret_cast<decltype(::cuMemExportToShareableHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[171], ::cuwrap::detail::Library::Driver, 171));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1582,7 +1582,7 @@ inline CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGeneric
 
 /// \brief Imports an allocation from a requested shareable handle type.
 inline CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle, CUmemAllocationHandleType shHandleType) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemImportFromShareableHandle)>(::cuwrap::detail::g_driver_slots[172], ::cuwrap::detail::Library::Driver, 172);
+  auto* fn = reinterpret_cast<decltype(::cuMemImportFromShareableHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[172], ::cuwrap::detail::Library::Driver, 172));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1591,7 +1591,7 @@ inline CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* han
 
 /// \brief Calculates either the minimal or recommended granularity
 inline CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemGetAllocationGranularity)>(::cuwrap::detail::g_driver_slots[173], ::cuwrap::detail::Library::Driver, 173);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationGranularity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[173], ::cuwrap::detail::Library::Driver, 173));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1600,7 +1600,7 @@ inline CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAl
 
 /// \brief Retrieve the contents of the property structure defining properties for this handle
 inline CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemGetAllocationPropertiesFromHandle)>(::cuwrap::detail::g_driver_slots[174], ::cuwrap::detail::Library::Driver, 174);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationPropertiesFromHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[174], ::cuwrap::detail::Library::Driver, 174));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1609,7 +1609,7 @@ inline CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop
 
 /// \brief Given an address \p addr, returns the allocation handle of the backing memory allocation.
 inline CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemRetainAllocationHandle)>(::cuwrap::detail::g_driver_slots[175], ::cuwrap::detail::Library::Driver, 175);
+  auto* fn = reinterpret_cast<decltype(::cuMemRetainAllocationHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[175], ::cuwrap::detail::Library::Driver, 175));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1618,7 +1618,7 @@ inline CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle
 
 /// \brief Frees memory with stream ordered semantics
 inline CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemFreeAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[176] : ::cuwrap::detail::g_driver_slots[176], ::cuwrap::detail::Library::Driver, 176, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemFreeAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[176] : ::cuwrap::detail::g_driver_slots[176], ::cuwrap::detail::Library::Driver, 176, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1627,7 +1627,7 @@ inline CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) noexcept {
 
 /// \brief Allocates memory with stream ordered semantics
 inline CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemAllocAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[177] : ::cuwrap::detail::g_driver_slots[177], ::cuwrap::detail::Library::Driver, 177, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[177] : ::cuwrap::detail::g_driver_slots[177], ::cuwrap::detail::Library::Driver, 177, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1636,7 +1636,7 @@ inline CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hSt
 
 /// \brief Tries to release memory back to the OS
 inline CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolTrimTo)>(::cuwrap::detail::g_driver_slots[178], ::cuwrap::detail::Library::Driver, 178);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolTrimTo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[178], ::cuwrap::detail::Library::Driver, 178));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1645,7 +1645,7 @@ inline CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) noexce
 
 /// \brief Sets attributes of a memory pool
 inline CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolSetAttribute)>(::cuwrap::detail::g_driver_slots[179], ::cuwrap::detail::Library::Driver, 179);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[179], ::cuwrap::detail::Library::Driver, 179));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1654,7 +1654,7 @@ inline CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute att
 
 /// \brief Gets attributes of a memory pool
 inline CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolGetAttribute)>(::cuwrap::detail::g_driver_slots[180], ::cuwrap::detail::Library::Driver, 180);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[180], ::cuwrap::detail::Library::Driver, 180));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1663,7 +1663,7 @@ inline CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute att
 
 /// \brief Controls visibility of pools between devices
 inline CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolSetAccess)>(::cuwrap::detail::g_driver_slots[181], ::cuwrap::detail::Library::Driver, 181);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[181], ::cuwrap::detail::Library::Driver, 181));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1672,7 +1672,7 @@ inline CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map
 
 /// \brief Returns the accessibility of a pool from a device
 inline CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool, CUmemLocation* location) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolGetAccess)>(::cuwrap::detail::g_driver_slots[182], ::cuwrap::detail::Library::Driver, 182);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[182], ::cuwrap::detail::Library::Driver, 182));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1681,7 +1681,7 @@ inline CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPoo
 
 /// \brief Creates a memory pool
 inline CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolCreate)>(::cuwrap::detail::g_driver_slots[183], ::cuwrap::detail::Library::Driver, 183);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[183], ::cuwrap::detail::Library::Driver, 183));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1690,7 +1690,7 @@ inline CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolPr
 
 /// \brief Destroys the specified memory pool
 inline CUresult cuMemPoolDestroy(CUmemoryPool pool) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolDestroy)>(::cuwrap::detail::g_driver_slots[184], ::cuwrap::detail::Library::Driver, 184);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[184], ::cuwrap::detail::Library::Driver, 184));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1699,7 +1699,7 @@ inline CUresult cuMemPoolDestroy(CUmemoryPool pool) noexcept {
 
 /// \brief Returns the default memory pool for a given location and allocation type
 inline CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location, CUmemAllocationType type) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemGetDefaultMemPool)>(::cuwrap::detail::g_driver_slots[185], ::cuwrap::detail::Library::Driver, 185);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetDefaultMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[185], ::cuwrap::detail::Library::Driver, 185));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1708,7 +1708,7 @@ inline CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* lo
 
 /// \brief Gets the current memory pool for a memory location and of a particular allocation type
 inline CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemGetMemPool)>(::cuwrap::detail::g_driver_slots[186], ::cuwrap::detail::Library::Driver, 186);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[186], ::cuwrap::detail::Library::Driver, 186));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1717,7 +1717,7 @@ inline CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUm
 
 /// \brief Sets the current memory pool for a memory location and allocation type
 inline CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemSetMemPool)>(::cuwrap::detail::g_driver_slots[187], ::cuwrap::detail::Library::Driver, 187);
+  auto* fn = reinterpret_cast<decltype(::cuMemSetMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[187], ::cuwrap::detail::Library::Driver, 187));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1726,7 +1726,7 @@ inline CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType typ
 
 /// \brief Allocates memory from a specified pool with stream ordered semantics.
 inline CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemAllocFromPoolAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[188] : ::cuwrap::detail::g_driver_slots[188], ::cuwrap::detail::Library::Driver, 188, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocFromPoolAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[188] : ::cuwrap::detail::g_driver_slots[188], ::cuwrap::detail::Library::Driver, 188, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1735,7 +1735,7 @@ inline CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUme
 
 /// \brief Exports a memory pool to the requested handle type.
 inline CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolExportToShareableHandle)>(::cuwrap::detail::g_driver_slots[189], ::cuwrap::detail::Library::Driver, 189);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolExportToShareableHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[189], ::cuwrap::detail::Library::Driver, 189));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1744,7 +1744,7 @@ inline CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool 
 
 /// \brief imports a memory pool from a shared handle.
 inline CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolImportFromShareableHandle)>(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolImportFromShareableHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1753,7 +1753,7 @@ inline CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void*
 
 /// \brief Export data to share a memory pool allocation between processes.
 inline CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdeviceptr ptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolExportPointer)>(::cuwrap::detail::g_driver_slots[191], ::cuwrap::detail::Library::Driver, 191);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolExportPointer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[191], ::cuwrap::detail::Library::Driver, 191));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1762,7 +1762,7 @@ inline CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CU
 
 /// \brief Import a memory pool allocation from another process.
 inline CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData* shareData) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPoolImportPointer)>(::cuwrap::detail::g_driver_slots[192], ::cuwrap::detail::Library::Driver, 192);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolImportPointer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[192], ::cuwrap::detail::Library::Driver, 192));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1771,7 +1771,7 @@ inline CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool, 
 
 /// \brief Create a generic allocation handle representing a multicast object described by the given properties.
 inline CUresult cuMulticastCreate(CUmemGenericAllocationHandle* mcHandle, const CUmulticastObjectProp* prop) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMulticastCreate)>(::cuwrap::detail::g_driver_slots[193], ::cuwrap::detail::Library::Driver, 193);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[193], ::cuwrap::detail::Library::Driver, 193));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1780,7 +1780,7 @@ inline CUresult cuMulticastCreate(CUmemGenericAllocationHandle* mcHandle, const 
 
 /// \brief Associate a device to a multicast object.
 inline CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMulticastAddDevice)>(::cuwrap::detail::g_driver_slots[194], ::cuwrap::detail::Library::Driver, 194);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastAddDevice)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[194], ::cuwrap::detail::Library::Driver, 194));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1789,7 +1789,7 @@ inline CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUde
 
 /// \brief Bind a memory allocation represented by a handle to a multicast object.
 inline CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMulticastBindMem)>(::cuwrap::detail::g_driver_slots[195], ::cuwrap::detail::Library::Driver, 195);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastBindMem)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[195], ::cuwrap::detail::Library::Driver, 195));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1798,7 +1798,7 @@ inline CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t
 
 /// \brief Bind a memory allocation represented by a virtual address to a multicast object.
 inline CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMulticastBindAddr)>(::cuwrap::detail::g_driver_slots[196], ::cuwrap::detail::Library::Driver, 196);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastBindAddr)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[196], ::cuwrap::detail::Library::Driver, 196));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1807,7 +1807,7 @@ inline CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_
 
 /// \brief Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
 inline CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMulticastUnbind)>(::cuwrap::detail::g_driver_slots[197], ::cuwrap::detail::Library::Driver, 197);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastUnbind)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[197], ::cuwrap::detail::Library::Driver, 197));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1816,7 +1816,7 @@ inline CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevic
 
 /// \brief Calculates either the minimal or recommended granularity for multicast object
 inline CUresult cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMulticastGetGranularity)>(::cuwrap::detail::g_driver_slots[198], ::cuwrap::detail::Library::Driver, 198);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastGetGranularity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[198], ::cuwrap::detail::Library::Driver, 198));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1825,7 +1825,7 @@ inline CUresult cuMulticastGetGranularity(size_t* granularity, const CUmulticast
 
 /// \brief Returns information about a pointer
 inline CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuPointerGetAttribute)>(::cuwrap::detail::g_driver_slots[199], ::cuwrap::detail::Library::Driver, 199);
+  auto* fn = reinterpret_cast<decltype(::cuPointerGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[199], ::cuwrap::detail::Library::Driver, 199));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1834,7 +1834,7 @@ inline CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute,
 
 /// \brief Prefetches memory to the specified destination location
 inline CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPrefetchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[200] : ::cuwrap::detail::g_driver_slots[200], ::cuwrap::detail::Library::Driver, 200, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemPrefetchAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[200] : ::cuwrap::detail::g_driver_slots[200], ::cuwrap::detail::Library::Driver, 200, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1843,7 +1843,7 @@ inline CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocati
 
 /// \brief Advise about the usage of a given memory range
 inline CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemAdvise)>(::cuwrap::detail::g_driver_slots[201], ::cuwrap::detail::Library::Driver, 201);
+  auto* fn = reinterpret_cast<decltype(::cuMemAdvise)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[201], ::cuwrap::detail::Library::Driver, 201));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1852,7 +1852,7 @@ inline CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advic
 
 /// \brief Performs a batch of memory prefetches asynchronously
 inline CUresult cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemPrefetchBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[202] : ::cuwrap::detail::g_driver_slots[202], ::cuwrap::detail::Library::Driver, 202, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemPrefetchBatchAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[202] : ::cuwrap::detail::g_driver_slots[202], ::cuwrap::detail::Library::Driver, 202, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1861,7 +1861,7 @@ inline CUresult cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_
 
 /// \brief Performs a batch of memory discards asynchronously
 inline CUresult cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemDiscardBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[203] : ::cuwrap::detail::g_driver_slots[203], ::cuwrap::detail::Library::Driver, 203, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemDiscardBatchAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[203] : ::cuwrap::detail::g_driver_slots[203], ::cuwrap::detail::Library::Driver, 203, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1870,7 +1870,7 @@ inline CUresult cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t
 
 /// \brief Performs a batch of memory discards and prefetches asynchronously
 inline CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemDiscardAndPrefetchBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[204] : ::cuwrap::detail::g_driver_slots[204], ::cuwrap::detail::Library::Driver, 204, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemDiscardAndPrefetchBatchAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[204] : ::cuwrap::detail::g_driver_slots[204], ::cuwrap::detail::Library::Driver, 204, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1879,7 +1879,7 @@ inline CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* si
 
 /// \brief Query an attribute of a given memory range
 inline CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemRangeGetAttribute)>(::cuwrap::detail::g_driver_slots[205], ::cuwrap::detail::Library::Driver, 205);
+  auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[205], ::cuwrap::detail::Library::Driver, 205));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1888,7 +1888,7 @@ inline CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_
 
 /// \brief Query attributes of a given memory range.
 inline CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuMemRangeGetAttributes)>(::cuwrap::detail::g_driver_slots[206], ::cuwrap::detail::Library::Driver, 206);
+  auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttributes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[206], ::cuwrap::detail::Library::Driver, 206));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1897,7 +1897,7 @@ inline CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_ra
 
 /// \brief Set attributes on a previously allocated memory region
 inline CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuPointerSetAttribute)>(::cuwrap::detail::g_driver_slots[207], ::cuwrap::detail::Library::Driver, 207);
+  auto* fn = reinterpret_cast<decltype(::cuPointerSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[207], ::cuwrap::detail::Library::Driver, 207));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1906,7 +1906,7 @@ inline CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute att
 
 /// \brief Returns information about a pointer.
 inline CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuPointerGetAttributes)>(::cuwrap::detail::g_driver_slots[208], ::cuwrap::detail::Library::Driver, 208);
+  auto* fn = reinterpret_cast<decltype(::cuPointerGetAttributes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[208], ::cuwrap::detail::Library::Driver, 208));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1915,7 +1915,7 @@ inline CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_att
 
 /// \brief Create a stream
 inline CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamCreate)>(::cuwrap::detail::g_driver_slots[209], ::cuwrap::detail::Library::Driver, 209);
+  auto* fn = reinterpret_cast<decltype(::cuStreamCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[209], ::cuwrap::detail::Library::Driver, 209));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1924,7 +1924,7 @@ inline CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) noexcept 
 
 /// \brief Create a stream with the given priority
 inline CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamCreateWithPriority)>(::cuwrap::detail::g_driver_slots[210], ::cuwrap::detail::Library::Driver, 210);
+  auto* fn = reinterpret_cast<decltype(::cuStreamCreateWithPriority)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[210], ::cuwrap::detail::Library::Driver, 210));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1933,7 +1933,7 @@ inline CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flag
 
 /// \brief Query the priority of a given stream
 inline CUresult cuStreamGetPriority(CUstream hStream, int* priority) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamGetPriority)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[211] : ::cuwrap::detail::g_driver_slots[211], ::cuwrap::detail::Library::Driver, 211, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetPriority)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[211] : ::cuwrap::detail::g_driver_slots[211], ::cuwrap::detail::Library::Driver, 211, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1942,7 +1942,7 @@ inline CUresult cuStreamGetPriority(CUstream hStream, int* priority) noexcept {
 
 /// \brief Returns the device handle of the stream
 inline CUresult cuStreamGetDevice(CUstream hStream, CUdevice* device) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamGetDevice)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[212] : ::cuwrap::detail::g_driver_slots[212], ::cuwrap::detail::Library::Driver, 212, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetDevice)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[212] : ::cuwrap::detail::g_driver_slots[212], ::cuwrap::detail::Library::Driver, 212, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1951,7 +1951,7 @@ inline CUresult cuStreamGetDevice(CUstream hStream, CUdevice* device) noexcept {
 
 /// \brief Query the flags of a given stream
 inline CUresult cuStreamGetFlags(CUstream hStream, unsigned int* flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamGetFlags)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[213] : ::cuwrap::detail::g_driver_slots[213], ::cuwrap::detail::Library::Driver, 213, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[213] : ::cuwrap::detail::g_driver_slots[213], ::cuwrap::detail::Library::Driver, 213, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1960,7 +1960,7 @@ inline CUresult cuStreamGetFlags(CUstream hStream, unsigned int* flags) noexcept
 
 /// \brief Returns the unique Id associated with the stream handle supplied
 inline CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamGetId)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[214] : ::cuwrap::detail::g_driver_slots[214], ::cuwrap::detail::Library::Driver, 214, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[214] : ::cuwrap::detail::g_driver_slots[214], ::cuwrap::detail::Library::Driver, 214, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1969,7 +1969,7 @@ inline CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId) no
 
 /// \brief Query the context associated with a stream
 inline CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamGetCtx)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[215] : ::cuwrap::detail::g_driver_slots[215], ::cuwrap::detail::Library::Driver, 215, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetCtx)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[215] : ::cuwrap::detail::g_driver_slots[215], ::cuwrap::detail::Library::Driver, 215, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1978,7 +1978,7 @@ inline CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx) noexcept {
 
 /// \brief Query the contexts associated with a stream
 inline CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx* pGreenCtx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamGetCtx_v2)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[216] : ::cuwrap::detail::g_driver_slots[216], ::cuwrap::detail::Library::Driver, 216, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetCtx_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[216] : ::cuwrap::detail::g_driver_slots[216], ::cuwrap::detail::Library::Driver, 216, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1987,7 +1987,7 @@ inline CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx, CUgreenCtx*
 
 /// \brief Make a compute stream wait on an event
 inline CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamWaitEvent)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[217] : ::cuwrap::detail::g_driver_slots[217], ::cuwrap::detail::Library::Driver, 217, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWaitEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[217] : ::cuwrap::detail::g_driver_slots[217], ::cuwrap::detail::Library::Driver, 217, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -1996,7 +1996,7 @@ inline CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int
 
 /// \brief Add a callback to a compute stream
 inline CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamAddCallback)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[218] : ::cuwrap::detail::g_driver_slots[218], ::cuwrap::detail::Library::Driver, 218, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamAddCallback)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[218] : ::cuwrap::detail::g_driver_slots[218], ::cuwrap::detail::Library::Driver, 218, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2005,7 +2005,7 @@ inline CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback,
 
 /// \brief Begins graph capture on a stream
 inline CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamBeginCapture)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[219] : ::cuwrap::detail::g_driver_slots[219], ::cuwrap::detail::Library::Driver, 219, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamBeginCapture)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[219] : ::cuwrap::detail::g_driver_slots[219], ::cuwrap::detail::Library::Driver, 219, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2014,7 +2014,7 @@ inline CUresult cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode)
 
 /// \brief Begins graph capture on a stream to an existing graph
 inline CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUstreamCaptureMode mode) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamBeginCaptureToGraph)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[220] : ::cuwrap::detail::g_driver_slots[220], ::cuwrap::detail::Library::Driver, 220, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamBeginCaptureToGraph)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[220] : ::cuwrap::detail::g_driver_slots[220], ::cuwrap::detail::Library::Driver, 220, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2023,7 +2023,7 @@ inline CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, co
 
 /// \brief Swaps the stream capture interaction mode for a thread
 inline CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuThreadExchangeStreamCaptureMode)>(::cuwrap::detail::g_driver_slots[221], ::cuwrap::detail::Library::Driver, 221);
+  auto* fn = reinterpret_cast<decltype(::cuThreadExchangeStreamCaptureMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[221], ::cuwrap::detail::Library::Driver, 221));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2032,7 +2032,7 @@ inline CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) noe
 
 /// \brief Ends capture on a stream, returning the captured graph
 inline CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamEndCapture)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[222] : ::cuwrap::detail::g_driver_slots[222], ::cuwrap::detail::Library::Driver, 222, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamEndCapture)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[222] : ::cuwrap::detail::g_driver_slots[222], ::cuwrap::detail::Library::Driver, 222, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2041,7 +2041,7 @@ inline CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) noexcept 
 
 /// \brief Returns a stream's capture status
 inline CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamIsCapturing)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[223] : ::cuwrap::detail::g_driver_slots[223], ::cuwrap::detail::Library::Driver, 223, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamIsCapturing)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[223] : ::cuwrap::detail::g_driver_slots[223], ::cuwrap::detail::Library::Driver, 223, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2050,7 +2050,7 @@ inline CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* cap
 
 /// \brief Query a stream's capture state
 inline CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out, CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out, size_t* numDependencies_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamGetCaptureInfo)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[224] : ::cuwrap::detail::g_driver_slots[224], ::cuwrap::detail::Library::Driver, 224, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetCaptureInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[224] : ::cuwrap::detail::g_driver_slots[224], ::cuwrap::detail::Library::Driver, 224, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2059,7 +2059,7 @@ inline CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus* 
 
 /// \brief Update the set of dependencies in a capturing stream
 inline CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamUpdateCaptureDependencies)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[225] : ::cuwrap::detail::g_driver_slots[225], ::cuwrap::detail::Library::Driver, 225, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamUpdateCaptureDependencies)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[225] : ::cuwrap::detail::g_driver_slots[225], ::cuwrap::detail::Library::Driver, 225, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2068,7 +2068,7 @@ inline CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode*
 
 /// \brief Attach memory to a stream asynchronously
 inline CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamAttachMemAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[226] : ::cuwrap::detail::g_driver_slots[226], ::cuwrap::detail::Library::Driver, 226, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamAttachMemAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[226] : ::cuwrap::detail::g_driver_slots[226], ::cuwrap::detail::Library::Driver, 226, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2077,7 +2077,7 @@ inline CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_
 
 /// \brief Determine status of a compute stream
 inline CUresult cuStreamQuery(CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamQuery)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[227] : ::cuwrap::detail::g_driver_slots[227], ::cuwrap::detail::Library::Driver, 227, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamQuery)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[227] : ::cuwrap::detail::g_driver_slots[227], ::cuwrap::detail::Library::Driver, 227, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2086,7 +2086,7 @@ inline CUresult cuStreamQuery(CUstream hStream) noexcept {
 
 /// \brief Wait until a stream's tasks are completed
 inline CUresult cuStreamSynchronize(CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamSynchronize)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[228] : ::cuwrap::detail::g_driver_slots[228], ::cuwrap::detail::Library::Driver, 228, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamSynchronize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[228] : ::cuwrap::detail::g_driver_slots[228], ::cuwrap::detail::Library::Driver, 228, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2095,7 +2095,7 @@ inline CUresult cuStreamSynchronize(CUstream hStream) noexcept {
 
 /// \brief Destroys a stream
 inline CUresult cuStreamDestroy(CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamDestroy)>(::cuwrap::detail::g_driver_slots[229], ::cuwrap::detail::Library::Driver, 229);
+  auto* fn = reinterpret_cast<decltype(::cuStreamDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[229], ::cuwrap::detail::Library::Driver, 229));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2104,7 +2104,7 @@ inline CUresult cuStreamDestroy(CUstream hStream) noexcept {
 
 /// \brief Copies attributes from source stream to destination stream.
 inline CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamCopyAttributes)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[230] : ::cuwrap::detail::g_driver_slots[230], ::cuwrap::detail::Library::Driver, 230, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamCopyAttributes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[230] : ::cuwrap::detail::g_driver_slots[230], ::cuwrap::detail::Library::Driver, 230, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2113,7 +2113,7 @@ inline CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) noexcept {
 
 /// \brief Queries stream attribute.
 inline CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue* value_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamGetAttribute)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[231] : ::cuwrap::detail::g_driver_slots[231], ::cuwrap::detail::Library::Driver, 231, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[231] : ::cuwrap::detail::g_driver_slots[231], ::cuwrap::detail::Library::Driver, 231, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2122,7 +2122,7 @@ inline CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUst
 
 /// \brief Sets stream attribute.
 inline CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamSetAttribute)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[232] : ::cuwrap::detail::g_driver_slots[232], ::cuwrap::detail::Library::Driver, 232, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[232] : ::cuwrap::detail::g_driver_slots[232], ::cuwrap::detail::Library::Driver, 232, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2131,7 +2131,7 @@ inline CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, cons
 
 /// \brief Creates an event
 inline CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuEventCreate)>(::cuwrap::detail::g_driver_slots[233], ::cuwrap::detail::Library::Driver, 233);
+  auto* fn = reinterpret_cast<decltype(::cuEventCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[233], ::cuwrap::detail::Library::Driver, 233));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2140,7 +2140,7 @@ inline CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) noexcept {
 
 /// \brief Records an event
 inline CUresult cuEventRecord(CUevent hEvent, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuEventRecord)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[234] : ::cuwrap::detail::g_driver_slots[234], ::cuwrap::detail::Library::Driver, 234, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuEventRecord)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[234] : ::cuwrap::detail::g_driver_slots[234], ::cuwrap::detail::Library::Driver, 234, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2149,7 +2149,7 @@ inline CUresult cuEventRecord(CUevent hEvent, CUstream hStream) noexcept {
 
 /// \brief Records an event
 inline CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuEventRecordWithFlags)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[235] : ::cuwrap::detail::g_driver_slots[235], ::cuwrap::detail::Library::Driver, 235, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuEventRecordWithFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[235] : ::cuwrap::detail::g_driver_slots[235], ::cuwrap::detail::Library::Driver, 235, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2158,7 +2158,7 @@ inline CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigne
 
 /// \brief Queries an event's status
 inline CUresult cuEventQuery(CUevent hEvent) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuEventQuery)>(::cuwrap::detail::g_driver_slots[236], ::cuwrap::detail::Library::Driver, 236);
+  auto* fn = reinterpret_cast<decltype(::cuEventQuery)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[236], ::cuwrap::detail::Library::Driver, 236));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2167,7 +2167,7 @@ inline CUresult cuEventQuery(CUevent hEvent) noexcept {
 
 /// \brief Waits for an event to complete
 inline CUresult cuEventSynchronize(CUevent hEvent) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuEventSynchronize)>(::cuwrap::detail::g_driver_slots[237], ::cuwrap::detail::Library::Driver, 237);
+  auto* fn = reinterpret_cast<decltype(::cuEventSynchronize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[237], ::cuwrap::detail::Library::Driver, 237));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2176,7 +2176,7 @@ inline CUresult cuEventSynchronize(CUevent hEvent) noexcept {
 
 /// \brief Destroys an event
 inline CUresult cuEventDestroy(CUevent hEvent) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuEventDestroy)>(::cuwrap::detail::g_driver_slots[238], ::cuwrap::detail::Library::Driver, 238);
+  auto* fn = reinterpret_cast<decltype(::cuEventDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[238], ::cuwrap::detail::Library::Driver, 238));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2185,7 +2185,7 @@ inline CUresult cuEventDestroy(CUevent hEvent) noexcept {
 
 /// \brief Computes the elapsed time between two events
 inline CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuEventElapsedTime)>(::cuwrap::detail::g_driver_slots[239], ::cuwrap::detail::Library::Driver, 239);
+  auto* fn = reinterpret_cast<decltype(::cuEventElapsedTime)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[239], ::cuwrap::detail::Library::Driver, 239));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2194,7 +2194,7 @@ inline CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent
 
 /// \brief Imports an external memory object
 inline CUresult cuImportExternalMemory(CUexternalMemory* extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuImportExternalMemory)>(::cuwrap::detail::g_driver_slots[240], ::cuwrap::detail::Library::Driver, 240);
+  auto* fn = reinterpret_cast<decltype(::cuImportExternalMemory)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[240], ::cuwrap::detail::Library::Driver, 240));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2203,7 +2203,7 @@ inline CUresult cuImportExternalMemory(CUexternalMemory* extMem_out, const CUDA_
 
 /// \brief Maps a buffer onto an imported memory object
 inline CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuExternalMemoryGetMappedBuffer)>(::cuwrap::detail::g_driver_slots[241], ::cuwrap::detail::Library::Driver, 241);
+  auto* fn = reinterpret_cast<decltype(::cuExternalMemoryGetMappedBuffer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[241], ::cuwrap::detail::Library::Driver, 241));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2212,7 +2212,7 @@ inline CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalM
 
 /// \brief Maps a CUDA mipmapped array onto an external memory object
 inline CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuExternalMemoryGetMappedMipmappedArray)>(::cuwrap::detail::g_driver_slots[242], ::cuwrap::detail::Library::Driver, 242);
+  auto* fn = reinterpret_cast<decltype(::cuExternalMemoryGetMappedMipmappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[242], ::cuwrap::detail::Library::Driver, 242));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2221,7 +2221,7 @@ inline CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* mipmap
 
 /// \brief Destroys an external memory object.
 inline CUresult cuDestroyExternalMemory(CUexternalMemory extMem) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDestroyExternalMemory)>(::cuwrap::detail::g_driver_slots[243], ::cuwrap::detail::Library::Driver, 243);
+  auto* fn = reinterpret_cast<decltype(::cuDestroyExternalMemory)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[243], ::cuwrap::detail::Library::Driver, 243));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2230,7 +2230,7 @@ inline CUresult cuDestroyExternalMemory(CUexternalMemory extMem) noexcept {
 
 /// \brief Imports an external semaphore
 inline CUresult cuImportExternalSemaphore(CUexternalSemaphore* extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuImportExternalSemaphore)>(::cuwrap::detail::g_driver_slots[244], ::cuwrap::detail::Library::Driver, 244);
+  auto* fn = reinterpret_cast<decltype(::cuImportExternalSemaphore)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[244], ::cuwrap::detail::Library::Driver, 244));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2239,7 +2239,7 @@ inline CUresult cuImportExternalSemaphore(CUexternalSemaphore* extSem_out, const
 
 /// \brief Signals a set of external semaphore objects
 inline CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuSignalExternalSemaphoresAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[245] : ::cuwrap::detail::g_driver_slots[245], ::cuwrap::detail::Library::Driver, 245, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuSignalExternalSemaphoresAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[245] : ::cuwrap::detail::g_driver_slots[245], ::cuwrap::detail::Library::Driver, 245, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2248,7 +2248,7 @@ inline CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* extSe
 
 /// \brief Waits on a set of external semaphore objects
 inline CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuWaitExternalSemaphoresAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[246] : ::cuwrap::detail::g_driver_slots[246], ::cuwrap::detail::Library::Driver, 246, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuWaitExternalSemaphoresAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[246] : ::cuwrap::detail::g_driver_slots[246], ::cuwrap::detail::Library::Driver, 246, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2257,7 +2257,7 @@ inline CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* extSemA
 
 /// \brief Destroys an external semaphore
 inline CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDestroyExternalSemaphore)>(::cuwrap::detail::g_driver_slots[247], ::cuwrap::detail::Library::Driver, 247);
+  auto* fn = reinterpret_cast<decltype(::cuDestroyExternalSemaphore)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[247], ::cuwrap::detail::Library::Driver, 247));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2266,7 +2266,7 @@ inline CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) noexcept 
 
 /// \brief Wait on a memory location
 inline CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamWaitValue32)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[248] : ::cuwrap::detail::g_driver_slots[248], ::cuwrap::detail::Library::Driver, 248, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWaitValue32)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[248] : ::cuwrap::detail::g_driver_slots[248], ::cuwrap::detail::Library::Driver, 248, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2275,7 +2275,7 @@ inline CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_
 
 /// \brief Wait on a memory location
 inline CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamWaitValue64)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[249] : ::cuwrap::detail::g_driver_slots[249], ::cuwrap::detail::Library::Driver, 249, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWaitValue64)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[249] : ::cuwrap::detail::g_driver_slots[249], ::cuwrap::detail::Library::Driver, 249, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2284,7 +2284,7 @@ inline CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_
 
 /// \brief Write a value to memory
 inline CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamWriteValue32)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[250] : ::cuwrap::detail::g_driver_slots[250], ::cuwrap::detail::Library::Driver, 250, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWriteValue32)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[250] : ::cuwrap::detail::g_driver_slots[250], ::cuwrap::detail::Library::Driver, 250, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2293,7 +2293,7 @@ inline CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32
 
 /// \brief Write a value to memory
 inline CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamWriteValue64)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[251] : ::cuwrap::detail::g_driver_slots[251], ::cuwrap::detail::Library::Driver, 251, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWriteValue64)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[251] : ::cuwrap::detail::g_driver_slots[251], ::cuwrap::detail::Library::Driver, 251, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2302,7 +2302,7 @@ inline CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64
 
 /// \brief Batch operations to synchronize the stream via memory operations
 inline CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamBatchMemOp)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[252] : ::cuwrap::detail::g_driver_slots[252], ::cuwrap::detail::Library::Driver, 252, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamBatchMemOp)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[252] : ::cuwrap::detail::g_driver_slots[252], ::cuwrap::detail::Library::Driver, 252, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2311,7 +2311,7 @@ inline CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstream
 
 /// \brief Returns information about a function
 inline CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncGetAttribute)>(::cuwrap::detail::g_driver_slots[253], ::cuwrap::detail::Library::Driver, 253);
+  auto* fn = reinterpret_cast<decltype(::cuFuncGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[253], ::cuwrap::detail::Library::Driver, 253));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2320,7 +2320,7 @@ inline CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunct
 
 /// \brief Sets information about a function
 inline CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncSetAttribute)>(::cuwrap::detail::g_driver_slots[254], ::cuwrap::detail::Library::Driver, 254);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[254], ::cuwrap::detail::Library::Driver, 254));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2329,7 +2329,7 @@ inline CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib
 
 /// \brief Sets the preferred cache configuration for a device function
 inline CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncSetCacheConfig)>(::cuwrap::detail::g_driver_slots[255], ::cuwrap::detail::Library::Driver, 255);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetCacheConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[255], ::cuwrap::detail::Library::Driver, 255));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2338,7 +2338,7 @@ inline CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) noex
 
 /// \brief Returns a module handle
 inline CUresult cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncGetModule)>(::cuwrap::detail::g_driver_slots[256], ::cuwrap::detail::Library::Driver, 256);
+  auto* fn = reinterpret_cast<decltype(::cuFuncGetModule)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[256], ::cuwrap::detail::Library::Driver, 256));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2347,7 +2347,7 @@ inline CUresult cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) noexcept {
 
 /// \brief Returns the function name for a ::CUfunction handle
 inline CUresult cuFuncGetName(const char** name, CUfunction hfunc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncGetName)>(::cuwrap::detail::g_driver_slots[257], ::cuwrap::detail::Library::Driver, 257);
+  auto* fn = reinterpret_cast<decltype(::cuFuncGetName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[257], ::cuwrap::detail::Library::Driver, 257));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2356,7 +2356,7 @@ inline CUresult cuFuncGetName(const char** name, CUfunction hfunc) noexcept {
 
 /// \brief Returns the offset and size of a kernel parameter in the device-side parameter layout
 inline CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncGetParamInfo)>(::cuwrap::detail::g_driver_slots[258], ::cuwrap::detail::Library::Driver, 258);
+  auto* fn = reinterpret_cast<decltype(::cuFuncGetParamInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[258], ::cuwrap::detail::Library::Driver, 258));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2365,7 +2365,7 @@ inline CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* p
 
 /// \brief Returns if the function is loaded
 inline CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction function) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncIsLoaded)>(::cuwrap::detail::g_driver_slots[259], ::cuwrap::detail::Library::Driver, 259);
+  auto* fn = reinterpret_cast<decltype(::cuFuncIsLoaded)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[259], ::cuwrap::detail::Library::Driver, 259));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2374,7 +2374,7 @@ inline CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction functio
 
 /// \brief Loads a function
 inline CUresult cuFuncLoad(CUfunction function) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncLoad)>(::cuwrap::detail::g_driver_slots[260], ::cuwrap::detail::Library::Driver, 260);
+  auto* fn = reinterpret_cast<decltype(::cuFuncLoad)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[260], ::cuwrap::detail::Library::Driver, 260));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2383,7 +2383,7 @@ inline CUresult cuFuncLoad(CUfunction function) noexcept {
 
 /// \brief Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel
 inline CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLaunchKernel)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[261] : ::cuwrap::detail::g_driver_slots[261], ::cuwrap::detail::Library::Driver, 261, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchKernel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[261] : ::cuwrap::detail::g_driver_slots[261], ::cuwrap::detail::Library::Driver, 261, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2392,7 +2392,7 @@ inline CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int
 
 /// \brief Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel with launch-time configuration
 inline CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLaunchKernelEx)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[262] : ::cuwrap::detail::g_driver_slots[262], ::cuwrap::detail::Library::Driver, 262, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchKernelEx)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[262] : ::cuwrap::detail::g_driver_slots[262], ::cuwrap::detail::Library::Driver, 262, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2401,7 +2401,7 @@ inline CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, voi
 
 /// \brief Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel where thread blocks can cooperate and synchronize as they execute
 inline CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLaunchCooperativeKernel)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[263] : ::cuwrap::detail::g_driver_slots[263], ::cuwrap::detail::Library::Driver, 263, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchCooperativeKernel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[263] : ::cuwrap::detail::g_driver_slots[263], ::cuwrap::detail::Library::Driver, 263, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2411,7 +2411,7 @@ inline CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, u
 /// \brief Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 [[deprecated]]
 inline CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParamsList, unsigned int numDevices, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLaunchCooperativeKernelMultiDevice)>(::cuwrap::detail::g_driver_slots[264], ::cuwrap::detail::Library::Driver, 264);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchCooperativeKernelMultiDevice)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[264], ::cuwrap::detail::Library::Driver, 264));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2420,7 +2420,7 @@ inline CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchP
 
 /// \brief Enqueues a host function call in a stream
 inline CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) noexcept {
-  auto* fn_ = ::cuwrap::detail::try_entry<decltype(::cuLaunchHostFunc)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[265] : ::cuwrap::detail::g_driver_slots[265], ::cuwrap::detail::Library::Driver, 265, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn_ = reinterpret_cast<decltype(::cuLaunchHostFunc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[265] : ::cuwrap::detail::g_driver_slots[265], ::cuwrap::detail::Library::Driver, 265, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn_ == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2430,7 +2430,7 @@ inline CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) 
 /// \brief Sets the block-dimensions for the function
 [[deprecated]]
 inline CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncSetBlockShape)>(::cuwrap::detail::g_driver_slots[266], ::cuwrap::detail::Library::Driver, 266);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetBlockShape)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[266], ::cuwrap::detail::Library::Driver, 266));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2440,7 +2440,7 @@ inline CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) noexc
 /// \brief Sets the dynamic shared-memory size for the function
 [[deprecated]]
 inline CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncSetSharedSize)>(::cuwrap::detail::g_driver_slots[267], ::cuwrap::detail::Library::Driver, 267);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetSharedSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[267], ::cuwrap::detail::Library::Driver, 267));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2450,7 +2450,7 @@ inline CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) noexce
 /// \brief Sets the parameter size for the function
 [[deprecated]]
 inline CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuParamSetSize)>(::cuwrap::detail::g_driver_slots[268], ::cuwrap::detail::Library::Driver, 268);
+  auto* fn = reinterpret_cast<decltype(::cuParamSetSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[268], ::cuwrap::detail::Library::Driver, 268));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2460,7 +2460,7 @@ inline CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) noexcept
 /// \brief Adds an integer parameter to the function's argument list
 [[deprecated]]
 inline CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuParamSeti)>(::cuwrap::detail::g_driver_slots[269], ::cuwrap::detail::Library::Driver, 269);
+  auto* fn = reinterpret_cast<decltype(::cuParamSeti)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[269], ::cuwrap::detail::Library::Driver, 269));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2470,7 +2470,7 @@ inline CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) no
 /// \brief Adds a floating-point parameter to the function's argument list
 [[deprecated]]
 inline CUresult cuParamSetf(CUfunction hfunc, int offset, float value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuParamSetf)>(::cuwrap::detail::g_driver_slots[270], ::cuwrap::detail::Library::Driver, 270);
+  auto* fn = reinterpret_cast<decltype(::cuParamSetf)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[270], ::cuwrap::detail::Library::Driver, 270));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2480,7 +2480,7 @@ inline CUresult cuParamSetf(CUfunction hfunc, int offset, float value) noexcept 
 /// \brief Adds arbitrary data to the function's argument list
 [[deprecated]]
 inline CUresult cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuParamSetv)>(::cuwrap::detail::g_driver_slots[271], ::cuwrap::detail::Library::Driver, 271);
+  auto* fn = reinterpret_cast<decltype(::cuParamSetv)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[271], ::cuwrap::detail::Library::Driver, 271));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2490,7 +2490,7 @@ inline CUresult cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned in
 /// \brief Launches a CUDA function
 [[deprecated]]
 inline CUresult cuLaunch(CUfunction f) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLaunch)>(::cuwrap::detail::g_driver_slots[272], ::cuwrap::detail::Library::Driver, 272);
+  auto* fn = reinterpret_cast<decltype(::cuLaunch)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[272], ::cuwrap::detail::Library::Driver, 272));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2500,7 +2500,7 @@ inline CUresult cuLaunch(CUfunction f) noexcept {
 /// \brief Launches a CUDA function
 [[deprecated]]
 inline CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLaunchGrid)>(::cuwrap::detail::g_driver_slots[273], ::cuwrap::detail::Library::Driver, 273);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchGrid)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[273], ::cuwrap::detail::Library::Driver, 273));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2510,7 +2510,7 @@ inline CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) noex
 /// \brief Launches a CUDA function
 [[deprecated]]
 inline CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLaunchGridAsync)>(::cuwrap::detail::g_driver_slots[274], ::cuwrap::detail::Library::Driver, 274);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchGridAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[274], ::cuwrap::detail::Library::Driver, 274));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2520,7 +2520,7 @@ inline CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height,
 /// \brief Adds a texture-reference to the function's argument list
 [[deprecated]]
 inline CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuParamSetTexRef)>(::cuwrap::detail::g_driver_slots[275], ::cuwrap::detail::Library::Driver, 275);
+  auto* fn = reinterpret_cast<decltype(::cuParamSetTexRef)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[275], ::cuwrap::detail::Library::Driver, 275));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2530,7 +2530,7 @@ inline CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef
 /// \brief Sets the shared memory configuration for a device function.
 [[deprecated]]
 inline CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuFuncSetSharedMemConfig)>(::cuwrap::detail::g_driver_slots[276], ::cuwrap::detail::Library::Driver, 276);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetSharedMemConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[276], ::cuwrap::detail::Library::Driver, 276));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2539,7 +2539,7 @@ inline CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config
 
 /// \brief Creates a graph
 inline CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphCreate)>(::cuwrap::detail::g_driver_slots[277], ::cuwrap::detail::Library::Driver, 277);
+  auto* fn = reinterpret_cast<decltype(::cuGraphCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[277], ::cuwrap::detail::Library::Driver, 277));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2548,7 +2548,7 @@ inline CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) noexcept {
 
 /// \brief Creates a kernel execution node and adds it to a graph
 inline CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddKernelNode)>(::cuwrap::detail::g_driver_slots[278], ::cuwrap::detail::Library::Driver, 278);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddKernelNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[278], ::cuwrap::detail::Library::Driver, 278));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2557,7 +2557,7 @@ inline CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, c
 
 /// \brief Returns a kernel node's parameters
 inline CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphKernelNodeGetParams)>(::cuwrap::detail::g_driver_slots[279], ::cuwrap::detail::Library::Driver, 279);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[279], ::cuwrap::detail::Library::Driver, 279));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2566,7 +2566,7 @@ inline CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_P
 
 /// \brief Sets a kernel node's parameters
 inline CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphKernelNodeSetParams)>(::cuwrap::detail::g_driver_slots[280], ::cuwrap::detail::Library::Driver, 280);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[280], ::cuwrap::detail::Library::Driver, 280));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2575,7 +2575,7 @@ inline CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_
 
 /// \brief Creates a memcpy node and adds it to a graph
 inline CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddMemcpyNode)>(::cuwrap::detail::g_driver_slots[281], ::cuwrap::detail::Library::Driver, 281);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemcpyNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[281], ::cuwrap::detail::Library::Driver, 281));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2584,7 +2584,7 @@ inline CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, c
 
 /// \brief Returns a memcpy node's parameters
 inline CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphMemcpyNodeGetParams)>(::cuwrap::detail::g_driver_slots[282], ::cuwrap::detail::Library::Driver, 282);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemcpyNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[282], ::cuwrap::detail::Library::Driver, 282));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2593,7 +2593,7 @@ inline CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nod
 
 /// \brief Sets a memcpy node's parameters
 inline CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphMemcpyNodeSetParams)>(::cuwrap::detail::g_driver_slots[283], ::cuwrap::detail::Library::Driver, 283);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemcpyNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[283], ::cuwrap::detail::Library::Driver, 283));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2602,7 +2602,7 @@ inline CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3
 
 /// \brief Creates a memset node and adds it to a graph
 inline CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddMemsetNode)>(::cuwrap::detail::g_driver_slots[284], ::cuwrap::detail::Library::Driver, 284);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemsetNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[284], ::cuwrap::detail::Library::Driver, 284));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2611,7 +2611,7 @@ inline CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, c
 
 /// \brief Returns a memset node's parameters
 inline CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphMemsetNodeGetParams)>(::cuwrap::detail::g_driver_slots[285], ::cuwrap::detail::Library::Driver, 285);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemsetNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[285], ::cuwrap::detail::Library::Driver, 285));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2620,7 +2620,7 @@ inline CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_P
 
 /// \brief Sets a memset node's parameters
 inline CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphMemsetNodeSetParams)>(::cuwrap::detail::g_driver_slots[286], ::cuwrap::detail::Library::Driver, 286);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemsetNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[286], ::cuwrap::detail::Library::Driver, 286));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2629,7 +2629,7 @@ inline CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_
 
 /// \brief Creates a host execution node and adds it to a graph
 inline CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddHostNode)>(::cuwrap::detail::g_driver_slots[287], ::cuwrap::detail::Library::Driver, 287);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddHostNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[287], ::cuwrap::detail::Library::Driver, 287));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2638,7 +2638,7 @@ inline CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, con
 
 /// \brief Returns a host node's parameters
 inline CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphHostNodeGetParams)>(::cuwrap::detail::g_driver_slots[288], ::cuwrap::detail::Library::Driver, 288);
+  auto* fn = reinterpret_cast<decltype(::cuGraphHostNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[288], ::cuwrap::detail::Library::Driver, 288));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2647,7 +2647,7 @@ inline CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAM
 
 /// \brief Sets a host node's parameters
 inline CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphHostNodeSetParams)>(::cuwrap::detail::g_driver_slots[289], ::cuwrap::detail::Library::Driver, 289);
+  auto* fn = reinterpret_cast<decltype(::cuGraphHostNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[289], ::cuwrap::detail::Library::Driver, 289));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2656,7 +2656,7 @@ inline CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE
 
 /// \brief Creates a child graph node and adds it to a graph
 inline CUresult cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUgraph childGraph) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddChildGraphNode)>(::cuwrap::detail::g_driver_slots[290], ::cuwrap::detail::Library::Driver, 290);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddChildGraphNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[290], ::cuwrap::detail::Library::Driver, 290));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2665,7 +2665,7 @@ inline CUresult cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGrap
 
 /// \brief Gets a handle to the embedded graph of a child graph node
 inline CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphChildGraphNodeGetGraph)>(::cuwrap::detail::g_driver_slots[291], ::cuwrap::detail::Library::Driver, 291);
+  auto* fn = reinterpret_cast<decltype(::cuGraphChildGraphNodeGetGraph)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[291], ::cuwrap::detail::Library::Driver, 291));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2674,7 +2674,7 @@ inline CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGrap
 
 /// \brief Creates an empty node and adds it to a graph
 inline CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddEmptyNode)>(::cuwrap::detail::g_driver_slots[292], ::cuwrap::detail::Library::Driver, 292);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddEmptyNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[292], ::cuwrap::detail::Library::Driver, 292));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2683,7 +2683,7 @@ inline CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, co
 
 /// \brief Creates an event record node and adds it to a graph
 inline CUresult cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddEventRecordNode)>(::cuwrap::detail::g_driver_slots[293], ::cuwrap::detail::Library::Driver, 293);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddEventRecordNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[293], ::cuwrap::detail::Library::Driver, 293));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2692,7 +2692,7 @@ inline CUresult cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGra
 
 /// \brief Returns the event associated with an event record node
 inline CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphEventRecordNodeGetEvent)>(::cuwrap::detail::g_driver_slots[294], ::cuwrap::detail::Library::Driver, 294);
+  auto* fn = reinterpret_cast<decltype(::cuGraphEventRecordNodeGetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[294], ::cuwrap::detail::Library::Driver, 294));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2701,7 +2701,7 @@ inline CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event
 
 /// \brief Sets an event record node's event
 inline CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphEventRecordNodeSetEvent)>(::cuwrap::detail::g_driver_slots[295], ::cuwrap::detail::Library::Driver, 295);
+  auto* fn = reinterpret_cast<decltype(::cuGraphEventRecordNodeSetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[295], ::cuwrap::detail::Library::Driver, 295));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2710,7 +2710,7 @@ inline CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
 
 /// \brief Creates an event wait node and adds it to a graph
 inline CUresult cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddEventWaitNode)>(::cuwrap::detail::g_driver_slots[296], ::cuwrap::detail::Library::Driver, 296);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddEventWaitNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[296], ::cuwrap::detail::Library::Driver, 296));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2719,7 +2719,7 @@ inline CUresult cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph
 
 /// \brief Returns the event associated with an event wait node
 inline CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphEventWaitNodeGetEvent)>(::cuwrap::detail::g_driver_slots[297], ::cuwrap::detail::Library::Driver, 297);
+  auto* fn = reinterpret_cast<decltype(::cuGraphEventWaitNodeGetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[297], ::cuwrap::detail::Library::Driver, 297));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2728,7 +2728,7 @@ inline CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_o
 
 /// \brief Sets an event wait node's event
 inline CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphEventWaitNodeSetEvent)>(::cuwrap::detail::g_driver_slots[298], ::cuwrap::detail::Library::Driver, 298);
+  auto* fn = reinterpret_cast<decltype(::cuGraphEventWaitNodeSetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[298], ::cuwrap::detail::Library::Driver, 298));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2737,7 +2737,7 @@ inline CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) n
 
 /// \brief Creates an external semaphore signal node and adds it to a graph
 inline CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddExternalSemaphoresSignalNode)>(::cuwrap::detail::g_driver_slots[299], ::cuwrap::detail::Library::Driver, 299);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresSignalNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[299], ::cuwrap::detail::Library::Driver, 299));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2746,7 +2746,7 @@ inline CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode* phGraphNode,
 
 /// \brief Returns an external semaphore signal node's parameters
 inline CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* params_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExternalSemaphoresSignalNodeGetParams)>(::cuwrap::detail::g_driver_slots[300], ::cuwrap::detail::Library::Driver, 300);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresSignalNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[300], ::cuwrap::detail::Library::Driver, 300));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2755,7 +2755,7 @@ inline CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, 
 
 /// \brief Sets an external semaphore signal node's parameters
 inline CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExternalSemaphoresSignalNodeSetParams)>(::cuwrap::detail::g_driver_slots[301], ::cuwrap::detail::Library::Driver, 301);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresSignalNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[301], ::cuwrap::detail::Library::Driver, 301));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2764,7 +2764,7 @@ inline CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, 
 
 /// \brief Creates an external semaphore wait node and adds it to a graph
 inline CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddExternalSemaphoresWaitNode)>(::cuwrap::detail::g_driver_slots[302], ::cuwrap::detail::Library::Driver, 302);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresWaitNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[302], ::cuwrap::detail::Library::Driver, 302));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2773,7 +2773,7 @@ inline CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode* phGraphNode, C
 
 /// \brief Returns an external semaphore wait node's parameters
 inline CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS* params_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExternalSemaphoresWaitNodeGetParams)>(::cuwrap::detail::g_driver_slots[303], ::cuwrap::detail::Library::Driver, 303);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresWaitNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[303], ::cuwrap::detail::Library::Driver, 303));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2782,7 +2782,7 @@ inline CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CU
 
 /// \brief Sets an external semaphore wait node's parameters
 inline CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExternalSemaphoresWaitNodeSetParams)>(::cuwrap::detail::g_driver_slots[304], ::cuwrap::detail::Library::Driver, 304);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresWaitNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[304], ::cuwrap::detail::Library::Driver, 304));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2791,7 +2791,7 @@ inline CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, co
 
 /// \brief Creates a batch memory operation node and adds it to a graph
 inline CUresult cuGraphAddBatchMemOpNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddBatchMemOpNode)>(::cuwrap::detail::g_driver_slots[305], ::cuwrap::detail::Library::Driver, 305);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddBatchMemOpNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[305], ::cuwrap::detail::Library::Driver, 305));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2800,7 +2800,7 @@ inline CUresult cuGraphAddBatchMemOpNode(CUgraphNode* phGraphNode, CUgraph hGrap
 
 /// \brief Returns a batch mem op node's parameters
 inline CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphBatchMemOpNodeGetParams)>(::cuwrap::detail::g_driver_slots[306], ::cuwrap::detail::Library::Driver, 306);
+  auto* fn = reinterpret_cast<decltype(::cuGraphBatchMemOpNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[306], ::cuwrap::detail::Library::Driver, 306));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2809,7 +2809,7 @@ inline CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM
 
 /// \brief Sets a batch mem op node's parameters
 inline CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphBatchMemOpNodeSetParams)>(::cuwrap::detail::g_driver_slots[307], ::cuwrap::detail::Library::Driver, 307);
+  auto* fn = reinterpret_cast<decltype(::cuGraphBatchMemOpNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[307], ::cuwrap::detail::Library::Driver, 307));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2818,7 +2818,7 @@ inline CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BAT
 
 /// \brief Sets the parameters for a batch mem op node in the given graphExec
 inline CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecBatchMemOpNodeSetParams)>(::cuwrap::detail::g_driver_slots[308], ::cuwrap::detail::Library::Driver, 308);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecBatchMemOpNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[308], ::cuwrap::detail::Library::Driver, 308));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2827,7 +2827,7 @@ inline CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgra
 
 /// \brief Creates an allocation node and adds it to a graph
 inline CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddMemAllocNode)>(::cuwrap::detail::g_driver_slots[309], ::cuwrap::detail::Library::Driver, 309);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemAllocNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[309], ::cuwrap::detail::Library::Driver, 309));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2836,7 +2836,7 @@ inline CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph,
 
 /// \brief Returns a memory alloc node's parameters
 inline CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphMemAllocNodeGetParams)>(::cuwrap::detail::g_driver_slots[310], ::cuwrap::detail::Library::Driver, 310);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemAllocNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[310], ::cuwrap::detail::Library::Driver, 310));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2845,7 +2845,7 @@ inline CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_N
 
 /// \brief Creates a memory free node and adds it to a graph
 inline CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddMemFreeNode)>(::cuwrap::detail::g_driver_slots[311], ::cuwrap::detail::Library::Driver, 311);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemFreeNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[311], ::cuwrap::detail::Library::Driver, 311));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2854,7 +2854,7 @@ inline CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph, 
 
 /// \brief Returns a memory free node's parameters
 inline CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphMemFreeNodeGetParams)>(::cuwrap::detail::g_driver_slots[312], ::cuwrap::detail::Library::Driver, 312);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemFreeNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[312], ::cuwrap::detail::Library::Driver, 312));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2863,7 +2863,7 @@ inline CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr
 
 /// \brief Free unused memory that was cached on the specified device for use with graphs back to the OS.
 inline CUresult cuDeviceGraphMemTrim(CUdevice device) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGraphMemTrim)>(::cuwrap::detail::g_driver_slots[313], ::cuwrap::detail::Library::Driver, 313);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGraphMemTrim)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[313], ::cuwrap::detail::Library::Driver, 313));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2872,7 +2872,7 @@ inline CUresult cuDeviceGraphMemTrim(CUdevice device) noexcept {
 
 /// \brief Query asynchronous allocation attributes related to graphs
 inline CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetGraphMemAttribute)>(::cuwrap::detail::g_driver_slots[314], ::cuwrap::detail::Library::Driver, 314);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetGraphMemAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[314], ::cuwrap::detail::Library::Driver, 314));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2881,7 +2881,7 @@ inline CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribu
 
 /// \brief Set asynchronous allocation attributes related to graphs
 inline CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceSetGraphMemAttribute)>(::cuwrap::detail::g_driver_slots[315], ::cuwrap::detail::Library::Driver, 315);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceSetGraphMemAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[315], ::cuwrap::detail::Library::Driver, 315));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2890,7 +2890,7 @@ inline CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribu
 
 /// \brief Clones a graph
 inline CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphClone)>(::cuwrap::detail::g_driver_slots[316], ::cuwrap::detail::Library::Driver, 316);
+  auto* fn = reinterpret_cast<decltype(::cuGraphClone)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[316], ::cuwrap::detail::Library::Driver, 316));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2899,7 +2899,7 @@ inline CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) noexc
 
 /// \brief Finds a cloned version of a node
 inline CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphNodeFindInClone)>(::cuwrap::detail::g_driver_slots[317], ::cuwrap::detail::Library::Driver, 317);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeFindInClone)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[317], ::cuwrap::detail::Library::Driver, 317));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2908,7 +2908,7 @@ inline CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOrigina
 
 /// \brief Returns a node's type
 inline CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphNodeGetType)>(::cuwrap::detail::g_driver_slots[318], ::cuwrap::detail::Library::Driver, 318);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetType)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[318], ::cuwrap::detail::Library::Driver, 318));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2917,7 +2917,7 @@ inline CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) noe
 
 /// \brief Returns a graph's nodes
 inline CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphGetNodes)>(::cuwrap::detail::g_driver_slots[319], ::cuwrap::detail::Library::Driver, 319);
+  auto* fn = reinterpret_cast<decltype(::cuGraphGetNodes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[319], ::cuwrap::detail::Library::Driver, 319));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2926,7 +2926,7 @@ inline CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numN
 
 /// \brief Returns a graph's root nodes
 inline CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphGetRootNodes)>(::cuwrap::detail::g_driver_slots[320], ::cuwrap::detail::Library::Driver, 320);
+  auto* fn = reinterpret_cast<decltype(::cuGraphGetRootNodes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[320], ::cuwrap::detail::Library::Driver, 320));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2935,7 +2935,7 @@ inline CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size
 
 /// \brief Returns a graph's dependency edges
 inline CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData, size_t* numEdges) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphGetEdges)>(::cuwrap::detail::g_driver_slots[321], ::cuwrap::detail::Library::Driver, 321);
+  auto* fn = reinterpret_cast<decltype(::cuGraphGetEdges)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[321], ::cuwrap::detail::Library::Driver, 321));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2944,7 +2944,7 @@ inline CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* 
 
 /// \brief Returns a node's dependencies
 inline CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphNodeGetDependencies)>(::cuwrap::detail::g_driver_slots[322], ::cuwrap::detail::Library::Driver, 322);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependencies)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[322], ::cuwrap::detail::Library::Driver, 322));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2953,7 +2953,7 @@ inline CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* depen
 
 /// \brief Returns a node's dependent nodes
 inline CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData, size_t* numDependentNodes) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphNodeGetDependentNodes)>(::cuwrap::detail::g_driver_slots[323], ::cuwrap::detail::Library::Driver, 323);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependentNodes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[323], ::cuwrap::detail::Library::Driver, 323));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2962,7 +2962,7 @@ inline CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dep
 
 /// \brief Adds dependency edges to a graph
 inline CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddDependencies)>(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddDependencies)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2971,7 +2971,7 @@ inline CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, 
 
 /// \brief Removes dependency edges from a graph
 inline CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphRemoveDependencies)>(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325);
+  auto* fn = reinterpret_cast<decltype(::cuGraphRemoveDependencies)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2980,7 +2980,7 @@ inline CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* fro
 
 /// \brief Remove a node from the graph
 inline CUresult cuGraphDestroyNode(CUgraphNode hNode) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphDestroyNode)>(::cuwrap::detail::g_driver_slots[326], ::cuwrap::detail::Library::Driver, 326);
+  auto* fn = reinterpret_cast<decltype(::cuGraphDestroyNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[326], ::cuwrap::detail::Library::Driver, 326));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2989,7 +2989,7 @@ inline CUresult cuGraphDestroyNode(CUgraphNode hNode) noexcept {
 
 /// \brief Creates an executable graph from a graph
 inline CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphInstantiate)>(::cuwrap::detail::g_driver_slots[327], ::cuwrap::detail::Library::Driver, 327);
+  auto* fn = reinterpret_cast<decltype(::cuGraphInstantiate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[327], ::cuwrap::detail::Library::Driver, 327));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -2998,7 +2998,7 @@ inline CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, uns
 
 /// \brief Creates an executable graph from a graph
 inline CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphInstantiateWithParams)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[328] : ::cuwrap::detail::g_driver_slots[328], ::cuwrap::detail::Library::Driver, 328, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphInstantiateWithParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[328] : ::cuwrap::detail::g_driver_slots[328], ::cuwrap::detail::Library::Driver, 328, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3007,7 +3007,7 @@ inline CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph h
 
 /// \brief Query the instantiation flags of an executable graph
 inline CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecGetFlags)>(::cuwrap::detail::g_driver_slots[329], ::cuwrap::detail::Library::Driver, 329);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecGetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[329], ::cuwrap::detail::Library::Driver, 329));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3016,7 +3016,7 @@ inline CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags) n
 
 /// \brief Sets the parameters for a kernel node in the given graphExec
 inline CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecKernelNodeSetParams)>(::cuwrap::detail::g_driver_slots[330], ::cuwrap::detail::Library::Driver, 330);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecKernelNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[330], ::cuwrap::detail::Library::Driver, 330));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3025,7 +3025,7 @@ inline CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNo
 
 /// \brief Sets the parameters for a memcpy node in the given graphExec.
 inline CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecMemcpyNodeSetParams)>(::cuwrap::detail::g_driver_slots[331], ::cuwrap::detail::Library::Driver, 331);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecMemcpyNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[331], ::cuwrap::detail::Library::Driver, 331));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3034,7 +3034,7 @@ inline CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNo
 
 /// \brief Sets the parameters for a memset node in the given graphExec.
 inline CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecMemsetNodeSetParams)>(::cuwrap::detail::g_driver_slots[332], ::cuwrap::detail::Library::Driver, 332);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecMemsetNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[332], ::cuwrap::detail::Library::Driver, 332));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3043,7 +3043,7 @@ inline CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNo
 
 /// \brief Sets the parameters for a host node in the given graphExec.
 inline CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecHostNodeSetParams)>(::cuwrap::detail::g_driver_slots[333], ::cuwrap::detail::Library::Driver, 333);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecHostNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[333], ::cuwrap::detail::Library::Driver, 333));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3052,7 +3052,7 @@ inline CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode
 
 /// \brief Updates node parameters in the child graph node in the given graphExec.
 inline CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecChildGraphNodeSetParams)>(::cuwrap::detail::g_driver_slots[334], ::cuwrap::detail::Library::Driver, 334);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecChildGraphNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[334], ::cuwrap::detail::Library::Driver, 334));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3061,7 +3061,7 @@ inline CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgra
 
 /// \brief Sets the event for an event record node in the given graphExec
 inline CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecEventRecordNodeSetEvent)>(::cuwrap::detail::g_driver_slots[335], ::cuwrap::detail::Library::Driver, 335);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecEventRecordNodeSetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[335], ::cuwrap::detail::Library::Driver, 335));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3070,7 +3070,7 @@ inline CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgra
 
 /// \brief Sets the event for an event wait node in the given graphExec
 inline CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecEventWaitNodeSetEvent)>(::cuwrap::detail::g_driver_slots[336], ::cuwrap::detail::Library::Driver, 336);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecEventWaitNodeSetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[336], ::cuwrap::detail::Library::Driver, 336));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3079,7 +3079,7 @@ inline CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraph
 
 /// \brief Sets the parameters for an external semaphore signal node in the given graphExec
 inline CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecExternalSemaphoresSignalNodeSetParams)>(::cuwrap::detail::g_driver_slots[337], ::cuwrap::detail::Library::Driver, 337);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecExternalSemaphoresSignalNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[337], ::cuwrap::detail::Library::Driver, 337));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3088,7 +3088,7 @@ inline CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGr
 
 /// \brief Sets the parameters for an external semaphore wait node in the given graphExec
 inline CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecExternalSemaphoresWaitNodeSetParams)>(::cuwrap::detail::g_driver_slots[338], ::cuwrap::detail::Library::Driver, 338);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecExternalSemaphoresWaitNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[338], ::cuwrap::detail::Library::Driver, 338));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3097,7 +3097,7 @@ inline CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGrap
 
 /// \brief Enables or disables the specified node in the given graphExec
 inline CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphNodeSetEnabled)>(::cuwrap::detail::g_driver_slots[339], ::cuwrap::detail::Library::Driver, 339);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeSetEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[339], ::cuwrap::detail::Library::Driver, 339));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3106,7 +3106,7 @@ inline CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode,
 
 /// \brief Query whether a node in the given graphExec is enabled
 inline CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphNodeGetEnabled)>(::cuwrap::detail::g_driver_slots[340], ::cuwrap::detail::Library::Driver, 340);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[340], ::cuwrap::detail::Library::Driver, 340));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3115,7 +3115,7 @@ inline CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode,
 
 /// \brief Uploads an executable graph in a stream
 inline CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphUpload)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[341] : ::cuwrap::detail::g_driver_slots[341], ::cuwrap::detail::Library::Driver, 341, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphUpload)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[341] : ::cuwrap::detail::g_driver_slots[341], ::cuwrap::detail::Library::Driver, 341, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3124,7 +3124,7 @@ inline CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) noexcept
 
 /// \brief Launches an executable graph in a stream
 inline CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphLaunch)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[342] : ::cuwrap::detail::g_driver_slots[342], ::cuwrap::detail::Library::Driver, 342, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphLaunch)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[342] : ::cuwrap::detail::g_driver_slots[342], ::cuwrap::detail::Library::Driver, 342, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3133,7 +3133,7 @@ inline CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) noexcept
 
 /// \brief Destroys an executable graph
 inline CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecDestroy)>(::cuwrap::detail::g_driver_slots[343], ::cuwrap::detail::Library::Driver, 343);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[343], ::cuwrap::detail::Library::Driver, 343));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3142,7 +3142,7 @@ inline CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) noexcept {
 
 /// \brief Destroys a graph
 inline CUresult cuGraphDestroy(CUgraph hGraph) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphDestroy)>(::cuwrap::detail::g_driver_slots[344], ::cuwrap::detail::Library::Driver, 344);
+  auto* fn = reinterpret_cast<decltype(::cuGraphDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[344], ::cuwrap::detail::Library::Driver, 344));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3151,7 +3151,7 @@ inline CUresult cuGraphDestroy(CUgraph hGraph) noexcept {
 
 /// \brief Check whether an executable graph can be updated with a graph and perform the update if possible
 inline CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecUpdate)>(::cuwrap::detail::g_driver_slots[345], ::cuwrap::detail::Library::Driver, 345);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecUpdate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[345], ::cuwrap::detail::Library::Driver, 345));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3160,7 +3160,7 @@ inline CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgrap
 
 /// \brief Copies attributes from source node to destination node.
 inline CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphKernelNodeCopyAttributes)>(::cuwrap::detail::g_driver_slots[346], ::cuwrap::detail::Library::Driver, 346);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeCopyAttributes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[346], ::cuwrap::detail::Library::Driver, 346));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3169,7 +3169,7 @@ inline CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src
 
 /// \brief Queries node attribute.
 inline CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue* value_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphKernelNodeGetAttribute)>(::cuwrap::detail::g_driver_slots[347], ::cuwrap::detail::Library::Driver, 347);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[347], ::cuwrap::detail::Library::Driver, 347));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3178,7 +3178,7 @@ inline CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAtt
 
 /// \brief Sets node attribute.
 inline CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphKernelNodeSetAttribute)>(::cuwrap::detail::g_driver_slots[348], ::cuwrap::detail::Library::Driver, 348);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[348], ::cuwrap::detail::Library::Driver, 348));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3187,7 +3187,7 @@ inline CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAtt
 
 /// \brief Write a DOT file describing graph structure
 inline CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphDebugDotPrint)>(::cuwrap::detail::g_driver_slots[349], ::cuwrap::detail::Library::Driver, 349);
+  auto* fn = reinterpret_cast<decltype(::cuGraphDebugDotPrint)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[349], ::cuwrap::detail::Library::Driver, 349));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3196,7 +3196,7 @@ inline CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned 
 
 /// \brief Create a user object
 inline CUresult cuUserObjectCreate(CUuserObject* object_out, void* ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuUserObjectCreate)>(::cuwrap::detail::g_driver_slots[350], ::cuwrap::detail::Library::Driver, 350);
+  auto* fn = reinterpret_cast<decltype(::cuUserObjectCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[350], ::cuwrap::detail::Library::Driver, 350));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3205,7 +3205,7 @@ inline CUresult cuUserObjectCreate(CUuserObject* object_out, void* ptr, CUhostFn
 
 /// \brief Retain a reference to a user object
 inline CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuUserObjectRetain)>(::cuwrap::detail::g_driver_slots[351], ::cuwrap::detail::Library::Driver, 351);
+  auto* fn = reinterpret_cast<decltype(::cuUserObjectRetain)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[351], ::cuwrap::detail::Library::Driver, 351));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3214,7 +3214,7 @@ inline CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) noex
 
 /// \brief Release a reference to a user object
 inline CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuUserObjectRelease)>(::cuwrap::detail::g_driver_slots[352], ::cuwrap::detail::Library::Driver, 352);
+  auto* fn = reinterpret_cast<decltype(::cuUserObjectRelease)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[352], ::cuwrap::detail::Library::Driver, 352));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3223,7 +3223,7 @@ inline CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) noe
 
 /// \brief Retain a reference to a user object from a graph
 inline CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphRetainUserObject)>(::cuwrap::detail::g_driver_slots[353], ::cuwrap::detail::Library::Driver, 353);
+  auto* fn = reinterpret_cast<decltype(::cuGraphRetainUserObject)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[353], ::cuwrap::detail::Library::Driver, 353));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3232,7 +3232,7 @@ inline CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsi
 
 /// \brief Release a user object reference from a graph
 inline CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphReleaseUserObject)>(::cuwrap::detail::g_driver_slots[354], ::cuwrap::detail::Library::Driver, 354);
+  auto* fn = reinterpret_cast<decltype(::cuGraphReleaseUserObject)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[354], ::cuwrap::detail::Library::Driver, 354));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3241,7 +3241,7 @@ inline CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, uns
 
 /// \brief Adds a node of arbitrary type to a graph
 inline CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphAddNode)>(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3250,7 +3250,7 @@ inline CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const C
 
 /// \brief Update's a graph node's parameters
 inline CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphNodeSetParams)>(::cuwrap::detail::g_driver_slots[356], ::cuwrap::detail::Library::Driver, 356);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[356], ::cuwrap::detail::Library::Driver, 356));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3259,7 +3259,7 @@ inline CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeP
 
 /// \brief Update's a graph node's parameters in an instantiated graph
 inline CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphExecNodeSetParams)>(::cuwrap::detail::g_driver_slots[357], ::cuwrap::detail::Library::Driver, 357);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[357], ::cuwrap::detail::Library::Driver, 357));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3268,7 +3268,7 @@ inline CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNo
 
 /// \brief Create a conditional handle
 inline CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphConditionalHandleCreate)>(::cuwrap::detail::g_driver_slots[358], ::cuwrap::detail::Library::Driver, 358);
+  auto* fn = reinterpret_cast<decltype(::cuGraphConditionalHandleCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[358], ::cuwrap::detail::Library::Driver, 358));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3277,7 +3277,7 @@ inline CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle
 
 /// \brief Returns occupancy of a function
 inline CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessor)>(::cuwrap::detail::g_driver_slots[359], ::cuwrap::detail::Library::Driver, 359);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[359], ::cuwrap::detail::Library::Driver, 359));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3286,7 +3286,7 @@ inline CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfu
 
 /// \brief Returns occupancy of a function
 inline CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)>(::cuwrap::detail::g_driver_slots[360], ::cuwrap::detail::Library::Driver, 360);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[360], ::cuwrap::detail::Library::Driver, 360));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3295,7 +3295,7 @@ inline CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlo
 
 /// \brief Suggest a launch configuration with reasonable occupancy
 inline CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuOccupancyMaxPotentialBlockSize)>(::cuwrap::detail::g_driver_slots[361], ::cuwrap::detail::Library::Driver, 361);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialBlockSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[361], ::cuwrap::detail::Library::Driver, 361));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3304,7 +3304,7 @@ inline CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSiz
 
 /// \brief Suggest a launch configuration with reasonable occupancy
 inline CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuOccupancyMaxPotentialBlockSizeWithFlags)>(::cuwrap::detail::g_driver_slots[362], ::cuwrap::detail::Library::Driver, 362);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialBlockSizeWithFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[362], ::cuwrap::detail::Library::Driver, 362));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3313,7 +3313,7 @@ inline CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int*
 
 /// \brief Returns dynamic shared memory available per block when launching \p numBlocks blocks on SM
 inline CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuOccupancyAvailableDynamicSMemPerBlock)>(::cuwrap::detail::g_driver_slots[363], ::cuwrap::detail::Library::Driver, 363);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyAvailableDynamicSMemPerBlock)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[363], ::cuwrap::detail::Library::Driver, 363));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3322,7 +3322,7 @@ inline CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize,
 
 /// \brief Given the kernel function (\p func) and launch configuration (\p config), return the maximum cluster size in \p *clusterSize.
 inline CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuOccupancyMaxPotentialClusterSize)>(::cuwrap::detail::g_driver_slots[364], ::cuwrap::detail::Library::Driver, 364);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialClusterSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[364], ::cuwrap::detail::Library::Driver, 364));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3331,7 +3331,7 @@ inline CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction 
 
 /// \brief Given the kernel function (\p func) and launch configuration (\p config), return the maximum number of clusters that could co-exist on the target device in \p *numClusters.
 inline CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuOccupancyMaxActiveClusters)>(::cuwrap::detail::g_driver_slots[365], ::cuwrap::detail::Library::Driver, 365);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveClusters)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[365], ::cuwrap::detail::Library::Driver, 365));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3341,7 +3341,7 @@ inline CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, 
 /// \brief Binds an array as a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetArray)>(::cuwrap::detail::g_driver_slots[366], ::cuwrap::detail::Library::Driver, 366);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[366], ::cuwrap::detail::Library::Driver, 366));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3351,7 +3351,7 @@ inline CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int 
 /// \brief Binds a mipmapped array to a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetMipmappedArray)>(::cuwrap::detail::g_driver_slots[367], ::cuwrap::detail::Library::Driver, 367);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[367], ::cuwrap::detail::Library::Driver, 367));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3361,7 +3361,7 @@ inline CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMi
 /// \brief Binds an address as a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetAddress(size_t* ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetAddress)>(::cuwrap::detail::g_driver_slots[368], ::cuwrap::detail::Library::Driver, 368);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddress)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[368], ::cuwrap::detail::Library::Driver, 368));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3371,7 +3371,7 @@ inline CUresult cuTexRefSetAddress(size_t* ByteOffset, CUtexref hTexRef, CUdevic
 /// \brief Binds an address as a 2D texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR* desc, CUdeviceptr dptr, size_t Pitch) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetAddress2D)>(::cuwrap::detail::g_driver_slots[369], ::cuwrap::detail::Library::Driver, 369);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddress2D)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[369], ::cuwrap::detail::Library::Driver, 369));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3381,7 +3381,7 @@ inline CUresult cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPT
 /// \brief Sets the format for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetFormat)>(::cuwrap::detail::g_driver_slots[370], ::cuwrap::detail::Library::Driver, 370);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetFormat)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[370], ::cuwrap::detail::Library::Driver, 370));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3391,7 +3391,7 @@ inline CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumP
 /// \brief Sets the addressing mode for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetAddressMode)>(::cuwrap::detail::g_driver_slots[371], ::cuwrap::detail::Library::Driver, 371);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddressMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[371], ::cuwrap::detail::Library::Driver, 371));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3401,7 +3401,7 @@ inline CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode
 /// \brief Sets the filtering mode for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetFilterMode)>(::cuwrap::detail::g_driver_slots[372], ::cuwrap::detail::Library::Driver, 372);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetFilterMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[372], ::cuwrap::detail::Library::Driver, 372));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3411,7 +3411,7 @@ inline CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) noexce
 /// \brief Sets the mipmap filtering mode for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetMipmapFilterMode)>(::cuwrap::detail::g_driver_slots[373], ::cuwrap::detail::Library::Driver, 373);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapFilterMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[373], ::cuwrap::detail::Library::Driver, 373));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3421,7 +3421,7 @@ inline CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) 
 /// \brief Sets the mipmap level bias for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetMipmapLevelBias)>(::cuwrap::detail::g_driver_slots[374], ::cuwrap::detail::Library::Driver, 374);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapLevelBias)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[374], ::cuwrap::detail::Library::Driver, 374));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3431,7 +3431,7 @@ inline CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) noexcep
 /// \brief Sets the mipmap min/max mipmap level clamps for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetMipmapLevelClamp)>(::cuwrap::detail::g_driver_slots[375], ::cuwrap::detail::Library::Driver, 375);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapLevelClamp)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[375], ::cuwrap::detail::Library::Driver, 375));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3441,7 +3441,7 @@ inline CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLev
 /// \brief Sets the maximum anisotropy for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetMaxAnisotropy)>(::cuwrap::detail::g_driver_slots[376], ::cuwrap::detail::Library::Driver, 376);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMaxAnisotropy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[376], ::cuwrap::detail::Library::Driver, 376));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3451,7 +3451,7 @@ inline CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso
 /// \brief Sets the border color for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetBorderColor)>(::cuwrap::detail::g_driver_slots[377], ::cuwrap::detail::Library::Driver, 377);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetBorderColor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[377], ::cuwrap::detail::Library::Driver, 377));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3461,7 +3461,7 @@ inline CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor) no
 /// \brief Sets the flags for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefSetFlags)>(::cuwrap::detail::g_driver_slots[378], ::cuwrap::detail::Library::Driver, 378);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[378], ::cuwrap::detail::Library::Driver, 378));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3471,7 +3471,7 @@ inline CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) noexcept 
 /// \brief Gets the address associated with a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetAddress(CUdeviceptr* pdptr, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetAddress)>(::cuwrap::detail::g_driver_slots[379], ::cuwrap::detail::Library::Driver, 379);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetAddress)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[379], ::cuwrap::detail::Library::Driver, 379));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3481,7 +3481,7 @@ inline CUresult cuTexRefGetAddress(CUdeviceptr* pdptr, CUtexref hTexRef) noexcep
 /// \brief Gets the array bound to a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetArray(CUarray* phArray, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetArray)>(::cuwrap::detail::g_driver_slots[380], ::cuwrap::detail::Library::Driver, 380);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[380], ::cuwrap::detail::Library::Driver, 380));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3491,7 +3491,7 @@ inline CUresult cuTexRefGetArray(CUarray* phArray, CUtexref hTexRef) noexcept {
 /// \brief Gets the mipmapped array bound to a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetMipmappedArray(CUmipmappedArray* phMipmappedArray, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetMipmappedArray)>(::cuwrap::detail::g_driver_slots[381], ::cuwrap::detail::Library::Driver, 381);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[381], ::cuwrap::detail::Library::Driver, 381));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3501,7 +3501,7 @@ inline CUresult cuTexRefGetMipmappedArray(CUmipmappedArray* phMipmappedArray, CU
 /// \brief Gets the addressing mode used by a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetAddressMode(CUaddress_mode* pam, CUtexref hTexRef, int dim) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetAddressMode)>(::cuwrap::detail::g_driver_slots[382], ::cuwrap::detail::Library::Driver, 382);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetAddressMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[382], ::cuwrap::detail::Library::Driver, 382));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3511,7 +3511,7 @@ inline CUresult cuTexRefGetAddressMode(CUaddress_mode* pam, CUtexref hTexRef, in
 /// \brief Gets the filter-mode used by a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetFilterMode)>(::cuwrap::detail::g_driver_slots[383], ::cuwrap::detail::Library::Driver, 383);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetFilterMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[383], ::cuwrap::detail::Library::Driver, 383));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3521,7 +3521,7 @@ inline CUresult cuTexRefGetFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) noex
 /// \brief Gets the format used by a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetFormat(CUarray_format* pFormat, int* pNumChannels, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetFormat)>(::cuwrap::detail::g_driver_slots[384], ::cuwrap::detail::Library::Driver, 384);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetFormat)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[384], ::cuwrap::detail::Library::Driver, 384));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3531,7 +3531,7 @@ inline CUresult cuTexRefGetFormat(CUarray_format* pFormat, int* pNumChannels, CU
 /// \brief Gets the mipmap filtering mode for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetMipmapFilterMode)>(::cuwrap::detail::g_driver_slots[385], ::cuwrap::detail::Library::Driver, 385);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapFilterMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[385], ::cuwrap::detail::Library::Driver, 385));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3541,7 +3541,7 @@ inline CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode* pfm, CUtexref hTexRef
 /// \brief Gets the mipmap level bias for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetMipmapLevelBias(float* pbias, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetMipmapLevelBias)>(::cuwrap::detail::g_driver_slots[386], ::cuwrap::detail::Library::Driver, 386);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapLevelBias)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[386], ::cuwrap::detail::Library::Driver, 386));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3551,7 +3551,7 @@ inline CUresult cuTexRefGetMipmapLevelBias(float* pbias, CUtexref hTexRef) noexc
 /// \brief Gets the min/max mipmap level clamps for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp, float* pmaxMipmapLevelClamp, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetMipmapLevelClamp)>(::cuwrap::detail::g_driver_slots[387], ::cuwrap::detail::Library::Driver, 387);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapLevelClamp)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[387], ::cuwrap::detail::Library::Driver, 387));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3561,7 +3561,7 @@ inline CUresult cuTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp, float* 
 /// \brief Gets the maximum anisotropy for a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetMaxAnisotropy(int* pmaxAniso, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetMaxAnisotropy)>(::cuwrap::detail::g_driver_slots[388], ::cuwrap::detail::Library::Driver, 388);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMaxAnisotropy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[388], ::cuwrap::detail::Library::Driver, 388));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3571,7 +3571,7 @@ inline CUresult cuTexRefGetMaxAnisotropy(int* pmaxAniso, CUtexref hTexRef) noexc
 /// \brief Gets the border color used by a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetBorderColor)>(::cuwrap::detail::g_driver_slots[389], ::cuwrap::detail::Library::Driver, 389);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetBorderColor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[389], ::cuwrap::detail::Library::Driver, 389));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3581,7 +3581,7 @@ inline CUresult cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) no
 /// \brief Gets the flags used by a texture reference
 [[deprecated]]
 inline CUresult cuTexRefGetFlags(unsigned int* pFlags, CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefGetFlags)>(::cuwrap::detail::g_driver_slots[390], ::cuwrap::detail::Library::Driver, 390);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[390], ::cuwrap::detail::Library::Driver, 390));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3591,7 +3591,7 @@ inline CUresult cuTexRefGetFlags(unsigned int* pFlags, CUtexref hTexRef) noexcep
 /// \brief Creates a texture reference
 [[deprecated]]
 inline CUresult cuTexRefCreate(CUtexref* pTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefCreate)>(::cuwrap::detail::g_driver_slots[391], ::cuwrap::detail::Library::Driver, 391);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[391], ::cuwrap::detail::Library::Driver, 391));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3601,7 +3601,7 @@ inline CUresult cuTexRefCreate(CUtexref* pTexRef) noexcept {
 /// \brief Destroys a texture reference
 [[deprecated]]
 inline CUresult cuTexRefDestroy(CUtexref hTexRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexRefDestroy)>(::cuwrap::detail::g_driver_slots[392], ::cuwrap::detail::Library::Driver, 392);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[392], ::cuwrap::detail::Library::Driver, 392));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3611,7 +3611,7 @@ inline CUresult cuTexRefDestroy(CUtexref hTexRef) noexcept {
 /// \brief Sets the CUDA array for a surface reference.
 [[deprecated]]
 inline CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuSurfRefSetArray)>(::cuwrap::detail::g_driver_slots[393], ::cuwrap::detail::Library::Driver, 393);
+  auto* fn = reinterpret_cast<decltype(::cuSurfRefSetArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[393], ::cuwrap::detail::Library::Driver, 393));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3621,7 +3621,7 @@ inline CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned i
 /// \brief Passes back the CUDA array bound to a surface reference.
 [[deprecated]]
 inline CUresult cuSurfRefGetArray(CUarray* phArray, CUsurfref hSurfRef) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuSurfRefGetArray)>(::cuwrap::detail::g_driver_slots[394], ::cuwrap::detail::Library::Driver, 394);
+  auto* fn = reinterpret_cast<decltype(::cuSurfRefGetArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[394], ::cuwrap::detail::Library::Driver, 394));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3630,7 +3630,7 @@ inline CUresult cuSurfRefGetArray(CUarray* phArray, CUsurfref hSurfRef) noexcept
 
 /// \brief Creates a texture object
 inline CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexObjectCreate)>(::cuwrap::detail::g_driver_slots[395], ::cuwrap::detail::Library::Driver, 395);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[395], ::cuwrap::detail::Library::Driver, 395));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3639,7 +3639,7 @@ inline CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_D
 
 /// \brief Destroys a texture object
 inline CUresult cuTexObjectDestroy(CUtexObject texObject) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexObjectDestroy)>(::cuwrap::detail::g_driver_slots[396], ::cuwrap::detail::Library::Driver, 396);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[396], ::cuwrap::detail::Library::Driver, 396));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3648,7 +3648,7 @@ inline CUresult cuTexObjectDestroy(CUtexObject texObject) noexcept {
 
 /// \brief Returns a texture object's resource descriptor
 inline CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexObjectGetResourceDesc)>(::cuwrap::detail::g_driver_slots[397], ::cuwrap::detail::Library::Driver, 397);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectGetResourceDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[397], ::cuwrap::detail::Library::Driver, 397));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3657,7 +3657,7 @@ inline CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexOb
 
 /// \brief Returns a texture object's texture descriptor
 inline CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObject texObject) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexObjectGetTextureDesc)>(::cuwrap::detail::g_driver_slots[398], ::cuwrap::detail::Library::Driver, 398);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectGetTextureDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[398], ::cuwrap::detail::Library::Driver, 398));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3666,7 +3666,7 @@ inline CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObje
 
 /// \brief Returns a texture object's resource view descriptor
 inline CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResViewDesc, CUtexObject texObject) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTexObjectGetResourceViewDesc)>(::cuwrap::detail::g_driver_slots[399], ::cuwrap::detail::Library::Driver, 399);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectGetResourceViewDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[399], ::cuwrap::detail::Library::Driver, 399));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3675,7 +3675,7 @@ inline CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResView
 
 /// \brief Creates a surface object
 inline CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuSurfObjectCreate)>(::cuwrap::detail::g_driver_slots[400], ::cuwrap::detail::Library::Driver, 400);
+  auto* fn = reinterpret_cast<decltype(::cuSurfObjectCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[400], ::cuwrap::detail::Library::Driver, 400));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3684,7 +3684,7 @@ inline CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURC
 
 /// \brief Destroys a surface object
 inline CUresult cuSurfObjectDestroy(CUsurfObject surfObject) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuSurfObjectDestroy)>(::cuwrap::detail::g_driver_slots[401], ::cuwrap::detail::Library::Driver, 401);
+  auto* fn = reinterpret_cast<decltype(::cuSurfObjectDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[401], ::cuwrap::detail::Library::Driver, 401));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3693,7 +3693,7 @@ inline CUresult cuSurfObjectDestroy(CUsurfObject surfObject) noexcept {
 
 /// \brief Returns a surface object's resource descriptor
 inline CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuSurfObjectGetResourceDesc)>(::cuwrap::detail::g_driver_slots[402], ::cuwrap::detail::Library::Driver, 402);
+  auto* fn = reinterpret_cast<decltype(::cuSurfObjectGetResourceDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[402], ::cuwrap::detail::Library::Driver, 402));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3702,7 +3702,7 @@ inline CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurf
 
 /// \brief Create a tensor map descriptor object representing tiled memory region
 inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTensorMapEncodeTiled)>(::cuwrap::detail::g_driver_slots[403], ::cuwrap::detail::Library::Driver, 403);
+  auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeTiled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[403], ::cuwrap::detail::Library::Driver, 403));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3711,7 +3711,7 @@ inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataTy
 
 /// \brief Create a tensor map descriptor object representing im2col memory region
 inline CUresult cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTensorMapEncodeIm2col)>(::cuwrap::detail::g_driver_slots[404], ::cuwrap::detail::Library::Driver, 404);
+  auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeIm2col)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[404], ::cuwrap::detail::Library::Driver, 404));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3720,7 +3720,7 @@ inline CUresult cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataT
 
 /// \brief Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
 inline CUresult cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTensorMapEncodeIm2colWide)>(::cuwrap::detail::g_driver_slots[405], ::cuwrap::detail::Library::Driver, 405);
+  auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeIm2colWide)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[405], ::cuwrap::detail::Library::Driver, 405));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3729,7 +3729,7 @@ inline CUresult cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapD
 
 /// \brief Modify an existing tensor map descriptor with an updated global address
 inline CUresult cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuTensorMapReplaceAddress)>(::cuwrap::detail::g_driver_slots[406], ::cuwrap::detail::Library::Driver, 406);
+  auto* fn = reinterpret_cast<decltype(::cuTensorMapReplaceAddress)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[406], ::cuwrap::detail::Library::Driver, 406));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3738,7 +3738,7 @@ inline CUresult cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAd
 
 /// \brief Queries if a device may directly access a peer device's memory.
 inline CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceCanAccessPeer)>(::cuwrap::detail::g_driver_slots[407], ::cuwrap::detail::Library::Driver, 407);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceCanAccessPeer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[407], ::cuwrap::detail::Library::Driver, 407));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3747,7 +3747,7 @@ inline CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice
 
 /// \brief Enables direct access to memory allocations in a peer context.
 inline CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxEnablePeerAccess)>(::cuwrap::detail::g_driver_slots[408], ::cuwrap::detail::Library::Driver, 408);
+  auto* fn = reinterpret_cast<decltype(::cuCtxEnablePeerAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[408], ::cuwrap::detail::Library::Driver, 408));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3756,7 +3756,7 @@ inline CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
 
 /// \brief Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
 inline CUresult cuCtxDisablePeerAccess(CUcontext peerContext) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxDisablePeerAccess)>(::cuwrap::detail::g_driver_slots[409], ::cuwrap::detail::Library::Driver, 409);
+  auto* fn = reinterpret_cast<decltype(::cuCtxDisablePeerAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[409], ::cuwrap::detail::Library::Driver, 409));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3765,7 +3765,7 @@ inline CUresult cuCtxDisablePeerAccess(CUcontext peerContext) noexcept {
 
 /// \brief Queries attributes of the link between two devices.
 inline CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetP2PAttribute)>(::cuwrap::detail::g_driver_slots[410], ::cuwrap::detail::Library::Driver, 410);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[410], ::cuwrap::detail::Library::Driver, 410));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3774,7 +3774,7 @@ inline CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib
 
 /// \brief Queries details about atomic operations supported between two devices
 inline CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetP2PAtomicCapabilities)>(::cuwrap::detail::g_driver_slots[411], ::cuwrap::detail::Library::Driver, 411);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAtomicCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[411], ::cuwrap::detail::Library::Driver, 411));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3783,7 +3783,7 @@ inline CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, con
 
 /// \brief Unregisters a graphics resource for access by CUDA
 inline CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphicsUnregisterResource)>(::cuwrap::detail::g_driver_slots[412], ::cuwrap::detail::Library::Driver, 412);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsUnregisterResource)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[412], ::cuwrap::detail::Library::Driver, 412));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3792,7 +3792,7 @@ inline CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) noexce
 
 /// \brief Get an array through which to access a subresource of a mapped graphics resource.
 inline CUresult cuGraphicsSubResourceGetMappedArray(CUarray* pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphicsSubResourceGetMappedArray)>(::cuwrap::detail::g_driver_slots[413], ::cuwrap::detail::Library::Driver, 413);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsSubResourceGetMappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[413], ::cuwrap::detail::Library::Driver, 413));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3801,7 +3801,7 @@ inline CUresult cuGraphicsSubResourceGetMappedArray(CUarray* pArray, CUgraphicsR
 
 /// \brief Get a mipmapped array through which to access a mapped graphics resource.
 inline CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray* pMipmappedArray, CUgraphicsResource resource) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphicsResourceGetMappedMipmappedArray)>(::cuwrap::detail::g_driver_slots[414], ::cuwrap::detail::Library::Driver, 414);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceGetMappedMipmappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[414], ::cuwrap::detail::Library::Driver, 414));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3810,7 +3810,7 @@ inline CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray* pMip
 
 /// \brief Get a device pointer through which to access a mapped graphics resource.
 inline CUresult cuGraphicsResourceGetMappedPointer(CUdeviceptr* pDevPtr, size_t* pSize, CUgraphicsResource resource) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphicsResourceGetMappedPointer)>(::cuwrap::detail::g_driver_slots[415], ::cuwrap::detail::Library::Driver, 415);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceGetMappedPointer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[415], ::cuwrap::detail::Library::Driver, 415));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3819,7 +3819,7 @@ inline CUresult cuGraphicsResourceGetMappedPointer(CUdeviceptr* pDevPtr, size_t*
 
 /// \brief Set usage flags for mapping a graphics resource
 inline CUresult cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphicsResourceSetMapFlags)>(::cuwrap::detail::g_driver_slots[416], ::cuwrap::detail::Library::Driver, 416);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceSetMapFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[416], ::cuwrap::detail::Library::Driver, 416));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3828,7 +3828,7 @@ inline CUresult cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsig
 
 /// \brief Map graphics resources for access by CUDA
 inline CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource* resources, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphicsMapResources)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[417] : ::cuwrap::detail::g_driver_slots[417], ::cuwrap::detail::Library::Driver, 417, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsMapResources)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[417] : ::cuwrap::detail::g_driver_slots[417], ::cuwrap::detail::Library::Driver, 417, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3837,7 +3837,7 @@ inline CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource* r
 
 /// \brief Unmap graphics resources.
 inline CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource* resources, CUstream hStream) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGraphicsUnmapResources)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[418] : ::cuwrap::detail::g_driver_slots[418], ::cuwrap::detail::Library::Driver, 418, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsUnmapResources)*>(::cuwrap::detail::try_entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[418] : ::cuwrap::detail::g_driver_slots[418], ::cuwrap::detail::Library::Driver, 418, ::cuwrap::detail::kPerThreadDefaultStream));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3846,7 +3846,7 @@ inline CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource*
 
 /// \brief Returns the requested driver API function pointer
 inline CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult* symbolStatus) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGetProcAddress)>(::cuwrap::detail::g_driver_slots[419], ::cuwrap::detail::Library::Driver, 419);
+  auto* fn = reinterpret_cast<decltype(::cuGetProcAddress)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[419], ::cuwrap::detail::Library::Driver, 419));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3855,7 +3855,7 @@ inline CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion
 
 /// \brief Allows caller to fetch a coredump attribute value for the current context
 inline CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCoredumpGetAttribute)>(::cuwrap::detail::g_driver_slots[420], ::cuwrap::detail::Library::Driver, 420);
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[420], ::cuwrap::detail::Library::Driver, 420));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3864,7 +3864,7 @@ inline CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, s
 
 /// \brief Allows caller to fetch a coredump attribute value for the entire application
 inline CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCoredumpGetAttributeGlobal)>(::cuwrap::detail::g_driver_slots[421], ::cuwrap::detail::Library::Driver, 421);
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttributeGlobal)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[421], ::cuwrap::detail::Library::Driver, 421));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3873,7 +3873,7 @@ inline CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* va
 
 /// \brief Allows caller to set a coredump attribute value for the current context
 inline CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCoredumpSetAttribute)>(::cuwrap::detail::g_driver_slots[422], ::cuwrap::detail::Library::Driver, 422);
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[422], ::cuwrap::detail::Library::Driver, 422));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3882,7 +3882,7 @@ inline CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, s
 
 /// \brief Allows caller to set a coredump attribute value globally
 inline CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCoredumpSetAttributeGlobal)>(::cuwrap::detail::g_driver_slots[423], ::cuwrap::detail::Library::Driver, 423);
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttributeGlobal)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[423], ::cuwrap::detail::Library::Driver, 423));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3891,7 +3891,7 @@ inline CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* va
 
 /// \brief Call cuGetExportTable.
 inline CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGetExportTable)>(::cuwrap::detail::g_driver_slots[424], ::cuwrap::detail::Library::Driver, 424);
+  auto* fn = reinterpret_cast<decltype(::cuGetExportTable)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[424], ::cuwrap::detail::Library::Driver, 424));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3900,7 +3900,7 @@ inline CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExpo
 
 /// \brief Creates a green context with a specified set of resources.
 inline CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGreenCtxCreate)>(::cuwrap::detail::g_driver_slots[425], ::cuwrap::detail::Library::Driver, 425);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[425], ::cuwrap::detail::Library::Driver, 425));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3909,7 +3909,7 @@ inline CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, CUde
 
 /// \brief Destroys a green context
 inline CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGreenCtxDestroy)>(::cuwrap::detail::g_driver_slots[426], ::cuwrap::detail::Library::Driver, 426);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[426], ::cuwrap::detail::Library::Driver, 426));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3918,7 +3918,7 @@ inline CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) noexcept {
 
 /// \brief Converts a green context into the primary context
 inline CUresult cuCtxFromGreenCtx(CUcontext* pContext, CUgreenCtx hCtx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxFromGreenCtx)>(::cuwrap::detail::g_driver_slots[427], ::cuwrap::detail::Library::Driver, 427);
+  auto* fn = reinterpret_cast<decltype(::cuCtxFromGreenCtx)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[427], ::cuwrap::detail::Library::Driver, 427));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3927,7 +3927,7 @@ inline CUresult cuCtxFromGreenCtx(CUcontext* pContext, CUgreenCtx hCtx) noexcept
 
 /// \brief Get device resources
 inline CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource* resource, CUdevResourceType type) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDeviceGetDevResource)>(::cuwrap::detail::g_driver_slots[428], ::cuwrap::detail::Library::Driver, 428);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetDevResource)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[428], ::cuwrap::detail::Library::Driver, 428));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3936,7 +3936,7 @@ inline CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource* resource,
 
 /// \brief Get context resources
 inline CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource* resource, CUdevResourceType type) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCtxGetDevResource)>(::cuwrap::detail::g_driver_slots[429], ::cuwrap::detail::Library::Driver, 429);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetDevResource)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[429], ::cuwrap::detail::Library::Driver, 429));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3945,7 +3945,7 @@ inline CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource* resource, CUd
 
 /// \brief Get green context resources
 inline CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource* resource, CUdevResourceType type) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGreenCtxGetDevResource)>(::cuwrap::detail::g_driver_slots[430], ::cuwrap::detail::Library::Driver, 430);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxGetDevResource)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[430], ::cuwrap::detail::Library::Driver, 430));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3954,7 +3954,7 @@ inline CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource* resourc
 
 /// \brief Splits \p CU_DEV_RESOURCE_TYPE_SM resources.
 inline CUresult cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups, const CUdevResource* input, CUdevResource* remaining, unsigned int useFlags, unsigned int minCount) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDevSmResourceSplitByCount)>(::cuwrap::detail::g_driver_slots[431], ::cuwrap::detail::Library::Driver, 431);
+  auto* fn = reinterpret_cast<decltype(::cuDevSmResourceSplitByCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[431], ::cuwrap::detail::Library::Driver, 431));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3963,7 +3963,7 @@ inline CUresult cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int*
 
 /// \brief Generate a resource descriptor
 inline CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevResource* resources, unsigned int nbResources) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuDevResourceGenerateDesc)>(::cuwrap::detail::g_driver_slots[432], ::cuwrap::detail::Library::Driver, 432);
+  auto* fn = reinterpret_cast<decltype(::cuDevResourceGenerateDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[432], ::cuwrap::detail::Library::Driver, 432));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3972,7 +3972,7 @@ inline CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevResour
 
 /// \brief Records an event.
 inline CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGreenCtxRecordEvent)>(::cuwrap::detail::g_driver_slots[433], ::cuwrap::detail::Library::Driver, 433);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxRecordEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[433], ::cuwrap::detail::Library::Driver, 433));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3981,7 +3981,7 @@ inline CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept 
 
 /// \brief Make a green context wait on an event
 inline CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGreenCtxWaitEvent)>(::cuwrap::detail::g_driver_slots[434], ::cuwrap::detail::Library::Driver, 434);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxWaitEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[434], ::cuwrap::detail::Library::Driver, 434));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3990,7 +3990,7 @@ inline CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept {
 
 /// \brief Query the green context associated with a stream
 inline CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx* phCtx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuStreamGetGreenCtx)>(::cuwrap::detail::g_driver_slots[435], ::cuwrap::detail::Library::Driver, 435);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetGreenCtx)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[435], ::cuwrap::detail::Library::Driver, 435));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -3999,7 +3999,7 @@ inline CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx* phCtx) noexcep
 
 /// \brief Create a stream for use in the green context
 inline CUresult cuGreenCtxStreamCreate(CUstream* phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGreenCtxStreamCreate)>(::cuwrap::detail::g_driver_slots[436], ::cuwrap::detail::Library::Driver, 436);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxStreamCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[436], ::cuwrap::detail::Library::Driver, 436));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4008,7 +4008,7 @@ inline CUresult cuGreenCtxStreamCreate(CUstream* phStream, CUgreenCtx greenCtx, 
 
 /// \brief Returns the unique Id associated with the green context supplied
 inline CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long* greenCtxId) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuGreenCtxGetId)>(::cuwrap::detail::g_driver_slots[437], ::cuwrap::detail::Library::Driver, 437);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxGetId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[437], ::cuwrap::detail::Library::Driver, 437));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4017,7 +4017,7 @@ inline CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long* greenCt
 
 /// \brief Register a callback function to receive error log messages
 inline CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData, CUlogsCallbackHandle* callback_out) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLogsRegisterCallback)>(::cuwrap::detail::g_driver_slots[438], ::cuwrap::detail::Library::Driver, 438);
+  auto* fn = reinterpret_cast<decltype(::cuLogsRegisterCallback)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[438], ::cuwrap::detail::Library::Driver, 438));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4026,7 +4026,7 @@ inline CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userDa
 
 /// \brief Unregister a log message callback
 inline CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLogsUnregisterCallback)>(::cuwrap::detail::g_driver_slots[439], ::cuwrap::detail::Library::Driver, 439);
+  auto* fn = reinterpret_cast<decltype(::cuLogsUnregisterCallback)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[439], ::cuwrap::detail::Library::Driver, 439));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4035,7 +4035,7 @@ inline CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) noexcept
 
 /// \brief Sets log iterator to point to the end of log buffer, where the next message would be written.
 inline CUresult cuLogsCurrent(CUlogIterator* iterator_out, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLogsCurrent)>(::cuwrap::detail::g_driver_slots[440], ::cuwrap::detail::Library::Driver, 440);
+  auto* fn = reinterpret_cast<decltype(::cuLogsCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[440], ::cuwrap::detail::Library::Driver, 440));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4044,7 +4044,7 @@ inline CUresult cuLogsCurrent(CUlogIterator* iterator_out, unsigned int flags) n
 
 /// \brief Dump accumulated driver logs into a file
 inline CUresult cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLogsDumpToFile)>(::cuwrap::detail::g_driver_slots[441], ::cuwrap::detail::Library::Driver, 441);
+  auto* fn = reinterpret_cast<decltype(::cuLogsDumpToFile)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[441], ::cuwrap::detail::Library::Driver, 441));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4053,7 +4053,7 @@ inline CUresult cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile
 
 /// \brief Dump accumulated driver logs into a buffer
 inline CUresult cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size, unsigned int flags) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuLogsDumpToMemory)>(::cuwrap::detail::g_driver_slots[442], ::cuwrap::detail::Library::Driver, 442);
+  auto* fn = reinterpret_cast<decltype(::cuLogsDumpToMemory)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[442], ::cuwrap::detail::Library::Driver, 442));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4062,7 +4062,7 @@ inline CUresult cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t
 
 /// \brief Returns the restore thread ID for a CUDA process
 inline CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int* tid) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCheckpointProcessGetRestoreThreadId)>(::cuwrap::detail::g_driver_slots[443], ::cuwrap::detail::Library::Driver, 443);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessGetRestoreThreadId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[443], ::cuwrap::detail::Library::Driver, 443));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4071,7 +4071,7 @@ inline CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int* tid) noexcep
 
 /// \brief Returns the process state of a CUDA process
 inline CUresult cuCheckpointProcessGetState(int pid, CUprocessState* state) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCheckpointProcessGetState)>(::cuwrap::detail::g_driver_slots[444], ::cuwrap::detail::Library::Driver, 444);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessGetState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[444], ::cuwrap::detail::Library::Driver, 444));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4080,7 +4080,7 @@ inline CUresult cuCheckpointProcessGetState(int pid, CUprocessState* state) noex
 
 /// \brief Lock a running CUDA process
 inline CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCheckpointProcessLock)>(::cuwrap::detail::g_driver_slots[445], ::cuwrap::detail::Library::Driver, 445);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessLock)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[445], ::cuwrap::detail::Library::Driver, 445));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4089,7 +4089,7 @@ inline CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) noe
 
 /// \brief Checkpoint a CUDA process's GPU memory contents
 inline CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCheckpointProcessCheckpoint)>(::cuwrap::detail::g_driver_slots[446], ::cuwrap::detail::Library::Driver, 446);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessCheckpoint)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[446], ::cuwrap::detail::Library::Driver, 446));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4098,7 +4098,7 @@ inline CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArg
 
 /// \brief Restore a CUDA process's GPU memory contents from its last checkpoint
 inline CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCheckpointProcessRestore)>(::cuwrap::detail::g_driver_slots[447], ::cuwrap::detail::Library::Driver, 447);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessRestore)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[447], ::cuwrap::detail::Library::Driver, 447));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4107,7 +4107,7 @@ inline CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* arg
 
 /// \brief Unlock a CUDA process to allow CUDA API calls
 inline CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::cuCheckpointProcessUnlock)>(::cuwrap::detail::g_driver_slots[448], ::cuwrap::detail::Library::Driver, 448);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessUnlock)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[448], ::cuwrap::detail::Library::Driver, 448));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
@@ -4118,7 +4118,7 @@ inline CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args)
 
 /// \brief Gets the string description of an error code
 inline const char* cuGetErrorString(CUresult error) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGetErrorString)>(::cuwrap::detail::g_driver_slots[0], ::cuwrap::detail::Library::Driver, 0);
+  auto* fn = reinterpret_cast<decltype(::cuGetErrorString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[0], ::cuwrap::detail::Library::Driver, 0));
   const char* pStr{};
   ::cuwrap::detail::check(fn(error, &pStr), "cuGetErrorString");
   return pStr;
@@ -4126,7 +4126,7 @@ inline const char* cuGetErrorString(CUresult error) {
 
 /// \brief Gets the string representation of an error code enum name
 inline const char* cuGetErrorName(CUresult error) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGetErrorName)>(::cuwrap::detail::g_driver_slots[1], ::cuwrap::detail::Library::Driver, 1);
+  auto* fn = reinterpret_cast<decltype(::cuGetErrorName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[1], ::cuwrap::detail::Library::Driver, 1));
   const char* pStr{};
   ::cuwrap::detail::check(fn(error, &pStr), "cuGetErrorName");
   return pStr;
@@ -4134,13 +4134,13 @@ inline const char* cuGetErrorName(CUresult error) {
 
 /// \brief Initialize the CUDA driver API
 inline void cuInit(unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuInit)>(::cuwrap::detail::g_driver_slots[2], ::cuwrap::detail::Library::Driver, 2);
+  auto* fn = reinterpret_cast<decltype(::cuInit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[2], ::cuwrap::detail::Library::Driver, 2));
   ::cuwrap::detail::check(fn(Flags), "cuInit");
 }
 
 /// \brief Returns the latest CUDA version supported by driver
 inline int cuDriverGetVersion() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDriverGetVersion)>(::cuwrap::detail::g_driver_slots[3], ::cuwrap::detail::Library::Driver, 3);
+  auto* fn = reinterpret_cast<decltype(::cuDriverGetVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[3], ::cuwrap::detail::Library::Driver, 3));
   int driverVersion{};
   ::cuwrap::detail::check(fn(&driverVersion), "cuDriverGetVersion");
   return driverVersion;
@@ -4148,7 +4148,7 @@ inline int cuDriverGetVersion() {
 
 /// \brief Returns a handle to a compute device
 inline CUdevice cuDeviceGet(int ordinal) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGet)>(::cuwrap::detail::g_driver_slots[4], ::cuwrap::detail::Library::Driver, 4);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGet)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[4], ::cuwrap::detail::Library::Driver, 4));
   CUdevice device{};
   ::cuwrap::detail::check(fn(&device, ordinal), "cuDeviceGet");
   return device;
@@ -4156,7 +4156,7 @@ inline CUdevice cuDeviceGet(int ordinal) {
 
 /// \brief Returns the number of compute-capable devices
 inline int cuDeviceGetCount() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetCount)>(::cuwrap::detail::g_driver_slots[5], ::cuwrap::detail::Library::Driver, 5);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[5], ::cuwrap::detail::Library::Driver, 5));
   int count{};
   ::cuwrap::detail::check(fn(&count), "cuDeviceGetCount");
   return count;
@@ -4164,7 +4164,7 @@ inline int cuDeviceGetCount() {
 
 /// \brief Returns an identifier string for the device
 inline std::string cuDeviceGetName(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetName)>(::cuwrap::detail::g_driver_slots[6], ::cuwrap::detail::Library::Driver, 6);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[6], ::cuwrap::detail::Library::Driver, 6));
   std::string name(256, '\0');
   ::cuwrap::detail::check(fn(name.data(), static_cast<int>(name.size()), dev), "cuDeviceGetName");
   name.resize(std::char_traits<char>::length(name.c_str()));
@@ -4173,7 +4173,7 @@ inline std::string cuDeviceGetName(CUdevice dev) {
 
 /// \brief Return an UUID for the device
 inline CUuuid cuDeviceGetUuid(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetUuid)>(::cuwrap::detail::g_driver_slots[7], ::cuwrap::detail::Library::Driver, 7);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetUuid)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[7], ::cuwrap::detail::Library::Driver, 7));
   CUuuid uuid{};
   ::cuwrap::detail::check(fn(&uuid, dev), "cuDeviceGetUuid");
   return uuid;
@@ -4181,7 +4181,7 @@ inline CUuuid cuDeviceGetUuid(CUdevice dev) {
 
 /// \brief Return an LUID and device node mask for the device
 inline unsigned int cuDeviceGetLuid(char* luid, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetLuid)>(::cuwrap::detail::g_driver_slots[8], ::cuwrap::detail::Library::Driver, 8);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetLuid)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[8], ::cuwrap::detail::Library::Driver, 8));
   unsigned int deviceNodeMask{};
   ::cuwrap::detail::check(fn(luid, &deviceNodeMask, dev), "cuDeviceGetLuid");
   return deviceNodeMask;
@@ -4189,7 +4189,7 @@ inline unsigned int cuDeviceGetLuid(char* luid, CUdevice dev) {
 
 /// \brief Returns the total amount of memory on the device
 inline size_t cuDeviceTotalMem(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceTotalMem)>(::cuwrap::detail::g_driver_slots[9], ::cuwrap::detail::Library::Driver, 9);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceTotalMem)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[9], ::cuwrap::detail::Library::Driver, 9));
   size_t bytes{};
   ::cuwrap::detail::check(fn(&bytes, dev), "cuDeviceTotalMem");
   return bytes;
@@ -4197,7 +4197,7 @@ inline size_t cuDeviceTotalMem(CUdevice dev) {
 
 /// \brief Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
 inline size_t cuDeviceGetTexture1DLinearMaxWidth(CUarray_format format, unsigned int numChannels, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetTexture1DLinearMaxWidth)>(::cuwrap::detail::g_driver_slots[10], ::cuwrap::detail::Library::Driver, 10);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetTexture1DLinearMaxWidth)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[10], ::cuwrap::detail::Library::Driver, 10));
   size_t maxWidthInElements{};
   ::cuwrap::detail::check(fn(&maxWidthInElements, format, numChannels, dev), "cuDeviceGetTexture1DLinearMaxWidth");
   return maxWidthInElements;
@@ -4205,7 +4205,7 @@ inline size_t cuDeviceGetTexture1DLinearMaxWidth(CUarray_format format, unsigned
 
 /// \brief Returns information about the device
 inline int cuDeviceGetAttribute(CUdevice_attribute attrib, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetAttribute)>(::cuwrap::detail::g_driver_slots[11], ::cuwrap::detail::Library::Driver, 11);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[11], ::cuwrap::detail::Library::Driver, 11));
   int pi{};
   ::cuwrap::detail::check(fn(&pi, attrib, dev), "cuDeviceGetAttribute");
   return pi;
@@ -4213,25 +4213,25 @@ inline int cuDeviceGetAttribute(CUdevice_attribute attrib, CUdevice dev) {
 
 /// \brief Queries details about atomic operations supported between the device and host.
 inline void cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetHostAtomicCapabilities)>(::cuwrap::detail::g_driver_slots[12], ::cuwrap::detail::Library::Driver, 12);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetHostAtomicCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[12], ::cuwrap::detail::Library::Driver, 12));
   ::cuwrap::detail::check(fn(capabilities, operations, count, dev), "cuDeviceGetHostAtomicCapabilities");
 }
 
 /// \brief Return NvSciSync attributes that this device can support.
 inline void cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice dev, int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetNvSciSyncAttributes)>(::cuwrap::detail::g_driver_slots[13], ::cuwrap::detail::Library::Driver, 13);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetNvSciSyncAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[13], ::cuwrap::detail::Library::Driver, 13));
   ::cuwrap::detail::check(fn(nvSciSyncAttrList, dev, flags), "cuDeviceGetNvSciSyncAttributes");
 }
 
 /// \brief Sets the current memory pool of a device
 inline void cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceSetMemPool)>(::cuwrap::detail::g_driver_slots[14], ::cuwrap::detail::Library::Driver, 14);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceSetMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[14], ::cuwrap::detail::Library::Driver, 14));
   ::cuwrap::detail::check(fn(dev, pool), "cuDeviceSetMemPool");
 }
 
 /// \brief Gets the current mempool for a device
 inline CUmemoryPool cuDeviceGetMemPool(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetMemPool)>(::cuwrap::detail::g_driver_slots[15], ::cuwrap::detail::Library::Driver, 15);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[15], ::cuwrap::detail::Library::Driver, 15));
   CUmemoryPool pool{};
   ::cuwrap::detail::check(fn(&pool, dev), "cuDeviceGetMemPool");
   return pool;
@@ -4239,7 +4239,7 @@ inline CUmemoryPool cuDeviceGetMemPool(CUdevice dev) {
 
 /// \brief Returns the default mempool of a device
 inline CUmemoryPool cuDeviceGetDefaultMemPool(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetDefaultMemPool)>(::cuwrap::detail::g_driver_slots[16], ::cuwrap::detail::Library::Driver, 16);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetDefaultMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[16], ::cuwrap::detail::Library::Driver, 16));
   CUmemoryPool pool_out{};
   ::cuwrap::detail::check(fn(&pool_out, dev), "cuDeviceGetDefaultMemPool");
   return pool_out;
@@ -4247,7 +4247,7 @@ inline CUmemoryPool cuDeviceGetDefaultMemPool(CUdevice dev) {
 
 /// \brief Returns information about the execution affinity support of the device.
 inline int cuDeviceGetExecAffinitySupport(CUexecAffinityType type, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetExecAffinitySupport)>(::cuwrap::detail::g_driver_slots[17], ::cuwrap::detail::Library::Driver, 17);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetExecAffinitySupport)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[17], ::cuwrap::detail::Library::Driver, 17));
   int pi{};
   ::cuwrap::detail::check(fn(&pi, type, dev), "cuDeviceGetExecAffinitySupport");
   return pi;
@@ -4255,14 +4255,14 @@ inline int cuDeviceGetExecAffinitySupport(CUexecAffinityType type, CUdevice dev)
 
 /// \brief Blocks until remote writes are visible to the specified scope
 inline void cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFlushGPUDirectRDMAWrites)>(::cuwrap::detail::g_driver_slots[18], ::cuwrap::detail::Library::Driver, 18);
+  auto* fn = reinterpret_cast<decltype(::cuFlushGPUDirectRDMAWrites)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[18], ::cuwrap::detail::Library::Driver, 18));
   ::cuwrap::detail::check(fn(target, scope), "cuFlushGPUDirectRDMAWrites");
 }
 
 /// \brief Returns properties for a selected device
 [[deprecated]]
 inline CUdevprop cuDeviceGetProperties(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetProperties)>(::cuwrap::detail::g_driver_slots[19], ::cuwrap::detail::Library::Driver, 19);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetProperties)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[19], ::cuwrap::detail::Library::Driver, 19));
   CUdevprop prop{};
   ::cuwrap::detail::check(fn(&prop, dev), "cuDeviceGetProperties");
   return prop;
@@ -4277,7 +4277,7 @@ struct cuDeviceComputeCapability_result {
 /// \brief Returns the compute capability of the device
 [[deprecated]]
 inline cuDeviceComputeCapability_result cuDeviceComputeCapability(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceComputeCapability)>(::cuwrap::detail::g_driver_slots[20], ::cuwrap::detail::Library::Driver, 20);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceComputeCapability)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[20], ::cuwrap::detail::Library::Driver, 20));
   cuDeviceComputeCapability_result result{};
   ::cuwrap::detail::check(fn(&result.major, &result.minor, dev), "cuDeviceComputeCapability");
   return result;
@@ -4285,7 +4285,7 @@ inline cuDeviceComputeCapability_result cuDeviceComputeCapability(CUdevice dev) 
 
 /// \brief Retain the primary context on the GPU
 inline CUcontext cuDevicePrimaryCtxRetain(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDevicePrimaryCtxRetain)>(::cuwrap::detail::g_driver_slots[21], ::cuwrap::detail::Library::Driver, 21);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxRetain)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[21], ::cuwrap::detail::Library::Driver, 21));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx, dev), "cuDevicePrimaryCtxRetain");
   return pctx;
@@ -4293,13 +4293,13 @@ inline CUcontext cuDevicePrimaryCtxRetain(CUdevice dev) {
 
 /// \brief Release the primary context on the GPU
 inline void cuDevicePrimaryCtxRelease(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDevicePrimaryCtxRelease)>(::cuwrap::detail::g_driver_slots[22], ::cuwrap::detail::Library::Driver, 22);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxRelease)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[22], ::cuwrap::detail::Library::Driver, 22));
   ::cuwrap::detail::check(fn(dev), "cuDevicePrimaryCtxRelease");
 }
 
 /// \brief Set flags for the primary context
 inline void cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDevicePrimaryCtxSetFlags)>(::cuwrap::detail::g_driver_slots[23], ::cuwrap::detail::Library::Driver, 23);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxSetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[23], ::cuwrap::detail::Library::Driver, 23));
   ::cuwrap::detail::check(fn(dev, flags), "cuDevicePrimaryCtxSetFlags");
 }
 
@@ -4311,7 +4311,7 @@ struct cuDevicePrimaryCtxGetState_result {
 
 /// \brief Get the state of the primary context
 inline cuDevicePrimaryCtxGetState_result cuDevicePrimaryCtxGetState(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDevicePrimaryCtxGetState)>(::cuwrap::detail::g_driver_slots[24], ::cuwrap::detail::Library::Driver, 24);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxGetState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[24], ::cuwrap::detail::Library::Driver, 24));
   cuDevicePrimaryCtxGetState_result result{};
   ::cuwrap::detail::check(fn(dev, &result.flags, &result.active), "cuDevicePrimaryCtxGetState");
   return result;
@@ -4319,13 +4319,13 @@ inline cuDevicePrimaryCtxGetState_result cuDevicePrimaryCtxGetState(CUdevice dev
 
 /// \brief Destroy all allocations and reset all state on the primary context
 inline void cuDevicePrimaryCtxReset(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDevicePrimaryCtxReset)>(::cuwrap::detail::g_driver_slots[25], ::cuwrap::detail::Library::Driver, 25);
+  auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxReset)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[25], ::cuwrap::detail::Library::Driver, 25));
   ::cuwrap::detail::check(fn(dev), "cuDevicePrimaryCtxReset");
 }
 
 /// \brief Create a CUDA context
 inline CUcontext cuCtxCreate(CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxCreate)>(::cuwrap::detail::g_driver_slots[26], ::cuwrap::detail::Library::Driver, 26);
+  auto* fn = reinterpret_cast<decltype(::cuCtxCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[26], ::cuwrap::detail::Library::Driver, 26));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx, ctxCreateParams, flags, dev), "cuCtxCreate");
   return pctx;
@@ -4333,19 +4333,19 @@ inline CUcontext cuCtxCreate(CUctxCreateParams* ctxCreateParams, unsigned int fl
 
 /// \brief Destroy a CUDA context
 inline void cuCtxDestroy(CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxDestroy)>(::cuwrap::detail::g_driver_slots[27], ::cuwrap::detail::Library::Driver, 27);
+  auto* fn = reinterpret_cast<decltype(::cuCtxDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[27], ::cuwrap::detail::Library::Driver, 27));
   ::cuwrap::detail::check(fn(ctx), "cuCtxDestroy");
 }
 
 /// \brief Pushes a context on the current CPU thread
 inline void cuCtxPushCurrent(CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxPushCurrent)>(::cuwrap::detail::g_driver_slots[28], ::cuwrap::detail::Library::Driver, 28);
+  auto* fn = reinterpret_cast<decltype(::cuCtxPushCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[28], ::cuwrap::detail::Library::Driver, 28));
   ::cuwrap::detail::check(fn(ctx), "cuCtxPushCurrent");
 }
 
 /// \brief Pops the current CUDA context from the current CPU thread.
 inline CUcontext cuCtxPopCurrent() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxPopCurrent)>(::cuwrap::detail::g_driver_slots[29], ::cuwrap::detail::Library::Driver, 29);
+  auto* fn = reinterpret_cast<decltype(::cuCtxPopCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[29], ::cuwrap::detail::Library::Driver, 29));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx), "cuCtxPopCurrent");
   return pctx;
@@ -4353,13 +4353,13 @@ inline CUcontext cuCtxPopCurrent() {
 
 /// \brief Binds the specified CUDA context to the calling CPU thread
 inline void cuCtxSetCurrent(CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxSetCurrent)>(::cuwrap::detail::g_driver_slots[30], ::cuwrap::detail::Library::Driver, 30);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[30], ::cuwrap::detail::Library::Driver, 30));
   ::cuwrap::detail::check(fn(ctx), "cuCtxSetCurrent");
 }
 
 /// \brief Returns the CUDA context bound to the calling CPU thread.
 inline CUcontext cuCtxGetCurrent() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetCurrent)>(::cuwrap::detail::g_driver_slots[31], ::cuwrap::detail::Library::Driver, 31);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[31], ::cuwrap::detail::Library::Driver, 31));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx), "cuCtxGetCurrent");
   return pctx;
@@ -4367,7 +4367,7 @@ inline CUcontext cuCtxGetCurrent() {
 
 /// \brief Returns the device handle for the current context
 inline CUdevice cuCtxGetDevice() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetDevice)>(::cuwrap::detail::g_driver_slots[32], ::cuwrap::detail::Library::Driver, 32);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetDevice)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[32], ::cuwrap::detail::Library::Driver, 32));
   CUdevice device{};
   ::cuwrap::detail::check(fn(&device), "cuCtxGetDevice");
   return device;
@@ -4375,7 +4375,7 @@ inline CUdevice cuCtxGetDevice() {
 
 /// \brief Returns the device handle for the specified context
 inline CUdevice cuCtxGetDevice_v2(CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetDevice_v2)>(::cuwrap::detail::g_driver_slots[33], ::cuwrap::detail::Library::Driver, 33);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetDevice_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[33], ::cuwrap::detail::Library::Driver, 33));
   CUdevice device{};
   ::cuwrap::detail::check(fn(&device, ctx), "cuCtxGetDevice_v2");
   return device;
@@ -4383,7 +4383,7 @@ inline CUdevice cuCtxGetDevice_v2(CUcontext ctx) {
 
 /// \brief Returns the flags for the current context
 inline unsigned int cuCtxGetFlags() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetFlags)>(::cuwrap::detail::g_driver_slots[34], ::cuwrap::detail::Library::Driver, 34);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[34], ::cuwrap::detail::Library::Driver, 34));
   unsigned int flags{};
   ::cuwrap::detail::check(fn(&flags), "cuCtxGetFlags");
   return flags;
@@ -4391,13 +4391,13 @@ inline unsigned int cuCtxGetFlags() {
 
 /// \brief Sets the flags for the current context
 inline void cuCtxSetFlags(unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxSetFlags)>(::cuwrap::detail::g_driver_slots[35], ::cuwrap::detail::Library::Driver, 35);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[35], ::cuwrap::detail::Library::Driver, 35));
   ::cuwrap::detail::check(fn(flags), "cuCtxSetFlags");
 }
 
 /// \brief Returns the unique Id associated with the context supplied
 inline unsigned long long cuCtxGetId(CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetId)>(::cuwrap::detail::g_driver_slots[36], ::cuwrap::detail::Library::Driver, 36);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[36], ::cuwrap::detail::Library::Driver, 36));
   unsigned long long ctxId{};
   ::cuwrap::detail::check(fn(ctx, &ctxId), "cuCtxGetId");
   return ctxId;
@@ -4405,25 +4405,25 @@ inline unsigned long long cuCtxGetId(CUcontext ctx) {
 
 /// \brief Block for the current context's tasks to complete
 inline void cuCtxSynchronize() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxSynchronize)>(::cuwrap::detail::g_driver_slots[37], ::cuwrap::detail::Library::Driver, 37);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSynchronize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[37], ::cuwrap::detail::Library::Driver, 37));
   ::cuwrap::detail::check(fn(), "cuCtxSynchronize");
 }
 
 /// \brief Block for the specified context's tasks to complete
 inline void cuCtxSynchronize_v2(CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxSynchronize_v2)>(::cuwrap::detail::g_driver_slots[38], ::cuwrap::detail::Library::Driver, 38);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSynchronize_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[38], ::cuwrap::detail::Library::Driver, 38));
   ::cuwrap::detail::check(fn(ctx), "cuCtxSynchronize_v2");
 }
 
 /// \brief Set resource limits
 inline void cuCtxSetLimit(CUlimit limit, size_t value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxSetLimit)>(::cuwrap::detail::g_driver_slots[39], ::cuwrap::detail::Library::Driver, 39);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[39], ::cuwrap::detail::Library::Driver, 39));
   ::cuwrap::detail::check(fn(limit, value), "cuCtxSetLimit");
 }
 
 /// \brief Returns resource limits
 inline size_t cuCtxGetLimit(CUlimit limit) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetLimit)>(::cuwrap::detail::g_driver_slots[40], ::cuwrap::detail::Library::Driver, 40);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[40], ::cuwrap::detail::Library::Driver, 40));
   size_t pvalue{};
   ::cuwrap::detail::check(fn(&pvalue, limit), "cuCtxGetLimit");
   return pvalue;
@@ -4431,7 +4431,7 @@ inline size_t cuCtxGetLimit(CUlimit limit) {
 
 /// \brief Returns the preferred cache configuration for the current context.
 inline CUfunc_cache cuCtxGetCacheConfig() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetCacheConfig)>(::cuwrap::detail::g_driver_slots[41], ::cuwrap::detail::Library::Driver, 41);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetCacheConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[41], ::cuwrap::detail::Library::Driver, 41));
   CUfunc_cache pconfig{};
   ::cuwrap::detail::check(fn(&pconfig), "cuCtxGetCacheConfig");
   return pconfig;
@@ -4439,13 +4439,13 @@ inline CUfunc_cache cuCtxGetCacheConfig() {
 
 /// \brief Sets the preferred cache configuration for the current context.
 inline void cuCtxSetCacheConfig(CUfunc_cache config) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxSetCacheConfig)>(::cuwrap::detail::g_driver_slots[42], ::cuwrap::detail::Library::Driver, 42);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetCacheConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[42], ::cuwrap::detail::Library::Driver, 42));
   ::cuwrap::detail::check(fn(config), "cuCtxSetCacheConfig");
 }
 
 /// \brief Gets the context's API version.
 inline unsigned int cuCtxGetApiVersion(CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetApiVersion)>(::cuwrap::detail::g_driver_slots[43], ::cuwrap::detail::Library::Driver, 43);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetApiVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[43], ::cuwrap::detail::Library::Driver, 43));
   unsigned int version{};
   ::cuwrap::detail::check(fn(ctx, &version), "cuCtxGetApiVersion");
   return version;
@@ -4459,7 +4459,7 @@ struct cuCtxGetStreamPriorityRange_result {
 
 /// \brief Returns numerical values that correspond to the least and greatest stream priorities.
 inline cuCtxGetStreamPriorityRange_result cuCtxGetStreamPriorityRange() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetStreamPriorityRange)>(::cuwrap::detail::g_driver_slots[44], ::cuwrap::detail::Library::Driver, 44);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetStreamPriorityRange)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[44], ::cuwrap::detail::Library::Driver, 44));
   cuCtxGetStreamPriorityRange_result result{};
   ::cuwrap::detail::check(fn(&result.leastPriority, &result.greatestPriority), "cuCtxGetStreamPriorityRange");
   return result;
@@ -4467,13 +4467,13 @@ inline cuCtxGetStreamPriorityRange_result cuCtxGetStreamPriorityRange() {
 
 /// \brief Resets all persisting lines in cache to normal status.
 inline void cuCtxResetPersistingL2Cache() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxResetPersistingL2Cache)>(::cuwrap::detail::g_driver_slots[45], ::cuwrap::detail::Library::Driver, 45);
+  auto* fn = reinterpret_cast<decltype(::cuCtxResetPersistingL2Cache)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[45], ::cuwrap::detail::Library::Driver, 45));
   ::cuwrap::detail::check(fn(), "cuCtxResetPersistingL2Cache");
 }
 
 /// \brief Returns the execution affinity setting for the current context.
 inline CUexecAffinityParam cuCtxGetExecAffinity(CUexecAffinityType type) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetExecAffinity)>(::cuwrap::detail::g_driver_slots[46], ::cuwrap::detail::Library::Driver, 46);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetExecAffinity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[46], ::cuwrap::detail::Library::Driver, 46));
   CUexecAffinityParam pExecAffinity{};
   ::cuwrap::detail::check(fn(&pExecAffinity, type), "cuCtxGetExecAffinity");
   return pExecAffinity;
@@ -4481,20 +4481,20 @@ inline CUexecAffinityParam cuCtxGetExecAffinity(CUexecAffinityType type) {
 
 /// \brief Records an event.
 inline void cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxRecordEvent)>(::cuwrap::detail::g_driver_slots[47], ::cuwrap::detail::Library::Driver, 47);
+  auto* fn = reinterpret_cast<decltype(::cuCtxRecordEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[47], ::cuwrap::detail::Library::Driver, 47));
   ::cuwrap::detail::check(fn(hCtx, hEvent), "cuCtxRecordEvent");
 }
 
 /// \brief Make a context wait on an event
 inline void cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxWaitEvent)>(::cuwrap::detail::g_driver_slots[48], ::cuwrap::detail::Library::Driver, 48);
+  auto* fn = reinterpret_cast<decltype(::cuCtxWaitEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[48], ::cuwrap::detail::Library::Driver, 48));
   ::cuwrap::detail::check(fn(hCtx, hEvent), "cuCtxWaitEvent");
 }
 
 /// \brief Increment a context's usage-count
 [[deprecated]]
 inline CUcontext cuCtxAttach(unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxAttach)>(::cuwrap::detail::g_driver_slots[49], ::cuwrap::detail::Library::Driver, 49);
+  auto* fn = reinterpret_cast<decltype(::cuCtxAttach)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[49], ::cuwrap::detail::Library::Driver, 49));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx, flags), "cuCtxAttach");
   return pctx;
@@ -4503,14 +4503,14 @@ inline CUcontext cuCtxAttach(unsigned int flags) {
 /// \brief Decrement a context's usage-count
 [[deprecated]]
 inline void cuCtxDetach(CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxDetach)>(::cuwrap::detail::g_driver_slots[50], ::cuwrap::detail::Library::Driver, 50);
+  auto* fn = reinterpret_cast<decltype(::cuCtxDetach)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[50], ::cuwrap::detail::Library::Driver, 50));
   ::cuwrap::detail::check(fn(ctx), "cuCtxDetach");
 }
 
 /// \brief Returns the current shared memory configuration for the current context.
 [[deprecated]]
 inline CUsharedconfig cuCtxGetSharedMemConfig() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetSharedMemConfig)>(::cuwrap::detail::g_driver_slots[51], ::cuwrap::detail::Library::Driver, 51);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetSharedMemConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[51], ::cuwrap::detail::Library::Driver, 51));
   CUsharedconfig pConfig{};
   ::cuwrap::detail::check(fn(&pConfig), "cuCtxGetSharedMemConfig");
   return pConfig;
@@ -4519,13 +4519,13 @@ inline CUsharedconfig cuCtxGetSharedMemConfig() {
 /// \brief Sets the shared memory configuration for the current context.
 [[deprecated]]
 inline void cuCtxSetSharedMemConfig(CUsharedconfig config) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxSetSharedMemConfig)>(::cuwrap::detail::g_driver_slots[52], ::cuwrap::detail::Library::Driver, 52);
+  auto* fn = reinterpret_cast<decltype(::cuCtxSetSharedMemConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[52], ::cuwrap::detail::Library::Driver, 52));
   ::cuwrap::detail::check(fn(config), "cuCtxSetSharedMemConfig");
 }
 
 /// \brief Loads a compute module
 inline CUmodule cuModuleLoad(const char* fname) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleLoad)>(::cuwrap::detail::g_driver_slots[53], ::cuwrap::detail::Library::Driver, 53);
+  auto* fn = reinterpret_cast<decltype(::cuModuleLoad)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[53], ::cuwrap::detail::Library::Driver, 53));
   CUmodule module{};
   ::cuwrap::detail::check(fn(&module, fname), "cuModuleLoad");
   return module;
@@ -4533,7 +4533,7 @@ inline CUmodule cuModuleLoad(const char* fname) {
 
 /// \brief Load a module's data
 inline CUmodule cuModuleLoadData(const void* image) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleLoadData)>(::cuwrap::detail::g_driver_slots[54], ::cuwrap::detail::Library::Driver, 54);
+  auto* fn = reinterpret_cast<decltype(::cuModuleLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[54], ::cuwrap::detail::Library::Driver, 54));
   CUmodule module{};
   ::cuwrap::detail::check(fn(&module, image), "cuModuleLoadData");
   return module;
@@ -4541,7 +4541,7 @@ inline CUmodule cuModuleLoadData(const void* image) {
 
 /// \brief Load a module's data with options
 inline CUmodule cuModuleLoadDataEx(const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleLoadDataEx)>(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55);
+  auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   CUmodule module{};
   ::cuwrap::detail::check(fn(&module, image, numOptions, options, optionValues), "cuModuleLoadDataEx");
   return module;
@@ -4549,7 +4549,7 @@ inline CUmodule cuModuleLoadDataEx(const void* image, unsigned int numOptions, C
 
 /// \brief Load a module's data
 inline CUmodule cuModuleLoadFatBinary(const void* fatCubin) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleLoadFatBinary)>(::cuwrap::detail::g_driver_slots[56], ::cuwrap::detail::Library::Driver, 56);
+  auto* fn = reinterpret_cast<decltype(::cuModuleLoadFatBinary)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[56], ::cuwrap::detail::Library::Driver, 56));
   CUmodule module{};
   ::cuwrap::detail::check(fn(&module, fatCubin), "cuModuleLoadFatBinary");
   return module;
@@ -4557,13 +4557,13 @@ inline CUmodule cuModuleLoadFatBinary(const void* fatCubin) {
 
 /// \brief Unloads a module
 inline void cuModuleUnload(CUmodule hmod) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleUnload)>(::cuwrap::detail::g_driver_slots[57], ::cuwrap::detail::Library::Driver, 57);
+  auto* fn = reinterpret_cast<decltype(::cuModuleUnload)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[57], ::cuwrap::detail::Library::Driver, 57));
   ::cuwrap::detail::check(fn(hmod), "cuModuleUnload");
 }
 
 /// \brief Query lazy loading mode
 inline CUmoduleLoadingMode cuModuleGetLoadingMode() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleGetLoadingMode)>(::cuwrap::detail::g_driver_slots[58], ::cuwrap::detail::Library::Driver, 58);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetLoadingMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[58], ::cuwrap::detail::Library::Driver, 58));
   CUmoduleLoadingMode mode{};
   ::cuwrap::detail::check(fn(&mode), "cuModuleGetLoadingMode");
   return mode;
@@ -4571,7 +4571,7 @@ inline CUmoduleLoadingMode cuModuleGetLoadingMode() {
 
 /// \brief Returns a function handle
 inline CUfunction cuModuleGetFunction(CUmodule hmod, const char* name) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleGetFunction)>(::cuwrap::detail::g_driver_slots[59], ::cuwrap::detail::Library::Driver, 59);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetFunction)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[59], ::cuwrap::detail::Library::Driver, 59));
   CUfunction hfunc{};
   ::cuwrap::detail::check(fn(&hfunc, hmod, name), "cuModuleGetFunction");
   return hfunc;
@@ -4579,7 +4579,7 @@ inline CUfunction cuModuleGetFunction(CUmodule hmod, const char* name) {
 
 /// \brief Returns the number of functions within a module
 inline unsigned int cuModuleGetFunctionCount(CUmodule mod) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleGetFunctionCount)>(::cuwrap::detail::g_driver_slots[60], ::cuwrap::detail::Library::Driver, 60);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetFunctionCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[60], ::cuwrap::detail::Library::Driver, 60));
   unsigned int count{};
   ::cuwrap::detail::check(fn(&count, mod), "cuModuleGetFunctionCount");
   return count;
@@ -4587,7 +4587,7 @@ inline unsigned int cuModuleGetFunctionCount(CUmodule mod) {
 
 /// \brief Returns the function handles within a module.
 inline void cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleEnumerateFunctions)>(::cuwrap::detail::g_driver_slots[61], ::cuwrap::detail::Library::Driver, 61);
+  auto* fn = reinterpret_cast<decltype(::cuModuleEnumerateFunctions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[61], ::cuwrap::detail::Library::Driver, 61));
   ::cuwrap::detail::check(fn(functions, numFunctions, mod), "cuModuleEnumerateFunctions");
 }
 
@@ -4599,7 +4599,7 @@ struct cuModuleGetGlobal_result {
 
 /// \brief Returns a global pointer from a module
 inline cuModuleGetGlobal_result cuModuleGetGlobal(CUmodule hmod, const char* name) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleGetGlobal)>(::cuwrap::detail::g_driver_slots[62], ::cuwrap::detail::Library::Driver, 62);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[62], ::cuwrap::detail::Library::Driver, 62));
   cuModuleGetGlobal_result result{};
   ::cuwrap::detail::check(fn(&result.dptr, &result.bytes, hmod, name), "cuModuleGetGlobal");
   return result;
@@ -4607,7 +4607,7 @@ inline cuModuleGetGlobal_result cuModuleGetGlobal(CUmodule hmod, const char* nam
 
 /// \brief Creates a pending JIT linker invocation.
 inline CUlinkState cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLinkCreate)>(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63);
+  auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   CUlinkState stateOut{};
   ::cuwrap::detail::check(fn(numOptions, options, optionValues, &stateOut), "cuLinkCreate");
   return stateOut;
@@ -4615,13 +4615,13 @@ inline CUlinkState cuLinkCreate(unsigned int numOptions, CUjit_option* options, 
 
 /// \brief Add an input to a pending linker invocation
 inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLinkAddData)>(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64);
+  auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
   ::cuwrap::detail::check(fn(state, type, data, size, name, numOptions, options, optionValues), "cuLinkAddData");
 }
 
 /// \brief Add a file input to a pending linker invocation
 inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLinkAddFile)>(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65);
+  auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
   ::cuwrap::detail::check(fn(state, type, path, numOptions, options, optionValues), "cuLinkAddFile");
 }
 
@@ -4633,7 +4633,7 @@ struct cuLinkComplete_result {
 
 /// \brief Complete a pending linker invocation
 inline cuLinkComplete_result cuLinkComplete(CUlinkState state) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLinkComplete)>(::cuwrap::detail::g_driver_slots[66], ::cuwrap::detail::Library::Driver, 66);
+  auto* fn = reinterpret_cast<decltype(::cuLinkComplete)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[66], ::cuwrap::detail::Library::Driver, 66));
   cuLinkComplete_result result{};
   ::cuwrap::detail::check(fn(state, &result.cubinOut, &result.sizeOut), "cuLinkComplete");
   return result;
@@ -4641,14 +4641,14 @@ inline cuLinkComplete_result cuLinkComplete(CUlinkState state) {
 
 /// \brief Destroys state for a JIT linker invocation.
 inline void cuLinkDestroy(CUlinkState state) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLinkDestroy)>(::cuwrap::detail::g_driver_slots[67], ::cuwrap::detail::Library::Driver, 67);
+  auto* fn = reinterpret_cast<decltype(::cuLinkDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[67], ::cuwrap::detail::Library::Driver, 67));
   ::cuwrap::detail::check(fn(state), "cuLinkDestroy");
 }
 
 /// \brief Returns a handle to a texture reference
 [[deprecated]]
 inline CUtexref cuModuleGetTexRef(CUmodule hmod, const char* name) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleGetTexRef)>(::cuwrap::detail::g_driver_slots[68], ::cuwrap::detail::Library::Driver, 68);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetTexRef)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[68], ::cuwrap::detail::Library::Driver, 68));
   CUtexref pTexRef{};
   ::cuwrap::detail::check(fn(&pTexRef, hmod, name), "cuModuleGetTexRef");
   return pTexRef;
@@ -4657,7 +4657,7 @@ inline CUtexref cuModuleGetTexRef(CUmodule hmod, const char* name) {
 /// \brief Returns a handle to a surface reference
 [[deprecated]]
 inline CUsurfref cuModuleGetSurfRef(CUmodule hmod, const char* name) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuModuleGetSurfRef)>(::cuwrap::detail::g_driver_slots[69], ::cuwrap::detail::Library::Driver, 69);
+  auto* fn = reinterpret_cast<decltype(::cuModuleGetSurfRef)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[69], ::cuwrap::detail::Library::Driver, 69));
   CUsurfref pSurfRef{};
   ::cuwrap::detail::check(fn(&pSurfRef, hmod, name), "cuModuleGetSurfRef");
   return pSurfRef;
@@ -4665,7 +4665,7 @@ inline CUsurfref cuModuleGetSurfRef(CUmodule hmod, const char* name) {
 
 /// \brief Load a library with specified code and options
 inline CUlibrary cuLibraryLoadData(const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryLoadData)>(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
   CUlibrary library{};
   ::cuwrap::detail::check(fn(&library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadData");
   return library;
@@ -4673,7 +4673,7 @@ inline CUlibrary cuLibraryLoadData(const void* code, CUjit_option* jitOptions, v
 
 /// \brief Load a library with specified file and options
 inline CUlibrary cuLibraryLoadFromFile(const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryLoadFromFile)>(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   CUlibrary library{};
   ::cuwrap::detail::check(fn(&library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadFromFile");
   return library;
@@ -4681,13 +4681,13 @@ inline CUlibrary cuLibraryLoadFromFile(const char* fileName, CUjit_option* jitOp
 
 /// \brief Unloads a library
 inline void cuLibraryUnload(CUlibrary library) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryUnload)>(::cuwrap::detail::g_driver_slots[72], ::cuwrap::detail::Library::Driver, 72);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryUnload)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[72], ::cuwrap::detail::Library::Driver, 72));
   ::cuwrap::detail::check(fn(library), "cuLibraryUnload");
 }
 
 /// \brief Returns a kernel handle
 inline CUkernel cuLibraryGetKernel(CUlibrary library, const char* name) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryGetKernel)>(::cuwrap::detail::g_driver_slots[73], ::cuwrap::detail::Library::Driver, 73);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetKernel)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[73], ::cuwrap::detail::Library::Driver, 73));
   CUkernel pKernel{};
   ::cuwrap::detail::check(fn(&pKernel, library, name), "cuLibraryGetKernel");
   return pKernel;
@@ -4695,7 +4695,7 @@ inline CUkernel cuLibraryGetKernel(CUlibrary library, const char* name) {
 
 /// \brief Returns the number of kernels within a library
 inline unsigned int cuLibraryGetKernelCount(CUlibrary lib) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryGetKernelCount)>(::cuwrap::detail::g_driver_slots[74], ::cuwrap::detail::Library::Driver, 74);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetKernelCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[74], ::cuwrap::detail::Library::Driver, 74));
   unsigned int count{};
   ::cuwrap::detail::check(fn(&count, lib), "cuLibraryGetKernelCount");
   return count;
@@ -4703,13 +4703,13 @@ inline unsigned int cuLibraryGetKernelCount(CUlibrary lib) {
 
 /// \brief Retrieve the kernel handles within a library.
 inline void cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryEnumerateKernels)>(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryEnumerateKernels)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75));
   ::cuwrap::detail::check(fn(kernels, numKernels, lib), "cuLibraryEnumerateKernels");
 }
 
 /// \brief Returns a module handle
 inline CUmodule cuLibraryGetModule(CUlibrary library) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryGetModule)>(::cuwrap::detail::g_driver_slots[76], ::cuwrap::detail::Library::Driver, 76);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetModule)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[76], ::cuwrap::detail::Library::Driver, 76));
   CUmodule pMod{};
   ::cuwrap::detail::check(fn(&pMod, library), "cuLibraryGetModule");
   return pMod;
@@ -4717,7 +4717,7 @@ inline CUmodule cuLibraryGetModule(CUlibrary library) {
 
 /// \brief Returns a function handle
 inline CUfunction cuKernelGetFunction(CUkernel kernel) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuKernelGetFunction)>(::cuwrap::detail::g_driver_slots[77], ::cuwrap::detail::Library::Driver, 77);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetFunction)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[77], ::cuwrap::detail::Library::Driver, 77));
   CUfunction pFunc{};
   ::cuwrap::detail::check(fn(&pFunc, kernel), "cuKernelGetFunction");
   return pFunc;
@@ -4725,7 +4725,7 @@ inline CUfunction cuKernelGetFunction(CUkernel kernel) {
 
 /// \brief Returns a library handle
 inline CUlibrary cuKernelGetLibrary(CUkernel kernel) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuKernelGetLibrary)>(::cuwrap::detail::g_driver_slots[78], ::cuwrap::detail::Library::Driver, 78);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetLibrary)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[78], ::cuwrap::detail::Library::Driver, 78));
   CUlibrary pLib{};
   ::cuwrap::detail::check(fn(&pLib, kernel), "cuKernelGetLibrary");
   return pLib;
@@ -4739,7 +4739,7 @@ struct cuLibraryGetGlobal_result {
 
 /// \brief Returns a global device pointer
 inline cuLibraryGetGlobal_result cuLibraryGetGlobal(CUlibrary library, const char* name) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryGetGlobal)>(::cuwrap::detail::g_driver_slots[79], ::cuwrap::detail::Library::Driver, 79);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[79], ::cuwrap::detail::Library::Driver, 79));
   cuLibraryGetGlobal_result result{};
   ::cuwrap::detail::check(fn(&result.dptr, &result.bytes, library, name), "cuLibraryGetGlobal");
   return result;
@@ -4753,7 +4753,7 @@ struct cuLibraryGetManaged_result {
 
 /// \brief Returns a pointer to managed memory
 inline cuLibraryGetManaged_result cuLibraryGetManaged(CUlibrary library, const char* name) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryGetManaged)>(::cuwrap::detail::g_driver_slots[80], ::cuwrap::detail::Library::Driver, 80);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetManaged)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[80], ::cuwrap::detail::Library::Driver, 80));
   cuLibraryGetManaged_result result{};
   ::cuwrap::detail::check(fn(&result.dptr, &result.bytes, library, name), "cuLibraryGetManaged");
   return result;
@@ -4761,7 +4761,7 @@ inline cuLibraryGetManaged_result cuLibraryGetManaged(CUlibrary library, const c
 
 /// \brief Returns a pointer to a unified function
 inline void* cuLibraryGetUnifiedFunction(CUlibrary library, const char* symbol) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLibraryGetUnifiedFunction)>(::cuwrap::detail::g_driver_slots[81], ::cuwrap::detail::Library::Driver, 81);
+  auto* fn = reinterpret_cast<decltype(::cuLibraryGetUnifiedFunction)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[81], ::cuwrap::detail::Library::Driver, 81));
   void* fptr{};
   ::cuwrap::detail::check(fn(&fptr, library, symbol), "cuLibraryGetUnifiedFunction");
   return fptr;
@@ -4769,7 +4769,7 @@ inline void* cuLibraryGetUnifiedFunction(CUlibrary library, const char* symbol) 
 
 /// \brief Returns information about a kernel
 inline int cuKernelGetAttribute(CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuKernelGetAttribute)>(::cuwrap::detail::g_driver_slots[82], ::cuwrap::detail::Library::Driver, 82);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[82], ::cuwrap::detail::Library::Driver, 82));
   int pi{};
   ::cuwrap::detail::check(fn(&pi, attrib, kernel, dev), "cuKernelGetAttribute");
   return pi;
@@ -4777,19 +4777,19 @@ inline int cuKernelGetAttribute(CUfunction_attribute attrib, CUkernel kernel, CU
 
 /// \brief Sets information about a kernel
 inline void cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuKernelSetAttribute)>(::cuwrap::detail::g_driver_slots[83], ::cuwrap::detail::Library::Driver, 83);
+  auto* fn = reinterpret_cast<decltype(::cuKernelSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[83], ::cuwrap::detail::Library::Driver, 83));
   ::cuwrap::detail::check(fn(attrib, val, kernel, dev), "cuKernelSetAttribute");
 }
 
 /// \brief Sets the preferred cache configuration for a device kernel.
 inline void cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuKernelSetCacheConfig)>(::cuwrap::detail::g_driver_slots[84], ::cuwrap::detail::Library::Driver, 84);
+  auto* fn = reinterpret_cast<decltype(::cuKernelSetCacheConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[84], ::cuwrap::detail::Library::Driver, 84));
   ::cuwrap::detail::check(fn(kernel, config, dev), "cuKernelSetCacheConfig");
 }
 
 /// \brief Returns the function name for a ::CUkernel handle
 inline const char* cuKernelGetName(CUkernel hfunc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuKernelGetName)>(::cuwrap::detail::g_driver_slots[85], ::cuwrap::detail::Library::Driver, 85);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[85], ::cuwrap::detail::Library::Driver, 85));
   const char* name{};
   ::cuwrap::detail::check(fn(&name, hfunc), "cuKernelGetName");
   return name;
@@ -4803,7 +4803,7 @@ struct cuKernelGetParamInfo_result {
 
 /// \brief Returns the offset and size of a kernel parameter in the device-side parameter layout
 inline cuKernelGetParamInfo_result cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuKernelGetParamInfo)>(::cuwrap::detail::g_driver_slots[86], ::cuwrap::detail::Library::Driver, 86);
+  auto* fn = reinterpret_cast<decltype(::cuKernelGetParamInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[86], ::cuwrap::detail::Library::Driver, 86));
   cuKernelGetParamInfo_result result{};
   ::cuwrap::detail::check(fn(kernel, paramIndex, &result.paramOffset, &result.paramSize), "cuKernelGetParamInfo");
   return result;
@@ -4817,7 +4817,7 @@ struct cuMemGetInfo_result {
 
 /// \brief Gets free and total memory
 inline cuMemGetInfo_result cuMemGetInfo() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemGetInfo)>(::cuwrap::detail::g_driver_slots[87], ::cuwrap::detail::Library::Driver, 87);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[87], ::cuwrap::detail::Library::Driver, 87));
   cuMemGetInfo_result result{};
   ::cuwrap::detail::check(fn(&result.free, &result.total), "cuMemGetInfo");
   return result;
@@ -4825,7 +4825,7 @@ inline cuMemGetInfo_result cuMemGetInfo() {
 
 /// \brief Allocates device memory
 inline CUdeviceptr cuMemAlloc(size_t bytesize) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemAlloc)>(::cuwrap::detail::g_driver_slots[88], ::cuwrap::detail::Library::Driver, 88);
+  auto* fn = reinterpret_cast<decltype(::cuMemAlloc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[88], ::cuwrap::detail::Library::Driver, 88));
   CUdeviceptr dptr{};
   ::cuwrap::detail::check(fn(&dptr, bytesize), "cuMemAlloc");
   return dptr;
@@ -4839,7 +4839,7 @@ struct cuMemAllocPitch_result {
 
 /// \brief Allocates pitched device memory
 inline cuMemAllocPitch_result cuMemAllocPitch(size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemAllocPitch)>(::cuwrap::detail::g_driver_slots[89], ::cuwrap::detail::Library::Driver, 89);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocPitch)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[89], ::cuwrap::detail::Library::Driver, 89));
   cuMemAllocPitch_result result{};
   ::cuwrap::detail::check(fn(&result.dptr, &result.pPitch, WidthInBytes, Height, ElementSizeBytes), "cuMemAllocPitch");
   return result;
@@ -4847,7 +4847,7 @@ inline cuMemAllocPitch_result cuMemAllocPitch(size_t WidthInBytes, size_t Height
 
 /// \brief Frees device memory
 inline void cuMemFree(CUdeviceptr dptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemFree)>(::cuwrap::detail::g_driver_slots[90], ::cuwrap::detail::Library::Driver, 90);
+  auto* fn = reinterpret_cast<decltype(::cuMemFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[90], ::cuwrap::detail::Library::Driver, 90));
   ::cuwrap::detail::check(fn(dptr), "cuMemFree");
 }
 
@@ -4859,7 +4859,7 @@ struct cuMemGetAddressRange_result {
 
 /// \brief Get information on memory allocations
 inline cuMemGetAddressRange_result cuMemGetAddressRange(CUdeviceptr dptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemGetAddressRange)>(::cuwrap::detail::g_driver_slots[91], ::cuwrap::detail::Library::Driver, 91);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetAddressRange)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[91], ::cuwrap::detail::Library::Driver, 91));
   cuMemGetAddressRange_result result{};
   ::cuwrap::detail::check(fn(&result.pbase, &result.psize, dptr), "cuMemGetAddressRange");
   return result;
@@ -4867,7 +4867,7 @@ inline cuMemGetAddressRange_result cuMemGetAddressRange(CUdeviceptr dptr) {
 
 /// \brief Allocates page-locked host memory
 inline void* cuMemAllocHost(size_t bytesize) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemAllocHost)>(::cuwrap::detail::g_driver_slots[92], ::cuwrap::detail::Library::Driver, 92);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocHost)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[92], ::cuwrap::detail::Library::Driver, 92));
   void* pp{};
   ::cuwrap::detail::check(fn(&pp, bytesize), "cuMemAllocHost");
   return pp;
@@ -4875,13 +4875,13 @@ inline void* cuMemAllocHost(size_t bytesize) {
 
 /// \brief Frees page-locked host memory
 inline void cuMemFreeHost(void* p) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemFreeHost)>(::cuwrap::detail::g_driver_slots[93], ::cuwrap::detail::Library::Driver, 93);
+  auto* fn = reinterpret_cast<decltype(::cuMemFreeHost)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[93], ::cuwrap::detail::Library::Driver, 93));
   ::cuwrap::detail::check(fn(p), "cuMemFreeHost");
 }
 
 /// \brief Allocates page-locked host memory
 inline void* cuMemHostAlloc(size_t bytesize, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemHostAlloc)>(::cuwrap::detail::g_driver_slots[94], ::cuwrap::detail::Library::Driver, 94);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostAlloc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[94], ::cuwrap::detail::Library::Driver, 94));
   void* pp{};
   ::cuwrap::detail::check(fn(&pp, bytesize, Flags), "cuMemHostAlloc");
   return pp;
@@ -4889,7 +4889,7 @@ inline void* cuMemHostAlloc(size_t bytesize, unsigned int Flags) {
 
 /// \brief Passes back device pointer of mapped pinned memory
 inline CUdeviceptr cuMemHostGetDevicePointer(void* p, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemHostGetDevicePointer)>(::cuwrap::detail::g_driver_slots[95], ::cuwrap::detail::Library::Driver, 95);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostGetDevicePointer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[95], ::cuwrap::detail::Library::Driver, 95));
   CUdeviceptr pdptr{};
   ::cuwrap::detail::check(fn(&pdptr, p, Flags), "cuMemHostGetDevicePointer");
   return pdptr;
@@ -4897,7 +4897,7 @@ inline CUdeviceptr cuMemHostGetDevicePointer(void* p, unsigned int Flags) {
 
 /// \brief Passes back flags that were used for a pinned allocation
 inline unsigned int cuMemHostGetFlags(void* p) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemHostGetFlags)>(::cuwrap::detail::g_driver_slots[96], ::cuwrap::detail::Library::Driver, 96);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostGetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[96], ::cuwrap::detail::Library::Driver, 96));
   unsigned int pFlags{};
   ::cuwrap::detail::check(fn(&pFlags, p), "cuMemHostGetFlags");
   return pFlags;
@@ -4905,7 +4905,7 @@ inline unsigned int cuMemHostGetFlags(void* p) {
 
 /// \brief Allocates memory that will be automatically managed by the Unified Memory system
 inline CUdeviceptr cuMemAllocManaged(size_t bytesize, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemAllocManaged)>(::cuwrap::detail::g_driver_slots[97], ::cuwrap::detail::Library::Driver, 97);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocManaged)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[97], ::cuwrap::detail::Library::Driver, 97));
   CUdeviceptr dptr{};
   ::cuwrap::detail::check(fn(&dptr, bytesize, flags), "cuMemAllocManaged");
   return dptr;
@@ -4913,7 +4913,7 @@ inline CUdeviceptr cuMemAllocManaged(size_t bytesize, unsigned int flags) {
 
 /// \brief Registers a callback function to receive async notifications
 inline CUasyncCallbackHandle cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void* userData) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceRegisterAsyncNotification)>(::cuwrap::detail::g_driver_slots[98], ::cuwrap::detail::Library::Driver, 98);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceRegisterAsyncNotification)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[98], ::cuwrap::detail::Library::Driver, 98));
   CUasyncCallbackHandle callback{};
   ::cuwrap::detail::check(fn(device, callbackFunc, userData, &callback), "cuDeviceRegisterAsyncNotification");
   return callback;
@@ -4921,13 +4921,13 @@ inline CUasyncCallbackHandle cuDeviceRegisterAsyncNotification(CUdevice device, 
 
 /// \brief Unregisters an async notification callback
 inline void cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceUnregisterAsyncNotification)>(::cuwrap::detail::g_driver_slots[99], ::cuwrap::detail::Library::Driver, 99);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceUnregisterAsyncNotification)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[99], ::cuwrap::detail::Library::Driver, 99));
   ::cuwrap::detail::check(fn(device, callback), "cuDeviceUnregisterAsyncNotification");
 }
 
 /// \brief Returns a handle to a compute device
 inline CUdevice cuDeviceGetByPCIBusId(const char* pciBusId) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetByPCIBusId)>(::cuwrap::detail::g_driver_slots[100], ::cuwrap::detail::Library::Driver, 100);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetByPCIBusId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[100], ::cuwrap::detail::Library::Driver, 100));
   CUdevice dev{};
   ::cuwrap::detail::check(fn(&dev, pciBusId), "cuDeviceGetByPCIBusId");
   return dev;
@@ -4935,7 +4935,7 @@ inline CUdevice cuDeviceGetByPCIBusId(const char* pciBusId) {
 
 /// \brief Returns a PCI Bus Id string for the device
 inline std::string cuDeviceGetPCIBusId(CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetPCIBusId)>(::cuwrap::detail::g_driver_slots[101], ::cuwrap::detail::Library::Driver, 101);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetPCIBusId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[101], ::cuwrap::detail::Library::Driver, 101));
   std::string pciBusId(256, '\0');
   ::cuwrap::detail::check(fn(pciBusId.data(), static_cast<int>(pciBusId.size()), dev), "cuDeviceGetPCIBusId");
   pciBusId.resize(std::char_traits<char>::length(pciBusId.c_str()));
@@ -4944,7 +4944,7 @@ inline std::string cuDeviceGetPCIBusId(CUdevice dev) {
 
 /// \brief Gets an interprocess handle for a previously allocated event
 inline CUipcEventHandle cuIpcGetEventHandle(CUevent event) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuIpcGetEventHandle)>(::cuwrap::detail::g_driver_slots[102], ::cuwrap::detail::Library::Driver, 102);
+  auto* fn = reinterpret_cast<decltype(::cuIpcGetEventHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[102], ::cuwrap::detail::Library::Driver, 102));
   CUipcEventHandle pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, event), "cuIpcGetEventHandle");
   return pHandle;
@@ -4952,7 +4952,7 @@ inline CUipcEventHandle cuIpcGetEventHandle(CUevent event) {
 
 /// \brief Opens an interprocess event handle for use in the current process
 inline CUevent cuIpcOpenEventHandle(CUipcEventHandle handle) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuIpcOpenEventHandle)>(::cuwrap::detail::g_driver_slots[103], ::cuwrap::detail::Library::Driver, 103);
+  auto* fn = reinterpret_cast<decltype(::cuIpcOpenEventHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[103], ::cuwrap::detail::Library::Driver, 103));
   CUevent phEvent{};
   ::cuwrap::detail::check(fn(&phEvent, handle), "cuIpcOpenEventHandle");
   return phEvent;
@@ -4960,7 +4960,7 @@ inline CUevent cuIpcOpenEventHandle(CUipcEventHandle handle) {
 
 /// \brief Gets an interprocess memory handle for an existing device memory allocation
 inline CUipcMemHandle cuIpcGetMemHandle(CUdeviceptr dptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuIpcGetMemHandle)>(::cuwrap::detail::g_driver_slots[104], ::cuwrap::detail::Library::Driver, 104);
+  auto* fn = reinterpret_cast<decltype(::cuIpcGetMemHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[104], ::cuwrap::detail::Library::Driver, 104));
   CUipcMemHandle pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, dptr), "cuIpcGetMemHandle");
   return pHandle;
@@ -4968,7 +4968,7 @@ inline CUipcMemHandle cuIpcGetMemHandle(CUdeviceptr dptr) {
 
 /// \brief Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 inline CUdeviceptr cuIpcOpenMemHandle(CUipcMemHandle handle, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuIpcOpenMemHandle)>(::cuwrap::detail::g_driver_slots[105], ::cuwrap::detail::Library::Driver, 105);
+  auto* fn = reinterpret_cast<decltype(::cuIpcOpenMemHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[105], ::cuwrap::detail::Library::Driver, 105));
   CUdeviceptr pdptr{};
   ::cuwrap::detail::check(fn(&pdptr, handle, Flags), "cuIpcOpenMemHandle");
   return pdptr;
@@ -4976,253 +4976,253 @@ inline CUdeviceptr cuIpcOpenMemHandle(CUipcMemHandle handle, unsigned int Flags)
 
 /// \brief Attempts to close memory mapped with ::cuIpcOpenMemHandle
 inline void cuIpcCloseMemHandle(CUdeviceptr dptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuIpcCloseMemHandle)>(::cuwrap::detail::g_driver_slots[106], ::cuwrap::detail::Library::Driver, 106);
+  auto* fn = reinterpret_cast<decltype(::cuIpcCloseMemHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[106], ::cuwrap::detail::Library::Driver, 106));
   ::cuwrap::detail::check(fn(dptr), "cuIpcCloseMemHandle");
 }
 
 /// \brief Registers an existing host memory range for use by CUDA
 inline void cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemHostRegister)>(::cuwrap::detail::g_driver_slots[107], ::cuwrap::detail::Library::Driver, 107);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostRegister)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[107], ::cuwrap::detail::Library::Driver, 107));
   ::cuwrap::detail::check(fn(p, bytesize, Flags), "cuMemHostRegister");
 }
 
 /// \brief Unregisters a memory range that was registered with cuMemHostRegister.
 inline void cuMemHostUnregister(void* p) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemHostUnregister)>(::cuwrap::detail::g_driver_slots[108], ::cuwrap::detail::Library::Driver, 108);
+  auto* fn = reinterpret_cast<decltype(::cuMemHostUnregister)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[108], ::cuwrap::detail::Library::Driver, 108));
   ::cuwrap::detail::check(fn(p), "cuMemHostUnregister");
 }
 
 /// \brief Copies memory
 inline void cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpy)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[109] : ::cuwrap::detail::g_driver_slots[109], ::cuwrap::detail::Library::Driver, 109, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[109] : ::cuwrap::detail::g_driver_slots[109], ::cuwrap::detail::Library::Driver, 109, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dst, src, ByteCount), "cuMemcpy");
 }
 
 /// \brief Copies device memory between two contexts
 inline void cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyPeer)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[110] : ::cuwrap::detail::g_driver_slots[110], ::cuwrap::detail::Library::Driver, 110, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyPeer)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[110] : ::cuwrap::detail::g_driver_slots[110], ::cuwrap::detail::Library::Driver, 110, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, dstContext, srcDevice, srcContext, ByteCount), "cuMemcpyPeer");
 }
 
 /// \brief Copies memory from Host to Device
 inline void cuMemcpyHtoD(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyHtoD)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[111] : ::cuwrap::detail::g_driver_slots[111], ::cuwrap::detail::Library::Driver, 111, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyHtoD)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[111] : ::cuwrap::detail::g_driver_slots[111], ::cuwrap::detail::Library::Driver, 111, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, srcHost, ByteCount), "cuMemcpyHtoD");
 }
 
 /// \brief Copies memory from Device to Host
 inline void cuMemcpyDtoH(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyDtoH)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[112] : ::cuwrap::detail::g_driver_slots[112], ::cuwrap::detail::Library::Driver, 112, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoH)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[112] : ::cuwrap::detail::g_driver_slots[112], ::cuwrap::detail::Library::Driver, 112, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstHost, srcDevice, ByteCount), "cuMemcpyDtoH");
 }
 
 /// \brief Copies memory from Device to Device
 inline void cuMemcpyDtoD(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyDtoD)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[113] : ::cuwrap::detail::g_driver_slots[113], ::cuwrap::detail::Library::Driver, 113, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoD)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[113] : ::cuwrap::detail::g_driver_slots[113], ::cuwrap::detail::Library::Driver, 113, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, srcDevice, ByteCount), "cuMemcpyDtoD");
 }
 
 /// \brief Copies memory from Device to Array
 inline void cuMemcpyDtoA(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyDtoA)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[114] : ::cuwrap::detail::g_driver_slots[114], ::cuwrap::detail::Library::Driver, 114, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoA)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[114] : ::cuwrap::detail::g_driver_slots[114], ::cuwrap::detail::Library::Driver, 114, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstArray, dstOffset, srcDevice, ByteCount), "cuMemcpyDtoA");
 }
 
 /// \brief Copies memory from Array to Device
 inline void cuMemcpyAtoD(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyAtoD)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[115] : ::cuwrap::detail::g_driver_slots[115], ::cuwrap::detail::Library::Driver, 115, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAtoD)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[115] : ::cuwrap::detail::g_driver_slots[115], ::cuwrap::detail::Library::Driver, 115, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, srcArray, srcOffset, ByteCount), "cuMemcpyAtoD");
 }
 
 /// \brief Copies memory from Host to Array
 inline void cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyHtoA)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[116] : ::cuwrap::detail::g_driver_slots[116], ::cuwrap::detail::Library::Driver, 116, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyHtoA)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[116] : ::cuwrap::detail::g_driver_slots[116], ::cuwrap::detail::Library::Driver, 116, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstArray, dstOffset, srcHost, ByteCount), "cuMemcpyHtoA");
 }
 
 /// \brief Copies memory from Array to Host
 inline void cuMemcpyAtoH(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyAtoH)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[117] : ::cuwrap::detail::g_driver_slots[117], ::cuwrap::detail::Library::Driver, 117, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAtoH)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[117] : ::cuwrap::detail::g_driver_slots[117], ::cuwrap::detail::Library::Driver, 117, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstHost, srcArray, srcOffset, ByteCount), "cuMemcpyAtoH");
 }
 
 /// \brief Copies memory from Array to Array
 inline void cuMemcpyAtoA(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyAtoA)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[118] : ::cuwrap::detail::g_driver_slots[118], ::cuwrap::detail::Library::Driver, 118, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAtoA)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[118] : ::cuwrap::detail::g_driver_slots[118], ::cuwrap::detail::Library::Driver, 118, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstArray, dstOffset, srcArray, srcOffset, ByteCount), "cuMemcpyAtoA");
 }
 
 /// \brief Copies memory for 2D arrays
 inline void cuMemcpy2D(const CUDA_MEMCPY2D* pCopy) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpy2D)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[119] : ::cuwrap::detail::g_driver_slots[119], ::cuwrap::detail::Library::Driver, 119, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy2D)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[119] : ::cuwrap::detail::g_driver_slots[119], ::cuwrap::detail::Library::Driver, 119, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(pCopy), "cuMemcpy2D");
 }
 
 /// \brief Copies memory for 2D arrays
 inline void cuMemcpy2DUnaligned(const CUDA_MEMCPY2D* pCopy) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpy2DUnaligned)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[120] : ::cuwrap::detail::g_driver_slots[120], ::cuwrap::detail::Library::Driver, 120, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy2DUnaligned)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[120] : ::cuwrap::detail::g_driver_slots[120], ::cuwrap::detail::Library::Driver, 120, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(pCopy), "cuMemcpy2DUnaligned");
 }
 
 /// \brief Copies memory for 3D arrays
 inline void cuMemcpy3D(const CUDA_MEMCPY3D* pCopy) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpy3D)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[121] : ::cuwrap::detail::g_driver_slots[121], ::cuwrap::detail::Library::Driver, 121, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3D)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[121] : ::cuwrap::detail::g_driver_slots[121], ::cuwrap::detail::Library::Driver, 121, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(pCopy), "cuMemcpy3D");
 }
 
 /// \brief Copies memory between contexts
 inline void cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER* pCopy) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpy3DPeer)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[122] : ::cuwrap::detail::g_driver_slots[122], ::cuwrap::detail::Library::Driver, 122, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3DPeer)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[122] : ::cuwrap::detail::g_driver_slots[122], ::cuwrap::detail::Library::Driver, 122, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(pCopy), "cuMemcpy3DPeer");
 }
 
 /// \brief Copies memory asynchronously
 inline void cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[123] : ::cuwrap::detail::g_driver_slots[123], ::cuwrap::detail::Library::Driver, 123, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[123] : ::cuwrap::detail::g_driver_slots[123], ::cuwrap::detail::Library::Driver, 123, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dst, src, ByteCount, hStream), "cuMemcpyAsync");
 }
 
 /// \brief Copies device memory between two contexts asynchronously.
 inline void cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyPeerAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[124] : ::cuwrap::detail::g_driver_slots[124], ::cuwrap::detail::Library::Driver, 124, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyPeerAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[124] : ::cuwrap::detail::g_driver_slots[124], ::cuwrap::detail::Library::Driver, 124, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream), "cuMemcpyPeerAsync");
 }
 
 /// \brief Copies memory from Host to Device
 inline void cuMemcpyHtoDAsync(CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyHtoDAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[125] : ::cuwrap::detail::g_driver_slots[125], ::cuwrap::detail::Library::Driver, 125, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyHtoDAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[125] : ::cuwrap::detail::g_driver_slots[125], ::cuwrap::detail::Library::Driver, 125, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, srcHost, ByteCount, hStream), "cuMemcpyHtoDAsync");
 }
 
 /// \brief Copies memory from Device to Host
 inline void cuMemcpyDtoHAsync(void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyDtoHAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[126] : ::cuwrap::detail::g_driver_slots[126], ::cuwrap::detail::Library::Driver, 126, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoHAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[126] : ::cuwrap::detail::g_driver_slots[126], ::cuwrap::detail::Library::Driver, 126, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstHost, srcDevice, ByteCount, hStream), "cuMemcpyDtoHAsync");
 }
 
 /// \brief Copies memory from Device to Device
 inline void cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyDtoDAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[127] : ::cuwrap::detail::g_driver_slots[127], ::cuwrap::detail::Library::Driver, 127, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyDtoDAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[127] : ::cuwrap::detail::g_driver_slots[127], ::cuwrap::detail::Library::Driver, 127, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, srcDevice, ByteCount, hStream), "cuMemcpyDtoDAsync");
 }
 
 /// \brief Copies memory from Host to Array
 inline void cuMemcpyHtoAAsync(CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyHtoAAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[128] : ::cuwrap::detail::g_driver_slots[128], ::cuwrap::detail::Library::Driver, 128, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyHtoAAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[128] : ::cuwrap::detail::g_driver_slots[128], ::cuwrap::detail::Library::Driver, 128, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstArray, dstOffset, srcHost, ByteCount, hStream), "cuMemcpyHtoAAsync");
 }
 
 /// \brief Copies memory from Array to Host
 inline void cuMemcpyAtoHAsync(void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyAtoHAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[129] : ::cuwrap::detail::g_driver_slots[129], ::cuwrap::detail::Library::Driver, 129, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyAtoHAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[129] : ::cuwrap::detail::g_driver_slots[129], ::cuwrap::detail::Library::Driver, 129, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstHost, srcArray, srcOffset, ByteCount, hStream), "cuMemcpyAtoHAsync");
 }
 
 /// \brief Copies memory for 2D arrays
 inline void cuMemcpy2DAsync(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpy2DAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[130] : ::cuwrap::detail::g_driver_slots[130], ::cuwrap::detail::Library::Driver, 130, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy2DAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[130] : ::cuwrap::detail::g_driver_slots[130], ::cuwrap::detail::Library::Driver, 130, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(pCopy, hStream), "cuMemcpy2DAsync");
 }
 
 /// \brief Copies memory for 3D arrays
 inline void cuMemcpy3DAsync(const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpy3DAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[131] : ::cuwrap::detail::g_driver_slots[131], ::cuwrap::detail::Library::Driver, 131, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3DAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[131] : ::cuwrap::detail::g_driver_slots[131], ::cuwrap::detail::Library::Driver, 131, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(pCopy, hStream), "cuMemcpy3DAsync");
 }
 
 /// \brief Copies memory between contexts asynchronously.
 inline void cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpy3DPeerAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[132] : ::cuwrap::detail::g_driver_slots[132], ::cuwrap::detail::Library::Driver, 132, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3DPeerAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[132] : ::cuwrap::detail::g_driver_slots[132], ::cuwrap::detail::Library::Driver, 132, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(pCopy, hStream), "cuMemcpy3DPeerAsync");
 }
 
 /// \brief Performs a batch of memory copies asynchronously.
 inline void cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count, CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpyBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[133] : ::cuwrap::detail::g_driver_slots[133], ::cuwrap::detail::Library::Driver, 133, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[133] : ::cuwrap::detail::g_driver_slots[133], ::cuwrap::detail::Library::Driver, 133, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream), "cuMemcpyBatchAsync");
 }
 
 /// \brief Performs a batch of 3D memory copies asynchronously.
 inline void cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, unsigned long long flags, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemcpy3DBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[134] : ::cuwrap::detail::g_driver_slots[134], ::cuwrap::detail::Library::Driver, 134, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3DBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[134] : ::cuwrap::detail::g_driver_slots[134], ::cuwrap::detail::Library::Driver, 134, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(numOps, opList, flags, hStream), "cuMemcpy3DBatchAsync");
 }
 
 /// \brief Initializes device memory
 inline void cuMemsetD8(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD8)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[135] : ::cuwrap::detail::g_driver_slots[135], ::cuwrap::detail::Library::Driver, 135, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD8)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[135] : ::cuwrap::detail::g_driver_slots[135], ::cuwrap::detail::Library::Driver, 135, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, uc, N), "cuMemsetD8");
 }
 
 /// \brief Initializes device memory
 inline void cuMemsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD16)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[136] : ::cuwrap::detail::g_driver_slots[136], ::cuwrap::detail::Library::Driver, 136, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD16)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[136] : ::cuwrap::detail::g_driver_slots[136], ::cuwrap::detail::Library::Driver, 136, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, us, N), "cuMemsetD16");
 }
 
 /// \brief Initializes device memory
 inline void cuMemsetD32(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD32)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[137] : ::cuwrap::detail::g_driver_slots[137], ::cuwrap::detail::Library::Driver, 137, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD32)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[137] : ::cuwrap::detail::g_driver_slots[137], ::cuwrap::detail::Library::Driver, 137, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, ui, N), "cuMemsetD32");
 }
 
 /// \brief Initializes device memory
 inline void cuMemsetD2D8(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD2D8)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[138] : ::cuwrap::detail::g_driver_slots[138], ::cuwrap::detail::Library::Driver, 138, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D8)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[138] : ::cuwrap::detail::g_driver_slots[138], ::cuwrap::detail::Library::Driver, 138, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, dstPitch, uc, Width, Height), "cuMemsetD2D8");
 }
 
 /// \brief Initializes device memory
 inline void cuMemsetD2D16(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD2D16)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[139] : ::cuwrap::detail::g_driver_slots[139], ::cuwrap::detail::Library::Driver, 139, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D16)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[139] : ::cuwrap::detail::g_driver_slots[139], ::cuwrap::detail::Library::Driver, 139, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, dstPitch, us, Width, Height), "cuMemsetD2D16");
 }
 
 /// \brief Initializes device memory
 inline void cuMemsetD2D32(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD2D32)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[140] : ::cuwrap::detail::g_driver_slots[140], ::cuwrap::detail::Library::Driver, 140, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D32)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[140] : ::cuwrap::detail::g_driver_slots[140], ::cuwrap::detail::Library::Driver, 140, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, dstPitch, ui, Width, Height), "cuMemsetD2D32");
 }
 
 /// \brief Sets device memory
 inline void cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD8Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[141] : ::cuwrap::detail::g_driver_slots[141], ::cuwrap::detail::Library::Driver, 141, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD8Async)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[141] : ::cuwrap::detail::g_driver_slots[141], ::cuwrap::detail::Library::Driver, 141, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, uc, N, hStream), "cuMemsetD8Async");
 }
 
 /// \brief Sets device memory
 inline void cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD16Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[142] : ::cuwrap::detail::g_driver_slots[142], ::cuwrap::detail::Library::Driver, 142, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD16Async)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[142] : ::cuwrap::detail::g_driver_slots[142], ::cuwrap::detail::Library::Driver, 142, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, us, N, hStream), "cuMemsetD16Async");
 }
 
 /// \brief Sets device memory
 inline void cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD32Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[143] : ::cuwrap::detail::g_driver_slots[143], ::cuwrap::detail::Library::Driver, 143, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD32Async)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[143] : ::cuwrap::detail::g_driver_slots[143], ::cuwrap::detail::Library::Driver, 143, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, ui, N, hStream), "cuMemsetD32Async");
 }
 
 /// \brief Sets device memory
 inline void cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD2D8Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[144] : ::cuwrap::detail::g_driver_slots[144], ::cuwrap::detail::Library::Driver, 144, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D8Async)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[144] : ::cuwrap::detail::g_driver_slots[144], ::cuwrap::detail::Library::Driver, 144, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, dstPitch, uc, Width, Height, hStream), "cuMemsetD2D8Async");
 }
 
 /// \brief Sets device memory
 inline void cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD2D16Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[145] : ::cuwrap::detail::g_driver_slots[145], ::cuwrap::detail::Library::Driver, 145, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D16Async)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[145] : ::cuwrap::detail::g_driver_slots[145], ::cuwrap::detail::Library::Driver, 145, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, dstPitch, us, Width, Height, hStream), "cuMemsetD2D16Async");
 }
 
 /// \brief Sets device memory
 inline void cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemsetD2D32Async)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[146] : ::cuwrap::detail::g_driver_slots[146], ::cuwrap::detail::Library::Driver, 146, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemsetD2D32Async)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[146] : ::cuwrap::detail::g_driver_slots[146], ::cuwrap::detail::Library::Driver, 146, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dstDevice, dstPitch, ui, Width, Height, hStream), "cuMemsetD2D32Async");
 }
 
 /// \brief Creates a 1D or 2D CUDA array
 inline CUarray cuArrayCreate(const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuArrayCreate)>(::cuwrap::detail::g_driver_slots[147], ::cuwrap::detail::Library::Driver, 147);
+  auto* fn = reinterpret_cast<decltype(::cuArrayCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[147], ::cuwrap::detail::Library::Driver, 147));
   CUarray pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, pAllocateArray), "cuArrayCreate");
   return pHandle;
@@ -5230,7 +5230,7 @@ inline CUarray cuArrayCreate(const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) {
 
 /// \brief Get a 1D or 2D CUDA array descriptor
 inline CUDA_ARRAY_DESCRIPTOR cuArrayGetDescriptor(CUarray hArray) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuArrayGetDescriptor)>(::cuwrap::detail::g_driver_slots[148], ::cuwrap::detail::Library::Driver, 148);
+  auto* fn = reinterpret_cast<decltype(::cuArrayGetDescriptor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[148], ::cuwrap::detail::Library::Driver, 148));
   CUDA_ARRAY_DESCRIPTOR pArrayDescriptor{};
   ::cuwrap::detail::check(fn(&pArrayDescriptor, hArray), "cuArrayGetDescriptor");
   return pArrayDescriptor;
@@ -5238,7 +5238,7 @@ inline CUDA_ARRAY_DESCRIPTOR cuArrayGetDescriptor(CUarray hArray) {
 
 /// \brief Returns the layout properties of a sparse CUDA array
 inline CUDA_ARRAY_SPARSE_PROPERTIES cuArrayGetSparseProperties(CUarray array) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuArrayGetSparseProperties)>(::cuwrap::detail::g_driver_slots[149], ::cuwrap::detail::Library::Driver, 149);
+  auto* fn = reinterpret_cast<decltype(::cuArrayGetSparseProperties)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[149], ::cuwrap::detail::Library::Driver, 149));
   CUDA_ARRAY_SPARSE_PROPERTIES sparseProperties{};
   ::cuwrap::detail::check(fn(&sparseProperties, array), "cuArrayGetSparseProperties");
   return sparseProperties;
@@ -5246,7 +5246,7 @@ inline CUDA_ARRAY_SPARSE_PROPERTIES cuArrayGetSparseProperties(CUarray array) {
 
 /// \brief Returns the layout properties of a sparse CUDA mipmapped array
 inline CUDA_ARRAY_SPARSE_PROPERTIES cuMipmappedArrayGetSparseProperties(CUmipmappedArray mipmap) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMipmappedArrayGetSparseProperties)>(::cuwrap::detail::g_driver_slots[150], ::cuwrap::detail::Library::Driver, 150);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetSparseProperties)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[150], ::cuwrap::detail::Library::Driver, 150));
   CUDA_ARRAY_SPARSE_PROPERTIES sparseProperties{};
   ::cuwrap::detail::check(fn(&sparseProperties, mipmap), "cuMipmappedArrayGetSparseProperties");
   return sparseProperties;
@@ -5254,7 +5254,7 @@ inline CUDA_ARRAY_SPARSE_PROPERTIES cuMipmappedArrayGetSparseProperties(CUmipmap
 
 /// \brief Returns the memory requirements of a CUDA array
 inline CUDA_ARRAY_MEMORY_REQUIREMENTS cuArrayGetMemoryRequirements(CUarray array, CUdevice device) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuArrayGetMemoryRequirements)>(::cuwrap::detail::g_driver_slots[151], ::cuwrap::detail::Library::Driver, 151);
+  auto* fn = reinterpret_cast<decltype(::cuArrayGetMemoryRequirements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[151], ::cuwrap::detail::Library::Driver, 151));
   CUDA_ARRAY_MEMORY_REQUIREMENTS memoryRequirements{};
   ::cuwrap::detail::check(fn(&memoryRequirements, array, device), "cuArrayGetMemoryRequirements");
   return memoryRequirements;
@@ -5262,7 +5262,7 @@ inline CUDA_ARRAY_MEMORY_REQUIREMENTS cuArrayGetMemoryRequirements(CUarray array
 
 /// \brief Returns the memory requirements of a CUDA mipmapped array
 inline CUDA_ARRAY_MEMORY_REQUIREMENTS cuMipmappedArrayGetMemoryRequirements(CUmipmappedArray mipmap, CUdevice device) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMipmappedArrayGetMemoryRequirements)>(::cuwrap::detail::g_driver_slots[152], ::cuwrap::detail::Library::Driver, 152);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetMemoryRequirements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[152], ::cuwrap::detail::Library::Driver, 152));
   CUDA_ARRAY_MEMORY_REQUIREMENTS memoryRequirements{};
   ::cuwrap::detail::check(fn(&memoryRequirements, mipmap, device), "cuMipmappedArrayGetMemoryRequirements");
   return memoryRequirements;
@@ -5270,7 +5270,7 @@ inline CUDA_ARRAY_MEMORY_REQUIREMENTS cuMipmappedArrayGetMemoryRequirements(CUmi
 
 /// \brief Gets a CUDA array plane from a CUDA array
 inline CUarray cuArrayGetPlane(CUarray hArray, unsigned int planeIdx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuArrayGetPlane)>(::cuwrap::detail::g_driver_slots[153], ::cuwrap::detail::Library::Driver, 153);
+  auto* fn = reinterpret_cast<decltype(::cuArrayGetPlane)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[153], ::cuwrap::detail::Library::Driver, 153));
   CUarray pPlaneArray{};
   ::cuwrap::detail::check(fn(&pPlaneArray, hArray, planeIdx), "cuArrayGetPlane");
   return pPlaneArray;
@@ -5278,13 +5278,13 @@ inline CUarray cuArrayGetPlane(CUarray hArray, unsigned int planeIdx) {
 
 /// \brief Destroys a CUDA array
 inline void cuArrayDestroy(CUarray hArray) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuArrayDestroy)>(::cuwrap::detail::g_driver_slots[154], ::cuwrap::detail::Library::Driver, 154);
+  auto* fn = reinterpret_cast<decltype(::cuArrayDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[154], ::cuwrap::detail::Library::Driver, 154));
   ::cuwrap::detail::check(fn(hArray), "cuArrayDestroy");
 }
 
 /// \brief Creates a 3D CUDA array
 inline CUarray cuArray3DCreate(const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuArray3DCreate)>(::cuwrap::detail::g_driver_slots[155], ::cuwrap::detail::Library::Driver, 155);
+  auto* fn = reinterpret_cast<decltype(::cuArray3DCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[155], ::cuwrap::detail::Library::Driver, 155));
   CUarray pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, pAllocateArray), "cuArray3DCreate");
   return pHandle;
@@ -5292,7 +5292,7 @@ inline CUarray cuArray3DCreate(const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) {
 
 /// \brief Get a 3D CUDA array descriptor
 inline CUDA_ARRAY3D_DESCRIPTOR cuArray3DGetDescriptor(CUarray hArray) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuArray3DGetDescriptor)>(::cuwrap::detail::g_driver_slots[156], ::cuwrap::detail::Library::Driver, 156);
+  auto* fn = reinterpret_cast<decltype(::cuArray3DGetDescriptor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[156], ::cuwrap::detail::Library::Driver, 156));
   CUDA_ARRAY3D_DESCRIPTOR pArrayDescriptor{};
   ::cuwrap::detail::check(fn(&pArrayDescriptor, hArray), "cuArray3DGetDescriptor");
   return pArrayDescriptor;
@@ -5300,7 +5300,7 @@ inline CUDA_ARRAY3D_DESCRIPTOR cuArray3DGetDescriptor(CUarray hArray) {
 
 /// \brief Creates a CUDA mipmapped array
 inline CUmipmappedArray cuMipmappedArrayCreate(const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc, unsigned int numMipmapLevels) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMipmappedArrayCreate)>(::cuwrap::detail::g_driver_slots[157], ::cuwrap::detail::Library::Driver, 157);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[157], ::cuwrap::detail::Library::Driver, 157));
   CUmipmappedArray pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, pMipmappedArrayDesc, numMipmapLevels), "cuMipmappedArrayCreate");
   return pHandle;
@@ -5308,7 +5308,7 @@ inline CUmipmappedArray cuMipmappedArrayCreate(const CUDA_ARRAY3D_DESCRIPTOR* pM
 
 /// \brief Gets a mipmap level of a CUDA mipmapped array
 inline CUarray cuMipmappedArrayGetLevel(CUmipmappedArray hMipmappedArray, unsigned int level) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMipmappedArrayGetLevel)>(::cuwrap::detail::g_driver_slots[158], ::cuwrap::detail::Library::Driver, 158);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetLevel)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[158], ::cuwrap::detail::Library::Driver, 158));
   CUarray pLevelArray{};
   ::cuwrap::detail::check(fn(&pLevelArray, hMipmappedArray, level), "cuMipmappedArrayGetLevel");
   return pLevelArray;
@@ -5316,19 +5316,19 @@ inline CUarray cuMipmappedArrayGetLevel(CUmipmappedArray hMipmappedArray, unsign
 
 /// \brief Destroys a CUDA mipmapped array
 inline void cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMipmappedArrayDestroy)>(::cuwrap::detail::g_driver_slots[159], ::cuwrap::detail::Library::Driver, 159);
+  auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[159], ::cuwrap::detail::Library::Driver, 159));
   ::cuwrap::detail::check(fn(hMipmappedArray), "cuMipmappedArrayDestroy");
 }
 
 /// \brief Retrieve handle for an address range
 inline void cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemGetHandleForAddressRange)>(::cuwrap::detail::g_driver_slots[160], ::cuwrap::detail::Library::Driver, 160);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetHandleForAddressRange)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[160], ::cuwrap::detail::Library::Driver, 160));
   ::cuwrap::detail::check(fn(handle, dptr, size, handleType, flags), "cuMemGetHandleForAddressRange");
 }
 
 /// \brief Submit a batch of \p count independent decompression operations.
 inline size_t cuMemBatchDecompressAsync(CUmemDecompressParams* paramsArray, size_t count, unsigned int flags, CUstream stream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemBatchDecompressAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[161] : ::cuwrap::detail::g_driver_slots[161], ::cuwrap::detail::Library::Driver, 161, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemBatchDecompressAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[161] : ::cuwrap::detail::g_driver_slots[161], ::cuwrap::detail::Library::Driver, 161, ::cuwrap::detail::kPerThreadDefaultStream));
   size_t errorIndex{};
   ::cuwrap::detail::check(fn(paramsArray, count, flags, &errorIndex, stream), "cuMemBatchDecompressAsync");
   return errorIndex;
@@ -5336,7 +5336,7 @@ inline size_t cuMemBatchDecompressAsync(CUmemDecompressParams* paramsArray, size
 
 /// \brief Allocate an address range reservation.
 inline CUdeviceptr cuMemAddressReserve(size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemAddressReserve)>(::cuwrap::detail::g_driver_slots[162], ::cuwrap::detail::Library::Driver, 162);
+  auto* fn = reinterpret_cast<decltype(::cuMemAddressReserve)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[162], ::cuwrap::detail::Library::Driver, 162));
   CUdeviceptr ptr{};
   ::cuwrap::detail::check(fn(&ptr, size, alignment, addr, flags), "cuMemAddressReserve");
   return ptr;
@@ -5344,13 +5344,13 @@ inline CUdeviceptr cuMemAddressReserve(size_t size, size_t alignment, CUdevicept
 
 /// \brief Free an address range reservation.
 inline void cuMemAddressFree(CUdeviceptr ptr, size_t size) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemAddressFree)>(::cuwrap::detail::g_driver_slots[163], ::cuwrap::detail::Library::Driver, 163);
+  auto* fn = reinterpret_cast<decltype(::cuMemAddressFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[163], ::cuwrap::detail::Library::Driver, 163));
   ::cuwrap::detail::check(fn(ptr, size), "cuMemAddressFree");
 }
 
 /// \brief Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
 inline CUmemGenericAllocationHandle cuMemCreate(size_t size, const CUmemAllocationProp* prop, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemCreate)>(::cuwrap::detail::g_driver_slots[164], ::cuwrap::detail::Library::Driver, 164);
+  auto* fn = reinterpret_cast<decltype(::cuMemCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[164], ::cuwrap::detail::Library::Driver, 164));
   CUmemGenericAllocationHandle handle{};
   ::cuwrap::detail::check(fn(&handle, size, prop, flags), "cuMemCreate");
   return handle;
@@ -5358,37 +5358,37 @@ inline CUmemGenericAllocationHandle cuMemCreate(size_t size, const CUmemAllocati
 
 /// \brief Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
 inline void cuMemRelease(CUmemGenericAllocationHandle handle) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemRelease)>(::cuwrap::detail::g_driver_slots[165], ::cuwrap::detail::Library::Driver, 165);
+  auto* fn = reinterpret_cast<decltype(::cuMemRelease)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[165], ::cuwrap::detail::Library::Driver, 165));
   ::cuwrap::detail::check(fn(handle), "cuMemRelease");
 }
 
 /// \brief Maps an allocation handle to a reserved virtual address range.
 inline void cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemMap)>(::cuwrap::detail::g_driver_slots[166], ::cuwrap::detail::Library::Driver, 166);
+  auto* fn = reinterpret_cast<decltype(::cuMemMap)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[166], ::cuwrap::detail::Library::Driver, 166));
   ::cuwrap::detail::check(fn(ptr, size, offset, handle, flags), "cuMemMap");
 }
 
 /// \brief Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 inline void cuMemMapArrayAsync(CUarrayMapInfo* mapInfoList, unsigned int count, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemMapArrayAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[167] : ::cuwrap::detail::g_driver_slots[167], ::cuwrap::detail::Library::Driver, 167, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemMapArrayAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[167] : ::cuwrap::detail::g_driver_slots[167], ::cuwrap::detail::Library::Driver, 167, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(mapInfoList, count, hStream), "cuMemMapArrayAsync");
 }
 
 /// \brief Unmap the backing memory of a given address range.
 inline void cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemUnmap)>(::cuwrap::detail::g_driver_slots[168], ::cuwrap::detail::Library::Driver, 168);
+  auto* fn = reinterpret_cast<decltype(::cuMemUnmap)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[168], ::cuwrap::detail::Library::Driver, 168));
   ::cuwrap::detail::check(fn(ptr, size), "cuMemUnmap");
 }
 
 /// \brief Set the access flags for each location specified in \p desc for the given virtual address range
 inline void cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemSetAccess)>(::cuwrap::detail::g_driver_slots[169], ::cuwrap::detail::Library::Driver, 169);
+  auto* fn = reinterpret_cast<decltype(::cuMemSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[169], ::cuwrap::detail::Library::Driver, 169));
   ::cuwrap::detail::check(fn(ptr, size, desc, count), "cuMemSetAccess");
 }
 
 /// \brief Get the access \p flags set for the given \p location and \p ptr
 inline unsigned long long cuMemGetAccess(const CUmemLocation* location, CUdeviceptr ptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemGetAccess)>(::cuwrap::detail::g_driver_slots[170], ::cuwrap::detail::Library::Driver, 170);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[170], ::cuwrap::detail::Library::Driver, 170));
   unsigned long long flags{};
   ::cuwrap::detail::check(fn(&flags, location, ptr), "cuMemGetAccess");
   return flags;
@@ -5396,13 +5396,13 @@ inline unsigned long long cuMemGetAccess(const CUmemLocation* location, CUdevice
 
 /// \brief Exports an allocation to a requested shareable handle type
 inline void cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemExportToShareableHandle)>(::cuwrap::detail::g_driver_slots[171], ::cuwrap::detail::Library::Driver, 171);
+  auto* fn = reinterpret_cast<decltype(::cuMemExportToShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[171], ::cuwrap::detail::Library::Driver, 171));
   ::cuwrap::detail::check(fn(shareableHandle, handle, handleType, flags), "cuMemExportToShareableHandle");
 }
 
 /// \brief Imports an allocation from a requested shareable handle type.
 inline CUmemGenericAllocationHandle cuMemImportFromShareableHandle(void* osHandle, CUmemAllocationHandleType shHandleType) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemImportFromShareableHandle)>(::cuwrap::detail::g_driver_slots[172], ::cuwrap::detail::Library::Driver, 172);
+  auto* fn = reinterpret_cast<decltype(::cuMemImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[172], ::cuwrap::detail::Library::Driver, 172));
   CUmemGenericAllocationHandle handle{};
   ::cuwrap::detail::check(fn(&handle, osHandle, shHandleType), "cuMemImportFromShareableHandle");
   return handle;
@@ -5410,7 +5410,7 @@ inline CUmemGenericAllocationHandle cuMemImportFromShareableHandle(void* osHandl
 
 /// \brief Calculates either the minimal or recommended granularity
 inline size_t cuMemGetAllocationGranularity(const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemGetAllocationGranularity)>(::cuwrap::detail::g_driver_slots[173], ::cuwrap::detail::Library::Driver, 173);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationGranularity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[173], ::cuwrap::detail::Library::Driver, 173));
   size_t granularity{};
   ::cuwrap::detail::check(fn(&granularity, prop, option), "cuMemGetAllocationGranularity");
   return granularity;
@@ -5418,7 +5418,7 @@ inline size_t cuMemGetAllocationGranularity(const CUmemAllocationProp* prop, CUm
 
 /// \brief Retrieve the contents of the property structure defining properties for this handle
 inline CUmemAllocationProp cuMemGetAllocationPropertiesFromHandle(CUmemGenericAllocationHandle handle) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemGetAllocationPropertiesFromHandle)>(::cuwrap::detail::g_driver_slots[174], ::cuwrap::detail::Library::Driver, 174);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationPropertiesFromHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[174], ::cuwrap::detail::Library::Driver, 174));
   CUmemAllocationProp prop{};
   ::cuwrap::detail::check(fn(&prop, handle), "cuMemGetAllocationPropertiesFromHandle");
   return prop;
@@ -5426,7 +5426,7 @@ inline CUmemAllocationProp cuMemGetAllocationPropertiesFromHandle(CUmemGenericAl
 
 /// \brief Given an address \p addr, returns the allocation handle of the backing memory allocation.
 inline CUmemGenericAllocationHandle cuMemRetainAllocationHandle(void* addr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemRetainAllocationHandle)>(::cuwrap::detail::g_driver_slots[175], ::cuwrap::detail::Library::Driver, 175);
+  auto* fn = reinterpret_cast<decltype(::cuMemRetainAllocationHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[175], ::cuwrap::detail::Library::Driver, 175));
   CUmemGenericAllocationHandle handle{};
   ::cuwrap::detail::check(fn(&handle, addr), "cuMemRetainAllocationHandle");
   return handle;
@@ -5434,13 +5434,13 @@ inline CUmemGenericAllocationHandle cuMemRetainAllocationHandle(void* addr) {
 
 /// \brief Frees memory with stream ordered semantics
 inline void cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemFreeAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[176] : ::cuwrap::detail::g_driver_slots[176], ::cuwrap::detail::Library::Driver, 176, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemFreeAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[176] : ::cuwrap::detail::g_driver_slots[176], ::cuwrap::detail::Library::Driver, 176, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dptr, hStream), "cuMemFreeAsync");
 }
 
 /// \brief Allocates memory with stream ordered semantics
 inline CUdeviceptr cuMemAllocAsync(size_t bytesize, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemAllocAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[177] : ::cuwrap::detail::g_driver_slots[177], ::cuwrap::detail::Library::Driver, 177, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[177] : ::cuwrap::detail::g_driver_slots[177], ::cuwrap::detail::Library::Driver, 177, ::cuwrap::detail::kPerThreadDefaultStream));
   CUdeviceptr dptr{};
   ::cuwrap::detail::check(fn(&dptr, bytesize, hStream), "cuMemAllocAsync");
   return dptr;
@@ -5448,31 +5448,31 @@ inline CUdeviceptr cuMemAllocAsync(size_t bytesize, CUstream hStream) {
 
 /// \brief Tries to release memory back to the OS
 inline void cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolTrimTo)>(::cuwrap::detail::g_driver_slots[178], ::cuwrap::detail::Library::Driver, 178);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolTrimTo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[178], ::cuwrap::detail::Library::Driver, 178));
   ::cuwrap::detail::check(fn(pool, minBytesToKeep), "cuMemPoolTrimTo");
 }
 
 /// \brief Sets attributes of a memory pool
 inline void cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolSetAttribute)>(::cuwrap::detail::g_driver_slots[179], ::cuwrap::detail::Library::Driver, 179);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[179], ::cuwrap::detail::Library::Driver, 179));
   ::cuwrap::detail::check(fn(pool, attr, value), "cuMemPoolSetAttribute");
 }
 
 /// \brief Gets attributes of a memory pool
 inline void cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolGetAttribute)>(::cuwrap::detail::g_driver_slots[180], ::cuwrap::detail::Library::Driver, 180);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[180], ::cuwrap::detail::Library::Driver, 180));
   ::cuwrap::detail::check(fn(pool, attr, value), "cuMemPoolGetAttribute");
 }
 
 /// \brief Controls visibility of pools between devices
 inline void cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolSetAccess)>(::cuwrap::detail::g_driver_slots[181], ::cuwrap::detail::Library::Driver, 181);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[181], ::cuwrap::detail::Library::Driver, 181));
   ::cuwrap::detail::check(fn(pool, map, count), "cuMemPoolSetAccess");
 }
 
 /// \brief Returns the accessibility of a pool from a device
 inline CUmemAccess_flags cuMemPoolGetAccess(CUmemoryPool memPool, CUmemLocation* location) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolGetAccess)>(::cuwrap::detail::g_driver_slots[182], ::cuwrap::detail::Library::Driver, 182);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[182], ::cuwrap::detail::Library::Driver, 182));
   CUmemAccess_flags flags{};
   ::cuwrap::detail::check(fn(&flags, memPool, location), "cuMemPoolGetAccess");
   return flags;
@@ -5480,7 +5480,7 @@ inline CUmemAccess_flags cuMemPoolGetAccess(CUmemoryPool memPool, CUmemLocation*
 
 /// \brief Creates a memory pool
 inline CUmemoryPool cuMemPoolCreate(const CUmemPoolProps* poolProps) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolCreate)>(::cuwrap::detail::g_driver_slots[183], ::cuwrap::detail::Library::Driver, 183);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[183], ::cuwrap::detail::Library::Driver, 183));
   CUmemoryPool pool{};
   ::cuwrap::detail::check(fn(&pool, poolProps), "cuMemPoolCreate");
   return pool;
@@ -5488,13 +5488,13 @@ inline CUmemoryPool cuMemPoolCreate(const CUmemPoolProps* poolProps) {
 
 /// \brief Destroys the specified memory pool
 inline void cuMemPoolDestroy(CUmemoryPool pool) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolDestroy)>(::cuwrap::detail::g_driver_slots[184], ::cuwrap::detail::Library::Driver, 184);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[184], ::cuwrap::detail::Library::Driver, 184));
   ::cuwrap::detail::check(fn(pool), "cuMemPoolDestroy");
 }
 
 /// \brief Returns the default memory pool for a given location and allocation type
 inline CUmemoryPool cuMemGetDefaultMemPool(CUmemLocation* location, CUmemAllocationType type) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemGetDefaultMemPool)>(::cuwrap::detail::g_driver_slots[185], ::cuwrap::detail::Library::Driver, 185);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetDefaultMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[185], ::cuwrap::detail::Library::Driver, 185));
   CUmemoryPool pool_out{};
   ::cuwrap::detail::check(fn(&pool_out, location, type), "cuMemGetDefaultMemPool");
   return pool_out;
@@ -5502,7 +5502,7 @@ inline CUmemoryPool cuMemGetDefaultMemPool(CUmemLocation* location, CUmemAllocat
 
 /// \brief Gets the current memory pool for a memory location and of a particular allocation type
 inline CUmemoryPool cuMemGetMemPool(CUmemLocation* location, CUmemAllocationType type) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemGetMemPool)>(::cuwrap::detail::g_driver_slots[186], ::cuwrap::detail::Library::Driver, 186);
+  auto* fn = reinterpret_cast<decltype(::cuMemGetMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[186], ::cuwrap::detail::Library::Driver, 186));
   CUmemoryPool pool{};
   ::cuwrap::detail::check(fn(&pool, location, type), "cuMemGetMemPool");
   return pool;
@@ -5510,13 +5510,13 @@ inline CUmemoryPool cuMemGetMemPool(CUmemLocation* location, CUmemAllocationType
 
 /// \brief Sets the current memory pool for a memory location and allocation type
 inline void cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemSetMemPool)>(::cuwrap::detail::g_driver_slots[187], ::cuwrap::detail::Library::Driver, 187);
+  auto* fn = reinterpret_cast<decltype(::cuMemSetMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[187], ::cuwrap::detail::Library::Driver, 187));
   ::cuwrap::detail::check(fn(location, type, pool), "cuMemSetMemPool");
 }
 
 /// \brief Allocates memory from a specified pool with stream ordered semantics.
 inline CUdeviceptr cuMemAllocFromPoolAsync(size_t bytesize, CUmemoryPool pool, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemAllocFromPoolAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[188] : ::cuwrap::detail::g_driver_slots[188], ::cuwrap::detail::Library::Driver, 188, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemAllocFromPoolAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[188] : ::cuwrap::detail::g_driver_slots[188], ::cuwrap::detail::Library::Driver, 188, ::cuwrap::detail::kPerThreadDefaultStream));
   CUdeviceptr dptr{};
   ::cuwrap::detail::check(fn(&dptr, bytesize, pool, hStream), "cuMemAllocFromPoolAsync");
   return dptr;
@@ -5524,13 +5524,13 @@ inline CUdeviceptr cuMemAllocFromPoolAsync(size_t bytesize, CUmemoryPool pool, C
 
 /// \brief Exports a memory pool to the requested handle type.
 inline void cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolExportToShareableHandle)>(::cuwrap::detail::g_driver_slots[189], ::cuwrap::detail::Library::Driver, 189);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolExportToShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[189], ::cuwrap::detail::Library::Driver, 189));
   ::cuwrap::detail::check(fn(handle_out, pool, handleType, flags), "cuMemPoolExportToShareableHandle");
 }
 
 /// \brief imports a memory pool from a shared handle.
 inline CUmemoryPool cuMemPoolImportFromShareableHandle(void* handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolImportFromShareableHandle)>(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190));
   CUmemoryPool pool_out{};
   ::cuwrap::detail::check(fn(&pool_out, handle, handleType, flags), "cuMemPoolImportFromShareableHandle");
   return pool_out;
@@ -5538,7 +5538,7 @@ inline CUmemoryPool cuMemPoolImportFromShareableHandle(void* handle, CUmemAlloca
 
 /// \brief Export data to share a memory pool allocation between processes.
 inline CUmemPoolPtrExportData cuMemPoolExportPointer(CUdeviceptr ptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolExportPointer)>(::cuwrap::detail::g_driver_slots[191], ::cuwrap::detail::Library::Driver, 191);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolExportPointer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[191], ::cuwrap::detail::Library::Driver, 191));
   CUmemPoolPtrExportData shareData_out{};
   ::cuwrap::detail::check(fn(&shareData_out, ptr), "cuMemPoolExportPointer");
   return shareData_out;
@@ -5546,7 +5546,7 @@ inline CUmemPoolPtrExportData cuMemPoolExportPointer(CUdeviceptr ptr) {
 
 /// \brief Import a memory pool allocation from another process.
 inline CUdeviceptr cuMemPoolImportPointer(CUmemoryPool pool, CUmemPoolPtrExportData* shareData) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPoolImportPointer)>(::cuwrap::detail::g_driver_slots[192], ::cuwrap::detail::Library::Driver, 192);
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolImportPointer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[192], ::cuwrap::detail::Library::Driver, 192));
   CUdeviceptr ptr_out{};
   ::cuwrap::detail::check(fn(&ptr_out, pool, shareData), "cuMemPoolImportPointer");
   return ptr_out;
@@ -5554,7 +5554,7 @@ inline CUdeviceptr cuMemPoolImportPointer(CUmemoryPool pool, CUmemPoolPtrExportD
 
 /// \brief Create a generic allocation handle representing a multicast object described by the given properties.
 inline CUmemGenericAllocationHandle cuMulticastCreate(const CUmulticastObjectProp* prop) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMulticastCreate)>(::cuwrap::detail::g_driver_slots[193], ::cuwrap::detail::Library::Driver, 193);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[193], ::cuwrap::detail::Library::Driver, 193));
   CUmemGenericAllocationHandle mcHandle{};
   ::cuwrap::detail::check(fn(&mcHandle, prop), "cuMulticastCreate");
   return mcHandle;
@@ -5562,31 +5562,31 @@ inline CUmemGenericAllocationHandle cuMulticastCreate(const CUmulticastObjectPro
 
 /// \brief Associate a device to a multicast object.
 inline void cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMulticastAddDevice)>(::cuwrap::detail::g_driver_slots[194], ::cuwrap::detail::Library::Driver, 194);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastAddDevice)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[194], ::cuwrap::detail::Library::Driver, 194));
   ::cuwrap::detail::check(fn(mcHandle, dev), "cuMulticastAddDevice");
 }
 
 /// \brief Bind a memory allocation represented by a handle to a multicast object.
 inline void cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMulticastBindMem)>(::cuwrap::detail::g_driver_slots[195], ::cuwrap::detail::Library::Driver, 195);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastBindMem)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[195], ::cuwrap::detail::Library::Driver, 195));
   ::cuwrap::detail::check(fn(mcHandle, mcOffset, memHandle, memOffset, size, flags), "cuMulticastBindMem");
 }
 
 /// \brief Bind a memory allocation represented by a virtual address to a multicast object.
 inline void cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMulticastBindAddr)>(::cuwrap::detail::g_driver_slots[196], ::cuwrap::detail::Library::Driver, 196);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastBindAddr)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[196], ::cuwrap::detail::Library::Driver, 196));
   ::cuwrap::detail::check(fn(mcHandle, mcOffset, memptr, size, flags), "cuMulticastBindAddr");
 }
 
 /// \brief Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
 inline void cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMulticastUnbind)>(::cuwrap::detail::g_driver_slots[197], ::cuwrap::detail::Library::Driver, 197);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastUnbind)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[197], ::cuwrap::detail::Library::Driver, 197));
   ::cuwrap::detail::check(fn(mcHandle, dev, mcOffset, size), "cuMulticastUnbind");
 }
 
 /// \brief Calculates either the minimal or recommended granularity for multicast object
 inline size_t cuMulticastGetGranularity(const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMulticastGetGranularity)>(::cuwrap::detail::g_driver_slots[198], ::cuwrap::detail::Library::Driver, 198);
+  auto* fn = reinterpret_cast<decltype(::cuMulticastGetGranularity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[198], ::cuwrap::detail::Library::Driver, 198));
   size_t granularity{};
   ::cuwrap::detail::check(fn(&granularity, prop, option), "cuMulticastGetGranularity");
   return granularity;
@@ -5594,67 +5594,67 @@ inline size_t cuMulticastGetGranularity(const CUmulticastObjectProp* prop, CUmul
 
 /// \brief Returns information about a pointer
 inline void cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuPointerGetAttribute)>(::cuwrap::detail::g_driver_slots[199], ::cuwrap::detail::Library::Driver, 199);
+  auto* fn = reinterpret_cast<decltype(::cuPointerGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[199], ::cuwrap::detail::Library::Driver, 199));
   ::cuwrap::detail::check(fn(data, attribute, ptr), "cuPointerGetAttribute");
 }
 
 /// \brief Prefetches memory to the specified destination location
 inline void cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPrefetchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[200] : ::cuwrap::detail::g_driver_slots[200], ::cuwrap::detail::Library::Driver, 200, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemPrefetchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[200] : ::cuwrap::detail::g_driver_slots[200], ::cuwrap::detail::Library::Driver, 200, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(devPtr, count, location, flags, hStream), "cuMemPrefetchAsync");
 }
 
 /// \brief Advise about the usage of a given memory range
 inline void cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemAdvise)>(::cuwrap::detail::g_driver_slots[201], ::cuwrap::detail::Library::Driver, 201);
+  auto* fn = reinterpret_cast<decltype(::cuMemAdvise)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[201], ::cuwrap::detail::Library::Driver, 201));
   ::cuwrap::detail::check(fn(devPtr, count, advice, location), "cuMemAdvise");
 }
 
 /// \brief Performs a batch of memory prefetches asynchronously
 inline void cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemPrefetchBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[202] : ::cuwrap::detail::g_driver_slots[202], ::cuwrap::detail::Library::Driver, 202, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemPrefetchBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[202] : ::cuwrap::detail::g_driver_slots[202], ::cuwrap::detail::Library::Driver, 202, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream), "cuMemPrefetchBatchAsync");
 }
 
 /// \brief Performs a batch of memory discards asynchronously
 inline void cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemDiscardBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[203] : ::cuwrap::detail::g_driver_slots[203], ::cuwrap::detail::Library::Driver, 203, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemDiscardBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[203] : ::cuwrap::detail::g_driver_slots[203], ::cuwrap::detail::Library::Driver, 203, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dptrs, sizes, count, flags, hStream), "cuMemDiscardBatchAsync");
 }
 
 /// \brief Performs a batch of memory discards and prefetches asynchronously
 inline void cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemDiscardAndPrefetchBatchAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[204] : ::cuwrap::detail::g_driver_slots[204], ::cuwrap::detail::Library::Driver, 204, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuMemDiscardAndPrefetchBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[204] : ::cuwrap::detail::g_driver_slots[204], ::cuwrap::detail::Library::Driver, 204, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream), "cuMemDiscardAndPrefetchBatchAsync");
 }
 
 /// \brief Query an attribute of a given memory range
 inline void cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemRangeGetAttribute)>(::cuwrap::detail::g_driver_slots[205], ::cuwrap::detail::Library::Driver, 205);
+  auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[205], ::cuwrap::detail::Library::Driver, 205));
   ::cuwrap::detail::check(fn(data, dataSize, attribute, devPtr, count), "cuMemRangeGetAttribute");
 }
 
 /// \brief Query attributes of a given memory range.
 inline void cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuMemRangeGetAttributes)>(::cuwrap::detail::g_driver_slots[206], ::cuwrap::detail::Library::Driver, 206);
+  auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[206], ::cuwrap::detail::Library::Driver, 206));
   ::cuwrap::detail::check(fn(data, dataSizes, attributes, numAttributes, devPtr, count), "cuMemRangeGetAttributes");
 }
 
 /// \brief Set attributes on a previously allocated memory region
 inline void cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuPointerSetAttribute)>(::cuwrap::detail::g_driver_slots[207], ::cuwrap::detail::Library::Driver, 207);
+  auto* fn = reinterpret_cast<decltype(::cuPointerSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[207], ::cuwrap::detail::Library::Driver, 207));
   ::cuwrap::detail::check(fn(value, attribute, ptr), "cuPointerSetAttribute");
 }
 
 /// \brief Returns information about a pointer.
 inline void cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuPointerGetAttributes)>(::cuwrap::detail::g_driver_slots[208], ::cuwrap::detail::Library::Driver, 208);
+  auto* fn = reinterpret_cast<decltype(::cuPointerGetAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[208], ::cuwrap::detail::Library::Driver, 208));
   ::cuwrap::detail::check(fn(numAttributes, attributes, data, ptr), "cuPointerGetAttributes");
 }
 
 /// \brief Create a stream
 inline CUstream cuStreamCreate(unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamCreate)>(::cuwrap::detail::g_driver_slots[209], ::cuwrap::detail::Library::Driver, 209);
+  auto* fn = reinterpret_cast<decltype(::cuStreamCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[209], ::cuwrap::detail::Library::Driver, 209));
   CUstream phStream{};
   ::cuwrap::detail::check(fn(&phStream, Flags), "cuStreamCreate");
   return phStream;
@@ -5662,7 +5662,7 @@ inline CUstream cuStreamCreate(unsigned int Flags) {
 
 /// \brief Create a stream with the given priority
 inline CUstream cuStreamCreateWithPriority(unsigned int flags, int priority) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamCreateWithPriority)>(::cuwrap::detail::g_driver_slots[210], ::cuwrap::detail::Library::Driver, 210);
+  auto* fn = reinterpret_cast<decltype(::cuStreamCreateWithPriority)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[210], ::cuwrap::detail::Library::Driver, 210));
   CUstream phStream{};
   ::cuwrap::detail::check(fn(&phStream, flags, priority), "cuStreamCreateWithPriority");
   return phStream;
@@ -5670,7 +5670,7 @@ inline CUstream cuStreamCreateWithPriority(unsigned int flags, int priority) {
 
 /// \brief Query the priority of a given stream
 inline int cuStreamGetPriority(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamGetPriority)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[211] : ::cuwrap::detail::g_driver_slots[211], ::cuwrap::detail::Library::Driver, 211, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetPriority)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[211] : ::cuwrap::detail::g_driver_slots[211], ::cuwrap::detail::Library::Driver, 211, ::cuwrap::detail::kPerThreadDefaultStream));
   int priority{};
   ::cuwrap::detail::check(fn(hStream, &priority), "cuStreamGetPriority");
   return priority;
@@ -5678,7 +5678,7 @@ inline int cuStreamGetPriority(CUstream hStream) {
 
 /// \brief Returns the device handle of the stream
 inline CUdevice cuStreamGetDevice(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamGetDevice)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[212] : ::cuwrap::detail::g_driver_slots[212], ::cuwrap::detail::Library::Driver, 212, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetDevice)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[212] : ::cuwrap::detail::g_driver_slots[212], ::cuwrap::detail::Library::Driver, 212, ::cuwrap::detail::kPerThreadDefaultStream));
   CUdevice device{};
   ::cuwrap::detail::check(fn(hStream, &device), "cuStreamGetDevice");
   return device;
@@ -5686,7 +5686,7 @@ inline CUdevice cuStreamGetDevice(CUstream hStream) {
 
 /// \brief Query the flags of a given stream
 inline unsigned int cuStreamGetFlags(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamGetFlags)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[213] : ::cuwrap::detail::g_driver_slots[213], ::cuwrap::detail::Library::Driver, 213, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[213] : ::cuwrap::detail::g_driver_slots[213], ::cuwrap::detail::Library::Driver, 213, ::cuwrap::detail::kPerThreadDefaultStream));
   unsigned int flags{};
   ::cuwrap::detail::check(fn(hStream, &flags), "cuStreamGetFlags");
   return flags;
@@ -5694,7 +5694,7 @@ inline unsigned int cuStreamGetFlags(CUstream hStream) {
 
 /// \brief Returns the unique Id associated with the stream handle supplied
 inline unsigned long long cuStreamGetId(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamGetId)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[214] : ::cuwrap::detail::g_driver_slots[214], ::cuwrap::detail::Library::Driver, 214, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetId)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[214] : ::cuwrap::detail::g_driver_slots[214], ::cuwrap::detail::Library::Driver, 214, ::cuwrap::detail::kPerThreadDefaultStream));
   unsigned long long streamId{};
   ::cuwrap::detail::check(fn(hStream, &streamId), "cuStreamGetId");
   return streamId;
@@ -5702,7 +5702,7 @@ inline unsigned long long cuStreamGetId(CUstream hStream) {
 
 /// \brief Query the context associated with a stream
 inline CUcontext cuStreamGetCtx(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamGetCtx)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[215] : ::cuwrap::detail::g_driver_slots[215], ::cuwrap::detail::Library::Driver, 215, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetCtx)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[215] : ::cuwrap::detail::g_driver_slots[215], ::cuwrap::detail::Library::Driver, 215, ::cuwrap::detail::kPerThreadDefaultStream));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(hStream, &pctx), "cuStreamGetCtx");
   return pctx;
@@ -5716,7 +5716,7 @@ struct cuStreamGetCtx_v2_result {
 
 /// \brief Query the contexts associated with a stream
 inline cuStreamGetCtx_v2_result cuStreamGetCtx_v2(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamGetCtx_v2)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[216] : ::cuwrap::detail::g_driver_slots[216], ::cuwrap::detail::Library::Driver, 216, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetCtx_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[216] : ::cuwrap::detail::g_driver_slots[216], ::cuwrap::detail::Library::Driver, 216, ::cuwrap::detail::kPerThreadDefaultStream));
   cuStreamGetCtx_v2_result result{};
   ::cuwrap::detail::check(fn(hStream, &result.pCtx, &result.pGreenCtx), "cuStreamGetCtx_v2");
   return result;
@@ -5724,37 +5724,37 @@ inline cuStreamGetCtx_v2_result cuStreamGetCtx_v2(CUstream hStream) {
 
 /// \brief Make a compute stream wait on an event
 inline void cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamWaitEvent)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[217] : ::cuwrap::detail::g_driver_slots[217], ::cuwrap::detail::Library::Driver, 217, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWaitEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[217] : ::cuwrap::detail::g_driver_slots[217], ::cuwrap::detail::Library::Driver, 217, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hStream, hEvent, Flags), "cuStreamWaitEvent");
 }
 
 /// \brief Add a callback to a compute stream
 inline void cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamAddCallback)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[218] : ::cuwrap::detail::g_driver_slots[218], ::cuwrap::detail::Library::Driver, 218, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamAddCallback)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[218] : ::cuwrap::detail::g_driver_slots[218], ::cuwrap::detail::Library::Driver, 218, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hStream, callback, userData, flags), "cuStreamAddCallback");
 }
 
 /// \brief Begins graph capture on a stream
 inline void cuStreamBeginCapture(CUstream hStream, CUstreamCaptureMode mode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamBeginCapture)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[219] : ::cuwrap::detail::g_driver_slots[219], ::cuwrap::detail::Library::Driver, 219, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamBeginCapture)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[219] : ::cuwrap::detail::g_driver_slots[219], ::cuwrap::detail::Library::Driver, 219, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hStream, mode), "cuStreamBeginCapture");
 }
 
 /// \brief Begins graph capture on a stream to an existing graph
 inline void cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUstreamCaptureMode mode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamBeginCaptureToGraph)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[220] : ::cuwrap::detail::g_driver_slots[220], ::cuwrap::detail::Library::Driver, 220, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamBeginCaptureToGraph)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[220] : ::cuwrap::detail::g_driver_slots[220], ::cuwrap::detail::Library::Driver, 220, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hStream, hGraph, dependencies, dependencyData, numDependencies, mode), "cuStreamBeginCaptureToGraph");
 }
 
 /// \brief Swaps the stream capture interaction mode for a thread
 inline void cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuThreadExchangeStreamCaptureMode)>(::cuwrap::detail::g_driver_slots[221], ::cuwrap::detail::Library::Driver, 221);
+  auto* fn = reinterpret_cast<decltype(::cuThreadExchangeStreamCaptureMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[221], ::cuwrap::detail::Library::Driver, 221));
   ::cuwrap::detail::check(fn(mode), "cuThreadExchangeStreamCaptureMode");
 }
 
 /// \brief Ends capture on a stream, returning the captured graph
 inline CUgraph cuStreamEndCapture(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamEndCapture)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[222] : ::cuwrap::detail::g_driver_slots[222], ::cuwrap::detail::Library::Driver, 222, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamEndCapture)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[222] : ::cuwrap::detail::g_driver_slots[222], ::cuwrap::detail::Library::Driver, 222, ::cuwrap::detail::kPerThreadDefaultStream));
   CUgraph phGraph{};
   ::cuwrap::detail::check(fn(hStream, &phGraph), "cuStreamEndCapture");
   return phGraph;
@@ -5762,7 +5762,7 @@ inline CUgraph cuStreamEndCapture(CUstream hStream) {
 
 /// \brief Returns a stream's capture status
 inline CUstreamCaptureStatus cuStreamIsCapturing(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamIsCapturing)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[223] : ::cuwrap::detail::g_driver_slots[223], ::cuwrap::detail::Library::Driver, 223, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamIsCapturing)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[223] : ::cuwrap::detail::g_driver_slots[223], ::cuwrap::detail::Library::Driver, 223, ::cuwrap::detail::kPerThreadDefaultStream));
   CUstreamCaptureStatus captureStatus{};
   ::cuwrap::detail::check(fn(hStream, &captureStatus), "cuStreamIsCapturing");
   return captureStatus;
@@ -5780,7 +5780,7 @@ struct cuStreamGetCaptureInfo_result {
 
 /// \brief Query a stream's capture state
 inline cuStreamGetCaptureInfo_result cuStreamGetCaptureInfo(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamGetCaptureInfo)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[224] : ::cuwrap::detail::g_driver_slots[224], ::cuwrap::detail::Library::Driver, 224, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetCaptureInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[224] : ::cuwrap::detail::g_driver_slots[224], ::cuwrap::detail::Library::Driver, 224, ::cuwrap::detail::kPerThreadDefaultStream));
   cuStreamGetCaptureInfo_result result{};
   ::cuwrap::detail::check(fn(hStream, &result.captureStatus_out, &result.id_out, &result.graph_out, &result.dependencies_out, &result.edgeData_out, &result.numDependencies_out), "cuStreamGetCaptureInfo");
   return result;
@@ -5788,43 +5788,43 @@ inline cuStreamGetCaptureInfo_result cuStreamGetCaptureInfo(CUstream hStream) {
 
 /// \brief Update the set of dependencies in a capturing stream
 inline void cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamUpdateCaptureDependencies)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[225] : ::cuwrap::detail::g_driver_slots[225], ::cuwrap::detail::Library::Driver, 225, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamUpdateCaptureDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[225] : ::cuwrap::detail::g_driver_slots[225], ::cuwrap::detail::Library::Driver, 225, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hStream, dependencies, dependencyData, numDependencies, flags), "cuStreamUpdateCaptureDependencies");
 }
 
 /// \brief Attach memory to a stream asynchronously
 inline void cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamAttachMemAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[226] : ::cuwrap::detail::g_driver_slots[226], ::cuwrap::detail::Library::Driver, 226, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamAttachMemAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[226] : ::cuwrap::detail::g_driver_slots[226], ::cuwrap::detail::Library::Driver, 226, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hStream, dptr, length, flags), "cuStreamAttachMemAsync");
 }
 
 /// \brief Determine status of a compute stream
 inline bool cuStreamQuery(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamQuery)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[227] : ::cuwrap::detail::g_driver_slots[227], ::cuwrap::detail::Library::Driver, 227, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamQuery)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[227] : ::cuwrap::detail::g_driver_slots[227], ::cuwrap::detail::Library::Driver, 227, ::cuwrap::detail::kPerThreadDefaultStream));
   return ::cuwrap::detail::check_answer(fn(hStream), CUDA_ERROR_NOT_READY, "cuStreamQuery");
 }
 
 /// \brief Wait until a stream's tasks are completed
 inline void cuStreamSynchronize(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamSynchronize)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[228] : ::cuwrap::detail::g_driver_slots[228], ::cuwrap::detail::Library::Driver, 228, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamSynchronize)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[228] : ::cuwrap::detail::g_driver_slots[228], ::cuwrap::detail::Library::Driver, 228, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hStream), "cuStreamSynchronize");
 }
 
 /// \brief Destroys a stream
 inline void cuStreamDestroy(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamDestroy)>(::cuwrap::detail::g_driver_slots[229], ::cuwrap::detail::Library::Driver, 229);
+  auto* fn = reinterpret_cast<decltype(::cuStreamDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[229], ::cuwrap::detail::Library::Driver, 229));
   ::cuwrap::detail::check(fn(hStream), "cuStreamDestroy");
 }
 
 /// \brief Copies attributes from source stream to destination stream.
 inline void cuStreamCopyAttributes(CUstream dst, CUstream src) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamCopyAttributes)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[230] : ::cuwrap::detail::g_driver_slots[230], ::cuwrap::detail::Library::Driver, 230, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamCopyAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[230] : ::cuwrap::detail::g_driver_slots[230], ::cuwrap::detail::Library::Driver, 230, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dst, src), "cuStreamCopyAttributes");
 }
 
 /// \brief Queries stream attribute.
 inline CUstreamAttrValue cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamGetAttribute)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[231] : ::cuwrap::detail::g_driver_slots[231], ::cuwrap::detail::Library::Driver, 231, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[231] : ::cuwrap::detail::g_driver_slots[231], ::cuwrap::detail::Library::Driver, 231, ::cuwrap::detail::kPerThreadDefaultStream));
   CUstreamAttrValue value_out{};
   ::cuwrap::detail::check(fn(hStream, attr, &value_out), "cuStreamGetAttribute");
   return value_out;
@@ -5832,13 +5832,13 @@ inline CUstreamAttrValue cuStreamGetAttribute(CUstream hStream, CUstreamAttrID a
 
 /// \brief Sets stream attribute.
 inline void cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue* value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamSetAttribute)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[232] : ::cuwrap::detail::g_driver_slots[232], ::cuwrap::detail::Library::Driver, 232, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[232] : ::cuwrap::detail::g_driver_slots[232], ::cuwrap::detail::Library::Driver, 232, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hStream, attr, value), "cuStreamSetAttribute");
 }
 
 /// \brief Creates an event
 inline CUevent cuEventCreate(unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuEventCreate)>(::cuwrap::detail::g_driver_slots[233], ::cuwrap::detail::Library::Driver, 233);
+  auto* fn = reinterpret_cast<decltype(::cuEventCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[233], ::cuwrap::detail::Library::Driver, 233));
   CUevent phEvent{};
   ::cuwrap::detail::check(fn(&phEvent, Flags), "cuEventCreate");
   return phEvent;
@@ -5846,37 +5846,37 @@ inline CUevent cuEventCreate(unsigned int Flags) {
 
 /// \brief Records an event
 inline void cuEventRecord(CUevent hEvent, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuEventRecord)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[234] : ::cuwrap::detail::g_driver_slots[234], ::cuwrap::detail::Library::Driver, 234, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuEventRecord)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[234] : ::cuwrap::detail::g_driver_slots[234], ::cuwrap::detail::Library::Driver, 234, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hEvent, hStream), "cuEventRecord");
 }
 
 /// \brief Records an event
 inline void cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuEventRecordWithFlags)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[235] : ::cuwrap::detail::g_driver_slots[235], ::cuwrap::detail::Library::Driver, 235, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuEventRecordWithFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[235] : ::cuwrap::detail::g_driver_slots[235], ::cuwrap::detail::Library::Driver, 235, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hEvent, hStream, flags), "cuEventRecordWithFlags");
 }
 
 /// \brief Queries an event's status
 inline bool cuEventQuery(CUevent hEvent) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuEventQuery)>(::cuwrap::detail::g_driver_slots[236], ::cuwrap::detail::Library::Driver, 236);
+  auto* fn = reinterpret_cast<decltype(::cuEventQuery)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[236], ::cuwrap::detail::Library::Driver, 236));
   return ::cuwrap::detail::check_answer(fn(hEvent), CUDA_ERROR_NOT_READY, "cuEventQuery");
 }
 
 /// \brief Waits for an event to complete
 inline void cuEventSynchronize(CUevent hEvent) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuEventSynchronize)>(::cuwrap::detail::g_driver_slots[237], ::cuwrap::detail::Library::Driver, 237);
+  auto* fn = reinterpret_cast<decltype(::cuEventSynchronize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[237], ::cuwrap::detail::Library::Driver, 237));
   ::cuwrap::detail::check(fn(hEvent), "cuEventSynchronize");
 }
 
 /// \brief Destroys an event
 inline void cuEventDestroy(CUevent hEvent) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuEventDestroy)>(::cuwrap::detail::g_driver_slots[238], ::cuwrap::detail::Library::Driver, 238);
+  auto* fn = reinterpret_cast<decltype(::cuEventDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[238], ::cuwrap::detail::Library::Driver, 238));
   ::cuwrap::detail::check(fn(hEvent), "cuEventDestroy");
 }
 
 /// \brief Computes the elapsed time between two events
 inline float cuEventElapsedTime(CUevent hStart, CUevent hEnd) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuEventElapsedTime)>(::cuwrap::detail::g_driver_slots[239], ::cuwrap::detail::Library::Driver, 239);
+  auto* fn = reinterpret_cast<decltype(::cuEventElapsedTime)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[239], ::cuwrap::detail::Library::Driver, 239));
   float pMilliseconds{};
   ::cuwrap::detail::check(fn(&pMilliseconds, hStart, hEnd), "cuEventElapsedTime");
   return pMilliseconds;
@@ -5884,7 +5884,7 @@ inline float cuEventElapsedTime(CUevent hStart, CUevent hEnd) {
 
 /// \brief Imports an external memory object
 inline CUexternalMemory cuImportExternalMemory(const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuImportExternalMemory)>(::cuwrap::detail::g_driver_slots[240], ::cuwrap::detail::Library::Driver, 240);
+  auto* fn = reinterpret_cast<decltype(::cuImportExternalMemory)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[240], ::cuwrap::detail::Library::Driver, 240));
   CUexternalMemory extMem_out{};
   ::cuwrap::detail::check(fn(&extMem_out, memHandleDesc), "cuImportExternalMemory");
   return extMem_out;
@@ -5892,7 +5892,7 @@ inline CUexternalMemory cuImportExternalMemory(const CUDA_EXTERNAL_MEMORY_HANDLE
 
 /// \brief Maps a buffer onto an imported memory object
 inline CUdeviceptr cuExternalMemoryGetMappedBuffer(CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuExternalMemoryGetMappedBuffer)>(::cuwrap::detail::g_driver_slots[241], ::cuwrap::detail::Library::Driver, 241);
+  auto* fn = reinterpret_cast<decltype(::cuExternalMemoryGetMappedBuffer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[241], ::cuwrap::detail::Library::Driver, 241));
   CUdeviceptr devPtr{};
   ::cuwrap::detail::check(fn(&devPtr, extMem, bufferDesc), "cuExternalMemoryGetMappedBuffer");
   return devPtr;
@@ -5900,7 +5900,7 @@ inline CUdeviceptr cuExternalMemoryGetMappedBuffer(CUexternalMemory extMem, cons
 
 /// \brief Maps a CUDA mipmapped array onto an external memory object
 inline CUmipmappedArray cuExternalMemoryGetMappedMipmappedArray(CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuExternalMemoryGetMappedMipmappedArray)>(::cuwrap::detail::g_driver_slots[242], ::cuwrap::detail::Library::Driver, 242);
+  auto* fn = reinterpret_cast<decltype(::cuExternalMemoryGetMappedMipmappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[242], ::cuwrap::detail::Library::Driver, 242));
   CUmipmappedArray mipmap{};
   ::cuwrap::detail::check(fn(&mipmap, extMem, mipmapDesc), "cuExternalMemoryGetMappedMipmappedArray");
   return mipmap;
@@ -5908,13 +5908,13 @@ inline CUmipmappedArray cuExternalMemoryGetMappedMipmappedArray(CUexternalMemory
 
 /// \brief Destroys an external memory object.
 inline void cuDestroyExternalMemory(CUexternalMemory extMem) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDestroyExternalMemory)>(::cuwrap::detail::g_driver_slots[243], ::cuwrap::detail::Library::Driver, 243);
+  auto* fn = reinterpret_cast<decltype(::cuDestroyExternalMemory)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[243], ::cuwrap::detail::Library::Driver, 243));
   ::cuwrap::detail::check(fn(extMem), "cuDestroyExternalMemory");
 }
 
 /// \brief Imports an external semaphore
 inline CUexternalSemaphore cuImportExternalSemaphore(const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuImportExternalSemaphore)>(::cuwrap::detail::g_driver_slots[244], ::cuwrap::detail::Library::Driver, 244);
+  auto* fn = reinterpret_cast<decltype(::cuImportExternalSemaphore)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[244], ::cuwrap::detail::Library::Driver, 244));
   CUexternalSemaphore extSem_out{};
   ::cuwrap::detail::check(fn(&extSem_out, semHandleDesc), "cuImportExternalSemaphore");
   return extSem_out;
@@ -5922,55 +5922,55 @@ inline CUexternalSemaphore cuImportExternalSemaphore(const CUDA_EXTERNAL_SEMAPHO
 
 /// \brief Signals a set of external semaphore objects
 inline void cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuSignalExternalSemaphoresAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[245] : ::cuwrap::detail::g_driver_slots[245], ::cuwrap::detail::Library::Driver, 245, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuSignalExternalSemaphoresAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[245] : ::cuwrap::detail::g_driver_slots[245], ::cuwrap::detail::Library::Driver, 245, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(extSemArray, paramsArray, numExtSems, stream), "cuSignalExternalSemaphoresAsync");
 }
 
 /// \brief Waits on a set of external semaphore objects
 inline void cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuWaitExternalSemaphoresAsync)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[246] : ::cuwrap::detail::g_driver_slots[246], ::cuwrap::detail::Library::Driver, 246, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuWaitExternalSemaphoresAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[246] : ::cuwrap::detail::g_driver_slots[246], ::cuwrap::detail::Library::Driver, 246, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(extSemArray, paramsArray, numExtSems, stream), "cuWaitExternalSemaphoresAsync");
 }
 
 /// \brief Destroys an external semaphore
 inline void cuDestroyExternalSemaphore(CUexternalSemaphore extSem) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDestroyExternalSemaphore)>(::cuwrap::detail::g_driver_slots[247], ::cuwrap::detail::Library::Driver, 247);
+  auto* fn = reinterpret_cast<decltype(::cuDestroyExternalSemaphore)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[247], ::cuwrap::detail::Library::Driver, 247));
   ::cuwrap::detail::check(fn(extSem), "cuDestroyExternalSemaphore");
 }
 
 /// \brief Wait on a memory location
 inline void cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamWaitValue32)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[248] : ::cuwrap::detail::g_driver_slots[248], ::cuwrap::detail::Library::Driver, 248, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWaitValue32)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[248] : ::cuwrap::detail::g_driver_slots[248], ::cuwrap::detail::Library::Driver, 248, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(stream, addr, value, flags), "cuStreamWaitValue32");
 }
 
 /// \brief Wait on a memory location
 inline void cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamWaitValue64)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[249] : ::cuwrap::detail::g_driver_slots[249], ::cuwrap::detail::Library::Driver, 249, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWaitValue64)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[249] : ::cuwrap::detail::g_driver_slots[249], ::cuwrap::detail::Library::Driver, 249, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(stream, addr, value, flags), "cuStreamWaitValue64");
 }
 
 /// \brief Write a value to memory
 inline void cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamWriteValue32)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[250] : ::cuwrap::detail::g_driver_slots[250], ::cuwrap::detail::Library::Driver, 250, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWriteValue32)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[250] : ::cuwrap::detail::g_driver_slots[250], ::cuwrap::detail::Library::Driver, 250, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(stream, addr, value, flags), "cuStreamWriteValue32");
 }
 
 /// \brief Write a value to memory
 inline void cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamWriteValue64)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[251] : ::cuwrap::detail::g_driver_slots[251], ::cuwrap::detail::Library::Driver, 251, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamWriteValue64)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[251] : ::cuwrap::detail::g_driver_slots[251], ::cuwrap::detail::Library::Driver, 251, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(stream, addr, value, flags), "cuStreamWriteValue64");
 }
 
 /// \brief Batch operations to synchronize the stream via memory operations
 inline void cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamBatchMemOp)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[252] : ::cuwrap::detail::g_driver_slots[252], ::cuwrap::detail::Library::Driver, 252, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuStreamBatchMemOp)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[252] : ::cuwrap::detail::g_driver_slots[252], ::cuwrap::detail::Library::Driver, 252, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(stream, count, paramArray, flags), "cuStreamBatchMemOp");
 }
 
 /// \brief Returns information about a function
 inline int cuFuncGetAttribute(CUfunction_attribute attrib, CUfunction hfunc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncGetAttribute)>(::cuwrap::detail::g_driver_slots[253], ::cuwrap::detail::Library::Driver, 253);
+  auto* fn = reinterpret_cast<decltype(::cuFuncGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[253], ::cuwrap::detail::Library::Driver, 253));
   int pi{};
   ::cuwrap::detail::check(fn(&pi, attrib, hfunc), "cuFuncGetAttribute");
   return pi;
@@ -5978,19 +5978,19 @@ inline int cuFuncGetAttribute(CUfunction_attribute attrib, CUfunction hfunc) {
 
 /// \brief Sets information about a function
 inline void cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncSetAttribute)>(::cuwrap::detail::g_driver_slots[254], ::cuwrap::detail::Library::Driver, 254);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[254], ::cuwrap::detail::Library::Driver, 254));
   ::cuwrap::detail::check(fn(hfunc, attrib, value), "cuFuncSetAttribute");
 }
 
 /// \brief Sets the preferred cache configuration for a device function
 inline void cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncSetCacheConfig)>(::cuwrap::detail::g_driver_slots[255], ::cuwrap::detail::Library::Driver, 255);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetCacheConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[255], ::cuwrap::detail::Library::Driver, 255));
   ::cuwrap::detail::check(fn(hfunc, config), "cuFuncSetCacheConfig");
 }
 
 /// \brief Returns a module handle
 inline CUmodule cuFuncGetModule(CUfunction hfunc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncGetModule)>(::cuwrap::detail::g_driver_slots[256], ::cuwrap::detail::Library::Driver, 256);
+  auto* fn = reinterpret_cast<decltype(::cuFuncGetModule)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[256], ::cuwrap::detail::Library::Driver, 256));
   CUmodule hmod{};
   ::cuwrap::detail::check(fn(&hmod, hfunc), "cuFuncGetModule");
   return hmod;
@@ -5998,7 +5998,7 @@ inline CUmodule cuFuncGetModule(CUfunction hfunc) {
 
 /// \brief Returns the function name for a ::CUfunction handle
 inline const char* cuFuncGetName(CUfunction hfunc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncGetName)>(::cuwrap::detail::g_driver_slots[257], ::cuwrap::detail::Library::Driver, 257);
+  auto* fn = reinterpret_cast<decltype(::cuFuncGetName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[257], ::cuwrap::detail::Library::Driver, 257));
   const char* name{};
   ::cuwrap::detail::check(fn(&name, hfunc), "cuFuncGetName");
   return name;
@@ -6012,7 +6012,7 @@ struct cuFuncGetParamInfo_result {
 
 /// \brief Returns the offset and size of a kernel parameter in the device-side parameter layout
 inline cuFuncGetParamInfo_result cuFuncGetParamInfo(CUfunction func, size_t paramIndex) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncGetParamInfo)>(::cuwrap::detail::g_driver_slots[258], ::cuwrap::detail::Library::Driver, 258);
+  auto* fn = reinterpret_cast<decltype(::cuFuncGetParamInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[258], ::cuwrap::detail::Library::Driver, 258));
   cuFuncGetParamInfo_result result{};
   ::cuwrap::detail::check(fn(func, paramIndex, &result.paramOffset, &result.paramSize), "cuFuncGetParamInfo");
   return result;
@@ -6020,7 +6020,7 @@ inline cuFuncGetParamInfo_result cuFuncGetParamInfo(CUfunction func, size_t para
 
 /// \brief Returns if the function is loaded
 inline CUfunctionLoadingState cuFuncIsLoaded(CUfunction function) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncIsLoaded)>(::cuwrap::detail::g_driver_slots[259], ::cuwrap::detail::Library::Driver, 259);
+  auto* fn = reinterpret_cast<decltype(::cuFuncIsLoaded)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[259], ::cuwrap::detail::Library::Driver, 259));
   CUfunctionLoadingState state{};
   ::cuwrap::detail::check(fn(&state, function), "cuFuncIsLoaded");
   return state;
@@ -6028,121 +6028,121 @@ inline CUfunctionLoadingState cuFuncIsLoaded(CUfunction function) {
 
 /// \brief Loads a function
 inline void cuFuncLoad(CUfunction function) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncLoad)>(::cuwrap::detail::g_driver_slots[260], ::cuwrap::detail::Library::Driver, 260);
+  auto* fn = reinterpret_cast<decltype(::cuFuncLoad)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[260], ::cuwrap::detail::Library::Driver, 260));
   ::cuwrap::detail::check(fn(function), "cuFuncLoad");
 }
 
 /// \brief Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel
 inline void cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLaunchKernel)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[261] : ::cuwrap::detail::g_driver_slots[261], ::cuwrap::detail::Library::Driver, 261, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchKernel)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[261] : ::cuwrap::detail::g_driver_slots[261], ::cuwrap::detail::Library::Driver, 261, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra), "cuLaunchKernel");
 }
 
 /// \brief Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel with launch-time configuration
 inline void cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLaunchKernelEx)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[262] : ::cuwrap::detail::g_driver_slots[262], ::cuwrap::detail::Library::Driver, 262, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchKernelEx)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[262] : ::cuwrap::detail::g_driver_slots[262], ::cuwrap::detail::Library::Driver, 262, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(config, f, kernelParams, extra), "cuLaunchKernelEx");
 }
 
 /// \brief Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel where thread blocks can cooperate and synchronize as they execute
 inline void cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLaunchCooperativeKernel)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[263] : ::cuwrap::detail::g_driver_slots[263], ::cuwrap::detail::Library::Driver, 263, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchCooperativeKernel)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[263] : ::cuwrap::detail::g_driver_slots[263], ::cuwrap::detail::Library::Driver, 263, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams), "cuLaunchCooperativeKernel");
 }
 
 /// \brief Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 [[deprecated]]
 inline void cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParamsList, unsigned int numDevices, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLaunchCooperativeKernelMultiDevice)>(::cuwrap::detail::g_driver_slots[264], ::cuwrap::detail::Library::Driver, 264);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchCooperativeKernelMultiDevice)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[264], ::cuwrap::detail::Library::Driver, 264));
   ::cuwrap::detail::check(fn(launchParamsList, numDevices, flags), "cuLaunchCooperativeKernelMultiDevice");
 }
 
 /// \brief Enqueues a host function call in a stream
 inline void cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
-  auto* fn_ = ::cuwrap::detail::entry<decltype(::cuLaunchHostFunc)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[265] : ::cuwrap::detail::g_driver_slots[265], ::cuwrap::detail::Library::Driver, 265, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn_ = reinterpret_cast<decltype(::cuLaunchHostFunc)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[265] : ::cuwrap::detail::g_driver_slots[265], ::cuwrap::detail::Library::Driver, 265, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn_(hStream, fn, userData), "cuLaunchHostFunc");
 }
 
 /// \brief Sets the block-dimensions for the function
 [[deprecated]]
 inline void cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncSetBlockShape)>(::cuwrap::detail::g_driver_slots[266], ::cuwrap::detail::Library::Driver, 266);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetBlockShape)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[266], ::cuwrap::detail::Library::Driver, 266));
   ::cuwrap::detail::check(fn(hfunc, x, y, z), "cuFuncSetBlockShape");
 }
 
 /// \brief Sets the dynamic shared-memory size for the function
 [[deprecated]]
 inline void cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncSetSharedSize)>(::cuwrap::detail::g_driver_slots[267], ::cuwrap::detail::Library::Driver, 267);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetSharedSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[267], ::cuwrap::detail::Library::Driver, 267));
   ::cuwrap::detail::check(fn(hfunc, bytes), "cuFuncSetSharedSize");
 }
 
 /// \brief Sets the parameter size for the function
 [[deprecated]]
 inline void cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuParamSetSize)>(::cuwrap::detail::g_driver_slots[268], ::cuwrap::detail::Library::Driver, 268);
+  auto* fn = reinterpret_cast<decltype(::cuParamSetSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[268], ::cuwrap::detail::Library::Driver, 268));
   ::cuwrap::detail::check(fn(hfunc, numbytes), "cuParamSetSize");
 }
 
 /// \brief Adds an integer parameter to the function's argument list
 [[deprecated]]
 inline void cuParamSeti(CUfunction hfunc, int offset, unsigned int value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuParamSeti)>(::cuwrap::detail::g_driver_slots[269], ::cuwrap::detail::Library::Driver, 269);
+  auto* fn = reinterpret_cast<decltype(::cuParamSeti)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[269], ::cuwrap::detail::Library::Driver, 269));
   ::cuwrap::detail::check(fn(hfunc, offset, value), "cuParamSeti");
 }
 
 /// \brief Adds a floating-point parameter to the function's argument list
 [[deprecated]]
 inline void cuParamSetf(CUfunction hfunc, int offset, float value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuParamSetf)>(::cuwrap::detail::g_driver_slots[270], ::cuwrap::detail::Library::Driver, 270);
+  auto* fn = reinterpret_cast<decltype(::cuParamSetf)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[270], ::cuwrap::detail::Library::Driver, 270));
   ::cuwrap::detail::check(fn(hfunc, offset, value), "cuParamSetf");
 }
 
 /// \brief Adds arbitrary data to the function's argument list
 [[deprecated]]
 inline void cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuParamSetv)>(::cuwrap::detail::g_driver_slots[271], ::cuwrap::detail::Library::Driver, 271);
+  auto* fn = reinterpret_cast<decltype(::cuParamSetv)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[271], ::cuwrap::detail::Library::Driver, 271));
   ::cuwrap::detail::check(fn(hfunc, offset, ptr, numbytes), "cuParamSetv");
 }
 
 /// \brief Launches a CUDA function
 [[deprecated]]
 inline void cuLaunch(CUfunction f) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLaunch)>(::cuwrap::detail::g_driver_slots[272], ::cuwrap::detail::Library::Driver, 272);
+  auto* fn = reinterpret_cast<decltype(::cuLaunch)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[272], ::cuwrap::detail::Library::Driver, 272));
   ::cuwrap::detail::check(fn(f), "cuLaunch");
 }
 
 /// \brief Launches a CUDA function
 [[deprecated]]
 inline void cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLaunchGrid)>(::cuwrap::detail::g_driver_slots[273], ::cuwrap::detail::Library::Driver, 273);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchGrid)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[273], ::cuwrap::detail::Library::Driver, 273));
   ::cuwrap::detail::check(fn(f, grid_width, grid_height), "cuLaunchGrid");
 }
 
 /// \brief Launches a CUDA function
 [[deprecated]]
 inline void cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLaunchGridAsync)>(::cuwrap::detail::g_driver_slots[274], ::cuwrap::detail::Library::Driver, 274);
+  auto* fn = reinterpret_cast<decltype(::cuLaunchGridAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[274], ::cuwrap::detail::Library::Driver, 274));
   ::cuwrap::detail::check(fn(f, grid_width, grid_height, hStream), "cuLaunchGridAsync");
 }
 
 /// \brief Adds a texture-reference to the function's argument list
 [[deprecated]]
 inline void cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuParamSetTexRef)>(::cuwrap::detail::g_driver_slots[275], ::cuwrap::detail::Library::Driver, 275);
+  auto* fn = reinterpret_cast<decltype(::cuParamSetTexRef)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[275], ::cuwrap::detail::Library::Driver, 275));
   ::cuwrap::detail::check(fn(hfunc, texunit, hTexRef), "cuParamSetTexRef");
 }
 
 /// \brief Sets the shared memory configuration for a device function.
 [[deprecated]]
 inline void cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuFuncSetSharedMemConfig)>(::cuwrap::detail::g_driver_slots[276], ::cuwrap::detail::Library::Driver, 276);
+  auto* fn = reinterpret_cast<decltype(::cuFuncSetSharedMemConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[276], ::cuwrap::detail::Library::Driver, 276));
   ::cuwrap::detail::check(fn(hfunc, config), "cuFuncSetSharedMemConfig");
 }
 
 /// \brief Creates a graph
 inline CUgraph cuGraphCreate(unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphCreate)>(::cuwrap::detail::g_driver_slots[277], ::cuwrap::detail::Library::Driver, 277);
+  auto* fn = reinterpret_cast<decltype(::cuGraphCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[277], ::cuwrap::detail::Library::Driver, 277));
   CUgraph phGraph{};
   ::cuwrap::detail::check(fn(&phGraph, flags), "cuGraphCreate");
   return phGraph;
@@ -6150,7 +6150,7 @@ inline CUgraph cuGraphCreate(unsigned int flags) {
 
 /// \brief Creates a kernel execution node and adds it to a graph
 inline CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddKernelNode)>(::cuwrap::detail::g_driver_slots[278], ::cuwrap::detail::Library::Driver, 278);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddKernelNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[278], ::cuwrap::detail::Library::Driver, 278));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddKernelNode");
   return phGraphNode;
@@ -6158,7 +6158,7 @@ inline CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, const CUgraphNode* depen
 
 /// \brief Returns a kernel node's parameters
 inline CUDA_KERNEL_NODE_PARAMS cuGraphKernelNodeGetParams(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphKernelNodeGetParams)>(::cuwrap::detail::g_driver_slots[279], ::cuwrap::detail::Library::Driver, 279);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[279], ::cuwrap::detail::Library::Driver, 279));
   CUDA_KERNEL_NODE_PARAMS nodeParams{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams), "cuGraphKernelNodeGetParams");
   return nodeParams;
@@ -6166,13 +6166,13 @@ inline CUDA_KERNEL_NODE_PARAMS cuGraphKernelNodeGetParams(CUgraphNode hNode) {
 
 /// \brief Sets a kernel node's parameters
 inline void cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphKernelNodeSetParams)>(::cuwrap::detail::g_driver_slots[280], ::cuwrap::detail::Library::Driver, 280);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[280], ::cuwrap::detail::Library::Driver, 280));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphKernelNodeSetParams");
 }
 
 /// \brief Creates a memcpy node and adds it to a graph
 inline CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddMemcpyNode)>(::cuwrap::detail::g_driver_slots[281], ::cuwrap::detail::Library::Driver, 281);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemcpyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[281], ::cuwrap::detail::Library::Driver, 281));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx), "cuGraphAddMemcpyNode");
   return phGraphNode;
@@ -6180,7 +6180,7 @@ inline CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, const CUgraphNode* depen
 
 /// \brief Returns a memcpy node's parameters
 inline CUDA_MEMCPY3D cuGraphMemcpyNodeGetParams(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphMemcpyNodeGetParams)>(::cuwrap::detail::g_driver_slots[282], ::cuwrap::detail::Library::Driver, 282);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemcpyNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[282], ::cuwrap::detail::Library::Driver, 282));
   CUDA_MEMCPY3D nodeParams{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams), "cuGraphMemcpyNodeGetParams");
   return nodeParams;
@@ -6188,13 +6188,13 @@ inline CUDA_MEMCPY3D cuGraphMemcpyNodeGetParams(CUgraphNode hNode) {
 
 /// \brief Sets a memcpy node's parameters
 inline void cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphMemcpyNodeSetParams)>(::cuwrap::detail::g_driver_slots[283], ::cuwrap::detail::Library::Driver, 283);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemcpyNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[283], ::cuwrap::detail::Library::Driver, 283));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphMemcpyNodeSetParams");
 }
 
 /// \brief Creates a memset node and adds it to a graph
 inline CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddMemsetNode)>(::cuwrap::detail::g_driver_slots[284], ::cuwrap::detail::Library::Driver, 284);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemsetNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[284], ::cuwrap::detail::Library::Driver, 284));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx), "cuGraphAddMemsetNode");
   return phGraphNode;
@@ -6202,7 +6202,7 @@ inline CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, const CUgraphNode* depen
 
 /// \brief Returns a memset node's parameters
 inline CUDA_MEMSET_NODE_PARAMS cuGraphMemsetNodeGetParams(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphMemsetNodeGetParams)>(::cuwrap::detail::g_driver_slots[285], ::cuwrap::detail::Library::Driver, 285);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemsetNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[285], ::cuwrap::detail::Library::Driver, 285));
   CUDA_MEMSET_NODE_PARAMS nodeParams{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams), "cuGraphMemsetNodeGetParams");
   return nodeParams;
@@ -6210,13 +6210,13 @@ inline CUDA_MEMSET_NODE_PARAMS cuGraphMemsetNodeGetParams(CUgraphNode hNode) {
 
 /// \brief Sets a memset node's parameters
 inline void cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphMemsetNodeSetParams)>(::cuwrap::detail::g_driver_slots[286], ::cuwrap::detail::Library::Driver, 286);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemsetNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[286], ::cuwrap::detail::Library::Driver, 286));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphMemsetNodeSetParams");
 }
 
 /// \brief Creates a host execution node and adds it to a graph
 inline CUgraphNode cuGraphAddHostNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddHostNode)>(::cuwrap::detail::g_driver_slots[287], ::cuwrap::detail::Library::Driver, 287);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddHostNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[287], ::cuwrap::detail::Library::Driver, 287));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddHostNode");
   return phGraphNode;
@@ -6224,7 +6224,7 @@ inline CUgraphNode cuGraphAddHostNode(CUgraph hGraph, const CUgraphNode* depende
 
 /// \brief Returns a host node's parameters
 inline CUDA_HOST_NODE_PARAMS cuGraphHostNodeGetParams(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphHostNodeGetParams)>(::cuwrap::detail::g_driver_slots[288], ::cuwrap::detail::Library::Driver, 288);
+  auto* fn = reinterpret_cast<decltype(::cuGraphHostNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[288], ::cuwrap::detail::Library::Driver, 288));
   CUDA_HOST_NODE_PARAMS nodeParams{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams), "cuGraphHostNodeGetParams");
   return nodeParams;
@@ -6232,13 +6232,13 @@ inline CUDA_HOST_NODE_PARAMS cuGraphHostNodeGetParams(CUgraphNode hNode) {
 
 /// \brief Sets a host node's parameters
 inline void cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphHostNodeSetParams)>(::cuwrap::detail::g_driver_slots[289], ::cuwrap::detail::Library::Driver, 289);
+  auto* fn = reinterpret_cast<decltype(::cuGraphHostNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[289], ::cuwrap::detail::Library::Driver, 289));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphHostNodeSetParams");
 }
 
 /// \brief Creates a child graph node and adds it to a graph
 inline CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUgraph childGraph) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddChildGraphNode)>(::cuwrap::detail::g_driver_slots[290], ::cuwrap::detail::Library::Driver, 290);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddChildGraphNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[290], ::cuwrap::detail::Library::Driver, 290));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, childGraph), "cuGraphAddChildGraphNode");
   return phGraphNode;
@@ -6246,7 +6246,7 @@ inline CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, const CUgraphNode* d
 
 /// \brief Gets a handle to the embedded graph of a child graph node
 inline CUgraph cuGraphChildGraphNodeGetGraph(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphChildGraphNodeGetGraph)>(::cuwrap::detail::g_driver_slots[291], ::cuwrap::detail::Library::Driver, 291);
+  auto* fn = reinterpret_cast<decltype(::cuGraphChildGraphNodeGetGraph)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[291], ::cuwrap::detail::Library::Driver, 291));
   CUgraph phGraph{};
   ::cuwrap::detail::check(fn(hNode, &phGraph), "cuGraphChildGraphNodeGetGraph");
   return phGraph;
@@ -6254,7 +6254,7 @@ inline CUgraph cuGraphChildGraphNodeGetGraph(CUgraphNode hNode) {
 
 /// \brief Creates an empty node and adds it to a graph
 inline CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddEmptyNode)>(::cuwrap::detail::g_driver_slots[292], ::cuwrap::detail::Library::Driver, 292);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddEmptyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[292], ::cuwrap::detail::Library::Driver, 292));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies), "cuGraphAddEmptyNode");
   return phGraphNode;
@@ -6262,7 +6262,7 @@ inline CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, const CUgraphNode* depend
 
 /// \brief Creates an event record node and adds it to a graph
 inline CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddEventRecordNode)>(::cuwrap::detail::g_driver_slots[293], ::cuwrap::detail::Library::Driver, 293);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddEventRecordNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[293], ::cuwrap::detail::Library::Driver, 293));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, event), "cuGraphAddEventRecordNode");
   return phGraphNode;
@@ -6270,7 +6270,7 @@ inline CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, const CUgraphNode* 
 
 /// \brief Returns the event associated with an event record node
 inline CUevent cuGraphEventRecordNodeGetEvent(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphEventRecordNodeGetEvent)>(::cuwrap::detail::g_driver_slots[294], ::cuwrap::detail::Library::Driver, 294);
+  auto* fn = reinterpret_cast<decltype(::cuGraphEventRecordNodeGetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[294], ::cuwrap::detail::Library::Driver, 294));
   CUevent event_out{};
   ::cuwrap::detail::check(fn(hNode, &event_out), "cuGraphEventRecordNodeGetEvent");
   return event_out;
@@ -6278,13 +6278,13 @@ inline CUevent cuGraphEventRecordNodeGetEvent(CUgraphNode hNode) {
 
 /// \brief Sets an event record node's event
 inline void cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphEventRecordNodeSetEvent)>(::cuwrap::detail::g_driver_slots[295], ::cuwrap::detail::Library::Driver, 295);
+  auto* fn = reinterpret_cast<decltype(::cuGraphEventRecordNodeSetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[295], ::cuwrap::detail::Library::Driver, 295));
   ::cuwrap::detail::check(fn(hNode, event), "cuGraphEventRecordNodeSetEvent");
 }
 
 /// \brief Creates an event wait node and adds it to a graph
 inline CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddEventWaitNode)>(::cuwrap::detail::g_driver_slots[296], ::cuwrap::detail::Library::Driver, 296);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddEventWaitNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[296], ::cuwrap::detail::Library::Driver, 296));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, event), "cuGraphAddEventWaitNode");
   return phGraphNode;
@@ -6292,7 +6292,7 @@ inline CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, const CUgraphNode* de
 
 /// \brief Returns the event associated with an event wait node
 inline CUevent cuGraphEventWaitNodeGetEvent(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphEventWaitNodeGetEvent)>(::cuwrap::detail::g_driver_slots[297], ::cuwrap::detail::Library::Driver, 297);
+  auto* fn = reinterpret_cast<decltype(::cuGraphEventWaitNodeGetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[297], ::cuwrap::detail::Library::Driver, 297));
   CUevent event_out{};
   ::cuwrap::detail::check(fn(hNode, &event_out), "cuGraphEventWaitNodeGetEvent");
   return event_out;
@@ -6300,13 +6300,13 @@ inline CUevent cuGraphEventWaitNodeGetEvent(CUgraphNode hNode) {
 
 /// \brief Sets an event wait node's event
 inline void cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphEventWaitNodeSetEvent)>(::cuwrap::detail::g_driver_slots[298], ::cuwrap::detail::Library::Driver, 298);
+  auto* fn = reinterpret_cast<decltype(::cuGraphEventWaitNodeSetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[298], ::cuwrap::detail::Library::Driver, 298));
   ::cuwrap::detail::check(fn(hNode, event), "cuGraphEventWaitNodeSetEvent");
 }
 
 /// \brief Creates an external semaphore signal node and adds it to a graph
 inline CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddExternalSemaphoresSignalNode)>(::cuwrap::detail::g_driver_slots[299], ::cuwrap::detail::Library::Driver, 299);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresSignalNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[299], ::cuwrap::detail::Library::Driver, 299));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddExternalSemaphoresSignalNode");
   return phGraphNode;
@@ -6314,7 +6314,7 @@ inline CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, const 
 
 /// \brief Returns an external semaphore signal node's parameters
 inline CUDA_EXT_SEM_SIGNAL_NODE_PARAMS cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExternalSemaphoresSignalNodeGetParams)>(::cuwrap::detail::g_driver_slots[300], ::cuwrap::detail::Library::Driver, 300);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresSignalNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[300], ::cuwrap::detail::Library::Driver, 300));
   CUDA_EXT_SEM_SIGNAL_NODE_PARAMS params_out{};
   ::cuwrap::detail::check(fn(hNode, &params_out), "cuGraphExternalSemaphoresSignalNodeGetParams");
   return params_out;
@@ -6322,13 +6322,13 @@ inline CUDA_EXT_SEM_SIGNAL_NODE_PARAMS cuGraphExternalSemaphoresSignalNodeGetPar
 
 /// \brief Sets an external semaphore signal node's parameters
 inline void cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExternalSemaphoresSignalNodeSetParams)>(::cuwrap::detail::g_driver_slots[301], ::cuwrap::detail::Library::Driver, 301);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresSignalNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[301], ::cuwrap::detail::Library::Driver, 301));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphExternalSemaphoresSignalNodeSetParams");
 }
 
 /// \brief Creates an external semaphore wait node and adds it to a graph
 inline CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddExternalSemaphoresWaitNode)>(::cuwrap::detail::g_driver_slots[302], ::cuwrap::detail::Library::Driver, 302);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresWaitNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[302], ::cuwrap::detail::Library::Driver, 302));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddExternalSemaphoresWaitNode");
   return phGraphNode;
@@ -6336,7 +6336,7 @@ inline CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, const CU
 
 /// \brief Returns an external semaphore wait node's parameters
 inline CUDA_EXT_SEM_WAIT_NODE_PARAMS cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExternalSemaphoresWaitNodeGetParams)>(::cuwrap::detail::g_driver_slots[303], ::cuwrap::detail::Library::Driver, 303);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresWaitNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[303], ::cuwrap::detail::Library::Driver, 303));
   CUDA_EXT_SEM_WAIT_NODE_PARAMS params_out{};
   ::cuwrap::detail::check(fn(hNode, &params_out), "cuGraphExternalSemaphoresWaitNodeGetParams");
   return params_out;
@@ -6344,13 +6344,13 @@ inline CUDA_EXT_SEM_WAIT_NODE_PARAMS cuGraphExternalSemaphoresWaitNodeGetParams(
 
 /// \brief Sets an external semaphore wait node's parameters
 inline void cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExternalSemaphoresWaitNodeSetParams)>(::cuwrap::detail::g_driver_slots[304], ::cuwrap::detail::Library::Driver, 304);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresWaitNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[304], ::cuwrap::detail::Library::Driver, 304));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphExternalSemaphoresWaitNodeSetParams");
 }
 
 /// \brief Creates a batch memory operation node and adds it to a graph
 inline CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddBatchMemOpNode)>(::cuwrap::detail::g_driver_slots[305], ::cuwrap::detail::Library::Driver, 305);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddBatchMemOpNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[305], ::cuwrap::detail::Library::Driver, 305));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddBatchMemOpNode");
   return phGraphNode;
@@ -6358,7 +6358,7 @@ inline CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, const CUgraphNode* d
 
 /// \brief Returns a batch mem op node's parameters
 inline CUDA_BATCH_MEM_OP_NODE_PARAMS cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphBatchMemOpNodeGetParams)>(::cuwrap::detail::g_driver_slots[306], ::cuwrap::detail::Library::Driver, 306);
+  auto* fn = reinterpret_cast<decltype(::cuGraphBatchMemOpNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[306], ::cuwrap::detail::Library::Driver, 306));
   CUDA_BATCH_MEM_OP_NODE_PARAMS nodeParams_out{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams_out), "cuGraphBatchMemOpNodeGetParams");
   return nodeParams_out;
@@ -6366,19 +6366,19 @@ inline CUDA_BATCH_MEM_OP_NODE_PARAMS cuGraphBatchMemOpNodeGetParams(CUgraphNode 
 
 /// \brief Sets a batch mem op node's parameters
 inline void cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphBatchMemOpNodeSetParams)>(::cuwrap::detail::g_driver_slots[307], ::cuwrap::detail::Library::Driver, 307);
+  auto* fn = reinterpret_cast<decltype(::cuGraphBatchMemOpNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[307], ::cuwrap::detail::Library::Driver, 307));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphBatchMemOpNodeSetParams");
 }
 
 /// \brief Sets the parameters for a batch mem op node in the given graphExec
 inline void cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecBatchMemOpNodeSetParams)>(::cuwrap::detail::g_driver_slots[308], ::cuwrap::detail::Library::Driver, 308);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecBatchMemOpNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[308], ::cuwrap::detail::Library::Driver, 308));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecBatchMemOpNodeSetParams");
 }
 
 /// \brief Creates an allocation node and adds it to a graph
 inline CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddMemAllocNode)>(::cuwrap::detail::g_driver_slots[309], ::cuwrap::detail::Library::Driver, 309);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemAllocNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[309], ::cuwrap::detail::Library::Driver, 309));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddMemAllocNode");
   return phGraphNode;
@@ -6386,7 +6386,7 @@ inline CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, const CUgraphNode* dep
 
 /// \brief Returns a memory alloc node's parameters
 inline CUDA_MEM_ALLOC_NODE_PARAMS cuGraphMemAllocNodeGetParams(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphMemAllocNodeGetParams)>(::cuwrap::detail::g_driver_slots[310], ::cuwrap::detail::Library::Driver, 310);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemAllocNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[310], ::cuwrap::detail::Library::Driver, 310));
   CUDA_MEM_ALLOC_NODE_PARAMS params_out{};
   ::cuwrap::detail::check(fn(hNode, &params_out), "cuGraphMemAllocNodeGetParams");
   return params_out;
@@ -6394,7 +6394,7 @@ inline CUDA_MEM_ALLOC_NODE_PARAMS cuGraphMemAllocNodeGetParams(CUgraphNode hNode
 
 /// \brief Creates a memory free node and adds it to a graph
 inline CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddMemFreeNode)>(::cuwrap::detail::g_driver_slots[311], ::cuwrap::detail::Library::Driver, 311);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemFreeNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[311], ::cuwrap::detail::Library::Driver, 311));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, dptr), "cuGraphAddMemFreeNode");
   return phGraphNode;
@@ -6402,7 +6402,7 @@ inline CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, const CUgraphNode* depe
 
 /// \brief Returns a memory free node's parameters
 inline CUdeviceptr cuGraphMemFreeNodeGetParams(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphMemFreeNodeGetParams)>(::cuwrap::detail::g_driver_slots[312], ::cuwrap::detail::Library::Driver, 312);
+  auto* fn = reinterpret_cast<decltype(::cuGraphMemFreeNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[312], ::cuwrap::detail::Library::Driver, 312));
   CUdeviceptr dptr_out{};
   ::cuwrap::detail::check(fn(hNode, &dptr_out), "cuGraphMemFreeNodeGetParams");
   return dptr_out;
@@ -6410,25 +6410,25 @@ inline CUdeviceptr cuGraphMemFreeNodeGetParams(CUgraphNode hNode) {
 
 /// \brief Free unused memory that was cached on the specified device for use with graphs back to the OS.
 inline void cuDeviceGraphMemTrim(CUdevice device) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGraphMemTrim)>(::cuwrap::detail::g_driver_slots[313], ::cuwrap::detail::Library::Driver, 313);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGraphMemTrim)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[313], ::cuwrap::detail::Library::Driver, 313));
   ::cuwrap::detail::check(fn(device), "cuDeviceGraphMemTrim");
 }
 
 /// \brief Query asynchronous allocation attributes related to graphs
 inline void cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetGraphMemAttribute)>(::cuwrap::detail::g_driver_slots[314], ::cuwrap::detail::Library::Driver, 314);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetGraphMemAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[314], ::cuwrap::detail::Library::Driver, 314));
   ::cuwrap::detail::check(fn(device, attr, value), "cuDeviceGetGraphMemAttribute");
 }
 
 /// \brief Set asynchronous allocation attributes related to graphs
 inline void cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceSetGraphMemAttribute)>(::cuwrap::detail::g_driver_slots[315], ::cuwrap::detail::Library::Driver, 315);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceSetGraphMemAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[315], ::cuwrap::detail::Library::Driver, 315));
   ::cuwrap::detail::check(fn(device, attr, value), "cuDeviceSetGraphMemAttribute");
 }
 
 /// \brief Clones a graph
 inline CUgraph cuGraphClone(CUgraph originalGraph) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphClone)>(::cuwrap::detail::g_driver_slots[316], ::cuwrap::detail::Library::Driver, 316);
+  auto* fn = reinterpret_cast<decltype(::cuGraphClone)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[316], ::cuwrap::detail::Library::Driver, 316));
   CUgraph phGraphClone{};
   ::cuwrap::detail::check(fn(&phGraphClone, originalGraph), "cuGraphClone");
   return phGraphClone;
@@ -6436,7 +6436,7 @@ inline CUgraph cuGraphClone(CUgraph originalGraph) {
 
 /// \brief Finds a cloned version of a node
 inline CUgraphNode cuGraphNodeFindInClone(CUgraphNode hOriginalNode, CUgraph hClonedGraph) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphNodeFindInClone)>(::cuwrap::detail::g_driver_slots[317], ::cuwrap::detail::Library::Driver, 317);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeFindInClone)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[317], ::cuwrap::detail::Library::Driver, 317));
   CUgraphNode phNode{};
   ::cuwrap::detail::check(fn(&phNode, hOriginalNode, hClonedGraph), "cuGraphNodeFindInClone");
   return phNode;
@@ -6444,7 +6444,7 @@ inline CUgraphNode cuGraphNodeFindInClone(CUgraphNode hOriginalNode, CUgraph hCl
 
 /// \brief Returns a node's type
 inline CUgraphNodeType cuGraphNodeGetType(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphNodeGetType)>(::cuwrap::detail::g_driver_slots[318], ::cuwrap::detail::Library::Driver, 318);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetType)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[318], ::cuwrap::detail::Library::Driver, 318));
   CUgraphNodeType type{};
   ::cuwrap::detail::check(fn(hNode, &type), "cuGraphNodeGetType");
   return type;
@@ -6452,55 +6452,55 @@ inline CUgraphNodeType cuGraphNodeGetType(CUgraphNode hNode) {
 
 /// \brief Returns a graph's nodes
 inline void cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphGetNodes)>(::cuwrap::detail::g_driver_slots[319], ::cuwrap::detail::Library::Driver, 319);
+  auto* fn = reinterpret_cast<decltype(::cuGraphGetNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[319], ::cuwrap::detail::Library::Driver, 319));
   ::cuwrap::detail::check(fn(hGraph, nodes, numNodes), "cuGraphGetNodes");
 }
 
 /// \brief Returns a graph's root nodes
 inline void cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphGetRootNodes)>(::cuwrap::detail::g_driver_slots[320], ::cuwrap::detail::Library::Driver, 320);
+  auto* fn = reinterpret_cast<decltype(::cuGraphGetRootNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[320], ::cuwrap::detail::Library::Driver, 320));
   ::cuwrap::detail::check(fn(hGraph, rootNodes, numRootNodes), "cuGraphGetRootNodes");
 }
 
 /// \brief Returns a graph's dependency edges
 inline void cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData, size_t* numEdges) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphGetEdges)>(::cuwrap::detail::g_driver_slots[321], ::cuwrap::detail::Library::Driver, 321);
+  auto* fn = reinterpret_cast<decltype(::cuGraphGetEdges)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[321], ::cuwrap::detail::Library::Driver, 321));
   ::cuwrap::detail::check(fn(hGraph, from, to, edgeData, numEdges), "cuGraphGetEdges");
 }
 
 /// \brief Returns a node's dependencies
 inline void cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphNodeGetDependencies)>(::cuwrap::detail::g_driver_slots[322], ::cuwrap::detail::Library::Driver, 322);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[322], ::cuwrap::detail::Library::Driver, 322));
   ::cuwrap::detail::check(fn(hNode, dependencies, edgeData, numDependencies), "cuGraphNodeGetDependencies");
 }
 
 /// \brief Returns a node's dependent nodes
 inline void cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData, size_t* numDependentNodes) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphNodeGetDependentNodes)>(::cuwrap::detail::g_driver_slots[323], ::cuwrap::detail::Library::Driver, 323);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependentNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[323], ::cuwrap::detail::Library::Driver, 323));
   ::cuwrap::detail::check(fn(hNode, dependentNodes, edgeData, numDependentNodes), "cuGraphNodeGetDependentNodes");
 }
 
 /// \brief Adds dependency edges to a graph
 inline void cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddDependencies)>(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324));
   ::cuwrap::detail::check(fn(hGraph, from, to, edgeData, numDependencies), "cuGraphAddDependencies");
 }
 
 /// \brief Removes dependency edges from a graph
 inline void cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphRemoveDependencies)>(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325);
+  auto* fn = reinterpret_cast<decltype(::cuGraphRemoveDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325));
   ::cuwrap::detail::check(fn(hGraph, from, to, edgeData, numDependencies), "cuGraphRemoveDependencies");
 }
 
 /// \brief Remove a node from the graph
 inline void cuGraphDestroyNode(CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphDestroyNode)>(::cuwrap::detail::g_driver_slots[326], ::cuwrap::detail::Library::Driver, 326);
+  auto* fn = reinterpret_cast<decltype(::cuGraphDestroyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[326], ::cuwrap::detail::Library::Driver, 326));
   ::cuwrap::detail::check(fn(hNode), "cuGraphDestroyNode");
 }
 
 /// \brief Creates an executable graph from a graph
 inline CUgraphExec cuGraphInstantiate(CUgraph hGraph, unsigned long long flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphInstantiate)>(::cuwrap::detail::g_driver_slots[327], ::cuwrap::detail::Library::Driver, 327);
+  auto* fn = reinterpret_cast<decltype(::cuGraphInstantiate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[327], ::cuwrap::detail::Library::Driver, 327));
   CUgraphExec phGraphExec{};
   ::cuwrap::detail::check(fn(&phGraphExec, hGraph, flags), "cuGraphInstantiate");
   return phGraphExec;
@@ -6508,7 +6508,7 @@ inline CUgraphExec cuGraphInstantiate(CUgraph hGraph, unsigned long long flags) 
 
 /// \brief Creates an executable graph from a graph
 inline CUgraphExec cuGraphInstantiateWithParams(CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphInstantiateWithParams)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[328] : ::cuwrap::detail::g_driver_slots[328], ::cuwrap::detail::Library::Driver, 328, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphInstantiateWithParams)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[328] : ::cuwrap::detail::g_driver_slots[328], ::cuwrap::detail::Library::Driver, 328, ::cuwrap::detail::kPerThreadDefaultStream));
   CUgraphExec phGraphExec{};
   ::cuwrap::detail::check(fn(&phGraphExec, hGraph, instantiateParams), "cuGraphInstantiateWithParams");
   return phGraphExec;
@@ -6516,7 +6516,7 @@ inline CUgraphExec cuGraphInstantiateWithParams(CUgraph hGraph, CUDA_GRAPH_INSTA
 
 /// \brief Query the instantiation flags of an executable graph
 inline cuuint64_t cuGraphExecGetFlags(CUgraphExec hGraphExec) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecGetFlags)>(::cuwrap::detail::g_driver_slots[329], ::cuwrap::detail::Library::Driver, 329);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecGetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[329], ::cuwrap::detail::Library::Driver, 329));
   cuuint64_t flags{};
   ::cuwrap::detail::check(fn(hGraphExec, &flags), "cuGraphExecGetFlags");
   return flags;
@@ -6524,67 +6524,67 @@ inline cuuint64_t cuGraphExecGetFlags(CUgraphExec hGraphExec) {
 
 /// \brief Sets the parameters for a kernel node in the given graphExec
 inline void cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecKernelNodeSetParams)>(::cuwrap::detail::g_driver_slots[330], ::cuwrap::detail::Library::Driver, 330);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecKernelNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[330], ::cuwrap::detail::Library::Driver, 330));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecKernelNodeSetParams");
 }
 
 /// \brief Sets the parameters for a memcpy node in the given graphExec.
 inline void cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecMemcpyNodeSetParams)>(::cuwrap::detail::g_driver_slots[331], ::cuwrap::detail::Library::Driver, 331);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecMemcpyNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[331], ::cuwrap::detail::Library::Driver, 331));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, copyParams, ctx), "cuGraphExecMemcpyNodeSetParams");
 }
 
 /// \brief Sets the parameters for a memset node in the given graphExec.
 inline void cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecMemsetNodeSetParams)>(::cuwrap::detail::g_driver_slots[332], ::cuwrap::detail::Library::Driver, 332);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecMemsetNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[332], ::cuwrap::detail::Library::Driver, 332));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, memsetParams, ctx), "cuGraphExecMemsetNodeSetParams");
 }
 
 /// \brief Sets the parameters for a host node in the given graphExec.
 inline void cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecHostNodeSetParams)>(::cuwrap::detail::g_driver_slots[333], ::cuwrap::detail::Library::Driver, 333);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecHostNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[333], ::cuwrap::detail::Library::Driver, 333));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecHostNodeSetParams");
 }
 
 /// \brief Updates node parameters in the child graph node in the given graphExec.
 inline void cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecChildGraphNodeSetParams)>(::cuwrap::detail::g_driver_slots[334], ::cuwrap::detail::Library::Driver, 334);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecChildGraphNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[334], ::cuwrap::detail::Library::Driver, 334));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, childGraph), "cuGraphExecChildGraphNodeSetParams");
 }
 
 /// \brief Sets the event for an event record node in the given graphExec
 inline void cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecEventRecordNodeSetEvent)>(::cuwrap::detail::g_driver_slots[335], ::cuwrap::detail::Library::Driver, 335);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecEventRecordNodeSetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[335], ::cuwrap::detail::Library::Driver, 335));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, event), "cuGraphExecEventRecordNodeSetEvent");
 }
 
 /// \brief Sets the event for an event wait node in the given graphExec
 inline void cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecEventWaitNodeSetEvent)>(::cuwrap::detail::g_driver_slots[336], ::cuwrap::detail::Library::Driver, 336);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecEventWaitNodeSetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[336], ::cuwrap::detail::Library::Driver, 336));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, event), "cuGraphExecEventWaitNodeSetEvent");
 }
 
 /// \brief Sets the parameters for an external semaphore signal node in the given graphExec
 inline void cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecExternalSemaphoresSignalNodeSetParams)>(::cuwrap::detail::g_driver_slots[337], ::cuwrap::detail::Library::Driver, 337);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecExternalSemaphoresSignalNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[337], ::cuwrap::detail::Library::Driver, 337));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecExternalSemaphoresSignalNodeSetParams");
 }
 
 /// \brief Sets the parameters for an external semaphore wait node in the given graphExec
 inline void cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecExternalSemaphoresWaitNodeSetParams)>(::cuwrap::detail::g_driver_slots[338], ::cuwrap::detail::Library::Driver, 338);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecExternalSemaphoresWaitNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[338], ::cuwrap::detail::Library::Driver, 338));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecExternalSemaphoresWaitNodeSetParams");
 }
 
 /// \brief Enables or disables the specified node in the given graphExec
 inline void cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphNodeSetEnabled)>(::cuwrap::detail::g_driver_slots[339], ::cuwrap::detail::Library::Driver, 339);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeSetEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[339], ::cuwrap::detail::Library::Driver, 339));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, isEnabled), "cuGraphNodeSetEnabled");
 }
 
 /// \brief Query whether a node in the given graphExec is enabled
 inline unsigned int cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphNodeGetEnabled)>(::cuwrap::detail::g_driver_slots[340], ::cuwrap::detail::Library::Driver, 340);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[340], ::cuwrap::detail::Library::Driver, 340));
   unsigned int isEnabled{};
   ::cuwrap::detail::check(fn(hGraphExec, hNode, &isEnabled), "cuGraphNodeGetEnabled");
   return isEnabled;
@@ -6592,43 +6592,43 @@ inline unsigned int cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hN
 
 /// \brief Uploads an executable graph in a stream
 inline void cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphUpload)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[341] : ::cuwrap::detail::g_driver_slots[341], ::cuwrap::detail::Library::Driver, 341, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphUpload)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[341] : ::cuwrap::detail::g_driver_slots[341], ::cuwrap::detail::Library::Driver, 341, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hGraphExec, hStream), "cuGraphUpload");
 }
 
 /// \brief Launches an executable graph in a stream
 inline void cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphLaunch)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[342] : ::cuwrap::detail::g_driver_slots[342], ::cuwrap::detail::Library::Driver, 342, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphLaunch)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[342] : ::cuwrap::detail::g_driver_slots[342], ::cuwrap::detail::Library::Driver, 342, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hGraphExec, hStream), "cuGraphLaunch");
 }
 
 /// \brief Destroys an executable graph
 inline void cuGraphExecDestroy(CUgraphExec hGraphExec) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecDestroy)>(::cuwrap::detail::g_driver_slots[343], ::cuwrap::detail::Library::Driver, 343);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[343], ::cuwrap::detail::Library::Driver, 343));
   ::cuwrap::detail::check(fn(hGraphExec), "cuGraphExecDestroy");
 }
 
 /// \brief Destroys a graph
 inline void cuGraphDestroy(CUgraph hGraph) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphDestroy)>(::cuwrap::detail::g_driver_slots[344], ::cuwrap::detail::Library::Driver, 344);
+  auto* fn = reinterpret_cast<decltype(::cuGraphDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[344], ::cuwrap::detail::Library::Driver, 344));
   ::cuwrap::detail::check(fn(hGraph), "cuGraphDestroy");
 }
 
 /// \brief Check whether an executable graph can be updated with a graph and perform the update if possible
 inline void cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecUpdate)>(::cuwrap::detail::g_driver_slots[345], ::cuwrap::detail::Library::Driver, 345);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecUpdate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[345], ::cuwrap::detail::Library::Driver, 345));
   ::cuwrap::detail::check(fn(hGraphExec, hGraph, resultInfo), "cuGraphExecUpdate");
 }
 
 /// \brief Copies attributes from source node to destination node.
 inline void cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphKernelNodeCopyAttributes)>(::cuwrap::detail::g_driver_slots[346], ::cuwrap::detail::Library::Driver, 346);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeCopyAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[346], ::cuwrap::detail::Library::Driver, 346));
   ::cuwrap::detail::check(fn(dst, src), "cuGraphKernelNodeCopyAttributes");
 }
 
 /// \brief Queries node attribute.
 inline CUkernelNodeAttrValue cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphKernelNodeGetAttribute)>(::cuwrap::detail::g_driver_slots[347], ::cuwrap::detail::Library::Driver, 347);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[347], ::cuwrap::detail::Library::Driver, 347));
   CUkernelNodeAttrValue value_out{};
   ::cuwrap::detail::check(fn(hNode, attr, &value_out), "cuGraphKernelNodeGetAttribute");
   return value_out;
@@ -6636,19 +6636,19 @@ inline CUkernelNodeAttrValue cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CU
 
 /// \brief Sets node attribute.
 inline void cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphKernelNodeSetAttribute)>(::cuwrap::detail::g_driver_slots[348], ::cuwrap::detail::Library::Driver, 348);
+  auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[348], ::cuwrap::detail::Library::Driver, 348));
   ::cuwrap::detail::check(fn(hNode, attr, value), "cuGraphKernelNodeSetAttribute");
 }
 
 /// \brief Write a DOT file describing graph structure
 inline void cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphDebugDotPrint)>(::cuwrap::detail::g_driver_slots[349], ::cuwrap::detail::Library::Driver, 349);
+  auto* fn = reinterpret_cast<decltype(::cuGraphDebugDotPrint)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[349], ::cuwrap::detail::Library::Driver, 349));
   ::cuwrap::detail::check(fn(hGraph, path, flags), "cuGraphDebugDotPrint");
 }
 
 /// \brief Create a user object
 inline CUuserObject cuUserObjectCreate(void* ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuUserObjectCreate)>(::cuwrap::detail::g_driver_slots[350], ::cuwrap::detail::Library::Driver, 350);
+  auto* fn = reinterpret_cast<decltype(::cuUserObjectCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[350], ::cuwrap::detail::Library::Driver, 350));
   CUuserObject object_out{};
   ::cuwrap::detail::check(fn(&object_out, ptr, destroy, initialRefcount, flags), "cuUserObjectCreate");
   return object_out;
@@ -6656,31 +6656,31 @@ inline CUuserObject cuUserObjectCreate(void* ptr, CUhostFn destroy, unsigned int
 
 /// \brief Retain a reference to a user object
 inline void cuUserObjectRetain(CUuserObject object, unsigned int count) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuUserObjectRetain)>(::cuwrap::detail::g_driver_slots[351], ::cuwrap::detail::Library::Driver, 351);
+  auto* fn = reinterpret_cast<decltype(::cuUserObjectRetain)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[351], ::cuwrap::detail::Library::Driver, 351));
   ::cuwrap::detail::check(fn(object, count), "cuUserObjectRetain");
 }
 
 /// \brief Release a reference to a user object
 inline void cuUserObjectRelease(CUuserObject object, unsigned int count) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuUserObjectRelease)>(::cuwrap::detail::g_driver_slots[352], ::cuwrap::detail::Library::Driver, 352);
+  auto* fn = reinterpret_cast<decltype(::cuUserObjectRelease)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[352], ::cuwrap::detail::Library::Driver, 352));
   ::cuwrap::detail::check(fn(object, count), "cuUserObjectRelease");
 }
 
 /// \brief Retain a reference to a user object from a graph
 inline void cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphRetainUserObject)>(::cuwrap::detail::g_driver_slots[353], ::cuwrap::detail::Library::Driver, 353);
+  auto* fn = reinterpret_cast<decltype(::cuGraphRetainUserObject)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[353], ::cuwrap::detail::Library::Driver, 353));
   ::cuwrap::detail::check(fn(graph, object, count, flags), "cuGraphRetainUserObject");
 }
 
 /// \brief Release a user object reference from a graph
 inline void cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphReleaseUserObject)>(::cuwrap::detail::g_driver_slots[354], ::cuwrap::detail::Library::Driver, 354);
+  auto* fn = reinterpret_cast<decltype(::cuGraphReleaseUserObject)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[354], ::cuwrap::detail::Library::Driver, 354));
   ::cuwrap::detail::check(fn(graph, object, count), "cuGraphReleaseUserObject");
 }
 
 /// \brief Adds a node of arbitrary type to a graph
 inline CUgraphNode cuGraphAddNode(CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphAddNode)>(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355);
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams), "cuGraphAddNode");
   return phGraphNode;
@@ -6688,19 +6688,19 @@ inline CUgraphNode cuGraphAddNode(CUgraph hGraph, const CUgraphNode* dependencie
 
 /// \brief Update's a graph node's parameters
 inline void cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphNodeSetParams)>(::cuwrap::detail::g_driver_slots[356], ::cuwrap::detail::Library::Driver, 356);
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[356], ::cuwrap::detail::Library::Driver, 356));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphNodeSetParams");
 }
 
 /// \brief Update's a graph node's parameters in an instantiated graph
 inline void cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphExecNodeSetParams)>(::cuwrap::detail::g_driver_slots[357], ::cuwrap::detail::Library::Driver, 357);
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[357], ::cuwrap::detail::Library::Driver, 357));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecNodeSetParams");
 }
 
 /// \brief Create a conditional handle
 inline CUgraphConditionalHandle cuGraphConditionalHandleCreate(CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphConditionalHandleCreate)>(::cuwrap::detail::g_driver_slots[358], ::cuwrap::detail::Library::Driver, 358);
+  auto* fn = reinterpret_cast<decltype(::cuGraphConditionalHandleCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[358], ::cuwrap::detail::Library::Driver, 358));
   CUgraphConditionalHandle pHandle_out{};
   ::cuwrap::detail::check(fn(&pHandle_out, hGraph, ctx, defaultLaunchValue, flags), "cuGraphConditionalHandleCreate");
   return pHandle_out;
@@ -6708,7 +6708,7 @@ inline CUgraphConditionalHandle cuGraphConditionalHandleCreate(CUgraph hGraph, C
 
 /// \brief Returns occupancy of a function
 inline int cuOccupancyMaxActiveBlocksPerMultiprocessor(CUfunction func, int blockSize, size_t dynamicSMemSize) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessor)>(::cuwrap::detail::g_driver_slots[359], ::cuwrap::detail::Library::Driver, 359);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[359], ::cuwrap::detail::Library::Driver, 359));
   int numBlocks{};
   ::cuwrap::detail::check(fn(&numBlocks, func, blockSize, dynamicSMemSize), "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return numBlocks;
@@ -6716,7 +6716,7 @@ inline int cuOccupancyMaxActiveBlocksPerMultiprocessor(CUfunction func, int bloc
 
 /// \brief Returns occupancy of a function
 inline int cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)>(::cuwrap::detail::g_driver_slots[360], ::cuwrap::detail::Library::Driver, 360);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[360], ::cuwrap::detail::Library::Driver, 360));
   int numBlocks{};
   ::cuwrap::detail::check(fn(&numBlocks, func, blockSize, dynamicSMemSize, flags), "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
   return numBlocks;
@@ -6730,7 +6730,7 @@ struct cuOccupancyMaxPotentialBlockSize_result {
 
 /// \brief Suggest a launch configuration with reasonable occupancy
 inline cuOccupancyMaxPotentialBlockSize_result cuOccupancyMaxPotentialBlockSize(CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuOccupancyMaxPotentialBlockSize)>(::cuwrap::detail::g_driver_slots[361], ::cuwrap::detail::Library::Driver, 361);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialBlockSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[361], ::cuwrap::detail::Library::Driver, 361));
   cuOccupancyMaxPotentialBlockSize_result result{};
   ::cuwrap::detail::check(fn(&result.minGridSize, &result.blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit), "cuOccupancyMaxPotentialBlockSize");
   return result;
@@ -6744,7 +6744,7 @@ struct cuOccupancyMaxPotentialBlockSizeWithFlags_result {
 
 /// \brief Suggest a launch configuration with reasonable occupancy
 inline cuOccupancyMaxPotentialBlockSizeWithFlags_result cuOccupancyMaxPotentialBlockSizeWithFlags(CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuOccupancyMaxPotentialBlockSizeWithFlags)>(::cuwrap::detail::g_driver_slots[362], ::cuwrap::detail::Library::Driver, 362);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialBlockSizeWithFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[362], ::cuwrap::detail::Library::Driver, 362));
   cuOccupancyMaxPotentialBlockSizeWithFlags_result result{};
   ::cuwrap::detail::check(fn(&result.minGridSize, &result.blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags), "cuOccupancyMaxPotentialBlockSizeWithFlags");
   return result;
@@ -6752,7 +6752,7 @@ inline cuOccupancyMaxPotentialBlockSizeWithFlags_result cuOccupancyMaxPotentialB
 
 /// \brief Returns dynamic shared memory available per block when launching \p numBlocks blocks on SM
 inline size_t cuOccupancyAvailableDynamicSMemPerBlock(CUfunction func, int numBlocks, int blockSize) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuOccupancyAvailableDynamicSMemPerBlock)>(::cuwrap::detail::g_driver_slots[363], ::cuwrap::detail::Library::Driver, 363);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyAvailableDynamicSMemPerBlock)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[363], ::cuwrap::detail::Library::Driver, 363));
   size_t dynamicSmemSize{};
   ::cuwrap::detail::check(fn(&dynamicSmemSize, func, numBlocks, blockSize), "cuOccupancyAvailableDynamicSMemPerBlock");
   return dynamicSmemSize;
@@ -6760,7 +6760,7 @@ inline size_t cuOccupancyAvailableDynamicSMemPerBlock(CUfunction func, int numBl
 
 /// \brief Given the kernel function (\p func) and launch configuration (\p config), return the maximum cluster size in \p *clusterSize.
 inline int cuOccupancyMaxPotentialClusterSize(CUfunction func, const CUlaunchConfig* config) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuOccupancyMaxPotentialClusterSize)>(::cuwrap::detail::g_driver_slots[364], ::cuwrap::detail::Library::Driver, 364);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialClusterSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[364], ::cuwrap::detail::Library::Driver, 364));
   int clusterSize{};
   ::cuwrap::detail::check(fn(&clusterSize, func, config), "cuOccupancyMaxPotentialClusterSize");
   return clusterSize;
@@ -6768,7 +6768,7 @@ inline int cuOccupancyMaxPotentialClusterSize(CUfunction func, const CUlaunchCon
 
 /// \brief Given the kernel function (\p func) and launch configuration (\p config), return the maximum number of clusters that could co-exist on the target device in \p *numClusters.
 inline int cuOccupancyMaxActiveClusters(CUfunction func, const CUlaunchConfig* config) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuOccupancyMaxActiveClusters)>(::cuwrap::detail::g_driver_slots[365], ::cuwrap::detail::Library::Driver, 365);
+  auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveClusters)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[365], ::cuwrap::detail::Library::Driver, 365));
   int numClusters{};
   ::cuwrap::detail::check(fn(&numClusters, func, config), "cuOccupancyMaxActiveClusters");
   return numClusters;
@@ -6777,21 +6777,21 @@ inline int cuOccupancyMaxActiveClusters(CUfunction func, const CUlaunchConfig* c
 /// \brief Binds an array as a texture reference
 [[deprecated]]
 inline void cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetArray)>(::cuwrap::detail::g_driver_slots[366], ::cuwrap::detail::Library::Driver, 366);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[366], ::cuwrap::detail::Library::Driver, 366));
   ::cuwrap::detail::check(fn(hTexRef, hArray, Flags), "cuTexRefSetArray");
 }
 
 /// \brief Binds a mipmapped array to a texture reference
 [[deprecated]]
 inline void cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetMipmappedArray)>(::cuwrap::detail::g_driver_slots[367], ::cuwrap::detail::Library::Driver, 367);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[367], ::cuwrap::detail::Library::Driver, 367));
   ::cuwrap::detail::check(fn(hTexRef, hMipmappedArray, Flags), "cuTexRefSetMipmappedArray");
 }
 
 /// \brief Binds an address as a texture reference
 [[deprecated]]
 inline size_t cuTexRefSetAddress(CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetAddress)>(::cuwrap::detail::g_driver_slots[368], ::cuwrap::detail::Library::Driver, 368);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddress)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[368], ::cuwrap::detail::Library::Driver, 368));
   size_t ByteOffset{};
   ::cuwrap::detail::check(fn(&ByteOffset, hTexRef, dptr, bytes), "cuTexRefSetAddress");
   return ByteOffset;
@@ -6800,77 +6800,77 @@ inline size_t cuTexRefSetAddress(CUtexref hTexRef, CUdeviceptr dptr, size_t byte
 /// \brief Binds an address as a 2D texture reference
 [[deprecated]]
 inline void cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR* desc, CUdeviceptr dptr, size_t Pitch) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetAddress2D)>(::cuwrap::detail::g_driver_slots[369], ::cuwrap::detail::Library::Driver, 369);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddress2D)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[369], ::cuwrap::detail::Library::Driver, 369));
   ::cuwrap::detail::check(fn(hTexRef, desc, dptr, Pitch), "cuTexRefSetAddress2D");
 }
 
 /// \brief Sets the format for a texture reference
 [[deprecated]]
 inline void cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetFormat)>(::cuwrap::detail::g_driver_slots[370], ::cuwrap::detail::Library::Driver, 370);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetFormat)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[370], ::cuwrap::detail::Library::Driver, 370));
   ::cuwrap::detail::check(fn(hTexRef, fmt, NumPackedComponents), "cuTexRefSetFormat");
 }
 
 /// \brief Sets the addressing mode for a texture reference
 [[deprecated]]
 inline void cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetAddressMode)>(::cuwrap::detail::g_driver_slots[371], ::cuwrap::detail::Library::Driver, 371);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddressMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[371], ::cuwrap::detail::Library::Driver, 371));
   ::cuwrap::detail::check(fn(hTexRef, dim, am), "cuTexRefSetAddressMode");
 }
 
 /// \brief Sets the filtering mode for a texture reference
 [[deprecated]]
 inline void cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetFilterMode)>(::cuwrap::detail::g_driver_slots[372], ::cuwrap::detail::Library::Driver, 372);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetFilterMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[372], ::cuwrap::detail::Library::Driver, 372));
   ::cuwrap::detail::check(fn(hTexRef, fm), "cuTexRefSetFilterMode");
 }
 
 /// \brief Sets the mipmap filtering mode for a texture reference
 [[deprecated]]
 inline void cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetMipmapFilterMode)>(::cuwrap::detail::g_driver_slots[373], ::cuwrap::detail::Library::Driver, 373);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapFilterMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[373], ::cuwrap::detail::Library::Driver, 373));
   ::cuwrap::detail::check(fn(hTexRef, fm), "cuTexRefSetMipmapFilterMode");
 }
 
 /// \brief Sets the mipmap level bias for a texture reference
 [[deprecated]]
 inline void cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetMipmapLevelBias)>(::cuwrap::detail::g_driver_slots[374], ::cuwrap::detail::Library::Driver, 374);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapLevelBias)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[374], ::cuwrap::detail::Library::Driver, 374));
   ::cuwrap::detail::check(fn(hTexRef, bias), "cuTexRefSetMipmapLevelBias");
 }
 
 /// \brief Sets the mipmap min/max mipmap level clamps for a texture reference
 [[deprecated]]
 inline void cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetMipmapLevelClamp)>(::cuwrap::detail::g_driver_slots[375], ::cuwrap::detail::Library::Driver, 375);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapLevelClamp)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[375], ::cuwrap::detail::Library::Driver, 375));
   ::cuwrap::detail::check(fn(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp), "cuTexRefSetMipmapLevelClamp");
 }
 
 /// \brief Sets the maximum anisotropy for a texture reference
 [[deprecated]]
 inline void cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetMaxAnisotropy)>(::cuwrap::detail::g_driver_slots[376], ::cuwrap::detail::Library::Driver, 376);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetMaxAnisotropy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[376], ::cuwrap::detail::Library::Driver, 376));
   ::cuwrap::detail::check(fn(hTexRef, maxAniso), "cuTexRefSetMaxAnisotropy");
 }
 
 /// \brief Sets the border color for a texture reference
 [[deprecated]]
 inline void cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetBorderColor)>(::cuwrap::detail::g_driver_slots[377], ::cuwrap::detail::Library::Driver, 377);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetBorderColor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[377], ::cuwrap::detail::Library::Driver, 377));
   ::cuwrap::detail::check(fn(hTexRef, pBorderColor), "cuTexRefSetBorderColor");
 }
 
 /// \brief Sets the flags for a texture reference
 [[deprecated]]
 inline void cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefSetFlags)>(::cuwrap::detail::g_driver_slots[378], ::cuwrap::detail::Library::Driver, 378);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefSetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[378], ::cuwrap::detail::Library::Driver, 378));
   ::cuwrap::detail::check(fn(hTexRef, Flags), "cuTexRefSetFlags");
 }
 
 /// \brief Gets the address associated with a texture reference
 [[deprecated]]
 inline CUdeviceptr cuTexRefGetAddress(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetAddress)>(::cuwrap::detail::g_driver_slots[379], ::cuwrap::detail::Library::Driver, 379);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetAddress)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[379], ::cuwrap::detail::Library::Driver, 379));
   CUdeviceptr pdptr{};
   ::cuwrap::detail::check(fn(&pdptr, hTexRef), "cuTexRefGetAddress");
   return pdptr;
@@ -6879,7 +6879,7 @@ inline CUdeviceptr cuTexRefGetAddress(CUtexref hTexRef) {
 /// \brief Gets the array bound to a texture reference
 [[deprecated]]
 inline CUarray cuTexRefGetArray(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetArray)>(::cuwrap::detail::g_driver_slots[380], ::cuwrap::detail::Library::Driver, 380);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[380], ::cuwrap::detail::Library::Driver, 380));
   CUarray phArray{};
   ::cuwrap::detail::check(fn(&phArray, hTexRef), "cuTexRefGetArray");
   return phArray;
@@ -6888,7 +6888,7 @@ inline CUarray cuTexRefGetArray(CUtexref hTexRef) {
 /// \brief Gets the mipmapped array bound to a texture reference
 [[deprecated]]
 inline CUmipmappedArray cuTexRefGetMipmappedArray(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetMipmappedArray)>(::cuwrap::detail::g_driver_slots[381], ::cuwrap::detail::Library::Driver, 381);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[381], ::cuwrap::detail::Library::Driver, 381));
   CUmipmappedArray phMipmappedArray{};
   ::cuwrap::detail::check(fn(&phMipmappedArray, hTexRef), "cuTexRefGetMipmappedArray");
   return phMipmappedArray;
@@ -6897,7 +6897,7 @@ inline CUmipmappedArray cuTexRefGetMipmappedArray(CUtexref hTexRef) {
 /// \brief Gets the addressing mode used by a texture reference
 [[deprecated]]
 inline CUaddress_mode cuTexRefGetAddressMode(CUtexref hTexRef, int dim) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetAddressMode)>(::cuwrap::detail::g_driver_slots[382], ::cuwrap::detail::Library::Driver, 382);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetAddressMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[382], ::cuwrap::detail::Library::Driver, 382));
   CUaddress_mode pam{};
   ::cuwrap::detail::check(fn(&pam, hTexRef, dim), "cuTexRefGetAddressMode");
   return pam;
@@ -6906,7 +6906,7 @@ inline CUaddress_mode cuTexRefGetAddressMode(CUtexref hTexRef, int dim) {
 /// \brief Gets the filter-mode used by a texture reference
 [[deprecated]]
 inline CUfilter_mode cuTexRefGetFilterMode(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetFilterMode)>(::cuwrap::detail::g_driver_slots[383], ::cuwrap::detail::Library::Driver, 383);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetFilterMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[383], ::cuwrap::detail::Library::Driver, 383));
   CUfilter_mode pfm{};
   ::cuwrap::detail::check(fn(&pfm, hTexRef), "cuTexRefGetFilterMode");
   return pfm;
@@ -6921,7 +6921,7 @@ struct cuTexRefGetFormat_result {
 /// \brief Gets the format used by a texture reference
 [[deprecated]]
 inline cuTexRefGetFormat_result cuTexRefGetFormat(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetFormat)>(::cuwrap::detail::g_driver_slots[384], ::cuwrap::detail::Library::Driver, 384);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetFormat)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[384], ::cuwrap::detail::Library::Driver, 384));
   cuTexRefGetFormat_result result{};
   ::cuwrap::detail::check(fn(&result.pFormat, &result.pNumChannels, hTexRef), "cuTexRefGetFormat");
   return result;
@@ -6930,7 +6930,7 @@ inline cuTexRefGetFormat_result cuTexRefGetFormat(CUtexref hTexRef) {
 /// \brief Gets the mipmap filtering mode for a texture reference
 [[deprecated]]
 inline CUfilter_mode cuTexRefGetMipmapFilterMode(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetMipmapFilterMode)>(::cuwrap::detail::g_driver_slots[385], ::cuwrap::detail::Library::Driver, 385);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapFilterMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[385], ::cuwrap::detail::Library::Driver, 385));
   CUfilter_mode pfm{};
   ::cuwrap::detail::check(fn(&pfm, hTexRef), "cuTexRefGetMipmapFilterMode");
   return pfm;
@@ -6939,7 +6939,7 @@ inline CUfilter_mode cuTexRefGetMipmapFilterMode(CUtexref hTexRef) {
 /// \brief Gets the mipmap level bias for a texture reference
 [[deprecated]]
 inline float cuTexRefGetMipmapLevelBias(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetMipmapLevelBias)>(::cuwrap::detail::g_driver_slots[386], ::cuwrap::detail::Library::Driver, 386);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapLevelBias)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[386], ::cuwrap::detail::Library::Driver, 386));
   float pbias{};
   ::cuwrap::detail::check(fn(&pbias, hTexRef), "cuTexRefGetMipmapLevelBias");
   return pbias;
@@ -6954,7 +6954,7 @@ struct cuTexRefGetMipmapLevelClamp_result {
 /// \brief Gets the min/max mipmap level clamps for a texture reference
 [[deprecated]]
 inline cuTexRefGetMipmapLevelClamp_result cuTexRefGetMipmapLevelClamp(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetMipmapLevelClamp)>(::cuwrap::detail::g_driver_slots[387], ::cuwrap::detail::Library::Driver, 387);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapLevelClamp)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[387], ::cuwrap::detail::Library::Driver, 387));
   cuTexRefGetMipmapLevelClamp_result result{};
   ::cuwrap::detail::check(fn(&result.pminMipmapLevelClamp, &result.pmaxMipmapLevelClamp, hTexRef), "cuTexRefGetMipmapLevelClamp");
   return result;
@@ -6963,7 +6963,7 @@ inline cuTexRefGetMipmapLevelClamp_result cuTexRefGetMipmapLevelClamp(CUtexref h
 /// \brief Gets the maximum anisotropy for a texture reference
 [[deprecated]]
 inline int cuTexRefGetMaxAnisotropy(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetMaxAnisotropy)>(::cuwrap::detail::g_driver_slots[388], ::cuwrap::detail::Library::Driver, 388);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetMaxAnisotropy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[388], ::cuwrap::detail::Library::Driver, 388));
   int pmaxAniso{};
   ::cuwrap::detail::check(fn(&pmaxAniso, hTexRef), "cuTexRefGetMaxAnisotropy");
   return pmaxAniso;
@@ -6972,14 +6972,14 @@ inline int cuTexRefGetMaxAnisotropy(CUtexref hTexRef) {
 /// \brief Gets the border color used by a texture reference
 [[deprecated]]
 inline void cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetBorderColor)>(::cuwrap::detail::g_driver_slots[389], ::cuwrap::detail::Library::Driver, 389);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetBorderColor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[389], ::cuwrap::detail::Library::Driver, 389));
   ::cuwrap::detail::check(fn(pBorderColor, hTexRef), "cuTexRefGetBorderColor");
 }
 
 /// \brief Gets the flags used by a texture reference
 [[deprecated]]
 inline unsigned int cuTexRefGetFlags(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefGetFlags)>(::cuwrap::detail::g_driver_slots[390], ::cuwrap::detail::Library::Driver, 390);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[390], ::cuwrap::detail::Library::Driver, 390));
   unsigned int pFlags{};
   ::cuwrap::detail::check(fn(&pFlags, hTexRef), "cuTexRefGetFlags");
   return pFlags;
@@ -6988,7 +6988,7 @@ inline unsigned int cuTexRefGetFlags(CUtexref hTexRef) {
 /// \brief Creates a texture reference
 [[deprecated]]
 inline CUtexref cuTexRefCreate() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefCreate)>(::cuwrap::detail::g_driver_slots[391], ::cuwrap::detail::Library::Driver, 391);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[391], ::cuwrap::detail::Library::Driver, 391));
   CUtexref pTexRef{};
   ::cuwrap::detail::check(fn(&pTexRef), "cuTexRefCreate");
   return pTexRef;
@@ -6997,21 +6997,21 @@ inline CUtexref cuTexRefCreate() {
 /// \brief Destroys a texture reference
 [[deprecated]]
 inline void cuTexRefDestroy(CUtexref hTexRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexRefDestroy)>(::cuwrap::detail::g_driver_slots[392], ::cuwrap::detail::Library::Driver, 392);
+  auto* fn = reinterpret_cast<decltype(::cuTexRefDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[392], ::cuwrap::detail::Library::Driver, 392));
   ::cuwrap::detail::check(fn(hTexRef), "cuTexRefDestroy");
 }
 
 /// \brief Sets the CUDA array for a surface reference.
 [[deprecated]]
 inline void cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuSurfRefSetArray)>(::cuwrap::detail::g_driver_slots[393], ::cuwrap::detail::Library::Driver, 393);
+  auto* fn = reinterpret_cast<decltype(::cuSurfRefSetArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[393], ::cuwrap::detail::Library::Driver, 393));
   ::cuwrap::detail::check(fn(hSurfRef, hArray, Flags), "cuSurfRefSetArray");
 }
 
 /// \brief Passes back the CUDA array bound to a surface reference.
 [[deprecated]]
 inline CUarray cuSurfRefGetArray(CUsurfref hSurfRef) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuSurfRefGetArray)>(::cuwrap::detail::g_driver_slots[394], ::cuwrap::detail::Library::Driver, 394);
+  auto* fn = reinterpret_cast<decltype(::cuSurfRefGetArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[394], ::cuwrap::detail::Library::Driver, 394));
   CUarray phArray{};
   ::cuwrap::detail::check(fn(&phArray, hSurfRef), "cuSurfRefGetArray");
   return phArray;
@@ -7019,7 +7019,7 @@ inline CUarray cuSurfRefGetArray(CUsurfref hSurfRef) {
 
 /// \brief Creates a texture object
 inline CUtexObject cuTexObjectCreate(const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexObjectCreate)>(::cuwrap::detail::g_driver_slots[395], ::cuwrap::detail::Library::Driver, 395);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[395], ::cuwrap::detail::Library::Driver, 395));
   CUtexObject pTexObject{};
   ::cuwrap::detail::check(fn(&pTexObject, pResDesc, pTexDesc, pResViewDesc), "cuTexObjectCreate");
   return pTexObject;
@@ -7027,13 +7027,13 @@ inline CUtexObject cuTexObjectCreate(const CUDA_RESOURCE_DESC* pResDesc, const C
 
 /// \brief Destroys a texture object
 inline void cuTexObjectDestroy(CUtexObject texObject) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexObjectDestroy)>(::cuwrap::detail::g_driver_slots[396], ::cuwrap::detail::Library::Driver, 396);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[396], ::cuwrap::detail::Library::Driver, 396));
   ::cuwrap::detail::check(fn(texObject), "cuTexObjectDestroy");
 }
 
 /// \brief Returns a texture object's resource descriptor
 inline CUDA_RESOURCE_DESC cuTexObjectGetResourceDesc(CUtexObject texObject) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexObjectGetResourceDesc)>(::cuwrap::detail::g_driver_slots[397], ::cuwrap::detail::Library::Driver, 397);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectGetResourceDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[397], ::cuwrap::detail::Library::Driver, 397));
   CUDA_RESOURCE_DESC pResDesc{};
   ::cuwrap::detail::check(fn(&pResDesc, texObject), "cuTexObjectGetResourceDesc");
   return pResDesc;
@@ -7041,7 +7041,7 @@ inline CUDA_RESOURCE_DESC cuTexObjectGetResourceDesc(CUtexObject texObject) {
 
 /// \brief Returns a texture object's texture descriptor
 inline CUDA_TEXTURE_DESC cuTexObjectGetTextureDesc(CUtexObject texObject) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexObjectGetTextureDesc)>(::cuwrap::detail::g_driver_slots[398], ::cuwrap::detail::Library::Driver, 398);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectGetTextureDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[398], ::cuwrap::detail::Library::Driver, 398));
   CUDA_TEXTURE_DESC pTexDesc{};
   ::cuwrap::detail::check(fn(&pTexDesc, texObject), "cuTexObjectGetTextureDesc");
   return pTexDesc;
@@ -7049,7 +7049,7 @@ inline CUDA_TEXTURE_DESC cuTexObjectGetTextureDesc(CUtexObject texObject) {
 
 /// \brief Returns a texture object's resource view descriptor
 inline CUDA_RESOURCE_VIEW_DESC cuTexObjectGetResourceViewDesc(CUtexObject texObject) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTexObjectGetResourceViewDesc)>(::cuwrap::detail::g_driver_slots[399], ::cuwrap::detail::Library::Driver, 399);
+  auto* fn = reinterpret_cast<decltype(::cuTexObjectGetResourceViewDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[399], ::cuwrap::detail::Library::Driver, 399));
   CUDA_RESOURCE_VIEW_DESC pResViewDesc{};
   ::cuwrap::detail::check(fn(&pResViewDesc, texObject), "cuTexObjectGetResourceViewDesc");
   return pResViewDesc;
@@ -7057,7 +7057,7 @@ inline CUDA_RESOURCE_VIEW_DESC cuTexObjectGetResourceViewDesc(CUtexObject texObj
 
 /// \brief Creates a surface object
 inline CUsurfObject cuSurfObjectCreate(const CUDA_RESOURCE_DESC* pResDesc) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuSurfObjectCreate)>(::cuwrap::detail::g_driver_slots[400], ::cuwrap::detail::Library::Driver, 400);
+  auto* fn = reinterpret_cast<decltype(::cuSurfObjectCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[400], ::cuwrap::detail::Library::Driver, 400));
   CUsurfObject pSurfObject{};
   ::cuwrap::detail::check(fn(&pSurfObject, pResDesc), "cuSurfObjectCreate");
   return pSurfObject;
@@ -7065,13 +7065,13 @@ inline CUsurfObject cuSurfObjectCreate(const CUDA_RESOURCE_DESC* pResDesc) {
 
 /// \brief Destroys a surface object
 inline void cuSurfObjectDestroy(CUsurfObject surfObject) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuSurfObjectDestroy)>(::cuwrap::detail::g_driver_slots[401], ::cuwrap::detail::Library::Driver, 401);
+  auto* fn = reinterpret_cast<decltype(::cuSurfObjectDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[401], ::cuwrap::detail::Library::Driver, 401));
   ::cuwrap::detail::check(fn(surfObject), "cuSurfObjectDestroy");
 }
 
 /// \brief Returns a surface object's resource descriptor
 inline CUDA_RESOURCE_DESC cuSurfObjectGetResourceDesc(CUsurfObject surfObject) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuSurfObjectGetResourceDesc)>(::cuwrap::detail::g_driver_slots[402], ::cuwrap::detail::Library::Driver, 402);
+  auto* fn = reinterpret_cast<decltype(::cuSurfObjectGetResourceDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[402], ::cuwrap::detail::Library::Driver, 402));
   CUDA_RESOURCE_DESC pResDesc{};
   ::cuwrap::detail::check(fn(&pResDesc, surfObject), "cuSurfObjectGetResourceDesc");
   return pResDesc;
@@ -7079,7 +7079,7 @@ inline CUDA_RESOURCE_DESC cuSurfObjectGetResourceDesc(CUsurfObject surfObject) {
 
 /// \brief Create a tensor map descriptor object representing tiled memory region
 inline CUtensorMap cuTensorMapEncodeTiled(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTensorMapEncodeTiled)>(::cuwrap::detail::g_driver_slots[403], ::cuwrap::detail::Library::Driver, 403);
+  auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeTiled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[403], ::cuwrap::detail::Library::Driver, 403));
   CUtensorMap tensorMap{};
   ::cuwrap::detail::check(fn(&tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill), "cuTensorMapEncodeTiled");
   return tensorMap;
@@ -7087,7 +7087,7 @@ inline CUtensorMap cuTensorMapEncodeTiled(CUtensorMapDataType tensorDataType, cu
 
 /// \brief Create a tensor map descriptor object representing im2col memory region
 inline CUtensorMap cuTensorMapEncodeIm2col(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTensorMapEncodeIm2col)>(::cuwrap::detail::g_driver_slots[404], ::cuwrap::detail::Library::Driver, 404);
+  auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeIm2col)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[404], ::cuwrap::detail::Library::Driver, 404));
   CUtensorMap tensorMap{};
   ::cuwrap::detail::check(fn(&tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill), "cuTensorMapEncodeIm2col");
   return tensorMap;
@@ -7095,7 +7095,7 @@ inline CUtensorMap cuTensorMapEncodeIm2col(CUtensorMapDataType tensorDataType, c
 
 /// \brief Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
 inline CUtensorMap cuTensorMapEncodeIm2colWide(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTensorMapEncodeIm2colWide)>(::cuwrap::detail::g_driver_slots[405], ::cuwrap::detail::Library::Driver, 405);
+  auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeIm2colWide)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[405], ::cuwrap::detail::Library::Driver, 405));
   CUtensorMap tensorMap{};
   ::cuwrap::detail::check(fn(&tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill), "cuTensorMapEncodeIm2colWide");
   return tensorMap;
@@ -7103,13 +7103,13 @@ inline CUtensorMap cuTensorMapEncodeIm2colWide(CUtensorMapDataType tensorDataTyp
 
 /// \brief Modify an existing tensor map descriptor with an updated global address
 inline void cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuTensorMapReplaceAddress)>(::cuwrap::detail::g_driver_slots[406], ::cuwrap::detail::Library::Driver, 406);
+  auto* fn = reinterpret_cast<decltype(::cuTensorMapReplaceAddress)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[406], ::cuwrap::detail::Library::Driver, 406));
   ::cuwrap::detail::check(fn(tensorMap, globalAddress), "cuTensorMapReplaceAddress");
 }
 
 /// \brief Queries if a device may directly access a peer device's memory.
 inline int cuDeviceCanAccessPeer(CUdevice dev, CUdevice peerDev) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceCanAccessPeer)>(::cuwrap::detail::g_driver_slots[407], ::cuwrap::detail::Library::Driver, 407);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceCanAccessPeer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[407], ::cuwrap::detail::Library::Driver, 407));
   int canAccessPeer{};
   ::cuwrap::detail::check(fn(&canAccessPeer, dev, peerDev), "cuDeviceCanAccessPeer");
   return canAccessPeer;
@@ -7117,19 +7117,19 @@ inline int cuDeviceCanAccessPeer(CUdevice dev, CUdevice peerDev) {
 
 /// \brief Enables direct access to memory allocations in a peer context.
 inline void cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxEnablePeerAccess)>(::cuwrap::detail::g_driver_slots[408], ::cuwrap::detail::Library::Driver, 408);
+  auto* fn = reinterpret_cast<decltype(::cuCtxEnablePeerAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[408], ::cuwrap::detail::Library::Driver, 408));
   ::cuwrap::detail::check(fn(peerContext, Flags), "cuCtxEnablePeerAccess");
 }
 
 /// \brief Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
 inline void cuCtxDisablePeerAccess(CUcontext peerContext) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxDisablePeerAccess)>(::cuwrap::detail::g_driver_slots[409], ::cuwrap::detail::Library::Driver, 409);
+  auto* fn = reinterpret_cast<decltype(::cuCtxDisablePeerAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[409], ::cuwrap::detail::Library::Driver, 409));
   ::cuwrap::detail::check(fn(peerContext), "cuCtxDisablePeerAccess");
 }
 
 /// \brief Queries attributes of the link between two devices.
 inline int cuDeviceGetP2PAttribute(CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetP2PAttribute)>(::cuwrap::detail::g_driver_slots[410], ::cuwrap::detail::Library::Driver, 410);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[410], ::cuwrap::detail::Library::Driver, 410));
   int value{};
   ::cuwrap::detail::check(fn(&value, attrib, srcDevice, dstDevice), "cuDeviceGetP2PAttribute");
   return value;
@@ -7137,19 +7137,19 @@ inline int cuDeviceGetP2PAttribute(CUdevice_P2PAttribute attrib, CUdevice srcDev
 
 /// \brief Queries details about atomic operations supported between two devices
 inline void cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetP2PAtomicCapabilities)>(::cuwrap::detail::g_driver_slots[411], ::cuwrap::detail::Library::Driver, 411);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAtomicCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[411], ::cuwrap::detail::Library::Driver, 411));
   ::cuwrap::detail::check(fn(capabilities, operations, count, srcDevice, dstDevice), "cuDeviceGetP2PAtomicCapabilities");
 }
 
 /// \brief Unregisters a graphics resource for access by CUDA
 inline void cuGraphicsUnregisterResource(CUgraphicsResource resource) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphicsUnregisterResource)>(::cuwrap::detail::g_driver_slots[412], ::cuwrap::detail::Library::Driver, 412);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsUnregisterResource)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[412], ::cuwrap::detail::Library::Driver, 412));
   ::cuwrap::detail::check(fn(resource), "cuGraphicsUnregisterResource");
 }
 
 /// \brief Get an array through which to access a subresource of a mapped graphics resource.
 inline CUarray cuGraphicsSubResourceGetMappedArray(CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphicsSubResourceGetMappedArray)>(::cuwrap::detail::g_driver_slots[413], ::cuwrap::detail::Library::Driver, 413);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsSubResourceGetMappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[413], ::cuwrap::detail::Library::Driver, 413));
   CUarray pArray{};
   ::cuwrap::detail::check(fn(&pArray, resource, arrayIndex, mipLevel), "cuGraphicsSubResourceGetMappedArray");
   return pArray;
@@ -7157,7 +7157,7 @@ inline CUarray cuGraphicsSubResourceGetMappedArray(CUgraphicsResource resource, 
 
 /// \brief Get a mipmapped array through which to access a mapped graphics resource.
 inline CUmipmappedArray cuGraphicsResourceGetMappedMipmappedArray(CUgraphicsResource resource) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphicsResourceGetMappedMipmappedArray)>(::cuwrap::detail::g_driver_slots[414], ::cuwrap::detail::Library::Driver, 414);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceGetMappedMipmappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[414], ::cuwrap::detail::Library::Driver, 414));
   CUmipmappedArray pMipmappedArray{};
   ::cuwrap::detail::check(fn(&pMipmappedArray, resource), "cuGraphicsResourceGetMappedMipmappedArray");
   return pMipmappedArray;
@@ -7171,7 +7171,7 @@ struct cuGraphicsResourceGetMappedPointer_result {
 
 /// \brief Get a device pointer through which to access a mapped graphics resource.
 inline cuGraphicsResourceGetMappedPointer_result cuGraphicsResourceGetMappedPointer(CUgraphicsResource resource) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphicsResourceGetMappedPointer)>(::cuwrap::detail::g_driver_slots[415], ::cuwrap::detail::Library::Driver, 415);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceGetMappedPointer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[415], ::cuwrap::detail::Library::Driver, 415));
   cuGraphicsResourceGetMappedPointer_result result{};
   ::cuwrap::detail::check(fn(&result.pDevPtr, &result.pSize, resource), "cuGraphicsResourceGetMappedPointer");
   return result;
@@ -7179,19 +7179,19 @@ inline cuGraphicsResourceGetMappedPointer_result cuGraphicsResourceGetMappedPoin
 
 /// \brief Set usage flags for mapping a graphics resource
 inline void cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphicsResourceSetMapFlags)>(::cuwrap::detail::g_driver_slots[416], ::cuwrap::detail::Library::Driver, 416);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceSetMapFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[416], ::cuwrap::detail::Library::Driver, 416));
   ::cuwrap::detail::check(fn(resource, flags), "cuGraphicsResourceSetMapFlags");
 }
 
 /// \brief Map graphics resources for access by CUDA
 inline void cuGraphicsMapResources(unsigned int count, CUgraphicsResource* resources, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphicsMapResources)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[417] : ::cuwrap::detail::g_driver_slots[417], ::cuwrap::detail::Library::Driver, 417, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsMapResources)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[417] : ::cuwrap::detail::g_driver_slots[417], ::cuwrap::detail::Library::Driver, 417, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(count, resources, hStream), "cuGraphicsMapResources");
 }
 
 /// \brief Unmap graphics resources.
 inline void cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource* resources, CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGraphicsUnmapResources)>(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[418] : ::cuwrap::detail::g_driver_slots[418], ::cuwrap::detail::Library::Driver, 418, ::cuwrap::detail::kPerThreadDefaultStream);
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsUnmapResources)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[418] : ::cuwrap::detail::g_driver_slots[418], ::cuwrap::detail::Library::Driver, 418, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(count, resources, hStream), "cuGraphicsUnmapResources");
 }
 
@@ -7203,7 +7203,7 @@ struct cuGetProcAddress_result {
 
 /// \brief Returns the requested driver API function pointer
 inline cuGetProcAddress_result cuGetProcAddress(const char* symbol, int cudaVersion, cuuint64_t flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGetProcAddress)>(::cuwrap::detail::g_driver_slots[419], ::cuwrap::detail::Library::Driver, 419);
+  auto* fn = reinterpret_cast<decltype(::cuGetProcAddress)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[419], ::cuwrap::detail::Library::Driver, 419));
   cuGetProcAddress_result result{};
   ::cuwrap::detail::check(fn(symbol, &result.pfn, cudaVersion, flags, &result.symbolStatus), "cuGetProcAddress");
   return result;
@@ -7211,31 +7211,31 @@ inline cuGetProcAddress_result cuGetProcAddress(const char* symbol, int cudaVers
 
 /// \brief Allows caller to fetch a coredump attribute value for the current context
 inline void cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCoredumpGetAttribute)>(::cuwrap::detail::g_driver_slots[420], ::cuwrap::detail::Library::Driver, 420);
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[420], ::cuwrap::detail::Library::Driver, 420));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpGetAttribute");
 }
 
 /// \brief Allows caller to fetch a coredump attribute value for the entire application
 inline void cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCoredumpGetAttributeGlobal)>(::cuwrap::detail::g_driver_slots[421], ::cuwrap::detail::Library::Driver, 421);
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttributeGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[421], ::cuwrap::detail::Library::Driver, 421));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpGetAttributeGlobal");
 }
 
 /// \brief Allows caller to set a coredump attribute value for the current context
 inline void cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCoredumpSetAttribute)>(::cuwrap::detail::g_driver_slots[422], ::cuwrap::detail::Library::Driver, 422);
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[422], ::cuwrap::detail::Library::Driver, 422));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpSetAttribute");
 }
 
 /// \brief Allows caller to set a coredump attribute value globally
 inline void cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCoredumpSetAttributeGlobal)>(::cuwrap::detail::g_driver_slots[423], ::cuwrap::detail::Library::Driver, 423);
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttributeGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[423], ::cuwrap::detail::Library::Driver, 423));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpSetAttributeGlobal");
 }
 
 /// \brief Call cuGetExportTable.
 inline const void* cuGetExportTable(const CUuuid* pExportTableId) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGetExportTable)>(::cuwrap::detail::g_driver_slots[424], ::cuwrap::detail::Library::Driver, 424);
+  auto* fn = reinterpret_cast<decltype(::cuGetExportTable)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[424], ::cuwrap::detail::Library::Driver, 424));
   const void* ppExportTable{};
   ::cuwrap::detail::check(fn(&ppExportTable, pExportTableId), "cuGetExportTable");
   return ppExportTable;
@@ -7243,7 +7243,7 @@ inline const void* cuGetExportTable(const CUuuid* pExportTableId) {
 
 /// \brief Creates a green context with a specified set of resources.
 inline CUgreenCtx cuGreenCtxCreate(CUdevResourceDesc desc, CUdevice dev, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGreenCtxCreate)>(::cuwrap::detail::g_driver_slots[425], ::cuwrap::detail::Library::Driver, 425);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[425], ::cuwrap::detail::Library::Driver, 425));
   CUgreenCtx phCtx{};
   ::cuwrap::detail::check(fn(&phCtx, desc, dev, flags), "cuGreenCtxCreate");
   return phCtx;
@@ -7251,13 +7251,13 @@ inline CUgreenCtx cuGreenCtxCreate(CUdevResourceDesc desc, CUdevice dev, unsigne
 
 /// \brief Destroys a green context
 inline void cuGreenCtxDestroy(CUgreenCtx hCtx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGreenCtxDestroy)>(::cuwrap::detail::g_driver_slots[426], ::cuwrap::detail::Library::Driver, 426);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[426], ::cuwrap::detail::Library::Driver, 426));
   ::cuwrap::detail::check(fn(hCtx), "cuGreenCtxDestroy");
 }
 
 /// \brief Converts a green context into the primary context
 inline CUcontext cuCtxFromGreenCtx(CUgreenCtx hCtx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxFromGreenCtx)>(::cuwrap::detail::g_driver_slots[427], ::cuwrap::detail::Library::Driver, 427);
+  auto* fn = reinterpret_cast<decltype(::cuCtxFromGreenCtx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[427], ::cuwrap::detail::Library::Driver, 427));
   CUcontext pContext{};
   ::cuwrap::detail::check(fn(&pContext, hCtx), "cuCtxFromGreenCtx");
   return pContext;
@@ -7265,7 +7265,7 @@ inline CUcontext cuCtxFromGreenCtx(CUgreenCtx hCtx) {
 
 /// \brief Get device resources
 inline CUdevResource cuDeviceGetDevResource(CUdevice device, CUdevResourceType type) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDeviceGetDevResource)>(::cuwrap::detail::g_driver_slots[428], ::cuwrap::detail::Library::Driver, 428);
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetDevResource)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[428], ::cuwrap::detail::Library::Driver, 428));
   CUdevResource resource{};
   ::cuwrap::detail::check(fn(device, &resource, type), "cuDeviceGetDevResource");
   return resource;
@@ -7273,7 +7273,7 @@ inline CUdevResource cuDeviceGetDevResource(CUdevice device, CUdevResourceType t
 
 /// \brief Get context resources
 inline CUdevResource cuCtxGetDevResource(CUcontext hCtx, CUdevResourceType type) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCtxGetDevResource)>(::cuwrap::detail::g_driver_slots[429], ::cuwrap::detail::Library::Driver, 429);
+  auto* fn = reinterpret_cast<decltype(::cuCtxGetDevResource)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[429], ::cuwrap::detail::Library::Driver, 429));
   CUdevResource resource{};
   ::cuwrap::detail::check(fn(hCtx, &resource, type), "cuCtxGetDevResource");
   return resource;
@@ -7281,7 +7281,7 @@ inline CUdevResource cuCtxGetDevResource(CUcontext hCtx, CUdevResourceType type)
 
 /// \brief Get green context resources
 inline CUdevResource cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResourceType type) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGreenCtxGetDevResource)>(::cuwrap::detail::g_driver_slots[430], ::cuwrap::detail::Library::Driver, 430);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxGetDevResource)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[430], ::cuwrap::detail::Library::Driver, 430));
   CUdevResource resource{};
   ::cuwrap::detail::check(fn(hCtx, &resource, type), "cuGreenCtxGetDevResource");
   return resource;
@@ -7289,13 +7289,13 @@ inline CUdevResource cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResourceType
 
 /// \brief Splits \p CU_DEV_RESOURCE_TYPE_SM resources.
 inline void cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups, const CUdevResource* input, CUdevResource* remaining, unsigned int useFlags, unsigned int minCount) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDevSmResourceSplitByCount)>(::cuwrap::detail::g_driver_slots[431], ::cuwrap::detail::Library::Driver, 431);
+  auto* fn = reinterpret_cast<decltype(::cuDevSmResourceSplitByCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[431], ::cuwrap::detail::Library::Driver, 431));
   ::cuwrap::detail::check(fn(result, nbGroups, input, remaining, useFlags, minCount), "cuDevSmResourceSplitByCount");
 }
 
 /// \brief Generate a resource descriptor
 inline CUdevResourceDesc cuDevResourceGenerateDesc(CUdevResource* resources, unsigned int nbResources) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuDevResourceGenerateDesc)>(::cuwrap::detail::g_driver_slots[432], ::cuwrap::detail::Library::Driver, 432);
+  auto* fn = reinterpret_cast<decltype(::cuDevResourceGenerateDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[432], ::cuwrap::detail::Library::Driver, 432));
   CUdevResourceDesc phDesc{};
   ::cuwrap::detail::check(fn(&phDesc, resources, nbResources), "cuDevResourceGenerateDesc");
   return phDesc;
@@ -7303,19 +7303,19 @@ inline CUdevResourceDesc cuDevResourceGenerateDesc(CUdevResource* resources, uns
 
 /// \brief Records an event.
 inline void cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGreenCtxRecordEvent)>(::cuwrap::detail::g_driver_slots[433], ::cuwrap::detail::Library::Driver, 433);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxRecordEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[433], ::cuwrap::detail::Library::Driver, 433));
   ::cuwrap::detail::check(fn(hCtx, hEvent), "cuGreenCtxRecordEvent");
 }
 
 /// \brief Make a green context wait on an event
 inline void cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGreenCtxWaitEvent)>(::cuwrap::detail::g_driver_slots[434], ::cuwrap::detail::Library::Driver, 434);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxWaitEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[434], ::cuwrap::detail::Library::Driver, 434));
   ::cuwrap::detail::check(fn(hCtx, hEvent), "cuGreenCtxWaitEvent");
 }
 
 /// \brief Query the green context associated with a stream
 inline CUgreenCtx cuStreamGetGreenCtx(CUstream hStream) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuStreamGetGreenCtx)>(::cuwrap::detail::g_driver_slots[435], ::cuwrap::detail::Library::Driver, 435);
+  auto* fn = reinterpret_cast<decltype(::cuStreamGetGreenCtx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[435], ::cuwrap::detail::Library::Driver, 435));
   CUgreenCtx phCtx{};
   ::cuwrap::detail::check(fn(hStream, &phCtx), "cuStreamGetGreenCtx");
   return phCtx;
@@ -7323,7 +7323,7 @@ inline CUgreenCtx cuStreamGetGreenCtx(CUstream hStream) {
 
 /// \brief Create a stream for use in the green context
 inline CUstream cuGreenCtxStreamCreate(CUgreenCtx greenCtx, unsigned int flags, int priority) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGreenCtxStreamCreate)>(::cuwrap::detail::g_driver_slots[436], ::cuwrap::detail::Library::Driver, 436);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxStreamCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[436], ::cuwrap::detail::Library::Driver, 436));
   CUstream phStream{};
   ::cuwrap::detail::check(fn(&phStream, greenCtx, flags, priority), "cuGreenCtxStreamCreate");
   return phStream;
@@ -7331,7 +7331,7 @@ inline CUstream cuGreenCtxStreamCreate(CUgreenCtx greenCtx, unsigned int flags, 
 
 /// \brief Returns the unique Id associated with the green context supplied
 inline unsigned long long cuGreenCtxGetId(CUgreenCtx greenCtx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuGreenCtxGetId)>(::cuwrap::detail::g_driver_slots[437], ::cuwrap::detail::Library::Driver, 437);
+  auto* fn = reinterpret_cast<decltype(::cuGreenCtxGetId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[437], ::cuwrap::detail::Library::Driver, 437));
   unsigned long long greenCtxId{};
   ::cuwrap::detail::check(fn(greenCtx, &greenCtxId), "cuGreenCtxGetId");
   return greenCtxId;
@@ -7339,7 +7339,7 @@ inline unsigned long long cuGreenCtxGetId(CUgreenCtx greenCtx) {
 
 /// \brief Register a callback function to receive error log messages
 inline CUlogsCallbackHandle cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLogsRegisterCallback)>(::cuwrap::detail::g_driver_slots[438], ::cuwrap::detail::Library::Driver, 438);
+  auto* fn = reinterpret_cast<decltype(::cuLogsRegisterCallback)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[438], ::cuwrap::detail::Library::Driver, 438));
   CUlogsCallbackHandle callback_out{};
   ::cuwrap::detail::check(fn(callbackFunc, userData, &callback_out), "cuLogsRegisterCallback");
   return callback_out;
@@ -7347,13 +7347,13 @@ inline CUlogsCallbackHandle cuLogsRegisterCallback(CUlogsCallback callbackFunc, 
 
 /// \brief Unregister a log message callback
 inline void cuLogsUnregisterCallback(CUlogsCallbackHandle callback) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLogsUnregisterCallback)>(::cuwrap::detail::g_driver_slots[439], ::cuwrap::detail::Library::Driver, 439);
+  auto* fn = reinterpret_cast<decltype(::cuLogsUnregisterCallback)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[439], ::cuwrap::detail::Library::Driver, 439));
   ::cuwrap::detail::check(fn(callback), "cuLogsUnregisterCallback");
 }
 
 /// \brief Sets log iterator to point to the end of log buffer, where the next message would be written.
 inline CUlogIterator cuLogsCurrent(unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLogsCurrent)>(::cuwrap::detail::g_driver_slots[440], ::cuwrap::detail::Library::Driver, 440);
+  auto* fn = reinterpret_cast<decltype(::cuLogsCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[440], ::cuwrap::detail::Library::Driver, 440));
   CUlogIterator iterator_out{};
   ::cuwrap::detail::check(fn(&iterator_out, flags), "cuLogsCurrent");
   return iterator_out;
@@ -7361,19 +7361,19 @@ inline CUlogIterator cuLogsCurrent(unsigned int flags) {
 
 /// \brief Dump accumulated driver logs into a file
 inline void cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLogsDumpToFile)>(::cuwrap::detail::g_driver_slots[441], ::cuwrap::detail::Library::Driver, 441);
+  auto* fn = reinterpret_cast<decltype(::cuLogsDumpToFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[441], ::cuwrap::detail::Library::Driver, 441));
   ::cuwrap::detail::check(fn(iterator, pathToFile, flags), "cuLogsDumpToFile");
 }
 
 /// \brief Dump accumulated driver logs into a buffer
 inline void cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size, unsigned int flags) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuLogsDumpToMemory)>(::cuwrap::detail::g_driver_slots[442], ::cuwrap::detail::Library::Driver, 442);
+  auto* fn = reinterpret_cast<decltype(::cuLogsDumpToMemory)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[442], ::cuwrap::detail::Library::Driver, 442));
   ::cuwrap::detail::check(fn(iterator, buffer, size, flags), "cuLogsDumpToMemory");
 }
 
 /// \brief Returns the restore thread ID for a CUDA process
 inline int cuCheckpointProcessGetRestoreThreadId(int pid) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCheckpointProcessGetRestoreThreadId)>(::cuwrap::detail::g_driver_slots[443], ::cuwrap::detail::Library::Driver, 443);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessGetRestoreThreadId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[443], ::cuwrap::detail::Library::Driver, 443));
   int tid{};
   ::cuwrap::detail::check(fn(pid, &tid), "cuCheckpointProcessGetRestoreThreadId");
   return tid;
@@ -7381,7 +7381,7 @@ inline int cuCheckpointProcessGetRestoreThreadId(int pid) {
 
 /// \brief Returns the process state of a CUDA process
 inline CUprocessState cuCheckpointProcessGetState(int pid) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCheckpointProcessGetState)>(::cuwrap::detail::g_driver_slots[444], ::cuwrap::detail::Library::Driver, 444);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessGetState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[444], ::cuwrap::detail::Library::Driver, 444));
   CUprocessState state{};
   ::cuwrap::detail::check(fn(pid, &state), "cuCheckpointProcessGetState");
   return state;
@@ -7389,25 +7389,25 @@ inline CUprocessState cuCheckpointProcessGetState(int pid) {
 
 /// \brief Lock a running CUDA process
 inline bool cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCheckpointProcessLock)>(::cuwrap::detail::g_driver_slots[445], ::cuwrap::detail::Library::Driver, 445);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessLock)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[445], ::cuwrap::detail::Library::Driver, 445));
   return ::cuwrap::detail::check_answer(fn(pid, args), CUDA_ERROR_NOT_READY, "cuCheckpointProcessLock");
 }
 
 /// \brief Checkpoint a CUDA process's GPU memory contents
 inline void cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCheckpointProcessCheckpoint)>(::cuwrap::detail::g_driver_slots[446], ::cuwrap::detail::Library::Driver, 446);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessCheckpoint)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[446], ::cuwrap::detail::Library::Driver, 446));
   ::cuwrap::detail::check(fn(pid, args), "cuCheckpointProcessCheckpoint");
 }
 
 /// \brief Restore a CUDA process's GPU memory contents from its last checkpoint
 inline void cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCheckpointProcessRestore)>(::cuwrap::detail::g_driver_slots[447], ::cuwrap::detail::Library::Driver, 447);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessRestore)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[447], ::cuwrap::detail::Library::Driver, 447));
   ::cuwrap::detail::check(fn(pid, args), "cuCheckpointProcessRestore");
 }
 
 /// \brief Unlock a CUDA process to allow CUDA API calls
 inline void cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::cuCheckpointProcessUnlock)>(::cuwrap::detail::g_driver_slots[448], ::cuwrap::detail::Library::Driver, 448);
+  auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessUnlock)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[448], ::cuwrap::detail::Library::Driver, 448));
   ::cuwrap::detail::check(fn(pid, args), "cuCheckpointProcessUnlock");
 }
 

@@ -26,7 +26,7 @@ namespace raw {
 
 /// \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
 inline nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle* handle, uint32_t numOptions, const char** options) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkCreate_13_0)>(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -35,7 +35,7 @@ inline nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle* handle, uint32_t numOpti
 
 /// \brief nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL.
 inline nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle* handle) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkDestroy_13_0)>(::cuwrap::detail::g_nvjitlink_slots[1], ::cuwrap::detail::Library::NvJitLink, 1);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkDestroy_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[1], ::cuwrap::detail::Library::NvJitLink, 1));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -44,7 +44,7 @@ inline nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle* handle) noexcept {
 
 /// \brief nvJitLinkAddData adds data image to the link.
 inline nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkAddData_13_0)>(::cuwrap::detail::g_nvjitlink_slots[2], ::cuwrap::detail::Library::NvJitLink, 2);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddData_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[2], ::cuwrap::detail::Library::NvJitLink, 2));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -53,7 +53,7 @@ inline nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputTy
 
 /// \brief nvJitLinkAddFile reads data from file and links it in.
 inline nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkAddFile_13_0)>(::cuwrap::detail::g_nvjitlink_slots[3], ::cuwrap::detail::Library::NvJitLink, 3);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddFile_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[3], ::cuwrap::detail::Library::NvJitLink, 3));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -62,7 +62,7 @@ inline nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputTy
 
 /// \brief nvJitLinkComplete does the actual link.
 inline nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkComplete_13_0)>(::cuwrap::detail::g_nvjitlink_slots[4], ::cuwrap::detail::Library::NvJitLink, 4);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkComplete_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[4], ::cuwrap::detail::Library::NvJitLink, 4));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -71,7 +71,7 @@ inline nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle) noexcept {
 
 /// \brief nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
 inline nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkGetLinkedCubinSize_13_0)>(::cuwrap::detail::g_nvjitlink_slots[5], ::cuwrap::detail::Library::NvJitLink, 5);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubinSize_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[5], ::cuwrap::detail::Library::NvJitLink, 5));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -80,7 +80,7 @@ inline nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_
 
 /// \brief nvJitLinkGetLinkedCubin gets the linked cubin.
 inline nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkGetLinkedCubin_13_0)>(::cuwrap::detail::g_nvjitlink_slots[6], ::cuwrap::detail::Library::NvJitLink, 6);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubin_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[6], ::cuwrap::detail::Library::NvJitLink, 6));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -89,7 +89,7 @@ inline nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cub
 
 /// \brief nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
 inline nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkGetLinkedPtxSize_13_0)>(::cuwrap::detail::g_nvjitlink_slots[7], ::cuwrap::detail::Library::NvJitLink, 7);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtxSize_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[7], ::cuwrap::detail::Library::NvJitLink, 7));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -98,7 +98,7 @@ inline nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t*
 
 /// \brief nvJitLinkGetLinkedPtx gets the linked ptx.
 inline nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkGetLinkedPtx_13_0)>(::cuwrap::detail::g_nvjitlink_slots[8], ::cuwrap::detail::Library::NvJitLink, 8);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtx_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[8], ::cuwrap::detail::Library::NvJitLink, 8));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -107,7 +107,7 @@ inline nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) 
 
 /// \brief nvJitLinkGetErrorLogSize gets the size of the error log.
 inline nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t* size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkGetErrorLogSize_13_0)>(::cuwrap::detail::g_nvjitlink_slots[9], ::cuwrap::detail::Library::NvJitLink, 9);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLogSize_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[9], ::cuwrap::detail::Library::NvJitLink, 9));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -116,7 +116,7 @@ inline nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t* 
 
 /// \brief nvJitLinkGetErrorLog puts any error messages in the log.
 inline nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkGetErrorLog_13_0)>(::cuwrap::detail::g_nvjitlink_slots[10], ::cuwrap::detail::Library::NvJitLink, 10);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLog_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[10], ::cuwrap::detail::Library::NvJitLink, 10));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -125,7 +125,7 @@ inline nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) n
 
 /// \brief nvJitLinkGetInfoLogSize gets the size of the info log.
 inline nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t* size) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkGetInfoLogSize_13_0)>(::cuwrap::detail::g_nvjitlink_slots[11], ::cuwrap::detail::Library::NvJitLink, 11);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLogSize_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[11], ::cuwrap::detail::Library::NvJitLink, 11));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -134,7 +134,7 @@ inline nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t* s
 
 /// \brief nvJitLinkGetInfoLog puts any info messages in the log.
 inline nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::__nvJitLinkGetInfoLog_13_0)>(::cuwrap::detail::g_nvjitlink_slots[12], ::cuwrap::detail::Library::NvJitLink, 12);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLog_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[12], ::cuwrap::detail::Library::NvJitLink, 12));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -143,7 +143,7 @@ inline nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) no
 
 /// \brief nvJitLinkVersion returns the current version of nvJitLink.
 inline nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor) noexcept {
-  auto* fn = ::cuwrap::detail::try_entry<decltype(::nvJitLinkVersion)>(::cuwrap::detail::g_nvjitlink_slots[13], ::cuwrap::detail::Library::NvJitLink, 13);
+  auto* fn = reinterpret_cast<decltype(::nvJitLinkVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[13], ::cuwrap::detail::Library::NvJitLink, 13));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
@@ -154,7 +154,7 @@ inline nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor
 
 /// \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
 inline nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char** options) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkCreate_13_0)>(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
   nvJitLinkHandle handle{};
   ::cuwrap::detail::check(fn(&handle, numOptions, options), "nvJitLinkCreate");
   return handle;
@@ -162,31 +162,31 @@ inline nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char** options
 
 /// \brief nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL.
 inline void nvJitLinkDestroy(nvJitLinkHandle* handle) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkDestroy_13_0)>(::cuwrap::detail::g_nvjitlink_slots[1], ::cuwrap::detail::Library::NvJitLink, 1);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkDestroy_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[1], ::cuwrap::detail::Library::NvJitLink, 1));
   ::cuwrap::detail::check(fn(handle), "nvJitLinkDestroy");
 }
 
 /// \brief nvJitLinkAddData adds data image to the link.
 inline void nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkAddData_13_0)>(::cuwrap::detail::g_nvjitlink_slots[2], ::cuwrap::detail::Library::NvJitLink, 2);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddData_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[2], ::cuwrap::detail::Library::NvJitLink, 2));
   ::cuwrap::detail::check(fn(handle, inputType, data, size, name), "nvJitLinkAddData", handle);
 }
 
 /// \brief nvJitLinkAddFile reads data from file and links it in.
 inline void nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkAddFile_13_0)>(::cuwrap::detail::g_nvjitlink_slots[3], ::cuwrap::detail::Library::NvJitLink, 3);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddFile_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[3], ::cuwrap::detail::Library::NvJitLink, 3));
   ::cuwrap::detail::check(fn(handle, inputType, fileName), "nvJitLinkAddFile", handle);
 }
 
 /// \brief nvJitLinkComplete does the actual link.
 inline void nvJitLinkComplete(nvJitLinkHandle handle) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkComplete_13_0)>(::cuwrap::detail::g_nvjitlink_slots[4], ::cuwrap::detail::Library::NvJitLink, 4);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkComplete_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[4], ::cuwrap::detail::Library::NvJitLink, 4));
   ::cuwrap::detail::check(fn(handle), "nvJitLinkComplete", handle);
 }
 
 /// \brief nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
 inline size_t nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkGetLinkedCubinSize_13_0)>(::cuwrap::detail::g_nvjitlink_slots[5], ::cuwrap::detail::Library::NvJitLink, 5);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubinSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[5], ::cuwrap::detail::Library::NvJitLink, 5));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetLinkedCubinSize", handle);
   return size;
@@ -194,7 +194,7 @@ inline size_t nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle) {
 
 /// \brief nvJitLinkGetLinkedCubin gets the linked cubin.
 inline void nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkGetLinkedCubin_13_0)>(::cuwrap::detail::g_nvjitlink_slots[6], ::cuwrap::detail::Library::NvJitLink, 6);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubin_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[6], ::cuwrap::detail::Library::NvJitLink, 6));
   ::cuwrap::detail::check(fn(handle, cubin), "nvJitLinkGetLinkedCubin", handle);
 }
 
@@ -211,7 +211,7 @@ inline std::vector<char> nvJitLinkGetLinkedCubin(nvJitLinkHandle handle) {
 
 /// \brief nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
 inline size_t nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkGetLinkedPtxSize_13_0)>(::cuwrap::detail::g_nvjitlink_slots[7], ::cuwrap::detail::Library::NvJitLink, 7);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtxSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[7], ::cuwrap::detail::Library::NvJitLink, 7));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetLinkedPtxSize", handle);
   return size;
@@ -219,7 +219,7 @@ inline size_t nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle) {
 
 /// \brief nvJitLinkGetLinkedPtx gets the linked ptx.
 inline void nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkGetLinkedPtx_13_0)>(::cuwrap::detail::g_nvjitlink_slots[8], ::cuwrap::detail::Library::NvJitLink, 8);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtx_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[8], ::cuwrap::detail::Library::NvJitLink, 8));
   ::cuwrap::detail::check(fn(handle, ptx), "nvJitLinkGetLinkedPtx", handle);
 }
 
@@ -239,7 +239,7 @@ inline std::string nvJitLinkGetLinkedPtx(nvJitLinkHandle handle) {
 
 /// \brief nvJitLinkGetErrorLogSize gets the size of the error log.
 inline size_t nvJitLinkGetErrorLogSize(nvJitLinkHandle handle) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkGetErrorLogSize_13_0)>(::cuwrap::detail::g_nvjitlink_slots[9], ::cuwrap::detail::Library::NvJitLink, 9);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLogSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[9], ::cuwrap::detail::Library::NvJitLink, 9));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetErrorLogSize", handle);
   return size;
@@ -247,7 +247,7 @@ inline size_t nvJitLinkGetErrorLogSize(nvJitLinkHandle handle) {
 
 /// \brief nvJitLinkGetErrorLog puts any error messages in the log.
 inline void nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkGetErrorLog_13_0)>(::cuwrap::detail::g_nvjitlink_slots[10], ::cuwrap::detail::Library::NvJitLink, 10);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLog_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[10], ::cuwrap::detail::Library::NvJitLink, 10));
   ::cuwrap::detail::check(fn(handle, log), "nvJitLinkGetErrorLog", handle);
 }
 
@@ -267,7 +267,7 @@ inline std::string nvJitLinkGetErrorLog(nvJitLinkHandle handle) {
 
 /// \brief nvJitLinkGetInfoLogSize gets the size of the info log.
 inline size_t nvJitLinkGetInfoLogSize(nvJitLinkHandle handle) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkGetInfoLogSize_13_0)>(::cuwrap::detail::g_nvjitlink_slots[11], ::cuwrap::detail::Library::NvJitLink, 11);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLogSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[11], ::cuwrap::detail::Library::NvJitLink, 11));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetInfoLogSize", handle);
   return size;
@@ -275,7 +275,7 @@ inline size_t nvJitLinkGetInfoLogSize(nvJitLinkHandle handle) {
 
 /// \brief nvJitLinkGetInfoLog puts any info messages in the log.
 inline void nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) {
-  auto* fn = ::cuwrap::detail::entry<decltype(::__nvJitLinkGetInfoLog_13_0)>(::cuwrap::detail::g_nvjitlink_slots[12], ::cuwrap::detail::Library::NvJitLink, 12);
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLog_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[12], ::cuwrap::detail::Library::NvJitLink, 12));
   ::cuwrap::detail::check(fn(handle, log), "nvJitLinkGetInfoLog", handle);
 }
 
@@ -301,7 +301,7 @@ struct nvJitLinkVersion_result {
 
 /// \brief nvJitLinkVersion returns the current version of nvJitLink.
 inline nvJitLinkVersion_result nvJitLinkVersion() {
-  auto* fn = ::cuwrap::detail::entry<decltype(::nvJitLinkVersion)>(::cuwrap::detail::g_nvjitlink_slots[13], ::cuwrap::detail::Library::NvJitLink, 13);
+  auto* fn = reinterpret_cast<decltype(::nvJitLinkVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[13], ::cuwrap::detail::Library::NvJitLink, 13));
   nvJitLinkVersion_result result{};
   ::cuwrap::detail::check(fn(&result.major, &result.minor), "nvJitLinkVersion");
   return result;

@@ -7,7 +7,6 @@
 
 #include <cuwrap/detail/loader.hpp>
 
-#include <atomic>
 #include <cstddef>
 
 namespace cuwrap::detail {
@@ -29,23 +28,26 @@ constexpr bool kPerThreadDefaultStream = false;
 inline constexpr std::size_t kDriverSymbolCount = 449;
 /// Public name and versioned symbol of each cuda.h entry point, by index.
 extern const Symbol kDriverSymbols[kDriverSymbolCount];
-/// Resolved cuda.h entry points, by index (nullptr until first use).
-inline std::atomic<void*> g_driver_slots[kDriverSymbolCount];
+/// Resolved cuda.h entry points, by index (nullptr until first use). Read and
+/// written only through detail::entry / detail::try_entry, which access them atomically.
+inline void* g_driver_slots[kDriverSymbolCount];
 /// Per-thread-default-stream variants, by index (for CUDA_API_PER_THREAD_DEFAULT_STREAM).
-inline std::atomic<void*> g_driver_ptds_slots[kDriverSymbolCount];
+inline void* g_driver_ptds_slots[kDriverSymbolCount];
 
 /// Number of nvrtc.h entry points.
 inline constexpr std::size_t kNvrtcSymbolCount = 24;
 /// Public name and versioned symbol of each nvrtc.h entry point, by index.
 extern const Symbol kNvrtcSymbols[kNvrtcSymbolCount];
-/// Resolved nvrtc.h entry points, by index (nullptr until first use).
-inline std::atomic<void*> g_nvrtc_slots[kNvrtcSymbolCount];
+/// Resolved nvrtc.h entry points, by index (nullptr until first use). Read and
+/// written only through detail::entry / detail::try_entry, which access them atomically.
+inline void* g_nvrtc_slots[kNvrtcSymbolCount];
 
 /// Number of nvJitLink.h entry points.
 inline constexpr std::size_t kNvJitLinkSymbolCount = 14;
 /// Public name and versioned symbol of each nvJitLink.h entry point, by index.
 extern const Symbol kNvJitLinkSymbols[kNvJitLinkSymbolCount];
-/// Resolved nvJitLink.h entry points, by index (nullptr until first use).
-inline std::atomic<void*> g_nvjitlink_slots[kNvJitLinkSymbolCount];
+/// Resolved nvJitLink.h entry points, by index (nullptr until first use). Read and
+/// written only through detail::entry / detail::try_entry, which access them atomically.
+inline void* g_nvjitlink_slots[kNvJitLinkSymbolCount];
 
 }  // namespace cuwrap::detail

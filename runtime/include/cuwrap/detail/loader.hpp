@@ -1,7 +1,7 @@
 // Run-time loading of the CUDA libraries and their entry points.
 //
 // Nothing in cuwrap links against libcuda, libnvrtc or libnvJitLink. Each generated
-// wrapper owns one slot (a std::atomic<void*> in the generated symbol tables); the
+// wrapper owns one slot (a pointer in the generated symbol tables); the
 // first call resolves the entry point through this loader and stores it, later calls
 // cost one acquire load (a plain load on x86-64) and a predictable branch.
 //
@@ -11,7 +11,6 @@
 // nvJitLink entry points come from dlsym of the versioned symbol the header names.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <string>
 
@@ -58,30 +57,35 @@ void* try_resolve_entry(Library library, std::size_t index, bool per_thread) noe
 /// Return the file name or path used for `library` (after environment overrides).
 std::string library_path(Library library);
 
-/// Return the entry point stored in `slot`, resolving it on first use. Throws LoadError.
-template <class Fn>
-inline Fn* entry(std::atomic<void*>& slot, Library library, std::size_t index,
-                 bool per_thread = false) {
-  void* fn = slot.load(std::memory_order_acquire);
+// The slots are plain pointers accessed with the compiler's atomic builtins rather than
+// std::atomic<void*>: the generated headers then need no <atomic> (and no function
+// template per entry point), which keeps the cost of including them low. GCC and Clang
+// (and compilers that follow them) provide these builtins; on x86-64 the acquire load is
+// a plain load.
+
+/// The entry point in `slot`, resolved through the loader on first use; throws LoadError
+/// when the library or the symbol is missing.
+inline void* entry(void*& slot, Library library, std::size_t index, bool per_thread = false) {
+  void* fn = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
   if (fn == nullptr) [[unlikely]] {
     fn = resolve_entry(library, index, per_thread);
-    slot.store(fn, std::memory_order_release);
+    __atomic_store_n(&slot, fn, __ATOMIC_RELEASE);
   }
-  return reinterpret_cast<Fn*>(fn);
+  return fn;
 }
 
-/// Return the entry point stored in `slot`, or nullptr when it cannot be loaded.
-template <class Fn>
-inline Fn* try_entry(std::atomic<void*>& slot, Library library, std::size_t index,
-                     bool per_thread = false) noexcept {
-  void* fn = slot.load(std::memory_order_acquire);
+/// As entry, but nullptr instead of an exception (for the raw:: forms, which never throw;
+/// last_load_error() then says why).
+inline void* try_entry(void*& slot, Library library, std::size_t index,
+                       bool per_thread = false) noexcept {
+  void* fn = __atomic_load_n(&slot, __ATOMIC_ACQUIRE);
   if (fn == nullptr) [[unlikely]] {
     fn = try_resolve_entry(library, index, per_thread);
     if (fn != nullptr) {
-      slot.store(fn, std::memory_order_release);
+      __atomic_store_n(&slot, fn, __ATOMIC_RELEASE);
     }
   }
-  return reinterpret_cast<Fn*>(fn);
+  return fn;
 }
 
 }  // namespace detail
