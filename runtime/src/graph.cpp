@@ -96,6 +96,19 @@ struct GraphBuilderState {
     }
   }
 
+  // The graph new nodes go into: the one being captured, else the builder's own
+  // (created empty on first use, for builders that add nodes without capturing).
+  CUgraph target_graph() {
+    if (phase == Phase::Building) {
+      return driver::cuStreamGetCaptureInfo(stream.handle()).graph_out;
+    }
+    if (graph == nullptr) {
+      graph = driver::cuGraphCreate(0);
+      owns_graph = true;
+    }
+    return graph;
+  }
+
   Stream stream;
   int device;         // ordinal, for new streams
   CUcontext context;  // of the stream: nodes and conditional handles live in it
@@ -391,14 +404,7 @@ GraphBuilder GraphBuilder::join(std::vector<GraphBuilder>&& builders) {
 CUgraphConditionalHandle GraphBuilder::create_conditional_handle(
     std::optional<unsigned> default_value) {
   State& s = state("create_conditional_handle");
-  CUgraph graph = s.graph;
-  if (s.phase == State::Phase::Building) {
-    graph = driver::cuStreamGetCaptureInfo(s.stream.handle()).graph_out;
-  } else if (graph == nullptr) {
-    graph = driver::cuGraphCreate(0);
-    s.graph = graph;
-    s.owns_graph = true;
-  }
+  CUgraph graph = s.target_graph();
   return driver::cuGraphConditionalHandleCreate(graph, s.context, default_value.value_or(0),
                                                 default_value ? CU_GRAPH_COND_ASSIGN_DEFAULT : 0);
 }
@@ -467,14 +473,11 @@ GraphNode GraphBuilder::add_node(std::span<const GraphNode> dependencies, CUgrap
   std::vector<CUgraphNode> nodes;
   nodes.reserve(dependencies.size());
   if (s.phase != State::Phase::Building) {
-    if (s.graph == nullptr) {
-      s.graph = driver::cuGraphCreate(0);
-      s.owns_graph = true;
-    }
+    CUgraph graph = s.target_graph();
     for (const GraphNode& node : dependencies) {
       nodes.push_back(node.handle());
     }
-    return GraphNode(driver::cuGraphAddNode(s.graph, nodes.data(), nullptr, nodes.size(), &params));
+    return GraphNode(driver::cuGraphAddNode(graph, nodes.data(), nullptr, nodes.size(), &params));
   }
   // Capturing: after everything captured so far and `dependencies`; the capture then
   // continues after the new node.
@@ -624,14 +627,7 @@ GraphNode GraphBuilder::add_host(std::span<const GraphNode> dependencies,
   if (!fn) {
     throw std::invalid_argument("GraphBuilder::add_host: fn is empty");
   }
-  CUgraph graph = s.graph;
-  if (s.phase == State::Phase::Building) {
-    graph = driver::cuStreamGetCaptureInfo(s.stream.handle()).graph_out;
-  } else if (graph == nullptr) {
-    graph = driver::cuGraphCreate(0);
-    s.graph = graph;
-    s.owns_graph = true;
-  }
+  CUgraph graph = s.target_graph();
   CUgraphNodeParams params;
   std::memset(&params, 0, sizeof params);
   params.type = CU_GRAPH_NODE_TYPE_HOST;
