@@ -72,4 +72,15 @@ inline std::string quoted(const std::string& s) {
   return out + "'";
 }
 
+/// Fill `dir` with a toolkit include directory whose cuda.h does not parse: the basic
+/// fixture's nvrtc.h and nvJitLink.h beside fixtures/malformed/cuda.h. Return `dir`.
+inline const std::filesystem::path& malformed_toolkit(const std::filesystem::path& dir) {
+  const std::filesystem::path fixtures = CUWRAP_FIXTURES_DIR;
+  for (const char* header : {"nvrtc.h", "nvJitLink.h"}) {
+    std::filesystem::copy_file(fixtures / "basic" / header, dir / header);
+  }
+  std::filesystem::copy_file(fixtures / "malformed" / "cuda.h", dir / "cuda.h");
+  return dir;
+}
+
 }  // namespace cuwrap::gen::testing

@@ -84,7 +84,7 @@ TEST(Cli, MissingHeaderExits2NamingIt) {
 
 TEST(Cli, MalformedHeaderExits1WithFileLine) {
   ScratchDir dir;
-  const auto r = generate(kFixtures / "malformed", dir.path() / "out");
+  const auto r = generate(testing::malformed_toolkit(dir.path()), dir.path() / "out");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("cuda.h:9:"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out")) << "nothing written on failure";

@@ -2,6 +2,7 @@
 // reader; then the plan those fixtures produce.
 #include "parse.hpp"
 #include "rules.hpp"
+#include "support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -140,8 +141,9 @@ TEST(Parse, MissingDirectoryAndHeaderAreMissingInput) {
 }
 
 TEST(Parse, MalformedHeaderGivesFileLineColumn) {
+  const testing::ScratchDir dir;
   try {
-    parse_headers(std::filesystem::path(CUWRAP_FIXTURES_DIR) / "malformed");
+    parse_headers(testing::malformed_toolkit(dir.path()));
     FAIL() << "expected ParseFailure";
   } catch (const ParseFailure& e) {
     EXPECT_NE(std::string(e.what()).find("cuda.h:9:"), std::string::npos) << e.what();
