@@ -204,9 +204,6 @@ void fill_common(Dict& d, const Plan& plan, const LibraryPlan& library) {
       }
     }
   }
-  if (!library.enums.empty()) {
-    d.ShowSection("HAS_ENUMS");
-  }
 }
 
 std::string render_header(const std::filesystem::path& dir, const Plan& plan,
