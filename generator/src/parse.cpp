@@ -434,9 +434,10 @@ void collect_macro(CXTranslationUnit tu, CXCursor c, const std::string& header, 
   out.macros.push_back(std::move(m));
 }
 
-// Walk the translation unit; `want_declarations` false reads only the #define lines.
-Collected collect(CXTranslationUnit tu, const HeaderFiles& files, bool want_declarations) {
-  Collected out;
+// Call `f(cursor, kind)` for every declaration and macro at file scope, looking inside
+// `extern "C" { ... }` blocks and namespaces.
+template <class F>
+void visit_file_scope(CXTranslationUnit tu, F&& f) {
   std::vector<CXCursor> scopes{clang_getTranslationUnitCursor(tu)};
   while (!scopes.empty()) {
     CXCursor scope = scopes.back();
@@ -444,27 +445,35 @@ Collected collect(CXTranslationUnit tu, const HeaderFiles& files, bool want_decl
     visit_children(scope, [&](CXCursor c) {
       const CXCursorKind kind = clang_getCursorKind(c);
       if (kind == CXCursor_LinkageSpec || kind == CXCursor_Namespace) {
-        scopes.push_back(c);  // extern "C" { ... }
-        return CXChildVisit_Continue;
-      }
-      const std::string* header = files.header_of(c);
-      if (header == nullptr) {
-        return CXChildVisit_Continue;
-      }
-      if (kind == CXCursor_MacroDefinition) {
-        collect_macro(tu, c, *header, out);
-      } else if (!want_declarations) {
-        return CXChildVisit_Continue;
-      } else if (kind == CXCursor_FunctionDecl) {
-        collect_function(tu, c, *header, out);
-      } else if (kind == CXCursor_EnumDecl) {
-        collect_enum(tu, c, *header, out);
-      } else if (kind == CXCursor_TypedefDecl) {
-        collect_typedef(c, *header, out);
+        scopes.push_back(c);
+      } else {
+        f(c, kind);
       }
       return CXChildVisit_Continue;
     });
   }
+}
+
+// Walk the translation unit; `want_declarations` false reads only the #define lines.
+Collected collect(CXTranslationUnit tu, const HeaderFiles& files, bool want_declarations) {
+  Collected out;
+  visit_file_scope(tu, [&](CXCursor c, CXCursorKind kind) {
+    const std::string* header = files.header_of(c);
+    if (header == nullptr) {
+      return;
+    }
+    if (kind == CXCursor_MacroDefinition) {
+      collect_macro(tu, c, *header, out);
+    } else if (!want_declarations) {
+      return;
+    } else if (kind == CXCursor_FunctionDecl) {
+      collect_function(tu, c, *header, out);
+    } else if (kind == CXCursor_EnumDecl) {
+      collect_enum(tu, c, *header, out);
+    } else if (kind == CXCursor_TypedefDecl) {
+      collect_typedef(c, *header, out);
+    }
+  });
   return out;
 }
 
@@ -476,35 +485,23 @@ std::vector<std::pair<std::string, std::string>> collect_pfn_typedefs(CXTranslat
   if (typedefs_file == nullptr) {
     return out;
   }
-  std::vector<CXCursor> scopes{clang_getTranslationUnitCursor(tu)};
-  while (!scopes.empty()) {
-    CXCursor scope = scopes.back();
-    scopes.pop_back();
-    visit_children(scope, [&](CXCursor c) {
-      const CXCursorKind kind = clang_getCursorKind(c);
-      if (kind == CXCursor_LinkageSpec) {
-        scopes.push_back(c);
-        return CXChildVisit_Continue;
-      }
-      if (kind != CXCursor_TypedefDecl) {
-        return CXChildVisit_Continue;
-      }
-      CXFile file = nullptr;
-      clang_getExpansionLocation(clang_getCursorLocation(c), &file, nullptr, nullptr, nullptr);
-      std::string name = take(clang_getCursorSpelling(c));
-      if (file == nullptr || clang_File_isEqual(file, typedefs_file) == 0 ||
-          name.rfind("PFN_", 0) != 0) {
-        return CXChildVisit_Continue;
-      }
-      const CXType pointer = clang_getCanonicalType(clang_getTypedefDeclUnderlyingType(c));
-      if (pointer.kind != CXType_Pointer) {
-        return CXChildVisit_Continue;
-      }
-      out.emplace_back(std::move(name),
-                       take(clang_getTypeSpelling(clang_getPointeeType(pointer))));
-      return CXChildVisit_Continue;
-    });
-  }
+  visit_file_scope(tu, [&](CXCursor c, CXCursorKind kind) {
+    if (kind != CXCursor_TypedefDecl) {
+      return;
+    }
+    CXFile file = nullptr;
+    clang_getExpansionLocation(clang_getCursorLocation(c), &file, nullptr, nullptr, nullptr);
+    std::string name = take(clang_getCursorSpelling(c));
+    if (file == nullptr || clang_File_isEqual(file, typedefs_file) == 0 ||
+        name.rfind("PFN_", 0) != 0) {
+      return;
+    }
+    const CXType pointer = clang_getCanonicalType(clang_getTypedefDeclUnderlyingType(c));
+    if (pointer.kind != CXType_Pointer) {
+      return;
+    }
+    out.emplace_back(std::move(name), take(clang_getTypeSpelling(clang_getPointeeType(pointer))));
+  });
   return out;
 }
 
