@@ -5,6 +5,8 @@
 #include <cuwrap/nvjitlink.hpp>
 #include <cuwrap/nvrtc.hpp>
 
+#include <cstdio>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -63,7 +65,60 @@ NvJitLinkError::NvJitLinkError(nvJitLinkResult code, std::string function, std::
 LoadError::LoadError(std::string library, std::string symbol, const std::string& message)
     : Error(message), library_(std::move(library)), symbol_(std::move(symbol)) {}
 
+std::string version_string(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+UnsupportedError::UnsupportedError(std::string feature, int required, int available,
+                                   std::string_view what)
+    : Error(feature + " needs CUDA " + version_string(required) + "; " + std::string(what) +
+            " is CUDA " + version_string(available)),
+      feature_(std::move(feature)),
+      required_(required),
+      available_(available) {}
+
+namespace {
+
+std::mutex g_release_handler_mutex;
+ReleaseFailureHandler g_release_handler;  // empty: the default (one line on stderr)
+
+void default_release_handler(const ReleaseFailure& failure) {
+  const std::string message = failure_message(failure.function, to_string(failure.code),
+                                              driver_description(failure.code));
+  std::fprintf(stderr, "cuwrap: warning: releasing %s: %s\n", failure.object,
+               message.c_str());
+}
+
+}  // namespace
+
+ReleaseFailureHandler set_release_failure_handler(ReleaseFailureHandler handler) {
+  const std::lock_guard lock(g_release_handler_mutex);
+  std::swap(handler, g_release_handler);
+  return handler;
+}
+
 namespace detail {
+
+void report_release_failure(CUresult code, const char* function, const char* object) noexcept {
+  if (code == CUDA_SUCCESS || code == CUDA_ERROR_DEINITIALIZED) {
+    return;
+  }
+  try {
+    ReleaseFailureHandler handler;
+    {
+      const std::lock_guard lock(g_release_handler_mutex);
+      handler = g_release_handler;
+    }
+    const ReleaseFailure failure{code, function, object};
+    if (handler) {
+      handler(failure);
+    } else {
+      default_release_handler(failure);
+    }
+  } catch (...) {  // a handler must not throw; nothing can be done with it here
+  }
+}
+
 namespace {
 
 // Read a program log through the raw entry points; never throws (we are already

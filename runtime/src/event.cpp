@@ -120,7 +120,7 @@ CUipcEventHandle Event::get_ipc_descriptor() const {
 
 void Event::close() noexcept {
   if (handle_ != nullptr && owning_) {
-    static_cast<void>(driver::raw::cuEventDestroy(handle_));
+    detail::report_release_failure(driver::raw::cuEventDestroy(handle_), "cuEventDestroy", "Event");
   }
   handle_ = nullptr;
 }

@@ -74,11 +74,11 @@ struct GraphBuilderState {
       CUgraph captured = nullptr;
       if (driver::raw::cuStreamEndCapture(stream.handle(), &captured) == CUDA_SUCCESS &&
           captured != nullptr && captured != graph && kind == Kind::Primary) {
-        static_cast<void>(driver::raw::cuGraphDestroy(captured));
+        detail::report_release_failure(driver::raw::cuGraphDestroy(captured), "cuGraphDestroy", "GraphBuilder");
       }
     }
     if (graph != nullptr && owns_graph) {
-      static_cast<void>(driver::raw::cuGraphDestroy(graph));
+      detail::report_release_failure(driver::raw::cuGraphDestroy(graph), "cuGraphDestroy", "GraphBuilder");
     }
     graph = nullptr;
     try {
@@ -163,7 +163,7 @@ std::function<void()>* attach_host_function(CUgraph graph, std::function<void()>
   const CUresult status =
       driver::raw::cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE);
   if (status != CUDA_SUCCESS) {
-    static_cast<void>(driver::raw::cuUserObjectRelease(object, 1));  // deletes the function
+    detail::report_release_failure(driver::raw::cuUserObjectRelease(object, 1), "cuUserObjectRelease", "graph user object");  // deletes the function
     throw_driver_error(status, "cuGraphRetainUserObject");
   }
   return pointer;
@@ -325,7 +325,7 @@ Graph GraphBuilder::complete(const GraphCompleteOptions& options) {
   const CUresult status = driver::raw::cuGraphInstantiateWithParams(&exec, s.graph, &params);
   if (status != CUDA_SUCCESS || params.result_out != CUDA_GRAPH_INSTANTIATE_SUCCESS) {
     if (status == CUDA_SUCCESS && exec != nullptr) {
-      static_cast<void>(driver::raw::cuGraphExecDestroy(exec));
+      detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec), "cuGraphExecDestroy", "Graph");
     }
     throw GraphInstantiateError(status, params.result_out);
   }
@@ -738,7 +738,7 @@ Graph::~Graph() { close(); }
 
 void Graph::close() noexcept {
   if (exec_ != nullptr && owned_) {
-    static_cast<void>(driver::raw::cuGraphExecDestroy(exec_));
+    detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec_), "cuGraphExecDestroy", "Graph");
   }
   exec_ = nullptr;
   owned_ = false;

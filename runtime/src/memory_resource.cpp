@@ -32,7 +32,7 @@ struct PoolGuard {
   PoolGuard& operator=(const PoolGuard&) = delete;
   ~PoolGuard() {
     if (pool != nullptr) {
-      static_cast<void>(driver::raw::cuMemPoolDestroy(pool));
+      detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool), "cuMemPoolDestroy", "DeviceMemoryResource");
     }
   }
   CUmemoryPool release() noexcept { return std::exchange(pool, nullptr); }
@@ -89,7 +89,7 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
 
 DeviceMemoryResource::~DeviceMemoryResource() {
   if (owns_pool_) {
-    static_cast<void>(driver::raw::cuMemPoolDestroy(pool_));
+    detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool_), "cuMemPoolDestroy", "DeviceMemoryResource");
   }
 }
 
@@ -139,7 +139,7 @@ PinnedMemoryResource::PinnedMemoryResource() {
 
 PinnedMemoryResource::~PinnedMemoryResource() {
   if (pool_ != nullptr) {
-    static_cast<void>(driver::raw::cuMemPoolDestroy(pool_));
+    detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool_), "cuMemPoolDestroy", "DeviceMemoryResource");
   }
 }
 

@@ -33,7 +33,7 @@ struct ObjectCodeImpl {
   ObjectCodeImpl& operator=(const ObjectCodeImpl&) = delete;
   ~ObjectCodeImpl() {
     if (CUlibrary lib = library.load(std::memory_order_acquire); lib != nullptr) {
-      static_cast<void>(driver::raw::cuLibraryUnload(lib));
+      detail::report_release_failure(driver::raw::cuLibraryUnload(lib), "cuLibraryUnload", "ObjectCode");
     }
   }
 

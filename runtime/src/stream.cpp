@@ -23,7 +23,7 @@ struct StreamState {
   StreamState& operator=(const StreamState&) = delete;
   ~StreamState() {
     if (owning && handle != nullptr) {
-      static_cast<void>(driver::raw::cuStreamDestroy(handle));
+      detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy", "Stream");
     }
   }
 };
@@ -44,7 +44,7 @@ struct EventGuard {
   EventGuard& operator=(const EventGuard&) = delete;
   ~EventGuard() {
     if (event != nullptr) {
-      static_cast<void>(driver::raw::cuEventDestroy(event));
+      detail::report_release_failure(driver::raw::cuEventDestroy(event), "cuEventDestroy", "Event");
     }
   }
 };

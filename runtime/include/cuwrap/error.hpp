@@ -9,8 +9,10 @@
 #include <nvJitLink.h>
 #include <nvrtc.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace cuwrap {
 
@@ -95,7 +97,53 @@ class LoadError : public Error {
   std::string symbol_;
 };
 
+/// Thrown when the toolkit cuwrap was built against, or the installed driver, is too old
+/// for a feature ("switch conditional graph nodes need CUDA 12.8; the driver is 12.4").
+class UnsupportedError : public Error {
+ public:
+  /// Build the error for `feature`, which needs CUDA `required` (e.g. 12080) where only
+  /// `available` is there; `what` names the toolkit or the driver as the one short of it.
+  UnsupportedError(std::string feature, int required, int available, std::string_view what);
+  /// Return what was asked for, e.g. "switch conditional graph nodes".
+  const std::string& feature() const noexcept { return feature_; }
+  /// Return the CUDA version the feature needs, e.g. 12080.
+  int required_version() const noexcept { return required_; }
+  /// Return the toolkit's or the driver's version, whichever falls short.
+  int available_version() const noexcept { return available_; }
+
+ private:
+  std::string feature_;
+  int required_;
+  int available_;
+};
+
+/// A failure that a destructor (or another operation that must not throw) could not
+/// report by throwing: a release call that returned an error.
+struct ReleaseFailure {
+  CUresult code;         ///< the status the release call returned
+  const char* function;  ///< the C function, e.g. "cuStreamDestroy"
+  const char* object;    ///< what was being released, e.g. "Stream"
+};
+
+/// Called for every ReleaseFailure; must not throw (an exception is caught and dropped).
+using ReleaseFailureHandler = std::function<void(const ReleaseFailure&)>;
+
+/// Install `handler` for release failures and return the previous one.
+///
+/// The default prints one line to stderr ("cuwrap: warning: releasing Stream:
+/// cuStreamDestroy failed: CUDA_ERROR_... (...)"), as cuda.core turns such failures into
+/// warnings. An empty handler restores the default. Thread-safe.
+ReleaseFailureHandler set_release_failure_handler(ReleaseFailureHandler handler);
+
+/// Return a version such as 12080 as text, "12.8".
+std::string version_string(int version);
+
 namespace detail {
+
+/// Report a failed release to the installed ReleaseFailureHandler; never throws.
+/// CUDA_SUCCESS and CUDA_ERROR_DEINITIALIZED (the driver shutting down at process exit,
+/// when everything is released anyway) are not reported.
+void report_release_failure(CUresult code, const char* function, const char* object) noexcept;
 
 [[noreturn]] void throw_driver_error(CUresult code, const char* function);
 [[noreturn]] void throw_nvrtc_error(nvrtcResult code, const char* function);

@@ -1,4 +1,5 @@
-// The cuwrap version, and the CUDA version its bindings were generated from.
+// The cuwrap version, the CUDA version its bindings were generated from, and the
+// installed driver's version; the checks that turn "too old" into UnsupportedError.
 #pragma once
 
 #include <cuwrap/detail/symbols.hpp>
@@ -14,4 +15,25 @@ inline constexpr int kVersionPatch = 0;
 /// The CUDA_VERSION of the headers the generated bindings come from (e.g. 13000).
 inline constexpr int kBindingsCudaVersion = detail::kGeneratedCudaVersion;
 
+/// Return the CUDA_VERSION the bindings were generated from (e.g. 12040 for CUDA 12.4).
+constexpr int bindings_version() noexcept { return kBindingsCudaVersion; }
+
+/// Return the installed driver's CUDA version, as cuDriverGetVersion() reports it
+/// (e.g. 13000). Read once per process.
+///
+/// Throws LoadError when libcuda cannot be loaded, DriverError when the call fails.
+int driver_version();
+
+namespace detail {
+
+/// Throw UnsupportedError naming `feature` unless the installed driver is at least
+/// CUDA `required` (e.g. 12080). After the first call it costs one load and a compare.
+void require_driver(int required, const char* feature);
+
+/// Throw UnsupportedError: `feature` needs a toolkit of at least CUDA `required`, and
+/// cuwrap was built against an older one (bindings_version()). For code compiled out
+/// behind a CUDA_VERSION check.
+[[noreturn]] void throw_toolkit_too_old(int required, const char* feature);
+
+}  // namespace detail
 }  // namespace cuwrap
