@@ -1,5 +1,7 @@
 // Driver initialisation, device count and primary contexts. See
 // cuwrap/detail/context.hpp for the design.
+#include "compat.hpp"
+
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
@@ -124,8 +126,7 @@ int device_of_context(CUcontext context) {
   if (const int ordinal = primary_contexts().find(context); ordinal >= 0) {
     return ordinal;
   }
-  // cuCtxGetDevice_v2 takes the context explicitly: no switch of the current context.
-  return ordinal_of(driver::cuCtxGetDevice_v2(context));
+  return ordinal_of(context_device(context));
 }
 
 void ensure_current_context(int ordinal) {

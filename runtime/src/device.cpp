@@ -1,4 +1,6 @@
 // Device and DeviceProperties. See cuwrap/device.hpp.
+#include "compat.hpp"
+
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
@@ -75,8 +77,7 @@ std::vector<Device> Device::all() {
 void Device::set_current() const { driver::cuCtxSetCurrent(detail::primary_context(ordinal_)); }
 
 void Device::sync() const {
-  // The _v2 form names the context: no switch of the current context is needed.
-  driver::cuCtxSynchronize_v2(detail::primary_context(ordinal_));
+  detail::context_synchronize(detail::primary_context(ordinal_));
 }
 
 Stream Device::create_stream(const StreamOptions& options) const { return Stream(*this, options); }

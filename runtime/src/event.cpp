@@ -1,4 +1,6 @@
 // Event. See cuwrap/event.hpp.
+#include "compat.hpp"
+
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
@@ -136,7 +138,7 @@ float operator-(const Event& end, const Event& start) {
              : "end event was") +
         " created without EventOptions::enable_timing = true");
   }
-  return driver::cuEventElapsedTime(start.handle_, end.handle_);
+  return detail::event_elapsed_ms(start.handle_, end.handle_);
 }
 
 CUevent Event::handle() const {

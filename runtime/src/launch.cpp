@@ -4,6 +4,8 @@
 // This is a measured hot path (bench/bench_launch.cpp): the common case does a few
 // comparisons, no allocation and no driver call besides the launch, which goes through
 // the raw entry point and is checked with detail::check.
+#include "compat.hpp"
+
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
@@ -64,7 +66,7 @@ void allow_dynamic_shared(CUstream stream, const Kernel& kernel, std::size_t siz
     if (is_default_stream(stream)) {
       ensure_current_context(0);
     }
-    device = driver::cuStreamGetDevice(stream);
+    device = stream_device(stream);
   }
   const int ordinal = ordinal_of(device);
   std::atomic<std::size_t>* allowed =
@@ -89,7 +91,7 @@ void check_cluster_support(CUstream stream) {
   if (is_default_stream(stream)) {
     ensure_current_context(0);
   }
-  const CUdevice device = driver::cuStreamGetDevice(stream);
+  const CUdevice device = stream_device(stream);
   const int major =
       driver::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
   if (major < 9) {

@@ -3,6 +3,7 @@
 #include <cuwrap/detail/loader.hpp>
 #include <cuwrap/detail/symbols.hpp>
 #include <cuwrap/error.hpp>
+#include <cuwrap/version.hpp>
 
 #include <dlfcn.h>
 
@@ -18,6 +19,7 @@ namespace {
 thread_local std::string t_last_load_error;
 
 // cuGetProcAddress as of CUDA 12 (the _v2 symbol) and before it.
+using DriverGetVersion = CUresult (*)(int*);
 using GetProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t,
                                       CUdriverProcAddressQueryResult*);
 using GetProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
@@ -71,7 +73,38 @@ struct OpenedLibrary {
   std::string error;
   GetProcAddressV2 get_proc_v2 = nullptr;  // driver only
   GetProcAddressV1 get_proc_v1 = nullptr;  // driver only, drivers before CUDA 12
+  int driver_version = 0;                  // driver only: cuDriverGetVersion()
 };
+
+// "CUDA 12.4 (12040)": how messages name a version.
+std::string describe_version(int version) {
+  return "CUDA " + version_string(version) + " (" + std::to_string(version) + ")";
+}
+
+// Read the driver's version through its exported cuDriverGetVersion (dlsym, not
+// cuGetProcAddress: the version decides which entry points may be asked for). Leaves
+// the reason in `opened.error` when the driver cannot say or is too old.
+void read_driver_version(OpenedLibrary& opened) {
+  const auto get_version =
+      reinterpret_cast<DriverGetVersion>(::dlsym(opened.handle, "cuDriverGetVersion"));
+  int version = 0;
+  const CUresult status = get_version != nullptr ? get_version(&version) : CUDA_ERROR_NOT_FOUND;
+  if (status != CUDA_SUCCESS || version <= 0) {
+    opened.error = "cuwrap: " + opened.path +
+                   (get_version == nullptr ? " exports no cuDriverGetVersion"
+                                           : " failed cuDriverGetVersion (status " +
+                                                 std::to_string(static_cast<int>(status)) + ")") +
+                   "; it is not a usable NVIDIA driver library.";
+    return;
+  }
+  opened.driver_version = version;
+  if (version < kMinimumDriverVersion) {
+    opened.error = "cuwrap: the installed NVIDIA driver (" + opened.path + ") supports " +
+                   describe_version(version) + ", older than " +
+                   describe_version(kMinimumDriverVersion) +
+                   ", the oldest driver cuwrap runs on. Update the NVIDIA driver.";
+  }
+}
 
 OpenedLibrary open_library(Library library) {
   OpenedLibrary opened;
@@ -122,7 +155,9 @@ OpenedLibrary open_library(Library library) {
                      std::to_string(kGeneratedCudaVersion / 1000) + "." +
                      std::to_string(kGeneratedCudaVersion % 1000 / 10) +
                      " bindings. Update the NVIDIA driver.";
+      return opened;
     }
+    read_driver_version(opened);
   }
   return opened;
 }
@@ -133,6 +168,32 @@ const OpenedLibrary& opened(Library library) {
   const auto i = static_cast<std::size_t>(library);
   std::call_once(flags[i], [&] { libraries[i] = open_library(library); });
   return libraries[i];
+}
+
+// cuGetProcAddress(name, version) on the opened driver (version <= the driver's),
+// then dlsym(symbol) for entry points the driver does not publish that way; nullptr
+// when neither finds it.
+void* driver_proc_address(const OpenedLibrary& lib, const char* proc_name, const char* symbol,
+                          int version, bool per_thread) {
+  void* fn = nullptr;
+  const cuuint64_t flags =
+      per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
+  CUresult status = CUDA_ERROR_NOT_FOUND;
+  if (lib.get_proc_v2 != nullptr) {
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    status = lib.get_proc_v2(proc_name, &fn, version, flags, &found);
+    if (status == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT) {
+      fn = nullptr;
+    }
+  } else {
+    status = lib.get_proc_v1(proc_name, &fn, version, flags);
+  }
+  if ((status != CUDA_SUCCESS || fn == nullptr) && !per_thread && symbol != nullptr) {
+    // Entry points the driver does not publish through cuGetProcAddress. The
+    // per-thread variants have other symbol names, so they get no such fallback.
+    fn = ::dlsym(lib.handle, symbol);
+  }
+  return fn;
 }
 
 // Resolve one entry point; on failure fill `error` and return nullptr.
@@ -156,24 +217,16 @@ void* lookup(Library library, std::size_t index, bool per_thread, std::string& e
     if (per_thread && symbol.ptds_version != 0) {
       version = symbol.ptds_version;
     }
+    if (version > lib.driver_version) {
+      // Asking cuGetProcAddress for an ABI newer than the driver's may hand back an
+      // older variant of another signature: refuse instead of calling.
+      error = std::string("cuwrap: ") + symbol.name + " needs a driver of " +
+              describe_version(version) + "; the installed driver (" + lib.path + ") is " +
+              describe_version(lib.driver_version) + ". Update the NVIDIA driver.";
+      return nullptr;
+    }
     const char* proc_name = symbol.proc_name != nullptr ? symbol.proc_name : symbol.name;
-    const cuuint64_t flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-                                        : CU_GET_PROC_ADDRESS_DEFAULT;
-    CUresult status = CUDA_ERROR_NOT_FOUND;
-    if (lib.get_proc_v2 != nullptr) {
-      CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      status = lib.get_proc_v2(proc_name, &fn, version, flags, &found);
-      if (status == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT) {
-        fn = nullptr;
-      }
-    } else {
-      status = lib.get_proc_v1(proc_name, &fn, version, flags);
-    }
-    if ((status != CUDA_SUCCESS || fn == nullptr) && !per_thread) {
-      // Entry points the driver does not publish through cuGetProcAddress. The
-      // per-thread variants have other symbol names, so they get no such fallback.
-      fn = ::dlsym(lib.handle, symbol.symbol);
-    }
+    fn = driver_proc_address(lib, proc_name, symbol.symbol, version, per_thread);
   } else {
     fn = ::dlsym(lib.handle, symbol.symbol);
   }
@@ -214,6 +267,33 @@ void* try_resolve_entry(Library library, std::size_t index, bool per_thread) noe
   } catch (...) {  // allocation failure while composing the message
     return nullptr;
   }
+}
+
+int loaded_driver_version() {
+  const OpenedLibrary& lib = opened(Library::Driver);
+  if (!lib.error.empty()) {
+    throw LoadError(lib.handle != nullptr ? lib.path : info(Library::Driver).soname, "",
+                    lib.error);
+  }
+  return lib.driver_version;
+}
+
+void* resolve_driver_proc(const char* name, int version) {
+  const int installed = loaded_driver_version();
+  const OpenedLibrary& lib = opened(Library::Driver);
+  if (version > installed) {
+    throw LoadError(lib.path, name,
+                    std::string("cuwrap: ") + name + " needs a driver of " +
+                        describe_version(version) + "; the installed driver (" + lib.path +
+                        ") is " + describe_version(installed) + ".");
+  }
+  void* fn = driver_proc_address(lib, name, nullptr, version, false);
+  if (fn == nullptr) {
+    throw LoadError(lib.path, name,
+                    std::string("cuwrap: ") + name + " (ABI of " + describe_version(version) +
+                        ") not found in " + lib.path + ".");
+  }
+  return fn;
 }
 
 std::string library_path(Library library) {

@@ -1,4 +1,6 @@
 // Stream and the default streams. See cuwrap/stream.hpp.
+#include "compat.hpp"
+
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
@@ -101,9 +103,9 @@ Stream Stream::from_handle(CUstream handle) {
   detail::ensure_driver_initialized();
   auto state = std::make_shared<detail::StreamState>();
   state->handle = handle;
-  // cuStreamGetCtx_v2 (it also reports green contexts, leaving pCtx null for them).
-  state->context = driver::cuStreamGetCtx_v2(handle).pCtx;
-  state->device_id = detail::ordinal_of(driver::cuStreamGetDevice(handle));
+  // A green context's stream has no regular context (nullptr).
+  state->context = detail::stream_contexts(handle).context;
+  state->device_id = detail::ordinal_of(detail::stream_device(handle));
   if (state->context == nullptr) {  // a green context's stream: use the primary context
     state->context = detail::primary_context(state->device_id);
   }

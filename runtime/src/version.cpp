@@ -1,25 +1,13 @@
 // The installed driver's version and the version checks of the high-level layer.
-#include <cuwrap/driver.hpp>
+#include <cuwrap/detail/loader.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/version.hpp>
 
-#include <atomic>
-
 namespace cuwrap {
-namespace {
 
-std::atomic<int> g_driver_version{0};  // 0 until read
-
-}  // namespace
-
-int driver_version() {
-  int version = g_driver_version.load(std::memory_order_relaxed);
-  if (version == 0) {
-    version = driver::cuDriverGetVersion();
-    g_driver_version.store(version, std::memory_order_relaxed);
-  }
-  return version;
-}
+// The loader reads the version once, when it opens libcuda (it needs it to choose
+// entry points), and keeps it.
+int driver_version() { return detail::loaded_driver_version(); }
 
 namespace detail {
 

@@ -1,6 +1,7 @@
 // The generated driver bindings on a real GPU (skipped with a reason without one).
 #include <cuwrap/driver.hpp>
 #include <cuwrap/nvrtc.hpp>
+#include <cuwrap/version.hpp>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -69,10 +70,19 @@ TEST_F(GeneratedDriverGpu, ReversionedEntryPointsCallTheDeclaredAbi) {
   EXPECT_EQ(drv::cuCtxGetCurrent(), context_);
   const CUstream stream = drv::cuStreamCreate(CU_STREAM_NON_BLOCKING);
   EXPECT_EQ(drv::cuStreamGetCtx(stream), context_);
-  const auto both = drv::cuStreamGetCtx_v2(stream);
-  EXPECT_EQ(both.pCtx, context_);
-  drv::cuCtxSynchronize_v2(context_);
-  EXPECT_EQ(drv::cuCtxGetDevice_v2(context_), device_);
+  // The newer forms exist from toolkit and driver 12.5 and 13.0 on.
+#if CUDA_VERSION >= 12050
+  if (cuwrap::driver_version() >= 12050) {
+    const auto both = drv::cuStreamGetCtx_v2(stream);
+    EXPECT_EQ(both.pCtx, context_);
+  }
+#endif
+#if CUDA_VERSION >= 13000
+  if (cuwrap::driver_version() >= 13000) {
+    drv::cuCtxSynchronize_v2(context_);
+    EXPECT_EQ(drv::cuCtxGetDevice_v2(context_), device_);
+  }
+#endif
   // cuGraphInstantiate is #defined to cuGraphInstantiateWithFlags.
   const CUgraph graph = drv::cuGraphCreate(0);
   (void)drv::cuGraphAddEmptyNode(graph, nullptr, 0);

@@ -183,7 +183,7 @@ TEST(Device, SetCurrentMakesPrimaryContextCurrent) {
     device.set_current();
     const CUcontext current = cuwrap::driver::cuCtxGetCurrent();
     EXPECT_EQ(current, device.context());
-    EXPECT_EQ(cuwrap::driver::cuCtxGetDevice_v2(current), device.handle());
+    EXPECT_EQ(cuwrap::driver::cuCtxGetDevice(), device.handle());
     // The primary context is retained once per process, not once per call.
     EXPECT_EQ(device.context(), cuwrap::detail::primary_context(device.device_id()));
   }

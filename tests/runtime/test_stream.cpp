@@ -62,7 +62,7 @@ TEST(StreamNoFixture, DefaultOptionsAreNonblockingPriorityZero) {
   EXPECT_EQ(stream.device(), Device(0));
   EXPECT_NE(stream.handle(), nullptr);
   EXPECT_EQ(stream.context(), Device(0).context());
-  EXPECT_EQ(cuwrap::driver::cuStreamGetCtx_v2(stream.handle()).pCtx, Device(0).context());
+  EXPECT_EQ(cuwrap::driver::cuStreamGetCtx(stream.handle()), Device(0).context());
 }
 
 TEST_F(StreamTest, BlockingOption) {
@@ -253,7 +253,7 @@ TEST_F(StreamTest, StreamsOnEveryDevice) {
   for (const Device& device : Device::all()) {
     Stream stream = device.create_stream();
     EXPECT_EQ(stream.device(), device);
-    EXPECT_EQ(cuwrap::driver::cuStreamGetCtx_v2(stream.handle()).pCtx, device.context());
+    EXPECT_EQ(cuwrap::driver::cuStreamGetCtx(stream.handle()), device.context());
     Stream other = device.create_stream();
     other.wait(stream);
     stream.sync();

@@ -15,13 +15,23 @@ inline constexpr int kVersionPatch = 0;
 /// The CUDA_VERSION of the headers the generated bindings come from (e.g. 13000).
 inline constexpr int kBindingsCudaVersion = detail::kGeneratedCudaVersion;
 
+/// The oldest toolkit the high-level layer builds against (CUDA 12.4).
+inline constexpr int kMinimumToolkitVersion = 12040;
+
+/// The oldest driver cuwrap runs on: CUDA 12.4, or the bindings' own version when
+/// they come from an older toolkit (a build of the generated layer alone).
+/// Older drivers make the first use of libcuda throw LoadError.
+inline constexpr int kMinimumDriverVersion =
+    kBindingsCudaVersion < 12040 ? kBindingsCudaVersion : 12040;
+
 /// Return the CUDA_VERSION the bindings were generated from (e.g. 12040 for CUDA 12.4).
 constexpr int bindings_version() noexcept { return kBindingsCudaVersion; }
 
 /// Return the installed driver's CUDA version, as cuDriverGetVersion() reports it
-/// (e.g. 13000). Read once per process.
+/// (e.g. 13000). Read once per process, when libcuda is opened.
 ///
-/// Throws LoadError when libcuda cannot be loaded, DriverError when the call fails.
+/// Throws LoadError when libcuda cannot be loaded, does not report its version, or is
+/// older than kMinimumDriverVersion.
 int driver_version();
 
 namespace detail {

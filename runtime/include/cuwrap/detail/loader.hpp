@@ -9,6 +9,12 @@
 // whose ABI matches the header's prototype (from cudaTypedefs.h), so the driver returns
 // the _v2/_v3 variant the wrapper was generated for. NVRTC and
 // nvJitLink entry points come from dlsym of the versioned symbol the header names.
+//
+// The loader never asks the driver for an ABI newer than the driver itself
+// (cuDriverGetVersion, read once when libcuda is opened): cuGetProcAddress may answer
+// such a request with an older variant of another signature. Such an entry point is a
+// LoadError naming the function, the version it needs and the driver's; a driver older
+// than kMinimumDriverVersion (version.hpp) is a LoadError at first use.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +59,18 @@ void* resolve_entry(Library library, std::size_t index, bool per_thread);
 
 /// Resolve like resolve_entry, but return nullptr (and record last_load_error()).
 void* try_resolve_entry(Library library, std::size_t index, bool per_thread) noexcept;
+
+/// Return the installed driver's cuDriverGetVersion(), read once when libcuda is opened.
+///
+/// Throws LoadError when libcuda cannot be loaded or is older than
+/// kMinimumDriverVersion.
+int loaded_driver_version();
+
+/// Return the driver entry point `name` in its ABI of CUDA `version` (e.g. the CUDA
+/// 2.0 form of cuEventElapsedTime where the bindings carry the 12.8 one), for the
+/// fallbacks of runtime/src/compat.cpp. Throws LoadError when `version` is newer than
+/// the driver or the driver has no such entry point. Not cached: callers keep it.
+void* resolve_driver_proc(const char* name, int version);
 
 /// Return the file name or path used for `library` (after environment overrides).
 std::string library_path(Library library);

@@ -1,0 +1,148 @@
+// A stand-in for libcuda that answers as an older driver, for the loader's and the
+// fallbacks' tests without a GPU (loaded through CUWRAP_LIBCUDA).
+//
+// It exports cuDriverGetVersion (CUWRAP_FAKE_DRIVER_VERSION, default 12040) and
+// cuGetProcAddress_v2, which hands out a few stubs by name and ABI version, the way the
+// real driver does: the newest variant not newer than the version asked for, and
+// nothing for a version newer than the driver's. cuwrap_fake_max_requested_version()
+// tells the test the newest version ever asked for, which must never exceed the driver's.
+// The stubs model one device (handle 100) with one context (kFakeContext).
+#include <cuda.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+CUcontext const kFakeContext = reinterpret_cast<CUcontext>(static_cast<std::uintptr_t>(0xC0));
+constexpr CUdevice kFakeDevice = 100;
+
+thread_local CUcontext t_current = nullptr;
+int g_max_requested = 0;
+CUcontext g_synchronized_with = nullptr;
+
+int fake_driver_version() {
+  const char* text = std::getenv("CUWRAP_FAKE_DRIVER_VERSION");
+  return text != nullptr ? std::atoi(text) : 12040;
+}
+
+CUresult fake_init(unsigned int /*flags*/) { return CUDA_SUCCESS; }
+CUresult fake_device_get_count(int* count) {
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+CUresult fake_device_get(CUdevice* device, int ordinal) {
+  if (ordinal != 0) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *device = kFakeDevice;
+  return CUDA_SUCCESS;
+}
+CUresult fake_ctx_get_current(CUcontext* context) {
+  *context = t_current;
+  return CUDA_SUCCESS;
+}
+CUresult fake_ctx_set_current(CUcontext context) {
+  t_current = context;
+  return CUDA_SUCCESS;
+}
+// The old forms work on the current context only.
+CUresult fake_ctx_get_device(CUdevice* device) {
+  if (t_current != kFakeContext) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  *device = kFakeDevice;
+  return CUDA_SUCCESS;
+}
+CUresult fake_ctx_synchronize() {
+  if (t_current != kFakeContext) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  g_synchronized_with = t_current;
+  return CUDA_SUCCESS;
+}
+CUresult fake_stream_get_ctx(CUstream /*stream*/, CUcontext* context) {
+  *context = kFakeContext;
+  return CUDA_SUCCESS;
+}
+// Two variants with one signature: the test tells them apart by the result.
+CUresult fake_event_elapsed_v1(float* milliseconds, CUevent /*start*/, CUevent /*end*/) {
+  *milliseconds = 1.5F;
+  return CUDA_SUCCESS;
+}
+CUresult fake_event_elapsed_v2(float* milliseconds, CUevent /*start*/, CUevent /*end*/) {
+  *milliseconds = 2.5F;
+  return CUDA_SUCCESS;
+}
+
+struct Entry {
+  const char* name;
+  int version;  // the ABI version this variant was introduced with
+  void* fn;
+};
+
+template <typename F>
+void* as_pointer(F* fn) {
+  return reinterpret_cast<void*>(fn);
+}
+
+const Entry kEntries[] = {
+    {"cuInit", 2000, as_pointer(fake_init)},
+    {"cuDeviceGetCount", 2000, as_pointer(fake_device_get_count)},
+    {"cuDeviceGet", 2000, as_pointer(fake_device_get)},
+    {"cuCtxGetCurrent", 4000, as_pointer(fake_ctx_get_current)},
+    {"cuCtxSetCurrent", 4000, as_pointer(fake_ctx_set_current)},
+    {"cuCtxGetDevice", 2000, as_pointer(fake_ctx_get_device)},
+    {"cuCtxSynchronize", 2000, as_pointer(fake_ctx_synchronize)},
+    {"cuStreamGetCtx", 9020, as_pointer(fake_stream_get_ctx)},
+    {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
+    {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
+};
+
+}  // namespace
+
+extern "C" {
+
+CUresult CUDAAPI cuDriverGetVersion(int* version) {
+  *version = fake_driver_version();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion,
+                                     cuuint64_t /*flags*/,
+                                     CUdriverProcAddressQueryResult* symbolStatus) {
+  if (cudaVersion > g_max_requested) {
+    g_max_requested = cudaVersion;
+  }
+  *pfn = nullptr;
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (cudaVersion > fake_driver_version()) {
+    status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+  } else {
+    int best = 0;
+    for (const Entry& entry : kEntries) {
+      if (std::strcmp(entry.name, symbol) == 0 && entry.version <= cudaVersion &&
+          entry.version > best) {
+        best = entry.version;
+        *pfn = entry.fn;
+        status = CU_GET_PROC_ADDRESS_SUCCESS;
+      }
+    }
+  }
+  if (symbolStatus != nullptr) {
+    *symbolStatus = status;
+  }
+  return status == CU_GET_PROC_ADDRESS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+/// The newest ABI version cuGetProcAddress_v2 was asked for so far.
+int cuwrap_fake_max_requested_version() { return g_max_requested; }
+
+/// The context the last cuCtxSynchronize ran in (nullptr: none ran).
+CUcontext cuwrap_fake_synchronized_context() { return g_synchronized_with; }
+
+/// The one context the fake knows.
+CUcontext cuwrap_fake_context() { return kFakeContext; }
+
+}  // extern "C"
