@@ -2,11 +2,16 @@
 # The whole test suite: install what is missing, build, run every test with ctest, then
 # check the handwritten code with clang-tidy and run the suite again under
 # AddressSanitizer + UndefinedBehaviorSanitizer. Tests that need a GPU skip with their
-# reason on a machine without one. CUWRAP_QUICK=1 stops after the first ctest run.
+# reason on a machine without one. The library, tests, examples and docs snippets are
+# also built against the CUDA 12.4 and 12.6 headers and their CPU suites run.
+# CUWRAP_QUICK=1 stops after those ctest runs.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cuwrap_install_missing
 cuwrap_build
 (cd "$CUWRAP_BUILD" && ctest --output-on-failure -j "$CUWRAP_JOBS" --timeout 600)
+# The other toolkits (CUDA 12.4, 12.6 headers by default; CUWRAP_EXTRA_TOOLKITS="<root>..."
+# names others, "" none): library, tests, examples and docs snippets, then the CPU suite.
+cuwrap_build_other_toolkits
 if [ "${CUWRAP_QUICK:-0}" != 1 ]; then
   echo "== clang-tidy"
   CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/tidy.sh"

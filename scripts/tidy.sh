@@ -11,9 +11,12 @@ set -euo pipefail
 CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CUWRAP_BUILD=${CUWRAP_BUILD:-$CUWRAP_ROOT/build}
 CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
-CLANG_TIDY=${CLANG_TIDY:-$(command -v clang-tidy-14 || command -v clang-tidy || true)}
+# The newest versioned clang-tidy installed (setup.sh installs the newest the system offers).
+CLANG_TIDY=${CLANG_TIDY:-$(compgen -c clang-tidy- | grep -E '^clang-tidy-[0-9]+$' | sort -t- -k3 -n |
+  tail -1 || true)}
+CLANG_TIDY=${CLANG_TIDY:-$(command -v clang-tidy || true)}
 if [ -z "$CLANG_TIDY" ]; then
-  echo "tidy: clang-tidy not found (Debian: apt-get install clang-tidy-14); set CLANG_TIDY" >&2
+  echo "tidy: clang-tidy not found (Debian/Ubuntu: apt-get install clang-tidy-N); set CLANG_TIDY" >&2
   exit 2
 fi
 
