@@ -42,5 +42,12 @@ inline void* g_{{SLOTS}}_slots[k{{TABLE}}SymbolCount];
 inline void* g_{{SLOTS}}_ptds_slots[k{{TABLE}}SymbolCount];
 {{/PER_THREAD}}
 {{/LIBRARY}}
+{{#ABSENT}}
+{{BLANK_LINE}}
+/// {{HEADER}} was not found when the bindings were generated: no entry points.
+inline constexpr std::size_t k{{TABLE}}SymbolCount = 0;
+/// No table: the loader reports the library absent.
+inline constexpr const Symbol* k{{TABLE}}Symbols = nullptr;
+{{/ABSENT}}
 {{BLANK_LINE}}
 }  // namespace cuwrap::detail

@@ -47,6 +47,18 @@ void write_file(const fs::path& output, const fs::path& path, const std::string&
   }
 }
 
+// Whether `path` is a regular file holding exactly `text`.
+bool same_content(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) != text.size() || ec) {
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string existing(text.size(), '\0');
+  in.read(existing.data(), static_cast<std::streamsize>(existing.size()));
+  return in.gcount() == static_cast<std::streamsize>(text.size()) && existing == text;
+}
+
 }  // namespace
 
 void write_output(const fs::path& output_arg, const std::vector<OutputFile>& files) {
@@ -68,6 +80,11 @@ void write_output(const fs::path& output_arg, const std::vector<OutputFile>& fil
       return;
     }
     for (const auto& f : files) {
+      // An unchanged file keeps its timestamp: regenerating identical bindings makes a
+      // build rebuild nothing.
+      if (same_content(output / f.path, f.text)) {
+        continue;
+      }
       fs::create_directories((output / f.path).parent_path(), ec);
       if (!ec) {
         fs::rename(staging / f.path, output / f.path, ec);

@@ -19,7 +19,8 @@ class OutputFailure : public std::runtime_error {
 ///
 /// Everything is first written into a temporary directory next to `output`; only
 /// when all of it is on disk are the files renamed into place, so a failure never
-/// leaves half-written bindings. Other files already in `output` are left alone.
+/// leaves half-written bindings. Other files already in `output` are left alone, and so
+/// are files whose content is unchanged (their timestamps too, so nothing rebuilds).
 /// \throws OutputFailure naming the directory and the reason.
 void write_output(const std::filesystem::path& output, const std::vector<OutputFile>& files);
 

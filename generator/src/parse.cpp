@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <memory>
@@ -728,14 +730,107 @@ DocComment parse_doc_comment(const std::string& raw) {
   return doc;
 }
 
+namespace {
+
+// A toolkit version as people write it: 12060 → "12.6".
+std::string dotted(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+// nvrtc.h functions whose first toolkit (added) or first toolkit without them (gone)
+// is known: nvrtc.h has no version macro, so these bound its version.
+struct NvrtcMarker {
+  const char* function;
+  int added;  // first toolkit that declares it, 0 if unknown
+  int gone;   // first toolkit that no longer declares it, 0 if still there
+};
+constexpr NvrtcMarker kNvrtcMarkers[] = {
+    // The precompiled-header API, documented "(CUDA 12.8+)" in nvrtc.h.
+    {"nvrtcGetPCHHeapSize", 12080, 0},
+    // Declared by 12.x's nvrtc.h (deprecated), no longer by 13.0's.
+    {"nvrtcGetNVVM", 0, 13000},
+};
+
+}  // namespace
+
+void check_one_toolkit(const Api& api, const std::string& nvrtc_text) {
+  if (api.find("cuda.h") == nullptr || api.cuda_version == 0) {
+    return;  // nothing to compare against
+  }
+  const int cuda = api.cuda_version;
+  std::vector<std::string> mismatches;
+  if (const Header* jit = api.find("nvJitLink.h"); jit != nullptr) {
+    static const std::regex kVersioned(R"(_(\d+)_(\d+)$)");
+    for (const auto& f : jit->functions) {
+      std::smatch m;
+      if (f.inline_forwarder && std::regex_search(f.symbol, m, kVersioned)) {
+        const int version = std::stoi(m[1]) * 1000 + std::stoi(m[2]) * 10;
+        if (version / 10 != cuda / 10) {
+          mismatches.push_back("nvJitLink.h is CUDA " + dotted(version) + " (its symbols are " +
+                               f.symbol + "-style)");
+        }
+        break;
+      }
+    }
+  }
+  if (const Header* rtc = api.find("nvrtc.h"); rtc != nullptr) {
+    const auto declares = [&](const std::string& name) {
+      return std::any_of(rtc->functions.begin(), rtc->functions.end(),
+                         [&](const Function& f) { return f.name == name; });
+    };
+    std::string why;
+    for (const auto& m : kNvrtcMarkers) {
+      const bool has = declares(m.function);
+      if (m.added != 0 && has && cuda < m.added) {
+        why = "CUDA " + dotted(m.added) + " or newer (it declares " + m.function + ", added in " +
+              dotted(m.added) + ")";
+      } else if (m.added != 0 && !has && cuda >= m.added) {
+        why = "older than CUDA " + dotted(m.added) + " (it lacks " + m.function + ", added in " +
+              dotted(m.added) + ")";
+      } else if (m.gone != 0 && has && cuda >= m.gone) {
+        why = "older than CUDA " + dotted(m.gone) + " (it declares " + m.function +
+              ", which " + dotted(m.gone) + " no longer has)";
+      }
+      if (!why.empty()) {
+        break;
+      }
+    }
+    // Its own notes: "\defgroup precompiled_header ... (CUDA 12.8+)".
+    static const std::regex kNote(R"(\(CUDA (\d+)\.(\d+)\+\))");
+    for (auto it = std::sregex_iterator(nvrtc_text.begin(), nvrtc_text.end(), kNote);
+         why.empty() && it != std::sregex_iterator(); ++it) {
+      const int since = std::stoi((*it)[1]) * 1000 + std::stoi((*it)[2]) * 10;
+      if (since > cuda) {
+        why = "CUDA " + dotted(since) + " or newer (it documents " + (*it)[0].str() + ")";
+      }
+    }
+    if (!why.empty()) {
+      mismatches.push_back("nvrtc.h is " + why);
+    }
+  }
+  if (mismatches.empty()) {
+    return;
+  }
+  std::string message = "the headers come from different CUDA toolkits: cuda.h is CUDA " +
+                        dotted(cuda) + " (CUDA_VERSION " + std::to_string(cuda) + ")";
+  for (const auto& m : mismatches) {
+    message += ", " + m;
+  }
+  throw MixedToolkits(message + "; point --cuda-include at one toolkit's include directory");
+}
+
 Api parse_headers(const std::filesystem::path& include_dir,
-                  const std::vector<std::string>& headers) {
+                  const std::vector<std::string>& wanted) {
   std::error_code ec;
   if (!std::filesystem::is_directory(include_dir, ec)) {
     throw MissingInput("CUDA include directory not found: " + include_dir.string());
   }
-  for (const auto& h : headers) {
-    if (!std::filesystem::is_regular_file(include_dir / h, ec)) {
+  std::vector<std::string> headers;
+  for (const auto& h : wanted) {
+    if (std::filesystem::is_regular_file(include_dir / h, ec)) {
+      headers.push_back(h);
+    } else if (std::find(kOptionalHeaders.begin(), kOptionalHeaders.end(), h) ==
+               kOptionalHeaders.end()) {
       throw MissingInput("header not found: " + (include_dir / h).string());
     }
   }
@@ -847,6 +942,12 @@ Api parse_headers(const std::filesystem::path& include_dir,
     }
     api.headers.push_back(std::move(header));
   }
+  std::string nvrtc_text;
+  if (api.find("nvrtc.h") != nullptr) {
+    std::ifstream in(include_dir / "nvrtc.h", std::ios::binary);
+    nvrtc_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  check_one_toolkit(api, nvrtc_text);
   return api;
 }
 

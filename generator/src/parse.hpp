@@ -15,6 +15,17 @@ namespace cuwrap::gen {
 /// The headers cuwrap-gen wraps, in the order they are read and reported.
 inline const std::vector<std::string> kWrappedHeaders = {"cuda.h", "nvrtc.h", "nvJitLink.h"};
 
+/// Headers that may be missing: CUDA 11.8 has no nvJitLink.h. A missing optional
+/// header is not generated (its library gets an empty symbol table).
+inline const std::vector<std::string> kOptionalHeaders = {"nvJitLink.h"};
+
+/// Thrown when the headers come from different toolkits (cuda.h 12.6 next to
+/// nvrtc.h 13.0); what() names each header's version and how it was found.
+class MixedToolkits : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Thrown when the include directory or one of the headers does not exist.
 class MissingInput : public std::runtime_error {
  public:
@@ -32,10 +43,19 @@ class ParseFailure : public std::runtime_error {
 ///
 /// cuda.h, when listed, is read a second time with CUDA_API_PER_THREAD_DEFAULT_STREAM
 /// defined to learn which functions have per-thread-default-stream variants.
-/// \throws MissingInput when the directory or a header is missing.
+/// \throws MissingInput when the directory or a header is missing (headers of
+///         kOptionalHeaders may be missing: they are left out of the model).
 /// \throws ParseFailure when libclang reports errors.
+/// \throws MixedToolkits when the headers' versions disagree.
 Api parse_headers(const std::filesystem::path& include_dir,
                   const std::vector<std::string>& headers = kWrappedHeaders);
+
+/// Check that the headers of `api` come from one toolkit; `nvrtc_text` is nvrtc.h's
+/// text ("" when not read). cuda.h has CUDA_VERSION; nvJitLink.h names its version in
+/// its symbols (`__nvJitLinkCreate_13_0`); nvrtc.h has no version macro, so its range
+/// comes from functions whose first or last toolkit is known and from its own
+/// "(CUDA 12.8+)" notes. \throws MixedToolkits naming each header's version.
+void check_one_toolkit(const Api& api, const std::string& nvrtc_text);
 
 /// Split a Doxygen comment into its brief and `\param` texts (exposed for tests).
 struct DocComment {

@@ -7,6 +7,8 @@
 #include <ctemplate/template.h>
 #include <ctemplate/template_modifiers.h>
 
+#include <algorithm>
+
 namespace cuwrap::gen {
 namespace {
 
@@ -246,6 +248,18 @@ std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
     l->SetIntValue("COUNT", static_cast<long>(library.functions.size()));
     if (library.config.per_thread) {
       l->ShowSection("PER_THREAD");
+    }
+  }
+  // A library whose header was missing (nvJitLink.h before CUDA 12) keeps an empty
+  // table, so the loader compiles unchanged and nothing can call into it.
+  for (const auto& config : library_configs()) {
+    const bool present =
+        std::any_of(plan.libraries.begin(), plan.libraries.end(),
+                    [&](const LibraryPlan& l) { return l.config.header == config.header; });
+    if (!present) {
+      Dict* a = d.AddSectionDictionary("ABSENT");
+      a->SetValue("HEADER", config.header);
+      a->SetValue("TABLE", config.table);
     }
   }
   d.SetValue("HEADERS", headers);

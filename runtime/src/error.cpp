@@ -2,7 +2,9 @@
 // tables, so messages read well even when the driver is missing.
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
+#if CUWRAP_HAS_NVJITLINK
 #include <cuwrap/nvjitlink.hpp>
+#endif
 #include <cuwrap/nvrtc.hpp>
 
 #include <cstdio>
@@ -55,12 +57,14 @@ NvrtcError::NvrtcError(nvrtcResult code, std::string function, std::string log)
       function_(std::move(function)),
       log_(std::move(log)) {}
 
+#if CUWRAP_HAS_NVJITLINK
 NvJitLinkError::NvJitLinkError(nvJitLinkResult code, std::string function, std::string log)
     : Error(with_log(failure_message(function, to_string(code), detail::describe(code)), log)),
       code_(code),
       name_(to_string(code)),
       function_(std::move(function)),
       log_(std::move(log)) {}
+#endif
 
 LoadError::LoadError(std::string library, std::string symbol, const std::string& message)
     : Error(message), library_(std::move(library)), symbol_(std::move(symbol)) {}
@@ -137,6 +141,7 @@ std::string nvrtc_log(nvrtcProgram program) {
   return log;
 }
 
+#if CUWRAP_HAS_NVJITLINK
 std::string nvjitlink_log(nvJitLinkHandle handle) {
   std::size_t size = 0;
   if (handle == nullptr ||
@@ -151,6 +156,7 @@ std::string nvjitlink_log(nvJitLinkHandle handle) {
   log.resize(size - 1);
   return log;
 }
+#endif
 
 }  // namespace
 
@@ -166,6 +172,7 @@ void throw_nvrtc_program_error(nvrtcResult code, const char* function, nvrtcProg
   throw NvrtcError(code, function, nvrtc_log(program));
 }
 
+#if CUWRAP_HAS_NVJITLINK
 void throw_nvjitlink_error(nvJitLinkResult code, const char* function) {
   throw NvJitLinkError(code, function);
 }
@@ -174,6 +181,7 @@ void throw_nvjitlink_handle_error(nvJitLinkResult code, const char* function,
                                   nvJitLinkHandle handle) {
   throw NvJitLinkError(code, function, nvjitlink_log(handle));
 }
+#endif
 
 }  // namespace detail
 }  // namespace cuwrap

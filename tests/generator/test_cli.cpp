@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <fstream>
+
 namespace cuwrap::gen {
 namespace {
 
@@ -39,7 +42,7 @@ TEST(Cli, GeneratesFixtureBindingsAndReport) {
     EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "out" / f)) << f;
   }
   const auto json = nlohmann::json::parse(testing::read_file(report));
-  EXPECT_EQ(json["cuda_version"], 12345);
+  EXPECT_EQ(json["cuda_version"], 12030);
   EXPECT_EQ(json["headers"][0]["raw_only"], 2);
   bool found = false;
   for (const auto& f : json["headers"][0]["functions"]) {
@@ -97,6 +100,79 @@ TEST(Cli, UnwritableOutputExits1) {
   const auto r = generate(kFixtures / "basic", blocker / "out");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("cannot write output directory"), std::string::npos) << r.output;
+}
+
+// CUDA 11.8 has no nvJitLink.h: the driver and NVRTC bindings are generated and
+// compile; nvjitlink.hpp is not generated and its symbol table is empty.
+TEST(Cli, GeneratesWithoutNvJitLinkHeader) {
+  ScratchDir dir;
+  const auto include = dir.path() / "include-11.8";
+  std::filesystem::create_directories(include);
+  for (const char* h : {"cuda.h", "nvrtc.h"}) {
+    std::filesystem::copy_file(kFixtures / "basic" / h, include / h);
+  }
+  const auto r = generate(include, dir.path() / "out");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("nvJitLink.h:"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/include/cuwrap/nvjitlink.hpp"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/src/nvjitlink.cpp"));
+  const auto symbols = testing::read_file(dir.path() / "out/include/cuwrap/detail/symbols.hpp");
+  EXPECT_NE(symbols.find("inline constexpr std::size_t kNvJitLinkSymbolCount = 0;"),
+            std::string::npos);
+  // The loader reads kNvJitLinkSymbols/kNvJitLinkSymbolCount; they must still exist.
+  const auto use = dir.path() / "use.cpp";
+  std::ofstream(use) << "#include <cuwrap/driver.hpp>\n#include <cuwrap/nvrtc.hpp>\n"
+                        "static_assert(cuwrap::detail::kNvJitLinkSymbolCount == 0);\n"
+                        "const cuwrap::detail::Symbol* table = cuwrap::detail::kNvJitLinkSymbols;\n";
+  const std::string includes = " -I" + quoted((dir.path() / "out/include").string()) + " -I" +
+                               quoted(CUWRAP_RUNTIME_INCLUDE_DIR) + " -I" + quoted(include.string());
+  for (const auto& src : {use, dir.path() / "out/src/driver.cpp", dir.path() / "out/src/nvrtc.cpp"}) {
+    const auto c = run_command(quoted(CUWRAP_CXX_COMPILER) +
+                               " -std=c++20 -Wall -Wextra -Wpedantic -Werror -fsyntax-only" +
+                               includes + " " + quoted(src.string()));
+    EXPECT_EQ(c.exit_code, 0) << src << "\n" << c.output;
+  }
+}
+
+// nvJitLink.h of another toolkit than cuda.h: the generator names both versions, stops
+// and writes nothing.
+TEST(Cli, MixedToolkitHeadersExit1NamingEachVersion) {
+  ScratchDir dir;
+  const auto include = dir.path() / "mixed";
+  std::filesystem::create_directories(include);
+  for (const char* h : {"cuda.h", "nvrtc.h"}) {
+    std::filesystem::copy_file(kFixtures / "basic" / h, include / h);
+  }
+  std::string jit = testing::read_file(kFixtures / "basic" / "nvJitLink.h");
+  for (std::size_t at = jit.find("_12_3"); at != std::string::npos; at = jit.find("_12_3", at)) {
+    jit.replace(at, 5, "_13_0");
+  }
+  std::ofstream(include / "nvJitLink.h") << jit;
+  const auto r = generate(include, dir.path() / "out");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("cuda.h is CUDA 12.3 (CUDA_VERSION 12030)"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("nvJitLink.h is CUDA 13.0"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
+}
+
+// Regenerating identical bindings leaves every file untouched (timestamps included), so
+// a build after it rebuilds nothing; a changed file is replaced.
+TEST(Cli, RegenerationRewritesOnlyChangedFiles) {
+  ScratchDir dir;
+  const auto out = dir.path() / "out";
+  ASSERT_EQ(generate(kFixtures / "basic", out).exit_code, 0);
+  const auto header = out / "include/cuwrap/driver.hpp";
+  const auto source = out / "src/driver.cpp";
+  const auto old_time = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  std::filesystem::last_write_time(header, old_time);
+  std::filesystem::last_write_time(source, old_time);
+  std::ofstream(source, std::ios::app) << "// edited\n";
+  std::filesystem::last_write_time(source, old_time);
+  ASSERT_EQ(generate(kFixtures / "basic", out).exit_code, 0);
+  EXPECT_EQ(std::filesystem::last_write_time(header), old_time) << "unchanged file rewritten";
+  EXPECT_NE(std::filesystem::last_write_time(source), old_time) << "changed file kept";
+  EXPECT_EQ(testing::read_file(source).find("// edited"), std::string::npos);
 }
 
 TEST(Cli, VersionAndUsage) {

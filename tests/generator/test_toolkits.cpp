@@ -157,30 +157,67 @@ TEST(Toolkit, RepresentativeWrappersCompile) {
   }
 }
 
-TEST(Toolkit, RegeneratesForCuda126) {
-  const fs::path cuda126 = CUWRAP_CUDA_12_6_INCLUDE;
-  if (cuda126.empty() || !fs::is_regular_file(cuda126 / "cuda.h")) {
-    GTEST_SKIP()
-        << "CUDA 12.6 headers not found: set CUWRAP_CUDA_12_6_INCLUDE (CMake cache or environment "
-           "at configure time) to a directory with cuda.h, nvrtc.h and nvJitLink.h";
+// Regenerate for the toolkit headers in `include` (CUDA `version`): full coverage, ABI
+// versions, and the three headers and their sources compile against those headers.
+void expect_regenerates(const fs::path& include, int version, const char* variable) {
+  if (include.empty() || !fs::is_regular_file(include / "cuda.h")) {
+    GTEST_SKIP() << "CUDA headers not found: set " << variable
+                 << " (CMake cache or environment at configure time) to a directory with "
+                    "cuda.h, nvrtc.h and nvJitLink.h";
   }
   ScratchDir dir;
-  const auto report = generate(cuda126, dir.path() / "out", dir.path() / "report.json");
-  EXPECT_EQ(report["cuda_version"], 12060);
+  const auto report = generate(include, dir.path() / "out", dir.path() / "report.json");
+  EXPECT_EQ(report["cuda_version"], version);
   expect_full_coverage(report);
   expect_abi_versions(report);
   const fs::path all = dir.path() / "all.cpp";
   std::ofstream(all) << "#include <cuwrap/driver.hpp>\n#include <cuwrap/nvrtc.hpp>\n#include "
                         "<cuwrap/nvjitlink.hpp>\n";
   for (const std::string mode : {"", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM"}) {
-    const auto r = syntax_check(all, dir.path() / "out" / "include", cuda126, mode);
+    const auto r = syntax_check(all, dir.path() / "out" / "include", include, mode);
     EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
   }
   for (const char* src : {"driver.cpp", "nvrtc.cpp", "nvjitlink.cpp"}) {
     const auto r =
-        syntax_check(dir.path() / "out" / "src" / src, dir.path() / "out" / "include", cuda126);
+        syntax_check(dir.path() / "out" / "src" / src, dir.path() / "out" / "include", include);
     EXPECT_EQ(r.exit_code, 0) << src << "\n" << r.output;
   }
+}
+
+TEST(Toolkit, RegeneratesForCuda126) {
+  expect_regenerates(CUWRAP_CUDA_12_6_INCLUDE, 12060, "CUWRAP_CUDA_12_6_INCLUDE");
+}
+
+TEST(Toolkit, RegeneratesForCuda124) {
+  expect_regenerates(CUWRAP_CUDA_12_4_INCLUDE, 12040, "CUWRAP_CUDA_12_4_INCLUDE");
+}
+
+// cuda.h 12.6 next to nvrtc.h and nvJitLink.h of the configured toolkit (13.0): the
+// generator names each header's version and stops without writing anything.
+TEST(Toolkit, MixedToolkitsAreRefusedNamingEachVersion) {
+  const fs::path cuda126 = CUWRAP_CUDA_12_6_INCLUDE;
+  const fs::path current = CUWRAP_CUDA_INCLUDE_DIR;
+  if (cuda126.empty() || !fs::is_regular_file(cuda126 / "cuda.h")) {
+    GTEST_SKIP() << "CUDA 12.6 headers not found (CUWRAP_CUDA_12_6_INCLUDE)";
+  }
+  ScratchDir dir;
+  const fs::path mixed = dir.path() / "mixed";
+  fs::create_directories(mixed);
+  fs::copy_file(cuda126 / "cuda.h", mixed / "cuda.h");
+  fs::copy_file(cuda126 / "cudaTypedefs.h", mixed / "cudaTypedefs.h");
+  fs::copy_file(current / "nvrtc.h", mixed / "nvrtc.h");
+  fs::copy_file(current / "nvJitLink.h", mixed / "nvJitLink.h");
+  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " + quoted(mixed.string()) +
+                             " --output " + quoted((dir.path() / "out").string()));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("cuda.h is CUDA 12.6 (CUDA_VERSION 12060)"), std::string::npos)
+      << r.output;
+  if (testing::read_file(current / "cuda.h").find("#define CUDA_VERSION 13000") !=
+      std::string::npos) {
+    EXPECT_NE(r.output.find("nvJitLink.h is CUDA 13.0"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("nvrtc.h is CUDA 12.8 or newer"), std::string::npos) << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
 }
 
 }  // namespace

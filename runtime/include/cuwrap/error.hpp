@@ -6,8 +6,14 @@
 #pragma once
 
 #include <cuda.h>
-#include <nvJitLink.h>
 #include <nvrtc.h>
+// CUDA 11.8 has no nvJitLink: the driver and NVRTC parts still build without it.
+#if __has_include(<nvJitLink.h>)
+#include <nvJitLink.h>
+#define CUWRAP_HAS_NVJITLINK 1
+#else
+#define CUWRAP_HAS_NVJITLINK 0
+#endif
 
 #include <functional>
 #include <stdexcept>
@@ -61,6 +67,7 @@ class NvrtcError : public Error {
   std::string log_;
 };
 
+#if CUWRAP_HAS_NVJITLINK
 /// Thrown for a non-success nvJitLinkResult; carries nvJitLink's error log.
 class NvJitLinkError : public Error {
  public:
@@ -81,6 +88,7 @@ class NvJitLinkError : public Error {
   std::string function_;
   std::string log_;
 };
+#endif
 
 /// Thrown when a CUDA library or one of its entry points cannot be loaded.
 class LoadError : public Error {
@@ -149,9 +157,11 @@ void report_release_failure(CUresult code, const char* function, const char* obj
 [[noreturn]] void throw_nvrtc_error(nvrtcResult code, const char* function);
 [[noreturn]] void throw_nvrtc_program_error(nvrtcResult code, const char* function,
                                             nvrtcProgram program);
+#if CUWRAP_HAS_NVJITLINK
 [[noreturn]] void throw_nvjitlink_error(nvJitLinkResult code, const char* function);
 [[noreturn]] void throw_nvjitlink_handle_error(nvJitLinkResult code, const char* function,
                                                nvJitLinkHandle handle);
+#endif
 
 /// Throw DriverError unless `code` is CUDA_SUCCESS.
 inline void check(CUresult code, const char* function) {
@@ -167,12 +177,14 @@ inline void check(nvrtcResult code, const char* function) {
   }
 }
 
+#if CUWRAP_HAS_NVJITLINK
 /// Throw NvJitLinkError unless `code` is NVJITLINK_SUCCESS.
 inline void check(nvJitLinkResult code, const char* function) {
   if (code != NVJITLINK_SUCCESS) [[unlikely]] {
     throw_nvjitlink_error(code, function);
   }
 }
+#endif
 
 /// Throw NvrtcError carrying `program`'s log unless `code` is NVRTC_SUCCESS.
 inline void check(nvrtcResult code, const char* function, nvrtcProgram program) {
@@ -181,12 +193,14 @@ inline void check(nvrtcResult code, const char* function, nvrtcProgram program) 
   }
 }
 
+#if CUWRAP_HAS_NVJITLINK
 /// Throw NvJitLinkError carrying `handle`'s error log unless `code` is NVJITLINK_SUCCESS.
 inline void check(nvJitLinkResult code, const char* function, nvJitLinkHandle handle) {
   if (code != NVJITLINK_SUCCESS) [[unlikely]] {
     throw_nvjitlink_handle_error(code, function, handle);
   }
 }
+#endif
 
 /// Return true on success, false when `code` is the answer status `answer`, else throw.
 template <class Status>
