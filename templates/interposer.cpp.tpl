@@ -20,7 +20,7 @@ const int kTableCudaVersion = {{CUDA_VERSION}};
 const Entry kEntries[] = {
 {{#ENTRY}}
     {"{{NAME}}", "{{FUNCTION}}", "{{SYMBOL}}", {{VERSION}}, {{PER_THREAD}}, reinterpret_cast<void*>(&w{{INDEX}}),
-     "{{PARAMS}}", {{OUT_MASK}}u, Effect::{{EFFECT}}, "{{KIND}}", {{HANDLE_PARAM}}},
+     "{{PARAMS}}", {{OUT_MASK}}u, {{HEX_MASK}}u, Effect::{{EFFECT}}, "{{KIND}}", {{HANDLE_PARAM}}},
 {{/ENTRY}}
 };
 const std::size_t kEntryCount = sizeof(kEntries) / sizeof(kEntries[0]);

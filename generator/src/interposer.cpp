@@ -105,6 +105,7 @@ void add_entry(ctemplate::TemplateDictionary& dict, const FunctionPlan& plan, bo
   e->SetValue("PER_THREAD", per_thread ? "true" : "false");
   std::string names;
   unsigned long out_mask = 0;
+  unsigned long hex_mask = 0;
   const auto outputs = plan.outputs();
   for (std::size_t i = 0; i < f.params.size(); ++i) {
     auto* p = e->AddSectionDictionary("PARAM");
@@ -114,9 +115,13 @@ void add_entry(ctemplate::TemplateDictionary& dict, const FunctionPlan& plan, bo
     if (i < 32 && std::find(outputs.begin(), outputs.end(), i) != outputs.end()) {
       out_mask |= 1ul << i;
     }
+    if (i < 32 && f.params[i].type.rfind("CUdeviceptr", 0) == 0 && !f.params[i].is_pointer) {
+      hex_mask |= 1ul << i;  // a device address reads best in hex
+    }
   }
   e->SetValue("PARAMS", names);
   e->SetValue("OUT_MASK", std::to_string(out_mask));
+  e->SetValue("HEX_MASK", std::to_string(hex_mask));
   const auto effect = handle_effect(f.name);
   std::string kind;
   std::string effect_name = "None";

@@ -268,7 +268,11 @@ void trace_call(State& s, const Entry& e, std::uint64_t call, CUresult status, b
     const std::string_view name = names.substr(0, comma);
     names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
     line += (i == 0 ? "" : ", ") + std::string(name) + "=";
-    append_value(line, args[i]);
+    ArgValue shown = args[i];
+    if (i < 32 && (e.hex_mask >> i & 1u) != 0) {
+      shown.kind = ArgValue::Kind::Pointer;
+    }
+    append_value(line, shown);
     const bool output = i < 32 && (e.out_mask >> i & 1u) != 0;
     if (output && status == CUDA_SUCCESS && args[i].read != nullptr && args[i].bits != 0) {
       outputs += (outputs.empty() ? " -> " : ", ") + std::string(name) + "=";

@@ -29,6 +29,7 @@ struct Entry {
   void* wrapper;           ///< the generated wrapper
   const char* params;      ///< parameter names, comma-separated
   std::uint32_t out_mask;  ///< bit i: parameter i is an output (traced after the call)
+  std::uint32_t hex_mask;  ///< bit i: parameter i is a device address (traced in hex)
   Effect effect;           ///< what the call does to live handles
   const char* kind;        ///< the handle kind ("memory", "stream"), "" for Effect::None
   int handle_param;        ///< the parameter holding the handle, -1 for Effect::None
