@@ -113,6 +113,7 @@ else()
   foreach(_name ${CUWRAP_GENERATED_SOURCE_NAMES})
     list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/src/${_name}.cpp")
   endforeach()
+  list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/interposer/interposer.cpp")
   file(GLOB _cuwrap_templates CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/templates/*")
   add_custom_command(
     OUTPUT ${_cuwrap_outputs}

@@ -4,6 +4,8 @@
 // generated file is in templates/*.tpl.
 #include "render.hpp"
 
+#include "interposer.hpp"
+
 #include <ctemplate/template.h>
 #include <ctemplate/template_modifiers.h>
 
@@ -298,6 +300,9 @@ std::vector<OutputFile> render(const Plan& plan, const std::filesystem::path& te
   for (const auto& library : plan.libraries) {
     files.push_back(
         {"src/" + library.config.ns + ".cpp", render_source(template_dir, plan, library)});
+  }
+  if (auto interposer = render_interposer(plan, template_dir)) {
+    files.push_back(std::move(*interposer));
   }
   return files;
 }

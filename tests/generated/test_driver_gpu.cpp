@@ -134,8 +134,10 @@ TEST_F(GeneratedDriverGpu, LaunchNvrtcKernelAndCheckOnHost) {
   std::mt19937 rng(99);
   for (auto& v : host) v = static_cast<int>(rng() % 100000);
   const CUdeviceptr d = drv::cuMemAlloc(kN * sizeof(int));
-  drv::cuMemcpyHtoD(d, host.data(), kN * sizeof(int));
   const CUstream stream = drv::cuStreamCreate(CU_STREAM_NON_BLOCKING);
+  // On the launch's stream: a pageable cuMemcpyHtoD may return before its DMA lands, and a
+  // non-blocking stream does not wait for it.
+  drv::cuMemcpyHtoDAsync(d, host.data(), kN * sizeof(int), stream);
   int a = 3;
   int b = -7;
   unsigned n = kN;
