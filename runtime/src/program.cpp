@@ -111,7 +111,8 @@ std::optional<CachedProgram> decode_cached_program(std::string_view data) {
     return std::nullopt;
   }
   std::optional<TargetType> type;
-  for (TargetType t : {TargetType::Ptx, TargetType::Cubin, TargetType::Ltoir, TargetType::Fatbin}) {
+  for (TargetType t : {TargetType::Ptx, TargetType::Cubin, TargetType::Ltoir, TargetType::Fatbin,
+                       TargetType::Object, TargetType::Library}) {
     if (to_string(t) == *kind) {
       type = t;
     }
@@ -257,7 +258,12 @@ void Program::require_open(const char* operation) const {
   }
 }
 
-std::string Program::backend() const { return type_ == CodeType::Ptx ? "nvJitLink" : "NVRTC"; }
+std::string Program::backend() const {
+  if (type_ != CodeType::Ptx) {
+    return "NVRTC";
+  }
+  return detail::nvjitlink_usable() ? "nvJitLink" : "driver";
+}
 
 ObjectCode Program::compile(TargetType target, std::span<const std::string> name_expressions,
                             std::string* log, ProgramCache* cache) {
@@ -326,9 +332,9 @@ ObjectCode Program::compile(TargetType target, std::initializer_list<std::string
 
 ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> name_expressions,
                                 std::string* log) {
-  if (target == TargetType::Fatbin) {
-    throw std::invalid_argument(
-        "Program::compile: NVRTC cannot produce TargetType::Fatbin; use Ptx, Cubin or Ltoir");
+  if (target != TargetType::Ptx && target != TargetType::Cubin && target != TargetType::Ltoir) {
+    throw std::invalid_argument("Program::compile: NVRTC cannot produce TargetType::" +
+                                std::string(to_string(target)) + "; use Ptx, Cubin or Ltoir");
   }
   std::vector<std::string> options = options_.to_nvrtc_options();
   if (target == TargetType::Ltoir && !options_.link_time_optimization) {
@@ -383,6 +389,8 @@ ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> 
       break;
     }
     case TargetType::Fatbin:
+    case TargetType::Object:
+    case TargetType::Library:
       break;  // rejected above
   }
   if (target == TargetType::Ptx) {
