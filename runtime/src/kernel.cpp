@@ -143,7 +143,7 @@ std::size_t KernelOccupancy::available_dynamic_shared_memory_per_block(
 int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) const {
   detail::check_config(config);
   CUlaunchConfig cu_config{};
-  CUlaunchAttribute attributes[2];
+  CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
   detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
   const CUfunction fn = function();
   return driver::cuOccupancyMaxPotentialClusterSize(fn, &cu_config);
@@ -155,7 +155,7 @@ int KernelOccupancy::max_active_clusters(const LaunchConfig& config) const {
   }
   detail::check_config(config);
   CUlaunchConfig cu_config{};
-  CUlaunchAttribute attributes[2];
+  CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
   detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
   const CUfunction fn = function();
   return driver::cuOccupancyMaxActiveClusters(fn, &cu_config);

@@ -171,6 +171,18 @@ void to_cu_launch_config(const LaunchConfig& config, CUstream stream, CUlaunchCo
     a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
     a.value.cooperative = 1;
   }
+  if (config.programmatic_stream_serialization) {
+    CUlaunchAttribute& a = attributes[out.numAttrs++];
+    a = CUlaunchAttribute{};
+    a.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    a.value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (config.priority) {
+    CUlaunchAttribute& a = attributes[out.numAttrs++];
+    a = CUlaunchAttribute{};
+    a.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+    a.value.priority = *config.priority;
+  }
 }
 
 void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kernel, void** args,
@@ -193,7 +205,8 @@ void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kerne
   // a CUfunction is expected (CUDA 12+): the driver loads it into the stream's context.
   const CUfunction function = context != nullptr ? kernel.function(context)
                                                  : reinterpret_cast<CUfunction>(kernel.handle());
-  if (!config.cluster && !config.cooperative_launch) [[likely]] {
+  if (!config.cluster && !config.cooperative_launch && !config.programmatic_stream_serialization &&
+      !config.priority) [[likely]] {
     check(driver::raw::cuLaunchKernel(
               function, config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
               config.block.z, static_cast<unsigned>(config.shmem_size), stream, args, nullptr),
@@ -204,7 +217,7 @@ void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kerne
     check_cluster_support(stream);
   }
   CUlaunchConfig cu_config;
-  CUlaunchAttribute attributes[2];
+  CUlaunchAttribute attributes[kMaxLaunchAttributes];
   to_cu_launch_config(config, stream, cu_config, attributes);
   check(driver::raw::cuLaunchKernelEx(&cu_config, function, args, nullptr), "cuLaunchKernelEx");
 }

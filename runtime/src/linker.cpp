@@ -5,8 +5,11 @@
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/linker.hpp>
 #include <cuwrap/nvjitlink.hpp>
+#include <cuwrap/version.hpp>
 
 #include <cctype>
+#include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -25,11 +28,56 @@ nvJitLinkInputType input_type(TargetType type) {
       return NVJITLINK_INPUT_LTOIR;
     case TargetType::Fatbin:
       return NVJITLINK_INPUT_FATBIN;
+    case TargetType::Object:
+      return NVJITLINK_INPUT_OBJECT;
+    case TargetType::Library:
+      return NVJITLINK_INPUT_LIBRARY;
   }
   return NVJITLINK_INPUT_ANY;
 }
 
 const char* flag(bool value) { return value ? "true" : "false"; }
+
+CUjitInputType driver_input_type(const ObjectCode& input) {
+  switch (input.code_type()) {
+    case TargetType::Cubin:
+      return CU_JIT_INPUT_CUBIN;
+    case TargetType::Ptx:
+      return CU_JIT_INPUT_PTX;
+    case TargetType::Fatbin:
+      return CU_JIT_INPUT_FATBINARY;
+    case TargetType::Object:
+      return CU_JIT_INPUT_OBJECT;
+    case TargetType::Library:
+      return CU_JIT_INPUT_LIBRARY;
+    case TargetType::Ltoir:
+      break;
+  }
+  throw std::invalid_argument("Linker: input '" + input.name() +
+                              "' is LTO-IR, which the driver linker cannot link; install "
+                              "nvJitLink 12.3 or newer");
+}
+
+// "sm_90" → CU_TARGET_COMPUTE_90, "sm_90a" → CU_TARGET_COMPUTE_90A (CUjit_target).
+unsigned driver_target(const std::string& arch) {
+  std::string digits = arch.substr(3);  // normalize_arch gives "sm_NN[a|f]"
+  unsigned base = 0;
+  if (digits.back() == 'a') {
+    base = CU_COMPUTE_ACCELERATED_TARGET_BASE;
+    digits.pop_back();
+  } else if (digits.back() == 'f') {
+#if CUDA_VERSION >= 12090
+    base = CU_COMPUTE_FAMILY_TARGET_BASE;
+    digits.pop_back();
+#else
+    detail::throw_toolkit_too_old(12090, "family-specific targets (sm_XXXf) for the driver linker");
+#endif
+  }
+  return base + static_cast<unsigned>(std::stoul(digits));
+}
+
+// The driver linker's log buffers: 64 KiB each, ample for link logs.
+constexpr std::size_t kDriverLogSize = std::size_t{64} * 1024;
 
 }  // namespace
 
@@ -77,7 +125,108 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
   if (inputs_.empty()) {
     throw std::invalid_argument("Linker: inputs is empty; give at least one ObjectCode");
   }
+  use_driver_ = !detail::nvjitlink_usable();
+  if (use_driver_) {
+    check_driver_options();
+    for (const ObjectCode& input : inputs_) {
+      static_cast<void>(driver_input_type(input));
+    }
+    return;
+  }
   create(false);
+}
+
+void Linker::check_driver_options() const {
+  const auto reject = [](const char* field) {
+    throw std::invalid_argument(std::string("LinkerOptions::") + field +
+                                " needs nvJitLink 12.3 or newer; this Linker uses the driver's "
+                                "linker because nvJitLink is absent or older (set "
+                                "CUWRAP_LIBNVJITLINK to its path)");
+  };
+  if (options_.link_time_optimization) {
+    reject("link_time_optimization");
+  }
+  if (options_.ftz || options_.prec_div || options_.prec_sqrt || options_.fma) {
+    reject("ftz/prec_div/prec_sqrt/fma");
+  }
+  if (!options_.extra_options.empty()) {
+    reject("extra_options");
+  }
+  if (options_.max_register_count && *options_.max_register_count <= 0) {
+    throw std::invalid_argument("LinkerOptions::max_register_count must be > 0, got " +
+                                std::to_string(*options_.max_register_count));
+  }
+  static_cast<void>(detail::resolve_arch(options_.arch, "LinkerOptions::arch"));
+}
+
+ObjectCode Linker::link_with_driver() {
+  const std::string arch = detail::resolve_arch(options_.arch, "LinkerOptions::arch");
+  detail::ensure_current_context(0);  // cuLinkCreate works in the current context
+  driver_info_log_.assign(kDriverLogSize, '\0');
+  driver_error_log_.assign(kDriverLogSize, '\0');
+  // Option values are passed as pointer-sized integers or pointers, as cuLinkCreate wants.
+  std::vector<CUjit_option> keys;
+  std::vector<void*> values;
+  const auto add = [&](CUjit_option key, std::uintptr_t value) {
+    keys.push_back(key);
+    values.push_back(reinterpret_cast<void*>(value));  // NOLINT(performance-no-int-to-ptr)
+  };
+  add(CU_JIT_TARGET, driver_target(arch));
+  add(CU_JIT_INFO_LOG_BUFFER, reinterpret_cast<std::uintptr_t>(driver_info_log_.data()));
+  add(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, kDriverLogSize);
+  add(CU_JIT_ERROR_LOG_BUFFER, reinterpret_cast<std::uintptr_t>(driver_error_log_.data()));
+  add(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, kDriverLogSize);
+  add(CU_JIT_LOG_VERBOSE, 1);
+  if (options_.debug) {
+    add(CU_JIT_GENERATE_DEBUG_INFO, 1);
+  }
+  if (options_.lineinfo) {
+    add(CU_JIT_GENERATE_LINE_INFO, 1);
+  }
+  if (options_.max_register_count) {
+    add(CU_JIT_MAX_REGISTERS, static_cast<std::uintptr_t>(*options_.max_register_count));
+  }
+  // The logs are written in place; keep each at its NUL-terminated length afterwards.
+  const auto trim_logs = [this] {
+    driver_info_log_.resize(std::strlen(driver_info_log_.c_str()));
+    driver_error_log_.resize(std::strlen(driver_error_log_.c_str()));
+  };
+  CUlinkState state = driver::cuLinkCreate(static_cast<unsigned>(keys.size()), keys.data(),
+                                           values.data());
+  std::string cubin;
+  CUresult status = CUDA_SUCCESS;
+  const char* failed = nullptr;
+  for (std::size_t i = 0; i < inputs_.size() && status == CUDA_SUCCESS; ++i) {
+    const ObjectCode& input = inputs_[i];
+    const std::string name = input.name().empty() ? "input" + std::to_string(i) : input.name();
+    const std::span<const char> code = input.code();
+    // PTX must reach the driver NUL-terminated; ObjectCode keeps it in a std::string.
+    const std::size_t size = input.code_type() == TargetType::Ptx ? code.size() + 1 : code.size();
+    status = driver::raw::cuLinkAddData(state, driver_input_type(input),
+                                        const_cast<char*>(code.data()), size, name.c_str(), 0,
+                                        nullptr, nullptr);
+    failed = "cuLinkAddData";
+  }
+  if (status == CUDA_SUCCESS) {
+    void* out = nullptr;
+    std::size_t out_size = 0;
+    status = driver::raw::cuLinkComplete(state, &out, &out_size);
+    failed = "cuLinkComplete";
+    if (status == CUDA_SUCCESS) {
+      cubin.assign(static_cast<const char*>(out), out_size);  // owned by the state
+    }
+  }
+  detail::report_release_failure(driver::raw::cuLinkDestroy(state), "cuLinkDestroy", "Linker");
+  trim_logs();
+  detail::check(status, failed);  // error_log() holds the driver's reason
+  std::vector<std::pair<std::string, std::string>> lowered;
+  for (const ObjectCode& input : inputs_) {
+    const auto& expressions = input.name_expressions();
+    lowered.insert(lowered.end(), expressions.begin(), expressions.end());
+  }
+  completed_ = true;
+  return ObjectCode::from_parts(TargetType::Cubin, std::move(cubin), options_.name,
+                                std::move(lowered));
 }
 
 Linker::Linker(Linker&& other) noexcept
@@ -85,7 +234,11 @@ Linker::Linker(Linker&& other) noexcept
       options_(std::move(other.options_)),
       handle_(std::exchange(other.handle_, nullptr)),
       created_with_ptx_(other.created_with_ptx_),
-      completed_(other.completed_) {}
+      completed_(other.completed_),
+      use_driver_(other.use_driver_),
+      closed_(std::exchange(other.closed_, true)),
+      driver_info_log_(std::move(other.driver_info_log_)),
+      driver_error_log_(std::move(other.driver_error_log_)) {}
 
 Linker& Linker::operator=(Linker&& other) noexcept {
   if (this != &other) {
@@ -95,6 +248,10 @@ Linker& Linker::operator=(Linker&& other) noexcept {
     handle_ = std::exchange(other.handle_, nullptr);
     created_with_ptx_ = other.created_with_ptx_;
     completed_ = other.completed_;
+    use_driver_ = other.use_driver_;
+    closed_ = std::exchange(other.closed_, true);
+    driver_info_log_ = std::move(other.driver_info_log_);
+    driver_error_log_ = std::move(other.driver_error_log_);
   }
   return *this;
 }
@@ -106,10 +263,11 @@ void Linker::close() noexcept {
     static_cast<void>(nvjitlink::raw::nvJitLinkDestroy(&handle_));
     handle_ = nullptr;
   }
+  closed_ = true;
 }
 
 void Linker::require_open(const char* operation) const {
-  if (handle_ == nullptr) {
+  if (closed_ || (!use_driver_ && handle_ == nullptr)) {
     throw std::logic_error(std::string("Linker::") + operation + " on a closed Linker");
   }
 }
@@ -140,6 +298,7 @@ void Linker::create(bool ptx) {
   }
   close();
   handle_ = handle;
+  closed_ = false;
   created_with_ptx_ = ptx;
   completed_ = false;
 }
@@ -151,6 +310,14 @@ ObjectCode Linker::link(TargetType target) {
         "Linker::link: target must be TargetType::Cubin or "
         "TargetType::Ptx, got " +
         std::string(to_string(target)));
+  }
+  if (use_driver_) {
+    if (target != TargetType::Cubin) {
+      throw std::invalid_argument(
+          "Linker::link: the driver linker (nvJitLink is absent or older than 12.3) links to "
+          "TargetType::Cubin only");
+    }
+    return link_with_driver();
   }
   if (target == TargetType::Ptx && !options_.link_time_optimization) {
     throw std::invalid_argument(
@@ -182,19 +349,31 @@ ObjectCode Linker::link(TargetType target) {
 
 std::string Linker::info_log() const {
   require_open("info_log");
-  return nvjitlink::nvJitLinkGetInfoLog(handle_);
+  return use_driver_ ? driver_info_log_ : nvjitlink::nvJitLinkGetInfoLog(handle_);
 }
 
 std::string Linker::error_log() const {
   require_open("error_log");
-  return nvjitlink::nvJitLinkGetErrorLog(handle_);
+  return use_driver_ ? driver_error_log_ : nvjitlink::nvJitLinkGetErrorLog(handle_);
 }
 
-std::string Linker::backend() const { return "nvJitLink"; }
+std::string Linker::backend() const { return use_driver_ ? "driver" : "nvJitLink"; }
 
 // ---- detail ----------------------------------------------------------------------
 
 namespace detail {
+
+bool nvjitlink_usable() noexcept {
+  // nvJitLinkVersion arrived in nvJitLink 12.3: its absence means too old, and a library
+  // that does not load fails the call the same way (raw:: never throws).
+  static const bool usable = [] {
+    unsigned major = 0;
+    unsigned minor = 0;
+    return nvjitlink::raw::nvJitLinkVersion(&major, &minor) == NVJITLINK_SUCCESS &&
+           major * 1000 + minor * 10 >= 12030;
+  }();
+  return usable;
+}
 
 std::string normalize_arch(std::string_view arch, std::string_view what) {
   std::string_view rest = arch;

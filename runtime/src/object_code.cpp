@@ -19,6 +19,11 @@
 namespace cuwrap {
 namespace detail {
 
+/// Return whether the driver can load `type` directly (the others are link inputs).
+bool is_loadable(TargetType type) noexcept {
+  return type == TargetType::Cubin || type == TargetType::Ptx || type == TargetType::Fatbin;
+}
+
 /// What every copy of an ObjectCode shares: the code and, once loaded, the library.
 struct ObjectCodeImpl {
   TargetType type = TargetType::Cubin;
@@ -43,10 +48,10 @@ struct ObjectCodeImpl {
     if (lib != nullptr) [[likely]] {
       return lib;
     }
-    if (type == TargetType::Ltoir) {
-      throw std::logic_error("ObjectCode '" + name +
-                             "' holds LTO-IR, which cannot be loaded for execution: link "
-                             "it with Linker first (link_time_optimization = true)");
+    if (!is_loadable(type)) {
+      throw std::logic_error("ObjectCode '" + name + "' holds " + std::string(to_string(type)) +
+                             " code, which cannot be loaded for execution: link it with "
+                             "Linker first");
     }
     const std::lock_guard<std::mutex> lock(load_mutex);
     lib = library.load(std::memory_order_relaxed);
@@ -106,8 +111,10 @@ std::string read_file(const std::filesystem::path& path) {
   return data;
 }
 
-ObjectCode make(TargetType type, std::span<const char> data, std::string name) {
-  return ObjectCode::from_parts(type, std::string(data.begin(), data.end()), std::move(name), {});
+ObjectCode make(TargetType type, std::span<const char> data, std::string name,
+                ObjectCode::SymbolMapping mapping) {
+  return ObjectCode::from_parts(type, std::string(data.begin(), data.end()), std::move(name),
+                                std::move(mapping));
 }
 
 }  // namespace
@@ -122,6 +129,10 @@ std::string_view to_string(TargetType type) noexcept {
       return "ltoir";
     case TargetType::Fatbin:
       return "fatbin";
+    case TargetType::Object:
+      return "object";
+    case TargetType::Library:
+      return "library";
   }
   return "unknown";
 }
@@ -142,55 +153,65 @@ ObjectCode ObjectCode::from_parts(TargetType type, std::string code, std::string
   return ObjectCode(std::move(impl));
 }
 
-ObjectCode ObjectCode::from_cubin(std::span<const char> data, std::string name) {
-  return make(TargetType::Cubin, data, std::move(name));
+ObjectCode ObjectCode::from_cubin(std::span<const char> data, std::string name,
+                                  SymbolMapping symbol_mapping) {
+  return make(TargetType::Cubin, data, std::move(name), std::move(symbol_mapping));
 }
 
-ObjectCode ObjectCode::from_ptx(std::string ptx, std::string name) {
+ObjectCode ObjectCode::from_ptx(std::string ptx, std::string name, SymbolMapping symbol_mapping) {
   // The driver reads PTX up to the first NUL; a copy from a file may carry one.
   if (const auto nul = ptx.find('\0'); nul != std::string::npos) {
     ptx.resize(nul);
   }
-  return from_parts(TargetType::Ptx, std::move(ptx), std::move(name), {});
+  return from_parts(TargetType::Ptx, std::move(ptx), std::move(name), std::move(symbol_mapping));
 }
 
-ObjectCode ObjectCode::from_ltoir(std::span<const char> data, std::string name) {
-  return make(TargetType::Ltoir, data, std::move(name));
+ObjectCode ObjectCode::from_ltoir(std::span<const char> data, std::string name,
+                                  SymbolMapping symbol_mapping) {
+  return make(TargetType::Ltoir, data, std::move(name), std::move(symbol_mapping));
 }
 
-ObjectCode ObjectCode::from_fatbin(std::span<const char> data, std::string name) {
-  return make(TargetType::Fatbin, data, std::move(name));
+ObjectCode ObjectCode::from_fatbin(std::span<const char> data, std::string name,
+                                   SymbolMapping symbol_mapping) {
+  return make(TargetType::Fatbin, data, std::move(name), std::move(symbol_mapping));
 }
 
-ObjectCode ObjectCode::from_file(const std::filesystem::path& path) {
+ObjectCode ObjectCode::from_object(std::span<const char> data, std::string name,
+                                   SymbolMapping symbol_mapping) {
+  return make(TargetType::Object, data, std::move(name), std::move(symbol_mapping));
+}
+
+ObjectCode ObjectCode::from_library(std::span<const char> data, std::string name,
+                                    SymbolMapping symbol_mapping) {
+  return make(TargetType::Library, data, std::move(name), std::move(symbol_mapping));
+}
+
+ObjectCode ObjectCode::from_file(const std::filesystem::path& path, SymbolMapping symbol_mapping) {
+  static constexpr std::pair<std::string_view, TargetType> kExtensions[] = {
+      {".cubin", TargetType::Cubin},   {".ptx", TargetType::Ptx},   {".ltoir", TargetType::Ltoir},
+      {".fatbin", TargetType::Fatbin}, {".o", TargetType::Object},  {".a", TargetType::Library}};
   const std::string extension = path.extension().string();
-  TargetType type;
-  if (extension == ".cubin") {
-    type = TargetType::Cubin;
-  } else if (extension == ".ptx") {
-    type = TargetType::Ptx;
-  } else if (extension == ".ltoir") {
-    type = TargetType::Ltoir;
-  } else if (extension == ".fatbin") {
-    type = TargetType::Fatbin;
-  } else {
+  const auto* found = std::find_if(std::begin(kExtensions), std::end(kExtensions),
+                                   [&](const auto& entry) { return entry.first == extension; });
+  if (found == std::end(kExtensions)) {
     throw std::invalid_argument("ObjectCode::from_file: unknown extension '" + extension +
                                 "' of '" + path.string() +
-                                "' (expected .cubin, .ptx, .ltoir or .fatbin)");
+                                "' (expected .cubin, .ptx, .ltoir, .fatbin, .o or .a)");
   }
   std::string data = read_file(path);
   std::string name = path.filename().string();
-  if (type == TargetType::Ptx) {
-    return from_ptx(std::move(data), std::move(name));
+  if (found->second == TargetType::Ptx) {
+    return from_ptx(std::move(data), std::move(name), std::move(symbol_mapping));
   }
-  return from_parts(type, std::move(data), std::move(name), {});
+  return from_parts(found->second, std::move(data), std::move(name), std::move(symbol_mapping));
 }
 
 Kernel ObjectCode::get_kernel(std::string_view name) const {
-  if (impl_->type == TargetType::Ltoir) {
+  if (!detail::is_loadable(impl_->type)) {
     throw std::logic_error("ObjectCode::get_kernel('" + std::string(name) + "'): '" + impl_->name +
-                           "' holds LTO-IR, which cannot be loaded for execution: link it "
-                           "with Linker first");
+                           "' holds " + std::string(to_string(impl_->type)) +
+                           " code, which cannot be loaded for execution: link it with "
+                           "Linker first");
   }
   const CUlibrary lib = impl_->load();
   std::string symbol = impl_->symbol_for(name);

@@ -3,9 +3,12 @@
 #include <cuwrap/linker.hpp>
 #include <cuwrap/nvrtc.hpp>
 #include <cuwrap/program.hpp>
+#include <cuwrap/version.hpp>
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <string_view>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -28,6 +31,109 @@ void check_macro(const std::string& macro) {
     throw std::invalid_argument("ProgramOptions::define_macro '" + macro +
                                 "' is not NAME or NAME=VALUE");
   }
+}
+
+// Length-prefixed so that no choice of field contents can make two keys collide.
+void append_field(std::string& out, std::string_view field) {
+  out += '\n';
+  out += std::to_string(field.size());
+  out += ':';
+  out.append(field);
+}
+
+// A field appended by append_field, read back from `data` at `offset`.
+std::optional<std::string> read_field(std::string_view data, std::size_t& offset) {
+  if (offset >= data.size() || data[offset] != '\n') {
+    return std::nullopt;
+  }
+  const std::size_t colon = data.find(':', offset);
+  if (colon == std::string_view::npos || colon == offset + 1 || colon - offset > 21) {
+    return std::nullopt;
+  }
+  std::size_t size = 0;
+  for (std::size_t i = offset + 1; i < colon; ++i) {
+    if (data[i] < '0' || data[i] > '9') {
+      return std::nullopt;
+    }
+    size = size * 10 + static_cast<std::size_t>(data[i] - '0');
+  }
+  if (data.size() - (colon + 1) < size) {
+    return std::nullopt;
+  }
+  offset = colon + 1 + size;
+  return std::string(data.substr(colon + 1, size));
+}
+
+// The driver's version, or 0 where no driver is installed (NVRTC works without one).
+int driver_version_or_zero() noexcept {
+  try {
+    return driver_version();
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+struct CachedProgram {
+  ObjectCode code;
+  std::string log;
+};
+
+// The cache value: kind, name, compile log, name-expression pairs, then the code.
+std::string encode_cached_program(const ObjectCode& code, const std::string& log) {
+  std::string out = "cuwrap cached program 1";
+  append_field(out, to_string(code.code_type()));
+  append_field(out, code.name());
+  append_field(out, log);
+  append_field(out, std::to_string(code.name_expressions().size()));
+  for (const auto& [expression, lowered] : code.name_expressions()) {
+    append_field(out, expression);
+    append_field(out, lowered);
+  }
+  const std::span<const char> bytes = code.code();
+  append_field(out, std::string_view(bytes.data(), bytes.size()));
+  return out;
+}
+
+// Decode encode_cached_program's output; nothing for anything malformed (a miss).
+std::optional<CachedProgram> decode_cached_program(std::string_view data) {
+  constexpr std::string_view kHeader = "cuwrap cached program 1";
+  if (!data.starts_with(kHeader)) {
+    return std::nullopt;
+  }
+  std::size_t offset = kHeader.size();
+  const auto kind = read_field(data, offset);
+  auto name = read_field(data, offset);
+  auto log = read_field(data, offset);
+  const auto count_text = read_field(data, offset);
+  if (!kind || !name || !log || !count_text || count_text->empty() || count_text->size() > 9 ||
+      !std::all_of(count_text->begin(), count_text->end(),
+                   [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  std::optional<TargetType> type;
+  for (TargetType t : {TargetType::Ptx, TargetType::Cubin, TargetType::Ltoir, TargetType::Fatbin,
+                       TargetType::Object, TargetType::Library}) {
+    if (to_string(t) == *kind) {
+      type = t;
+    }
+  }
+  const std::size_t count = std::stoul(*count_text);
+  std::vector<std::pair<std::string, std::string>> lowered;
+  for (std::size_t i = 0; i < count; ++i) {
+    auto expression = read_field(data, offset);
+    auto symbol = read_field(data, offset);
+    if (!expression || !symbol) {
+      return std::nullopt;
+    }
+    lowered.emplace_back(std::move(*expression), std::move(*symbol));
+  }
+  auto code = read_field(data, offset);
+  if (!type || !code || code->empty() || offset != data.size()) {
+    return std::nullopt;
+  }
+  return CachedProgram{ObjectCode::from_parts(*type, std::move(*code), std::move(*name),
+                                              std::move(lowered)),
+                       std::move(*log)};
 }
 
 nvrtcProgram create_nvrtc_program(const std::string& code, const std::string& name) {
@@ -152,11 +258,61 @@ void Program::require_open(const char* operation) const {
   }
 }
 
-std::string Program::backend() const { return type_ == CodeType::Ptx ? "nvJitLink" : "NVRTC"; }
+std::string Program::backend() const {
+  if (type_ != CodeType::Ptx) {
+    return "NVRTC";
+  }
+  return detail::nvjitlink_usable() ? "nvJitLink" : "driver";
+}
 
 ObjectCode Program::compile(TargetType target, std::span<const std::string> name_expressions,
-                            std::string* log) {
+                            std::string* log, ProgramCache* cache) {
   require_open("compile");
+  if (cache == nullptr) {
+    return compile_uncached(target, name_expressions, log);
+  }
+  const std::string key = program_cache_key(target, name_expressions);
+  if (std::optional<std::string> stored = cache->get(key)) {
+    if (std::optional<CachedProgram> cached = decode_cached_program(*stored)) {
+      if (log != nullptr) {
+        *log = std::move(cached->log);
+      }
+      return std::move(cached->code);
+    }
+  }
+  std::string compile_log;
+  ObjectCode code = compile_uncached(target, name_expressions, &compile_log);
+  cache->put(key, encode_cached_program(code, compile_log));
+  if (log != nullptr) {
+    *log = std::move(compile_log);
+  }
+  return code;
+}
+
+std::string Program::program_cache_key(TargetType target,
+                                       std::span<const std::string> name_expressions) const {
+  require_open("program_cache_key");
+  std::string key = "cuwrap program cache key 1";
+  append_field(key, type_ == CodeType::Ptx ? "ptx" : "c++");
+  append_field(key, code_);
+  append_field(key, options_.name);
+  for (const std::string& option : options_.to_nvrtc_options()) {
+    append_field(key, option);
+  }
+  append_field(key, "target");
+  append_field(key, to_string(target));
+  for (const std::string& expression : name_expressions) {
+    append_field(key, expression);
+  }
+  const auto [major, minor] = nvrtc::nvrtcVersion();
+  append_field(key, "nvrtc " + std::to_string(major) + "." + std::to_string(minor));
+  append_field(key, "driver " + std::to_string(driver_version_or_zero()));
+  return key;
+}
+
+ObjectCode Program::compile_uncached(TargetType target,
+                                     std::span<const std::string> name_expressions,
+                                     std::string* log) {
   if (type_ == CodeType::Ptx) {
     if (!name_expressions.empty()) {
       throw std::invalid_argument(
@@ -168,16 +324,17 @@ ObjectCode Program::compile(TargetType target, std::span<const std::string> name
 }
 
 ObjectCode Program::compile(TargetType target, std::initializer_list<std::string> name_expressions,
-                            std::string* log) {
-  return compile(
-      target, std::span<const std::string>(name_expressions.begin(), name_expressions.size()), log);
+                            std::string* log, ProgramCache* cache) {
+  return compile(target,
+                 std::span<const std::string>(name_expressions.begin(), name_expressions.size()),
+                 log, cache);
 }
 
 ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> name_expressions,
                                 std::string* log) {
-  if (target == TargetType::Fatbin) {
-    throw std::invalid_argument(
-        "Program::compile: NVRTC cannot produce TargetType::Fatbin; use Ptx, Cubin or Ltoir");
+  if (target != TargetType::Ptx && target != TargetType::Cubin && target != TargetType::Ltoir) {
+    throw std::invalid_argument("Program::compile: NVRTC cannot produce TargetType::" +
+                                std::string(to_string(target)) + "; use Ptx, Cubin or Ltoir");
   }
   std::vector<std::string> options = options_.to_nvrtc_options();
   if (target == TargetType::Ltoir && !options_.link_time_optimization) {
@@ -232,6 +389,8 @@ ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> 
       break;
     }
     case TargetType::Fatbin:
+    case TargetType::Object:
+    case TargetType::Library:
       break;  // rejected above
   }
   if (target == TargetType::Ptx) {

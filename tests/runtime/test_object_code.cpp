@@ -112,6 +112,34 @@ TEST(ObjectCode, FromFileChoosesTheKindByExtension) {
   }
 }
 
+TEST(ObjectCode, ObjectsAndLibrariesAreLinkInputsWithSymbolMapping) {
+  TempDir dir;
+  const std::vector<char> bytes{'\x7f', 'E', 'L', 'F', 1, 2, 3};
+  const ObjectCode::SymbolMapping mapping{{"add<int>", "_Z3addIiEvPT_"}};
+  const ObjectCode object = ObjectCode::from_file(dir.write("unit.o", bytes), mapping);
+  const ObjectCode library = ObjectCode::from_file(dir.write("libunits.a", bytes));
+  EXPECT_EQ(object.code_type(), TargetType::Object);
+  EXPECT_EQ(library.code_type(), TargetType::Library);
+  EXPECT_EQ(cuwrap::to_string(TargetType::Object), "object");
+  EXPECT_EQ(cuwrap::to_string(TargetType::Library), "library");
+  EXPECT_EQ(object.lowered_name("add<int>"), "_Z3addIiEvPT_");
+  EXPECT_THROW(static_cast<void>(library.lowered_name("add<int>")), std::invalid_argument);
+  for (const ObjectCode* code : {&object, &library}) {
+    try {
+      static_cast<void>(code->get_kernel("add<int>"));
+      FAIL() << "expected std::logic_error";
+    } catch (const std::logic_error& e) {
+      EXPECT_TRUE(contains(e.what(), "link it with Linker first")) << e.what();
+    }
+  }
+  EXPECT_EQ(ObjectCode::from_object(bytes).code_type(), TargetType::Object);
+  EXPECT_EQ(ObjectCode::from_library(bytes, "lib").name(), "lib");
+  const ObjectCode fat = ObjectCode::from_fatbin(bytes, "fat", mapping);
+  EXPECT_EQ(fat.lowered_name("add<int>"), "_Z3addIiEvPT_");
+  const ObjectCode cubin = ObjectCode::from_cubin(bytes, "c", mapping);
+  EXPECT_EQ(cubin.name_expressions(), mapping);
+}
+
 TEST(ObjectCode, FromFileRejectsUnknownExtensionsAndMissingFiles) {
   TempDir dir;
   const std::vector<char> bytes{'a', 'b', 'c'};

@@ -15,5 +15,7 @@
 #include <cuwrap/object_code.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
+#include <cuwrap/host_function.hpp>
+#include <cuwrap/program_cache.hpp>
 #include <cuwrap/linker.hpp>
 #include <cuwrap/graph.hpp>

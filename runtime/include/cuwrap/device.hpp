@@ -63,6 +63,12 @@ class Device {
   void sync() const;
   /// Create a stream on this device.
   Stream create_stream(const StreamOptions& options = {}) const;
+  /// Return the legacy default stream (CU_STREAM_LEGACY) as a non-owning Stream.
+  ///
+  /// The default stream belongs to whichever context is current where it is used;
+  /// when no context is current on this thread, this device's primary context is made
+  /// current. Work on it synchronises with the context's other blocking streams.
+  Stream default_stream() const;
   /// Create an event on this device.
   Event create_event(const EventOptions& options = {}) const;
   /// Return this device's process-wide DeviceMemoryResource (its default memory pool).

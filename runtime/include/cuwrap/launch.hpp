@@ -5,8 +5,14 @@
 // std::array<void*, N> points into it. Before the driver is called, the argument count
 // and every argument's size are compared with the kernel's parameter layout, which the
 // Kernel cached when it was looked up, so the check costs no driver call. Launches with
-// neither a cluster nor cooperative_launch go through plain cuLaunchKernel; the others
-// through cuLaunchKernelEx with launch attributes.
+// neither a cluster, cooperative_launch, programmatic_stream_serialization nor a
+// priority go through plain cuLaunchKernel; the others through cuLaunchKernelEx with
+// launch attributes.
+//
+// Grid counting differs from cuda.core when a cluster is given: cuwrap's `grid` counts
+// thread blocks, as CUDA C++ (<<<>>>, cudaLaunchKernelEx) does, while cuda.core's
+// LaunchConfig counts clusters. cuda.core's LaunchConfig(grid=G, cluster=C) is cuwrap's
+// {.grid = {G.x * C.x, G.y * C.y, G.z * C.z}, .cluster = C}.
 //
 // The GraphBuilder overload of launch() lives in graph.hpp and calls detail::launch_raw.
 #pragma once
@@ -31,7 +37,7 @@ namespace cuwrap {
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
   /// Build from up to three extents; omitted ones are 1.
-  Dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}  // NOLINT
+  Dim3(unsigned nx = 1, unsigned ny = 1, unsigned nz = 1) : x(nx), y(ny), z(nz) {}  // NOLINT
   /// Return x * y * z.
   unsigned long long volume() const noexcept { return static_cast<unsigned long long>(x) * y * z; }
   /// Return true when all three extents are equal.
@@ -39,18 +45,32 @@ struct Dim3 {
 };
 
 /// How a kernel is launched: grid, block, optional cluster, dynamic shared memory,
-/// cooperative launch.
+/// cooperative launch, programmatic dependent launch, priority.
 ///
-/// A cluster (thread-block clusters, sm_90 and newer) must divide the grid in every
-/// dimension. shmem_size above 48 KiB is allowed: launch() raises the kernel's
-/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES as needed.
+/// `grid` counts thread blocks, also with a cluster (see the note at the top of this
+/// header for cuda.core's cluster-counted grid). A cluster (thread-block clusters, sm_90
+/// and newer) must divide the grid in every dimension. shmem_size above 48 KiB is
+/// allowed: launch() raises the kernel's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+/// as needed.
 struct LaunchConfig {
   // Every member has a default member initialiser, so that designated initialisers
   // ({.grid = 4, .block = 256}) compile cleanly with -Wmissing-field-initializers.
-  Dim3 grid{}, block{};
-  std::optional<Dim3> cluster{};
-  std::size_t shmem_size = 0;
-  bool cooperative_launch = false;
+  Dim3 grid{};                        ///< thread blocks in the grid
+  Dim3 block{};                       ///< threads in a block
+  std::optional<Dim3> cluster{};      ///< thread blocks in a cluster (sm_90+)
+  std::size_t shmem_size = 0;         ///< dynamic shared memory in bytes
+  bool cooperative_launch = false;    ///< cuLaunchCooperativeKernel semantics (grid sync)
+  /// Programmatic dependent launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION):
+  /// this kernel may start before the previous kernel in the stream finishes, once every
+  /// block of that kernel has executed `griddepcontrol.launch_dependents`
+  /// (cudaTriggerProgrammaticLaunchCompletion) or exited. The kernel must wait with
+  /// `griddepcontrol.wait` (cudaGridDependencySynchronize) before it reads the previous
+  /// kernel's results. Overlap needs sm_90 or newer; older devices run the two in order.
+  bool programmatic_stream_serialization = false;
+  /// Launch priority of this kernel (CU_LAUNCH_ATTRIBUTE_PRIORITY), overriding the
+  /// stream's; unset keeps the stream's priority. Lower numbers are higher priority,
+  /// within cuCtxGetStreamPriorityRange (values outside are clamped by the driver).
+  std::optional<int> priority{};
 };
 
 /// Launch `kernel` on `stream` with `config` and `args`.
@@ -120,7 +140,11 @@ void check_arguments(const Kernel& kernel, std::size_t count, const std::size_t*
 /// Throw std::invalid_argument when `config` cannot describe any valid launch.
 void check_config(const LaunchConfig& config);
 
-/// Fill `out` (a CUlaunchConfig) and `attributes` (room for 2) from `config`.
+/// The most launch attributes to_cu_launch_config writes (one per LaunchConfig feature).
+inline constexpr std::size_t kMaxLaunchAttributes = 4;
+
+/// Fill `out` (a CUlaunchConfig) and `attributes` (room for kMaxLaunchAttributes) from
+/// `config`.
 void to_cu_launch_config(const LaunchConfig& config, CUstream stream, CUlaunchConfig& out,
                          CUlaunchAttribute* attributes);
 

@@ -16,6 +16,24 @@
 // The nvJitLink handle is created and the inputs added in the constructor, so a bad
 // input is reported there; link() completes the link. Linking to PTX needs -ptx at
 // creation time, so link(TargetType::Ptx) re-creates the handle with it when needed.
+//
+// Driver fallback (as cuda.core does): when libnvJitLink cannot be loaded or is older
+// than 12.3 (it lacks nvJitLinkVersion), the Linker uses the driver's cuLinkCreate /
+// cuLinkAddData / cuLinkComplete, and backend() returns "driver". The options map to
+// CUjit_option as follows; the rest need nvJitLink and throw std::invalid_argument:
+//
+// | LinkerOptions field      | driver option                                         |
+// |--------------------------|-------------------------------------------------------|
+// | arch "sm_90" / "sm_90a"  | CU_JIT_TARGET = CU_TARGET_COMPUTE_90 / _90A           |
+// | debug                    | CU_JIT_GENERATE_DEBUG_INFO = 1                        |
+// | lineinfo                 | CU_JIT_GENERATE_LINE_INFO = 1                         |
+// | max_register_count = N   | CU_JIT_MAX_REGISTERS = N                              |
+// | (logs)                   | CU_JIT_INFO/ERROR_LOG_BUFFER (+ _SIZE_BYTES), verbose |
+// | link_time_optimization, ftz, prec_div, prec_sqrt, fma, extra_options: nvJitLink only |
+//
+// The driver linker needs a context (device 0's primary context is made current when
+// none is), so it runs in link(); the constructor only checks the options and inputs.
+// It links CUBIN, PTX, fatbin, object and library inputs, to CUBIN only.
 #pragma once
 
 #include <cuwrap/object_code.hpp>
@@ -24,6 +42,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cuwrap {
@@ -72,31 +91,39 @@ class Linker {
   /// Link the inputs into `target` (Cubin, or Ptx with link_time_optimization).
   ///
   /// Throws NvJitLinkError with the error log when linking fails (an undefined symbol,
-  /// ...), std::invalid_argument for another target.
+  /// ...), std::invalid_argument for another target. With the driver backend a failure
+  /// throws DriverError naming cuLinkAddData or cuLinkComplete, and error_log() holds
+  /// the driver's reason.
   ObjectCode link(TargetType target);
 
-  /// Return nvJitLink's info log ("" before linking).
+  /// Return the info log of nvJitLink or of the driver linker ("" before linking).
   std::string info_log() const;
-  /// Return nvJitLink's error log ("" when nothing failed).
+  /// Return the error log of nvJitLink or of the driver linker ("" when nothing failed).
   std::string error_log() const;
-  /// Return "nvJitLink".
+  /// Return "nvJitLink", or "driver" when nvJitLink is absent or too old (see above).
   std::string backend() const;
   /// Return the options the linker was created with.
   const LinkerOptions& options() const noexcept { return options_; }
-  /// Return the nvJitLink handle (nullptr once closed).
+  /// Return the nvJitLink handle (nullptr with the driver backend and once closed).
   nvJitLinkHandle handle() const noexcept { return handle_; }
-  /// Destroy the nvJitLink handle; idempotent.
+  /// Release the nvJitLink handle or the driver's link state; idempotent.
   void close() noexcept;
 
  private:
   void create(bool ptx);
   void require_open(const char* operation) const;
+  void check_driver_options() const;
+  ObjectCode link_with_driver();
 
   std::vector<ObjectCode> inputs_;
   LinkerOptions options_;
   nvJitLinkHandle handle_ = nullptr;
   bool created_with_ptx_ = false;
   bool completed_ = false;
+  bool use_driver_ = false;
+  bool closed_ = false;
+  std::string driver_info_log_;   ///< the driver linker's logs, kept after its state is gone
+  std::string driver_error_log_;
 };
 
 namespace detail {
@@ -105,6 +132,10 @@ namespace detail {
 ///
 /// Throws std::invalid_argument naming `what` and the value when it is malformed.
 std::string normalize_arch(std::string_view arch, std::string_view what);
+
+/// Return true when libnvJitLink loads and is 12.3 or newer (decided once per process);
+/// otherwise Linker and PTX Programs use the driver's linker.
+bool nvjitlink_usable() noexcept;
 
 /// Return `arch` normalised, or the current device's ("sm_90") when it is empty.
 ///

@@ -31,9 +31,12 @@ enum class TargetType {
   Cubin,   ///< a CUDA binary for one architecture
   Ltoir,   ///< LTO-IR: link it with a Linker (link_time_optimization) before loading
   Fatbin,  ///< a fat binary (several CUBIN/PTX images)
+  Object,  ///< a host object file with relocatable device code (nvcc -rdc -c): link input
+  Library, ///< a static library (.a) of such objects: link input
 };
 
-/// Return the lower-case name of `type` ("ptx", "cubin", "ltoir", "fatbin").
+/// Return the lower-case name of `type` ("ptx", "cubin", "ltoir", "fatbin", "object",
+/// "library").
 std::string_view to_string(TargetType type) noexcept;
 
 namespace detail {
@@ -49,24 +52,40 @@ struct ObjectCodeImpl;
 /// \endcode
 class ObjectCode {
  public:
+  /// Name expression → lowered (mangled) symbol pairs, as cuda.core's `symbol_mapping`:
+  /// get_kernel() and lowered_name() then accept the expressions.
+  using SymbolMapping = std::vector<std::pair<std::string, std::string>>;
+
   /// Wrap a CUBIN image (copied). `name` labels the code in messages.
-  static ObjectCode from_cubin(std::span<const char> data, std::string name = "");
+  static ObjectCode from_cubin(std::span<const char> data, std::string name = "",
+                               SymbolMapping symbol_mapping = {});
   /// Wrap PTX text (JIT-compiled by the driver when first loaded).
-  static ObjectCode from_ptx(std::string ptx, std::string name = "");
+  static ObjectCode from_ptx(std::string ptx, std::string name = "",
+                             SymbolMapping symbol_mapping = {});
   /// Wrap an LTO-IR image (copied); it can only be linked, not loaded.
-  static ObjectCode from_ltoir(std::span<const char> data, std::string name = "");
-  /// Wrap a fatbin image (copied).
-  static ObjectCode from_fatbin(std::span<const char> data, std::string name = "");
-  /// Read code from `path`, choosing the kind by extension (.cubin .ptx .ltoir .fatbin).
+  static ObjectCode from_ltoir(std::span<const char> data, std::string name = "",
+                               SymbolMapping symbol_mapping = {});
+  /// Wrap a fatbin image (copied); the driver loads the image that fits the device.
+  static ObjectCode from_fatbin(std::span<const char> data, std::string name = "",
+                                SymbolMapping symbol_mapping = {});
+  /// Wrap a relocatable object file (nvcc -rdc=true -c); it can only be linked (Linker).
+  static ObjectCode from_object(std::span<const char> data, std::string name = "",
+                                SymbolMapping symbol_mapping = {});
+  /// Wrap a static library (.a) of relocatable objects; it can only be linked (Linker).
+  static ObjectCode from_library(std::span<const char> data, std::string name = "",
+                                 SymbolMapping symbol_mapping = {});
+  /// Read code from `path`, choosing the kind by extension: .cubin .ptx .ltoir .fatbin,
+  /// .o (Object) and .a (Library).
   ///
   /// Throws std::invalid_argument naming an unknown extension, and std::runtime_error
   /// naming the path when the file cannot be read.
-  static ObjectCode from_file(const std::filesystem::path& path);
+  static ObjectCode from_file(const std::filesystem::path& path, SymbolMapping symbol_mapping = {});
 
   /// Return the kernel `name`: a symbol name or a name expression given at compile time.
   ///
   /// Loads the code on first use. Throws std::invalid_argument listing the kernels that
-  /// exist when there is no such kernel, and std::logic_error for LTO-IR.
+  /// exist when there is no such kernel, and std::logic_error for LTO-IR, objects and
+  /// libraries (link them first).
   Kernel get_kernel(std::string_view name) const;
   /// Return the lowered (mangled) name of a name expression given at compile time.
   ///

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cuwrap/object_code.hpp>
+#include <cuwrap/program_cache.hpp>
 
 #include <nvrtc.h>
 
@@ -102,12 +103,24 @@ class Program {
   /// log (also on failure). Throws NvrtcError whose log() holds NVRTC's log when the
   /// compilation fails, NvJitLinkError for PTX that does not assemble,
   /// std::invalid_argument for a target the code type cannot produce.
+  ///
+  /// With a `cache`, the result is looked up first under a key made of the code, code
+  /// type, every option (arch resolved), the target, the name expressions and the NVRTC
+  /// and driver versions (program_cache_key()); a hit returns the stored code and log
+  /// without compiling, a miss compiles and stores. Files pulled in through
+  /// include_path are not part of the key: change define_macro or the name to tell
+  /// the cache that they changed.
   ObjectCode compile(TargetType target, std::span<const std::string> name_expressions,
-                     std::string* log = nullptr);
+                     std::string* log = nullptr, ProgramCache* cache = nullptr);
   /// Compile to `target` with name expressions written in place:
   /// `compile(TargetType::Cubin, {"vector_add<float>"})`; see above.
   ObjectCode compile(TargetType target, std::initializer_list<std::string> name_expressions = {},
-                     std::string* log = nullptr);
+                     std::string* log = nullptr, ProgramCache* cache = nullptr);
+  /// Return the cache key compile(target, name_expressions, ..., cache) uses.
+  ///
+  /// Throws as ProgramOptions::to_nvrtc_options() does.
+  std::string program_cache_key(TargetType target,
+                                std::span<const std::string> name_expressions = {}) const;
 
   /// Return "NVRTC" for C++ and "nvJitLink" for PTX.
   std::string backend() const;
@@ -125,6 +138,8 @@ class Program {
   ObjectCode compile_cxx(TargetType target, std::span<const std::string> name_expressions,
                          std::string* log);
   ObjectCode compile_ptx(TargetType target, std::string* log);
+  ObjectCode compile_uncached(TargetType target, std::span<const std::string> name_expressions,
+                              std::string* log);
 
   std::string code_;
   CodeType type_;

@@ -1,0 +1,85 @@
+// launch_host_func(): run a C++ callable on the host, in a stream's order
+// (cuLaunchHostFunc), with its lifetime managed by cuwrap.
+//
+// The callable is moved to the heap and handed to the driver; a trampoline runs it on
+// the driver's callback thread once the work queued before it is done, then destroys
+// it. An exception thrown by the callable never unwinds into the driver: it is caught
+// and passed to the host-function error handler (default: one line on stderr).
+//
+// As CUDA requires of host functions, the callable must not call CUDA (no launches, no
+// synchronisation); it may signal other threads, log, or touch host memory.
+#pragma once
+
+#include <cuwrap/stream.hpp>
+
+#include <cuda.h>
+
+#include <exception>
+#include <functional>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace cuwrap {
+
+/// Called with an exception thrown by a host function; must not throw (an exception it
+/// throws is dropped). Runs on the driver's callback thread.
+using HostFunctionErrorHandler = std::function<void(std::exception_ptr)>;
+
+/// Install `handler` for exceptions thrown by host functions and return the previous
+/// one; an empty handler restores the default (one line on stderr:
+/// "cuwrap: warning: a host function launched on a stream threw: <what>"). Thread-safe.
+HostFunctionErrorHandler set_host_function_error_handler(HostFunctionErrorHandler handler);
+
+namespace detail {
+
+/// A type-erased host function owned by the trampoline that runs it.
+struct HostFunction {
+  HostFunction() = default;
+  HostFunction(const HostFunction&) = delete;
+  HostFunction& operator=(const HostFunction&) = delete;
+  virtual ~HostFunction() = default;
+  /// Run the callable.
+  virtual void run() = 0;
+};
+
+/// The HostFunction holding a callable of type F.
+template <class F>
+struct HostFunctionOf final : HostFunction {
+  /// Take `f` by forwarding.
+  template <class G>
+  explicit HostFunctionOf(G&& g) : f(std::forward<G>(g)) {}
+  /// Call the callable.
+  void run() override { f(); }
+  F f;  ///< the callable
+};
+
+/// Enqueue `function` on `stream`; ownership passes to the driver only when it accepts.
+void launch_host_func_raw(CUstream stream, std::unique_ptr<HostFunction> function);
+
+}  // namespace detail
+
+/// Run `function()` on the host once the work queued on `stream` before it is done.
+///
+/// `function` is moved (or copied) into storage that cuwrap frees after it has run.
+/// Throws std::invalid_argument when `stream` is capturing a graph (a graph may replay
+/// the function many times, and its storage is freed after the first run: add host
+/// nodes through the graph API instead), DriverError naming cuLaunchHostFunc when the
+/// driver refuses.
+///
+/// Example:
+/// \code
+///   std::atomic<bool> done{false};
+///   cuwrap::launch_host_func(stream, [&done] { done = true; });
+///   stream.sync();  // done is true here
+/// \endcode
+template <class F>
+void launch_host_func(const Stream& stream, F&& function) {
+  static_assert(std::is_invocable_v<std::decay_t<F>&>,
+                "cuwrap::launch_host_func: the function must be callable with no arguments");
+  detail::launch_host_func_raw(
+      stream.handle(), std::make_unique<detail::HostFunctionOf<std::decay_t<F>>>(
+                           std::forward<F>(function)));
+}
+
+}  // namespace cuwrap

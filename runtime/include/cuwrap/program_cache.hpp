@@ -1,0 +1,157 @@
+// ProgramCache: compiled programs kept in memory or on disk, so that a process that
+// compiles the same source again (or a new process, with FileProgramCache) skips NVRTC.
+//
+// Program::compile(target, names, log, cache) builds the key from everything that can
+// change the output (see detail::program_cache_key): the source, the code type, every
+// option, the target, the architecture, the name expressions, and the NVRTC and driver
+// versions. A cache stores opaque bytes under that key; the ObjectCode (code, kind,
+// name, name-expression → lowered-name map) is serialised by Program.
+//
+// FileProgramCache keeps one file per entry, named by the SHA-256 of the key:
+//   "CUWRAPPC1\n", u64 key length, key, u64 value length, value, SHA-256(key ‖ value)
+// A reader accepts an entry only when the magic, the lengths, the checksum and the full
+// key all match; anything else (a torn, truncated, corrupt or colliding file) is a miss.
+// Writes go to a private temporary file that is renamed into place, so a reader in
+// another process sees the old entry, the new one, or none, never half of one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace cuwrap {
+
+/// Storage for compiled programs, keyed by the text Program builds from its inputs.
+///
+/// Implementations are thread-safe. get() and put() never throw for a storage problem:
+/// a cache that cannot read is a miss and one that cannot write drops the entry, so a
+/// compile always proceeds.
+class ProgramCache {
+ public:
+  virtual ~ProgramCache() = default;
+  /// Return the value stored under `key`, or nothing (a miss).
+  virtual std::optional<std::string> get(std::string_view key) = 0;
+  /// Store `value` under `key`, evicting least recently used entries past the size cap.
+  virtual void put(std::string_view key, std::string_view value) = 0;
+  /// Remove every entry.
+  virtual void clear() = 0;
+  /// Return the bytes the entries take (keys and values; for files, their sizes).
+  virtual std::size_t size_bytes() const = 0;
+
+ protected:
+  ProgramCache() = default;
+  ProgramCache(const ProgramCache&) = default;
+  ProgramCache& operator=(const ProgramCache&) = default;
+};
+
+/// A ProgramCache in process memory, least recently used entries evicted past
+/// `max_bytes` (counting keys and values).
+///
+/// Example:
+/// \code
+///   cuwrap::InMemoryProgramCache cache(64 << 20);
+///   cuwrap::ObjectCode obj = program.compile(cuwrap::TargetType::Cubin, {}, nullptr, &cache);
+/// \endcode
+class InMemoryProgramCache final : public ProgramCache {
+ public:
+  /// Create an empty cache holding at most `max_bytes`.
+  ///
+  /// Throws std::invalid_argument when `max_bytes` is 0.
+  explicit InMemoryProgramCache(std::size_t max_bytes);
+
+  /// Return the value under `key` and mark it most recently used.
+  std::optional<std::string> get(std::string_view key) override;
+  /// Store `value`; an entry larger than max_bytes() is not stored.
+  void put(std::string_view key, std::string_view value) override;
+  /// Remove every entry.
+  void clear() override;
+  /// Return the bytes held (keys and values).
+  std::size_t size_bytes() const override;
+  /// Return the number of entries.
+  std::size_t entry_count() const;
+  /// Return the size cap given at construction.
+  std::size_t max_bytes() const noexcept { return max_bytes_; }
+
+ private:
+  struct Entry {
+    std::string key;
+    std::string value;
+  };
+  void evict_locked();
+
+  std::size_t max_bytes_;
+  std::size_t bytes_ = 0;
+  std::list<Entry> entries_;  ///< most recently used first
+  std::unordered_map<std::string_view, std::list<Entry>::iterator> index_;
+  mutable std::mutex mutex_;
+};
+
+/// A ProgramCache in a directory, shared safely by threads and processes.
+///
+/// The directory is created private (0700) when missing. Because the cache holds code
+/// that the GPU will run, a directory owned by another user or writable by group or
+/// others is refused. Entries are least recently used first evicted (by modification
+/// time, refreshed on every hit) once the files exceed `max_bytes`. A directory that
+/// turns out read-only or full makes put() drop the entry and report one warning
+/// through the warning handler (default: one line on stderr).
+///
+/// Example:
+/// \code
+///   cuwrap::FileProgramCache cache(std::filesystem::path(getenv("HOME")) / ".cache/cuwrap",
+///                                  std::size_t{1} << 30);
+///   cuwrap::ObjectCode obj = program.compile(cuwrap::TargetType::Cubin, {}, nullptr, &cache);
+/// \endcode
+class FileProgramCache final : public ProgramCache {
+ public:
+  /// Receives a warning about a cache that cannot store entries; must not throw.
+  using WarningHandler = std::function<void(const std::string&)>;
+
+  /// Open (creating it 0700 when missing) the cache directory `dir`, capped at `max_bytes`.
+  ///
+  /// Throws std::invalid_argument when `max_bytes` is 0, or when `dir` is not a
+  /// directory, is owned by another user, or is writable by group or others (the
+  /// message names the directory and what to do); std::system_error when it cannot be
+  /// created.
+  FileProgramCache(std::filesystem::path dir, std::size_t max_bytes);
+  /// Open `dir` as above, reporting warnings to `on_warning` instead of stderr.
+  FileProgramCache(std::filesystem::path dir, std::size_t max_bytes, WarningHandler on_warning);
+
+  /// Return the verified value under `key`; a missing or damaged entry is a miss.
+  std::optional<std::string> get(std::string_view key) override;
+  /// Write `value` atomically, then evict past the cap; never throws for I/O failures.
+  void put(std::string_view key, std::string_view value) override;
+  /// Remove every entry file.
+  void clear() override;
+  /// Return the total size of the entry files.
+  std::size_t size_bytes() const override;
+  /// Return the directory.
+  const std::filesystem::path& directory() const noexcept { return dir_; }
+  /// Return the size cap given at construction.
+  std::size_t max_bytes() const noexcept { return max_bytes_; }
+  /// Return the path of the entry file for `key` (whether or not it exists).
+  std::filesystem::path entry_path(std::string_view key) const;
+
+ private:
+  void warn_once(const std::string& message) noexcept;
+  void evict();
+
+  std::filesystem::path dir_;
+  std::size_t max_bytes_;
+  WarningHandler on_warning_;
+  std::once_flag warned_;
+};
+
+namespace detail {
+
+/// Return the SHA-256 digest of `data` as 64 lower-case hex digits.
+std::string sha256_hex(std::string_view data);
+
+}  // namespace detail
+}  // namespace cuwrap

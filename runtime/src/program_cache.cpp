@@ -1,0 +1,415 @@
+// ProgramCache implementations: an LRU map in memory and checked, atomically written
+// entry files in a private directory. SHA-256 comes from OpenSSL's EVP interface.
+#include <cuwrap/program_cache.hpp>
+
+#include <openssl/evp.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+namespace {
+
+using Digest = std::array<unsigned char, 32>;
+
+constexpr std::string_view kMagic = "CUWRAPPC1\n";
+constexpr std::string_view kTempPrefix = ".tmp-";
+
+// SHA-256 of the concatenation of `parts`.
+Digest sha256(std::initializer_list<std::string_view> parts) {
+  const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
+                                                                   &EVP_MD_CTX_free);
+  Digest digest{};
+  unsigned length = 0;
+  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("ProgramCache: OpenSSL SHA-256 is unavailable");
+  }
+  for (std::string_view part : parts) {
+    EVP_DigestUpdate(ctx.get(), part.data(), part.size());
+  }
+  EVP_DigestFinal_ex(ctx.get(), digest.data(), &length);
+  return digest;
+}
+
+std::string to_hex(const Digest& digest) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(digest.size() * 2);
+  for (unsigned char byte : digest) {
+    hex.push_back(kDigits[byte >> 4U]);
+    hex.push_back(kDigits[byte & 0xFU]);
+  }
+  return hex;
+}
+
+void append_u64(std::string& out, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) {
+    out.push_back(static_cast<char>((value >> (8 * i)) & 0xFFU));
+  }
+}
+
+std::optional<std::uint64_t> read_u64(std::string_view data, std::size_t& offset) {
+  if (data.size() - offset < 8) {
+    return std::nullopt;
+  }
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < 8; ++i) {
+    value |= static_cast<std::uint64_t>(static_cast<unsigned char>(data[offset + i])) << (8 * i);
+  }
+  offset += 8;
+  return value;
+}
+
+// The bytes of an entry file (see program_cache.hpp for the layout).
+std::string encode_entry(std::string_view key, std::string_view value) {
+  std::string out;
+  out.reserve(kMagic.size() + 16 + key.size() + value.size() + 32);
+  out.append(kMagic);
+  append_u64(out, key.size());
+  out.append(key);
+  append_u64(out, value.size());
+  out.append(value);
+  const Digest checksum = sha256({key, value});
+  out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  return out;
+}
+
+// The value of an entry file when it is whole, undamaged and stored under `key`.
+std::optional<std::string> decode_entry(std::string_view data, std::string_view key) {
+  if (!data.starts_with(kMagic)) {
+    return std::nullopt;
+  }
+  std::size_t offset = kMagic.size();
+  const auto key_size = read_u64(data, offset);
+  if (!key_size || *key_size != key.size() || data.size() - offset < *key_size) {
+    return std::nullopt;
+  }
+  const std::string_view stored_key = data.substr(offset, *key_size);
+  offset += *key_size;
+  const auto value_size = read_u64(data, offset);
+  if (!value_size || data.size() - offset != *value_size + 32) {
+    return std::nullopt;
+  }
+  const std::string_view value = data.substr(offset, *value_size);
+  const std::string_view checksum = data.substr(offset + *value_size);
+  const Digest expected = sha256({stored_key, value});
+  if (stored_key != key ||
+      std::memcmp(checksum.data(), expected.data(), expected.size()) != 0) {
+    return std::nullopt;
+  }
+  return std::string(value);
+}
+
+// Read a regular file without following a symbolic link; nothing on any failure.
+std::optional<std::string> read_entry_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  std::string data;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    data.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t done = 0;
+    while (done < data.size()) {
+      const ssize_t n = ::read(fd, data.data() + done, data.size() - done);
+      if (n <= 0) {
+        break;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    data.resize(done);
+  }
+  ::close(fd);
+  return data;
+}
+
+bool is_entry_name(const std::string& name) {
+  return name.size() == 64 && std::all_of(name.begin(), name.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::string temp_suffix() {
+  static std::atomic<unsigned> counter{0};
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1)) + "-" +
+         std::to_string(rng());
+}
+
+// Refuse a directory another user could plant code in: not ours, or writable by others.
+void check_private_directory(const std::filesystem::path& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    throw std::system_error(errno, std::generic_category(),
+                            "FileProgramCache: cannot stat '" + dir.string() + "'");
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    throw std::invalid_argument("FileProgramCache: '" + dir.string() + "' is not a directory");
+  }
+  if (st.st_uid != ::geteuid()) {
+    throw std::invalid_argument(
+        "FileProgramCache: refusing '" + dir.string() + "': it is owned by user " +
+        std::to_string(st.st_uid) + ", not by this process's user " +
+        std::to_string(::geteuid()) +
+        "; a cache holds code the GPU runs, so use a directory of your own");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    throw std::invalid_argument(
+        "FileProgramCache: refusing '" + dir.string() +
+        "': it is writable by group or others (mode " +
+        std::to_string((st.st_mode >> 6U) & 7U) + std::to_string((st.st_mode >> 3U) & 7U) +
+        std::to_string(st.st_mode & 7U) +
+        "); a cache holds code the GPU runs: chmod 700 it or choose a private directory");
+  }
+}
+
+void default_warning(const std::string& message) {
+  std::cerr << "cuwrap: warning: " << message << '\n';
+}
+
+}  // namespace
+
+// ---- InMemoryProgramCache --------------------------------------------------------
+
+InMemoryProgramCache::InMemoryProgramCache(std::size_t max_bytes) : max_bytes_(max_bytes) {
+  if (max_bytes_ == 0) {
+    throw std::invalid_argument("InMemoryProgramCache: max_bytes must be > 0");
+  }
+}
+
+std::optional<std::string> InMemoryProgramCache::get(std::string_view key) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = index_.find(key);
+  if (found == index_.end()) {
+    return std::nullopt;
+  }
+  entries_.splice(entries_.begin(), entries_, found->second);
+  return found->second->value;
+}
+
+void InMemoryProgramCache::put(std::string_view key, std::string_view value) {
+  const std::size_t size = key.size() + value.size();
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (const auto found = index_.find(key); found != index_.end()) {
+    bytes_ -= found->second->key.size() + found->second->value.size();
+    entries_.erase(found->second);
+    index_.erase(found);
+  }
+  if (size > max_bytes_) {
+    return;
+  }
+  entries_.push_front(Entry{std::string(key), std::string(value)});
+  index_.emplace(entries_.front().key, entries_.begin());
+  bytes_ += size;
+  evict_locked();
+}
+
+void InMemoryProgramCache::evict_locked() {
+  while (bytes_ > max_bytes_ && !entries_.empty()) {
+    Entry& oldest = entries_.back();
+    bytes_ -= oldest.key.size() + oldest.value.size();
+    index_.erase(oldest.key);
+    entries_.pop_back();
+  }
+}
+
+void InMemoryProgramCache::clear() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  index_.clear();
+  entries_.clear();
+  bytes_ = 0;
+}
+
+std::size_t InMemoryProgramCache::size_bytes() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return bytes_;
+}
+
+std::size_t InMemoryProgramCache::entry_count() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.size();
+}
+
+// ---- FileProgramCache ------------------------------------------------------------
+
+FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_bytes)
+    : FileProgramCache(std::move(dir), max_bytes, {}) {}
+
+FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_bytes,
+                                   WarningHandler on_warning)
+    : dir_(std::move(dir)), max_bytes_(max_bytes), on_warning_(std::move(on_warning)) {
+  if (max_bytes_ == 0) {
+    throw std::invalid_argument("FileProgramCache: max_bytes must be > 0");
+  }
+  if (dir_.empty()) {
+    throw std::invalid_argument("FileProgramCache: the directory path is empty");
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(dir_, ec)) {
+    if (dir_.has_parent_path()) {
+      std::filesystem::create_directories(dir_.parent_path());
+    }
+    if (::mkdir(dir_.c_str(), S_IRWXU) != 0 && errno != EEXIST) {
+      throw std::system_error(errno, std::generic_category(),
+                              "FileProgramCache: cannot create '" + dir_.string() + "'");
+    }
+  }
+  check_private_directory(dir_);
+}
+
+std::filesystem::path FileProgramCache::entry_path(std::string_view key) const {
+  return dir_ / to_hex(sha256({key}));
+}
+
+std::optional<std::string> FileProgramCache::get(std::string_view key) {
+  const std::filesystem::path path = entry_path(key);
+  const std::optional<std::string> data = read_entry_file(path);
+  if (!data) {
+    return std::nullopt;
+  }
+  std::optional<std::string> value = decode_entry(*data, key);
+  if (value) {
+    // Refresh the modification time: eviction removes the least recently used first.
+    static_cast<void>(::utimensat(AT_FDCWD, path.c_str(), nullptr, 0));
+  }
+  return value;
+}
+
+void FileProgramCache::put(std::string_view key, std::string_view value) {
+  const std::string bytes = encode_entry(key, value);
+  if (bytes.size() > max_bytes_) {
+    return;
+  }
+  const std::filesystem::path target = entry_path(key);
+  const std::filesystem::path temp = dir_ / (std::string(kTempPrefix) + temp_suffix());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        S_IRUSR | S_IWUSR);
+  if (fd < 0) {
+    warn_once("cannot write to the program cache '" + dir_.string() +
+              "' (" + std::strerror(errno) + "); compiling without caching");
+    return;
+  }
+  std::size_t done = 0;
+  int error = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      error = errno;
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0 && error == 0) {
+    error = errno;
+  }
+  if (error == 0 && ::rename(temp.c_str(), target.c_str()) != 0) {
+    error = errno;
+  }
+  if (error != 0) {
+    static_cast<void>(::unlink(temp.c_str()));
+    warn_once("cannot write to the program cache '" + dir_.string() + "' (" +
+              std::strerror(error) + "); compiling without caching");
+    return;
+  }
+  evict();
+}
+
+void FileProgramCache::evict() {
+  struct File {
+    std::filesystem::path path;
+    std::size_t size;
+    std::filesystem::file_time_type time;
+  };
+  std::vector<File> files;
+  std::size_t total = 0;
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = item.path().filename().string();
+    std::error_code item_ec;
+    if (!is_entry_name(name) || !item.is_regular_file(item_ec)) {
+      continue;
+    }
+    const std::uintmax_t size = item.file_size(item_ec);
+    const auto time = item.last_write_time(item_ec);
+    if (item_ec) {
+      continue;  // removed by another process meanwhile
+    }
+    files.push_back({item.path(), static_cast<std::size_t>(size), time});
+    total += static_cast<std::size_t>(size);
+  }
+  if (total <= max_bytes_) {
+    return;
+  }
+  std::sort(files.begin(), files.end(),
+            [](const File& a, const File& b) { return a.time < b.time; });
+  for (const File& file : files) {
+    if (total <= max_bytes_) {
+      break;
+    }
+    std::filesystem::remove(file.path, ec);
+    total -= file.size;
+  }
+}
+
+void FileProgramCache::clear() {
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
+    if (is_entry_name(item.path().filename().string())) {
+      std::error_code remove_ec;
+      std::filesystem::remove(item.path(), remove_ec);
+    }
+  }
+}
+
+std::size_t FileProgramCache::size_bytes() const {
+  std::size_t total = 0;
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
+    std::error_code item_ec;
+    if (is_entry_name(item.path().filename().string()) && item.is_regular_file(item_ec)) {
+      const std::uintmax_t size = item.file_size(item_ec);
+      if (!item_ec) {
+        total += static_cast<std::size_t>(size);
+      }
+    }
+  }
+  return total;
+}
+
+void FileProgramCache::warn_once(const std::string& message) noexcept {
+  std::call_once(warned_, [&] {
+    try {
+      if (on_warning_) {
+        on_warning_(message);
+      } else {
+        default_warning(message);
+      }
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a warning must never fail a compile
+    }
+  });
+}
+
+// ---- detail ----------------------------------------------------------------------
+
+std::string detail::sha256_hex(std::string_view data) { return to_hex(sha256({data})); }
+
+}  // namespace cuwrap

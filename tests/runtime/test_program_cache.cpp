@@ -1,0 +1,427 @@
+// ProgramCache: the key covers every input, InMemory and File caches evict least
+// recently used entries, file entries survive concurrent writers and reject damage, and
+// the cache directory must be private. No GPU needed: NVRTC compiles for "sm_90".
+#include <cuwrap/cuwrap.hpp>
+#include <cuwrap/nvrtc.hpp>
+#include <cuwrap/program_cache.hpp>
+
+#include <gtest/gtest.h>
+
+#include "kernel_sources.hpp"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using cuwrap::CodeType;
+using cuwrap::FileProgramCache;
+using cuwrap::InMemoryProgramCache;
+using cuwrap::ObjectCode;
+using cuwrap::Program;
+using cuwrap::ProgramCache;
+using cuwrap::ProgramOptions;
+using cuwrap::TargetType;
+
+constexpr const char* kSource = R"(
+extern "C" __global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }
+template <class T> __global__ void fill(T* x, T v) { x[threadIdx.x] = v; }
+)";
+
+ProgramOptions sm90() {
+  ProgramOptions options;
+  options.arch = "sm_90";
+  return options;
+}
+
+// A fresh private directory under the system temporary directory, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() /
+            ("cuwrap-cache-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    fs::create_directory(path_);
+    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::replace);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::replace, ec);
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+std::vector<fs::path> entry_files(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& item : fs::directory_iterator(dir)) {
+    files.push_back(item.path());
+  }
+  return files;
+}
+
+// ---- key --------------------------------------------------------------------------
+
+TEST(ProgramCacheKey, ChangesWithEveryInput) {
+  Program base(kSource, CodeType::Cxx, sm90());
+  const std::string key = base.program_cache_key(TargetType::Cubin);
+  EXPECT_EQ(key, base.program_cache_key(TargetType::Cubin)) << "the key must be deterministic";
+  EXPECT_NE(key, base.program_cache_key(TargetType::Ptx));
+  const std::vector<std::string> names{"fill<int>"};
+  EXPECT_NE(key, base.program_cache_key(TargetType::Cubin, names));
+
+  std::vector<ProgramOptions> variants(6, sm90());
+  variants[0].arch = "sm_80";
+  variants[1].define_macro = {"N=2"};
+  variants[2].use_fast_math = true;
+  variants[3].std = "c++17";
+  variants[4].name = "other";
+  variants[5].extra_options = {"--extra-device-vectorization"};
+  for (const ProgramOptions& options : variants) {
+    Program p(kSource, CodeType::Cxx, options);
+    EXPECT_NE(key, p.program_cache_key(TargetType::Cubin));
+  }
+  Program other_source(std::string(kSource) + "\n", CodeType::Cxx, sm90());
+  EXPECT_NE(key, other_source.program_cache_key(TargetType::Cubin));
+  const auto [major, minor] = cuwrap::nvrtc::nvrtcVersion();
+  EXPECT_NE(key.find("nvrtc " + std::to_string(major) + "." + std::to_string(minor)),
+            std::string::npos);
+  EXPECT_NE(key.find("driver "), std::string::npos);
+}
+
+// ---- InMemoryProgramCache ---------------------------------------------------------
+
+TEST(InMemoryProgramCache, EvictsLeastRecentlyUsedByBytes) {
+  InMemoryProgramCache cache(30);
+  cache.put("a", std::string(9, 'A'));  // 10 bytes
+  cache.put("b", std::string(9, 'B'));
+  cache.put("c", std::string(9, 'C'));
+  EXPECT_EQ(cache.size_bytes(), 30U);
+  ASSERT_TRUE(cache.get("a"));  // a is now the most recently used
+  cache.put("d", std::string(9, 'D'));
+  EXPECT_FALSE(cache.get("b")) << "b was least recently used";
+  EXPECT_TRUE(cache.get("a"));
+  EXPECT_TRUE(cache.get("c"));
+  EXPECT_EQ(*cache.get("d"), std::string(9, 'D'));
+  EXPECT_EQ(cache.entry_count(), 3U);
+  cache.put("huge", std::string(100, 'x'));
+  EXPECT_FALSE(cache.get("huge")) << "an entry above the cap is not stored";
+  cache.put("a", "new");
+  EXPECT_EQ(*cache.get("a"), "new");
+  cache.clear();
+  EXPECT_EQ(cache.size_bytes(), 0U);
+  EXPECT_THROW(InMemoryProgramCache(0), std::invalid_argument);
+}
+
+TEST(InMemoryProgramCache, CompileHitReturnsTheSameCodeAndNames) {
+  InMemoryProgramCache cache(std::size_t{16} << 20);
+  const std::vector<std::string> names{"fill<int>"};
+  std::string log1;
+  Program p1(kSource, CodeType::Cxx, sm90());
+  const ObjectCode first = p1.compile(TargetType::Cubin, names, &log1, &cache);
+  EXPECT_EQ(cache.entry_count(), 1U);
+  Program p2(kSource, CodeType::Cxx, sm90());
+  std::string log2 = "untouched";
+  const ObjectCode second = p2.compile(TargetType::Cubin, names, &log2, &cache);
+  EXPECT_EQ(cache.entry_count(), 1U);
+  EXPECT_EQ(log2, log1);
+  EXPECT_EQ(second.code_type(), TargetType::Cubin);
+  ASSERT_EQ(second.code().size(), first.code().size());
+  EXPECT_TRUE(std::equal(first.code().begin(), first.code().end(), second.code().begin()));
+  EXPECT_EQ(second.lowered_name("fill<int>"), first.lowered_name("fill<int>"));
+  EXPECT_EQ(second.name(), first.name());
+  // A different target is a different entry.
+  const ObjectCode ptx = p2.compile(TargetType::Ptx, names, nullptr, &cache);
+  EXPECT_EQ(ptx.code_type(), TargetType::Ptx);
+  EXPECT_EQ(cache.entry_count(), 2U);
+}
+
+TEST(InMemoryProgramCache, MalformedValueIsAMissAndIsReplaced) {
+  InMemoryProgramCache cache(std::size_t{16} << 20);
+  Program p(kSource, CodeType::Cxx, sm90());
+  const std::string key = p.program_cache_key(TargetType::Ptx);
+  cache.put(key, "garbage");
+  const ObjectCode code = p.compile(TargetType::Ptx, {}, nullptr, &cache);
+  EXPECT_EQ(code.code_type(), TargetType::Ptx);
+  EXPECT_NE(*cache.get(key), "garbage");
+}
+
+// ---- FileProgramCache -------------------------------------------------------------
+
+TEST(FileProgramCache, StoresAcrossInstancesAndCompiles) {
+  TempDir dir;
+  const std::vector<std::string> names{"fill<float>"};
+  ObjectCode first = [&] {
+    FileProgramCache cache(dir.path(), std::size_t{64} << 20);
+    Program p(kSource, CodeType::Cxx, sm90());
+    return p.compile(TargetType::Cubin, names, nullptr, &cache);
+  }();
+  FileProgramCache cache(dir.path(), std::size_t{64} << 20);
+  Program p(kSource, CodeType::Cxx, sm90());
+  const std::string key = p.program_cache_key(TargetType::Cubin, names);
+  ASSERT_TRUE(fs::exists(cache.entry_path(key)));
+  const ObjectCode second = p.compile(TargetType::Cubin, names, nullptr, &cache);
+  ASSERT_EQ(second.code().size(), first.code().size());
+  EXPECT_TRUE(std::equal(first.code().begin(), first.code().end(), second.code().begin()));
+  EXPECT_EQ(second.lowered_name("fill<float>"), first.lowered_name("fill<float>"));
+  EXPECT_EQ(entry_files(dir.path()).size(), 1U) << "no temporary file is left behind";
+}
+
+TEST(FileProgramCache, DamagedEntriesAreMisses) {
+  TempDir dir;
+  FileProgramCache cache(dir.path(), 1 << 20);
+  cache.put("key", "value");
+  const fs::path path = cache.entry_path("key");
+  const std::string good = read_bytes(path);
+  ASSERT_EQ(*cache.get("key"), "value");
+
+  std::string flipped = good;
+  flipped[flipped.size() - 40] ^= 0x01;  // inside the value
+  write_bytes(path, flipped);
+  EXPECT_FALSE(cache.get("key")) << "checksum mismatch";
+
+  write_bytes(path, good.substr(0, good.size() / 2));
+  EXPECT_FALSE(cache.get("key")) << "torn (truncated) entry";
+
+  write_bytes(path, good + "x");
+  EXPECT_FALSE(cache.get("key")) << "trailing bytes";
+
+  write_bytes(path, "");
+  EXPECT_FALSE(cache.get("key")) << "empty file";
+
+  // Same length, other key bytes: as if two keys shared a file name.
+  std::string other_key = good;
+  other_key.replace(other_key.find("key"), 3, "kez");
+  write_bytes(path, other_key);
+  EXPECT_FALSE(cache.get("key")) << "the stored key must equal the key asked for";
+
+  write_bytes(path, good);
+  EXPECT_EQ(*cache.get("key"), "value");
+
+  // Random garbage of every small length never crashes.
+  std::mt19937 rng(7);
+  for (std::size_t n = 0; n < 200; ++n) {
+    std::string junk(n, '\0');
+    for (char& c : junk) {
+      c = static_cast<char>(rng());
+    }
+    if (n >= 10) {
+      junk.replace(0, 10, "CUWRAPPC1\n");
+    }
+    write_bytes(path, junk);
+    EXPECT_FALSE(cache.get("key"));
+  }
+}
+
+TEST(FileProgramCache, CorruptEntryMakesCompileRecompile) {
+  TempDir dir;
+  FileProgramCache cache(dir.path(), std::size_t{64} << 20);
+  Program p(kSource, CodeType::Cxx, sm90());
+  const ObjectCode first = p.compile(TargetType::Ptx, {}, nullptr, &cache);
+  const fs::path path = cache.entry_path(p.program_cache_key(TargetType::Ptx));
+  write_bytes(path, "CUWRAPPC1\nnonsense");
+  const ObjectCode second = p.compile(TargetType::Ptx, {}, nullptr, &cache);
+  EXPECT_EQ(std::string(second.code().begin(), second.code().end()),
+            std::string(first.code().begin(), first.code().end()));
+  EXPECT_TRUE(cache.get(p.program_cache_key(TargetType::Ptx))) << "rewritten after the miss";
+}
+
+TEST(FileProgramCache, EvictsLeastRecentlyUsedPastTheCap) {
+  TempDir dir;
+  const std::string value(1000, 'v');
+  FileProgramCache probe(dir.path(), 1 << 20);
+  probe.put("probe", value);
+  const std::size_t entry = probe.size_bytes();
+  probe.clear();
+  ASSERT_GT(entry, value.size());
+
+  FileProgramCache cache(dir.path(), 3 * entry + entry / 2);
+  cache.put("k1", value);
+  cache.put("k2", value);
+  cache.put("k3", value);
+  // Make the ages unambiguous whatever the file system's time resolution.
+  const auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(cache.entry_path("k1"), now - std::chrono::seconds(30));
+  fs::last_write_time(cache.entry_path("k2"), now - std::chrono::seconds(20));
+  fs::last_write_time(cache.entry_path("k3"), now - std::chrono::seconds(10));
+  ASSERT_TRUE(cache.get("k1"));  // refreshes k1: k2 is now the oldest
+  cache.put("k4", value);
+  EXPECT_FALSE(fs::exists(cache.entry_path("k2")));
+  EXPECT_TRUE(cache.get("k1"));
+  EXPECT_TRUE(cache.get("k3"));
+  EXPECT_TRUE(cache.get("k4"));
+  EXPECT_LE(cache.size_bytes(), cache.max_bytes());
+}
+
+TEST(FileProgramCache, ConcurrentProcessesNeverReadATornEntry) {
+  TempDir dir;
+  // Two values of different lengths under one key: a reader that saw a mix of the two
+  // would fail the checksum, so every hit must be exactly one of them.
+  const std::string a(200000, 'a');
+  const std::string b(150000, 'b');
+  std::vector<pid_t> children;
+  for (int child = 0; child < 3; ++child) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int status = 0;
+      try {
+        FileProgramCache cache(dir.path(), std::size_t{64} << 20);
+        for (int i = 0; i < 150; ++i) {
+          cache.put("shared", (i + child) % 2 == 0 ? a : b);
+          const auto got = cache.get("shared");
+          if (got && *got != a && *got != b) {
+            status = 1;
+          }
+        }
+      } catch (...) {
+        status = 2;
+      }
+      ::_exit(status);
+    }
+    children.push_back(pid);
+  }
+  FileProgramCache cache(dir.path(), std::size_t{64} << 20);
+  int hits = 0;
+  for (int i = 0; i < 300; ++i) {
+    if (const auto got = cache.get("shared")) {
+      ++hits;
+      ASSERT_TRUE(*got == a || *got == b) << "torn read of size " << got->size();
+    }
+  }
+  for (pid_t pid : children) {
+    int status = -1;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  const auto final_value = cache.get("shared");
+  ASSERT_TRUE(final_value);
+  EXPECT_TRUE(*final_value == a || *final_value == b);
+  EXPECT_EQ(entry_files(dir.path()).size(), 1U) << "no temporary file is left behind";
+  static_cast<void>(hits);
+}
+
+TEST(FileProgramCache, CreatesTheDirectoryPrivate) {
+  TempDir parent;
+  const fs::path dir = parent.path() / "new" / "cache";
+  FileProgramCache cache(dir, 1 << 20);
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777U, 0700U);
+  cache.put("k", "v");
+  ASSERT_EQ(::stat(cache.entry_path("k").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0077U, 0U) << "entries are private too";
+}
+
+TEST(FileProgramCache, RefusesDirectoriesOthersCanWrite) {
+  TempDir dir;
+  for (auto extra : {fs::perms::group_write, fs::perms::others_write}) {
+    fs::permissions(dir.path(), fs::perms::owner_all | extra, fs::perm_options::replace);
+    try {
+      FileProgramCache cache(dir.path(), 1 << 20);
+      ADD_FAILURE() << "a directory writable by others must be refused";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("writable by group or others"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(dir.path().string()), std::string::npos);
+    }
+  }
+  TempDir file_parent;
+  const fs::path file = file_parent.path() / "plain";
+  write_bytes(file, "x");
+  EXPECT_THROW(FileProgramCache(file, 1 << 20), std::invalid_argument);
+}
+
+TEST(FileProgramCache, RefusesADirectoryOwnedByAnotherUser) {
+  TempDir dir;
+  if (::geteuid() == 0) {
+    ASSERT_EQ(::chown(dir.path().c_str(), 65534, 65534), 0);
+  } else {
+    // Non-root: a directory owned by root stands for "another user".
+    struct stat st {};
+    ASSERT_EQ(::stat("/", &st), 0);
+    if (st.st_uid == ::geteuid()) {
+      GTEST_SKIP() << "no directory owned by another user is available";
+    }
+  }
+  const fs::path refused = ::geteuid() == 0 ? dir.path() : fs::path("/");
+  try {
+    FileProgramCache cache(refused, 1 << 20);
+    ADD_FAILURE() << "a directory owned by another user must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("owned by user"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FileProgramCache, UnwritableDirectoryCompilesUncachedWithOneWarning) {
+  TempDir dir;
+  std::vector<std::string> warnings;
+  FileProgramCache cache(dir.path(), std::size_t{64} << 20,
+                         [&](const std::string& message) { warnings.push_back(message); });
+  // Stand-in for a read-only or full directory, which root would bypass: the
+  // directory's place is taken by a file after the cache was opened.
+  fs::remove(dir.path());
+  write_bytes(dir.path(), "not a directory any more");
+  Program p(kSource, CodeType::Cxx, sm90());
+  const ObjectCode first = p.compile(TargetType::Ptx, {}, nullptr, &cache);
+  const ObjectCode second = p.compile(TargetType::Cubin, {}, nullptr, &cache);
+  EXPECT_EQ(first.code_type(), TargetType::Ptx);
+  EXPECT_EQ(second.code_type(), TargetType::Cubin);
+  ASSERT_EQ(warnings.size(), 1U) << "one warning, not one per compile";
+  EXPECT_NE(warnings[0].find(dir.path().string()), std::string::npos) << warnings[0];
+  fs::remove(dir.path());
+  fs::create_directory(dir.path());
+}
+
+TEST(FileProgramCache, ReadOnlyDirectoryIsUsableForReading) {
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "root writes to read-only directories; covered by the test above";
+  }
+  TempDir dir;
+  {
+    FileProgramCache cache(dir.path(), 1 << 20);
+    cache.put("k", "v");
+  }
+  fs::permissions(dir.path(), fs::perms::owner_read | fs::perms::owner_exec,
+                  fs::perm_options::replace);
+  int warned = 0;
+  FileProgramCache cache(dir.path(), 1 << 20, [&](const std::string&) { ++warned; });
+  EXPECT_EQ(*cache.get("k"), "v");
+  cache.put("k2", "v2");
+  cache.put("k3", "v3");
+  EXPECT_FALSE(cache.get("k2"));
+  EXPECT_EQ(warned, 1);
+}
+
+TEST(ProgramCacheDigest, MatchesKnownSha256) {
+  EXPECT_EQ(cuwrap::detail::sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+}  // namespace
