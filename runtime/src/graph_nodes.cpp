@@ -324,6 +324,7 @@ GraphNode GraphBuilder::add_free(std::span<const GraphNode> dependencies, CUdevi
 // Reading nodes back
 
 std::vector<GraphNode> GraphBuilder::nodes() const {
+  static_cast<void>(state("nodes"));
   const CUgraph graph = handle();
   if (graph == nullptr) {
     detail::throw_state("nodes", "on a builder that has built nothing yet");

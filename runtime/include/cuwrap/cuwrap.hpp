@@ -17,3 +17,4 @@
 #include <cuwrap/launch.hpp>
 #include <cuwrap/linker.hpp>
 #include <cuwrap/graph.hpp>
+#include <cuwrap/graph_memory_resource.hpp>
