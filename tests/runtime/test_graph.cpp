@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -436,6 +437,11 @@ TEST_F(GraphTest, IfElseRunsExactlyOneBody) {
   builder.begin_building();
   const CUgraphConditionalHandle handle = builder.create_conditional_handle();
   launch(builder, single_thread(), kernels().set_condition, handle, flag);
+  if (cuwrap::driver_version() < 12080) {
+    EXPECT_THROW(builder.if_else(handle), cuwrap::UnsupportedError)
+        << "if/else nodes need a CUDA 12.8 driver";
+    return;
+  }
   auto [then_body, else_body] = builder.if_else(handle);
   then_body.begin_building();
   launch(then_body, single_thread(), kernels().add_to_counter, counter, 1u);
@@ -477,9 +483,14 @@ TEST_F(GraphTest, WhileNodeRunsBodyUntilConditionClears) {
 }
 
 TEST_F(GraphTest, SwitchNodeRunsTheMatchingBody) {
-  const int version = cuwrap::driver::cuDriverGetVersion();
-  if (version < 12080) {
-    GTEST_SKIP() << "switch nodes need a CUDA 12.8 driver, this one is " << version;
+  if (CUDA_VERSION < 12080 || cuwrap::driver_version() < 12080) {
+    // What the toolkit or driver lacks is refused with UnsupportedError, before any node.
+    GraphBuilder builder = device_->create_graph_builder();
+    builder.begin_building();
+    const CUgraphConditionalHandle handle = builder.create_conditional_handle();
+    EXPECT_THROW(builder.switch_(handle, 3), cuwrap::UnsupportedError)
+        << "switch nodes need CUDA 12.8 headers and driver";
+    return;
   }
   Buffer selector = device_->allocate(sizeof(unsigned), stream_);
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
@@ -518,10 +529,15 @@ TEST_F(GraphTest, UnusedConditionalHandleFailsInstantiation) {
     static_cast<void>(builder.complete());
     ADD_FAILURE() << "a graph with an unused conditional handle was instantiated";
   } catch (const cuwrap::GraphInstantiateError& e) {
+#if CUDA_VERSION >= 12080
     EXPECT_EQ(e.result(), CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED) << e.what();
     EXPECT_NE(std::string(e.what()).find("CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED"),
               std::string::npos)
         << e.what();
+#else
+    // Headers older than 12.8 lack the enumerator; the driver's result is still named.
+    EXPECT_NE(e.result(), CUDA_GRAPH_INSTANTIATE_SUCCESS) << e.what();
+#endif
   }
 }
 
@@ -819,6 +835,292 @@ TEST_F(GraphTest, DestroyingABuildingBuilderIsSafe) {
   Graph graph = next.end_building().complete();
   graph.launch(stream_);
   EXPECT_EQ(read_word(counter, stream_), 42u);
+}
+
+// ---------------------------------------------------------------------------------
+// Chaining, reading nodes back, and changing an instantiated graph in place
+
+TEST(GraphTypes, BeginBuildingReturnsTheBuilder) {
+  static_assert(
+      std::is_same_v<decltype(std::declval<GraphBuilder&>().begin_building()), GraphBuilder&>);
+  static_assert(!std::is_copy_constructible_v<cuwrap::GraphMemoryResource>);
+  static_assert(std::is_base_of_v<cuwrap::MemoryResource, cuwrap::GraphMemoryResource>);
+  GraphBuilder closed;
+  EXPECT_LOGIC_ERROR(closed.nodes(), "GraphBuilder::nodes on a closed GraphBuilder");
+  EXPECT_LOGIC_ERROR(closed.last_nodes(), "GraphBuilder::last_nodes on a closed GraphBuilder");
+  Graph graph;
+  EXPECT_LOGIC_ERROR(graph.set_node_enabled(GraphNode(), true),
+                     "Graph::set_node_enabled on a closed Graph");
+  EXPECT_LOGIC_ERROR(static_cast<void>(graph.is_node_enabled(GraphNode())),
+                     "Graph::is_node_enabled on a closed Graph");
+}
+
+TEST_F(GraphTest, ChainedBuildingCapturesAndReplays) {
+  constexpr std::size_t kN = 300;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_words(initial);
+  GraphBuilder builder = device_->create_graph_builder();
+  launch_over(builder.begin_building(), kernels().add_one, data, kN);
+  Graph graph = builder.end_building().complete();
+  graph.launch(stream_);
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x += 2u;
+  EXPECT_EQ(download(data, stream_), expected);
+}
+
+TEST_F(GraphTest, NodesAndLastNodesNameTheCapturedWork) {
+  constexpr std::size_t kN = 64;
+  Buffer data = device_words(random_words(kN));
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  launch_over(builder, kernels().add_one, data, kN);
+  const std::vector<GraphNode> last = builder.last_nodes();
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last.front().type(), CU_GRAPH_NODE_TYPE_KERNEL);
+  launch_over(builder, kernels().times_two, data, kN);
+  EXPECT_NE(builder.last_nodes().front(), last.front());
+  builder.end_building();
+  const std::vector<GraphNode> all = builder.nodes();
+  EXPECT_EQ(all.size(), 2u);
+  EXPECT_NE(std::find(all.begin(), all.end(), last.front()), all.end());
+  EXPECT_LOGIC_ERROR(builder.last_nodes(), "not building");
+}
+
+TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
+  constexpr std::size_t kN = 512;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_words(initial);
+  std::uniform_int_distribution<unsigned> small(1, 1000);
+  const unsigned first = small(rng());
+  const unsigned second = small(rng());
+
+  GraphBuilder builder = device_->create_graph_builder();
+  const GraphNode node = builder.add_kernel({}, config_for(kN), kernels().add_value, data,
+                                            static_cast<unsigned long long>(kN), first);
+  Graph graph = builder.complete();
+  const CUgraphExec exec = graph.handle();
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x += first;
+  EXPECT_EQ(download(data, stream_), expected);
+
+  // New argument, and a configuration that covers only the first 128 words.
+  graph.set_kernel_node(node, config_for(128), kernels().add_value, data,
+                        static_cast<unsigned long long>(kN), second);
+  graph.launch(stream_);
+  for (std::size_t i = 0; i < 128; ++i) expected[i] += second;
+  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(graph.handle(), exec);  // the same executable graph, changed in place
+
+  // Another kernel with other parameters; the builder may be gone by now.
+  builder.close();
+  graph.set_kernel_node(node, config_for(kN), kernels().times_two, data,
+                        static_cast<unsigned long long>(kN));
+  graph.launch(stream_);
+  for (unsigned& x : expected) x *= 2u;
+  EXPECT_EQ(download(data, stream_), expected);
+}
+
+TEST_F(GraphTest, SetKernelNodeOnACapturedLaunch) {
+  constexpr std::size_t kN = 256;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_words(initial);
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  launch_over(builder, kernels().add_value, data, kN, 5u);
+  const GraphNode node = builder.last_nodes().at(0);
+  launch_over(builder, kernels().times_two, data, kN);
+  Graph graph = builder.end_building().complete();
+  graph.set_kernel_node(node, config_for(kN), kernels().add_value, data,
+                        static_cast<unsigned long long>(kN), 7u);
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x = (x + 7u) * 2u;
+  EXPECT_EQ(download(data, stream_), expected);
+}
+
+TEST_F(GraphTest, SetKernelNodeRefusesBadInput) {
+  constexpr std::size_t kN = 32;
+  Buffer data = device_words(random_words(kN));
+  const auto n = static_cast<unsigned long long>(kN);
+  GraphBuilder builder = device_->create_graph_builder();
+  const GraphNode kernel = builder.add_kernel({}, config_for(kN), kernels().add_value, data, n, 1u);
+  const GraphNode fill =
+      builder.add_memset(std::array<GraphNode, 1>{kernel}, data.handle(), std::uint8_t{0}, 4);
+  Graph graph = builder.complete();
+
+  try {
+    graph.set_kernel_node(fill, config_for(kN), kernels().add_value, data, n, 1u);
+    ADD_FAILURE() << "set_kernel_node accepted a memset node";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("CU_GRAPH_NODE_TYPE_MEMSET"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(graph.set_kernel_node(GraphNode(), config_for(kN), kernels().add_value, data, n, 1u),
+               std::invalid_argument);
+  // Checked as launch() checks: count, then each argument's size.
+  EXPECT_THROW(graph.set_kernel_node(kernel, config_for(kN), kernels().add_value, data, n),
+               std::invalid_argument);
+  EXPECT_THROW(graph.set_kernel_node(kernel, config_for(kN), kernels().add_value, data, n,
+                                     std::uint64_t{1}),
+               std::invalid_argument);
+  LaunchConfig zero = config_for(kN);
+  zero.block = cuwrap::Dim3(0);
+  EXPECT_THROW(graph.set_kernel_node(kernel, zero, kernels().add_value, data, n, 1u),
+               std::invalid_argument);
+  // Cluster and cooperative launch are fixed when the graph is instantiated.
+  LaunchConfig clustered = config_for(kN);
+  clustered.grid = cuwrap::Dim3(2);
+  clustered.cluster = cuwrap::Dim3(2);
+  EXPECT_THROW(graph.set_kernel_node(kernel, clustered, kernels().add_value, data, n, 1u),
+               std::invalid_argument);
+  LaunchConfig cooperative = config_for(kN);
+  cooperative.cooperative_launch = true;
+  EXPECT_THROW(graph.set_kernel_node(kernel, cooperative, kernels().add_value, data, n, 1u),
+               std::invalid_argument);
+
+  graph.close();
+  EXPECT_LOGIC_ERROR(
+      graph.set_kernel_node(kernel, config_for(kN), kernels().add_value, data, n, 1u),
+      "Graph::set_kernel_node on a closed Graph");
+}
+
+TEST_F(GraphTest, DisabledNodeDoesNothingUntilEnabled) {
+  constexpr std::size_t kN = 200;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_words(initial);
+  const auto n = static_cast<unsigned long long>(kN);
+  GraphBuilder builder = device_->create_graph_builder();
+  const GraphNode doubling = builder.add_kernel({}, config_for(kN), kernels().times_two, data, n);
+  builder.add_kernel(std::array<GraphNode, 1>{doubling}, config_for(kN), kernels().add_value, data,
+                     n, 5u);
+  Graph graph = builder.complete();
+  EXPECT_TRUE(graph.is_node_enabled(doubling));
+
+  graph.set_node_enabled(doubling, false);
+  EXPECT_FALSE(graph.is_node_enabled(doubling));
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x += 5u;
+  EXPECT_EQ(download(data, stream_), expected);
+
+  graph.set_node_enabled(doubling, true);
+  EXPECT_TRUE(graph.is_node_enabled(doubling));
+  graph.launch(stream_);
+  for (unsigned& x : expected) x = x * 2u + 5u;
+  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_THROW(graph.set_node_enabled(GraphNode(), true), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------
+// Event nodes and graph memory
+
+TEST_F(GraphTest, EventRecordNodeSignalsOtherStreams) {
+  constexpr std::size_t kN = 400;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_words(initial);
+  const cuwrap::Event done = device_->create_event();
+  GraphBuilder builder = device_->create_graph_builder();
+  const GraphNode kernel = builder.add_kernel({}, config_for(kN), kernels().add_one, data,
+                                              static_cast<unsigned long long>(kN));
+  const GraphNode record = builder.add_event_record(std::array<GraphNode, 1>{kernel}, done);
+  EXPECT_EQ(record.type(), CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+  Graph graph = builder.complete();
+
+  const Stream other = device_->create_stream();
+  graph.launch(stream_);
+  other.wait(done);  // ordered after the graph's kernel through the recorded event
+  launch(other, config_for(kN), kernels().times_two, data, static_cast<unsigned long long>(kN));
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x = (x + 1u) * 2u;
+  EXPECT_EQ(download(data, other), expected);
+  stream_.sync();
+  EXPECT_TRUE(done.is_done());
+}
+
+TEST_F(GraphTest, EventWaitNodeWaitsForWorkOutsideTheGraph) {
+  constexpr std::size_t kN = 400;
+  const std::vector<unsigned> initial = random_words(kN);
+  Buffer data = device_words(initial);
+  const cuwrap::Event ready = device_->create_event();
+  GraphBuilder builder = device_->create_graph_builder();
+  const GraphNode wait = builder.add_event_wait({}, ready);
+  EXPECT_EQ(wait.type(), CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+  builder.add_kernel(std::array<GraphNode, 1>{wait}, config_for(kN), kernels().times_two, data,
+                     static_cast<unsigned long long>(kN));
+  Graph graph = builder.complete();
+
+  const Stream other = device_->create_stream();
+  launch(other, config_for(kN), kernels().add_one, data, static_cast<unsigned long long>(kN));
+  other.record(ready);
+  graph.launch(stream_);
+  std::vector<unsigned> expected = initial;
+  for (unsigned& x : expected) x = (x + 1u) * 2u;
+  EXPECT_EQ(download(data, stream_), expected);
+  other.sync();
+}
+
+TEST_F(GraphTest, AllocAndFreeNodesGiveTheGraphScratchMemory) {
+  constexpr std::size_t kWords = 1024 + 3;
+  constexpr std::size_t kBytes = kWords * sizeof(unsigned);
+  std::uniform_int_distribution<unsigned> word;
+  const unsigned value = word(rng());
+  Buffer out = device_words(random_words(kWords));
+
+  GraphBuilder builder = device_->create_graph_builder();
+  const cuwrap::GraphAllocation scratch = builder.add_alloc({}, kBytes);
+  EXPECT_EQ(scratch.node.type(), CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+  EXPECT_NE(scratch.address, CUdeviceptr{0});
+  EXPECT_EQ(scratch.size, kBytes);
+  const GraphNode fill =
+      builder.add_memset(std::array<GraphNode, 1>{scratch.node}, scratch.address, value, kWords);
+  const GraphNode copy =
+      builder.add_memcpy(std::array<GraphNode, 1>{fill}, out.handle(), scratch.address, kBytes);
+  const GraphNode free_node = builder.add_free(std::array<GraphNode, 1>{copy}, scratch.address);
+  EXPECT_EQ(free_node.type(), CU_GRAPH_NODE_TYPE_MEM_FREE);
+  Graph graph = builder.complete();
+  for (int round = 0; round < 2; ++round) {
+    write_words(out, random_words(kWords), stream_);
+    graph.launch(stream_);
+    EXPECT_EQ(download(out, stream_), std::vector<unsigned>(kWords, value)) << "round " << round;
+  }
+  EXPECT_THROW(builder.add_alloc({}, 0), std::invalid_argument);
+  EXPECT_THROW(builder.add_free({}, 0), std::invalid_argument);
+}
+
+TEST_F(GraphTest, GraphMemoryResourceAllocatesInsideACapture) {
+  constexpr std::size_t kBytes = 8192 + 8;
+  std::uniform_int_distribution<int> byte(1, 255);
+  const auto value = static_cast<std::uint8_t>(byte(rng()));
+  cuwrap::GraphMemoryResource graph_memory(*device_);
+  EXPECT_EQ(graph_memory.device_id(), device_->device_id());
+  EXPECT_TRUE(graph_memory.is_device_accessible());
+  EXPECT_FALSE(graph_memory.is_host_accessible());
+  EXPECT_LOGIC_ERROR(static_cast<void>(graph_memory.allocate(kBytes, stream_)), "not capturing");
+
+  Buffer out = device_->allocate(kBytes, stream_);
+  GraphBuilder builder = device_->create_graph_builder();
+  builder.begin_building();
+  Buffer scratch = graph_memory.allocate(kBytes, builder);  // an allocation node
+  EXPECT_EQ(scratch.size(), kBytes);
+  scratch.fill(value, builder);
+  out.copy_from(scratch, builder);
+  scratch.close(builder);  // a free node
+  Graph graph = builder.end_building().complete();
+  graph.launch(stream_);
+  std::vector<std::byte> host(kBytes);
+  out.copy_to(host, stream_);
+  stream_.sync();
+  for (std::size_t i = 0; i < kBytes; ++i) {
+    ASSERT_EQ(static_cast<std::uint8_t>(host[i]), value) << "byte " << i;
+  }
+  // The graph pool reserved the memory for the launch and keeps it until trimmed.
+  EXPECT_GE(graph_memory.reserved_mem_current(), kBytes);
+  EXPECT_GE(graph_memory.reserved_mem_high(), graph_memory.reserved_mem_current());
+  EXPECT_GE(graph_memory.used_mem_high(), graph_memory.used_mem_current());
+  graph_memory.reset_high_watermarks();
+  graph_memory.trim();
 }
 
 }  // namespace

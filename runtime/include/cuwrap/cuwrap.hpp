@@ -19,3 +19,4 @@
 #include <cuwrap/program_cache.hpp>
 #include <cuwrap/linker.hpp>
 #include <cuwrap/graph.hpp>
+#include <cuwrap/graph_memory_resource.hpp>

@@ -39,6 +39,7 @@
 namespace cuwrap {
 
 class Device;
+class Event;
 class Graph;
 class GraphBuilder;
 
@@ -89,6 +90,13 @@ class GraphNode {
   CUgraphNode node_ = nullptr;
 };
 
+/// A graph memory allocation made by GraphBuilder::add_alloc: its node and its address.
+struct GraphAllocation {
+  GraphNode node;          ///< The allocation node; later nodes that use the memory depend on it.
+  CUdeviceptr address = 0; ///< The address the memory has whenever the graph runs.
+  std::size_t size = 0;    ///< The size in bytes.
+};
+
 /// Build a CUDA graph by stream capture or by adding nodes explicitly (cuda.core's GraphBuilder).
 ///
 /// Made by Device::create_graph_builder() (captures on a new non-blocking stream of
@@ -116,11 +124,13 @@ class GraphBuilder {
   /// Release the builder unless another builder shares it (never throws).
   ~GraphBuilder();
 
-  /// Begin capturing the work submitted to stream() (cuStreamBeginCapture).
+  /// Begin capturing the work submitted to stream() (cuStreamBeginCapture); return *this.
   ///
+  /// Returning the builder lets calls chain, as in cuda.core:
+  /// `Graph g = builder.begin_building().end_building().complete();`.
   /// A conditional body captures into its body graph (cuStreamBeginCaptureToGraph).
   /// Throws std::logic_error when already building or when building has ended.
-  void begin_building(CaptureMode mode = CaptureMode::Relaxed);
+  GraphBuilder& begin_building(CaptureMode mode = CaptureMode::Relaxed);
 
   /// End the capture (cuStreamEndCapture) and keep the captured graph; return *this.
   ///
@@ -214,6 +224,33 @@ class GraphBuilder {
   GraphNode add_child(std::span<const GraphNode> dependencies, const GraphBuilder& child);
   /// Add an empty node (a join point) after `dependencies`.
   GraphNode add_empty(std::span<const GraphNode> dependencies);
+  /// Add a node that records `event` when the graph reaches it (cuda.core's record event).
+  ///
+  /// The graph refers to the CUDA event: keep `event` open while the graph may run.
+  GraphNode add_event_record(std::span<const GraphNode> dependencies, const Event& event);
+  /// Add a node that waits for the last record of `event` (possibly outside the graph).
+  ///
+  /// The graph refers to the CUDA event: keep `event` open while the graph may run.
+  GraphNode add_event_wait(std::span<const GraphNode> dependencies, const Event& event);
+  /// Add a graph memory allocation of `size` bytes on the builder's device.
+  ///
+  /// The memory is valid from this node until a free node (add_free), a
+  /// cuMemFreeAsync after a launch, or the next launch with auto_free_on_launch; its
+  /// address is fixed for the graph's lifetime. Throws std::invalid_argument for size 0.
+  GraphAllocation add_alloc(std::span<const GraphNode> dependencies, std::size_t size);
+  /// Add a node that frees graph memory at `address` (from add_alloc or a captured allocation).
+  GraphNode add_free(std::span<const GraphNode> dependencies, CUdeviceptr address);
+
+  /// Return every node of the graph (cuGraphGetNodes), in no particular order.
+  ///
+  /// While building, the nodes captured so far. Throws std::logic_error when nothing
+  /// was built yet.
+  std::vector<GraphNode> nodes() const;
+  /// Return the nodes the next captured work will depend on: after a captured
+  /// launch(), the kernel node it made (to change later with Graph::set_kernel_node).
+  ///
+  /// Throws std::logic_error when not building.
+  std::vector<GraphNode> last_nodes() const;
 
   /// Write the graph in Graphviz DOT to `path` (cuGraphDebugDotPrint).
   ///
@@ -296,6 +333,35 @@ class Graph {
   /// CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED) when the driver refuses the update;
   /// the graph is then unchanged.
   void update(const GraphBuilder& builder);
+  /// Give one kernel node new arguments or a new configuration for later launches
+  /// (cuGraphExecKernelNodeSetParams); the graph it was built in is unchanged.
+  ///
+  /// `node` is a kernel node of the graph this Graph was completed (or updated) from:
+  /// GraphBuilder::add_kernel's result, or one of GraphBuilder::last_nodes() / nodes().
+  /// Arguments are converted and checked as by launch(). `kernel` may differ from the
+  /// node's (same device). Launches already enqueued are not affected. Throws
+  /// std::invalid_argument for a null node, a node of another kind, arguments that do
+  /// not match `kernel`, an invalid `config`, or a `config` whose cluster or cooperative
+  /// launch differs from the node's (those are fixed at instantiation: rebuild and
+  /// update() instead); std::logic_error on a closed Graph; DriverError otherwise.
+  ///
+  /// \code
+  ///   GraphNode node = builder.add_kernel({}, config, scale, buf, 2.0f);
+  ///   Graph graph = builder.complete();
+  ///   graph.set_kernel_node(node, config, scale, buf, 3.0f);   // no re-instantiation
+  ///   graph.launch(stream);
+  /// \endcode
+  template <class... Args>
+  void set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                       const Args&... args);
+  /// Enable or disable one node for later launches (cuGraphNodeSetEnabled).
+  ///
+  /// A disabled node does nothing when the graph runs; its dependencies still order the
+  /// graph. The driver accepts kernel, copy and fill nodes (DriverError for others).
+  /// Throws std::invalid_argument for a null node, std::logic_error on a closed Graph.
+  void set_node_enabled(GraphNode node, bool enabled);
+  /// Return whether `node` is enabled in this graph (cuGraphNodeGetEnabled).
+  bool is_node_enabled(GraphNode node) const;
   /// Destroy the executable graph (if owned); idempotent.
   void close() noexcept;
   /// Return the CUgraphExec.
@@ -303,12 +369,20 @@ class Graph {
 
  private:
   friend class GraphBuilder;
-  Graph(CUgraphExec exec, bool owned, std::shared_ptr<detail::GraphAttachments> attachments);
+  Graph(CUgraphExec exec, bool owned, std::shared_ptr<detail::GraphAttachments> attachments,
+        CUcontext context);
+  // The non-template core of set_kernel_node (arguments packed as for launch()).
+  void set_kernel_node_packed(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                              void** args, std::size_t count, const std::size_t* sizes,
+                              const std::string_view* type_names);
 
   CUgraphExec exec_ = nullptr;
   bool owned_ = false;
+  CUcontext context_ = nullptr;  // of the builder; null for from_handle
   // What the graph's nodes use and cuwrap must keep alive: kernels' modules, host functions.
   std::vector<std::shared_ptr<detail::GraphAttachments>> attachments_;
+  // The graphs it was completed or updated from: their nodes name this graph's nodes.
+  std::vector<std::shared_ptr<CUgraph_st>> definitions_;
 };
 
 /// Thrown when cuGraphExecUpdate refuses an update; names the CUgraphExecUpdateResult.
@@ -367,6 +441,17 @@ GraphNode GraphBuilder::add_kernel(std::span<const GraphNode> dependencies,
       },
       args...);
   return node;
+}
+
+template <class... Args>
+void Graph::set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                            const Args&... args) {
+  detail::with_packed_arguments(
+      [&](void** pointers, std::size_t count, const std::size_t* sizes,
+          const std::string_view* names) {
+        set_kernel_node_packed(node, config, kernel, pointers, count, sizes, names);
+      },
+      args...);
 }
 
 }  // namespace cuwrap

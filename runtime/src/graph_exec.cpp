@@ -1,0 +1,279 @@
+// Graph, the executable graph: lifetime, upload/launch, update from a builder, and
+// changes in place (set_kernel_node, set_node_enabled); the graph error types.
+#include "graph_state.hpp"
+
+#include <cuwrap/detail/context.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace cuwrap {
+namespace detail {
+
+[[noreturn]] void throw_closed_graph(const char* operation) {
+  throw std::logic_error(std::string("Graph::") + operation + " on a closed Graph");
+}
+
+namespace {
+
+// Return "<status message>: <result name>" (e.g. CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED).
+template <class Result>
+std::string with_result(const char* message, Result result) {
+  return std::string(message) + ": " + std::string(to_string(result));
+}
+
+void check_node(GraphNode node, const char* operation) {
+  if (node.handle() == nullptr) {
+    throw std::invalid_argument(std::string("Graph::") + operation +
+                                ": node is a null GraphNode");
+  }
+}
+
+// Return `node`'s value of a kernel node attribute; a failed query reads as unset
+// (all zero), which is what a node never given the attribute holds.
+CUkernelNodeAttrValue kernel_node_attribute(CUgraphNode node, CUkernelNodeAttrID id) {
+  CUkernelNodeAttrValue value{};
+  if (driver::raw::cuGraphKernelNodeGetAttribute(node, id, &value) != CUDA_SUCCESS) {
+    value = CUkernelNodeAttrValue{};
+  }
+  return value;
+}
+
+std::string dims(unsigned x, unsigned y, unsigned z) {
+  return "(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
+}
+
+// Cluster dimensions and cooperative launch are attributes of the node in its graph,
+// which an instantiated graph cannot change: refuse a config that asks for others.
+void check_fixed_attributes(CUgraphNode node, const LaunchConfig& config) {
+  const CUkernelNodeAttrValue cluster =
+      kernel_node_attribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+  // An unset cluster reads as 0 (or 1) in each dimension: both mean "no cluster".
+  const auto extent = [](unsigned v) { return v == 0 ? 1u : v; };
+  const Dim3 built(extent(cluster.clusterDim.x), extent(cluster.clusterDim.y),
+                   extent(cluster.clusterDim.z));
+  const Dim3 wanted = config.cluster.value_or(Dim3(1, 1, 1));
+  if (!(built == wanted)) {
+    throw std::invalid_argument(
+        "Graph::set_kernel_node: config.cluster " + dims(wanted.x, wanted.y, wanted.z) +
+        " differs from the node's cluster " + dims(built.x, built.y, built.z) +
+        ", which an instantiated graph cannot change (build the graph again and update())");
+  }
+  const bool cooperative =
+      kernel_node_attribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE).cooperative != 0;
+  if (cooperative != config.cooperative_launch) {
+    throw std::invalid_argument(
+        std::string("Graph::set_kernel_node: config.cooperative_launch is ") +
+        (config.cooperative_launch ? "true" : "false") + " but the node was built " +
+        (cooperative ? "cooperative" : "not cooperative") +
+        ", which an instantiated graph cannot change (build the graph again and update())");
+  }
+}
+
+}  // namespace
+}  // namespace detail
+
+using State = detail::GraphBuilderState;
+
+// ---------------------------------------------------------------------------------
+// Instantiation (declared by GraphBuilder)
+
+Graph GraphBuilder::complete(const GraphCompleteOptions& options) {
+  State& s = state("complete");
+  if (s.phase == State::Phase::Building) {
+    detail::throw_state("complete",
+                        "on a builder that is still building: call end_building() first");
+  }
+  if (s.kind == State::Kind::Body) {
+    detail::throw_state("complete",
+                        "on the body of a conditional node: complete the builder it belongs to");
+  }
+  if (s.graph == nullptr) {
+    detail::throw_state("complete",
+                        "on a builder that never ended building: call begin_building() and "
+                        "end_building() first (or add nodes)");
+  }
+  CUDA_GRAPH_INSTANTIATE_PARAMS params{};
+  if (options.auto_free_on_launch) {
+    params.flags |= CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+  }
+  if (options.upload_stream != nullptr) {
+    params.flags |= CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+    params.hUploadStream = options.upload_stream->handle();
+  }
+  if (options.device_launch) {
+    params.flags |= CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
+  }
+  if (options.use_node_priority) {
+    params.flags |= CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+  }
+  const detail::ScopedContext scope(s.context);
+  CUgraphExec exec = nullptr;
+  const CUresult status = driver::raw::cuGraphInstantiateWithParams(&exec, s.graph, &params);
+  if (status != CUDA_SUCCESS || params.result_out != CUDA_GRAPH_INSTANTIATE_SUCCESS) {
+    if (status == CUDA_SUCCESS && exec != nullptr) {
+      detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec), "cuGraphExecDestroy",
+                                     "Graph");
+    }
+    throw GraphInstantiateError(status, params.result_out);
+  }
+  Graph graph(exec, true, s.attachments, s.context);
+  graph.definitions_.push_back(s.definition);
+  return graph;
+}
+
+// ---------------------------------------------------------------------------------
+// Lifetime
+Graph::Graph(CUgraphExec exec, bool owned, std::shared_ptr<detail::GraphAttachments> attachments,
+             CUcontext context)
+    : exec_(exec), owned_(owned), context_(context) {
+  if (attachments) {
+    attachments_.push_back(std::move(attachments));
+  }
+}
+
+Graph Graph::from_handle(CUgraphExec exec) {
+  if (exec == nullptr) {
+    throw std::invalid_argument("Graph::from_handle: exec is null");
+  }
+  return Graph(exec, false, nullptr, nullptr);
+}
+
+Graph::Graph(Graph&& other) noexcept
+    : exec_(std::exchange(other.exec_, nullptr)),
+      owned_(std::exchange(other.owned_, false)),
+      context_(std::exchange(other.context_, nullptr)),
+      attachments_(std::move(other.attachments_)),
+      definitions_(std::move(other.definitions_)) {}
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this != &other) {
+    close();
+    exec_ = std::exchange(other.exec_, nullptr);
+    owned_ = std::exchange(other.owned_, false);
+    context_ = std::exchange(other.context_, nullptr);
+    attachments_ = std::move(other.attachments_);
+    definitions_ = std::move(other.definitions_);
+  }
+  return *this;
+}
+
+Graph::~Graph() { close(); }
+
+void Graph::close() noexcept {
+  if (exec_ != nullptr && owned_) {
+    detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec_), "cuGraphExecDestroy", "Graph");
+  }
+  exec_ = nullptr;
+  owned_ = false;
+  context_ = nullptr;
+  attachments_.clear();
+  definitions_.clear();
+}
+
+void Graph::upload(const Stream& stream) {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph("upload");
+  }
+  driver::cuGraphUpload(exec_, stream.handle());
+}
+
+void Graph::update(const GraphBuilder& builder) {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph("update");
+  }
+  if (!builder.state_ || builder.state_->closed) {
+    throw std::logic_error("Graph::update with a closed GraphBuilder");
+  }
+  const State& s = *builder.state_;
+  if (s.phase == State::Phase::Building) {
+    throw std::logic_error(
+        "Graph::update with a GraphBuilder that is still building: call end_building() first");
+  }
+  if (s.graph == nullptr) {
+    throw std::logic_error("Graph::update with a GraphBuilder that has built nothing");
+  }
+  const detail::ScopedContext scope(s.context);
+  CUgraphExecUpdateResultInfo info{};
+  const CUresult status = driver::raw::cuGraphExecUpdate(exec_, s.graph, &info);
+  if (status != CUDA_SUCCESS) {
+    throw GraphUpdateError(status, info);
+  }
+  if (std::find(attachments_.begin(), attachments_.end(), s.attachments) == attachments_.end()) {
+    attachments_.push_back(s.attachments);
+  }
+  if (s.definition &&
+      std::find(definitions_.begin(), definitions_.end(), s.definition) == definitions_.end()) {
+    definitions_.push_back(s.definition);  // nodes named later may be this graph's
+  }
+}
+
+CUgraphExec Graph::handle() const {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph("handle");
+  }
+  return exec_;
+}
+
+// ---------------------------------------------------------------------------------
+// Changes in place
+
+void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config,
+                                   const Kernel& kernel, void** args, std::size_t count,
+                                   const std::size_t* sizes, const std::string_view* type_names) {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph("set_kernel_node");
+  }
+  detail::check_node(node, "set_kernel_node");
+  const CUgraphNodeType type = driver::cuGraphNodeGetType(node.handle());
+  if (type != CU_GRAPH_NODE_TYPE_KERNEL) {
+    throw std::invalid_argument("Graph::set_kernel_node: node is a " +
+                                std::string(to_string(type)) + " node, not a kernel node");
+  }
+  detail::check_arguments(kernel, count, sizes, type_names);
+  detail::check_config(config);
+  detail::check_fixed_attributes(node.handle(), config);
+  CUDA_KERNEL_NODE_PARAMS params{};
+  detail::to_kernel_node_params(config, kernel, context_, args, params);
+  // No context is made current: the parameters name it (or, for a Graph from
+  // from_handle, leave it null so the driver uses the current one).
+  driver::cuGraphExecKernelNodeSetParams(exec_, node.handle(), &params);
+  if (attachments_.empty()) {
+    attachments_.push_back(std::make_shared<detail::GraphAttachments>());
+  }
+  attachments_.front()->retain(kernel);  // its module must outlive the graph's launches
+}
+
+void Graph::set_node_enabled(GraphNode node, bool enabled) {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph("set_node_enabled");
+  }
+  detail::check_node(node, "set_node_enabled");
+  driver::cuGraphNodeSetEnabled(exec_, node.handle(), enabled ? 1U : 0U);
+}
+
+bool Graph::is_node_enabled(GraphNode node) const {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph("is_node_enabled");
+  }
+  detail::check_node(node, "is_node_enabled");
+  return driver::cuGraphNodeGetEnabled(exec_, node.handle()) != 0;
+}
+
+// ---------------------------------------------------------------------------------
+// Errors
+
+GraphUpdateError::GraphUpdateError(CUresult code, const CUgraphExecUpdateResultInfo& info)
+    : DriverError(code, "cuGraphExecUpdate"),
+      info_(info),
+      message_(detail::with_result(DriverError::what(), info.result)) {}
+
+GraphInstantiateError::GraphInstantiateError(CUresult code, CUgraphInstantiateResult result)
+    : DriverError(code, "cuGraphInstantiateWithParams"),
+      result_(result),
+      message_(detail::with_result(DriverError::what(), result)) {}
+
+}  // namespace cuwrap

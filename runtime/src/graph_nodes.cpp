@@ -1,0 +1,350 @@
+// Explicit nodes: GraphBuilder::add_* (kernel, copy, fill, host function, child graph,
+// event record/wait, graph memory allocation and free, empty) and GraphNode.
+//
+// Every add_* goes through GraphBuilder::add_node: without a capture the node joins the
+// builder's own graph after the given dependencies; during a capture it joins the
+// capture graph after the work captured so far, and the capture continues after it.
+#include "graph_state.hpp"
+
+#include <cuwrap/device.hpp>
+#include <cuwrap/event.hpp>
+#include <cuwrap/detail/context.hpp>
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+namespace detail {
+
+// The capture calls with edge data (cuStreamGetCaptureInfo_v3, cuGraphAddNode_v2,
+// cuStreamUpdateCaptureDependencies_v2) are CUDA 12.3 entry points: every supported
+// toolkit declares them and every supported driver (12.4 and newer) has them, so they
+// are named explicitly; the unversioned names mean the older forms in 12.4/12.6 headers.
+CaptureTip capture_tip(CUstream stream) {
+  const auto info = driver::cuStreamGetCaptureInfo_v3(stream);
+  CaptureTip tip;
+  tip.status = info.captureStatus_out;
+  tip.graph = info.graph_out;
+  tip.nodes = std::span<const CUgraphNode>(info.dependencies_out, info.numDependencies_out);
+  tip.edges = info.edgeData_out;
+  return tip;
+}
+
+CUgraphNode add_graph_node(CUgraph graph, std::span<const CUgraphNode> dependencies,
+                           const CUgraphEdgeData* edges, CUgraphNodeParams& params) {
+  return driver::cuGraphAddNode_v2(graph, dependencies.data(), edges, dependencies.size(),
+                                   &params);
+}
+
+void set_capture_tip(CUstream stream, CUgraphNode node) {
+  driver::cuStreamUpdateCaptureDependencies_v2(stream, &node, nullptr, 1,
+                                               CU_STREAM_SET_CAPTURE_DEPENDENCIES);
+}
+
+namespace {
+
+// Host nodes call this with the std::function the user object owns.
+void CUDA_CB run_host_function(void* data) noexcept {
+  (*static_cast<std::function<void()>*>(data))();
+}
+
+void CUDA_CB delete_host_function(void* data) noexcept {
+  delete static_cast<std::function<void()>*>(data);
+}
+
+// Hand `fn` to a user object retained by `graph`; return the pointer host nodes use.
+std::function<void()>* attach_host_function(CUgraph graph, std::function<void()> fn) {
+  auto owned = std::make_unique<std::function<void()>>(std::move(fn));
+  CUuserObject object = driver::cuUserObjectCreate(owned.get(), &delete_host_function, 1,
+                                                   CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+  std::function<void()>* pointer = owned.release();  // the user object owns it now
+  const CUresult status =
+      driver::raw::cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE);
+  if (status != CUDA_SUCCESS) {
+    // Releasing the only reference deletes the function.
+    report_release_failure(driver::raw::cuUserObjectRelease(object, 1), "cuUserObjectRelease",
+                           "graph user object");
+    throw_driver_error(status, "cuGraphRetainUserObject");
+  }
+  return pointer;
+}
+
+CUgraphNodeParams node_params(CUgraphNodeType type) {
+  CUgraphNodeParams params;
+  std::memset(&params, 0, sizeof params);  // the reserved fields must be zero
+  params.type = type;
+  return params;
+}
+
+}  // namespace
+}  // namespace detail
+
+using State = detail::GraphBuilderState;
+
+// ---------------------------------------------------------------------------------
+// GraphNode
+
+CUgraphNodeType GraphNode::type() const {
+  if (node_ == nullptr) {
+    throw std::logic_error("GraphNode::type on a null GraphNode");
+  }
+  return driver::cuGraphNodeGetType(node_);
+}
+
+// ---------------------------------------------------------------------------------
+// Adding nodes
+
+GraphNode GraphBuilder::add_node(std::span<const GraphNode> dependencies, CUgraphNodeParams& params,
+                                 const char* operation) {
+  State& s = state(operation);
+  const detail::ScopedContext scope(s.context);
+  std::vector<CUgraphNode> nodes;
+  nodes.reserve(dependencies.size());
+  if (s.phase != State::Phase::Building) {
+    CUgraph graph = s.target_graph();
+    for (const GraphNode& node : dependencies) {
+      nodes.push_back(node.handle());
+    }
+    return GraphNode(detail::add_graph_node(graph, nodes, nullptr, params));
+  }
+  // Capturing: after everything captured so far and `dependencies`; the capture then
+  // continues after the new node.
+  const detail::CaptureTip tip = detail::capture_tip(s.stream.handle());
+  if (tip.status != CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    detail::throw_driver_error(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "cuStreamGetCaptureInfo");
+  }
+  nodes.assign(tip.nodes.begin(), tip.nodes.end());
+  std::vector<CUgraphEdgeData> edges;
+  if (tip.edges != nullptr) {
+    edges.assign(tip.edges, tip.edges + tip.nodes.size());
+  }
+  for (const GraphNode& node : dependencies) {
+    nodes.push_back(node.handle());
+  }
+  if (!edges.empty()) {
+    edges.resize(nodes.size(), CUgraphEdgeData{});
+  }
+  CUgraphNode node =
+      detail::add_graph_node(tip.graph, nodes, edges.empty() ? nullptr : edges.data(), params);
+  detail::set_capture_tip(s.stream.handle(), node);
+  return GraphNode(node);
+}
+
+const Stream& GraphBuilder::launch_stream(const Kernel& kernel) {
+  State& s = state("launch");
+  if (s.phase != State::Phase::Building) {
+    throw std::logic_error(s.phase == State::Phase::Ended
+                               ? "launch into a GraphBuilder whose building has ended"
+                               : "launch into a GraphBuilder whose capture has not begun: call "
+                                 "begin_building() first");
+  }
+  s.attachments->retain(kernel);
+  return s.stream;
+}
+
+GraphNode GraphBuilder::add_kernel_node(std::span<const GraphNode> dependencies,
+                                        const LaunchConfig& config, const Kernel& kernel,
+                                        void** args, std::size_t count, const std::size_t* sizes,
+                                        const std::string_view* type_names) {
+  State& s = state("add_kernel");
+  detail::check_arguments(kernel, count, sizes, type_names);
+  detail::check_config(config);
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_KERNEL);
+  detail::to_kernel_node_params(config, kernel, s.context, args, params.kernel);
+  s.attachments->retain(kernel);
+  const GraphNode node = add_node(dependencies, params, "add_kernel");
+  if (config.cluster) {
+    CUkernelNodeAttrValue value{};
+    value.clusterDim.x = config.cluster->x;
+    value.clusterDim.y = config.cluster->y;
+    value.clusterDim.z = config.cluster->z;
+    driver::cuGraphKernelNodeSetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                                          &value);
+  }
+  if (config.cooperative_launch) {
+    CUkernelNodeAttrValue value{};
+    value.cooperative = 1;
+    driver::cuGraphKernelNodeSetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value);
+  }
+  return node;
+}
+
+GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                   CUdeviceptr src, std::size_t bytes) {
+  const State& s = state("add_memcpy");
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMCPY);
+  params.memcpy.copyCtx = s.context;
+  CUDA_MEMCPY3D& copy = params.memcpy.copyParams;
+  copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;  // device, managed or host addresses alike
+  copy.srcDevice = src;
+  copy.srcPitch = bytes;
+  copy.srcHeight = 1;
+  copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  copy.dstDevice = dst;
+  copy.dstPitch = bytes;
+  copy.dstHeight = 1;
+  copy.WidthInBytes = bytes;
+  copy.Height = 1;
+  copy.Depth = 1;
+  return add_node(dependencies, params, "add_memcpy");
+}
+
+GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies, Buffer& dst,
+                                   const Buffer& src) {
+  if (dst.size() != src.size()) {
+    throw std::invalid_argument("GraphBuilder::add_memcpy: dst holds " +
+                                std::to_string(dst.size()) + " bytes but src holds " +
+                                std::to_string(src.size()));
+  }
+  return add_memcpy(dependencies, dst.handle(), src.handle(), src.size());
+}
+
+GraphNode GraphBuilder::add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                   std::uint8_t value, std::size_t count) {
+  return add_memset_elements(dependencies, dst, value, 1, count);
+}
+
+GraphNode GraphBuilder::add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                   std::uint16_t value, std::size_t count) {
+  return add_memset_elements(dependencies, dst, value, 2, count);
+}
+
+GraphNode GraphBuilder::add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                   std::uint32_t value, std::size_t count) {
+  return add_memset_elements(dependencies, dst, value, 4, count);
+}
+
+GraphNode GraphBuilder::add_memset(std::span<const GraphNode> dependencies, Buffer& dst,
+                                   std::uint8_t value) {
+  return add_memset_elements(dependencies, dst.handle(), value, 1, dst.size());
+}
+
+GraphNode GraphBuilder::add_memset_elements(std::span<const GraphNode> dependencies,
+                                            CUdeviceptr dst, unsigned value, unsigned element_size,
+                                            std::size_t count) {
+  const State& s = state("add_memset");
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMSET);
+  params.memset.dst = dst;
+  params.memset.value = value;
+  params.memset.elementSize = element_size;
+  params.memset.width = count;
+  params.memset.height = 1;
+  params.memset.ctx = s.context;
+  return add_node(dependencies, params, "add_memset");
+}
+
+GraphNode GraphBuilder::add_host(std::span<const GraphNode> dependencies,
+                                 std::function<void()> fn) {
+  State& s = state("add_host");
+  if (!fn) {
+    throw std::invalid_argument("GraphBuilder::add_host: fn is empty");
+  }
+  CUgraph graph = s.target_graph();
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_HOST);
+  params.host.fn = &detail::run_host_function;
+  params.host.userData = detail::attach_host_function(graph, std::move(fn));
+  return add_node(dependencies, params, "add_host");
+}
+
+GraphNode GraphBuilder::add_child(std::span<const GraphNode> dependencies,
+                                  const GraphBuilder& child) {
+  State& s = state("add_child");
+  if (!child.state_ || child.state_->closed) {
+    throw std::logic_error("GraphBuilder::add_child with a closed child GraphBuilder");
+  }
+  const State& c = *child.state_;
+  if (c.phase == State::Phase::Building || c.graph == nullptr) {
+    throw std::logic_error(
+        "GraphBuilder::add_child with a child that has not finished building: call its "
+        "end_building() first (or add nodes to it)");
+  }
+  if (c.attachments != s.attachments) {
+    for (const Kernel& kernel : c.attachments->kernels) {
+      s.attachments->retain(kernel);
+    }
+  }
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_GRAPH);
+  // Cloned: newer headers add `ownership`, whose zero (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
+  // is what older drivers always do, so it is left zero for every toolkit.
+  params.graph.graph = c.graph;
+  return add_node(dependencies, params, "add_child");
+}
+
+GraphNode GraphBuilder::add_empty(std::span<const GraphNode> dependencies) {
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_EMPTY);
+  return add_node(dependencies, params, "add_empty");
+}
+
+GraphNode GraphBuilder::add_event_record(std::span<const GraphNode> dependencies,
+                                         const Event& event) {
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_EVENT_RECORD);
+  params.eventRecord.event = event.handle();
+  return add_node(dependencies, params, "add_event_record");
+}
+
+GraphNode GraphBuilder::add_event_wait(std::span<const GraphNode> dependencies,
+                                       const Event& event) {
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+  params.eventWait.event = event.handle();
+  return add_node(dependencies, params, "add_event_wait");
+}
+
+GraphAllocation GraphBuilder::add_alloc(std::span<const GraphNode> dependencies,
+                                        std::size_t size) {
+  const State& s = state("add_alloc");
+  if (size == 0) {
+    throw std::invalid_argument("GraphBuilder::add_alloc: size must be positive, got 0");
+  }
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+  params.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  params.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  params.alloc.poolProps.location.id = Device(s.device).handle();
+  params.alloc.bytesize = size;
+  GraphAllocation allocation;
+  allocation.node = add_node(dependencies, params, "add_alloc");
+  allocation.address = params.alloc.dptr;
+  allocation.size = size;
+  return allocation;
+}
+
+GraphNode GraphBuilder::add_free(std::span<const GraphNode> dependencies, CUdeviceptr address) {
+  if (address == 0) {
+    throw std::invalid_argument("GraphBuilder::add_free: address is null");
+  }
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEM_FREE);
+  params.free.dptr = address;
+  return add_node(dependencies, params, "add_free");
+}
+
+// ---------------------------------------------------------------------------------
+// Reading nodes back
+
+std::vector<GraphNode> GraphBuilder::nodes() const {
+  static_cast<void>(state("nodes"));
+  const CUgraph graph = handle();
+  if (graph == nullptr) {
+    detail::throw_state("nodes", "on a builder that has built nothing yet");
+  }
+  std::size_t count = 0;
+  driver::cuGraphGetNodes(graph, nullptr, &count);
+  std::vector<CUgraphNode> handles(count);
+  driver::cuGraphGetNodes(graph, handles.data(), &count);
+  handles.resize(count);
+  return {handles.begin(), handles.end()};
+}
+
+std::vector<GraphNode> GraphBuilder::last_nodes() const {
+  const State& s = state("last_nodes");
+  if (s.phase != State::Phase::Building) {
+    detail::throw_state("last_nodes",
+                        "on a builder that is not building: call begin_building() first");
+  }
+  const detail::CaptureTip tip = detail::capture_tip(s.stream.handle());
+  return {tip.nodes.begin(), tip.nodes.end()};
+}
+
+}  // namespace cuwrap

@@ -1,0 +1,135 @@
+// Private to the graph sources (graph_builder.cpp, graph_nodes.cpp, graph_conditional.cpp,
+// graph_exec.cpp): the state behind GraphBuilder and the helpers they share.
+//
+// A GraphBuilder is a handle on a shared GraphBuilderState: split() and join() hand
+// out more handles on the same state (cuda.core returns the very same object), and
+// the state is released when its last handle goes or when close() is called.
+//
+// Keeping things alive: a kernel node references a CUkernel, whose library must stay
+// loaded while the graph or any Graph completed from it exists. Every Kernel that is
+// launched into a builder or added to it is therefore kept (a Kernel copy) in a
+// GraphAttachments object shared by the builder, its branches and bodies, and every
+// Graph completed or updated from them. Host functions are different: the driver may
+// call them after the Graph object is gone (cuGraphExecDestroy of a graph in flight
+// frees it on completion), so each one is owned by a CUDA user object retained by the
+// CUgraph, which the driver releases only when nothing can call it any more.
+//
+// The built CUgraph itself is shared (GraphDefinition) by the builder and the Graphs
+// completed from it: Graph::set_kernel_node and set_node_enabled name nodes of that
+// graph, which must therefore outlive the builder when the builder is closed first.
+#pragma once
+
+#include <cuwrap/graph.hpp>
+#include <cuwrap/launch.hpp>
+#include <cuwrap/stream.hpp>
+
+#include <cuda.h>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cuwrap::detail {
+
+/// What the nodes of one graph tree use and cuwrap must keep alive.
+struct GraphAttachments {
+  std::vector<Kernel> kernels;
+
+  /// Keep `kernel` (once per CUkernel).
+  void retain(const Kernel& kernel);
+};
+
+/// A CUgraph owned by whoever holds the shared_ptr last (builder or completed Graphs).
+using GraphDefinition = std::shared_ptr<CUgraph_st>;
+
+/// Take ownership of `graph`: it is destroyed with cuGraphDestroy when the last owner goes.
+GraphDefinition own_graph(CUgraph graph);
+
+/// Bookkeeping shared by the builders of one capture (the original and its branches).
+struct CaptureFamily {
+  int unjoined_branches = 0;
+  // Streams of branches that were joined (or dropped): they took part in the capture,
+  // so they are destroyed only after the capture has ended.
+  std::vector<Stream> parked_streams;
+};
+
+/// The state behind a GraphBuilder and every handle split()/join() gave out for it.
+struct GraphBuilderState {
+  enum class Kind {
+    Primary,  ///< from Device/Stream::create_graph_builder: captures a new graph
+    Branch,   ///< from split(): joins the capture of its origin, must be joined
+    Body,     ///< from a conditional: captures into a body graph the node owns
+  };
+  enum class Phase { Idle, Building, Ended };
+
+  GraphBuilderState(Stream s, int ordinal, CUcontext ctx, Kind k);
+  GraphBuilderState(const GraphBuilderState&) = delete;
+  GraphBuilderState& operator=(const GraphBuilderState&) = delete;
+  ~GraphBuilderState();
+
+  /// End an unfinished capture, drop the graph and release the stream (never throws).
+  void release() noexcept;
+
+  /// Return the graph new nodes go into: the one being captured, else the builder's
+  /// own (created empty on first use, for builders that add nodes without capturing).
+  CUgraph target_graph();
+
+  /// Keep `captured` (or an explicitly created graph) as this builder's graph.
+  void adopt_graph(CUgraph captured);
+
+  Stream stream;
+  int device;         // ordinal, for new streams
+  CUcontext context;  // of the stream: nodes and conditional handles live in it
+  Kind kind;
+  Phase phase = Phase::Idle;
+  CaptureMode mode = CaptureMode::Relaxed;
+  CUgraph graph = nullptr;  // the built graph; a body's graph belongs to its node
+  GraphDefinition definition;  // owns `graph` unless this is a body
+  bool closed = false;
+  std::shared_ptr<GraphAttachments> attachments = std::make_shared<GraphAttachments>();
+  std::shared_ptr<CaptureFamily> family = std::make_shared<CaptureFamily>();
+};
+
+/// The capture state of `stream`: its graph and the nodes the next captured work
+/// depends on, with their edge data. cuStreamGetCaptureInfo with edge data (CUDA 12.3).
+struct CaptureTip {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUgraph graph = nullptr;
+  std::span<const CUgraphNode> nodes;
+  const CUgraphEdgeData* edges = nullptr;  // null: every edge is a default one
+};
+
+/// Return `stream`'s capture state.
+CaptureTip capture_tip(CUstream stream);
+
+/// Add a node of `params` to `graph` after `dependencies` (`edges` may be null).
+CUgraphNode add_graph_node(CUgraph graph, std::span<const CUgraphNode> dependencies,
+                           const CUgraphEdgeData* edges, CUgraphNodeParams& params);
+
+/// Make `node` the only node the next work captured on `stream` depends on.
+void set_capture_tip(CUstream stream, CUgraphNode node);
+
+/// Fill the kernel node parameters `out` (CUDA_KERNEL_NODE_PARAMS or its _v3 twin in
+/// CUgraphNodeParams, which share their fields) for `kernel` launched with `config`.
+///
+/// Cluster and cooperative launches are node attributes, not part of these parameters.
+template <class KernelNodeParams>
+void to_kernel_node_params(const LaunchConfig& config, const Kernel& kernel, CUcontext context,
+                           void** args, KernelNodeParams& out) {
+  out.kern = kernel.handle();
+  out.ctx = context;
+  out.gridDimX = config.grid.x;
+  out.gridDimY = config.grid.y;
+  out.gridDimZ = config.grid.z;
+  out.blockDimX = config.block.x;
+  out.blockDimY = config.block.y;
+  out.blockDimZ = config.block.z;
+  out.sharedMemBytes = static_cast<unsigned>(config.shmem_size);
+  out.kernelParams = args;
+}
+
+/// Throw std::logic_error "GraphBuilder::<operation> <what>".
+[[noreturn]] void throw_state(const char* operation, const std::string& what);
+
+}  // namespace cuwrap::detail
