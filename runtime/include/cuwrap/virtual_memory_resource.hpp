@@ -67,7 +67,7 @@ struct VirtualMemoryResourceOptions {
   /// The alignment of reservations (0: the granularity).
   std::size_t addr_align = 0;
   /// Other devices (ordinals) granted `peer_access` besides the resource's device.
-  std::vector<int> peers;
+  std::vector<int> peers{};
   /// The access of the resource's device.
   VirtualMemoryAccess self_access = VirtualMemoryAccess::ReadWrite;
   /// The access of `peers`.
