@@ -4,6 +4,7 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -101,6 +102,62 @@ Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr
     buffer.stream_.open_ = true;
   }
   return buffer;
+}
+
+Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDescriptor& descriptor,
+                                   const Stream& stream) {
+  if (!mr.is_open()) {
+    throw std::logic_error("Buffer::from_ipc_descriptor: the DeviceMemoryResource is closed");
+  }
+  if (!mr.is_ipc_enabled()) {
+    throw std::logic_error(
+        "Buffer::from_ipc_descriptor: the DeviceMemoryResource is not IPC-enabled; import "
+        "the exporting pool with DeviceMemoryResource::from_allocation_handle first");
+  }
+  if (descriptor.pool_id != mr.pool_id()) {
+    throw std::invalid_argument(
+        "Buffer::from_ipc_descriptor: the descriptor comes from another pool than this "
+        "DeviceMemoryResource (pool ids differ); import it into the pool it was exported from");
+  }
+  stream.require_open("from_ipc_descriptor");
+  CUmemPoolPtrExportData data{};
+  static_assert(sizeof(data) == sizeof(descriptor.payload));
+  std::memcpy(&data, descriptor.payload.data(), sizeof(data));
+  const CUdeviceptr ptr = driver::cuMemPoolImportPointer(mr.handle(), &data);
+  return from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
+}
+
+IPCBufferDescriptor Buffer::ipc_descriptor() const {
+  require_open("ipc_descriptor");
+  const auto* pool = dynamic_cast<const DeviceMemoryResource*>(mr_);
+  if (pool == nullptr || !pool->is_ipc_enabled()) {
+    throw std::logic_error(
+        "Buffer::ipc_descriptor: the buffer does not come from an IPC-enabled "
+        "DeviceMemoryResource (DeviceMemoryResourceOptions{.ipc_enabled = true})");
+  }
+  const CUmemPoolPtrExportData data = driver::cuMemPoolExportPointer(ptr_);
+  IPCBufferDescriptor descriptor;
+  static_assert(sizeof(data) == sizeof(descriptor.payload));
+  std::memcpy(descriptor.payload.data(), &data, sizeof(data));
+  descriptor.size = size_;
+  descriptor.pool_id = pool->pool_id();
+  return descriptor;
+}
+
+void Buffer::set_deallocation_stream(const Stream& stream) {
+  require_open("set_deallocation_stream");
+  stream.require_open("set_deallocation_stream");
+  stream_ = stream.share();
+}
+
+CUdeviceptr Buffer::release() {
+  require_open("release");
+  const CUdeviceptr ptr = std::exchange(ptr_, 0);
+  open_ = false;
+  size_ = 0;
+  mr_ = nullptr;
+  stream_.close();
+  return ptr;
 }
 
 void Buffer::copy_to(Buffer& dst, const Stream& stream) const {
@@ -295,6 +352,14 @@ bool Buffer::is_host_accessible() const {
 
 void Buffer::throw_closed(const char* operation) const {
   throw std::logic_error(std::string("Buffer::") + operation + " on a closed Buffer");
+}
+
+void Buffer::require_multiple(const char* operation, std::size_t element_size) const {
+  if (size_ % element_size != 0) {
+    throw std::invalid_argument(std::string("Buffer::") + operation + ": the buffer has " +
+                                bytes(size_) + ", not a multiple of the element size " +
+                                std::to_string(element_size));
+  }
 }
 
 }  // namespace cuwrap

@@ -3,8 +3,11 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -48,6 +51,38 @@ CUdeviceptr allocate_from_pool(CUmemoryPool pool, std::size_t size, const Stream
   return ptr;
 }
 
+std::uint64_t pool_attribute(CUmemoryPool pool, CUmemPool_attribute attribute) {
+  cuuint64_t value = 0;
+  driver::cuMemPoolGetAttribute(pool, attribute, &value);
+  return value;
+}
+
+bool pool_flag(CUmemoryPool pool, CUmemPool_attribute attribute) {
+  int value = 0;
+  driver::cuMemPoolGetAttribute(pool, attribute, &value);
+  return value != 0;
+}
+
+// Export `pool` as a POSIX file descriptor owned by the returned handle.
+IPCAllocationHandle export_pool(CUmemoryPool pool, const IPCPoolId& id) {
+  int fd = -1;
+  driver::cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  return IPCAllocationHandle(fd, id);
+}
+
+// Advise that managed memory prefer `location` (a device ordinal, or -1 for the host).
+void advise_preferred_location(CUdeviceptr ptr, std::size_t size, int location) {
+#if CUDA_VERSION >= 13000
+  CUmemLocation where{};
+  where.type = location < 0 ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+  where.id = location < 0 ? 0 : location;
+  driver::cuMemAdvise(ptr, size, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, where);
+#else
+  const CUdevice where = location < 0 ? CU_DEVICE_CPU : static_cast<CUdevice>(location);
+  driver::cuMemAdvise(ptr, size, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, where);
+#endif
+}
+
 void free_async(CUdeviceptr ptr, const Stream& stream) {
   const CUstream handle = stream.handle();
   detail::check_on_stream(stream, "cuMemFreeAsync",
@@ -55,6 +90,41 @@ void free_async(CUdeviceptr ptr, const Stream& stream) {
 }
 
 }  // namespace
+
+// ---- MemoryPoolAttributes -----------------------------------------------------------
+
+bool MemoryPoolAttributes::reuse_follow_event_dependencies() const {
+  return pool_flag(pool_, CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES);
+}
+bool MemoryPoolAttributes::reuse_allow_opportunistic() const {
+  return pool_flag(pool_, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC);
+}
+bool MemoryPoolAttributes::reuse_allow_internal_dependencies() const {
+  return pool_flag(pool_, CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES);
+}
+std::uint64_t MemoryPoolAttributes::release_threshold() const {
+  return pool_attribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+}
+std::uint64_t MemoryPoolAttributes::reserved_mem_current() const {
+  return pool_attribute(pool_, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+}
+std::uint64_t MemoryPoolAttributes::reserved_mem_high() const {
+  return pool_attribute(pool_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH);
+}
+std::uint64_t MemoryPoolAttributes::used_mem_current() const {
+  return pool_attribute(pool_, CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+}
+std::uint64_t MemoryPoolAttributes::used_mem_high() const {
+  return pool_attribute(pool_, CU_MEMPOOL_ATTR_USED_MEM_HIGH);
+}
+void MemoryPoolAttributes::reset_reserved_mem_high() const {
+  cuuint64_t zero = 0;  // the only value the driver accepts: reset to current
+  driver::cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &zero);
+}
+void MemoryPoolAttributes::reset_used_mem_high() const {
+  cuuint64_t zero = 0;
+  driver::cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero);
+}
 
 // ---- DeviceMemoryResource -----------------------------------------------------------
 
@@ -83,17 +153,48 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
   PoolGuard guard;
   guard.pool = driver::cuMemPoolCreate(&props);
   set_release_threshold(guard.pool, options.release_threshold.value_or(kKeepEverything));
+  if (options.ipc_enabled) {
+    pool_id_ = detail::new_pool_id();
+  }
   pool_ = guard.release();
   owns_pool_ = true;
+  ipc_enabled_ = options.ipc_enabled;
 }
 
-DeviceMemoryResource::~DeviceMemoryResource() {
-  if (owns_pool_) {
-    detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool_), "cuMemPoolDestroy", "DeviceMemoryResource");
+DeviceMemoryResource::DeviceMemoryResource(ImportedTag /*tag*/, int device_id, CUmemoryPool pool,
+                                           const IPCPoolId& pool_id) noexcept
+    : pool_(pool),
+      device_id_(device_id),
+      owns_pool_(true),
+      ipc_enabled_(true),
+      mapped_(true),
+      pool_id_(pool_id) {}
+
+DeviceMemoryResource::~DeviceMemoryResource() { close(); }
+
+DeviceMemoryResource DeviceMemoryResource::from_allocation_handle(Device device,
+                                                                  IPCAllocationHandle&& handle) {
+  if (!handle.is_open()) {
+    throw std::invalid_argument(
+        "DeviceMemoryResource::from_allocation_handle: the IPCAllocationHandle is closed "
+        "(already imported, moved from, or never exported)");
   }
+  // The handle is consumed whatever happens: the fd is closed when this returns.
+  const IPCAllocationHandle owned = std::move(handle);
+  const detail::ScopedContext scope(device.context());
+  const CUmemoryPool pool = driver::cuMemPoolImportFromShareableHandle(
+      reinterpret_cast<void*>(static_cast<std::uintptr_t>(owned.handle())),
+      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  return DeviceMemoryResource(ImportedTag{}, device.device_id(), pool, owned.pool_id());
 }
 
 Buffer DeviceMemoryResource::allocate(std::size_t size, const Stream& stream) {
+  require_open("allocate");
+  if (mapped_) [[unlikely]] {
+    throw std::logic_error(
+        "DeviceMemoryResource::allocate: this pool was imported from another process "
+        "(from_allocation_handle); it only imports buffers (Buffer::from_ipc_descriptor)");
+  }
   const CUdeviceptr ptr = size != 0 ? allocate_from_pool(pool_, size, stream) : 0;
   return Buffer::from_handle(ptr, size, this, stream);
 }
@@ -104,15 +205,126 @@ void DeviceMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/, con
   }
 }
 
+IPCAllocationHandle DeviceMemoryResource::get_allocation_handle() const {
+  require_open("get_allocation_handle");
+  if (!ipc_enabled_) {
+    throw std::logic_error(
+        "DeviceMemoryResource::get_allocation_handle: the pool is not IPC-enabled; create "
+        "it with DeviceMemoryResourceOptions{.ipc_enabled = true}");
+  }
+  return export_pool(pool_, pool_id_);
+}
+
+std::vector<Device> DeviceMemoryResource::peer_accessible_by() const {
+  require_open("peer_accessible_by");
+  std::vector<Device> peers;
+  const int devices = detail::device_count();
+  for (int i = 0; i < devices; ++i) {
+    if (i == device_id_) {
+      continue;
+    }
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = i;
+    if (driver::cuMemPoolGetAccess(pool_, &location) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+      peers.emplace_back(i);
+    }
+  }
+  return peers;
+}
+
+void DeviceMemoryResource::set_peer_accessible_by(std::span<const Device> devices) {
+  require_open("set_peer_accessible_by");
+  const int count = detail::device_count();
+  const Device owner(device_id_);
+  std::vector<bool> wanted(static_cast<std::size_t>(count), false);
+  for (const Device& device : devices) {
+    const int id = device.device_id();
+    if (id < 0 || id >= count) {
+      throw std::invalid_argument("DeviceMemoryResource::set_peer_accessible_by: device " +
+                                  std::to_string(id) + " does not exist (" +
+                                  std::to_string(count) + " devices)");
+    }
+    if (id == device_id_) {
+      continue;  // the owner always has access
+    }
+    if (!device.can_access_peer(owner)) {
+      throw std::invalid_argument("DeviceMemoryResource::set_peer_accessible_by: device " +
+                                  std::to_string(id) + " cannot access device " +
+                                  std::to_string(device_id_) +
+                                  "'s memory (no peer access in this topology)");
+    }
+    wanted[static_cast<std::size_t>(id)] = true;
+  }
+  // Change only what differs: granting access again costs a driver round trip per device.
+  std::vector<bool> current(static_cast<std::size_t>(count), false);
+  for (const Device& peer : peer_accessible_by()) {
+    current[static_cast<std::size_t>(peer.device_id())] = true;
+  }
+  std::vector<CUmemAccessDesc> changes;
+  for (int i = 0; i < count; ++i) {
+    const auto index = static_cast<std::size_t>(i);
+    if (i == device_id_ || wanted[index] == current[index]) {
+      continue;
+    }
+    CUmemAccessDesc desc{};
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = i;
+    desc.flags = wanted[index] ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    changes.push_back(desc);
+  }
+  if (!changes.empty()) {
+    driver::cuMemPoolSetAccess(pool_, changes.data(), changes.size());
+  }
+}
+
+MemoryPoolAttributes DeviceMemoryResource::attributes() const {
+  require_open("attributes");
+  return MemoryPoolAttributes(pool_);
+}
+
+void DeviceMemoryResource::close() noexcept {
+  const CUmemoryPool pool = std::exchange(pool_, nullptr);
+  if (owns_pool_ && pool != nullptr) {
+    detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool), "cuMemPoolDestroy",
+                                   "DeviceMemoryResource");
+  }
+}
+
+CUmemoryPool DeviceMemoryResource::handle() const {
+  require_open("handle");
+  return pool_;
+}
+
+void DeviceMemoryResource::require_open(const char* operation) const {
+  if (pool_ == nullptr) [[unlikely]] {
+    throw std::logic_error(std::string("DeviceMemoryResource::") + operation +
+                           " on a closed DeviceMemoryResource");
+  }
+}
+
 // ---- PinnedMemoryResource -----------------------------------------------------------
 
-PinnedMemoryResource::PinnedMemoryResource() {
+namespace {
+
+// Let every device access the host pool `pool`; false when the driver refuses.
+bool grant_all_devices(CUmemoryPool pool) {
   const int devices = detail::device_count();
-  if (devices == 0) {
-    return;
+  std::vector<CUmemAccessDesc> access(static_cast<std::size_t>(devices));
+  for (int i = 0; i < devices; ++i) {
+    access[static_cast<std::size_t>(i)].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access[static_cast<std::size_t>(i)].location.id = i;
+    access[static_cast<std::size_t>(i)].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   }
-  // A pinned host pool (CUDA 13 drivers). Older drivers reject the host location; they
-  // get the cuMemHostAlloc fallback.
+  return driver::raw::cuMemPoolSetAccess(pool, access.data(), access.size()) == CUDA_SUCCESS;
+}
+
+// A pinned host pool (CUDA 13 drivers), or nullptr where the driver rejects the host
+// location: those get the cuMemHostAlloc fallback.
+CUmemoryPool default_host_pool() {
+  if (detail::device_count() == 0) {
+    return nullptr;
+  }
   CUmemPoolProps props{};
   props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
   props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
@@ -121,32 +333,92 @@ PinnedMemoryResource::PinnedMemoryResource() {
   PoolGuard guard;
   if (driver::raw::cuMemPoolCreate(&guard.pool, &props) != CUDA_SUCCESS) {
     guard.pool = nullptr;
-    return;
+    return nullptr;
   }
   // Host pools are not accessible from any device until granted.
-  std::vector<CUmemAccessDesc> access(static_cast<std::size_t>(devices));
-  for (int i = 0; i < devices; ++i) {
-    access[static_cast<std::size_t>(i)].location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    access[static_cast<std::size_t>(i)].location.id = i;
-    access[static_cast<std::size_t>(i)].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (!grant_all_devices(guard.pool)) {
+    return nullptr;  // the guard destroys the pool
   }
-  if (driver::raw::cuMemPoolSetAccess(guard.pool, access.data(), access.size()) != CUDA_SUCCESS) {
-    return;  // the guard destroys the pool; use the fallback
+  set_release_threshold(guard.pool, kKeepEverything);
+  return guard.release();
+}
+
+}  // namespace
+
+PinnedMemoryResource::PinnedMemoryResource() : pool_(default_host_pool()), pooled_(pool_ != nullptr) {}
+
+PinnedMemoryResource::PinnedMemoryResource(const PinnedMemoryResourceOptions& options) {
+  if (!options.ipc_enabled && !options.numa_id && options.max_size == 0) {
+    pool_ = default_host_pool();  // no option needs a pool of its own
+    pooled_ = pool_ != nullptr;
+    return;
+  }
+  // Host pools of type CU_MEM_LOCATION_TYPE_HOST cannot be exported: a NUMA node can.
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes =
+      options.ipc_enabled ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+  const bool numa = options.ipc_enabled || options.numa_id.has_value();
+  props.location.type = numa ? CU_MEM_LOCATION_TYPE_HOST_NUMA : CU_MEM_LOCATION_TYPE_HOST;
+  props.location.id = options.numa_id.value_or(0);
+  props.maxSize = options.max_size;
+  detail::ensure_driver_initialized();
+  PoolGuard guard;
+  guard.pool = driver::cuMemPoolCreate(&props);
+  if (!grant_all_devices(guard.pool)) {
+    throw DriverError(CUDA_ERROR_NOT_SUPPORTED, "cuMemPoolSetAccess");
   }
   set_release_threshold(guard.pool, kKeepEverything);
   pool_ = guard.release();
+  pooled_ = true;
+  ipc_enabled_ = options.ipc_enabled;
+  if (ipc_enabled_) {
+    pool_id_ = detail::new_pool_id();
+  }
 }
 
-PinnedMemoryResource::~PinnedMemoryResource() {
+PinnedMemoryResource::~PinnedMemoryResource() { close(); }
+
+MemoryPoolAttributes PinnedMemoryResource::attributes() const {
+  require_open("attributes");
+  if (!pooled_) {
+    throw std::logic_error(
+        "PinnedMemoryResource::attributes: this resource uses cuMemHostAlloc (the driver has "
+        "no host memory pools), so it has no pool attributes");
+  }
+  return MemoryPoolAttributes(pool_);
+}
+
+IPCAllocationHandle PinnedMemoryResource::get_allocation_handle() const {
+  require_open("get_allocation_handle");
+  if (!ipc_enabled_) {
+    throw std::logic_error(
+        "PinnedMemoryResource::get_allocation_handle: the pool is not IPC-enabled; create "
+        "it with PinnedMemoryResourceOptions{.ipc_enabled = true}");
+  }
+  return export_pool(pool_, pool_id_);
+}
+
+void PinnedMemoryResource::close() noexcept {
+  closed_ = true;
   if (pool_ != nullptr) {
-    detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool_), "cuMemPoolDestroy", "DeviceMemoryResource");
+    detail::report_release_failure(driver::raw::cuMemPoolDestroy(std::exchange(pool_, nullptr)),
+                                   "cuMemPoolDestroy", "PinnedMemoryResource");
+  }
+}
+
+void PinnedMemoryResource::require_open(const char* operation) const {
+  if (closed_) [[unlikely]] {
+    throw std::logic_error(std::string("PinnedMemoryResource::") + operation +
+                           " on a closed PinnedMemoryResource");
   }
 }
 
 Buffer PinnedMemoryResource::allocate(std::size_t size, const Stream& stream) {
+  require_open("allocate");
   CUdeviceptr ptr = 0;
   if (size != 0) {
-    if (pool_ != nullptr) {
+    if (pooled_) {
       ptr = allocate_from_pool(pool_, size, stream);
     } else {
       const detail::ScopedContext scope(stream.context());
@@ -161,7 +433,7 @@ void PinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/, con
   if (ptr == 0) {
     return;
   }
-  if (pool_ != nullptr) {
+  if (pooled_) {  // also after close(): the driver frees the pool after its last buffer
     free_async(ptr, stream);
   } else {
     stream.sync();
@@ -193,11 +465,32 @@ void LegacyPinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*
 
 // ---- ManagedMemoryResource ----------------------------------------------------------
 
+ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions& options)
+    : preferred_location_(options.preferred_location) {
+  if (preferred_location_ && *preferred_location_ != -1) {
+    const int count = detail::device_count();
+    if (*preferred_location_ < 0 || *preferred_location_ >= count) {
+      throw std::invalid_argument("ManagedMemoryResource: preferred_location " +
+                                  std::to_string(*preferred_location_) +
+                                  " is neither -1 (the host) nor a device ordinal (" +
+                                  std::to_string(count) + " devices)");
+    }
+  }
+}
+
 Buffer ManagedMemoryResource::allocate(std::size_t size, const Stream& stream) {
   CUdeviceptr ptr = 0;
   if (size != 0) {
     const detail::ScopedContext scope(stream.context());
     ptr = driver::cuMemAllocManaged(size, CU_MEM_ATTACH_GLOBAL);
+    if (preferred_location_) {
+      try {
+        advise_preferred_location(ptr, size, *preferred_location_);
+      } catch (...) {
+        static_cast<void>(driver::raw::cuMemFree(ptr));
+        throw;
+      }
+    }
   }
   return Buffer::from_handle(ptr, size, this, stream);
 }

@@ -2,6 +2,7 @@
 // and fills ordered on streams.
 #pragma once
 
+#include <cuwrap/ipc.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cuda.h>
@@ -15,6 +16,8 @@
 namespace cuwrap {
 
 class MemoryResource;
+class DeviceMemoryResource;
+class VirtualMemoryResource;
 
 /// Memory of `size()` bytes at `handle()`; an RAII, move-only owner.
 ///
@@ -33,6 +36,9 @@ class MemoryResource;
 /// \endcode
 class Buffer {
  public:
+  /// Make an empty buffer (is_open() false), to be assigned later; using it throws
+  /// std::logic_error.
+  Buffer() = default;
   Buffer(Buffer&& other) noexcept;
   Buffer& operator=(Buffer&& other) noexcept;
   Buffer(const Buffer&) = delete;
@@ -50,6 +56,15 @@ class Buffer {
   /// The buffer keeps `stream` alive until then. Memory resources use this in allocate().
   static Buffer from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr,
                             const Stream& stream);
+  /// Import a buffer another process exported with ipc_descriptor(), from the pool
+  /// `mr` imported with DeviceMemoryResource::from_allocation_handle; close() releases
+  /// the import ordered on `stream` (free it before the exporting process frees it).
+  ///
+  /// Throws std::invalid_argument when the descriptor comes from another pool than
+  /// `mr`, std::logic_error when `mr` is closed or not IPC-enabled (all before any
+  /// driver call).
+  static Buffer from_ipc_descriptor(DeviceMemoryResource& mr,
+                                    const IPCBufferDescriptor& descriptor, const Stream& stream);
 
   /// Copy this buffer into `dst` (same size), ordered on `stream`.
   ///
@@ -65,13 +80,15 @@ class Buffer {
   ///
   /// The data is there once the stream reaches the copy (sync the stream first).
   void copy_to(std::span<std::byte> host, const Stream& stream) const;
-  /// Copy a contiguous host range of trivially copyable elements into this buffer.
+  /// Copy a contiguous host range of trivially copyable elements (a std::span<T>, a
+  /// std::vector<T>, ...; exactly size() bytes) into this buffer.
   template <std::ranges::contiguous_range Range>
   requires std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>
   void copy_from(const Range& host, const Stream& stream) {
     copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))), stream);
   }
-  /// Copy this buffer into a contiguous host range of trivially copyable elements.
+  /// Copy this buffer into a contiguous host range of trivially copyable elements
+  /// (exactly size() bytes).
   template <std::ranges::contiguous_range Range>
   requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
            !std::is_const_v<std::remove_reference_t<
@@ -103,11 +120,34 @@ class Buffer {
   /// close(stream) to see them.
   void close() noexcept;
 
+  /// Return the descriptor another process imports with from_ipc_descriptor().
+  ///
+  /// Throws std::logic_error unless the buffer came from an IPC-enabled
+  /// DeviceMemoryResource.
+  IPCBufferDescriptor ipc_descriptor() const;
+  /// Order the free of this buffer (close() and the destructor) on `stream` instead
+  /// of the allocation stream; the buffer keeps `stream`'s CUDA stream alive.
+  void set_deallocation_stream(const Stream& stream);
+  /// Give up ownership: return the address and leave the buffer empty; the caller
+  /// frees the memory (through the resource's deallocate).
+  CUdeviceptr release();
+
   /// Return the memory as host-accessible bytes.
   ///
   /// Throws std::logic_error for memory the host cannot access (device memory). For
   /// stream-ordered allocations, sync the allocation stream before using the span.
   std::span<std::byte> host_span() const;
+  /// Return the memory as host-accessible elements of `T`.
+  ///
+  /// Throws std::invalid_argument unless size() is a multiple of sizeof(T), and as
+  /// host_span() does for device memory.
+  template <class T>
+  requires std::is_trivially_copyable_v<T>
+  std::span<T> host_span() const {
+    const std::span<std::byte> bytes = host_span();
+    require_multiple("host_span", sizeof(T));
+    return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
+  }
   /// Return the size in bytes.
   std::size_t size() const;
   /// Return the address of the memory (a device pointer; for host memory the same
@@ -125,8 +165,9 @@ class Buffer {
   bool is_open() const noexcept { return open_; }
 
  private:
-  Buffer() = default;
+  friend class VirtualMemoryResource;  // modify_allocation changes the address and size
   [[noreturn]] void throw_closed(const char* operation) const;
+  void require_multiple(const char* operation, std::size_t element_size) const;
   void require_open(const char* operation) const {
     if (!open_) [[unlikely]] {
       throw_closed(operation);
@@ -136,7 +177,7 @@ class Buffer {
   CUdeviceptr ptr_ = 0;
   std::size_t size_ = 0;
   MemoryResource* mr_ = nullptr;
-  Stream stream_;  // allocation stream (closed when none), orders close()
+  Stream stream_;  // deallocation stream (closed when none), orders close()
   bool open_ = false;
 };
 

@@ -11,6 +11,8 @@
 #include <cuwrap/event.hpp>
 #include <cuwrap/memory_resource.hpp>
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/ipc.hpp>
+#include <cuwrap/virtual_memory_resource.hpp>
 #include <cuwrap/program.hpp>
 #include <cuwrap/object_code.hpp>
 #include <cuwrap/kernel.hpp>

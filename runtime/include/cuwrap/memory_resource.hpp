@@ -12,12 +12,15 @@
 
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/device.hpp>
+#include <cuwrap/ipc.hpp>
 
 #include <cuda.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <vector>
 
 namespace cuwrap {
 
@@ -43,6 +46,40 @@ class MemoryResource {
   virtual ~MemoryResource() = default;
 };
 
+/// The attributes of a stream-ordered memory pool, read live (cuda.core's
+/// DeviceMemoryResourceAttributes): what the pool holds now and at most.
+///
+/// A view: valid while the resource it came from is open.
+class MemoryPoolAttributes {
+ public:
+  /// View the attributes of `pool`.
+  explicit MemoryPoolAttributes(CUmemoryPool pool) noexcept : pool_(pool) {}
+
+  /// Return whether freed memory is reused across streams that an event orders.
+  bool reuse_follow_event_dependencies() const;
+  /// Return whether freed memory is reused when the free is already known complete.
+  bool reuse_allow_opportunistic() const;
+  /// Return whether the driver may insert dependencies to reuse freed memory.
+  bool reuse_allow_internal_dependencies() const;
+  /// Return the bytes of free memory the pool keeps across synchronisations.
+  std::uint64_t release_threshold() const;
+  /// Return the bytes of backing memory the pool holds now.
+  std::uint64_t reserved_mem_current() const;
+  /// Return the most bytes of backing memory the pool held since the last reset.
+  std::uint64_t reserved_mem_high() const;
+  /// Return the bytes allocated from the pool and not yet freed.
+  std::uint64_t used_mem_current() const;
+  /// Return the most bytes in use at once since the last reset.
+  std::uint64_t used_mem_high() const;
+  /// Reset reserved_mem_high() to the current value.
+  void reset_reserved_mem_high() const;
+  /// Reset used_mem_high() to the current value.
+  void reset_used_mem_high() const;
+
+ private:
+  CUmemoryPool pool_;
+};
+
 /// Options of a DeviceMemoryResource.
 struct DeviceMemoryResourceOptions {
   /// Create a pool of its own (cuMemPoolCreate) instead of using the device's default
@@ -54,7 +91,8 @@ struct DeviceMemoryResourceOptions {
   /// (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD). Unset: everything for an own pool; for the
   /// default pool a threshold of 0 is raised to everything, as cuda.core does.
   std::optional<std::uint64_t> release_threshold = std::nullopt;
-  /// Own pool only: allow exporting the pool as a POSIX file descriptor.
+  /// Own pool only: allow exporting the pool to other processes as a POSIX file
+  /// descriptor (get_allocation_handle). Linux only.
   bool ipc_enabled = false;
 };
 
@@ -62,6 +100,11 @@ struct DeviceMemoryResourceOptions {
 ///
 /// allocate() is cuMemAllocFromPoolAsync and deallocate() cuMemFreeAsync, on the given
 /// stream. Not copyable or movable: buffers point to it.
+///
+/// IPC (Linux): a pool created with `ipc_enabled` exports itself with
+/// get_allocation_handle(); another process imports it with from_allocation_handle()
+/// and then the buffers' descriptors (Buffer::ipc_descriptor) with
+/// Buffer::from_ipc_descriptor. IPCChannel carries both.
 class DeviceMemoryResource : public MemoryResource {
  public:
   /// Use `device`'s default memory pool, or a new pool as `options` ask.
@@ -73,12 +116,23 @@ class DeviceMemoryResource : public MemoryResource {
   explicit DeviceMemoryResource(int device_id) : DeviceMemoryResource(Device(device_id)) {}
   DeviceMemoryResource(const DeviceMemoryResource&) = delete;
   DeviceMemoryResource& operator=(const DeviceMemoryResource&) = delete;
-  /// Destroy the pool if this resource created it (never throws).
+  /// Destroy the pool if this resource created or imported it (never throws).
   ~DeviceMemoryResource() override;
 
+  /// Import a pool another process exported with get_allocation_handle().
+  ///
+  /// The resource is "mapped": it only imports buffers (Buffer::from_ipc_descriptor),
+  /// it cannot allocate. The file descriptor is closed once the pool is imported.
+  /// Throws std::invalid_argument for a closed `handle` (before any driver call).
+  static DeviceMemoryResource from_allocation_handle(Device device, IPCAllocationHandle&& handle);
+
   /// Allocate `size` bytes from the pool, ordered on `stream`.
+  ///
+  /// Throws std::logic_error on a closed or an imported (mapped) resource.
   Buffer allocate(std::size_t size, const Stream& stream) override;
   /// Return `ptr` to the pool, ordered on `stream` (cuMemFreeAsync).
+  ///
+  /// Still works after close(): the driver destroys a pool once its last buffer is freed.
   void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
   /// Return true.
   bool is_device_accessible() const override { return true; }
@@ -87,15 +141,63 @@ class DeviceMemoryResource : public MemoryResource {
   /// Return the device the pool belongs to.
   int device_id() const override { return device_id_; }
 
-  /// Return the pool handle.
-  CUmemoryPool handle() const noexcept { return pool_; }
-  /// Return whether this resource created (and owns) its pool.
+  /// Export the pool for another process (cuMemPoolExportToShareableHandle).
+  ///
+  /// Throws std::logic_error unless the resource was created with ipc_enabled.
+  IPCAllocationHandle get_allocation_handle() const;
+  /// Return the devices other than the owner that may access the pool's memory.
+  std::vector<Device> peer_accessible_by() const;
+  /// Let exactly `devices` (besides the owner, which is ignored in the list) access
+  /// the pool's memory, revoking access for the others (cuMemPoolSetAccess).
+  ///
+  /// Throws std::invalid_argument naming a device whose ordinal does not exist or
+  /// that the topology does not let access the owner (Device::can_access_peer).
+  void set_peer_accessible_by(std::span<const Device> devices);
+  /// Return the pool's attributes (usage and reuse policy).
+  MemoryPoolAttributes attributes() const;
+  /// Destroy the pool if owned, and stop allocating; idempotent, never throws.
+  ///
+  /// Buffers still allocated stay valid; the driver frees the pool after the last one.
+  void close() noexcept;
+
+  /// Return the pool handle. Throws std::logic_error on a closed resource.
+  CUmemoryPool handle() const;
+  /// Return whether this resource created or imported (and owns) its pool.
   bool is_own_pool() const noexcept { return owns_pool_; }
+  /// Return whether the pool can be shared with other processes.
+  bool is_ipc_enabled() const noexcept { return ipc_enabled_; }
+  /// Return whether the pool was imported from another process.
+  bool is_mapped() const noexcept { return mapped_; }
+  /// Return the id the pool's exported handles and buffer descriptors carry.
+  const IPCPoolId& pool_id() const noexcept { return pool_id_; }
+  /// Return whether the resource is still open (false after close()).
+  bool is_open() const noexcept { return pool_ != nullptr; }
 
  private:
+  struct ImportedTag {};
+  DeviceMemoryResource(ImportedTag /*tag*/, int device_id, CUmemoryPool pool,
+                       const IPCPoolId& pool_id) noexcept;
+  void require_open(const char* operation) const;
+
   CUmemoryPool pool_ = nullptr;
   int device_id_ = 0;
   bool owns_pool_ = false;
+  bool ipc_enabled_ = false;
+  bool mapped_ = false;
+  IPCPoolId pool_id_{};
+};
+
+/// Options of a PinnedMemoryResource (cuda.core's PinnedMemoryResourceOptions).
+///
+/// Any option set needs the host memory pool (CUDA 12.6+ drivers; else the
+/// constructor throws the driver's error rather than silently ignore the option).
+struct PinnedMemoryResourceOptions {
+  /// Allow exporting the pool to other processes (POSIX file descriptor).
+  bool ipc_enabled = false;
+  /// Put the memory on this host NUMA node (CU_MEM_LOCATION_TYPE_HOST_NUMA).
+  std::optional<int> numa_id = std::nullopt;
+  /// The most bytes the pool may reserve (0: no limit).
+  std::size_t max_size = 0;
 };
 
 /// Page-locked host memory, accessible from the host and every device.
@@ -108,6 +210,10 @@ class PinnedMemoryResource : public MemoryResource {
  public:
   /// Create the resource (and its pool, when the driver supports host pools).
   PinnedMemoryResource();
+  /// Create the resource with a host memory pool as `options` ask.
+  ///
+  /// Throws DriverError when the driver cannot create that pool.
+  explicit PinnedMemoryResource(const PinnedMemoryResourceOptions& options);
   PinnedMemoryResource(const PinnedMemoryResource&) = delete;
   PinnedMemoryResource& operator=(const PinnedMemoryResource&) = delete;
   /// Destroy the pool (never throws).
@@ -123,12 +229,28 @@ class PinnedMemoryResource : public MemoryResource {
   bool is_host_accessible() const override { return true; }
 
   /// Return whether allocations come from a host memory pool (else cuMemHostAlloc).
-  bool uses_pool() const noexcept { return pool_ != nullptr; }
+  bool uses_pool() const noexcept { return pooled_; }
   /// Return the host pool (nullptr when the fallback is used).
   CUmemoryPool handle() const noexcept { return pool_; }
+  /// Return the pool's attributes. Throws std::logic_error without a pool.
+  MemoryPoolAttributes attributes() const;
+  /// Return whether the pool can be shared with other processes.
+  bool is_ipc_enabled() const noexcept { return ipc_enabled_; }
+  /// Export the pool for another process (an `ipc_enabled` resource only).
+  IPCAllocationHandle get_allocation_handle() const;
+  /// Destroy the pool and stop allocating; idempotent, never throws.
+  void close() noexcept;
+  /// Return whether the resource is still open (false after close()).
+  bool is_open() const noexcept { return !closed_; }
 
  private:
+  void require_open(const char* operation) const;
+
   CUmemoryPool pool_ = nullptr;
+  bool pooled_ = false;  // allocations come from a pool (stays true after close)
+  bool ipc_enabled_ = false;
+  bool closed_ = false;
+  IPCPoolId pool_id_{};
 };
 
 /// Page-locked host memory from cuMemAllocHost / cuMemFreeHost.
@@ -149,12 +271,24 @@ class LegacyPinnedMemoryResource : public MemoryResource {
   bool is_host_accessible() const override { return true; }
 };
 
+/// Options of a ManagedMemoryResource (cuda.core's ManagedMemoryResourceOptions).
+struct ManagedMemoryResourceOptions {
+  /// Where the memory should preferably live: a device ordinal, or -1 for the host
+  /// (CU_MEM_ADVISE_SET_PREFERRED_LOCATION on each allocation). Unset: no advice.
+  std::optional<int> preferred_location = std::nullopt;
+};
+
 /// Unified (managed) memory from cuMemAllocManaged with CU_MEM_ATTACH_GLOBAL.
 ///
 /// Allocation is synchronous; deallocate() syncs the stream, then cuMemFree.
 class ManagedMemoryResource : public MemoryResource {
  public:
   ManagedMemoryResource() = default;
+  /// Create the resource; allocations follow `options`.
+  ///
+  /// Throws std::invalid_argument for a preferred location that is neither -1 nor a
+  /// device ordinal.
+  explicit ManagedMemoryResource(const ManagedMemoryResourceOptions& options);
 
   /// Allocate `size` bytes of managed memory (in the stream's context).
   Buffer allocate(std::size_t size, const Stream& stream) override;
@@ -164,6 +298,11 @@ class ManagedMemoryResource : public MemoryResource {
   bool is_device_accessible() const override { return true; }
   /// Return true.
   bool is_host_accessible() const override { return true; }
+  /// Return the preferred location given at construction (unset: none).
+  std::optional<int> preferred_location() const noexcept { return preferred_location_; }
+
+ private:
+  std::optional<int> preferred_location_;
 };
 
 }  // namespace cuwrap

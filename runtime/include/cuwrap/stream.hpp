@@ -50,6 +50,9 @@ class Stream {
   ///
   /// Throws std::invalid_argument when options.priority is outside the device's range.
   explicit Stream(const Device& device, const StreamOptions& options = {});
+  /// Make an empty stream (is_open() false), to be assigned later; using it throws
+  /// std::logic_error.
+  Stream() = default;
   Stream(Stream&& other) noexcept;
   Stream& operator=(Stream&& other) noexcept;
   Stream(const Stream&) = delete;
@@ -112,7 +115,6 @@ class Stream {
 
  private:
   friend class Buffer;
-  Stream() = default;
   /// Return a Stream on the same CUDA stream that keeps it alive (for Buffer, GraphBuilder).
   Stream share() const noexcept;
   [[noreturn]] void throw_closed(const char* operation) const;

@@ -1,0 +1,179 @@
+// VirtualMemoryResource: memory from the CUDA virtual memory management API
+// (cuMemCreate / cuMemAddressReserve / cuMemMap / cuMemSetAccess), whose buffers can
+// grow in place (cuda.core's _memory/_virtual_memory_resource).
+#pragma once
+
+#include <cuwrap/buffer.hpp>
+#include <cuwrap/device.hpp>
+#include <cuwrap/memory_resource.hpp>
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace cuwrap {
+
+/// What kind of physical memory cuMemCreate makes.
+enum class VirtualMemoryAllocationType {
+  Pinned,   ///< CU_MEM_ALLOCATION_TYPE_PINNED
+  Managed,  ///< CU_MEM_ALLOCATION_TYPE_MANAGED (CUDA 13 toolkits and drivers)
+};
+
+/// Where the physical memory lives.
+enum class VirtualMemoryLocationType {
+  Device,           ///< the resource's device
+  Host,             ///< host memory
+  HostNuma,         ///< host memory on NUMA node VirtualMemoryResourceOptions::numa_id
+  HostNumaCurrent,  ///< host memory on the calling thread's NUMA node
+};
+
+/// Which shareable handle the physical memory can be exported as.
+enum class VirtualMemoryHandleType {
+  None,     ///< not exportable
+  PosixFd,  ///< a POSIX file descriptor (Linux)
+  Fabric,   ///< a fabric handle (multi-node NVLink)
+};
+
+/// Which allocation granularity sizes are rounded to.
+enum class VirtualMemoryGranularity {
+  Minimum,      ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM
+  Recommended,  ///< CU_MEM_ALLOC_GRANULARITY_RECOMMENDED (faster)
+};
+
+/// Access a device gets to the mapped memory.
+enum class VirtualMemoryAccess {
+  None,       ///< no access granted
+  Read,       ///< read-only
+  ReadWrite,  ///< read and write
+};
+
+/// Options of a VirtualMemoryResource, as cuda.core's VirtualMemoryResourceOptions.
+struct VirtualMemoryResourceOptions {
+  /// The kind of physical memory.
+  VirtualMemoryAllocationType allocation_type = VirtualMemoryAllocationType::Pinned;
+  /// Where the physical memory lives.
+  VirtualMemoryLocationType location_type = VirtualMemoryLocationType::Device;
+  /// The handle type the memory can be exported as (cuda.core's default: POSIX fd).
+  VirtualMemoryHandleType handle_type = VirtualMemoryHandleType::PosixFd;
+  /// The granularity sizes and addresses are rounded to.
+  VirtualMemoryGranularity granularity = VirtualMemoryGranularity::Recommended;
+  /// Ask for memory usable with GPUDirect RDMA.
+  bool gpu_direct_rdma = false;
+  /// An address to try to reserve at (0: the driver chooses).
+  CUdeviceptr addr_hint = 0;
+  /// The alignment of reservations (0: the granularity).
+  std::size_t addr_align = 0;
+  /// Other devices (ordinals) granted `peer_access` besides the resource's device.
+  std::vector<int> peers{};
+  /// The access of the resource's device.
+  VirtualMemoryAccess self_access = VirtualMemoryAccess::ReadWrite;
+  /// The access of `peers`.
+  VirtualMemoryAccess peer_access = VirtualMemoryAccess::ReadWrite;
+  /// The host NUMA node, for VirtualMemoryLocationType::HostNuma.
+  int numa_id = 0;
+};
+
+/// Memory reserved, created and mapped with the virtual memory management API.
+///
+/// Each buffer is one address reservation mapped to physical allocations of a size
+/// rounded up to the granularity. modify_allocation() grows a buffer in place: new
+/// physical memory is mapped right after the old one (reserving the address range
+/// that follows), or, where that range is taken, the old physical memory is remapped
+/// at the start of a new, larger reservation; the contents are never copied.
+/// Allocation and free are synchronous (deallocate() syncs the stream first).
+/// Not copyable or movable: buffers point to it; it must outlive them.
+///
+/// Example:
+/// \code
+///   cuwrap::VirtualMemoryResource vmm(dev);
+///   cuwrap::Buffer buf = vmm.allocate(1 << 20, stream);
+///   vmm.modify_allocation(buf, 64 << 20);   // same contents, 64 MiB now
+/// \endcode
+class VirtualMemoryResource : public MemoryResource {
+ public:
+  /// Create the resource for `device`.
+  ///
+  /// Throws UnsupportedError when the device lacks virtual memory management (or
+  /// GPUDirect RDMA when asked for), or the toolkit lacks managed allocations;
+  /// std::invalid_argument for a peer that is not a device ordinal.
+  explicit VirtualMemoryResource(Device device, const VirtualMemoryResourceOptions& options = {});
+  VirtualMemoryResource(const VirtualMemoryResource&) = delete;
+  VirtualMemoryResource& operator=(const VirtualMemoryResource&) = delete;
+  /// Release every allocation still held (never throws).
+  ~VirtualMemoryResource() override;
+
+  /// Reserve, create and map `size` bytes (rounded up to the granularity).
+  Buffer allocate(std::size_t size, const Stream& stream) override;
+  /// Sync `stream`, then unmap, release and free what `ptr`'s allocation holds.
+  ///
+  /// Does nothing for an allocation close() already released.
+  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  /// Return whether the resource's device may access the memory.
+  bool is_device_accessible() const override;
+  /// Return whether the memory lives in host memory.
+  bool is_host_accessible() const override;
+  /// Return the resource's device.
+  int device_id() const override { return device_.device_id(); }
+
+  /// Grow `buffer` (allocated here) to `new_size` bytes, keeping its contents.
+  ///
+  /// The address stays the same when the range after the reservation is free, else
+  /// the buffer moves to a new address (still without copying). A `new_size` not
+  /// above the current size changes nothing. On failure the buffer is unchanged.
+  /// Throws std::invalid_argument for a buffer of another resource, std::logic_error
+  /// for a closed buffer or resource.
+  void modify_allocation(Buffer& buffer, std::size_t new_size);
+  /// Release every allocation still held, in order (unmap, release the physical
+  /// memory, free the address range); idempotent, never throws.
+  ///
+  /// Buffers still open then refer to freed addresses: close them first.
+  void close() noexcept;
+
+  /// Return the granularity sizes are rounded to.
+  std::size_t granularity() const noexcept { return granularity_; }
+  /// Return the options the resource was created with.
+  const VirtualMemoryResourceOptions& options() const noexcept { return options_; }
+  /// Return how many allocations the resource holds now.
+  std::size_t allocation_count() const;
+  /// Return whether the resource is still open (false after close()).
+  bool is_open() const noexcept { return open_; }
+
+ private:
+  /// One physical allocation mapped at `ptr`.
+  struct Chunk {
+    CUdeviceptr ptr = 0;
+    std::size_t size = 0;
+    CUmemGenericAllocationHandle handle = 0;
+  };
+  /// One reserved address range.
+  struct Range {
+    CUdeviceptr ptr = 0;
+    std::size_t size = 0;
+  };
+  /// What one buffer holds: its reservations and the physical memory mapped there.
+  struct Allocation {
+    std::vector<Range> ranges;
+    std::vector<Chunk> chunks;
+    std::size_t mapped = 0;  // bytes mapped from the start of the first range
+  };
+
+  void require_open(const char* operation) const;
+  CUmemAllocationProp allocation_prop() const;
+  std::vector<CUmemAccessDesc> access_descriptors() const;
+  Chunk map_new_chunk(CUdeviceptr at, std::size_t size) const;
+  void grow_in_place(Allocation& allocation, CUdeviceptr base, std::size_t extra);
+  CUdeviceptr grow_by_remapping(Allocation& allocation, std::size_t total, std::size_t extra);
+  static void release(const Allocation& allocation) noexcept;
+
+  Device device_;
+  VirtualMemoryResourceOptions options_;
+  std::size_t granularity_ = 0;
+  mutable std::mutex mutex_;  // guards allocations_
+  std::map<CUdeviceptr, Allocation> allocations_;
+  bool open_ = true;
+};
+
+}  // namespace cuwrap
