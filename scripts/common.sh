@@ -10,7 +10,7 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 # Debian packages cuwrap needs: the generator's libclang, template engine, JSON and CLI
 # libraries, and the test and benchmark frameworks.
 CUWRAP_PACKAGES=(cmake ninja-build g++ libclang-19-dev libctemplate-dev nlohmann-json3-dev
-                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev clang-tidy-14)
+                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev clang-tidy-14 libdlpack-dev)
 
 cuwrap_install_missing() {
   local missing=()

@@ -11,6 +11,12 @@
 #include <cuwrap/event.hpp>
 #include <cuwrap/memory_resource.hpp>
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/managed_memory.hpp>
+#include <cuwrap/copy.hpp>
+#include <cuwrap/array.hpp>
+#include <cuwrap/texture.hpp>
+#include <cuwrap/tensor_map.hpp>
+#include <cuwrap/dlpack.hpp>
 #include <cuwrap/program.hpp>
 #include <cuwrap/object_code.hpp>
 #include <cuwrap/kernel.hpp>
