@@ -91,10 +91,11 @@ struct ExportContext {
   Managed managed{};
 };
 
-template <class Managed>
-Managed* export_tensor(std::shared_ptr<const Buffer> buffer, DLDataType dtype,
-                       std::span<const std::int64_t> shape,
-                       std::span<const std::int64_t> strides) {
+// Check an export of `buffer`, then build the tensor; `take` hands over the buffer's
+// ownership only once nothing can fail any more (a refused export leaves it untouched).
+template <class Managed, class Take>
+Managed* export_tensor(const Buffer* buffer, DLDataType dtype, std::span<const std::int64_t> shape,
+                       std::span<const std::int64_t> strides, Take&& take) {
   constexpr const char* kWhere = "to_dlpack";
   if (buffer == nullptr || !buffer->is_open()) {
     throw std::invalid_argument("to_dlpack: the buffer is null or closed");
@@ -121,7 +122,7 @@ Managed* export_tensor(std::shared_ptr<const Buffer> buffer, DLDataType dtype,
   t.shape = context->shape.data();
   t.strides = context->strides.data();
   t.byte_offset = 0;
-  context->buffer = std::move(buffer);
+  context->buffer = take();
   context->managed.manager_ctx = context.get();
   context->managed.deleter = [](Managed* self) {
     delete static_cast<ExportContext<Managed>*>(self->manager_ctx);  // NOLINT(cppcoreguidelines-owning-memory)
@@ -200,12 +201,16 @@ DLDevice dlpack_device(const Buffer& buffer) {
 DLManagedTensor* to_dlpack(std::shared_ptr<const Buffer> buffer, DLDataType dtype,
                            std::span<const std::int64_t> shape,
                            std::span<const std::int64_t> strides) {
-  return export_tensor<DLManagedTensor>(std::move(buffer), dtype, shape, strides);
+  const Buffer* view = buffer.get();
+  return export_tensor<DLManagedTensor>(view, dtype, shape, strides,
+                                        [&] { return std::move(buffer); });
 }
 
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
                            std::span<const std::int64_t> strides) {
-  return to_dlpack(std::make_shared<const Buffer>(std::move(buffer)), dtype, shape, strides);
+  return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, [&] {
+    return std::make_shared<const Buffer>(std::move(buffer));
+  });
 }
 
 #if defined(DLPACK_MAJOR_VERSION)
@@ -213,8 +218,9 @@ DLManagedTensorVersioned* to_dlpack_versioned(std::shared_ptr<const Buffer> buff
                                               DLDataType dtype,
                                               std::span<const std::int64_t> shape,
                                               std::span<const std::int64_t> strides) {
-  DLManagedTensorVersioned* tensor =
-      export_tensor<DLManagedTensorVersioned>(std::move(buffer), dtype, shape, strides);
+  const Buffer* view = buffer.get();
+  DLManagedTensorVersioned* tensor = export_tensor<DLManagedTensorVersioned>(
+      view, dtype, shape, strides, [&] { return std::move(buffer); });
   tensor->version.major = DLPACK_MAJOR_VERSION;
   tensor->version.minor = DLPACK_MINOR_VERSION;
   tensor->flags = 0;
