@@ -13,6 +13,12 @@
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/ipc.hpp>
 #include <cuwrap/virtual_memory_resource.hpp>
+#include <cuwrap/managed_memory.hpp>
+#include <cuwrap/copy.hpp>
+#include <cuwrap/array.hpp>
+#include <cuwrap/texture.hpp>
+#include <cuwrap/tensor_map.hpp>
+#include <cuwrap/dlpack.hpp>
 #include <cuwrap/program.hpp>
 #include <cuwrap/object_code.hpp>
 #include <cuwrap/kernel.hpp>

@@ -1,0 +1,135 @@
+// CUDA arrays: opaque, texture-friendly memory (1-D, 2-D, 3-D, layered, mipmapped), and
+// copies between them and Buffers.
+//
+// ArrayRef is the non-owning view (a mipmap level, an array from elsewhere); Array owns
+// its CUarray and derives from ArrayRef, so a function that only reads or copies takes
+// an ArrayRef. MipmappedArray owns a CUmipmappedArray and hands out its levels as
+// ArrayRefs. Every array is made with cuArray3DCreate / cuMipmappedArrayCreate: one
+// path for every shape (cuArrayCreate describes only the 1-D and 2-D subset).
+#pragma once
+
+#include <cuwrap/buffer.hpp>
+#include <cuwrap/device.hpp>
+#include <cuwrap/stream.hpp>
+
+#include <cuda.h>
+
+#include <cstddef>
+
+namespace cuwrap {
+
+/// The shape and element format of a CUDA array.
+///
+/// height == 0 makes a 1-D array, depth == 0 a 2-D one; with `layered`, depth is the
+/// number of layers (each a 1-D or 2-D array).
+struct ArrayOptions {
+  std::size_t width = 0;    ///< elements per row (at least 1)
+  std::size_t height = 0;   ///< rows; 0 for a 1-D array
+  std::size_t depth = 0;    ///< slices (or layers); 0 for a 1-D or 2-D array
+  CUarray_format format = CU_AD_FORMAT_FLOAT;  ///< channel format
+  unsigned num_channels = 1;                   ///< channels per element: 1, 2 or 4
+  bool layered = false;             ///< CUDA_ARRAY3D_LAYERED: depth counts layers
+  bool surface_load_store = false;  ///< CUDA_ARRAY3D_SURFACE_LDST: usable by a SurfaceObject
+  bool texture_gather = false;      ///< CUDA_ARRAY3D_TEXTURE_GATHER (2-D only)
+};
+
+/// A non-owning view of a CUDA array: its handle, shape and copies to and from buffers.
+class ArrayRef {
+ public:
+  /// View `handle`, asking the driver for its shape (cuArray3DGetDescriptor).
+  static ArrayRef from_handle(CUarray handle);
+
+  /// Copy all elements from `src` (rows `src_pitch` bytes apart; 0: packed rows).
+  ///
+  /// `src` holds height() rows per slice and depth() slices (or layers). Throws
+  /// std::invalid_argument, before any driver call, when `src` is too small or the
+  /// pitch is smaller than a row. cuMemcpy2DAsync for 1-D and 2-D arrays,
+  /// cuMemcpy3DAsync for 3-D and layered ones.
+  void copy_from(const Buffer& src, const Stream& stream, std::size_t src_pitch = 0) const;
+  /// Copy all elements into `dst` (rows `dst_pitch` bytes apart; 0: packed rows).
+  void copy_to(Buffer& dst, const Stream& stream, std::size_t dst_pitch = 0) const;
+
+  /// Return the CUDA array handle.
+  CUarray handle() const noexcept { return handle_; }
+  /// Return the driver's description of the array (extents, format, channels, flags).
+  const CUDA_ARRAY3D_DESCRIPTOR& descriptor() const noexcept { return descriptor_; }
+  /// Return the bytes of one element (channel size times channels).
+  std::size_t element_size() const;
+  /// Return the bytes of one packed row (width times element_size()).
+  std::size_t row_bytes() const { return descriptor_.Width * element_size(); }
+  /// Return the bytes of all elements, packed.
+  std::size_t size_bytes() const;
+
+ protected:
+  ArrayRef() = default;
+  ArrayRef(CUarray handle, const CUDA_ARRAY3D_DESCRIPTOR& descriptor) noexcept
+      : handle_(handle), descriptor_(descriptor) {}
+
+  CUarray handle_ = nullptr;
+  CUDA_ARRAY3D_DESCRIPTOR descriptor_{};
+};
+
+/// A CUDA array owned by this object (cuArray3DCreate / cuArrayDestroy); move-only.
+///
+/// Example:
+/// \code
+///   cuwrap::Array image(dev, {.width = 64, .height = 32, .format = CU_AD_FORMAT_FLOAT});
+///   image.copy_from(pixels, stream);   // a Buffer of 64 * 32 floats
+/// \endcode
+class Array : public ArrayRef {
+ public:
+  /// Create an array of `options`' shape on `device` (in its primary context).
+  ///
+  /// Throws std::invalid_argument for a zero width, a channel count other than 1, 2
+  /// or 4, a format cuwrap cannot size, or a layered array without layers.
+  Array(const Device& device, const ArrayOptions& options);
+  Array(Array&& other) noexcept;
+  Array& operator=(Array&& other) noexcept;
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+  /// Destroy the array (never throws).
+  ~Array();
+
+  /// Destroy the array now; idempotent.
+  void close() noexcept;
+};
+
+/// A mipmapped CUDA array (cuMipmappedArrayCreate / cuMipmappedArrayDestroy); move-only.
+class MipmappedArray {
+ public:
+  /// Create `levels` mipmap levels whose level 0 has `options`' shape.
+  MipmappedArray(const Device& device, const ArrayOptions& options, unsigned levels);
+  MipmappedArray(MipmappedArray&& other) noexcept;
+  MipmappedArray& operator=(MipmappedArray&& other) noexcept;
+  MipmappedArray(const MipmappedArray&) = delete;
+  MipmappedArray& operator=(const MipmappedArray&) = delete;
+  /// Destroy the array (never throws).
+  ~MipmappedArray();
+
+  /// Return level `level` as a view (cuMipmappedArrayGetLevel); valid while this lives.
+  ///
+  /// Throws std::invalid_argument for a level >= levels().
+  ArrayRef level(unsigned level) const;
+  /// Return the number of levels.
+  unsigned levels() const noexcept { return levels_; }
+  /// Return the handle.
+  CUmipmappedArray handle() const noexcept { return handle_; }
+  /// Destroy the array now; idempotent.
+  void close() noexcept;
+
+ private:
+  CUmipmappedArray handle_ = nullptr;
+  CUcontext context_ = nullptr;
+  unsigned levels_ = 0;
+};
+
+namespace detail {
+
+/// Return the bytes of one channel of `format`; throws std::invalid_argument for
+/// formats without a fixed channel size (block-compressed, planar video).
+std::size_t channel_bytes(CUarray_format format);
+/// Return `options` as the driver's descriptor, after checking it.
+CUDA_ARRAY3D_DESCRIPTOR to_array_descriptor(const ArrayOptions& options);
+
+}  // namespace detail
+}  // namespace cuwrap

@@ -1,0 +1,126 @@
+// DLPack interop: export a Buffer as a DLManagedTensor and import one (the C++
+// counterpart of cuda.core's __dlpack__ / from_dlpack, and the exchange point with
+// PyTorch, CuPy and JAX).
+//
+// Compiled only where CMake found dlpack.h (Debian: libdlpack-dev; or
+// -DCUWRAP_DLPACK_INCLUDE_DIR=<dir holding dlpack/dlpack.h>), which defines
+// CUWRAP_HAS_DLPACK=1 for cuwrap and its users. Without it this header declares nothing.
+// dlpack.h 0.6 has DLManagedTensor; a dlpack.h of 1.0 or newer (DLPACK_MAJOR_VERSION)
+// adds DLManagedTensorVersioned, which the *_versioned functions then handle.
+#pragma once
+
+#if defined(CUWRAP_HAS_DLPACK) && CUWRAP_HAS_DLPACK
+
+#include <cuwrap/buffer.hpp>
+
+#include <dlpack/dlpack.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace cuwrap {
+
+/// Return where `buffer`'s memory lives as DLPack names it (cuda.core's __dlpack_device__).
+///
+/// Device memory is {kDLCUDA, device}; pinned host memory {kDLCUDAHost, 0}; managed
+/// memory {kDLCUDAManaged, 0}; other host memory {kDLCPU, 0}. Buffers from cuwrap's
+/// resources are classified by their resource, without a driver call; foreign ones
+/// (from_handle without a resource) by asking the driver.
+DLDevice dlpack_device(const Buffer& buffer);
+
+/// Export `buffer` as a DLManagedTensor of `dtype` and `shape` (and `strides`, in
+/// elements; empty: compact row-major).
+///
+/// The tensor shares ownership of the buffer: the memory stays valid until the
+/// consumer calls the tensor's deleter (exactly once), which releases that share and
+/// frees the tensor. Throws std::invalid_argument, before any allocation is handed
+/// out, when the dtype has lanes != 1 or a size that is not whole bytes, a dimension or
+/// stride is negative, strides and shape differ in length, or the tensor does not fit
+/// in the buffer.
+///
+/// Example:
+/// \code
+///   const std::int64_t shape[] = {rows, cols};
+///   DLManagedTensor* t = cuwrap::to_dlpack(std::move(buf), {kDLFloat, 32, 1}, shape);
+///   // hand `t` to a framework; it calls t->deleter(t) when done
+/// \endcode
+DLManagedTensor* to_dlpack(std::shared_ptr<const Buffer> buffer, DLDataType dtype,
+                           std::span<const std::int64_t> shape,
+                           std::span<const std::int64_t> strides = {});
+/// Export `buffer`, which the tensor then owns (closed when the deleter runs).
+DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
+                           std::span<const std::int64_t> strides = {});
+
+#if defined(DLPACK_MAJOR_VERSION)
+/// Export `buffer` as a DLManagedTensorVersioned (dlpack.h 1.0 and newer); see to_dlpack.
+DLManagedTensorVersioned* to_dlpack_versioned(std::shared_ptr<const Buffer> buffer,
+                                              DLDataType dtype,
+                                              std::span<const std::int64_t> shape,
+                                              std::span<const std::int64_t> strides = {});
+#endif
+
+/// An imported DLPack tensor: owns the DLManagedTensor and runs its deleter once.
+///
+/// buffer() views the memory as a non-owning Buffer (valid while this object lives);
+/// take_buffer() hands the tensor's ownership to an owning Buffer whose close() runs
+/// the deleter, as cuda.core's owning import does. Move-only.
+class DLPackTensor {
+ public:
+  /// Import `tensor` for use on device `device_id`, taking ownership of it.
+  ///
+  /// Accepted: kDLCUDA memory of that device, pinned (kDLCUDAHost) and managed
+  /// (kDLCUDAManaged) memory. Throws std::invalid_argument, before any driver call,
+  /// for a null tensor, memory on another device or not reachable by the GPU (kDLCPU,
+  /// other device types), a dtype with lanes != 1 or a size that is not whole bytes,
+  /// or a negative dimension or stride. On every error the tensor's deleter has run,
+  /// so nothing leaks.
+  static DLPackTensor from_dlpack(DLManagedTensor* tensor, int device_id);
+#if defined(DLPACK_MAJOR_VERSION)
+  /// Import a versioned tensor (dlpack.h 1.0 and newer); also refuses a major version
+  /// other than DLPACK_MAJOR_VERSION.
+  static DLPackTensor from_dlpack(DLManagedTensorVersioned* tensor, int device_id);
+#endif
+  DLPackTensor(DLPackTensor&& other) noexcept;
+  DLPackTensor& operator=(DLPackTensor&& other) noexcept;
+  DLPackTensor(const DLPackTensor&) = delete;
+  DLPackTensor& operator=(const DLPackTensor&) = delete;
+  /// Run the tensor's deleter (if it has one and it has not been handed on).
+  ~DLPackTensor();
+
+  /// Return a non-owning Buffer over the tensor's bytes (data + byte_offset).
+  Buffer buffer() const;
+  /// Move ownership into an owning Buffer: its close() runs the deleter. Leaves this empty.
+  Buffer take_buffer();
+  /// Return the DLTensor (shape, strides, dtype, device as the producer gave them).
+  const DLTensor& tensor() const;
+  /// Return the shape.
+  std::span<const std::int64_t> shape() const;
+  /// Return the strides in elements (compact row-major ones when the producer gave none).
+  std::span<const std::int64_t> strides() const;
+  /// Return the address of the first element (data + byte_offset).
+  CUdeviceptr data() const;
+  /// Return the bytes from data() to the end of the last element.
+  std::size_t size_bytes() const;
+  /// Return whether the elements are compact and row-major.
+  bool is_contiguous() const;
+  /// Return whether the producer marked the tensor read-only (versioned tensors only).
+  bool read_only() const noexcept { return read_only_; }
+
+ private:
+  DLPackTensor() = default;
+  void release() noexcept;
+
+  void* managed_ = nullptr;               // the DLManagedTensor[Versioned]
+  void (*deleter_)(void*) = nullptr;      // calls its deleter
+  const DLTensor* tensor_ = nullptr;
+  std::vector<std::int64_t> compact_strides_;  // when the producer gave none
+  std::size_t size_bytes_ = 0;
+  bool read_only_ = false;
+};
+
+}  // namespace cuwrap
+
+#endif  // CUWRAP_HAS_DLPACK

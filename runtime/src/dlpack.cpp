@@ -1,0 +1,389 @@
+// DLPack export and import. See cuwrap/dlpack.hpp.
+#include <cuwrap/dlpack.hpp>
+
+#if defined(CUWRAP_HAS_DLPACK) && CUWRAP_HAS_DLPACK
+
+#include <cuwrap/detail/context.hpp>
+#include <cuwrap/driver.hpp>
+#include <cuwrap/error.hpp>
+#include <cuwrap/memory_resource.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+namespace {
+
+constexpr std::uint8_t kBoolCode = 6;  // kDLBool, in dlpack.h 0.8 and newer
+
+std::string device_name(const DLDevice& device) {
+  switch (device.device_type) {
+    case kDLCPU:
+      return "kDLCPU";
+    case kDLCUDA:
+      return "kDLCUDA:" + std::to_string(device.device_id);
+    case kDLCUDAHost:
+      return "kDLCUDAHost";
+    case kDLCUDAManaged:
+      return "kDLCUDAManaged";
+    default:
+      return "device type " + std::to_string(static_cast<int>(device.device_type));
+  }
+}
+
+// Bytes per element; throws for what a Buffer of bytes cannot describe.
+std::size_t element_bytes(const char* where, const DLDataType& dtype) {
+  const bool known = dtype.code == kDLInt || dtype.code == kDLUInt || dtype.code == kDLFloat ||
+                     dtype.code == kDLBfloat || dtype.code == kDLComplex || dtype.code == kBoolCode;
+  if (!known) {
+    throw std::invalid_argument(std::string(where) + ": dtype code " + std::to_string(dtype.code) +
+                                " is not an integer, floating-point, complex or bool type");
+  }
+  if (dtype.lanes != 1) {
+    throw std::invalid_argument(std::string(where) + ": dtype lanes " +
+                                std::to_string(dtype.lanes) + " (vector types) are not supported");
+  }
+  if (dtype.bits == 0 || dtype.bits % 8 != 0) {
+    throw std::invalid_argument(std::string(where) + ": dtype bits " + std::to_string(dtype.bits) +
+                                " is not a whole number of bytes");
+  }
+  return dtype.bits / 8U;
+}
+
+// Bytes from the first element to the end of the last one; throws for negative extents.
+std::size_t extent_bytes(const char* where, std::span<const std::int64_t> shape,
+                         std::span<const std::int64_t> strides, std::size_t element) {
+  std::size_t last = 0;  // offset of the last element, in elements
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      throw std::invalid_argument(std::string(where) + ": shape[" + std::to_string(i) + "] = " +
+                                  std::to_string(shape[i]) + " is negative");
+    }
+    if (strides[i] < 0) {
+      throw std::invalid_argument(std::string(where) + ": strides[" + std::to_string(i) + "] = " +
+                                  std::to_string(strides[i]) +
+                                  " is negative; cuwrap takes only non-negative strides");
+    }
+    if (shape[i] == 0) {
+      return 0;
+    }
+    last += static_cast<std::size_t>(shape[i] - 1) * static_cast<std::size_t>(strides[i]);
+  }
+  return (last + 1) * element;
+}
+
+std::vector<std::int64_t> compact_strides(std::span<const std::int64_t> shape) {
+  std::vector<std::int64_t> strides(shape.size(), 1);
+  for (std::size_t i = shape.size(); i > 1; --i) {
+    strides[i - 2] = strides[i - 1] * (shape[i - 1] > 0 ? shape[i - 1] : 1);
+  }
+  return strides;
+}
+
+// What an exported tensor owns: the buffer share and the shape and strides it points to.
+template <class Managed>
+struct ExportContext {
+  std::shared_ptr<const Buffer> buffer;
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;
+  Managed managed{};
+};
+
+// Check an export of `buffer`, then build the tensor; `take` hands over the buffer's
+// ownership only once nothing can fail any more (a refused export leaves it untouched).
+template <class Managed, class Take>
+Managed* export_tensor(const Buffer* buffer, DLDataType dtype, std::span<const std::int64_t> shape,
+                       std::span<const std::int64_t> strides, Take&& take) {
+  constexpr const char* kWhere = "to_dlpack";
+  if (buffer == nullptr || !buffer->is_open()) {
+    throw std::invalid_argument("to_dlpack: the buffer is null or closed");
+  }
+  if (!strides.empty() && strides.size() != shape.size()) {
+    throw std::invalid_argument("to_dlpack: " + std::to_string(strides.size()) + " strides for " +
+                                std::to_string(shape.size()) + " dimensions");
+  }
+  const std::size_t element = element_bytes(kWhere, dtype);
+  auto context = std::make_unique<ExportContext<Managed>>();
+  context->shape.assign(shape.begin(), shape.end());
+  context->strides = strides.empty() ? compact_strides(shape)
+                                     : std::vector<std::int64_t>(strides.begin(), strides.end());
+  const std::size_t needed = extent_bytes(kWhere, context->shape, context->strides, element);
+  if (needed > buffer->size()) {
+    throw std::invalid_argument("to_dlpack: the tensor spans " + std::to_string(needed) +
+                                " bytes but the buffer has " + std::to_string(buffer->size()));
+  }
+  DLTensor& t = context->managed.dl_tensor;
+  t.data = reinterpret_cast<void*>(buffer->handle());
+  t.device = dlpack_device(*buffer);
+  t.ndim = static_cast<int>(shape.size());
+  t.dtype = dtype;
+  t.shape = context->shape.data();
+  t.strides = context->strides.data();
+  t.byte_offset = 0;
+  context->buffer = take();
+  context->managed.manager_ctx = context.get();
+  context->managed.deleter = [](Managed* self) {
+    delete static_cast<ExportContext<Managed>*>(self->manager_ctx);  // NOLINT(cppcoreguidelines-owning-memory)
+  };
+  return &context.release()->managed;
+}
+
+// The memory resource behind DLPackTensor::take_buffer(): one per imported tensor; its
+// deallocate runs the tensor's deleter and then deletes the resource itself.
+class DLPackOwner : public MemoryResource {
+ public:
+  DLPackOwner(void* managed, void (*deleter)(void*), DLDevice device)
+      : managed_(managed), deleter_(deleter), device_(device) {}
+  Buffer allocate(std::size_t /*size*/, const Stream& /*stream*/) override {
+    throw std::logic_error("the memory resource of an imported DLPack tensor cannot allocate");
+  }
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const Stream& /*stream*/) override {
+    deleter_(managed_);
+    delete this;  // NOLINT(cppcoreguidelines-owning-memory): one resource per tensor
+  }
+  bool is_device_accessible() const override { return device_.device_type != kDLCPU; }
+  bool is_host_accessible() const override { return device_.device_type != kDLCUDA; }
+  int device_id() const override {
+    return device_.device_type == kDLCUDA ? device_.device_id : -1;
+  }
+  DLDevice device() const { return device_; }
+
+ private:
+  void* managed_;
+  void (*deleter_)(void*);
+  DLDevice device_;
+};
+
+void check_import_device(const DLDevice& device, int device_id) {
+  const bool ok = (device.device_type == kDLCUDA && device.device_id == device_id) ||
+                  device.device_type == kDLCUDAHost || device.device_type == kDLCUDAManaged;
+  if (!ok) {
+    throw std::invalid_argument("DLPackTensor::from_dlpack: the tensor is on " +
+                                device_name(device) + ", which device " +
+                                std::to_string(device_id) +
+                                " cannot use; cuwrap takes kDLCUDA memory of that device, "
+                                "kDLCUDAHost or kDLCUDAManaged");
+  }
+}
+
+}  // namespace
+
+DLDevice dlpack_device(const Buffer& buffer) {
+  const MemoryResource* mr = buffer.memory_resource();
+  if (const auto* owner = dynamic_cast<const DLPackOwner*>(mr)) {
+    return owner->device();
+  }
+  if (dynamic_cast<const ManagedMemoryResource*>(mr) != nullptr) {
+    return {kDLCUDAManaged, 0};
+  }
+  const bool device = buffer.is_device_accessible();
+  const bool host = buffer.is_host_accessible();
+  if (device && host) {
+    if (mr == nullptr) {  // foreign memory: only the driver knows managed from pinned
+      int managed = 0;
+      detail::check(driver::raw::cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                                       buffer.handle()),
+                    "cuPointerGetAttribute");
+      if (managed != 0) {
+        return {kDLCUDAManaged, 0};
+      }
+    }
+    return {kDLCUDAHost, 0};
+  }
+  if (device) {
+    return {kDLCUDA, buffer.device_id()};
+  }
+  return {kDLCPU, 0};
+}
+
+DLManagedTensor* to_dlpack(std::shared_ptr<const Buffer> buffer, DLDataType dtype,
+                           std::span<const std::int64_t> shape,
+                           std::span<const std::int64_t> strides) {
+  const Buffer* view = buffer.get();
+  return export_tensor<DLManagedTensor>(view, dtype, shape, strides,
+                                        [&] { return std::move(buffer); });
+}
+
+DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
+                           std::span<const std::int64_t> strides) {
+  return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, [&] {
+    return std::make_shared<const Buffer>(std::move(buffer));
+  });
+}
+
+#if defined(DLPACK_MAJOR_VERSION)
+DLManagedTensorVersioned* to_dlpack_versioned(std::shared_ptr<const Buffer> buffer,
+                                              DLDataType dtype,
+                                              std::span<const std::int64_t> shape,
+                                              std::span<const std::int64_t> strides) {
+  const Buffer* view = buffer.get();
+  DLManagedTensorVersioned* tensor = export_tensor<DLManagedTensorVersioned>(
+      view, dtype, shape, strides, [&] { return std::move(buffer); });
+  tensor->version.major = DLPACK_MAJOR_VERSION;
+  tensor->version.minor = DLPACK_MINOR_VERSION;
+  tensor->flags = 0;
+  return tensor;
+}
+#endif
+
+// ---- DLPackTensor ----
+
+DLPackTensor DLPackTensor::from_dlpack(DLManagedTensor* tensor, int device_id) {
+  if (tensor == nullptr) {
+    throw std::invalid_argument("DLPackTensor::from_dlpack: the tensor is null");
+  }
+  DLPackTensor imported;
+  imported.managed_ = tensor;
+  imported.deleter_ = [](void* p) {
+    auto* t = static_cast<DLManagedTensor*>(p);
+    if (t->deleter != nullptr) {
+      t->deleter(t);
+    }
+  };
+  imported.tensor_ = &tensor->dl_tensor;
+  // From here on `imported` owns the tensor: an exception runs the deleter.
+  check_import_device(tensor->dl_tensor.device, device_id);
+  const DLTensor& t = tensor->dl_tensor;
+  if (t.ndim < 0) {
+    throw std::invalid_argument("DLPackTensor::from_dlpack: ndim " + std::to_string(t.ndim) +
+                                " is negative");
+  }
+  const std::size_t element = element_bytes("DLPackTensor::from_dlpack", t.dtype);
+  const std::span<const std::int64_t> shape(t.shape, static_cast<std::size_t>(t.ndim));
+  if (t.strides == nullptr) {
+    imported.compact_strides_ = compact_strides(shape);
+  }
+  imported.size_bytes_ = extent_bytes("DLPackTensor::from_dlpack", shape, imported.strides(),
+                                      element);
+  return imported;
+}
+
+#if defined(DLPACK_MAJOR_VERSION)
+DLPackTensor DLPackTensor::from_dlpack(DLManagedTensorVersioned* tensor, int device_id) {
+  if (tensor == nullptr) {
+    throw std::invalid_argument("DLPackTensor::from_dlpack: the tensor is null");
+  }
+  DLPackTensor imported;
+  imported.managed_ = tensor;
+  imported.deleter_ = [](void* p) {
+    auto* t = static_cast<DLManagedTensorVersioned*>(p);
+    if (t->deleter != nullptr) {
+      t->deleter(t);
+    }
+  };
+  if (tensor->version.major != DLPACK_MAJOR_VERSION) {
+    throw std::invalid_argument("DLPackTensor::from_dlpack: DLPack major version " +
+                                std::to_string(tensor->version.major) + " is not " +
+                                std::to_string(DLPACK_MAJOR_VERSION));
+  }
+  imported.tensor_ = &tensor->dl_tensor;
+  imported.read_only_ = (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  check_import_device(tensor->dl_tensor.device, device_id);
+  const DLTensor& t = tensor->dl_tensor;
+  if (t.ndim < 0) {
+    throw std::invalid_argument("DLPackTensor::from_dlpack: ndim " + std::to_string(t.ndim) +
+                                " is negative");
+  }
+  const std::size_t element = element_bytes("DLPackTensor::from_dlpack", t.dtype);
+  const std::span<const std::int64_t> shape(t.shape, static_cast<std::size_t>(t.ndim));
+  if (t.strides == nullptr) {
+    imported.compact_strides_ = compact_strides(shape);
+  }
+  imported.size_bytes_ = extent_bytes("DLPackTensor::from_dlpack", shape, imported.strides(),
+                                      element);
+  return imported;
+}
+#endif
+
+DLPackTensor::DLPackTensor(DLPackTensor&& other) noexcept
+    : managed_(std::exchange(other.managed_, nullptr)),
+      deleter_(std::exchange(other.deleter_, nullptr)),
+      tensor_(std::exchange(other.tensor_, nullptr)),
+      compact_strides_(std::move(other.compact_strides_)),
+      size_bytes_(std::exchange(other.size_bytes_, 0)),
+      read_only_(std::exchange(other.read_only_, false)) {}
+
+DLPackTensor& DLPackTensor::operator=(DLPackTensor&& other) noexcept {
+  if (this != &other) {
+    release();
+    managed_ = std::exchange(other.managed_, nullptr);
+    deleter_ = std::exchange(other.deleter_, nullptr);
+    tensor_ = std::exchange(other.tensor_, nullptr);
+    compact_strides_ = std::move(other.compact_strides_);
+    size_bytes_ = std::exchange(other.size_bytes_, 0);
+    read_only_ = std::exchange(other.read_only_, false);
+  }
+  return *this;
+}
+
+DLPackTensor::~DLPackTensor() { release(); }
+
+void DLPackTensor::release() noexcept {
+  if (managed_ != nullptr && deleter_ != nullptr) {
+    deleter_(managed_);
+  }
+  managed_ = nullptr;
+  deleter_ = nullptr;
+  tensor_ = nullptr;
+}
+
+const DLTensor& DLPackTensor::tensor() const {
+  if (tensor_ == nullptr) {
+    throw std::logic_error("DLPackTensor: the tensor was handed on (take_buffer) or moved from");
+  }
+  return *tensor_;
+}
+
+Buffer DLPackTensor::buffer() const { return Buffer::from_handle(data(), size_bytes_); }
+
+Buffer DLPackTensor::take_buffer() {
+  const CUdeviceptr ptr = data();
+  auto owner = std::make_unique<DLPackOwner>(managed_, deleter_, tensor_->device);
+  Buffer buffer = Buffer::from_handle(ptr, size_bytes_, owner.get());
+  owner.release();  // NOLINT(bugprone-unused-return-value): the buffer's close() deletes it
+  managed_ = nullptr;
+  deleter_ = nullptr;
+  tensor_ = nullptr;
+  return buffer;
+}
+
+std::span<const std::int64_t> DLPackTensor::shape() const {
+  const DLTensor& t = tensor();
+  return {t.shape, static_cast<std::size_t>(t.ndim)};
+}
+
+std::span<const std::int64_t> DLPackTensor::strides() const {
+  const DLTensor& t = tensor();
+  if (t.strides == nullptr) {
+    return compact_strides_;
+  }
+  return {t.strides, static_cast<std::size_t>(t.ndim)};
+}
+
+CUdeviceptr DLPackTensor::data() const {
+  const DLTensor& t = tensor();
+  return reinterpret_cast<CUdeviceptr>(t.data) + t.byte_offset;
+}
+
+std::size_t DLPackTensor::size_bytes() const {
+  static_cast<void>(tensor());
+  return size_bytes_;
+}
+
+bool DLPackTensor::is_contiguous() const {
+  const std::span<const std::int64_t> dims = shape();
+  const std::vector<std::int64_t> compact = compact_strides(dims);
+  const std::span<const std::int64_t> actual = strides();
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] > 1 && actual[i] != compact[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace cuwrap
+
+#endif  // CUWRAP_HAS_DLPACK

@@ -1,0 +1,356 @@
+// Managed memory advice, prefetch, discard and range queries. See cuwrap/managed_memory.hpp.
+#include <cuwrap/detail/context.hpp>
+#include <cuwrap/driver.hpp>
+#include <cuwrap/error.hpp>
+#include <cuwrap/managed_memory.hpp>
+#include <cuwrap/version.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cuwrap {
+namespace {
+
+// The batched managed-memory entry points (and discards at all) arrived with CUDA 13.
+constexpr int kBatchVersion = 13000;
+constexpr const char* kDiscardFeature = "managed-memory discard (cuMemDiscardBatchAsync)";
+constexpr const char* kDiscardPrefetchFeature =
+    "managed-memory discard and prefetch (cuMemDiscardAndPrefetchBatchAsync)";
+
+// Call a pointer-based driver function that needs some context: when none is current,
+// device 0's primary context is made current and the call repeated (as Buffer does).
+template <class Call>
+void check_with_context(const char* function, Call&& call) {
+  detail::ensure_driver_initialized();
+  CUresult status = call();
+  if (status == CUDA_ERROR_INVALID_CONTEXT) {
+    detail::ensure_current_context(0);
+    status = call();
+  }
+  detail::check(status, function);
+}
+
+void advise_range(CUdeviceptr ptr, std::size_t size, CUmem_advise advice,
+                  const Location& location) {
+  const CUmemLocation where = detail::to_cu_location(location);
+#if CUDA_VERSION >= 13000
+  check_with_context("cuMemAdvise",
+                     [&] { return driver::raw::cuMemAdvise(ptr, size, advice, where); });
+#else
+  check_with_context("cuMemAdvise_v2",
+                     [&] { return driver::raw::cuMemAdvise_v2(ptr, size, advice, where); });
+#endif
+}
+
+void prefetch_range(CUdeviceptr ptr, std::size_t size, const Location& location,
+                    const Stream& stream) {
+  const CUmemLocation where = detail::to_cu_location(location);
+  const CUstream handle = stream.handle();
+#if CUDA_VERSION >= 13000
+  detail::check_on_stream(stream, "cuMemPrefetchAsync", [&] {
+    return driver::raw::cuMemPrefetchAsync(ptr, size, where, 0, handle);
+  });
+#else
+  detail::check_on_stream(stream, "cuMemPrefetchAsync_v2", [&] {
+    return driver::raw::cuMemPrefetchAsync_v2(ptr, size, where, 0, handle);
+  });
+#endif
+}
+
+int range_int(CUdeviceptr ptr, std::size_t size, CUmem_range_attribute attribute) {
+  int value = 0;
+  check_with_context("cuMemRangeGetAttribute", [&] {
+    return driver::raw::cuMemRangeGetAttribute(&value, sizeof value, attribute, ptr, size);
+  });
+  return value;
+}
+
+// A batch as the cuMem*BatchAsync entry points take it: pointers, sizes, and runs of
+// locations (prefetchLocIdxs[i] is the first operation that prefetchLocs[i] applies to).
+struct Batch {
+  std::vector<CUdeviceptr> ptrs;
+  std::vector<std::size_t> sizes;
+  std::vector<CUmemLocation> locations;
+  std::vector<std::size_t> location_starts;
+};
+
+std::string batch_name(const char* function) { return std::string("managed_memory::") + function; }
+
+Batch make_batch(const char* function, std::span<const Buffer* const> buffers,
+                 std::span<const Location> locations, bool with_locations) {
+  if (with_locations && locations.size() != 1 && locations.size() != buffers.size()) {
+    throw std::invalid_argument(batch_name(function) + ": " + std::to_string(locations.size()) +
+                                " locations for " + std::to_string(buffers.size()) +
+                                " buffers; pass one location for all or one per buffer");
+  }
+  Batch batch;
+  batch.ptrs.reserve(buffers.size());
+  batch.sizes.reserve(buffers.size());
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i] == nullptr) {
+      throw std::invalid_argument(batch_name(function) + ": buffers[" + std::to_string(i) +
+                                  "] is null");
+    }
+    batch.ptrs.push_back(buffers[i]->handle());
+    batch.sizes.push_back(buffers[i]->size());
+  }
+  if (with_locations) {
+    for (std::size_t i = 0; i < locations.size(); ++i) {
+      batch.locations.push_back(detail::to_cu_location(locations[i]));
+      batch.location_starts.push_back(i);
+    }
+  }
+  return batch;
+}
+
+void require_batch(const char* feature) {
+#if CUDA_VERSION >= 13000
+  detail::require_driver(kBatchVersion, feature);
+#else
+  detail::throw_toolkit_too_old(kBatchVersion, feature);
+#endif
+}
+
+void discard_batch_raw(const Stream& stream, Batch& batch) {
+  require_batch(kDiscardFeature);
+  if (batch.ptrs.empty()) {
+    return;
+  }
+#if CUDA_VERSION >= 13000
+  const CUstream handle = stream.handle();
+  detail::check_on_stream(stream, "cuMemDiscardBatchAsync", [&] {
+    return driver::raw::cuMemDiscardBatchAsync(batch.ptrs.data(), batch.sizes.data(),
+                                               batch.ptrs.size(), 0, handle);
+  });
+#else
+  static_cast<void>(stream);
+#endif
+}
+
+void discard_prefetch_batch_raw(const Stream& stream, Batch& batch) {
+  require_batch(kDiscardPrefetchFeature);
+  if (batch.ptrs.empty()) {
+    return;
+  }
+#if CUDA_VERSION >= 13000
+  const CUstream handle = stream.handle();
+  detail::check_on_stream(stream, "cuMemDiscardAndPrefetchBatchAsync", [&] {
+    return driver::raw::cuMemDiscardAndPrefetchBatchAsync(
+        batch.ptrs.data(), batch.sizes.data(), batch.ptrs.size(), batch.locations.data(),
+        batch.location_starts.data(), batch.locations.size(), 0, handle);
+  });
+#else
+  static_cast<void>(stream);
+#endif
+}
+
+Batch single(CUdeviceptr ptr, std::size_t size, const Location* location) {
+  Batch batch{{ptr}, {size}, {}, {}};
+  if (location != nullptr) {
+    batch.locations.push_back(detail::to_cu_location(*location));
+    batch.location_starts.push_back(0);
+  }
+  return batch;
+}
+
+}  // namespace
+
+// ---- ManagedBufferRef ----
+
+ManagedBufferRef::ManagedBufferRef(const Buffer& buffer)
+    : ptr_(buffer.handle()), size_(buffer.size()) {
+  if (size_ == 0) {
+    return;  // nothing to advise; the driver has no range to check
+  }
+  int managed = 0;
+  check_with_context("cuPointerGetAttribute", [&] {
+    return driver::raw::cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr_);
+  });
+  if (managed == 0) {
+    throw std::invalid_argument(
+        "ManagedBufferRef: the buffer does not hold managed memory; allocate it from a "
+        "ManagedMemoryResource");
+  }
+}
+
+ManagedBufferRef ManagedBufferRef::from_handle(CUdeviceptr ptr, std::size_t size) {
+  return ManagedBufferRef(ptr, size);
+}
+
+bool ManagedBufferRef::read_mostly() const {
+  return range_int(ptr_, size_, CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY) != 0;
+}
+
+void ManagedBufferRef::set_read_mostly(bool value) {
+  advise_range(ptr_, size_, value ? CU_MEM_ADVISE_SET_READ_MOSTLY : CU_MEM_ADVISE_UNSET_READ_MOSTLY,
+               Host{});
+}
+
+std::optional<Location> ManagedBufferRef::preferred_location() const {
+  const int type = range_int(ptr_, size_, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE);
+  const int id = range_int(ptr_, size_, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID);
+  return detail::from_cu_location(static_cast<CUmemLocationType>(type), id);
+}
+
+void ManagedBufferRef::set_preferred_location(const std::optional<Location>& location) {
+  if (location) {
+    advise_range(ptr_, size_, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, *location);
+  } else {
+    advise_range(ptr_, size_, CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, Host{});
+  }
+}
+
+std::vector<Device> ManagedBufferRef::accessed_by() const {
+  // One slot per device; unused slots come back as CU_DEVICE_INVALID (-2), the host as
+  // CU_DEVICE_CPU (-1), which this device list leaves out.
+  std::vector<int> slots(static_cast<std::size_t>(detail::device_count()) + 1, -2);
+  check_with_context("cuMemRangeGetAttribute", [&] {
+    return driver::raw::cuMemRangeGetAttribute(slots.data(), slots.size() * sizeof(int),
+                                               CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY, ptr_, size_);
+  });
+  std::vector<Device> devices;
+  for (const int slot : slots) {
+    if (slot >= 0) {
+      devices.emplace_back(detail::ordinal_of(slot));
+    }
+  }
+  return devices;
+}
+
+void ManagedBufferRef::add_accessed_by(const Location& location) {
+  advise_range(ptr_, size_, CU_MEM_ADVISE_SET_ACCESSED_BY, location);
+}
+
+void ManagedBufferRef::discard_accessed_by(const Location& location) {
+  advise_range(ptr_, size_, CU_MEM_ADVISE_UNSET_ACCESSED_BY, location);
+}
+
+std::optional<Location> ManagedBufferRef::last_prefetch_location() const {
+  const int type = range_int(ptr_, size_, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE);
+  const int id = range_int(ptr_, size_, CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID);
+  return detail::from_cu_location(static_cast<CUmemLocationType>(type), id);
+}
+
+void ManagedBufferRef::prefetch(const Location& location, const Stream& stream) const {
+  prefetch_range(ptr_, size_, location, stream);
+}
+
+void ManagedBufferRef::discard(const Stream& stream) const {
+  Batch batch = single(ptr_, size_, nullptr);
+  discard_batch_raw(stream, batch);
+}
+
+void ManagedBufferRef::discard_prefetch(const Location& location, const Stream& stream) const {
+  Batch batch = single(ptr_, size_, &location);
+  discard_prefetch_batch_raw(stream, batch);
+}
+
+// ---- free functions ----
+
+namespace managed_memory {
+
+void advise(const Buffer& buffer, CUmem_advise advice, const Location& location) {
+  advise_range(buffer.handle(), buffer.size(), advice, location);
+}
+
+void prefetch(const Buffer& buffer, const Location& location, const Stream& stream) {
+  prefetch_range(buffer.handle(), buffer.size(), location, stream);
+}
+
+void discard(const Buffer& buffer, const Stream& stream) {
+  ManagedBufferRef::from_handle(buffer.handle(), buffer.size()).discard(stream);
+}
+
+void discard_prefetch(const Buffer& buffer, const Location& location, const Stream& stream) {
+  ManagedBufferRef::from_handle(buffer.handle(), buffer.size()).discard_prefetch(location, stream);
+}
+
+bool has_native_prefetch_batch() {
+#if CUDA_VERSION >= 13000
+  return driver_version() >= kBatchVersion;
+#else
+  return false;
+#endif
+}
+
+void prefetch_batch(const Stream& stream, std::span<const Buffer* const> buffers,
+                    std::span<const Location> locations) {
+  Batch batch = make_batch("prefetch_batch", buffers, locations, true);
+  if (batch.ptrs.empty()) {
+    return;
+  }
+#if CUDA_VERSION >= 13000
+  if (has_native_prefetch_batch()) {
+    const CUstream handle = stream.handle();
+    detail::check_on_stream(stream, "cuMemPrefetchBatchAsync", [&] {
+      return driver::raw::cuMemPrefetchBatchAsync(
+          batch.ptrs.data(), batch.sizes.data(), batch.ptrs.size(), batch.locations.data(),
+          batch.location_starts.data(), batch.locations.size(), 0, handle);
+    });
+    return;
+  }
+#endif
+  for (std::size_t i = 0; i < batch.ptrs.size(); ++i) {
+    prefetch_range(batch.ptrs[i], batch.sizes[i], locations[locations.size() == 1 ? 0 : i],
+                   stream);
+  }
+}
+
+void discard_batch(const Stream& stream, std::span<const Buffer* const> buffers) {
+  Batch batch = make_batch("discard_batch", buffers, {}, false);
+  discard_batch_raw(stream, batch);
+}
+
+void discard_prefetch_batch(const Stream& stream, std::span<const Buffer* const> buffers,
+                            std::span<const Location> locations) {
+  Batch batch = make_batch("discard_prefetch_batch", buffers, locations, true);
+  discard_prefetch_batch_raw(stream, batch);
+}
+
+}  // namespace managed_memory
+
+// ---- locations ----
+
+namespace detail {
+
+CUmemLocation to_cu_location(const Location& location) {
+  CUmemLocation out{};
+  if (const Device* device = std::get_if<Device>(&location)) {
+    out.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    out.id = device->handle();
+    return out;
+  }
+  const Host& host = std::get<Host>(location);
+  if (host.current_numa) {
+    out.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+  } else if (host.numa_id) {
+    if (*host.numa_id < 0) {
+      throw std::invalid_argument("Host::numa_id " + std::to_string(*host.numa_id) +
+                                  " is negative");
+    }
+    out.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    out.id = *host.numa_id;
+  } else {
+    out.type = CU_MEM_LOCATION_TYPE_HOST;
+  }
+  return out;
+}
+
+std::optional<Location> from_cu_location(CUmemLocationType type, int id) {
+  switch (type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+      return Location(Device(ordinal_of(id)));
+    case CU_MEM_LOCATION_TYPE_HOST:
+      return Location(Host{});
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      return Location(Host::numa(id));
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return Location(Host::numa_current());
+    default:
+      return std::nullopt;  // CU_MEM_LOCATION_TYPE_INVALID: unset, or not uniform
+  }
+}
+
+}  // namespace detail
+}  // namespace cuwrap

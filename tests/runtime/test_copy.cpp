@@ -1,0 +1,196 @@
+// copy_batch and the pitched 2-D / 3-D copies: bad input refused before the driver (no
+// GPU needed), and on a GPU many copies of different sizes, sub-range copies in reversed
+// order, and strided blocks, all checked byte by byte against the host.
+#include <cuwrap/cuwrap.hpp>
+
+#include <gtest/gtest.h>
+
+#include "bytes.hpp"
+#include "checks.hpp"
+#include "device_fixture.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using cuwrap::Buffer;
+using cuwrap::CopyOp;
+using cuwrap::testing::contains;
+using cuwrap::testing::random_bytes;
+
+template <class Fn>
+std::string invalid_argument_message(Fn&& fn) {
+  try {
+    fn();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Non-owning buffers over addresses that are never dereferenced: the checks run first.
+TEST(CopyBatchChecks, MismatchedSizesNameTheIndexAndBothSizes) {
+  const Buffer s0 = Buffer::from_handle(0x1000, 16);
+  const Buffer s1 = Buffer::from_handle(0x2000, 32);
+  Buffer d0 = Buffer::from_handle(0x3000, 16);
+  Buffer d1 = Buffer::from_handle(0x4000, 24);
+  const std::vector<const Buffer*> srcs{&s0, &s1};
+  const std::vector<Buffer*> dsts{&d0, &d1};
+  const std::string message = invalid_argument_message(
+      [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, dsts); });
+  EXPECT_TRUE(contains(message, "srcs[1] has 32 bytes but dsts[1] has 24")) << message;
+}
+
+TEST(CopyBatchChecks, CountsNullAndClosedBuffers) {
+  const Buffer s0 = Buffer::from_handle(0x1000, 16);
+  Buffer d0 = Buffer::from_handle(0x3000, 16);
+  const std::vector<const Buffer*> one_src{&s0};
+  const std::vector<Buffer*> no_dst;
+  EXPECT_TRUE(contains(invalid_argument_message([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, one_src, no_dst);
+                       }),
+                       "1 sources but 0 destinations"));
+  const std::vector<Buffer*> null_dst{nullptr};
+  EXPECT_TRUE(contains(invalid_argument_message([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, one_src, null_dst);
+                       }),
+                       "dsts[0] is null"));
+  Buffer moved_to = std::move(d0);  // leaves d0 closed
+  const std::vector<Buffer*> closed_dst{&d0};
+  EXPECT_TRUE(contains(invalid_argument_message([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, one_src, closed_dst);
+                       }),
+                       "dsts[0] is a closed Buffer"));
+}
+
+TEST(CopyBatchChecks, TheLegacyDefaultStreamIsRefused) {
+  const CopyOp op{0x1000, 0x2000, 16};
+  EXPECT_TRUE(contains(invalid_argument_message([&] {
+                         cuwrap::copy_batch(cuwrap::kLegacyDefaultStream, std::span(&op, 1));
+                       }),
+                       "legacy default stream"));
+}
+
+TEST(CopyChecks, PitchSmallerThanTheWidth) {
+  EXPECT_TRUE(contains(invalid_argument_message([] {
+                         cuwrap::copy_2d(cuwrap::kPerThreadDefaultStream, {0x1000, 8},
+                                         {0x2000, 64}, 16, 4);
+                       }),
+                       "copy_2d: the destination pitch 8 is smaller than the copied width of 16"));
+  EXPECT_TRUE(contains(invalid_argument_message([] {
+                         cuwrap::copy_3d(cuwrap::kPerThreadDefaultStream, {0x1000, 64}, 2,
+                                         {0x2000, 64}, 4, 16, 4, 1);
+                       }),
+                       "does not fit"));
+}
+
+// ---- GPU ---------------------------------------------------------------------------
+
+class CopyGpu : public cuwrap::testing::DeviceStreamTest {};
+
+TEST_F(CopyGpu, NativeBatchMatchesTheToolkitAndDriverVersions) {
+  const int bindings = cuwrap::bindings_version();
+  const int needed = bindings >= 13000 ? 13000 : 12080;
+  EXPECT_EQ(cuwrap::has_native_copy_batch(),
+            bindings >= 12080 && cuwrap::driver_version() >= needed);
+}
+
+TEST_F(CopyGpu, ManyBuffersOfDifferentSizes) {
+  constexpr std::size_t kCount = 64;
+  std::vector<Buffer> src;
+  std::vector<Buffer> dst;
+  std::vector<std::vector<std::byte>> data;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    const std::size_t size = 1 + (i * 37) % 300;
+    data.push_back(random_bytes(size, static_cast<unsigned>(i)));
+    src.push_back(device().allocate(size, stream()));
+    dst.push_back(device().allocate(size, stream()));
+    src.back().copy_from(std::span<const std::byte>(data.back()), stream());
+    dst.back().fill(std::uint8_t{0}, stream());
+  }
+  std::vector<const Buffer*> srcs;
+  std::vector<Buffer*> dsts;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    srcs.push_back(&src[i]);
+    dsts.push_back(&dst[i]);
+  }
+  cuwrap::copy_batch(stream(), srcs, dsts);
+  for (std::size_t i = 0; i < kCount; ++i) {
+    EXPECT_EQ(cuwrap::testing::read_back(dst[i], stream()), data[i]) << "copy " << i;
+  }
+}
+
+TEST_F(CopyGpu, SubRangesInReversedOrderWithPinnedDestination) {
+  constexpr std::size_t kChunk = 16;
+  constexpr std::size_t kChunks = 1000;
+  const auto data = random_bytes(kChunk * kChunks, 7);
+  Buffer src = device().allocate(data.size(), stream());
+  src.copy_from(std::span<const std::byte>(data), stream());
+  cuwrap::LegacyPinnedMemoryResource pinned;
+  Buffer dst = pinned.allocate(data.size(), stream());
+  std::vector<CopyOp> ops;
+  for (std::size_t i = 0; i < kChunks; ++i) {
+    ops.push_back({dst.handle() + i * kChunk, src.handle() + (kChunks - 1 - i) * kChunk, kChunk});
+  }
+  cuwrap::copy_batch(stream(), ops);
+  stream().sync();
+  const std::span<std::byte> back = dst.host_span();
+  for (std::size_t i = 0; i < kChunks; ++i) {
+    for (std::size_t b = 0; b < kChunk; ++b) {
+      ASSERT_EQ(back[i * kChunk + b], data[(kChunks - 1 - i) * kChunk + b])
+          << "chunk " << i << " byte " << b;
+    }
+  }
+}
+
+TEST_F(CopyGpu, TwoDimensionalBlockBetweenPitchedBuffers) {
+  constexpr std::size_t kSrcPitch = 96;
+  constexpr std::size_t kDstPitch = 64;
+  constexpr std::size_t kRows = 10;
+  constexpr std::size_t kWidth = 40;
+  const auto data = random_bytes(kSrcPitch * kRows, 3);
+  Buffer src = device().allocate(data.size(), stream());
+  Buffer dst = device().allocate(kDstPitch * kRows, stream());
+  src.copy_from(std::span<const std::byte>(data), stream());
+  dst.fill(std::uint8_t{0}, stream());
+  // Rows 2..9 of the source from byte 8 on, to the top-left of the destination.
+  cuwrap::copy_2d(stream(), {dst.handle(), kDstPitch}, {src.handle() + 2 * kSrcPitch + 8, kSrcPitch},
+                  kWidth, kRows - 2);
+  const auto back = cuwrap::testing::read_back(dst, stream());
+  for (std::size_t r = 0; r < kRows; ++r) {
+    for (std::size_t c = 0; c < kDstPitch; ++c) {
+      const std::byte expected = r < kRows - 2 && c < kWidth ? data[(r + 2) * kSrcPitch + 8 + c]
+                                                             : std::byte{0};
+      ASSERT_EQ(back[r * kDstPitch + c], expected) << "row " << r << " column " << c;
+    }
+  }
+}
+
+TEST_F(CopyGpu, ThreeDimensionalBoxBetweenPitchedBuffers) {
+  constexpr std::size_t kPitch = 32;
+  constexpr std::size_t kRows = 4;    // rows per slice in both buffers
+  constexpr std::size_t kSlices = 3;
+  const auto data = random_bytes(kPitch * kRows * kSlices, 11);
+  Buffer src = device().allocate(data.size(), stream());
+  Buffer dst = device().allocate(data.size(), stream());
+  src.copy_from(std::span<const std::byte>(data), stream());
+  dst.fill(std::uint8_t{0}, stream());
+  cuwrap::copy_3d(stream(), {dst.handle(), kPitch}, kRows, {src.handle(), kPitch}, kRows, 20, 3,
+                  kSlices);
+  const auto back = cuwrap::testing::read_back(dst, stream());
+  for (std::size_t z = 0; z < kSlices; ++z) {
+    for (std::size_t y = 0; y < kRows; ++y) {
+      for (std::size_t x = 0; x < kPitch; ++x) {
+        const std::size_t i = (z * kRows + y) * kPitch + x;
+        ASSERT_EQ(back[i], y < 3 && x < 20 ? data[i] : std::byte{0}) << z << "," << y << "," << x;
+      }
+    }
+  }
+}
+
+}  // namespace
