@@ -17,3 +17,6 @@
 #include <cuwrap/launch.hpp>
 #include <cuwrap/linker.hpp>
 #include <cuwrap/graph.hpp>
+#include <cuwrap/peer.hpp>
+#include <cuwrap/green_context.hpp>
+#include <cuwrap/context.hpp>
