@@ -104,6 +104,19 @@ void check_cluster_support(CUstream stream) {
   }
 }
 
+// Drivers before CUDA 13 launch a CUfunction only while its context is current: when a
+// launch fails for that reason, make the stream's context current and launch again.
+template <class Launch>
+CUresult launch_in_context(CUcontext context, Launch&& launch) {
+  CUresult status = launch();
+  if ((status == CUDA_ERROR_INVALID_CONTEXT || status == CUDA_ERROR_INVALID_HANDLE) &&
+      context != nullptr && current_context() != context) [[unlikely]] {
+    const ScopedContext scope(context);
+    status = launch();
+  }
+  return status;
+}
+
 }  // namespace
 
 void check_arguments(const Kernel& kernel, std::size_t count, const std::size_t* sizes,
@@ -207,9 +220,13 @@ void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kerne
                                                  : reinterpret_cast<CUfunction>(kernel.handle());
   if (!config.cluster && !config.cooperative_launch && !config.programmatic_stream_serialization &&
       !config.priority) [[likely]] {
-    check(driver::raw::cuLaunchKernel(
-              function, config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
-              config.block.z, static_cast<unsigned>(config.shmem_size), stream, args, nullptr),
+    check(launch_in_context(context,
+                            [&] {
+                              return driver::raw::cuLaunchKernel(
+                                  function, config.grid.x, config.grid.y, config.grid.z,
+                                  config.block.x, config.block.y, config.block.z,
+                                  static_cast<unsigned>(config.shmem_size), stream, args, nullptr);
+                            }),
           "cuLaunchKernel");
     return;
   }
@@ -219,7 +236,9 @@ void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kerne
   CUlaunchConfig cu_config;
   CUlaunchAttribute attributes[kMaxLaunchAttributes];
   to_cu_launch_config(config, stream, cu_config, attributes);
-  check(driver::raw::cuLaunchKernelEx(&cu_config, function, args, nullptr), "cuLaunchKernelEx");
+  check(launch_in_context(
+            context, [&] { return driver::raw::cuLaunchKernelEx(&cu_config, function, args, nullptr); }),
+        "cuLaunchKernelEx");
 }
 
 }  // namespace cuwrap::detail

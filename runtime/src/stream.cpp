@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace cuwrap {
 namespace detail {
@@ -19,6 +20,7 @@ struct StreamState {
   CUcontext context = nullptr;
   int device_id = -1;
   bool owning = false;
+  std::shared_ptr<const void> keep_alive;  // released after the stream is destroyed
 
   StreamState() = default;
   StreamState(const StreamState&) = delete;
@@ -32,6 +34,21 @@ struct StreamState {
 
 void make_stream_context_current(const Stream& stream) {
   driver::cuCtxSetCurrent(stream.context());
+}
+
+Stream adopt_stream(CUstream handle, CUcontext context, int device_id,
+                    std::shared_ptr<const void> keep_alive) {
+  auto state = std::make_shared<StreamState>();
+  state->handle = handle;
+  state->context = context;
+  state->device_id = device_id;
+  state->owning = true;
+  state->keep_alive = std::move(keep_alive);
+  Stream stream;
+  stream.handle_ = reinterpret_cast<std::uintptr_t>(handle);
+  stream.state_ = std::move(state);
+  stream.open_ = true;
+  return stream;
 }
 
 }  // namespace detail

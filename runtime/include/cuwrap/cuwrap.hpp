@@ -28,3 +28,6 @@
 #include <cuwrap/linker.hpp>
 #include <cuwrap/graph.hpp>
 #include <cuwrap/graph_memory_resource.hpp>
+#include <cuwrap/peer.hpp>
+#include <cuwrap/green_context.hpp>
+#include <cuwrap/context.hpp>

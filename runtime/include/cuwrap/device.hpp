@@ -15,9 +15,12 @@
 namespace cuwrap {
 
 class Buffer;
+class Context;
 class DeviceProperties;
+class DeviceResources;
 class GraphBuilder;
 class MemoryResource;
+struct ContextOptions;
 
 /// A compute capability, e.g. {9, 0} for sm_90.
 struct ComputeCapability {
@@ -81,6 +84,35 @@ class Device {
   GraphBuilder create_graph_builder() const;
   /// Return whether this device can access memory of `peer` directly (true for itself).
   bool can_access_peer(const Device& peer) const;
+  /// Let this device's primary context access memory of `peer` (cuCtxEnablePeerAccess).
+  ///
+  /// Idempotent: access already enabled, and access to itself, are not errors. Access is
+  /// one-way; call peer.enable_peer_access(*this) for the other direction. Throws
+  /// std::invalid_argument naming both devices when the topology does not allow it
+  /// (can_access_peer() is false). Defined in peer.cpp.
+  void enable_peer_access(const Device& peer) const;
+  /// Withdraw this device's access to memory of `peer` (cuCtxDisablePeerAccess).
+  ///
+  /// Idempotent: access not enabled, and access to itself, are not errors.
+  void disable_peer_access(const Device& peer) const;
+  /// Return whether this device's primary context may access memory of `peer` now.
+  ///
+  /// True for itself; otherwise whether access was enabled (through enable_peer_access,
+  /// or found already enabled by it) and not disabled since, as cuwrap saw it. Access
+  /// enabled directly through cuCtxEnablePeerAccess is seen once enable_peer_access
+  /// finds it enabled.
+  bool peer_access_enabled(const Device& peer) const;
+  /// Return the SM (and future) resources of this device, for green contexts.
+  ///
+  /// Needs CUDA 12.4 (toolkit and driver); throws UnsupportedError otherwise. Defined in
+  /// green_context.cpp.
+  DeviceResources resources() const;
+  /// Create a green context over `options.resources` (groups of SMResource::split).
+  ///
+  /// Needs CUDA 12.4 (toolkit and driver). Throws std::invalid_argument for no
+  /// resources, a resource of another device or one from a dry-run split; DriverError
+  /// from cuDevResourceGenerateDesc / cuGreenCtxCreate. Defined in green_context.cpp.
+  Context create_context(const ContextOptions& options) const;
 
   /// Return the device ordinal.
   int device_id() const noexcept { return ordinal_; }

@@ -14,6 +14,7 @@ namespace cuwrap {
 
 class Device;
 class GraphBuilder;
+class Stream;
 
 /// Options of a new stream, as cuda.core's StreamOptions.
 struct StreamOptions {
@@ -30,6 +31,11 @@ struct StreamState;
 struct DefaultStreamTag {};
 inline constexpr std::uintptr_t kLegacyStreamBits = 0x1;     // CU_STREAM_LEGACY
 inline constexpr std::uintptr_t kPerThreadStreamBits = 0x2;  // CU_STREAM_PER_THREAD
+/// Return a Stream that owns `handle` (made by the caller in `context` of device
+/// `device_id`) and keeps `keep_alive` (may be null; a green context) until the CUDA
+/// stream is destroyed. For streams made outside Stream's constructor (green contexts).
+Stream adopt_stream(CUstream handle, CUcontext context, int device_id,
+                    std::shared_ptr<const void> keep_alive);
 }  // namespace detail
 
 /// A CUDA stream; an RAII, move-only owner unless made by from_handle.
@@ -115,6 +121,7 @@ class Stream {
 
  private:
   friend class Buffer;
+  friend Stream detail::adopt_stream(CUstream, CUcontext, int, std::shared_ptr<const void>);
   /// Return a Stream on the same CUDA stream that keeps it alive (for Buffer, GraphBuilder).
   Stream share() const noexcept;
   [[noreturn]] void throw_closed(const char* operation) const;

@@ -1,0 +1,284 @@
+// Green contexts: DeviceResources, SMResource, Context, and the Device members that make
+// them. See cuwrap/green_context.hpp and cuwrap/context.hpp.
+#include <cuwrap/context.hpp>
+#include <cuwrap/detail/context.hpp>
+#include <cuwrap/device.hpp>
+#include <cuwrap/driver.hpp>
+#include <cuwrap/error.hpp>
+#include <cuwrap/green_context.hpp>
+#include <cuwrap/version.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+namespace detail {
+
+// One CUDA green context, shared by its Context, its streams and DeviceResources.
+struct GreenContextState {
+  CUgreenCtx green = nullptr;
+  CUcontext context = nullptr;  // cuCtxFromGreenCtx(green)
+  int device_id = -1;
+
+  GreenContextState() = default;
+  GreenContextState(const GreenContextState&) = delete;
+  GreenContextState& operator=(const GreenContextState&) = delete;
+  ~GreenContextState() {
+    if (green != nullptr) {
+      report_release_failure(driver::raw::cuGreenCtxDestroy(green), "cuGreenCtxDestroy",
+                             "Context");
+    }
+  }
+};
+
+}  // namespace detail
+
+namespace {
+
+constexpr int kGreenContextVersion = 12040;        // cuGreenCtxCreate, cuDevSmResourceSplitByCount
+constexpr int kGreenStreamVersion = 12050;         // cuGreenCtxStreamCreate
+constexpr int kIgnoreCoschedulingVersion = 12060;  // CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
+constexpr int kStructuredSplitVersion = 13010;     // cuDevSmResourceSplit
+
+// The split granularity the driver documents per architecture, for headers and drivers
+// that do not report it in CUdevSmResource: {minimum group size, alignment}.
+std::pair<unsigned, unsigned> documented_granularity(int device_id) {
+  const int major = Device(device_id).compute_capability().major;
+  if (major >= 9) {
+    return {8, 8};
+  }
+  if (major == 8) {
+    return {4, 2};
+  }
+  if (major == 7) {
+    return {2, 2};
+  }
+  return {1, 1};
+}
+
+// {minimum group size, alignment} of `resource`, as reported by the driver where the
+// headers and the driver have the fields (CUDA 13), else `fallback`.
+std::pair<unsigned, unsigned> granularity_of(const CUdevResource& resource,
+                                             std::pair<unsigned, unsigned> fallback) {
+#if CUDA_VERSION >= 13000
+  const unsigned min_size = resource.sm.minSmPartitionSize;
+  const unsigned alignment = resource.sm.smCoscheduledAlignment;
+  return {min_size != 0 ? min_size : fallback.first, alignment != 0 ? alignment : fallback.second};
+#else
+  static_cast<void>(resource);
+  return fallback;
+#endif
+}
+
+std::string join(const std::vector<unsigned>& values) {
+  std::string text;
+  for (const unsigned v : values) {
+    text += (text.empty() ? "" : ", ") + std::to_string(v);
+  }
+  return "{" + text + "}";
+}
+
+// What the CUDA 12.4 split (cuDevSmResourceSplitByCount) cannot express: different
+// counts per group and the co-scheduling fields. Returns the common count.
+unsigned common_count(const SMResourceOptions& options) {
+  if (!options.coscheduled_sm_count.empty()) {
+    detail::throw_toolkit_too_old(kStructuredSplitVersion,
+                                  "SMResourceOptions::coscheduled_sm_count (cuDevSmResourceSplit)");
+  }
+  if (!options.preferred_coscheduled_sm_count.empty()) {
+    detail::throw_toolkit_too_old(
+        kStructuredSplitVersion,
+        "SMResourceOptions::preferred_coscheduled_sm_count (cuDevSmResourceSplit)");
+  }
+  if (options.count.empty()) {
+    return 0;
+  }
+  const unsigned first = options.count.front();
+  if (std::any_of(options.count.begin(), options.count.end(),
+                  [first](unsigned c) { return c != first; })) {
+    detail::throw_toolkit_too_old(
+        kStructuredSplitVersion,
+        ("SMResourceOptions::count with a different count per group " + join(options.count) +
+         " (cuDevSmResourceSplit)")
+            .c_str());
+  }
+  return first;
+}
+
+unsigned split_flags(const SMResourceOptions& options) {
+  if (!options.backfill) {
+    return 0;
+  }
+#if CUDA_VERSION >= 12060
+  detail::require_driver(kIgnoreCoschedulingVersion,
+                         "SMResourceOptions::backfill (CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING)");
+  return CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING;
+#else
+  detail::throw_toolkit_too_old(kIgnoreCoschedulingVersion,
+                                "SMResourceOptions::backfill (CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING)");
+#endif
+}
+
+}  // namespace
+
+// ---- SMResource --------------------------------------------------------------------
+
+SMResource::SMResource(const CUdevResource& resource, int device_id, unsigned min_partition_size,
+                       unsigned coscheduled_alignment, bool usable) noexcept
+    : resource_(resource),
+      device_id_(device_id),
+      min_partition_size_(min_partition_size),
+      coscheduled_alignment_(coscheduled_alignment),
+      usable_(usable) {}
+
+SMResourceSplit SMResource::split(const SMResourceOptions& options, bool dry_run) const {
+  if (!usable_) {
+    throw std::invalid_argument(
+        "SMResource::split: this resource comes from a dry-run split and describes sizes "
+        "only; split the resource it came from without dry_run");
+  }
+  const unsigned count = common_count(options);
+  const unsigned flags = split_flags(options);
+  detail::require_driver(kGreenContextVersion, "green contexts (cuDevSmResourceSplitByCount)");
+  const unsigned wanted = options.count.empty() ? 1U : static_cast<unsigned>(options.count.size());
+  std::vector<CUdevResource> result(wanted);
+  CUdevResource remaining{};
+  unsigned made = wanted;
+  detail::check(driver::raw::cuDevSmResourceSplitByCount(result.data(), &made, &resource_,
+                                                         &remaining, flags, count),
+                "cuDevSmResourceSplitByCount");
+  if (made == 0) {
+    throw std::invalid_argument("SMResource::split: the driver made no group of at least " +
+                                std::to_string(count) + " SMs from this resource's " +
+                                std::to_string(sm_count()) + " SMs");
+  }
+  const std::pair<unsigned, unsigned> inherited{min_partition_size_, coscheduled_alignment_};
+  SMResourceSplit split;
+  split.groups.reserve(made);
+  for (unsigned i = 0; i < made && i < wanted; ++i) {
+    const auto [min_size, alignment] = granularity_of(result[i], inherited);
+    split.groups.push_back(SMResource(result[i], device_id_, min_size, alignment, !dry_run));
+  }
+  if (remaining.type == CU_DEV_RESOURCE_TYPE_SM && remaining.sm.smCount > 0) {
+    const auto [min_size, alignment] = granularity_of(remaining, inherited);
+    split.remainder.push_back(SMResource(remaining, device_id_, min_size, alignment, !dry_run));
+  }
+  return split;
+}
+
+// ---- DeviceResources ---------------------------------------------------------------
+
+SMResource DeviceResources::sm() const {
+  const CUdevResource resource =
+      green_ != nullptr ? driver::cuGreenCtxGetDevResource(green_->green, CU_DEV_RESOURCE_TYPE_SM)
+                        : driver::cuDeviceGetDevResource(Device(device_id_).handle(),
+                                                         CU_DEV_RESOURCE_TYPE_SM);
+  const auto [min_size, alignment] =
+      granularity_of(resource, documented_granularity(device_id_));
+  return SMResource(resource, device_id_, min_size, alignment, true);
+}
+
+DeviceResources Device::resources() const {
+  detail::require_driver(kGreenContextVersion, "green contexts (device resources)");
+  return DeviceResources(ordinal_, nullptr);
+}
+
+// ---- Context -----------------------------------------------------------------------
+
+Context Device::create_context(const ContextOptions& options) const {
+  detail::require_driver(kGreenContextVersion, "green contexts (cuGreenCtxCreate)");
+  if (options.resources.empty()) {
+    throw std::invalid_argument(
+        "Device::create_context: ContextOptions::resources is empty; pass groups from "
+        "SMResource::split");
+  }
+  std::vector<CUdevResource> resources;
+  resources.reserve(options.resources.size());
+  for (std::size_t i = 0; i < options.resources.size(); ++i) {
+    const SMResource& r = options.resources[i];
+    if (r.device_id() != ordinal_) {
+      throw std::invalid_argument("Device::create_context: ContextOptions::resources[" +
+                                  std::to_string(i) + "] belongs to device " +
+                                  std::to_string(r.device_id()) + ", not to device " +
+                                  std::to_string(ordinal_));
+    }
+    if (!r.is_usable()) {
+      throw std::invalid_argument("Device::create_context: ContextOptions::resources[" +
+                                  std::to_string(i) +
+                                  "] comes from a dry-run split and cannot make a context");
+    }
+    resources.push_back(r.handle());
+  }
+  const detail::ScopedContext scope(context());  // the primary context must exist
+  const CUdevResourceDesc desc =
+      driver::cuDevResourceGenerateDesc(resources.data(), static_cast<unsigned>(resources.size()));
+  auto state = std::make_shared<detail::GreenContextState>();
+  state->device_id = ordinal_;
+  state->green = driver::cuGreenCtxCreate(desc, device_, CU_GREEN_CTX_DEFAULT_STREAM);
+  state->context = driver::cuCtxFromGreenCtx(state->green);  // on failure, state destroys green
+  return Context(std::move(state));
+}
+
+Context& Context::operator=(Context&& other) noexcept {
+  state_ = std::move(other.state_);
+  return *this;
+}
+
+Context::~Context() { close(); }
+
+const detail::GreenContextState& Context::state(const char* operation) const {
+  if (state_ == nullptr) {
+    throw std::logic_error(std::string("Context::") + operation + " on a closed Context");
+  }
+  return *state_;
+}
+
+Stream Context::create_stream(const StreamOptions& options) const {
+  const detail::GreenContextState& s = state("create_stream");
+#if CUDA_VERSION >= 12050
+  detail::require_driver(kGreenStreamVersion, "streams in a green context (cuGreenCtxStreamCreate)");
+  if (!options.nonblocking) {
+    throw std::invalid_argument(
+        "Context::create_stream: StreamOptions::nonblocking must be true: streams of a "
+        "green context never synchronise with the legacy default stream");
+  }
+  const detail::ScopedContext scope(s.context);
+  const auto [least, greatest] = driver::cuCtxGetStreamPriorityRange();
+  if (options.priority < greatest || options.priority > least) {
+    throw std::invalid_argument("StreamOptions::priority " + std::to_string(options.priority) +
+                                " is outside the range [" + std::to_string(greatest) + ", " +
+                                std::to_string(least) + "] (lower numbers are higher priority)");
+  }
+  const CUstream handle =
+      driver::cuGreenCtxStreamCreate(s.green, CU_STREAM_NON_BLOCKING, options.priority);
+  try {
+    return detail::adopt_stream(handle, s.context, s.device_id, state_);
+  } catch (...) {
+    detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy",
+                                   "Stream");
+    throw;
+  }
+#else
+  static_cast<void>(s);
+  static_cast<void>(options);
+  detail::throw_toolkit_too_old(kGreenStreamVersion,
+                                "streams in a green context (cuGreenCtxStreamCreate)");
+#endif
+}
+
+DeviceResources Context::resources() const {
+  return DeviceResources(state("resources").device_id, state_);
+}
+
+Device Context::device() const { return Device(state("device").device_id); }
+
+CUcontext Context::handle() const { return state("handle").context; }
+
+CUgreenCtx Context::green_handle() const { return state("green_handle").green; }
+
+void Context::close() noexcept { state_.reset(); }
+
+}  // namespace cuwrap

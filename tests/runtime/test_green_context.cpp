@@ -1,0 +1,220 @@
+// Green contexts: device resources, SM splits, a green Context and its streams. The
+// central check: a kernel launched on a green context's stream runs on no more SMs than
+// its partition holds (read from %smid), while the same kernel on an ordinary stream
+// spreads wider.
+#include <cuwrap/cuwrap.hpp>
+
+#include <gtest/gtest.h>
+
+#include "checks.hpp"
+#include "device_fixture.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+using cuwrap::Buffer;
+using cuwrap::Context;
+using cuwrap::SMResource;
+using cuwrap::SMResourceOptions;
+using cuwrap::SMResourceSplit;
+using cuwrap::Stream;
+using cuwrap::testing::contains;
+
+// Each block spins a little (so that the blocks spread over every SM they may use) and
+// records the SM it ran on.
+constexpr const char* kSmidKernel = R"(
+extern "C" __global__ void record_smid(unsigned* smids, long long spin_cycles) {
+  if (threadIdx.x == 0) {
+    const long long start = clock64();
+    while (clock64() - start < spin_cycles) {
+    }
+    unsigned id;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+    smids[blockIdx.x] = id;
+  }
+}
+)";
+
+constexpr long long kSpinCycles = 20'000;  // about 10 microseconds per block
+
+// Green contexts need a 12.4 driver, streams in them 12.5: skip with the reason below.
+constexpr int kGreenStreamDriver = 12050;
+
+class GreenContextTest : public cuwrap::testing::DeviceTest {
+ protected:
+  void SetUp() override {
+    DeviceTest::SetUp();
+    if (IsSkipped()) {
+      return;
+    }
+    if (cuwrap::driver_version() < kGreenStreamDriver) {
+      GTEST_SKIP() << "green-context streams need a CUDA 12.5 driver; this one is "
+                   << cuwrap::version_string(cuwrap::driver_version());
+    }
+  }
+
+  // Return the distinct SMs `blocks` spinning blocks ran on, launched on `stream`.
+  std::set<unsigned> smids_seen(const cuwrap::Kernel& kernel, const Stream& stream,
+                                unsigned blocks) {
+    Buffer smids = device().allocate(blocks * sizeof(unsigned), stream);
+    cuwrap::launch(stream, {.grid = blocks, .block = 32}, kernel, smids, kSpinCycles);
+    std::vector<unsigned> host(blocks);
+    smids.copy_to(host, stream);
+    stream.sync();
+    return {host.begin(), host.end()};
+  }
+
+  cuwrap::Kernel smid_kernel() {
+    cuwrap::ProgramOptions options;
+    options.arch = "sm_" + device().arch();
+    cuwrap::Program program(kSmidKernel, cuwrap::CodeType::Cxx, options);
+    return program.compile(cuwrap::TargetType::Cubin).get_kernel("record_smid");
+  }
+};
+
+TEST_F(GreenContextTest, DeviceResourcesReportEverySm) {
+  const SMResource all = device().resources().sm();
+  EXPECT_EQ(static_cast<int>(all.sm_count()), device().properties().multiprocessor_count());
+  EXPECT_GE(all.min_partition_size(), 1U);
+  EXPECT_GE(all.coscheduled_alignment(), 1U);
+  EXPECT_EQ(all.device_id(), 0);
+  EXPECT_TRUE(all.is_usable());
+}
+
+TEST_F(GreenContextTest, SplitMakesGroupsOfAtLeastTheCountAndARemainder) {
+  const SMResource all = device().resources().sm();
+  const unsigned count = all.min_partition_size();
+  const SMResourceSplit split = all.split({.count = {count}});
+  ASSERT_EQ(split.groups.size(), 1U);
+  EXPECT_GE(split.groups[0].sm_count(), count);
+  unsigned total = split.groups[0].sm_count();
+  for (const SMResource& r : split.remainder) {
+    total += r.sm_count();
+  }
+  EXPECT_LE(total, all.sm_count());
+  if (all.sm_count() >= 2 * split.groups[0].sm_count()) {
+    ASSERT_EQ(split.remainder.size(), 1U);
+    EXPECT_GT(split.remainder[0].sm_count(), 0U);
+    EXPECT_TRUE(split.remainder[0].is_usable());
+  }
+}
+
+TEST_F(GreenContextTest, SplitIntoSeveralEqualGroups) {
+  const SMResource all = device().resources().sm();
+  const unsigned count = all.min_partition_size();
+  if (all.sm_count() < 2 * count) {
+    GTEST_SKIP() << "the device has " << all.sm_count() << " SMs: too few for two groups of "
+                 << count;
+  }
+  const SMResourceSplit split = all.split({.count = {count, count}});
+  ASSERT_EQ(split.groups.size(), 2U);
+  EXPECT_EQ(split.groups[0].sm_count(), split.groups[1].sm_count());
+  EXPECT_GE(split.groups[0].sm_count(), count);
+}
+
+TEST_F(GreenContextTest, SplitAskingForMoreSmsThanExistCarriesTheDriversReason) {
+  const SMResource all = device().resources().sm();
+  const unsigned too_many = all.sm_count() + all.min_partition_size();
+  try {
+    static_cast<void>(all.split({.count = {too_many}}));
+    FAIL() << "a split asking for " << too_many << " of " << all.sm_count() << " SMs succeeded";
+  } catch (const cuwrap::DriverError& e) {
+    EXPECT_EQ(e.function(), "cuDevSmResourceSplitByCount");
+    EXPECT_TRUE(contains(e.what(), "CUDA_ERROR_")) << e.what();
+  } catch (const std::invalid_argument& e) {  // the driver answered with no group at all
+    EXPECT_TRUE(contains(e.what(), std::to_string(all.sm_count()))) << e.what();
+  }
+}
+
+TEST_F(GreenContextTest, OptionsTheCuda12SplitCannotExpressAreUnsupported) {
+  const SMResource all = device().resources().sm();
+  const unsigned count = all.min_partition_size();
+  EXPECT_THROW(static_cast<void>(all.split({.count = {count, 2 * count}})),
+               cuwrap::UnsupportedError);
+  EXPECT_THROW(static_cast<void>(all.split({.count = {count}, .coscheduled_sm_count = {count}})),
+               cuwrap::UnsupportedError);
+}
+
+TEST_F(GreenContextTest, CreateContextRejectsNoResourcesAndDryRuns) {
+  EXPECT_THROW(static_cast<void>(device().create_context({})), std::invalid_argument);
+  const SMResource all = device().resources().sm();
+  const SMResourceSplit dry = all.split({.count = {all.min_partition_size()}}, /*dry_run=*/true);
+  ASSERT_FALSE(dry.groups.empty());
+  EXPECT_FALSE(dry.groups[0].is_usable());
+  EXPECT_THROW(static_cast<void>(device().create_context({.resources = {dry.groups[0]}})),
+               std::invalid_argument);
+}
+
+TEST_F(GreenContextTest, KernelOnGreenStreamRunsOnlyOnItsPartition) {
+  const cuwrap::Kernel kernel = smid_kernel();
+  const SMResource all = device().resources().sm();
+  const SMResourceSplit split = all.split({.count = {all.min_partition_size()}});
+  ASSERT_EQ(split.groups.size(), 1U);
+  const SMResource& group = split.groups[0];
+
+  Context green = device().create_context({.resources = {group}});
+  EXPECT_TRUE(green.is_green());
+  EXPECT_EQ(green.device().device_id(), 0);
+  EXPECT_NE(green.handle(), nullptr);
+  EXPECT_EQ(green.resources().sm().sm_count(), group.sm_count());
+
+  const Stream green_stream = green.create_stream();
+  EXPECT_EQ(green_stream.context(), green.handle());
+  EXPECT_EQ(green_stream.device().device_id(), 0);
+  EXPECT_TRUE(green_stream.is_nonblocking());
+
+  const unsigned blocks = 8 * all.sm_count();
+  const std::set<unsigned> in_partition = smids_seen(kernel, green_stream, blocks);
+  EXPECT_LE(in_partition.size(), group.sm_count())
+      << "a green-context kernel ran on " << in_partition.size() << " SMs; its partition has "
+      << group.sm_count();
+
+  // The same kernel on an ordinary stream may use the whole device: the check above
+  // can tell the difference.
+  const Stream plain = device().create_stream();
+  const std::set<unsigned> everywhere = smids_seen(kernel, plain, blocks);
+  if (all.sm_count() >= 2 * group.sm_count()) {
+    EXPECT_GT(everywhere.size(), group.sm_count());
+  }
+}
+
+TEST_F(GreenContextTest, StreamsKeepTheContextAliveAfterClose) {
+  const SMResource all = device().resources().sm();
+  const SMResourceSplit split = all.split({.count = {all.min_partition_size()}});
+  Context green = device().create_context({.resources = {split.groups[0]}});
+  Stream s = green.create_stream();
+  green.close();
+  EXPECT_TRUE(green.is_closed());
+  EXPECT_THROW(static_cast<void>(green.handle()), std::logic_error);
+  EXPECT_THROW(static_cast<void>(green.create_stream()), std::logic_error);
+  Buffer b = device().allocate(1024, s);  // the stream still works: its context lives
+  b.fill(std::uint8_t{7}, s);
+  std::vector<std::uint8_t> host(1024);
+  b.copy_to(host, s);
+  s.sync();
+  EXPECT_EQ(host[0], 7);
+  EXPECT_EQ(host[1023], 7);
+}
+
+TEST_F(GreenContextTest, GreenStreamsAreNonBlockingOnly) {
+  const SMResource all = device().resources().sm();
+  const SMResourceSplit split = all.split({.count = {all.min_partition_size()}});
+  const Context green = device().create_context({.resources = {split.groups[0]}});
+  EXPECT_THROW(static_cast<void>(green.create_stream({.nonblocking = false})),
+               std::invalid_argument);
+}
+
+TEST(GreenContextTypes, OwnershipIsMoveOnly) {
+  static_assert(cuwrap::testing::NothrowMoveOnly<Context>);
+  static_assert(std::is_copy_constructible_v<SMResource>);
+  SUCCEED();
+}
+
+}  // namespace

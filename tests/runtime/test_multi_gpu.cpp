@@ -1,0 +1,341 @@
+// Several GPUs of one host: peer access, peer copies, cross-device ordering with events,
+// and per-device work while another device is current. Tests that need two GPUs skip
+// with the reason on a machine with fewer; the rest run on one.
+#include <cuwrap/cuwrap.hpp>
+#include <cuwrap/detail/context.hpp>
+
+#include <gtest/gtest.h>
+
+#include "checks.hpp"
+#include "gpu.hpp"
+#include "test_kernels.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using cuwrap::Buffer;
+using cuwrap::Device;
+using cuwrap::Stream;
+using cuwrap::testing::contains;
+
+// A kernel that writes one value per element; launched on several devices' streams.
+constexpr const char* kFillKernel = R"(
+extern "C" __global__ void fill_with(unsigned* out, unsigned value, unsigned long long n) {
+  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+       i += (unsigned long long)gridDim.x * blockDim.x) {
+    out[i] = value + (unsigned)i;
+  }
+}
+)";
+
+// GPU clocks the ordering test's first kernel spins before writing: long enough (a few
+// milliseconds) that a copy not ordered after it would read the old bytes.
+constexpr long long kSpinCycles = 20'000'000;
+
+// NCCL is never started here, but every environment a test starts keeps NVLS off.
+[[maybe_unused]] const bool kNvlsOff = [] { return ::setenv("NCCL_NVLS_ENABLE", "0", 1) == 0; }();
+
+// Skip unless at least two GPUs are there; device 0 is made current.
+#define REQUIRE_TWO_GPUS()                                                                  \
+  do {                                                                                      \
+    CUWRAP_REQUIRE_GPU();                                                                   \
+    if (Device::count() < 2) {                                                              \
+      GTEST_SKIP() << "needs 2 GPUs: " << Device::count()                                  \
+                   << " CUDA device present (multi-GPU behaviour is tested on two)";        \
+    }                                                                                       \
+    Device(0).set_current();                                                                \
+  } while (false)
+
+std::vector<std::uint8_t> download(const Buffer& buffer, const Stream& stream) {
+  std::vector<std::uint8_t> host(buffer.size());
+  buffer.copy_to(host, stream);
+  stream.sync();
+  return host;
+}
+
+bool all_equal(const std::vector<std::uint8_t>& bytes, std::uint8_t value) {
+  for (const std::uint8_t b : bytes) {
+    if (b != value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---- peer access ---------------------------------------------------------------------
+
+TEST(PeerAccess, AccessToItselfIsAlwaysThereAndNeedsNoCall) {
+  CUWRAP_REQUIRE_GPU();
+  const Device dev(0);
+  EXPECT_TRUE(dev.peer_access_enabled(dev));
+  EXPECT_NO_THROW(dev.enable_peer_access(dev));
+  EXPECT_NO_THROW(dev.disable_peer_access(dev));
+  EXPECT_TRUE(dev.peer_access_enabled(dev));
+}
+
+TEST(PeerAccess, EnableAndDisableAreIdempotentAndQueried) {
+  REQUIRE_TWO_GPUS();
+  const Device d0(0);
+  const Device d1(1);
+  if (!d0.can_access_peer(d1)) {
+    GTEST_SKIP() << "devices 0 and 1 cannot access each other's memory on this machine";
+  }
+  d0.disable_peer_access(d1);  // a clean start, whatever ran before in this process
+  EXPECT_FALSE(d0.peer_access_enabled(d1));
+  d0.enable_peer_access(d1);
+  EXPECT_NO_THROW(d0.enable_peer_access(d1));  // already enabled: not an error
+  EXPECT_TRUE(d0.peer_access_enabled(d1));
+  EXPECT_FALSE(d1.peer_access_enabled(d0));  // one-way
+  d0.disable_peer_access(d1);
+  EXPECT_NO_THROW(d0.disable_peer_access(d1));  // already disabled: not an error
+  EXPECT_FALSE(d0.peer_access_enabled(d1));
+}
+
+TEST(PeerAccess, RefusedTopologyNamesBothDevices) {
+  REQUIRE_TWO_GPUS();
+  const std::vector<Device> devices = Device::all();
+  for (const Device& a : devices) {
+    for (const Device& b : devices) {
+      if (a == b || a.can_access_peer(b)) {
+        continue;
+      }
+      try {
+        a.enable_peer_access(b);
+        ADD_FAILURE() << "enable_peer_access did not throw for a pair without peer access";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_TRUE(contains(e.what(), "device " + std::to_string(a.device_id()))) << e.what();
+        EXPECT_TRUE(contains(e.what(), "device " + std::to_string(b.device_id()))) << e.what();
+      }
+      return;
+    }
+  }
+  GTEST_SKIP() << "every pair of devices here can access each other's memory";
+}
+
+// ---- peer copies ---------------------------------------------------------------------
+
+TEST(PeerCopy, CopiesWithinOneDevice) {
+  CUWRAP_REQUIRE_GPU();
+  const Device dev(0);
+  dev.set_current();
+  const Stream s = dev.create_stream();
+  Buffer src = dev.allocate(4096, s);
+  Buffer dst = dev.allocate(4096, s);
+  src.fill(std::uint8_t{0x5A}, s);
+  dst.fill(std::uint8_t{0}, s);
+  cuwrap::copy_peer(dst, src, s);
+  EXPECT_TRUE(all_equal(download(dst, s), 0x5A));
+}
+
+TEST(PeerCopy, RejectsDifferentSizesClosedAndHostBuffers) {
+  CUWRAP_REQUIRE_GPU();
+  const Device dev(0);
+  dev.set_current();
+  const Stream s = dev.create_stream();
+  Buffer small = dev.allocate(100, s);
+  Buffer large = dev.allocate(200, s);
+  try {
+    cuwrap::copy_peer(large, small, s);
+    ADD_FAILURE() << "copy_peer accepted buffers of different sizes";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "200")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "100")) << e.what();
+  }
+  cuwrap::PinnedMemoryResource pinned;
+  Buffer host = pinned.allocate(100, s);
+  EXPECT_THROW(cuwrap::copy_peer(small, host, s), std::invalid_argument);
+  Buffer closed = dev.allocate(100, s);
+  closed.close(s);
+  EXPECT_THROW(cuwrap::copy_peer(closed, small, s), std::logic_error);
+  EXPECT_THROW(cuwrap::copy_peer(small, closed, s), std::logic_error);
+  s.sync();
+}
+
+// Let `peer` access the memory of `owner`'s default pool (Device::allocate's memory):
+// pool memory does not follow the contexts' peer access (cuMemPoolSetAccess).
+void grant_pool_access(const Device& owner, const Device& peer) {
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = peer.device_id();
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  cuwrap::detail::check(
+      cuwrap::driver::raw::cuMemPoolSetAccess(
+          cuwrap::driver::cuDeviceGetDefaultMemPool(owner.handle()), &access, 1),
+      "cuMemPoolSetAccess");
+}
+
+// A copy from device 0 to device 1 on device 1's stream, ordered after a slow kernel on
+// device 0's stream by an event: without the wait it would read the bytes before the add.
+void check_cross_device_copy_waits_for_event(bool with_peer_access) {
+  const Device d0(0);
+  const Device d1(1);
+  if (with_peer_access) {
+    if (!d0.can_access_peer(d1) || !d1.can_access_peer(d0)) {
+      GTEST_SKIP() << "devices 0 and 1 cannot access each other's memory on this machine";
+    }
+    d0.enable_peer_access(d1);
+    d1.enable_peer_access(d0);
+    grant_pool_access(d0, d1);
+    grant_pool_access(d1, d0);
+  }
+  const cuwrap::testing::TestKernels kernels0(d0);
+  const Stream s0 = d0.create_stream();
+  const Stream s1 = d1.create_stream();
+  constexpr std::size_t kSize = std::size_t{1} << 20;
+  Buffer on0 = d0.allocate(kSize, s0);
+  Buffer on1 = d1.allocate(kSize, s1);
+  on0.fill(std::uint8_t{1}, s0);
+  on1.fill(std::uint8_t{0}, s1);
+  kernels0.spin_then_add(s0, on0.handle(), kSize, kSpinCycles, 41);  // 1 → 42, late
+  const cuwrap::Event written = s0.record();
+  s1.wait(written);  // device 1's stream waits for an event of device 0
+  cuwrap::copy_peer(on1, on0, s1);
+  EXPECT_TRUE(all_equal(download(on1, s1), 42)) << "the copy ran before the kernel finished";
+  if (with_peer_access) {
+    // With access granted, a kernel on device 1 reads device 0's memory directly.
+    const cuwrap::testing::TestKernels kernels1(d1);
+    Buffer direct = d1.allocate(kSize, s1);
+    direct.fill(std::uint8_t{0}, s1);
+    kernels1.copy_bytes(s1, on0.handle(), direct.handle(), kSize);
+    EXPECT_TRUE(all_equal(download(direct, s1), 42)) << "a peer kernel read the wrong bytes";
+  }
+  s0.sync();
+  if (with_peer_access) {
+    d0.disable_peer_access(d1);
+    d1.disable_peer_access(d0);
+  }
+}
+
+TEST(PeerCopy, CrossDeviceCopyWaitsForEventOfOtherDevice) {
+  REQUIRE_TWO_GPUS();
+  check_cross_device_copy_waits_for_event(false);
+}
+
+TEST(PeerCopy, CrossDeviceCopyWithPeerAccessEnabled) {
+  REQUIRE_TWO_GPUS();
+  check_cross_device_copy_waits_for_event(true);
+}
+
+TEST(PeerCopy, StreamOfDevice1WaitsForStreamOfDevice0) {
+  REQUIRE_TWO_GPUS();
+  const Device d0(0);
+  const Device d1(1);
+  const cuwrap::testing::TestKernels kernels0(d0);
+  const cuwrap::testing::TestKernels kernels1(d1);
+  const Stream s0 = d0.create_stream();
+  const Stream s1 = d1.create_stream();
+  constexpr std::size_t kSize = 4096;
+  Buffer on0 = d0.allocate(kSize, s0);
+  Buffer on1 = d1.allocate(kSize, s1);
+  on0.fill(std::uint8_t{3}, s0);
+  s1.wait(s0);  // on0 is allocated and filled before device 1 reads it
+  kernels0.spin_then_add(s0, on0.handle(), kSize, kSpinCycles, 4);  // 3 → 7, late
+  s1.wait(s0);  // Stream::wait(Stream) across devices
+  // Device 1 reads device 0's memory with a kernel only under peer access; the copy
+  // engines need none, so the ordering is checked with a copy to device 1.
+  cuwrap::copy_peer(on1, on0, s1);
+  kernels1.spin_then_add(s1, on1.handle(), kSize, 0, 1);  // 7 → 8
+  EXPECT_TRUE(all_equal(download(on1, s1), 8));
+  s0.sync();
+}
+
+// ---- per-device work with another device current ------------------------------------
+
+TEST(PerDevice, BufferOfDevice1AllocatedUsedAndFreedWhileDevice0IsCurrent) {
+  REQUIRE_TWO_GPUS();
+  const Device d0(0);
+  const Device d1(1);
+  const Stream s1 = d1.create_stream();
+  d0.set_current();
+  {
+    Buffer b = d1.allocate(std::size_t{1} << 16, s1);
+    EXPECT_EQ(b.device_id(), 1);
+    b.fill(std::uint8_t{9}, s1);
+    EXPECT_TRUE(all_equal(download(b, s1), 9));
+    EXPECT_EQ(cuwrap::detail::current_context(), d0.context());
+  }  // freed (ordered on s1) while device 0 is current
+  Buffer explicit_close = d1.allocate(256, s1);
+  explicit_close.close(s1);
+  EXPECT_NO_THROW(s1.sync());
+  EXPECT_EQ(cuwrap::detail::current_context(), d0.context());
+}
+
+TEST(PerDevice, OneKernelLaunchedOnStreamsOfBothDevices) {
+  REQUIRE_TWO_GPUS();
+  const Device d0(0);
+  const Device d1(1);
+  if (d0.arch() != d1.arch()) {
+    GTEST_SKIP() << "devices 0 and 1 have different architectures (sm_" << d0.arch()
+                 << ", sm_" << d1.arch() << "): one CUBIN cannot serve both";
+  }
+  cuwrap::ProgramOptions options;
+  options.arch = "sm_" + d0.arch();
+  cuwrap::Program program(kFillKernel, cuwrap::CodeType::Cxx, options);
+  const cuwrap::Kernel kernel = program.compile(cuwrap::TargetType::Cubin).get_kernel("fill_with");
+  constexpr unsigned long long kN = 1000;
+  const Stream s0 = d0.create_stream();
+  const Stream s1 = d1.create_stream();
+  d0.set_current();
+  Buffer out0 = d0.allocate(kN * sizeof(unsigned), s0);
+  Buffer out1 = d1.allocate(kN * sizeof(unsigned), s1);
+  const cuwrap::LaunchConfig config{.grid = 4, .block = 128};
+  cuwrap::launch(s0, config, kernel, out0, 100U, kN);
+  cuwrap::launch(s1, config, kernel, out1, 5000U, kN);  // device 0 still current
+  d1.set_current();
+  cuwrap::launch(s0, config, kernel, out0, 200U, kN);  // and the other way round
+  d0.set_current();
+  std::vector<unsigned> h0(kN);
+  std::vector<unsigned> h1(kN);
+  out0.copy_to(h0, s0);
+  out1.copy_to(h1, s1);
+  s0.sync();
+  s1.sync();
+  for (unsigned i = 0; i < kN; ++i) {
+    ASSERT_EQ(h0[i], 200U + i) << "device 0, element " << i;
+    ASSERT_EQ(h1[i], 5000U + i) << "device 1, element " << i;
+  }
+  EXPECT_EQ(cuwrap::detail::current_context(), d0.context());
+}
+
+TEST(PerDevice, EventsAndStreamsQueryTheirOwnDevice) {
+  REQUIRE_TWO_GPUS();
+  const Device d1(1);
+  const Stream s1 = d1.create_stream();
+  const cuwrap::Event e1 = s1.record();
+  EXPECT_EQ(s1.device().device_id(), 1);
+  EXPECT_EQ(e1.device().device_id(), 1);
+  e1.sync();
+  EXPECT_TRUE(e1.is_done());
+  s1.sync();
+  EXPECT_TRUE(s1.is_done());
+  EXPECT_EQ(cuwrap::detail::current_context(), Device(0).context());
+}
+
+TEST(PerDevice, DeviceAllLoopSplitsComputesAndGathers) {
+  CUWRAP_REQUIRE_GPU();
+  // As cuda.core's multi-GPU example: a stream and a slice of the data per device.
+  const std::vector<Device> devices = Device::all();
+  ASSERT_EQ(devices.size(), static_cast<std::size_t>(Device::count()));
+  constexpr std::size_t kSlice = 1024;
+  std::vector<Stream> streams;
+  std::vector<Buffer> slices;
+  for (const Device& dev : devices) {
+    dev.set_current();
+    streams.push_back(dev.create_stream());
+    slices.push_back(dev.allocate(kSlice, streams.back()));
+    slices.back().fill(static_cast<std::uint8_t>(10 + dev.device_id()), streams.back());
+  }
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    EXPECT_TRUE(all_equal(download(slices[i], streams[i]), static_cast<std::uint8_t>(10 + i)))
+        << "device " << i;
+  }
+}
+
+}  // namespace
