@@ -115,15 +115,20 @@ else()
   endforeach()
   list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/interposer/interposer.cpp")
   file(GLOB _cuwrap_templates CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/templates/*")
+  # A stamp is the output and the files are byproducts: cuwrap-gen leaves files whose
+  # content did not change untouched, which must not make them look out of date forever.
+  set(_cuwrap_stamp "${CUWRAP_BINDINGS_ROOT}/bindings.stamp")
   add_custom_command(
-    OUTPUT ${_cuwrap_outputs}
+    OUTPUT "${_cuwrap_stamp}"
+    BYPRODUCTS ${_cuwrap_outputs}
     COMMAND "${_cuwrap_gen}" --cuda-include "${CUWRAP_CUDA_INCLUDE_DIR}"
             --output "${CUWRAP_BINDINGS_ROOT}" --report "${CUWRAP_BINDINGS_ROOT}/coverage.json"
+    COMMAND "${CMAKE_COMMAND}" -E touch "${_cuwrap_stamp}"
     DEPENDS ${_cuwrap_gen} "${CUWRAP_CUDA_INCLUDE_DIR}/cuda.h" "${CUWRAP_CUDA_INCLUDE_DIR}/nvrtc.h"
             "${CUWRAP_CUDA_INCLUDE_DIR}/nvJitLink.h" ${_cuwrap_templates}
     COMMENT "Generating bindings for CUDA ${_cuwrap_toolkit_text} into ${CUWRAP_BINDINGS_ROOT}"
     VERBATIM)
-  add_custom_target(cuwrap_bindings DEPENDS ${_cuwrap_outputs})
+  add_custom_target(cuwrap_bindings DEPENDS "${_cuwrap_stamp}")
   # The headers must exist at configure time for include directories to be valid.
   file(MAKE_DIRECTORY "${CUWRAP_BINDINGS_ROOT}/include")
   message(STATUS "cuwrap: CUDA ${_cuwrap_toolkit_text} differs from generated/ (CUDA "

@@ -14,9 +14,9 @@ namespace {
 // The ABI version of the bindings' entry point `name` (cudaTypedefs.h), 0 when the
 // bindings lack it.
 int bindings_abi_version(const char* name) {
-  for (std::size_t i = 0; i < kDriverSymbolCount; ++i) {
-    if (std::strcmp(kDriverSymbols[i].name, name) == 0) {
-      return kDriverSymbols[i].version != 0 ? kDriverSymbols[i].version : kGeneratedCudaVersion;
+  for (const Symbol& symbol : kDriverSymbols) {
+    if (std::strcmp(symbol.name, name) == 0) {
+      return symbol.version != 0 ? symbol.version : kGeneratedCudaVersion;
     }
   }
   return 0;

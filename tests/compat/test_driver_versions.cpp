@@ -20,6 +20,7 @@
 #include <string>
 
 #include "compat.hpp"  // runtime/src: the fallbacks under test
+#include "versions.hpp"
 
 namespace {
 
@@ -67,6 +68,24 @@ TEST_F(OldDriver, DriverVersionComesFromTheLibrary) {
     EXPECT_EQ(e.required_version(), 12080);
     EXPECT_EQ(e.available_version(), 12040);
   }
+}
+
+// The test-support macro for features newer than the driver: on the fake 12.4 driver a
+// 12.8 feature is checked to throw UnsupportedError naming it, then the test skips.
+TEST_F(OldDriver, UnsupportedFeatureIsCheckedThenSkipped) {
+  CUWRAP_EXPECT_UNSUPPORTED_BELOW(
+      12080, "a CUDA 12.8 feature",
+      cuwrap::detail::require_driver(12080, "a CUDA 12.8 feature (switch nodes)"));
+  ADD_FAILURE() << "a 12.4 driver ran a 12.8 feature";
+}
+
+TEST_F(OldDriver, SupportedFeatureRunsOn) {
+  bool ran = false;
+  CUWRAP_EXPECT_UNSUPPORTED_BELOW(12040, "a CUDA 12.4 feature", ran = true);
+  EXPECT_FALSE(ran) << "the statement runs only to check the UnsupportedError";
+  EXPECT_EQ(cuwrap::testing::cuda_too_old_reason(12080),
+            "the driver is CUDA 12.4, the test needs 12.8");
+  EXPECT_EQ(cuwrap::testing::cuda_too_old_reason(12040), "");
 }
 
 TEST_F(OldDriver, EntryPointsTheDriverHasResolve) {
