@@ -91,8 +91,13 @@ struct Tally {
 };
 
 // Check every function of `header` in the report against library `lib` of the reference.
+// `by_count`: also require outputs that cuda.bindings names differently from the C
+// parameter (cuDeviceTotalMem's `numbytes` is C's `bytes`). Only for the toolkit
+// generation the reference describes (13.x): in 12.x some signatures are older (edge
+// data came to cuGraphGetEdges as cuGraphGetEdges_v2), and cuda.bindings 13.3 returns
+// outputs that the older C function does not have.
 Tally check_header(const nlohmann::json& report, const nlohmann::json& ref, const std::string& header,
-                   const std::string& lib) {
+                   const std::string& lib, bool by_count = true) {
   Tally t;
   for (const auto& h : report["headers"]) {
     if (h["header"] != header) {
@@ -126,7 +131,7 @@ Tally check_header(const nlohmann::json& report, const nlohmann::json& ref, cons
           ++renamed;
         }
       }
-      if (renamed > given.size() - matched) {
+      if (by_count && renamed > given.size() - matched) {
         ok = false;
         ADD_FAILURE() << name << ": cuda.bindings returns " << renamed
                       << " outputs under other names; our typed forms return only "
@@ -147,7 +152,8 @@ void expect_at_least_as_typed(const fs::path& include, int expected_driver_funct
   const auto ref = reference();
   for (const auto& [header, lib] : {std::pair<std::string, std::string>{"cuda.h", "driver"},
                                     {"nvrtc.h", "nvrtc"}}) {
-    const Tally t = check_header(report, ref, header, lib);
+    const bool same_generation = report["cuda_version"].get<int>() / 1000 == 13;
+    const Tally t = check_header(report, ref, header, lib, same_generation);
     EXPECT_GT(t.checked, 0) << header;
     EXPECT_EQ(t.at_least_as_typed, t.checked) << header;
     std::cout << "CUDA " << report["cuda_version"] << " " << header << ": " << t.at_least_as_typed
