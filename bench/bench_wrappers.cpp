@@ -1,14 +1,24 @@
-// Overhead of the generated wrappers against the raw C entry point, on a cheap call
-// that needs no GPU (nvrtcVersion). All three run in the same process and run:
-//   RawCFunctionPointer   the C function through a pointer from dlsym (the baseline)
+// Overhead of the generated wrappers against the raw C entry point, all in the same
+// process and run:
+//   RawCFunctionPointer   nvrtcVersion through a pointer from dlsym (the baseline)
 //   CuwrapRaw             cuwrap::nvrtc::raw::nvrtcVersion (status return)
 //   CuwrapTyped           cuwrap::nvrtc::nvrtcVersion (throwing, returns the pair)
+// and, on a GPU:
+//   RawPointerGetAttribute    cuPointerGetAttribute through cuGetProcAddress's pointer
+//   TypedPointerGetAttribute  cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL>
+//   RawGraphGetNodes          count query, a new std::vector, fill (what C++ code writes)
+//   TypedGraphGetNodes        cuGraphGetNodes(graph) → std::vector (two calls, one allocation)
+// The ratios (typed / raw; target <= 1.05) are printed after the run.
+#include "bench_support.hpp"
+
 #include <benchmark/benchmark.h>
 #include <cuwrap/nvrtc.hpp>
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -64,6 +74,101 @@ void CuwrapTyped(benchmark::State& state) {
 }
 BENCHMARK(CuwrapTyped);
 
+// A graph of 16 empty nodes and one device allocation, built once.
+struct Setup : cuwrap::bench::GpuSetup {
+  CUgraph graph{};
+  CUdeviceptr ptr{};
+};
+
+Setup& setup() {
+  static Setup s;
+  static const bool built = cuwrap::bench::build_setup(s, [](Setup& me) {
+    me.graph = cuwrap::driver::cuGraphCreate(0);
+    for (int i = 0; i < 16; ++i) {
+      cuwrap::driver::cuGraphAddEmptyNode(me.graph, std::span<const CUgraphNode>());
+    }
+    me.ptr = cuwrap::driver::cuMemAlloc(4096);
+  });
+  static_cast<void>(built);
+  return s;
+}
+
+void RawPointerGetAttribute(benchmark::State& state) {
+  if (!cuwrap::bench::ready(state, setup())) {
+    return;
+  }
+  using Fn = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
+  const auto fn = cuwrap::bench::driver_entry<Fn>("cuPointerGetAttribute");
+  const CUdeviceptr ptr = setup().ptr;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    int ordinal = -1;
+    benchmark::DoNotOptimize(fn(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr));
+    benchmark::DoNotOptimize(ordinal);
+  }
+  cuwrap::bench::record(state, "RawPointerGetAttribute", start);
+}
+BENCHMARK(RawPointerGetAttribute);
+
+void TypedPointerGetAttribute(benchmark::State& state) {
+  if (!cuwrap::bench::ready(state, setup())) {
+    return;
+  }
+  const CUdeviceptr ptr = setup().ptr;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        cuwrap::driver::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL>(ptr));
+  }
+  cuwrap::bench::record(state, "TypedPointerGetAttribute", start);
+}
+BENCHMARK(TypedPointerGetAttribute);
+
+void RawGraphGetNodes(benchmark::State& state) {
+  if (!cuwrap::bench::ready(state, setup())) {
+    return;
+  }
+  using Fn = CUresult (*)(CUgraph, CUgraphNode*, size_t*);
+  const auto fn = cuwrap::bench::driver_entry<Fn>("cuGraphGetNodes");
+  const CUgraph graph = setup().graph;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    size_t count = 0;
+    benchmark::DoNotOptimize(fn(graph, nullptr, &count));
+    std::vector<CUgraphNode> nodes(count);
+    benchmark::DoNotOptimize(fn(graph, nodes.data(), &count));
+    benchmark::DoNotOptimize(nodes.data());
+  }
+  cuwrap::bench::record(state, "RawGraphGetNodes", start);
+}
+BENCHMARK(RawGraphGetNodes);
+
+void TypedGraphGetNodes(benchmark::State& state) {
+  if (!cuwrap::bench::ready(state, setup())) {
+    return;
+  }
+  const CUgraph graph = setup().graph;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    std::vector<CUgraphNode> nodes = cuwrap::driver::cuGraphGetNodes(graph);
+    benchmark::DoNotOptimize(nodes.data());
+  }
+  cuwrap::bench::record(state, "TypedGraphGetNodes", start);
+}
+BENCHMARK(TypedGraphGetNodes);
+
+void print_ratio(const char* what, const std::string& ours, const std::string& raw) {
+  if (const auto c = cuwrap::bench::compare(ours, raw)) {
+    std::printf("%s: %.1f ns vs %.1f ns raw, ratio %.3f (target <= 1.05)\n", what, c->ours_ns,
+                c->raw_ns, c->ratio());
+  }
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  return cuwrap::bench::run_benchmarks(argc, argv, [] {
+    print_ratio("typed attribute getter", "TypedPointerGetAttribute", "RawPointerGetAttribute");
+    print_ratio("enumeration (cuGraphGetNodes)", "TypedGraphGetNodes", "RawGraphGetNodes");
+  });
+}

@@ -16,10 +16,14 @@
 #include <cuwrap/detail/symbols.hpp>
 #include <cuwrap/error.hpp>
 {{BLANK_LINE}}
+#include <array>
 #include <cstddef>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 {{BLANK_LINE}}
 // The wrappers of deprecated functions name them (decltype); only a caller's own use of
@@ -48,6 +52,21 @@ inline {{RETURN_TYPE}} {{NAME}}({{#PARAM}}{{DECL}}{{#PARAM_separator}}, {{/PARAM
 {{/FUNCTION}}
 {{BLANK_LINE}}
 }  // namespace raw
+{{#KEY_TRAITS}}
+{{BLANK_LINE}}
+/// The value type of each {{ENUM}} that the typed getters and setters know (from
+/// the header's documentation or cuwrap-gen's table). A value missing here does not
+/// compile in the typed form; the untyped form takes any.
+template <{{ENUM}} Key>
+struct {{TRAITS}};
+{{#TYPE}}
+/// {{ENUMERATOR}} holds a {{TYPE}}.
+template <>
+struct {{TRAITS}}<{{ENUMERATOR}}> {
+  using type = {{TYPE}};  ///< the value's type
+};
+{{/TYPE}}
+{{/KEY_TRAITS}}
 {{#FUNCTION}}
 {{BLANK_LINE}}
 {{#RAW_ONLY}}
@@ -99,6 +118,94 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{/STRING}}
 }
 {{/TYPED}}
+{{#SECOND}}
+{{BLANK_LINE}}
+{{#AGGREGATE}}
+/// The outputs of {{NAME}}'s typed form, named after its C parameters.
+struct {{RESULT_NAME}} {
+{{#MEMBER}}
+  {{TYPE}} {{NAME}};
+{{/MEMBER}}
+};
+{{BLANK_LINE}}
+{{/AGGREGATE}}
+/// \brief {{BRIEF}}
+///
+/// Typed form ({{RULE}}); the form above stays for callers holding raw arrays.
+{{#KEYED}}
+template <{{ENUM}} Key>
+{{/KEYED}}
+{{#DEPRECATED}}
+[[deprecated]]
+{{/DEPRECATED}}
+inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+{{#SAME_LENGTH}}
+  ::cuwrap::detail::check_same_length("{{NAME}}", "{{FIRST}}", {{FIRST}}.size(), "{{OTHER}}", {{OTHER}}.size(), {{OPTIONAL}});
+{{/SAME_LENGTH}}
+  auto* {{FN}} = reinterpret_cast<decltype(::{{ENTRY}})*>(::cuwrap::detail::entry({{#PER_THREAD}}::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_{{SLOTS}}_ptds_slots[{{INDEX}}] : {{/PER_THREAD}}::cuwrap::detail::g_{{SLOTS}}_slots[{{INDEX}}], ::cuwrap::detail::Library::{{LIBRARY}}, {{INDEX}}{{#PER_THREAD}}, ::cuwrap::detail::kPerThreadDefaultStream{{/PER_THREAD}}));
+{{#LOCAL}}
+  {{TYPE}} {{NAME}}{{INIT}};
+{{/LOCAL}}
+{{#ENUMERATE}}
+  {{COUNT_TYPE}} {{COUNT}} = 0;
+  ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}");
+  for (;;) {
+{{#VECTOR}}
+    {{NAME}}.resize({{COUNT}} + 1);
+{{/VECTOR}}
+    {{COUNT_TYPE}} {{FILLED}} = {{COUNT}} + 1;
+    ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}");
+    if ({{FILLED}} <= {{COUNT}}) {
+{{#VECTOR}}
+      {{NAME}}.resize({{FILLED}});
+{{/VECTOR}}
+      break;
+    }
+    // More than counted: the set grew between the calls. Count again, never truncate.
+    ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}");
+  }
+{{/ENUMERATE}}
+{{#CHECKED}}
+  ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}");
+{{/CHECKED}}
+{{#ANSWER}}
+  // {{STATUS}} is an answer here: the returned info says why.
+  static_cast<void>(::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}"));
+{{/ANSWER}}
+{{#REQUESTED}}
+  {{NAME}}.resize({{COUNT}});
+{{/REQUESTED}}
+{{#RETURN_ONE}}
+  return {{NAME}};
+{{/RETURN_ONE}}
+{{#RETURN_ALL}}
+  return { {{#MEMBER}}std::move({{NAME}}){{#MEMBER_separator}}, {{/MEMBER_separator}}{{/MEMBER}} };
+{{/RETURN_ALL}}
+}
+{{/SECOND}}
+{{#PLURAL}}
+{{BLANK_LINE}}
+/// \brief {{BRIEF}}
+///
+/// Typed form ({{RULE}}): one value per key, in a tuple.
+template <{{ENUM}}... Keys>
+inline std::tuple<{{VALUE_TYPES}}> {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+  static_assert(sizeof...(Keys) > 0, "name at least one attribute");
+  auto* {{FN}} = reinterpret_cast<decltype(::{{ENTRY}})*>(::cuwrap::detail::entry({{#PER_THREAD}}::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_{{SLOTS}}_ptds_slots[{{INDEX}}] : {{/PER_THREAD}}::cuwrap::detail::g_{{SLOTS}}_slots[{{INDEX}}], ::cuwrap::detail::Library::{{LIBRARY}}, {{INDEX}}{{#PER_THREAD}}, ::cuwrap::detail::kPerThreadDefaultStream{{/PER_THREAD}}));
+  std::tuple<{{VALUE_TYPES}}> result{};
+  std::apply(
+      [&](auto&... value) {
+        {{ENUM}} keys[] = {Keys...};
+        void* values[] = {static_cast<void*>(&value)...};
+{{#SIZES}}
+        {{TYPE}} sizes[] = {sizeof(value)...};
+{{/SIZES}}
+        ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}");
+      },
+      result);
+  return result;
+}
+{{/PLURAL}}
 {{#ONE_CALL}}
 {{BLANK_LINE}}
 /// \brief {{BRIEF}}

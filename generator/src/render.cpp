@@ -5,11 +5,13 @@
 #include "render.hpp"
 
 #include "interposer.hpp"
+#include "text.hpp"
 
 #include <ctemplate/template.h>
 #include <ctemplate/template_modifiers.h>
 
 #include <algorithm>
+#include <set>
 
 namespace cuwrap::gen {
 namespace {
@@ -145,6 +147,264 @@ void fill_typed(Dict& typed, const FunctionPlan& plan) {
   }
 }
 
+// The second typed form (shapes.hpp): its inputs, locals, call arguments and result.
+// `query` gives the arguments of an enumeration's counting call (null arrays).
+std::string second_arg(const FunctionPlan& plan, std::size_t i, bool query,
+                       const std::string& count_local) {
+  const SecondForm& form = *plan.second;
+  const Param& p = plan.function.params[i];
+  const FormParam& fp = form.params[i];
+  switch (fp.role) {
+    case FormRole::Input:
+      return p.name;
+    case FormRole::Output:
+    case FormRole::InOut:
+    case FormRole::KeyedValue:
+      return "&" + p.name;
+    case FormRole::Vector:
+      return query ? std::string("nullptr") : p.name + ".data()";
+    case FormRole::Fixed:
+      return p.name + ".data()";
+    case FormRole::Span:
+      return "const_cast<" + p.type + ">(" + p.name + ".data())";
+    case FormRole::SpanCount: {
+      for (std::size_t a = 0; a < form.params.size(); ++a) {
+        if (form.params[a].role == FormRole::Span && form.params[a].count == i) {
+          return "static_cast<" + p.type + ">(" + plan.function.params[a].name + ".size())";
+        }
+      }
+      return "0";
+    }
+    case FormRole::VectorCount:
+      if (form.sizing == Sizing::Enumerate) {
+        return "&" + (query ? p.name : count_local);
+      }
+      if (form.sizing == Sizing::Requested) {
+        return "&" + p.name;
+      }
+      for (std::size_t a = 0; a < form.params.size(); ++a) {
+        if (form.params[a].role == FormRole::Vector && form.params[a].count == i) {
+          return "static_cast<" + p.type + ">(" + plan.function.params[a].name + ".size())";
+        }
+      }
+      return "0";
+    case FormRole::Key:
+      return "Key";
+    case FormRole::KeyedSize:
+      return p.is_pointer ? "&" + p.name : "sizeof(" + [&] {
+        for (std::size_t a = 0; a < form.params.size(); ++a) {
+          if (form.params[a].role == FormRole::KeyedValue) {
+            return plan.function.params[a].name;
+          }
+        }
+        return std::string("Key");
+      }() + ")";
+  }
+  return p.name;
+}
+
+std::string keyed_type(const LibraryConfig& config, const SecondForm& form) {
+  return "typename ::cuwrap::" + config.ns + "::" + form.key->traits + "<Key>::type";
+}
+
+std::string result_member_type(const FormParam& fp) {
+  switch (fp.role) {
+    case FormRole::Vector:
+      return "std::vector<" + fp.element + ">";
+    case FormRole::Fixed:
+      return "std::array<" + fp.element + ", " + std::to_string(fp.fixed) + ">";
+    default:
+      return fp.element;
+  }
+}
+
+// cuPointerGetAttributes<A, B>(ptr): a tuple of the keys' value types.
+void fill_plural(Dict& d, const LibraryConfig& config, const FunctionPlan& plan) {
+  const Function& f = plan.function;
+  const SecondForm& form = *plan.second;
+  Dict* s = d.AddSectionDictionary("PLURAL");
+  s->SetValue("RULE", form.why);
+  s->SetValue("VALUE_TYPES", "typename ::cuwrap::" + config.ns + "::" + form.key->traits +
+                                 "<Keys>::type...");
+  for (std::size_t i = 0; i < f.params.size(); ++i) {
+    const Param& p = f.params[i];
+    std::string arg = p.name;
+    switch (form.params[i].role) {
+      case FormRole::Input:
+        s->AddSectionDictionary("INPUT")->SetValue("DECL", declare(p.type, p.name));
+        break;
+      case FormRole::Key:
+        s->SetValue("ENUM", p.pointee);
+        arg = "keys";
+        break;
+      case FormRole::KeyedValue:
+        arg = "values";
+        break;
+      case FormRole::KeyedSize:
+        s->AddSectionDictionary("SIZES")->SetValue("TYPE", p.pointee);
+        arg = "sizes";
+        break;
+      default:
+        arg = "static_cast<" + p.type + ">(sizeof...(Keys))";
+        break;
+    }
+    s->AddSectionDictionary("ARG")->SetValue("EXPR", arg);
+  }
+}
+
+void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan) {
+  const Function& f = plan.function;
+  const SecondForm& form = *plan.second;
+  if (form.plural) {
+    fill_plural(d, config, plan);
+    return;
+  }
+  Dict* s = d.AddSectionDictionary("SECOND");
+  s->SetValue("RULE", form.why);
+  std::string value_name;
+  std::string count_local;
+  std::vector<std::size_t> returned;
+  for (std::size_t i = 0; i < f.params.size(); ++i) {
+    const Param& p = f.params[i];
+    const FormParam& fp = form.params[i];
+    auto input = [&](const std::string& decl) {
+      Dict* in = s->AddSectionDictionary("INPUT");
+      in->SetValue("DECL", decl);
+    };
+    auto local = [&](const std::string& type, const std::string& init) {
+      Dict* l = s->AddSectionDictionary("LOCAL");
+      l->SetValue("TYPE", type);
+      l->SetValue("NAME", p.name);
+      l->SetValue("INIT", init);
+    };
+    switch (fp.role) {
+      case FormRole::Input:
+        input(declare(p.type, p.name));
+        break;
+      case FormRole::InOut:
+        input(fp.element + " " + p.name);
+        returned.push_back(i);
+        break;
+      case FormRole::Span:
+        input("std::span<" + fp.element + "> " + p.name);
+        break;
+      case FormRole::Output:
+      case FormRole::Fixed:
+        local(result_member_type(fp), "{}");
+        returned.push_back(i);
+        break;
+      case FormRole::Vector: {
+        std::string init;
+        if (form.sizing == Sizing::Sibling) {
+          std::string args;
+          for (std::size_t a = 0; a < f.params.size(); ++a) {
+            if (form.params[a].role == FormRole::Input) {
+              args += (args.empty() ? "" : ", ") + f.params[a].name;
+            }
+          }
+          init = "(::cuwrap::" + config.ns + "::" + form.count_function + "(" + args + "))";
+        } else if (form.sizing == Sizing::SpanLength || form.sizing == Sizing::Requested) {
+          init = "(" + f.params[fp.count].name + (form.sizing == Sizing::SpanLength ? ".size()" : "") + ")";
+        }
+        local(result_member_type(fp), init);
+        returned.push_back(i);
+        s->AddSectionDictionary("VECTOR")->SetValue("NAME", p.name);
+        break;
+      }
+      case FormRole::VectorCount:
+        if (form.sizing == Sizing::Enumerate) {
+          count_local = p.name + "_filled";
+          s->AddSectionDictionary("ENUMERATE");
+          s->SetValue("COUNT", p.name);  // on the form: the VECTOR lines read them too
+          s->SetValue("COUNT_TYPE", fp.element);
+          s->SetValue("FILLED", count_local);
+        } else if (form.sizing == Sizing::Requested) {
+          input(fp.element + " " + p.name);
+        }
+        break;
+      case FormRole::Key: {
+        Dict* k = s->AddSectionDictionary("KEYED");
+        k->SetValue("ENUM", p.type);
+        break;
+      }
+      case FormRole::KeyedValue:
+        value_name = p.name;
+        if (form.setter) {
+          input(keyed_type(config, form) + " " + p.name);
+        } else {
+          local(keyed_type(config, form), "{}");
+          returned.push_back(i);
+        }
+        break;
+      case FormRole::KeyedSize:
+        if (p.is_pointer) {
+          local(fp.element, " = sizeof(" + value_name + ")");
+        }
+        break;
+      case FormRole::SpanCount:
+        break;
+    }
+  }
+  // Paired spans of one count must be equally long (optional ones may be empty).
+  for (std::size_t c = 0; c < f.params.size(); ++c) {
+    std::vector<std::size_t> spans;
+    for (std::size_t a = 0; a < f.params.size(); ++a) {
+      if (form.params[a].role == FormRole::Span && form.params[a].count == c) {
+        spans.push_back(a);
+      }
+    }
+    for (std::size_t k = 1; k < spans.size(); ++k) {
+      Dict* same = s->AddSectionDictionary("SAME_LENGTH");
+      same->SetValue("FIRST", f.params[spans[0]].name);
+      same->SetValue("OTHER", f.params[spans[k]].name);
+      const bool optional = text::lower(f.params[spans[k]].doc).find("optional") != std::string::npos;
+      same->SetValue("OPTIONAL", optional ? "true" : "false");
+    }
+  }
+  for (std::size_t i = 0; i < f.params.size(); ++i) {
+    Dict* q = s->AddSectionDictionary("QARG");
+    q->SetValue("EXPR", second_arg(plan, i, true, count_local));
+    Dict* a = s->AddSectionDictionary("ARG");
+    a->SetValue("EXPR", second_arg(plan, i, false, count_local));
+  }
+  if (returned.empty()) {
+    s->SetValue("RESULT_TYPE", "void");
+  } else if (returned.size() == 1) {
+    const FormParam& fp = form.params[returned[0]];
+    s->SetValue("RESULT_TYPE", fp.role == FormRole::KeyedValue ? keyed_type(config, form)
+                                                                : result_member_type(fp));
+    s->AddSectionDictionary("RETURN_ONE")->SetValue("NAME", f.params[returned[0]].name);
+  } else {
+    s->SetValue("RESULT_TYPE", form.result_name);
+    Dict* agg = s->AddSectionDictionary("AGGREGATE");
+    agg->SetValue("RESULT_NAME", form.result_name);
+    Dict* ret = s->AddSectionDictionary("RETURN_ALL");
+    for (std::size_t i : returned) {
+      Dict* m = agg->AddSectionDictionary("MEMBER");
+      m->SetValue("TYPE", result_member_type(form.params[i]));
+      m->SetValue("NAME", f.params[i].name);
+      ret->AddSectionDictionary("MEMBER")->SetValue("NAME", f.params[i].name);
+    }
+  }
+  if (form.sizing == Sizing::Enumerate) {
+    return;  // the ENUMERATE section makes its own calls
+  }
+  if (form.sizing == Sizing::Requested) {
+    for (std::size_t a = 0; a < f.params.size(); ++a) {
+      if (form.params[a].role == FormRole::Vector) {
+        Dict* r = s->AddSectionDictionary("REQUESTED");
+        r->SetValue("COUNT", f.params[form.params[a].count].name);
+        r->SetValue("NAME", f.params[a].name);
+      }
+    }
+  }
+  if (form.answer_status.empty()) {
+    s->ShowSection("CHECKED");
+  } else {
+    s->AddSectionDictionary("ANSWER")->SetValue("STATUS", form.answer_status);
+  }
+}
+
 void fill_function(Dict& lib, const LibraryPlan& library, const FunctionPlan& plan) {
   const Function& f = plan.function;
   Dict* d = lib.AddSectionDictionary("FUNCTION");
@@ -174,6 +434,9 @@ void fill_function(Dict& lib, const LibraryPlan& library, const FunctionPlan& pl
     return;
   }
   fill_typed(*d->AddSectionDictionary("TYPED"), plan);
+  if (plan.second) {
+    fill_second(*d, library.config, plan);
+  }
   if (plan.one_call) {
     Dict* one = d->AddSectionDictionary("ONE_CALL");
     one->SetValue("SIZE_FUNCTION", plan.one_call->size_function);
@@ -214,8 +477,19 @@ std::string render_header(const std::filesystem::path& dir, const Plan& plan,
                           const LibraryPlan& library) {
   Dict d("library.hpp");
   fill_common(d, plan, library);
+  std::set<std::string> traits;
   for (const auto& f : library.functions) {
     fill_function(d, library, f);
+    if (f.second && f.second->key && traits.insert(f.second->key->traits).second) {
+      Dict* t = d.AddSectionDictionary("KEY_TRAITS");
+      t->SetValue("ENUM", f.second->key->enum_name);
+      t->SetValue("TRAITS", f.second->key->traits);
+      for (const auto& [enumerator, type] : f.second->key->types) {
+        Dict* e = t->AddSectionDictionary("TYPE");
+        e->SetValue("ENUMERATOR", enumerator);
+        e->SetValue("TYPE", type);
+      }
+    }
   }
   return expand(dir, "library.hpp.tpl", d);
 }
@@ -279,6 +553,7 @@ std::string render_attributes(const std::filesystem::path& dir, const Plan& plan
     Dict* ed = d.AddSectionDictionary("ENTRY");
     ed->SetValue("NAME", e.name);
     ed->SetValue("ENUMERATOR", e.enumerator);
+    ed->SetValue("TYPE", e.type);
   }
   return expand(dir, "attributes.inc.tpl", d);
 }

@@ -1,8 +1,78 @@
 // Stage 5: plan → coverage report. See report.hpp.
 #include "report.hpp"
 
+#include <map>
+
 namespace cuwrap::gen {
 namespace {
+
+const char* role_name(FormRole role) {
+  switch (role) {
+    case FormRole::Input:
+      return "input";
+    case FormRole::Output:
+      return "output";
+    case FormRole::InOut:
+      return "in-out";
+    case FormRole::Vector:
+      return "vector";
+    case FormRole::VectorCount:
+      return "vector size";
+    case FormRole::Fixed:
+      return "array";
+    case FormRole::Span:
+      return "span";
+    case FormRole::SpanCount:
+      return "span size";
+    case FormRole::Key:
+      return "template key";
+    case FormRole::KeyedValue:
+      return "keyed value";
+    case FormRole::KeyedSize:
+      return "sizeof value";
+  }
+  return "unknown";
+}
+
+// The second form: what it takes and returns. Its shape becomes the function's shape
+// (the most typed form); `outputs` lists everything it returns or supplies itself.
+void second_form_json(const FunctionPlan& plan, nlohmann::json& j) {
+  const SecondForm& form = *plan.second;
+  nlohmann::json inputs = nlohmann::json::array();
+  nlohmann::json outputs = nlohmann::json::array();
+  for (std::size_t i = 0; i < form.params.size(); ++i) {
+    const Param& p = plan.function.params[i];
+    const FormParam& fp = form.params[i];
+    const nlohmann::json entry = {
+        {"name", p.name}, {"role", role_name(fp.role)}, {"type", fp.element}};
+    const bool taken = fp.role == FormRole::Input || fp.role == FormRole::InOut ||
+                       fp.role == FormRole::Span || fp.role == FormRole::Key ||
+                       (fp.role == FormRole::KeyedValue && form.setter) ||
+                       (fp.role == FormRole::VectorCount && form.sizing == Sizing::Requested);
+    const bool given = fp.role != FormRole::Input && fp.role != FormRole::Span &&
+                       fp.role != FormRole::Key && !(fp.role == FormRole::KeyedValue && form.setter);
+    if (taken) {
+      inputs.push_back(entry);
+    }
+    if (given) {
+      outputs.push_back(entry);
+    }
+  }
+  j["first_shape"] = j["shape"];
+  j["shape"] = form.shape;
+  j["second_form"] = {{"shape", form.shape}, {"rule", form.why}, {"inputs", inputs},
+                      {"outputs", outputs}};
+  if (!form.count_function.empty()) {
+    j["second_form"]["count_function"] = form.count_function;
+  }
+  if (form.key) {
+    nlohmann::json types = nlohmann::json::object();
+    for (const auto& [k, t] : form.key->types) {
+      types[k] = t;
+    }
+    j["second_form"]["value_types"] = types;
+  }
+}
 
 nlohmann::json function_json(const FunctionPlan& plan) {
   const Function& f = plan.function;
@@ -55,6 +125,9 @@ nlohmann::json function_json(const FunctionPlan& plan) {
   if (f.deprecated) {
     j["deprecated"] = true;
   }
+  if (plan.second) {
+    second_form_json(plan, j);
+  }
   return j;
 }
 
@@ -80,6 +153,15 @@ void print_report(const Plan& plan, std::ostream& out) {
     const Coverage& c = counts[i];
     out << c.header << ": " << c.declared << " functions declared, " << c.typed << "/" << c.declared
         << " with a typed form, " << c.raw_only << " raw-only\n";
+    std::map<std::string, int> shapes;  // by the most typed form of each function
+    for (const auto& f : plan.libraries[i].functions) {
+      shapes[f.second ? f.second->shape : std::string(shape_name(f.shape))] += 1;
+    }
+    out << "  shapes:";
+    for (const auto& [shape, n] : shapes) {
+      out << " " << shape << " " << n << ";";
+    }
+    out << "\n";
     for (const auto& f : plan.libraries[i].functions) {
       if (f.shape == Shape::RawOnly) {
         out << "  raw-only: " << f.function.name << " (" << f.raw_only_reason << ")\n";

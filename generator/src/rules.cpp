@@ -6,6 +6,8 @@
 // with the reason; everything else is a rule that applies to every function.
 #include "rules.hpp"
 
+#include "text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -14,6 +16,11 @@
 
 namespace cuwrap::gen {
 namespace {
+
+using text::has_word;
+using text::is_word_char;
+using text::is_integer;
+using text::lower;
 
 // ---------------------------------------------------------------------------------
 // Override tables: the decisions inference cannot make from the header.
@@ -67,28 +74,6 @@ constexpr std::size_t kStringLength = 256;
 // ---------------------------------------------------------------------------------
 // Text helpers.
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-
-// Whether `text` contains `word` as a whole word.
-bool has_word(std::string_view text, std::string_view word) {
-  for (std::size_t at = text.find(word); at != std::string_view::npos;
-       at = text.find(word, at + 1)) {
-    const bool starts = at == 0 || !is_word_char(text[at - 1]);
-    const bool ends = at + word.size() == text.size() || !is_word_char(text[at + word.size()]);
-    if (starts && ends) {
-      return true;
-    }
-  }
-  return false;
-}
-
 bool has_any_word(std::string_view text, std::initializer_list<std::string_view> words) {
   return std::any_of(words.begin(), words.end(),
                      [&](std::string_view w) { return has_word(text, w); });
@@ -108,25 +93,6 @@ bool has_phrase(std::string_view text, std::string_view phrase) {
     }
   }
   return false;
-}
-
-bool is_integer(const std::string& type) {
-  static const std::set<std::string> kIntegers = {"int",
-                                                  "unsigned int",
-                                                  "unsigned",
-                                                  "long",
-                                                  "unsigned long",
-                                                  "long long",
-                                                  "unsigned long long",
-                                                  "size_t",
-                                                  "uint32_t",
-                                                  "uint64_t",
-                                                  "int32_t",
-                                                  "int64_t",
-                                                  "cuuint32_t",
-                                                  "cuuint64_t",
-                                                  "std::size_t"};
-  return kIntegers.count(type) != 0;
 }
 
 // ---------------------------------------------------------------------------------
@@ -339,6 +305,19 @@ std::string common_prefix(const Enum& e) {
   return underscore == std::string::npos ? std::string() : prefix.substr(0, underscore + 1);
 }
 
+// Whether an attribute answers yes or no, by its documentation: "1 if ...", "Device
+// supports ...", "Device can ...", "Device is ...", "Device has ...", "Whether ...".
+bool is_yes_no(const Enumerator& k) {
+  const std::string doc = lower(k.doc);
+  for (const std::string_view lead : {"1 if ", "device supports ", "device can ", "device is ",
+                                      "device has ", "whether ", "true if "}) {
+    if (doc.rfind(lead, 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 AttributeList attribute_list(const Enum& e, std::string file, std::string macro) {
   AttributeList list{std::move(file), std::move(macro), e.name, {}};
   const std::string prefix = common_prefix(e);
@@ -347,7 +326,7 @@ AttributeList attribute_list(const Enum& e, std::string file, std::string macro)
     if (name == "max") {
       continue;  // the count sentinel, not an attribute
     }
-    list.entries.push_back({name, k->name});
+    list.entries.push_back({name, k->name, is_yes_no(*k) ? "bool" : "int"});
   }
   return list;
 }
@@ -518,6 +497,7 @@ Plan make_plan(const Api& api) {
       lib.functions.push_back(std::move(fp));
     }
     add_one_call_forms(lib.functions);
+    add_second_forms(lib.functions, *header);
     for (const auto& e : header->enums) {
       if (e.name.empty()) {
         lib.skipped_enums.push_back(

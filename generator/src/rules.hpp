@@ -8,6 +8,7 @@
 #pragma once
 
 #include "model.hpp"
+#include "shapes.hpp"
 
 #include <cstddef>
 #include <optional>
@@ -74,6 +75,7 @@ struct FunctionPlan {
   std::string result_local;       ///< local variable for Shape::Aggregate ("result")
   std::size_t string_length = 0;  ///< Shape::String: buffer size the wrapper allocates
   std::optional<OneCall> one_call;
+  std::optional<SecondForm> second;  ///< a more typed overload (vectors, spans, ...)
 
   /// Return the indices of output parameters (Output role), in order.
   std::vector<std::size_t> outputs() const;
@@ -96,6 +98,7 @@ struct EnumPlan {
 struct AttributeEntry {
   std::string name;        ///< "multiprocessor_count"
   std::string enumerator;  ///< "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"
+  std::string type = "int";  ///< the accessor's type: "bool" for yes/no attributes
 };
 
 /// An X-macro attribute list file.

@@ -35,12 +35,12 @@ class ParseBasic : public ::testing::Test {
 Api* ParseBasic::api_ = nullptr;
 
 TEST_F(ParseBasic, ReadsCudaVersionAndAllHeaders) {
-  EXPECT_EQ(api_->cuda_version, 12345);
+  EXPECT_EQ(api_->cuda_version, 12030);
   ASSERT_EQ(api_->headers.size(), 3u);
   EXPECT_EQ(header("cuda.h").functions.size(), 8u);
   EXPECT_EQ(header("nvrtc.h").functions.size(), 4u);
   EXPECT_EQ(header("nvJitLink.h").functions.size(), 2u)
-      << "the __nvJitLink*_1_2 externs are not public";
+      << "the __nvJitLink*_12_3 externs are not public";
 }
 
 TEST_F(ParseBasic, PublicNamesMapToVersionedSymbols) {
@@ -87,7 +87,7 @@ TEST_F(ParseBasic, ParametersAndDocumentation) {
 
 TEST_F(ParseBasic, InlineForwardersArePublicAndLoadTheirCallee) {
   const Function& create = find(header("nvJitLink.h"), "nvJitLinkCreate");
-  EXPECT_EQ(create.symbol, "__nvJitLinkCreate_1_2") << "derived from the body, not hard-coded";
+  EXPECT_EQ(create.symbol, "__nvJitLinkCreate_12_3") << "derived from the body, not hard-coded";
   EXPECT_TRUE(create.inline_forwarder);
   EXPECT_EQ(create.brief, "nvJitLinkCreate creates an instance of nvJitLinkHandle.")
       << "the comment sits before #ifndef NVJITLINK_NO_INLINE";

@@ -10,10 +10,14 @@
 #include <cuwrap/detail/symbols.hpp>
 #include <cuwrap/error.hpp>
 
+#include <array>
 #include <cstddef>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 // The wrappers of deprecated functions name them (decltype); only a caller's own use of
@@ -4116,6 +4120,288 @@ inline CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args)
 
 }  // namespace raw
 
+/// The value type of each CUmemRangeHandleType that the typed getters and setters know (from
+/// the header's documentation or cuwrap-gen's table). A value missing here does not
+/// compile in the typed form; the untyped form takes any.
+template <CUmemRangeHandleType Key>
+struct CUmemRangeHandleType_value;
+/// CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD holds a int.
+template <>
+struct CUmemRangeHandleType_value<CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD> {
+  using type = int;  ///< the value's type
+};
+
+/// The value type of each CUmemAllocationHandleType that the typed getters and setters know (from
+/// the header's documentation or cuwrap-gen's table). A value missing here does not
+/// compile in the typed form; the untyped form takes any.
+template <CUmemAllocationHandleType Key>
+struct CUmemAllocationHandleType_value;
+/// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR holds a int.
+template <>
+struct CUmemAllocationHandleType_value<CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR> {
+  using type = int;  ///< the value's type
+};
+/// CU_MEM_HANDLE_TYPE_FABRIC holds a CUmemFabricHandle.
+template <>
+struct CUmemAllocationHandleType_value<CU_MEM_HANDLE_TYPE_FABRIC> {
+  using type = CUmemFabricHandle;  ///< the value's type
+};
+
+/// The value type of each CUmemPool_attribute that the typed getters and setters know (from
+/// the header's documentation or cuwrap-gen's table). A value missing here does not
+/// compile in the typed form; the untyped form takes any.
+template <CUmemPool_attribute Key>
+struct CUmemPool_attribute_value;
+/// CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES holds a int.
+template <>
+struct CUmemPool_attribute_value<CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES> {
+  using type = int;  ///< the value's type
+};
+/// CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC holds a int.
+template <>
+struct CUmemPool_attribute_value<CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC> {
+  using type = int;  ///< the value's type
+};
+/// CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES holds a int.
+template <>
+struct CUmemPool_attribute_value<CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES> {
+  using type = int;  ///< the value's type
+};
+/// CU_MEMPOOL_ATTR_RELEASE_THRESHOLD holds a cuuint64_t.
+template <>
+struct CUmemPool_attribute_value<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD> {
+  using type = cuuint64_t;  ///< the value's type
+};
+/// CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT holds a cuuint64_t.
+template <>
+struct CUmemPool_attribute_value<CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT> {
+  using type = cuuint64_t;  ///< the value's type
+};
+/// CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH holds a cuuint64_t.
+template <>
+struct CUmemPool_attribute_value<CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH> {
+  using type = cuuint64_t;  ///< the value's type
+};
+/// CU_MEMPOOL_ATTR_USED_MEM_CURRENT holds a cuuint64_t.
+template <>
+struct CUmemPool_attribute_value<CU_MEMPOOL_ATTR_USED_MEM_CURRENT> {
+  using type = cuuint64_t;  ///< the value's type
+};
+/// CU_MEMPOOL_ATTR_USED_MEM_HIGH holds a cuuint64_t.
+template <>
+struct CUmemPool_attribute_value<CU_MEMPOOL_ATTR_USED_MEM_HIGH> {
+  using type = cuuint64_t;  ///< the value's type
+};
+
+/// The value type of each CUpointer_attribute that the typed getters and setters know (from
+/// the header's documentation or cuwrap-gen's table). A value missing here does not
+/// compile in the typed form; the untyped form takes any.
+template <CUpointer_attribute Key>
+struct CUpointer_attribute_value;
+/// CU_POINTER_ATTRIBUTE_CONTEXT holds a CUcontext.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_CONTEXT> {
+  using type = CUcontext;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_MEMORY_TYPE holds a CUmemorytype.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_MEMORY_TYPE> {
+  using type = CUmemorytype;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_DEVICE_POINTER holds a CUdeviceptr.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_DEVICE_POINTER> {
+  using type = CUdeviceptr;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_HOST_POINTER holds a void*.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_HOST_POINTER> {
+  using type = void*;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_P2P_TOKENS holds a CUDA_POINTER_ATTRIBUTE_P2P_TOKENS.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_P2P_TOKENS> {
+  using type = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_SYNC_MEMOPS holds a unsigned int.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_SYNC_MEMOPS> {
+  using type = unsigned int;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_BUFFER_ID holds a unsigned long long.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_BUFFER_ID> {
+  using type = unsigned long long;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_IS_MANAGED holds a unsigned int.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_IS_MANAGED> {
+  using type = unsigned int;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL holds a int.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL> {
+  using type = int;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE holds a unsigned int.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE> {
+  using type = unsigned int;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_RANGE_START_ADDR holds a CUdeviceptr.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_RANGE_START_ADDR> {
+  using type = CUdeviceptr;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_RANGE_SIZE holds a size_t.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_RANGE_SIZE> {
+  using type = size_t;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_MAPPED holds a unsigned int.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_MAPPED> {
+  using type = unsigned int;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES holds a unsigned long long.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES> {
+  using type = unsigned long long;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE holds a unsigned int.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE> {
+  using type = unsigned int;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_ACCESS_FLAGS holds a unsigned long long.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_ACCESS_FLAGS> {
+  using type = unsigned long long;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE holds a CUmemoryPool.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE> {
+  using type = CUmemoryPool;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_MAPPING_SIZE holds a size_t.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_MAPPING_SIZE> {
+  using type = size_t;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR holds a void*.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR> {
+  using type = void*;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID holds a unsigned long long.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID> {
+  using type = unsigned long long;  ///< the value's type
+};
+/// CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE holds a unsigned int.
+template <>
+struct CUpointer_attribute_value<CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE> {
+  using type = unsigned int;  ///< the value's type
+};
+
+/// The value type of each CUmem_range_attribute that the typed getters and setters know (from
+/// the header's documentation or cuwrap-gen's table). A value missing here does not
+/// compile in the typed form; the untyped form takes any.
+template <CUmem_range_attribute Key>
+struct CUmem_range_attribute_value;
+/// CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY holds a int.
+template <>
+struct CUmem_range_attribute_value<CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY> {
+  using type = int;  ///< the value's type
+};
+/// CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION holds a int.
+template <>
+struct CUmem_range_attribute_value<CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION> {
+  using type = int;  ///< the value's type
+};
+/// CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION holds a int.
+template <>
+struct CUmem_range_attribute_value<CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION> {
+  using type = int;  ///< the value's type
+};
+/// CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE holds a CUmemLocationType.
+template <>
+struct CUmem_range_attribute_value<CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE> {
+  using type = CUmemLocationType;  ///< the value's type
+};
+/// CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID holds a int.
+template <>
+struct CUmem_range_attribute_value<CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID> {
+  using type = int;  ///< the value's type
+};
+/// CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE holds a CUmemLocationType.
+template <>
+struct CUmem_range_attribute_value<CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE> {
+  using type = CUmemLocationType;  ///< the value's type
+};
+/// CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID holds a int.
+template <>
+struct CUmem_range_attribute_value<CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID> {
+  using type = int;  ///< the value's type
+};
+
+/// The value type of each CUgraphMem_attribute that the typed getters and setters know (from
+/// the header's documentation or cuwrap-gen's table). A value missing here does not
+/// compile in the typed form; the untyped form takes any.
+template <CUgraphMem_attribute Key>
+struct CUgraphMem_attribute_value;
+/// CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT holds a cuuint64_t.
+template <>
+struct CUgraphMem_attribute_value<CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT> {
+  using type = cuuint64_t;  ///< the value's type
+};
+/// CU_GRAPH_MEM_ATTR_USED_MEM_HIGH holds a cuuint64_t.
+template <>
+struct CUgraphMem_attribute_value<CU_GRAPH_MEM_ATTR_USED_MEM_HIGH> {
+  using type = cuuint64_t;  ///< the value's type
+};
+/// CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT holds a cuuint64_t.
+template <>
+struct CUgraphMem_attribute_value<CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT> {
+  using type = cuuint64_t;  ///< the value's type
+};
+/// CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH holds a cuuint64_t.
+template <>
+struct CUgraphMem_attribute_value<CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH> {
+  using type = cuuint64_t;  ///< the value's type
+};
+
+/// The value type of each CUcoredumpSettings that the typed getters and setters know (from
+/// the header's documentation or cuwrap-gen's table). A value missing here does not
+/// compile in the typed form; the untyped form takes any.
+template <CUcoredumpSettings Key>
+struct CUcoredumpSettings_value;
+/// CU_COREDUMP_ENABLE_ON_EXCEPTION holds a bool.
+template <>
+struct CUcoredumpSettings_value<CU_COREDUMP_ENABLE_ON_EXCEPTION> {
+  using type = bool;  ///< the value's type
+};
+/// CU_COREDUMP_TRIGGER_HOST holds a bool.
+template <>
+struct CUcoredumpSettings_value<CU_COREDUMP_TRIGGER_HOST> {
+  using type = bool;  ///< the value's type
+};
+/// CU_COREDUMP_LIGHTWEIGHT holds a bool.
+template <>
+struct CUcoredumpSettings_value<CU_COREDUMP_LIGHTWEIGHT> {
+  using type = bool;  ///< the value's type
+};
+/// CU_COREDUMP_ENABLE_USER_TRIGGER holds a bool.
+template <>
+struct CUcoredumpSettings_value<CU_COREDUMP_ENABLE_USER_TRIGGER> {
+  using type = bool;  ///< the value's type
+};
+/// CU_COREDUMP_GENERATION_FLAGS holds a int.
+template <>
+struct CUcoredumpSettings_value<CU_COREDUMP_GENERATION_FLAGS> {
+  using type = int;  ///< the value's type
+};
+
 /// \brief Gets the string description of an error code
 inline const char* cuGetErrorString(CUresult error) {
   auto* fn = reinterpret_cast<decltype(::cuGetErrorString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[0], ::cuwrap::detail::Library::Driver, 0));
@@ -4187,6 +4473,23 @@ inline unsigned int cuDeviceGetLuid(char* luid, CUdevice dev) {
   return deviceNodeMask;
 }
 
+/// The outputs of cuDeviceGetLuid's typed form, named after its C parameters.
+struct cuDeviceGetLuid_result {
+  std::array<char, 8> luid;
+  unsigned int deviceNodeMask;
+};
+
+/// \brief Return an LUID and device node mask for the device
+///
+/// Typed form (fixed-size output luid); the form above stays for callers holding raw arrays.
+inline cuDeviceGetLuid_result cuDeviceGetLuid(CUdevice dev) {
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetLuid)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[8], ::cuwrap::detail::Library::Driver, 8));
+  std::array<char, 8> luid{};
+  unsigned int deviceNodeMask{};
+  ::cuwrap::detail::check(fn(luid.data(), &deviceNodeMask, dev), "cuDeviceGetLuid");
+  return { std::move(luid), std::move(deviceNodeMask) };
+}
+
 /// \brief Returns the total amount of memory on the device
 inline size_t cuDeviceTotalMem(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceTotalMem)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[9], ::cuwrap::detail::Library::Driver, 9));
@@ -4215,6 +4518,16 @@ inline int cuDeviceGetAttribute(CUdevice_attribute attrib, CUdevice dev) {
 inline void cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetHostAtomicCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[12], ::cuwrap::detail::Library::Driver, 12));
   ::cuwrap::detail::check(fn(capabilities, operations, count, dev), "cuDeviceGetHostAtomicCapabilities");
+}
+
+/// \brief Queries details about atomic operations supported between the device and host.
+///
+/// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
+inline std::vector<unsigned int> cuDeviceGetHostAtomicCapabilities(std::span<CUatomicOperation const> operations, CUdevice dev) {
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetHostAtomicCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[12], ::cuwrap::detail::Library::Driver, 12));
+  std::vector<unsigned int> capabilities(operations.size());
+  ::cuwrap::detail::check(fn(capabilities.data(), const_cast<const CUatomicOperation*>(operations.data()), static_cast<unsigned int>(operations.size()), dev), "cuDeviceGetHostAtomicCapabilities");
+  return capabilities;
 }
 
 /// \brief Return NvSciSync attributes that this device can support.
@@ -4547,6 +4860,16 @@ inline CUmodule cuModuleLoadDataEx(const void* image, unsigned int numOptions, C
   return module;
 }
 
+/// \brief Load a module's data with options
+///
+/// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
+inline CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, void** optionValues) {
+  auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
+  CUmodule module{};
+  ::cuwrap::detail::check(fn(&module, image, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), optionValues), "cuModuleLoadDataEx");
+  return module;
+}
+
 /// \brief Load a module's data
 inline CUmodule cuModuleLoadFatBinary(const void* fatCubin) {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadFatBinary)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[56], ::cuwrap::detail::Library::Driver, 56));
@@ -4591,6 +4914,16 @@ inline void cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFu
   ::cuwrap::detail::check(fn(functions, numFunctions, mod), "cuModuleEnumerateFunctions");
 }
 
+/// \brief Returns the function handles within a module.
+///
+/// Typed form (enumeration counted by cuModuleGetFunctionCount); the form above stays for callers holding raw arrays.
+inline std::vector<CUfunction> cuModuleEnumerateFunctions(CUmodule mod) {
+  auto* fn = reinterpret_cast<decltype(::cuModuleEnumerateFunctions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[61], ::cuwrap::detail::Library::Driver, 61));
+  std::vector<CUfunction> functions(::cuwrap::driver::cuModuleGetFunctionCount(mod));
+  ::cuwrap::detail::check(fn(functions.data(), static_cast<unsigned int>(functions.size()), mod), "cuModuleEnumerateFunctions");
+  return functions;
+}
+
 /// The outputs of cuModuleGetGlobal, named after its C parameters (structured bindings work).
 struct cuModuleGetGlobal_result {
   CUdeviceptr dptr;
@@ -4613,16 +4946,42 @@ inline CUlinkState cuLinkCreate(unsigned int numOptions, CUjit_option* options, 
   return stateOut;
 }
 
+/// \brief Creates a pending JIT linker invocation.
+///
+/// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
+inline CUlinkState cuLinkCreate(std::span<CUjit_option const> options, void** optionValues) {
+  auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
+  CUlinkState stateOut{};
+  ::cuwrap::detail::check(fn(static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), optionValues, &stateOut), "cuLinkCreate");
+  return stateOut;
+}
+
 /// \brief Add an input to a pending linker invocation
 inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
   ::cuwrap::detail::check(fn(state, type, data, size, name, numOptions, options, optionValues), "cuLinkAddData");
 }
 
+/// \brief Add an input to a pending linker invocation
+///
+/// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
+inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, void** optionValues) {
+  auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
+  ::cuwrap::detail::check(fn(state, type, data, size, name, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), optionValues), "cuLinkAddData");
+}
+
 /// \brief Add a file input to a pending linker invocation
 inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
   ::cuwrap::detail::check(fn(state, type, path, numOptions, options, optionValues), "cuLinkAddFile");
+}
+
+/// \brief Add a file input to a pending linker invocation
+///
+/// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
+inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, void** optionValues) {
+  auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
+  ::cuwrap::detail::check(fn(state, type, path, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), optionValues), "cuLinkAddFile");
 }
 
 /// The outputs of cuLinkComplete, named after its C parameters (structured bindings work).
@@ -4671,11 +5030,31 @@ inline CUlibrary cuLibraryLoadData(const void* code, CUjit_option* jitOptions, v
   return library;
 }
 
+/// \brief Load a library with specified code and options
+///
+/// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
+inline CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, void** jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, void** libraryOptionValues) {
+  auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
+  CUlibrary library{};
+  ::cuwrap::detail::check(fn(&library, code, const_cast<CUjit_option*>(jitOptions.data()), jitOptionsValues, static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), libraryOptionValues, static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadData");
+  return library;
+}
+
 /// \brief Load a library with specified file and options
 inline CUlibrary cuLibraryLoadFromFile(const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   CUlibrary library{};
   ::cuwrap::detail::check(fn(&library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadFromFile");
+  return library;
+}
+
+/// \brief Load a library with specified file and options
+///
+/// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
+inline CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, void** jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, void** libraryOptionValues) {
+  auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
+  CUlibrary library{};
+  ::cuwrap::detail::check(fn(&library, fileName, const_cast<CUjit_option*>(jitOptions.data()), jitOptionsValues, static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), libraryOptionValues, static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadFromFile");
   return library;
 }
 
@@ -4705,6 +5084,16 @@ inline unsigned int cuLibraryGetKernelCount(CUlibrary lib) {
 inline void cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryEnumerateKernels)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75));
   ::cuwrap::detail::check(fn(kernels, numKernels, lib), "cuLibraryEnumerateKernels");
+}
+
+/// \brief Retrieve the kernel handles within a library.
+///
+/// Typed form (enumeration counted by cuLibraryGetKernelCount); the form above stays for callers holding raw arrays.
+inline std::vector<CUkernel> cuLibraryEnumerateKernels(CUlibrary lib) {
+  auto* fn = reinterpret_cast<decltype(::cuLibraryEnumerateKernels)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75));
+  std::vector<CUkernel> kernels(::cuwrap::driver::cuLibraryGetKernelCount(lib));
+  ::cuwrap::detail::check(fn(kernels.data(), static_cast<unsigned int>(kernels.size()), lib), "cuLibraryEnumerateKernels");
+  return kernels;
 }
 
 /// \brief Returns a module handle
@@ -5142,10 +5531,29 @@ inline void cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* siz
   ::cuwrap::detail::check(fn(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream), "cuMemcpyBatchAsync");
 }
 
+/// \brief Performs a batch of memory copies asynchronously.
+///
+/// Typed form (arrays counted by numAttrs); the form above stays for callers holding raw arrays.
+inline void cuMemcpyBatchAsync(std::span<CUdeviceptr const> dsts, std::span<CUdeviceptr const> srcs, std::span<size_t const> sizes, std::span<CUmemcpyAttributes const> attrs, std::span<size_t const> attrsIdxs, CUstream hStream) {
+  ::cuwrap::detail::check_same_length("cuMemcpyBatchAsync", "dsts", dsts.size(), "srcs", srcs.size(), false);
+  ::cuwrap::detail::check_same_length("cuMemcpyBatchAsync", "dsts", dsts.size(), "sizes", sizes.size(), false);
+  ::cuwrap::detail::check_same_length("cuMemcpyBatchAsync", "attrs", attrs.size(), "attrsIdxs", attrsIdxs.size(), false);
+  auto* fn = reinterpret_cast<decltype(::cuMemcpyBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[133] : ::cuwrap::detail::g_driver_slots[133], ::cuwrap::detail::Library::Driver, 133, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(const_cast<CUdeviceptr*>(dsts.data()), const_cast<CUdeviceptr*>(srcs.data()), const_cast<size_t*>(sizes.data()), static_cast<size_t>(dsts.size()), const_cast<CUmemcpyAttributes*>(attrs.data()), const_cast<size_t*>(attrsIdxs.data()), static_cast<size_t>(attrs.size()), hStream), "cuMemcpyBatchAsync");
+}
+
 /// \brief Performs a batch of 3D memory copies asynchronously.
 inline void cuMemcpy3DBatchAsync(size_t numOps, CUDA_MEMCPY3D_BATCH_OP* opList, unsigned long long flags, CUstream hStream) {
   auto* fn = reinterpret_cast<decltype(::cuMemcpy3DBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[134] : ::cuwrap::detail::g_driver_slots[134], ::cuwrap::detail::Library::Driver, 134, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(numOps, opList, flags, hStream), "cuMemcpy3DBatchAsync");
+}
+
+/// \brief Performs a batch of 3D memory copies asynchronously.
+///
+/// Typed form (arrays counted by numOps); the form above stays for callers holding raw arrays.
+inline void cuMemcpy3DBatchAsync(std::span<CUDA_MEMCPY3D_BATCH_OP const> opList, unsigned long long flags, CUstream hStream) {
+  auto* fn = reinterpret_cast<decltype(::cuMemcpy3DBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[134] : ::cuwrap::detail::g_driver_slots[134], ::cuwrap::detail::Library::Driver, 134, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(static_cast<size_t>(opList.size()), const_cast<CUDA_MEMCPY3D_BATCH_OP*>(opList.data()), flags, hStream), "cuMemcpy3DBatchAsync");
 }
 
 /// \brief Initializes device memory
@@ -5326,11 +5734,32 @@ inline void cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t
   ::cuwrap::detail::check(fn(handle, dptr, size, handleType, flags), "cuMemGetHandleForAddressRange");
 }
 
+/// \brief Retrieve handle for an address range
+///
+/// Typed form (the value's type depends on handleType); the form above stays for callers holding raw arrays.
+template <CUmemRangeHandleType Key>
+inline typename ::cuwrap::driver::CUmemRangeHandleType_value<Key>::type cuMemGetHandleForAddressRange(CUdeviceptr dptr, unsigned long long flags) {
+  auto* fn = reinterpret_cast<decltype(::cuMemGetHandleForAddressRange)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[160], ::cuwrap::detail::Library::Driver, 160));
+  typename ::cuwrap::driver::CUmemRangeHandleType_value<Key>::type handle{};
+  ::cuwrap::detail::check(fn(&handle, dptr, sizeof(handle), Key, flags), "cuMemGetHandleForAddressRange");
+  return handle;
+}
+
 /// \brief Submit a batch of \p count independent decompression operations.
 inline size_t cuMemBatchDecompressAsync(CUmemDecompressParams* paramsArray, size_t count, unsigned int flags, CUstream stream) {
   auto* fn = reinterpret_cast<decltype(::cuMemBatchDecompressAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[161] : ::cuwrap::detail::g_driver_slots[161], ::cuwrap::detail::Library::Driver, 161, ::cuwrap::detail::kPerThreadDefaultStream));
   size_t errorIndex{};
   ::cuwrap::detail::check(fn(paramsArray, count, flags, &errorIndex, stream), "cuMemBatchDecompressAsync");
+  return errorIndex;
+}
+
+/// \brief Submit a batch of \p count independent decompression operations.
+///
+/// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
+inline size_t cuMemBatchDecompressAsync(std::span<CUmemDecompressParams const> paramsArray, unsigned int flags, CUstream stream) {
+  auto* fn = reinterpret_cast<decltype(::cuMemBatchDecompressAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[161] : ::cuwrap::detail::g_driver_slots[161], ::cuwrap::detail::Library::Driver, 161, ::cuwrap::detail::kPerThreadDefaultStream));
+  size_t errorIndex{};
+  ::cuwrap::detail::check(fn(const_cast<CUmemDecompressParams*>(paramsArray.data()), static_cast<size_t>(paramsArray.size()), flags, &errorIndex, stream), "cuMemBatchDecompressAsync");
   return errorIndex;
 }
 
@@ -5374,6 +5803,14 @@ inline void cuMemMapArrayAsync(CUarrayMapInfo* mapInfoList, unsigned int count, 
   ::cuwrap::detail::check(fn(mapInfoList, count, hStream), "cuMemMapArrayAsync");
 }
 
+/// \brief Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+///
+/// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
+inline void cuMemMapArrayAsync(std::span<CUarrayMapInfo const> mapInfoList, CUstream hStream) {
+  auto* fn = reinterpret_cast<decltype(::cuMemMapArrayAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[167] : ::cuwrap::detail::g_driver_slots[167], ::cuwrap::detail::Library::Driver, 167, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(const_cast<CUarrayMapInfo*>(mapInfoList.data()), static_cast<unsigned int>(mapInfoList.size()), hStream), "cuMemMapArrayAsync");
+}
+
 /// \brief Unmap the backing memory of a given address range.
 inline void cuMemUnmap(CUdeviceptr ptr, size_t size) {
   auto* fn = reinterpret_cast<decltype(::cuMemUnmap)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[168], ::cuwrap::detail::Library::Driver, 168));
@@ -5384,6 +5821,14 @@ inline void cuMemUnmap(CUdeviceptr ptr, size_t size) {
 inline void cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
   auto* fn = reinterpret_cast<decltype(::cuMemSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[169], ::cuwrap::detail::Library::Driver, 169));
   ::cuwrap::detail::check(fn(ptr, size, desc, count), "cuMemSetAccess");
+}
+
+/// \brief Set the access flags for each location specified in \p desc for the given virtual address range
+///
+/// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
+inline void cuMemSetAccess(CUdeviceptr ptr, size_t size, std::span<CUmemAccessDesc const> desc) {
+  auto* fn = reinterpret_cast<decltype(::cuMemSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[169], ::cuwrap::detail::Library::Driver, 169));
+  ::cuwrap::detail::check(fn(ptr, size, const_cast<const CUmemAccessDesc*>(desc.data()), static_cast<size_t>(desc.size())), "cuMemSetAccess");
 }
 
 /// \brief Get the access \p flags set for the given \p location and \p ptr
@@ -5398,6 +5843,17 @@ inline unsigned long long cuMemGetAccess(const CUmemLocation* location, CUdevice
 inline void cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemExportToShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[171], ::cuwrap::detail::Library::Driver, 171));
   ::cuwrap::detail::check(fn(shareableHandle, handle, handleType, flags), "cuMemExportToShareableHandle");
+}
+
+/// \brief Exports an allocation to a requested shareable handle type
+///
+/// Typed form (the value's type depends on handleType); the form above stays for callers holding raw arrays.
+template <CUmemAllocationHandleType Key>
+inline typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type cuMemExportToShareableHandle(CUmemGenericAllocationHandle handle, unsigned long long flags) {
+  auto* fn = reinterpret_cast<decltype(::cuMemExportToShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[171], ::cuwrap::detail::Library::Driver, 171));
+  typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type shareableHandle{};
+  ::cuwrap::detail::check(fn(&shareableHandle, handle, Key, flags), "cuMemExportToShareableHandle");
+  return shareableHandle;
 }
 
 /// \brief Imports an allocation from a requested shareable handle type.
@@ -5458,16 +5914,44 @@ inline void cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, v
   ::cuwrap::detail::check(fn(pool, attr, value), "cuMemPoolSetAttribute");
 }
 
+/// \brief Sets attributes of a memory pool
+///
+/// Typed form (the value's type depends on attr); the form above stays for callers holding raw arrays.
+template <CUmemPool_attribute Key>
+inline void cuMemPoolSetAttribute(CUmemoryPool pool, typename ::cuwrap::driver::CUmemPool_attribute_value<Key>::type value) {
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[179], ::cuwrap::detail::Library::Driver, 179));
+  ::cuwrap::detail::check(fn(pool, Key, &value), "cuMemPoolSetAttribute");
+}
+
 /// \brief Gets attributes of a memory pool
 inline void cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[180], ::cuwrap::detail::Library::Driver, 180));
   ::cuwrap::detail::check(fn(pool, attr, value), "cuMemPoolGetAttribute");
 }
 
+/// \brief Gets attributes of a memory pool
+///
+/// Typed form (the value's type depends on attr); the form above stays for callers holding raw arrays.
+template <CUmemPool_attribute Key>
+inline typename ::cuwrap::driver::CUmemPool_attribute_value<Key>::type cuMemPoolGetAttribute(CUmemoryPool pool) {
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[180], ::cuwrap::detail::Library::Driver, 180));
+  typename ::cuwrap::driver::CUmemPool_attribute_value<Key>::type value{};
+  ::cuwrap::detail::check(fn(pool, Key, &value), "cuMemPoolGetAttribute");
+  return value;
+}
+
 /// \brief Controls visibility of pools between devices
 inline void cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[181], ::cuwrap::detail::Library::Driver, 181));
   ::cuwrap::detail::check(fn(pool, map, count), "cuMemPoolSetAccess");
+}
+
+/// \brief Controls visibility of pools between devices
+///
+/// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
+inline void cuMemPoolSetAccess(CUmemoryPool pool, std::span<CUmemAccessDesc const> map) {
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[181], ::cuwrap::detail::Library::Driver, 181));
+  ::cuwrap::detail::check(fn(pool, const_cast<const CUmemAccessDesc*>(map.data()), static_cast<size_t>(map.size())), "cuMemPoolSetAccess");
 }
 
 /// \brief Returns the accessibility of a pool from a device
@@ -5526,6 +6010,17 @@ inline CUdeviceptr cuMemAllocFromPoolAsync(size_t bytesize, CUmemoryPool pool, C
 inline void cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolExportToShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[189], ::cuwrap::detail::Library::Driver, 189));
   ::cuwrap::detail::check(fn(handle_out, pool, handleType, flags), "cuMemPoolExportToShareableHandle");
+}
+
+/// \brief Exports a memory pool to the requested handle type.
+///
+/// Typed form (the value's type depends on handleType); the form above stays for callers holding raw arrays.
+template <CUmemAllocationHandleType Key>
+inline typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type cuMemPoolExportToShareableHandle(CUmemoryPool pool, unsigned long long flags) {
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolExportToShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[189], ::cuwrap::detail::Library::Driver, 189));
+  typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type handle_out{};
+  ::cuwrap::detail::check(fn(&handle_out, pool, Key, flags), "cuMemPoolExportToShareableHandle");
+  return handle_out;
 }
 
 /// \brief imports a memory pool from a shared handle.
@@ -5598,6 +6093,17 @@ inline void cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUd
   ::cuwrap::detail::check(fn(data, attribute, ptr), "cuPointerGetAttribute");
 }
 
+/// \brief Returns information about a pointer
+///
+/// Typed form (the value's type depends on attribute); the form above stays for callers holding raw arrays.
+template <CUpointer_attribute Key>
+inline typename ::cuwrap::driver::CUpointer_attribute_value<Key>::type cuPointerGetAttribute(CUdeviceptr ptr) {
+  auto* fn = reinterpret_cast<decltype(::cuPointerGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[199], ::cuwrap::detail::Library::Driver, 199));
+  typename ::cuwrap::driver::CUpointer_attribute_value<Key>::type data{};
+  ::cuwrap::detail::check(fn(&data, Key, ptr), "cuPointerGetAttribute");
+  return data;
+}
+
 /// \brief Prefetches memory to the specified destination location
 inline void cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) {
   auto* fn = reinterpret_cast<decltype(::cuMemPrefetchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[200] : ::cuwrap::detail::g_driver_slots[200], ::cuwrap::detail::Library::Driver, 200, ::cuwrap::detail::kPerThreadDefaultStream));
@@ -5616,10 +6122,29 @@ inline void cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t co
   ::cuwrap::detail::check(fn(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream), "cuMemPrefetchBatchAsync");
 }
 
+/// \brief Performs a batch of memory prefetches asynchronously
+///
+/// Typed form (arrays counted by numPrefetchLocs); the form above stays for callers holding raw arrays.
+inline void cuMemPrefetchBatchAsync(std::span<CUdeviceptr const> dptrs, std::span<size_t const> sizes, std::span<CUmemLocation const> prefetchLocs, std::span<size_t const> prefetchLocIdxs, unsigned long long flags, CUstream hStream) {
+  ::cuwrap::detail::check_same_length("cuMemPrefetchBatchAsync", "dptrs", dptrs.size(), "sizes", sizes.size(), false);
+  ::cuwrap::detail::check_same_length("cuMemPrefetchBatchAsync", "prefetchLocs", prefetchLocs.size(), "prefetchLocIdxs", prefetchLocIdxs.size(), false);
+  auto* fn = reinterpret_cast<decltype(::cuMemPrefetchBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[202] : ::cuwrap::detail::g_driver_slots[202], ::cuwrap::detail::Library::Driver, 202, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(const_cast<CUdeviceptr*>(dptrs.data()), const_cast<size_t*>(sizes.data()), static_cast<size_t>(dptrs.size()), const_cast<CUmemLocation*>(prefetchLocs.data()), const_cast<size_t*>(prefetchLocIdxs.data()), static_cast<size_t>(prefetchLocs.size()), flags, hStream), "cuMemPrefetchBatchAsync");
+}
+
 /// \brief Performs a batch of memory discards asynchronously
 inline void cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, unsigned long long flags, CUstream hStream) {
   auto* fn = reinterpret_cast<decltype(::cuMemDiscardBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[203] : ::cuwrap::detail::g_driver_slots[203], ::cuwrap::detail::Library::Driver, 203, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(dptrs, sizes, count, flags, hStream), "cuMemDiscardBatchAsync");
+}
+
+/// \brief Performs a batch of memory discards asynchronously
+///
+/// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
+inline void cuMemDiscardBatchAsync(std::span<CUdeviceptr const> dptrs, std::span<size_t const> sizes, unsigned long long flags, CUstream hStream) {
+  ::cuwrap::detail::check_same_length("cuMemDiscardBatchAsync", "dptrs", dptrs.size(), "sizes", sizes.size(), false);
+  auto* fn = reinterpret_cast<decltype(::cuMemDiscardBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[203] : ::cuwrap::detail::g_driver_slots[203], ::cuwrap::detail::Library::Driver, 203, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(const_cast<CUdeviceptr*>(dptrs.data()), const_cast<size_t*>(sizes.data()), static_cast<size_t>(dptrs.size()), flags, hStream), "cuMemDiscardBatchAsync");
 }
 
 /// \brief Performs a batch of memory discards and prefetches asynchronously
@@ -5628,10 +6153,31 @@ inline void cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes,
   ::cuwrap::detail::check(fn(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream), "cuMemDiscardAndPrefetchBatchAsync");
 }
 
+/// \brief Performs a batch of memory discards and prefetches asynchronously
+///
+/// Typed form (arrays counted by numPrefetchLocs); the form above stays for callers holding raw arrays.
+inline void cuMemDiscardAndPrefetchBatchAsync(std::span<CUdeviceptr const> dptrs, std::span<size_t const> sizes, std::span<CUmemLocation const> prefetchLocs, std::span<size_t const> prefetchLocIdxs, unsigned long long flags, CUstream hStream) {
+  ::cuwrap::detail::check_same_length("cuMemDiscardAndPrefetchBatchAsync", "dptrs", dptrs.size(), "sizes", sizes.size(), false);
+  ::cuwrap::detail::check_same_length("cuMemDiscardAndPrefetchBatchAsync", "prefetchLocs", prefetchLocs.size(), "prefetchLocIdxs", prefetchLocIdxs.size(), false);
+  auto* fn = reinterpret_cast<decltype(::cuMemDiscardAndPrefetchBatchAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[204] : ::cuwrap::detail::g_driver_slots[204], ::cuwrap::detail::Library::Driver, 204, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(const_cast<CUdeviceptr*>(dptrs.data()), const_cast<size_t*>(sizes.data()), static_cast<size_t>(dptrs.size()), const_cast<CUmemLocation*>(prefetchLocs.data()), const_cast<size_t*>(prefetchLocIdxs.data()), static_cast<size_t>(prefetchLocs.size()), flags, hStream), "cuMemDiscardAndPrefetchBatchAsync");
+}
+
 /// \brief Query an attribute of a given memory range
 inline void cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) {
   auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[205], ::cuwrap::detail::Library::Driver, 205));
   ::cuwrap::detail::check(fn(data, dataSize, attribute, devPtr, count), "cuMemRangeGetAttribute");
+}
+
+/// \brief Query an attribute of a given memory range
+///
+/// Typed form (the value's type depends on attribute); the form above stays for callers holding raw arrays.
+template <CUmem_range_attribute Key>
+inline typename ::cuwrap::driver::CUmem_range_attribute_value<Key>::type cuMemRangeGetAttribute(CUdeviceptr devPtr, size_t count) {
+  auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[205], ::cuwrap::detail::Library::Driver, 205));
+  typename ::cuwrap::driver::CUmem_range_attribute_value<Key>::type data{};
+  ::cuwrap::detail::check(fn(&data, sizeof(data), Key, devPtr, count), "cuMemRangeGetAttribute");
+  return data;
 }
 
 /// \brief Query attributes of a given memory range.
@@ -5640,16 +6186,62 @@ inline void cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_
   ::cuwrap::detail::check(fn(data, dataSizes, attributes, numAttributes, devPtr, count), "cuMemRangeGetAttributes");
 }
 
+/// \brief Query attributes of a given memory range.
+///
+/// Typed form (the values' types depend on attributes): one value per key, in a tuple.
+template <CUmem_range_attribute... Keys>
+inline std::tuple<typename ::cuwrap::driver::CUmem_range_attribute_value<Keys>::type...> cuMemRangeGetAttributes(CUdeviceptr devPtr, size_t count) {
+  static_assert(sizeof...(Keys) > 0, "name at least one attribute");
+  auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[206], ::cuwrap::detail::Library::Driver, 206));
+  std::tuple<typename ::cuwrap::driver::CUmem_range_attribute_value<Keys>::type...> result{};
+  std::apply(
+      [&](auto&... value) {
+        CUmem_range_attribute keys[] = {Keys...};
+        void* values[] = {static_cast<void*>(&value)...};
+        size_t sizes[] = {sizeof(value)...};
+        ::cuwrap::detail::check(fn(values, sizes, keys, static_cast<size_t>(sizeof...(Keys)), devPtr, count), "cuMemRangeGetAttributes");
+      },
+      result);
+  return result;
+}
+
 /// \brief Set attributes on a previously allocated memory region
 inline void cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
   auto* fn = reinterpret_cast<decltype(::cuPointerSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[207], ::cuwrap::detail::Library::Driver, 207));
   ::cuwrap::detail::check(fn(value, attribute, ptr), "cuPointerSetAttribute");
 }
 
+/// \brief Set attributes on a previously allocated memory region
+///
+/// Typed form (the value's type depends on attribute); the form above stays for callers holding raw arrays.
+template <CUpointer_attribute Key>
+inline void cuPointerSetAttribute(typename ::cuwrap::driver::CUpointer_attribute_value<Key>::type value, CUdeviceptr ptr) {
+  auto* fn = reinterpret_cast<decltype(::cuPointerSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[207], ::cuwrap::detail::Library::Driver, 207));
+  ::cuwrap::detail::check(fn(&value, Key, ptr), "cuPointerSetAttribute");
+}
+
 /// \brief Returns information about a pointer.
 inline void cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr) {
   auto* fn = reinterpret_cast<decltype(::cuPointerGetAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[208], ::cuwrap::detail::Library::Driver, 208));
   ::cuwrap::detail::check(fn(numAttributes, attributes, data, ptr), "cuPointerGetAttributes");
+}
+
+/// \brief Returns information about a pointer.
+///
+/// Typed form (the values' types depend on attributes): one value per key, in a tuple.
+template <CUpointer_attribute... Keys>
+inline std::tuple<typename ::cuwrap::driver::CUpointer_attribute_value<Keys>::type...> cuPointerGetAttributes(CUdeviceptr ptr) {
+  static_assert(sizeof...(Keys) > 0, "name at least one attribute");
+  auto* fn = reinterpret_cast<decltype(::cuPointerGetAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[208], ::cuwrap::detail::Library::Driver, 208));
+  std::tuple<typename ::cuwrap::driver::CUpointer_attribute_value<Keys>::type...> result{};
+  std::apply(
+      [&](auto&... value) {
+        CUpointer_attribute keys[] = {Keys...};
+        void* values[] = {static_cast<void*>(&value)...};
+        ::cuwrap::detail::check(fn(static_cast<unsigned int>(sizeof...(Keys)), keys, values, ptr), "cuPointerGetAttributes");
+      },
+      result);
+  return result;
 }
 
 /// \brief Create a stream
@@ -5746,10 +6338,27 @@ inline void cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const 
   ::cuwrap::detail::check(fn(hStream, hGraph, dependencies, dependencyData, numDependencies, mode), "cuStreamBeginCaptureToGraph");
 }
 
+/// \brief Begins graph capture on a stream to an existing graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline void cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUgraphEdgeData* dependencyData, CUstreamCaptureMode mode) {
+  auto* fn = reinterpret_cast<decltype(::cuStreamBeginCaptureToGraph)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[220] : ::cuwrap::detail::g_driver_slots[220], ::cuwrap::detail::Library::Driver, 220, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(hStream, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), dependencyData, static_cast<size_t>(dependencies.size()), mode), "cuStreamBeginCaptureToGraph");
+}
+
 /// \brief Swaps the stream capture interaction mode for a thread
 inline void cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
   auto* fn = reinterpret_cast<decltype(::cuThreadExchangeStreamCaptureMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[221], ::cuwrap::detail::Library::Driver, 221));
   ::cuwrap::detail::check(fn(mode), "cuThreadExchangeStreamCaptureMode");
+}
+
+/// \brief Swaps the stream capture interaction mode for a thread
+///
+/// Typed form (in/out mode); the form above stays for callers holding raw arrays.
+inline CUstreamCaptureMode cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode mode) {
+  auto* fn = reinterpret_cast<decltype(::cuThreadExchangeStreamCaptureMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[221], ::cuwrap::detail::Library::Driver, 221));
+  ::cuwrap::detail::check(fn(&mode), "cuThreadExchangeStreamCaptureMode");
+  return mode;
 }
 
 /// \brief Ends capture on a stream, returning the captured graph
@@ -5790,6 +6399,14 @@ inline cuStreamGetCaptureInfo_result cuStreamGetCaptureInfo(CUstream hStream) {
 inline void cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuStreamUpdateCaptureDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[225] : ::cuwrap::detail::g_driver_slots[225], ::cuwrap::detail::Library::Driver, 225, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(hStream, dependencies, dependencyData, numDependencies, flags), "cuStreamUpdateCaptureDependencies");
+}
+
+/// \brief Update the set of dependencies in a capturing stream
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline void cuStreamUpdateCaptureDependencies(CUstream hStream, std::span<CUgraphNode const> dependencies, const CUgraphEdgeData* dependencyData, unsigned int flags) {
+  auto* fn = reinterpret_cast<decltype(::cuStreamUpdateCaptureDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[225] : ::cuwrap::detail::g_driver_slots[225], ::cuwrap::detail::Library::Driver, 225, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(hStream, const_cast<CUgraphNode*>(dependencies.data()), dependencyData, static_cast<size_t>(dependencies.size()), flags), "cuStreamUpdateCaptureDependencies");
 }
 
 /// \brief Attach memory to a stream asynchronously
@@ -6057,6 +6674,15 @@ inline void cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParam
   ::cuwrap::detail::check(fn(launchParamsList, numDevices, flags), "cuLaunchCooperativeKernelMultiDevice");
 }
 
+/// \brief Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+///
+/// Typed form (arrays counted by numDevices); the form above stays for callers holding raw arrays.
+[[deprecated]]
+inline void cuLaunchCooperativeKernelMultiDevice(std::span<CUDA_LAUNCH_PARAMS const> launchParamsList, unsigned int flags) {
+  auto* fn = reinterpret_cast<decltype(::cuLaunchCooperativeKernelMultiDevice)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[264], ::cuwrap::detail::Library::Driver, 264));
+  ::cuwrap::detail::check(fn(const_cast<CUDA_LAUNCH_PARAMS*>(launchParamsList.data()), static_cast<unsigned int>(launchParamsList.size()), flags), "cuLaunchCooperativeKernelMultiDevice");
+}
+
 /// \brief Enqueues a host function call in a stream
 inline void cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
   auto* fn_ = reinterpret_cast<decltype(::cuLaunchHostFunc)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[265] : ::cuwrap::detail::g_driver_slots[265], ::cuwrap::detail::Library::Driver, 265, ::cuwrap::detail::kPerThreadDefaultStream));
@@ -6156,6 +6782,16 @@ inline CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, const CUgraphNode* depen
   return phGraphNode;
 }
 
+/// \brief Creates a kernel execution node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddKernelNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[278], ::cuwrap::detail::Library::Driver, 278));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddKernelNode");
+  return phGraphNode;
+}
+
 /// \brief Returns a kernel node's parameters
 inline CUDA_KERNEL_NODE_PARAMS cuGraphKernelNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[279], ::cuwrap::detail::Library::Driver, 279));
@@ -6175,6 +6811,16 @@ inline CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, const CUgraphNode* depen
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemcpyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[281], ::cuwrap::detail::Library::Driver, 281));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx), "cuGraphAddMemcpyNode");
+  return phGraphNode;
+}
+
+/// \brief Creates a memcpy node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemcpyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[281], ::cuwrap::detail::Library::Driver, 281));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), copyParams, ctx), "cuGraphAddMemcpyNode");
   return phGraphNode;
 }
 
@@ -6200,6 +6846,16 @@ inline CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, const CUgraphNode* depen
   return phGraphNode;
 }
 
+/// \brief Creates a memset node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemsetNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[284], ::cuwrap::detail::Library::Driver, 284));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), memsetParams, ctx), "cuGraphAddMemsetNode");
+  return phGraphNode;
+}
+
 /// \brief Returns a memset node's parameters
 inline CUDA_MEMSET_NODE_PARAMS cuGraphMemsetNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemsetNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[285], ::cuwrap::detail::Library::Driver, 285));
@@ -6219,6 +6875,16 @@ inline CUgraphNode cuGraphAddHostNode(CUgraph hGraph, const CUgraphNode* depende
   auto* fn = reinterpret_cast<decltype(::cuGraphAddHostNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[287], ::cuwrap::detail::Library::Driver, 287));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddHostNode");
+  return phGraphNode;
+}
+
+/// \brief Creates a host execution node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddHostNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddHostNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[287], ::cuwrap::detail::Library::Driver, 287));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddHostNode");
   return phGraphNode;
 }
 
@@ -6244,6 +6910,16 @@ inline CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, const CUgraphNode* d
   return phGraphNode;
 }
 
+/// \brief Creates a child graph node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUgraph childGraph) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddChildGraphNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[290], ::cuwrap::detail::Library::Driver, 290));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), childGraph), "cuGraphAddChildGraphNode");
+  return phGraphNode;
+}
+
 /// \brief Gets a handle to the embedded graph of a child graph node
 inline CUgraph cuGraphChildGraphNodeGetGraph(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphChildGraphNodeGetGraph)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[291], ::cuwrap::detail::Library::Driver, 291));
@@ -6260,11 +6936,31 @@ inline CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, const CUgraphNode* depend
   return phGraphNode;
 }
 
+/// \brief Creates an empty node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddEmptyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[292], ::cuwrap::detail::Library::Driver, 292));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size())), "cuGraphAddEmptyNode");
+  return phGraphNode;
+}
+
 /// \brief Creates an event record node and adds it to a graph
 inline CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEventRecordNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[293], ::cuwrap::detail::Library::Driver, 293));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, event), "cuGraphAddEventRecordNode");
+  return phGraphNode;
+}
+
+/// \brief Creates an event record node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUevent event) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddEventRecordNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[293], ::cuwrap::detail::Library::Driver, 293));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), event), "cuGraphAddEventRecordNode");
   return phGraphNode;
 }
 
@@ -6290,6 +6986,16 @@ inline CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, const CUgraphNode* de
   return phGraphNode;
 }
 
+/// \brief Creates an event wait node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUevent event) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddEventWaitNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[296], ::cuwrap::detail::Library::Driver, 296));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), event), "cuGraphAddEventWaitNode");
+  return phGraphNode;
+}
+
 /// \brief Returns the event associated with an event wait node
 inline CUevent cuGraphEventWaitNodeGetEvent(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphEventWaitNodeGetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[297], ::cuwrap::detail::Library::Driver, 297));
@@ -6309,6 +7015,16 @@ inline CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, const 
   auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresSignalNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[299], ::cuwrap::detail::Library::Driver, 299));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddExternalSemaphoresSignalNode");
+  return phGraphNode;
+}
+
+/// \brief Creates an external semaphore signal node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresSignalNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[299], ::cuwrap::detail::Library::Driver, 299));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddExternalSemaphoresSignalNode");
   return phGraphNode;
 }
 
@@ -6334,6 +7050,16 @@ inline CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, const CU
   return phGraphNode;
 }
 
+/// \brief Creates an external semaphore wait node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresWaitNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[302], ::cuwrap::detail::Library::Driver, 302));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddExternalSemaphoresWaitNode");
+  return phGraphNode;
+}
+
 /// \brief Returns an external semaphore wait node's parameters
 inline CUDA_EXT_SEM_WAIT_NODE_PARAMS cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresWaitNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[303], ::cuwrap::detail::Library::Driver, 303));
@@ -6353,6 +7079,16 @@ inline CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, const CUgraphNode* d
   auto* fn = reinterpret_cast<decltype(::cuGraphAddBatchMemOpNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[305], ::cuwrap::detail::Library::Driver, 305));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddBatchMemOpNode");
+  return phGraphNode;
+}
+
+/// \brief Creates a batch memory operation node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddBatchMemOpNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[305], ::cuwrap::detail::Library::Driver, 305));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddBatchMemOpNode");
   return phGraphNode;
 }
 
@@ -6384,6 +7120,16 @@ inline CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, const CUgraphNode* dep
   return phGraphNode;
 }
 
+/// \brief Creates an allocation node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemAllocNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[309], ::cuwrap::detail::Library::Driver, 309));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddMemAllocNode");
+  return phGraphNode;
+}
+
 /// \brief Returns a memory alloc node's parameters
 inline CUDA_MEM_ALLOC_NODE_PARAMS cuGraphMemAllocNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemAllocNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[310], ::cuwrap::detail::Library::Driver, 310));
@@ -6397,6 +7143,16 @@ inline CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, const CUgraphNode* depe
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemFreeNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[311], ::cuwrap::detail::Library::Driver, 311));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, dptr), "cuGraphAddMemFreeNode");
+  return phGraphNode;
+}
+
+/// \brief Creates a memory free node and adds it to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUdeviceptr dptr) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddMemFreeNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[311], ::cuwrap::detail::Library::Driver, 311));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), dptr), "cuGraphAddMemFreeNode");
   return phGraphNode;
 }
 
@@ -6420,10 +7176,30 @@ inline void cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute a
   ::cuwrap::detail::check(fn(device, attr, value), "cuDeviceGetGraphMemAttribute");
 }
 
+/// \brief Query asynchronous allocation attributes related to graphs
+///
+/// Typed form (the value's type depends on attr); the form above stays for callers holding raw arrays.
+template <CUgraphMem_attribute Key>
+inline typename ::cuwrap::driver::CUgraphMem_attribute_value<Key>::type cuDeviceGetGraphMemAttribute(CUdevice device) {
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetGraphMemAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[314], ::cuwrap::detail::Library::Driver, 314));
+  typename ::cuwrap::driver::CUgraphMem_attribute_value<Key>::type value{};
+  ::cuwrap::detail::check(fn(device, Key, &value), "cuDeviceGetGraphMemAttribute");
+  return value;
+}
+
 /// \brief Set asynchronous allocation attributes related to graphs
 inline void cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceSetGraphMemAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[315], ::cuwrap::detail::Library::Driver, 315));
   ::cuwrap::detail::check(fn(device, attr, value), "cuDeviceSetGraphMemAttribute");
+}
+
+/// \brief Set asynchronous allocation attributes related to graphs
+///
+/// Typed form (the value's type depends on attr); the form above stays for callers holding raw arrays.
+template <CUgraphMem_attribute Key>
+inline void cuDeviceSetGraphMemAttribute(CUdevice device, typename ::cuwrap::driver::CUgraphMem_attribute_value<Key>::type value) {
+  auto* fn = reinterpret_cast<decltype(::cuDeviceSetGraphMemAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[315], ::cuwrap::detail::Library::Driver, 315));
+  ::cuwrap::detail::check(fn(device, Key, &value), "cuDeviceSetGraphMemAttribute");
 }
 
 /// \brief Clones a graph
@@ -6456,10 +7232,54 @@ inline void cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes
   ::cuwrap::detail::check(fn(hGraph, nodes, numNodes), "cuGraphGetNodes");
 }
 
+/// \brief Returns a graph's nodes
+///
+/// Typed form (enumeration counted by numNodes); the form above stays for callers holding raw arrays.
+inline std::vector<CUgraphNode> cuGraphGetNodes(CUgraph hGraph) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphGetNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[319], ::cuwrap::detail::Library::Driver, 319));
+  std::vector<CUgraphNode> nodes;
+  size_t numNodes = 0;
+  ::cuwrap::detail::check(fn(hGraph, nullptr, &numNodes), "cuGraphGetNodes");
+  for (;;) {
+    nodes.resize(numNodes + 1);
+    size_t numNodes_filled = numNodes + 1;
+    ::cuwrap::detail::check(fn(hGraph, nodes.data(), &numNodes_filled), "cuGraphGetNodes");
+    if (numNodes_filled <= numNodes) {
+      nodes.resize(numNodes_filled);
+      break;
+    }
+    // More than counted: the set grew between the calls. Count again, never truncate.
+    ::cuwrap::detail::check(fn(hGraph, nullptr, &numNodes), "cuGraphGetNodes");
+  }
+  return nodes;
+}
+
 /// \brief Returns a graph's root nodes
 inline void cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes) {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetRootNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[320], ::cuwrap::detail::Library::Driver, 320));
   ::cuwrap::detail::check(fn(hGraph, rootNodes, numRootNodes), "cuGraphGetRootNodes");
+}
+
+/// \brief Returns a graph's root nodes
+///
+/// Typed form (enumeration counted by numRootNodes); the form above stays for callers holding raw arrays.
+inline std::vector<CUgraphNode> cuGraphGetRootNodes(CUgraph hGraph) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphGetRootNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[320], ::cuwrap::detail::Library::Driver, 320));
+  std::vector<CUgraphNode> rootNodes;
+  size_t numRootNodes = 0;
+  ::cuwrap::detail::check(fn(hGraph, nullptr, &numRootNodes), "cuGraphGetRootNodes");
+  for (;;) {
+    rootNodes.resize(numRootNodes + 1);
+    size_t numRootNodes_filled = numRootNodes + 1;
+    ::cuwrap::detail::check(fn(hGraph, rootNodes.data(), &numRootNodes_filled), "cuGraphGetRootNodes");
+    if (numRootNodes_filled <= numRootNodes) {
+      rootNodes.resize(numRootNodes_filled);
+      break;
+    }
+    // More than counted: the set grew between the calls. Count again, never truncate.
+    ::cuwrap::detail::check(fn(hGraph, nullptr, &numRootNodes), "cuGraphGetRootNodes");
+  }
+  return rootNodes;
 }
 
 /// \brief Returns a graph's dependency edges
@@ -6468,10 +7288,76 @@ inline void cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, 
   ::cuwrap::detail::check(fn(hGraph, from, to, edgeData, numEdges), "cuGraphGetEdges");
 }
 
+/// The outputs of cuGraphGetEdges's typed form, named after its C parameters.
+struct cuGraphGetEdges_result {
+  std::vector<CUgraphNode> from;
+  std::vector<CUgraphNode> to;
+  std::vector<CUgraphEdgeData> edgeData;
+};
+
+/// \brief Returns a graph's dependency edges
+///
+/// Typed form (enumeration counted by numEdges); the form above stays for callers holding raw arrays.
+inline cuGraphGetEdges_result cuGraphGetEdges(CUgraph hGraph) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphGetEdges)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[321], ::cuwrap::detail::Library::Driver, 321));
+  std::vector<CUgraphNode> from;
+  std::vector<CUgraphNode> to;
+  std::vector<CUgraphEdgeData> edgeData;
+  size_t numEdges = 0;
+  ::cuwrap::detail::check(fn(hGraph, nullptr, nullptr, nullptr, &numEdges), "cuGraphGetEdges");
+  for (;;) {
+    from.resize(numEdges + 1);
+    to.resize(numEdges + 1);
+    edgeData.resize(numEdges + 1);
+    size_t numEdges_filled = numEdges + 1;
+    ::cuwrap::detail::check(fn(hGraph, from.data(), to.data(), edgeData.data(), &numEdges_filled), "cuGraphGetEdges");
+    if (numEdges_filled <= numEdges) {
+      from.resize(numEdges_filled);
+      to.resize(numEdges_filled);
+      edgeData.resize(numEdges_filled);
+      break;
+    }
+    // More than counted: the set grew between the calls. Count again, never truncate.
+    ::cuwrap::detail::check(fn(hGraph, nullptr, nullptr, nullptr, &numEdges), "cuGraphGetEdges");
+  }
+  return { std::move(from), std::move(to), std::move(edgeData) };
+}
+
 /// \brief Returns a node's dependencies
 inline void cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[322], ::cuwrap::detail::Library::Driver, 322));
   ::cuwrap::detail::check(fn(hNode, dependencies, edgeData, numDependencies), "cuGraphNodeGetDependencies");
+}
+
+/// The outputs of cuGraphNodeGetDependencies's typed form, named after its C parameters.
+struct cuGraphNodeGetDependencies_result {
+  std::vector<CUgraphNode> dependencies;
+  std::vector<CUgraphEdgeData> edgeData;
+};
+
+/// \brief Returns a node's dependencies
+///
+/// Typed form (enumeration counted by numDependencies); the form above stays for callers holding raw arrays.
+inline cuGraphNodeGetDependencies_result cuGraphNodeGetDependencies(CUgraphNode hNode) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[322], ::cuwrap::detail::Library::Driver, 322));
+  std::vector<CUgraphNode> dependencies;
+  std::vector<CUgraphEdgeData> edgeData;
+  size_t numDependencies = 0;
+  ::cuwrap::detail::check(fn(hNode, nullptr, nullptr, &numDependencies), "cuGraphNodeGetDependencies");
+  for (;;) {
+    dependencies.resize(numDependencies + 1);
+    edgeData.resize(numDependencies + 1);
+    size_t numDependencies_filled = numDependencies + 1;
+    ::cuwrap::detail::check(fn(hNode, dependencies.data(), edgeData.data(), &numDependencies_filled), "cuGraphNodeGetDependencies");
+    if (numDependencies_filled <= numDependencies) {
+      dependencies.resize(numDependencies_filled);
+      edgeData.resize(numDependencies_filled);
+      break;
+    }
+    // More than counted: the set grew between the calls. Count again, never truncate.
+    ::cuwrap::detail::check(fn(hNode, nullptr, nullptr, &numDependencies), "cuGraphNodeGetDependencies");
+  }
+  return { std::move(dependencies), std::move(edgeData) };
 }
 
 /// \brief Returns a node's dependent nodes
@@ -6480,16 +7366,63 @@ inline void cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* depende
   ::cuwrap::detail::check(fn(hNode, dependentNodes, edgeData, numDependentNodes), "cuGraphNodeGetDependentNodes");
 }
 
+/// The outputs of cuGraphNodeGetDependentNodes's typed form, named after its C parameters.
+struct cuGraphNodeGetDependentNodes_result {
+  std::vector<CUgraphNode> dependentNodes;
+  std::vector<CUgraphEdgeData> edgeData;
+};
+
+/// \brief Returns a node's dependent nodes
+///
+/// Typed form (enumeration counted by numDependentNodes); the form above stays for callers holding raw arrays.
+inline cuGraphNodeGetDependentNodes_result cuGraphNodeGetDependentNodes(CUgraphNode hNode) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependentNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[323], ::cuwrap::detail::Library::Driver, 323));
+  std::vector<CUgraphNode> dependentNodes;
+  std::vector<CUgraphEdgeData> edgeData;
+  size_t numDependentNodes = 0;
+  ::cuwrap::detail::check(fn(hNode, nullptr, nullptr, &numDependentNodes), "cuGraphNodeGetDependentNodes");
+  for (;;) {
+    dependentNodes.resize(numDependentNodes + 1);
+    edgeData.resize(numDependentNodes + 1);
+    size_t numDependentNodes_filled = numDependentNodes + 1;
+    ::cuwrap::detail::check(fn(hNode, dependentNodes.data(), edgeData.data(), &numDependentNodes_filled), "cuGraphNodeGetDependentNodes");
+    if (numDependentNodes_filled <= numDependentNodes) {
+      dependentNodes.resize(numDependentNodes_filled);
+      edgeData.resize(numDependentNodes_filled);
+      break;
+    }
+    // More than counted: the set grew between the calls. Count again, never truncate.
+    ::cuwrap::detail::check(fn(hNode, nullptr, nullptr, &numDependentNodes), "cuGraphNodeGetDependentNodes");
+  }
+  return { std::move(dependentNodes), std::move(edgeData) };
+}
+
 /// \brief Adds dependency edges to a graph
 inline void cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324));
   ::cuwrap::detail::check(fn(hGraph, from, to, edgeData, numDependencies), "cuGraphAddDependencies");
 }
 
+/// \brief Adds dependency edges to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline void cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, std::span<CUgraphNode const> to, const CUgraphEdgeData* edgeData) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324));
+  ::cuwrap::detail::check(fn(hGraph, from, const_cast<const CUgraphNode*>(to.data()), edgeData, static_cast<size_t>(to.size())), "cuGraphAddDependencies");
+}
+
 /// \brief Removes dependency edges from a graph
 inline void cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) {
   auto* fn = reinterpret_cast<decltype(::cuGraphRemoveDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325));
   ::cuwrap::detail::check(fn(hGraph, from, to, edgeData, numDependencies), "cuGraphRemoveDependencies");
+}
+
+/// \brief Removes dependency edges from a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline void cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, std::span<CUgraphNode const> to, const CUgraphEdgeData* edgeData) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphRemoveDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325));
+  ::cuwrap::detail::check(fn(hGraph, from, const_cast<const CUgraphNode*>(to.data()), edgeData, static_cast<size_t>(to.size())), "cuGraphRemoveDependencies");
 }
 
 /// \brief Remove a node from the graph
@@ -6620,6 +7553,17 @@ inline void cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExe
   ::cuwrap::detail::check(fn(hGraphExec, hGraph, resultInfo), "cuGraphExecUpdate");
 }
 
+/// \brief Check whether an executable graph can be updated with a graph and perform the update if possible
+///
+/// Typed form (output resultInfo); the form above stays for callers holding raw arrays.
+inline CUgraphExecUpdateResultInfo cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphExecUpdate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[345], ::cuwrap::detail::Library::Driver, 345));
+  CUgraphExecUpdateResultInfo resultInfo{};
+  // CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE is an answer here: the returned info says why.
+  static_cast<void>(::cuwrap::detail::check_answer(fn(hGraphExec, hGraph, &resultInfo), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "cuGraphExecUpdate"));
+  return resultInfo;
+}
+
 /// \brief Copies attributes from source node to destination node.
 inline void cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeCopyAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[346], ::cuwrap::detail::Library::Driver, 346));
@@ -6683,6 +7627,16 @@ inline CUgraphNode cuGraphAddNode(CUgraph hGraph, const CUgraphNode* dependencie
   auto* fn = reinterpret_cast<decltype(::cuGraphAddNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams), "cuGraphAddNode");
+  return phGraphNode;
+}
+
+/// \brief Adds a node of arbitrary type to a graph
+///
+/// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
+inline CUgraphNode cuGraphAddNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUgraphEdgeData* dependencyData, CUgraphNodeParams* nodeParams) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphAddNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355));
+  CUgraphNode phGraphNode{};
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), dependencyData, static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddNode");
   return phGraphNode;
 }
 
@@ -6976,6 +7930,17 @@ inline void cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) {
   ::cuwrap::detail::check(fn(pBorderColor, hTexRef), "cuTexRefGetBorderColor");
 }
 
+/// \brief Gets the border color used by a texture reference
+///
+/// Typed form (fixed-size output pBorderColor); the form above stays for callers holding raw arrays.
+[[deprecated]]
+inline std::array<float, 4> cuTexRefGetBorderColor(CUtexref hTexRef) {
+  auto* fn = reinterpret_cast<decltype(::cuTexRefGetBorderColor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[389], ::cuwrap::detail::Library::Driver, 389));
+  std::array<float, 4> pBorderColor{};
+  ::cuwrap::detail::check(fn(pBorderColor.data(), hTexRef), "cuTexRefGetBorderColor");
+  return pBorderColor;
+}
+
 /// \brief Gets the flags used by a texture reference
 [[deprecated]]
 inline unsigned int cuTexRefGetFlags(CUtexref hTexRef) {
@@ -7141,6 +8106,16 @@ inline void cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const C
   ::cuwrap::detail::check(fn(capabilities, operations, count, srcDevice, dstDevice), "cuDeviceGetP2PAtomicCapabilities");
 }
 
+/// \brief Queries details about atomic operations supported between two devices
+///
+/// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
+inline std::vector<unsigned int> cuDeviceGetP2PAtomicCapabilities(std::span<CUatomicOperation const> operations, CUdevice srcDevice, CUdevice dstDevice) {
+  auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAtomicCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[411], ::cuwrap::detail::Library::Driver, 411));
+  std::vector<unsigned int> capabilities(operations.size());
+  ::cuwrap::detail::check(fn(capabilities.data(), const_cast<const CUatomicOperation*>(operations.data()), static_cast<unsigned int>(operations.size()), srcDevice, dstDevice), "cuDeviceGetP2PAtomicCapabilities");
+  return capabilities;
+}
+
 /// \brief Unregisters a graphics resource for access by CUDA
 inline void cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsUnregisterResource)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[412], ::cuwrap::detail::Library::Driver, 412));
@@ -7189,10 +8164,26 @@ inline void cuGraphicsMapResources(unsigned int count, CUgraphicsResource* resou
   ::cuwrap::detail::check(fn(count, resources, hStream), "cuGraphicsMapResources");
 }
 
+/// \brief Map graphics resources for access by CUDA
+///
+/// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
+inline void cuGraphicsMapResources(std::span<CUgraphicsResource const> resources, CUstream hStream) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsMapResources)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[417] : ::cuwrap::detail::g_driver_slots[417], ::cuwrap::detail::Library::Driver, 417, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(static_cast<unsigned int>(resources.size()), const_cast<CUgraphicsResource*>(resources.data()), hStream), "cuGraphicsMapResources");
+}
+
 /// \brief Unmap graphics resources.
 inline void cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource* resources, CUstream hStream) {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsUnmapResources)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[418] : ::cuwrap::detail::g_driver_slots[418], ::cuwrap::detail::Library::Driver, 418, ::cuwrap::detail::kPerThreadDefaultStream));
   ::cuwrap::detail::check(fn(count, resources, hStream), "cuGraphicsUnmapResources");
+}
+
+/// \brief Unmap graphics resources.
+///
+/// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
+inline void cuGraphicsUnmapResources(std::span<CUgraphicsResource const> resources, CUstream hStream) {
+  auto* fn = reinterpret_cast<decltype(::cuGraphicsUnmapResources)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[418] : ::cuwrap::detail::g_driver_slots[418], ::cuwrap::detail::Library::Driver, 418, ::cuwrap::detail::kPerThreadDefaultStream));
+  ::cuwrap::detail::check(fn(static_cast<unsigned int>(resources.size()), const_cast<CUgraphicsResource*>(resources.data()), hStream), "cuGraphicsUnmapResources");
 }
 
 /// The outputs of cuGetProcAddress, named after its C parameters (structured bindings work).
@@ -7215,10 +8206,34 @@ inline void cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpGetAttribute");
 }
 
+/// \brief Allows caller to fetch a coredump attribute value for the current context
+///
+/// Typed form (the value's type depends on attrib); the form above stays for callers holding raw arrays.
+template <CUcoredumpSettings Key>
+inline typename ::cuwrap::driver::CUcoredumpSettings_value<Key>::type cuCoredumpGetAttribute() {
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[420], ::cuwrap::detail::Library::Driver, 420));
+  typename ::cuwrap::driver::CUcoredumpSettings_value<Key>::type value{};
+  size_t size = sizeof(value);
+  ::cuwrap::detail::check(fn(Key, &value, &size), "cuCoredumpGetAttribute");
+  return value;
+}
+
 /// \brief Allows caller to fetch a coredump attribute value for the entire application
 inline void cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttributeGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[421], ::cuwrap::detail::Library::Driver, 421));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpGetAttributeGlobal");
+}
+
+/// \brief Allows caller to fetch a coredump attribute value for the entire application
+///
+/// Typed form (the value's type depends on attrib); the form above stays for callers holding raw arrays.
+template <CUcoredumpSettings Key>
+inline typename ::cuwrap::driver::CUcoredumpSettings_value<Key>::type cuCoredumpGetAttributeGlobal() {
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttributeGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[421], ::cuwrap::detail::Library::Driver, 421));
+  typename ::cuwrap::driver::CUcoredumpSettings_value<Key>::type value{};
+  size_t size = sizeof(value);
+  ::cuwrap::detail::check(fn(Key, &value, &size), "cuCoredumpGetAttributeGlobal");
+  return value;
 }
 
 /// \brief Allows caller to set a coredump attribute value for the current context
@@ -7227,10 +8242,30 @@ inline void cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpSetAttribute");
 }
 
+/// \brief Allows caller to set a coredump attribute value for the current context
+///
+/// Typed form (the value's type depends on attrib); the form above stays for callers holding raw arrays.
+template <CUcoredumpSettings Key>
+inline void cuCoredumpSetAttribute(typename ::cuwrap::driver::CUcoredumpSettings_value<Key>::type value) {
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[422], ::cuwrap::detail::Library::Driver, 422));
+  size_t size = sizeof(value);
+  ::cuwrap::detail::check(fn(Key, &value, &size), "cuCoredumpSetAttribute");
+}
+
 /// \brief Allows caller to set a coredump attribute value globally
 inline void cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttributeGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[423], ::cuwrap::detail::Library::Driver, 423));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpSetAttributeGlobal");
+}
+
+/// \brief Allows caller to set a coredump attribute value globally
+///
+/// Typed form (the value's type depends on attrib); the form above stays for callers holding raw arrays.
+template <CUcoredumpSettings Key>
+inline void cuCoredumpSetAttributeGlobal(typename ::cuwrap::driver::CUcoredumpSettings_value<Key>::type value) {
+  auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttributeGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[423], ::cuwrap::detail::Library::Driver, 423));
+  size_t size = sizeof(value);
+  ::cuwrap::detail::check(fn(Key, &value, &size), "cuCoredumpSetAttributeGlobal");
 }
 
 /// \brief Call cuGetExportTable.
@@ -7293,11 +8328,39 @@ inline void cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbG
   ::cuwrap::detail::check(fn(result, nbGroups, input, remaining, useFlags, minCount), "cuDevSmResourceSplitByCount");
 }
 
+/// The outputs of cuDevSmResourceSplitByCount's typed form, named after its C parameters.
+struct cuDevSmResourceSplitByCount_result {
+  std::vector<CUdevResource> result;
+  CUdevResource remaining;
+};
+
+/// \brief Splits \p CU_DEV_RESOURCE_TYPE_SM resources.
+///
+/// Typed form (caller-sized result); the form above stays for callers holding raw arrays.
+inline cuDevSmResourceSplitByCount_result cuDevSmResourceSplitByCount(unsigned int nbGroups, const CUdevResource* input, unsigned int useFlags, unsigned int minCount) {
+  auto* fn = reinterpret_cast<decltype(::cuDevSmResourceSplitByCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[431], ::cuwrap::detail::Library::Driver, 431));
+  std::vector<CUdevResource> result(nbGroups);
+  CUdevResource remaining{};
+  ::cuwrap::detail::check(fn(result.data(), &nbGroups, input, &remaining, useFlags, minCount), "cuDevSmResourceSplitByCount");
+  result.resize(nbGroups);
+  return { std::move(result), std::move(remaining) };
+}
+
 /// \brief Generate a resource descriptor
 inline CUdevResourceDesc cuDevResourceGenerateDesc(CUdevResource* resources, unsigned int nbResources) {
   auto* fn = reinterpret_cast<decltype(::cuDevResourceGenerateDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[432], ::cuwrap::detail::Library::Driver, 432));
   CUdevResourceDesc phDesc{};
   ::cuwrap::detail::check(fn(&phDesc, resources, nbResources), "cuDevResourceGenerateDesc");
+  return phDesc;
+}
+
+/// \brief Generate a resource descriptor
+///
+/// Typed form (arrays counted by nbResources); the form above stays for callers holding raw arrays.
+inline CUdevResourceDesc cuDevResourceGenerateDesc(std::span<CUdevResource const> resources) {
+  auto* fn = reinterpret_cast<decltype(::cuDevResourceGenerateDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[432], ::cuwrap::detail::Library::Driver, 432));
+  CUdevResourceDesc phDesc{};
+  ::cuwrap::detail::check(fn(&phDesc, const_cast<CUdevResource*>(resources.data()), static_cast<unsigned int>(resources.size())), "cuDevResourceGenerateDesc");
   return phDesc;
 }
 
@@ -7365,10 +8428,34 @@ inline void cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, un
   ::cuwrap::detail::check(fn(iterator, pathToFile, flags), "cuLogsDumpToFile");
 }
 
+/// \brief Dump accumulated driver logs into a file
+///
+/// Typed form (in/out iterator); the form above stays for callers holding raw arrays.
+inline CUlogIterator cuLogsDumpToFile(CUlogIterator iterator, const char* pathToFile, unsigned int flags) {
+  auto* fn = reinterpret_cast<decltype(::cuLogsDumpToFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[441], ::cuwrap::detail::Library::Driver, 441));
+  ::cuwrap::detail::check(fn(&iterator, pathToFile, flags), "cuLogsDumpToFile");
+  return iterator;
+}
+
 /// \brief Dump accumulated driver logs into a buffer
 inline void cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuLogsDumpToMemory)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[442], ::cuwrap::detail::Library::Driver, 442));
   ::cuwrap::detail::check(fn(iterator, buffer, size, flags), "cuLogsDumpToMemory");
+}
+
+/// The outputs of cuLogsDumpToMemory's typed form, named after its C parameters.
+struct cuLogsDumpToMemory_result {
+  CUlogIterator iterator;
+  size_t size;
+};
+
+/// \brief Dump accumulated driver logs into a buffer
+///
+/// Typed form (in/out size); the form above stays for callers holding raw arrays.
+inline cuLogsDumpToMemory_result cuLogsDumpToMemory(CUlogIterator iterator, char* buffer, size_t size, unsigned int flags) {
+  auto* fn = reinterpret_cast<decltype(::cuLogsDumpToMemory)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[442], ::cuwrap::detail::Library::Driver, 442));
+  ::cuwrap::detail::check(fn(&iterator, buffer, &size, flags), "cuLogsDumpToMemory");
+  return { std::move(iterator), std::move(size) };
 }
 
 /// \brief Returns the restore thread ID for a CUDA process

@@ -10,10 +10,14 @@
 #include <cuwrap/detail/symbols.hpp>
 #include <cuwrap/error.hpp>
 
+#include <array>
 #include <cstddef>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 // The wrappers of deprecated functions name them (decltype); only a caller's own use of
@@ -157,6 +161,16 @@ inline nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char** options
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
   nvJitLinkHandle handle{};
   ::cuwrap::detail::check(fn(&handle, numOptions, options), "nvJitLinkCreate");
+  return handle;
+}
+
+/// \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
+///
+/// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
+inline nvJitLinkHandle nvJitLinkCreate(std::span<const char* const> options) {
+  auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
+  nvJitLinkHandle handle{};
+  ::cuwrap::detail::check(fn(&handle, static_cast<uint32_t>(options.size()), const_cast<const char**>(options.data())), "nvJitLinkCreate");
   return handle;
 }
 

@@ -160,10 +160,10 @@ class DeviceProperties {
   /// Refer to the properties of `device`.
   explicit DeviceProperties(const Device& device) : device_(device.handle()) {}
 
-#define CUWRAP_DEVICE_ATTRIBUTE(accessor, enumerator) \
-  int accessor() const { return get(enumerator); }
+#define CUWRAP_DEVICE_ATTRIBUTE_TYPED(accessor, enumerator, type) \
+  type accessor() const { return static_cast<type>(get(enumerator)); }
 #include <cuwrap/detail/device_attributes.inc>
-#undef CUWRAP_DEVICE_ATTRIBUTE
+#undef CUWRAP_DEVICE_ATTRIBUTE_TYPED
 
   /// Return the value of `attribute` (the same as Device::attribute).
   int get(CUdevice_attribute attribute) const;

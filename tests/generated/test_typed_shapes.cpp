@@ -1,0 +1,153 @@
+// The second typed forms of the generated bindings: enumerations as vectors, typed
+// attributes, typed shareable handles, spans (GPU tests skip with a reason without one;
+// the span length check runs everywhere, since it happens before any driver call).
+#include <cuwrap/driver.hpp>
+#include <cuwrap/nvrtc.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "gpu.hpp"
+
+namespace drv = cuwrap::driver;
+
+namespace {
+
+// Mismatched paired spans are refused before the driver is even loaded.
+TEST(TypedShapes, MismatchedSpansThrowBeforeAnyDriverCall) {
+  const char* const headers[] = {"a", "b"};
+  const char* const names[] = {"a.h"};
+  try {
+    cuwrap::nvrtc::nvrtcCreateProgram("", "k.cu", headers, names);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("nvrtcCreateProgram"), std::string::npos) << what;
+    EXPECT_NE(what.find("headers has 2"), std::string::npos) << what;
+    EXPECT_NE(what.find("includeNames has 1"), std::string::npos) << what;
+  }
+}
+
+// A context for device 0 for the duration of a test.
+class TypedShapesGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CUWRAP_REQUIRE_GPU();
+    device_ = drv::cuDeviceGet(0);
+    context_ = drv::cuDevicePrimaryCtxRetain(device_);
+    drv::cuCtxSetCurrent(context_);
+  }
+  void TearDown() override {
+    if (context_ != nullptr) {
+      drv::raw::cuDevicePrimaryCtxRelease(device_);
+    }
+  }
+  CUdevice device_{};
+  CUcontext context_{};
+};
+
+// A graph a → {b, c}: three nodes, two edges, one root.
+TEST_F(TypedShapesGpu, EnumeratesGraphNodesAndEdges) {
+  CUgraph graph = drv::cuGraphCreate(0);
+  const CUgraphNode a = drv::cuGraphAddEmptyNode(graph, std::span<const CUgraphNode>());
+  const std::array<CUgraphNode, 1> after_a = {a};
+  const CUgraphNode b = drv::cuGraphAddEmptyNode(graph, after_a);
+  const CUgraphNode c = drv::cuGraphAddEmptyNode(graph, after_a);
+
+  std::vector<CUgraphNode> nodes = drv::cuGraphGetNodes(graph);
+  std::sort(nodes.begin(), nodes.end());
+  std::vector<CUgraphNode> expected = {a, b, c};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(nodes, expected);
+  EXPECT_EQ(drv::cuGraphGetRootNodes(graph), std::vector<CUgraphNode>{a});
+
+#if CUDA_VERSION >= 13000
+  auto [from, to, edgeData] = drv::cuGraphGetEdges(graph);
+  EXPECT_EQ(edgeData.size(), 2u);
+#else
+  auto [from, to] = drv::cuGraphGetEdges(graph);
+#endif
+  ASSERT_EQ(from.size(), 2u);
+  ASSERT_EQ(to.size(), 2u);
+  EXPECT_EQ(from[0], a);
+  EXPECT_EQ(from[1], a);
+  EXPECT_TRUE((to[0] == b && to[1] == c) || (to[0] == c && to[1] == b));
+
+#if CUDA_VERSION >= 13000
+  auto [deps, depEdges] = drv::cuGraphNodeGetDependencies(b);
+  EXPECT_EQ(depEdges.size(), 1u);
+  auto [dependents, dependentEdges] = drv::cuGraphNodeGetDependentNodes(a);
+  EXPECT_EQ(dependentEdges.size(), 2u);
+#else
+  const std::vector<CUgraphNode> deps = drv::cuGraphNodeGetDependencies(b);
+  const std::vector<CUgraphNode> dependents = drv::cuGraphNodeGetDependentNodes(a);
+#endif
+  EXPECT_EQ(deps, std::vector<CUgraphNode>{a});
+  EXPECT_EQ(dependents.size(), 2u);
+  drv::cuGraphDestroy(graph);
+}
+
+TEST_F(TypedShapesGpu, PointerAttributesOfARealAllocation) {
+  const CUdeviceptr ptr = drv::cuMemAlloc(4096);
+  EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_CONTEXT>(ptr), context_);
+  EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_MEMORY_TYPE>(ptr),
+            CU_MEMORYTYPE_DEVICE);
+  EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL>(ptr), 0);
+  EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_IS_MANAGED>(ptr), 0u);
+  EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_RANGE_START_ADDR>(ptr + 16), ptr);
+  EXPECT_GE(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_RANGE_SIZE>(ptr), 4096u);
+  auto [ctx, type] = drv::cuPointerGetAttributes<CU_POINTER_ATTRIBUTE_CONTEXT,
+                                                 CU_POINTER_ATTRIBUTE_MEMORY_TYPE>(ptr);
+  EXPECT_EQ(ctx, context_);
+  EXPECT_EQ(type, CU_MEMORYTYPE_DEVICE);
+  drv::cuMemFree(ptr);
+}
+
+TEST_F(TypedShapesGpu, MemoryPoolAttributesRoundTrip) {
+  CUmemoryPool pool = drv::cuDeviceGetDefaultMemPool(device_);
+  const cuuint64_t before =
+      drv::cuMemPoolGetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool);
+  drv::cuMemPoolSetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool, before + 4096);
+  EXPECT_EQ(drv::cuMemPoolGetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool), before + 4096);
+  drv::cuMemPoolSetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool, before);
+  const int follow =
+      drv::cuMemPoolGetAttribute<CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES>(pool);
+  EXPECT_TRUE(follow == 0 || follow == 1);
+}
+
+// A pool created for POSIX file descriptor export hands out a real descriptor.
+TEST_F(TypedShapesGpu, ExportsAPoolHandleAsAFileDescriptor) {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = 0;
+  CUmemoryPool pool{};
+  const CUresult created = drv::raw::cuMemPoolCreate(&pool, &props);
+  if (created == CUDA_ERROR_NOT_SUPPORTED) {
+    GTEST_SKIP() << "IPC memory pools are not supported on this device";
+  }
+  ASSERT_EQ(created, CUDA_SUCCESS);
+  const int fd =
+      drv::cuMemPoolExportToShareableHandle<CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR>(pool, 0);
+  EXPECT_GE(fd, 0);
+  ::close(fd);
+  drv::cuMemPoolDestroy(pool);
+}
+
+#if CUDA_VERSION >= 13000
+// One capability word per requested operation, in order.
+TEST_F(TypedShapesGpu, AtomicCapabilitiesOnePerOperation) {
+  const CUatomicOperation ops[] = {CU_ATOMIC_OPERATION_INTEGER_ADD, CU_ATOMIC_OPERATION_CAS};
+  const std::vector<unsigned int> caps = drv::cuDeviceGetHostAtomicCapabilities(ops, device_);
+  EXPECT_EQ(caps.size(), 2u);
+}
+#endif
+
+}  // namespace

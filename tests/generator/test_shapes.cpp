@@ -1,0 +1,99 @@
+// shapes.cpp on hand-built models: enumerations, span pairing, typed attributes.
+#include "model_builders.hpp"
+#include "rules.hpp"
+#include "shapes.hpp"
+
+#include <gtest/gtest.h>
+
+namespace cuwrap::gen {
+namespace {
+
+using testing::function;
+using testing::pointer;
+using testing::value;
+
+// Plan `functions` as cuda.h, with `enums`, and return the plans.
+std::vector<FunctionPlan> planned(std::vector<Function> functions, std::vector<Enum> enums = {}) {
+  Api api;
+  api.cuda_version = 12030;
+  Header h;
+  h.file = "cuda.h";
+  h.functions = std::move(functions);
+  h.enums = std::move(enums);
+  api.headers.push_back(h);
+  return make_plan(api).libraries.front().functions;
+}
+
+std::vector<FormRole> roles(const FunctionPlan& p) {
+  std::vector<FormRole> out;
+  for (const auto& fp : p.second->params) {
+    out.push_back(fp.role);
+  }
+  return out;
+}
+
+TEST(Shapes, InOutCountMakesAnEnumeration) {
+  const auto plans = planned({function(
+      "cuGraphGetNodes", {value("CUgraph", "hGraph", "Graph to query"),
+                          pointer("CUgraphNode", "nodes", "Pointer to return the nodes"),
+                          pointer("size_t", "numNodes", "See description")})});
+  ASSERT_TRUE(plans[0].second.has_value());
+  EXPECT_EQ(plans[0].second->sizing, Sizing::Enumerate);
+  EXPECT_EQ(roles(plans[0]),
+            (std::vector<FormRole>{FormRole::Input, FormRole::Vector, FormRole::VectorCount}));
+  EXPECT_EQ(plans[0].second->shape, "vector");
+}
+
+TEST(Shapes, CountPairsWithItsArraysByNameOrDocumentation) {
+  const auto plans = planned({function(
+      "cuGraphAddEmptyNode",
+      {pointer("CUgraphNode", "phGraphNode", "Returns newly created node"),
+       value("CUgraph", "hGraph", "Graph to which to add the node"),
+       pointer("CUgraphNode", "dependencies", "Dependencies of the node", true),
+       value("size_t", "numDependencies", "Number of dependencies")})});
+  ASSERT_TRUE(plans[0].second.has_value());
+  EXPECT_EQ(roles(plans[0]), (std::vector<FormRole>{FormRole::Output, FormRole::Input,
+                                                     FormRole::Span, FormRole::SpanCount}));
+  EXPECT_EQ(plans[0].second->params[2].element, "CUgraphNode const");
+  EXPECT_EQ(plans[0].second->shape, "value");
+}
+
+TEST(Shapes, TiedPairingsPairNothing) {
+  // Both counts' documentation names the array: no way to tell which counts it.
+  const auto plans = planned({function(
+      "cuThing", {pointer("int", "items", "Items", true), value("size_t", "numA", "Size of items"),
+                  value("size_t", "numB", "Also the size of items")})});
+  EXPECT_FALSE(plans[0].second.has_value());
+}
+
+TEST(Shapes, AttributeValueTypedFromTheEnumDocumentation) {
+  Enum e;
+  e.name = "CUmemPool_attribute";
+  e.enumerators = {{"CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", 4, "Bytes to keep (value type = cuuint64_t)", false},
+                   {"CU_MEMPOOL_ATTR_UNDOCUMENTED", 5, "No type named", false}};
+  auto get = function("cuMemPoolGetAttribute",
+                      {value("CUmemoryPool", "pool", "The pool"),
+                       value("CUmemPool_attribute", "attr", "The attribute"),
+                       pointer("void", "value", "Retrieved value")});
+  const auto plans = planned({get}, {e});
+  ASSERT_TRUE(plans[0].second.has_value());
+  const SecondForm& form = *plans[0].second;
+  EXPECT_EQ(form.shape, "typed attribute");
+  EXPECT_FALSE(form.setter);
+  ASSERT_TRUE(form.key.has_value());
+  // Only the documented enumerator gets a type: the other one does not compile typed.
+  EXPECT_EQ(form.key->types,
+            (std::vector<std::pair<std::string, std::string>>{
+                {"CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", "cuuint64_t"}}));
+}
+
+TEST(Shapes, FirstFormIsKept) {
+  const auto plans = planned({function(
+      "cuGraphGetNodes", {value("CUgraph", "hGraph", "Graph to query"),
+                          pointer("CUgraphNode", "nodes", "Pointer to return the nodes"),
+                          pointer("size_t", "numNodes", "See description")})});
+  EXPECT_EQ(plans[0].shape, Shape::Void);  // the pointer + count form stays
+}
+
+}  // namespace
+}  // namespace cuwrap::gen
