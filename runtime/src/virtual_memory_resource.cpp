@@ -6,6 +6,7 @@
 #include <cuwrap/virtual_memory_resource.hpp>
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -245,6 +246,14 @@ void VirtualMemoryResource::close() noexcept {
     const std::lock_guard lock(mutex_);
     open_ = false;
     held.swap(allocations_);
+  }
+  if (held.empty()) {
+    return;
+  }
+  std::optional<detail::ScopedContext> scope;
+  try {
+    scope.emplace(device_.device_id());
+  } catch (...) {  // NOLINT(bugprone-empty-catch): release without a context rather than leak
   }
   for (const auto& entry : held) {
     release(entry.second);
