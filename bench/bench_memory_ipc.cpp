@@ -76,8 +76,11 @@ ImporterSetup& importer() {
     r.channel = cuwrap::IPCChannel::from_fd(std::atoi(std::getenv(kChildFdVariable)));
     r.handle = r.channel.receive_allocation_handle();
     r.descriptor = r.channel.receive_value<cuwrap::IPCBufferDescriptor>();
-    r.mr.reset(new cuwrap::DeviceMemoryResource(cuwrap::DeviceMemoryResource::from_allocation_handle(
-        *r.device, cuwrap::IPCAllocationHandle(::dup(r.handle.handle()), r.handle.pool_id()))));
+    // make_unique would need a move constructor; `new` initialises from the prvalue in place.
+    r.mr.reset(new cuwrap::DeviceMemoryResource(  // NOLINT(modernize-make-unique)
+        cuwrap::DeviceMemoryResource::from_allocation_handle(
+            *r.device,
+            cuwrap::IPCAllocationHandle(::dup(r.handle.handle()), r.handle.pool_id()))));
   });
   return s;
 }

@@ -26,8 +26,8 @@ class Rollback {
   Rollback(const Rollback&) = delete;
   Rollback& operator=(const Rollback&) = delete;
   ~Rollback() {
-    for (auto step = steps_.rbegin(); step != steps_.rend(); ++step) {
-      (*step)();
+    for (std::size_t i = steps_.size(); i-- > 0;) {
+      steps_[i]();
     }
   }
   void add(std::function<void()> step) { steps_.push_back(std::move(step)); }
@@ -90,8 +90,9 @@ CUmemAllocationType allocation_type(VirtualMemoryAllocationType type) {
 
 }  // namespace
 
-VirtualMemoryResource::VirtualMemoryResource(Device device,
-                                             const VirtualMemoryResourceOptions& options)
+// The options are taken by const reference, as API.md fixes the signature.
+VirtualMemoryResource::VirtualMemoryResource(
+    Device device, const VirtualMemoryResourceOptions& options)  // NOLINT(modernize-pass-by-value)
     : device_(device), options_(options) {
   const int count = detail::device_count();
   for (const int peer : options_.peers) {
