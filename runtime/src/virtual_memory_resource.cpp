@@ -118,10 +118,9 @@ VirtualMemoryResource::VirtualMemoryResource(
                  ? CU_MEM_ALLOC_GRANULARITY_MINIMUM
                  : CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
   if (options_.addr_align != 0 && options_.addr_align % granularity_ != 0) {
-    throw std::invalid_argument("VirtualMemoryResource: addr_align " +
-                                std::to_string(options_.addr_align) +
-                                " is not a multiple of the granularity " +
-                                std::to_string(granularity_));
+    throw std::invalid_argument(
+        "VirtualMemoryResource: addr_align " + std::to_string(options_.addr_align) +
+        " is not a multiple of the granularity " + std::to_string(granularity_));
   }
 }
 
@@ -200,7 +199,8 @@ void VirtualMemoryResource::modify_allocation(Buffer& buffer, std::size_t new_si
   }
   if (buffer.ptr_ == 0) {
     // An empty allocation has no reservation to grow: make one.
-    Buffer grown = allocate(new_size, buffer.stream_.is_open() ? buffer.stream_ : kLegacyDefaultStream);
+    Buffer grown =
+        allocate(new_size, buffer.stream_.is_open() ? buffer.stream_ : kLegacyDefaultStream);
     buffer.ptr_ = std::exchange(grown.ptr_, 0);
     buffer.size_ = new_size;
     grown.open_ = false;
