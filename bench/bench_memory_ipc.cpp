@@ -3,10 +3,13 @@
 // child process (this program again, fork + exec) that receives the pool's handle and a
 // buffer's descriptor over an IPCChannel and runs its own benchmarks:
 //
-//   exporter  export_pool:    get_allocation_handle() (+ close)  vs cuMemPoolExportToShareableHandle + close(fd)
+//   exporter  export_pool:    get_allocation_handle() (+ close)  vs
+//   cuMemPoolExportToShareableHandle + close(fd)
 //             export_pointer: Buffer::ipc_descriptor()           vs cuMemPoolExportPointer
-//   importer  import_pool:    from_allocation_handle (+ destroy) vs dup + cuMemPoolImportFromShareableHandle + close + cuMemPoolDestroy
-//             import_pointer: Buffer::from_ipc_descriptor + close vs cuMemPoolImportPointer + cuMemFreeAsync
+//   importer  import_pool:    from_allocation_handle (+ destroy) vs dup +
+//   cuMemPoolImportFromShareableHandle + close + cuMemPoolDestroy
+//             import_pointer: Buffer::from_ipc_descriptor + close vs cuMemPoolImportPointer +
+//             cuMemFreeAsync
 //                             (the mapping of the buffer into this process; the same pointer
 //                             is imported again only after its free completed: synced each time)
 //
@@ -76,8 +79,10 @@ ImporterSetup& importer() {
     r.channel = cuwrap::IPCChannel::from_fd(std::atoi(std::getenv(kChildFdVariable)));
     r.handle = r.channel.receive_allocation_handle();
     r.descriptor = r.channel.receive_value<cuwrap::IPCBufferDescriptor>();
-    r.mr.reset(new cuwrap::DeviceMemoryResource(cuwrap::DeviceMemoryResource::from_allocation_handle(
-        *r.device, cuwrap::IPCAllocationHandle(::dup(r.handle.handle()), r.handle.pool_id()))));
+    // make_unique would need a move constructor; `new` initialises from the prvalue in place.
+    r.mr.reset(new cuwrap::DeviceMemoryResource(  // NOLINT(modernize-make-unique)
+        cuwrap::DeviceMemoryResource::from_allocation_handle(
+            *r.device, cuwrap::IPCAllocationHandle(::dup(r.handle.handle()), r.handle.pool_id()))));
   });
   return s;
 }
@@ -129,8 +134,8 @@ void BM_ExportPool_Cuwrap(benchmark::State& state) {
 void BM_ExportPointer_Raw(benchmark::State& state) {
   measure(state, exporter(), "export_pointer_raw", [](ExporterSetup& s) {
     CUmemPoolPtrExportData data{};
-    const bool ok = cuwrap::driver::raw::cuMemPoolExportPointer(&data, s.buffer->handle()) ==
-                    CUDA_SUCCESS;
+    const bool ok =
+        cuwrap::driver::raw::cuMemPoolExportPointer(&data, s.buffer->handle()) == CUDA_SUCCESS;
     benchmark::DoNotOptimize(data);
     return ok;
   });
@@ -168,24 +173,31 @@ void BM_ImportPool_Cuwrap(benchmark::State& state) {
 }
 
 void BM_ImportPointer_Raw(benchmark::State& state) {
-  measure(state, importer(), "import_pointer_raw", [](ImporterSetup& s) {
-    CUmemPoolPtrExportData data{};
-    std::memcpy(&data, s.descriptor.payload.data(), sizeof(data));
-    CUdeviceptr ptr = 0;
-    if (cuwrap::driver::raw::cuMemPoolImportPointer(&ptr, s.mr->handle(), &data) != CUDA_SUCCESS) {
-      return false;
-    }
-    return cuwrap::driver::raw::cuMemFreeAsync(ptr, s.stream->handle()) == CUDA_SUCCESS;
-  }, 1);
+  measure(
+      state, importer(), "import_pointer_raw",
+      [](ImporterSetup& s) {
+        CUmemPoolPtrExportData data{};
+        std::memcpy(&data, s.descriptor.payload.data(), sizeof(data));
+        CUdeviceptr ptr = 0;
+        if (cuwrap::driver::raw::cuMemPoolImportPointer(&ptr, s.mr->handle(), &data) !=
+            CUDA_SUCCESS) {
+          return false;
+        }
+        return cuwrap::driver::raw::cuMemFreeAsync(ptr, s.stream->handle()) == CUDA_SUCCESS;
+      },
+      1);
 }
 
 void BM_ImportPointer_Cuwrap(benchmark::State& state) {
-  measure(state, importer(), "import_pointer_cuwrap", [](ImporterSetup& s) {
-    cuwrap::Buffer buffer = cuwrap::Buffer::from_ipc_descriptor(*s.mr, s.descriptor, *s.stream);
-    benchmark::DoNotOptimize(buffer.handle());
-    buffer.close(*s.stream);
-    return true;
-  }, 1);
+  measure(
+      state, importer(), "import_pointer_cuwrap",
+      [](ImporterSetup& s) {
+        cuwrap::Buffer buffer = cuwrap::Buffer::from_ipc_descriptor(*s.mr, s.descriptor, *s.stream);
+        benchmark::DoNotOptimize(buffer.handle());
+        buffer.close(*s.stream);
+        return true;
+      },
+      1);
 }
 
 void print_ratio(const char* what, const char* ours, const char* raw) {

@@ -160,17 +160,20 @@ BENCHMARK(BM_Grow_AllocCopyFree)->CUWRAP_GROW_SIZES->UseRealTime()->Unit(benchma
 int main(int argc, char** argv) {
   return cuwrap::bench::run_benchmarks(argc, argv, [] {
     for (const std::size_t mib : {std::size_t{2}, std::size_t{64}, std::size_t{1024}}) {
-      const auto copy = cuwrap::bench::compare(name_of("vmm_cuwrap", mib), name_of("copy_raw", mib));
+      const auto copy =
+          cuwrap::bench::compare(name_of("vmm_cuwrap", mib), name_of("copy_raw", mib));
       const auto raw = cuwrap::bench::compare(name_of("vmm_cuwrap", mib), name_of("vmm_raw", mib));
       if (copy) {
-        std::printf("grow %zu MiB -> %zu MiB: modify_allocation / (alloc+copy+free) = %.3f "
-                    "(%.1f us vs %.1f us)\n",
-                    mib, 2 * mib, copy->ratio(), copy->ours_ns / 1e3, copy->raw_ns / 1e3);
+        std::printf(
+            "grow %zu MiB -> %zu MiB: modify_allocation / (alloc+copy+free) = %.3f "
+            "(%.1f us vs %.1f us)\n",
+            mib, 2 * mib, copy->ratio(), copy->ours_ns / 1e3, copy->raw_ns / 1e3);
       }
       if (raw) {
-        std::printf("grow %zu MiB -> %zu MiB: cuwrap / raw VMM calls = %.3f (%.1f us vs %.1f us; "
-                    "target <= 1.05)\n",
-                    mib, 2 * mib, raw->ratio(), raw->ours_ns / 1e3, raw->raw_ns / 1e3);
+        std::printf(
+            "grow %zu MiB -> %zu MiB: cuwrap / raw VMM calls = %.3f (%.1f us vs %.1f us; "
+            "target <= 1.05)\n",
+            mib, 2 * mib, raw->ratio(), raw->ours_ns / 1e3, raw->raw_ns / 1e3);
       }
     }
   });

@@ -123,7 +123,10 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
   CUmemPoolPtrExportData data{};
   static_assert(sizeof(data) == sizeof(descriptor.payload));
   std::memcpy(&data, descriptor.payload.data(), sizeof(data));
-  const CUdeviceptr ptr = driver::cuMemPoolImportPointer(mr.handle(), &data);
+  const CUmemoryPool pool = mr.handle();
+  CUdeviceptr ptr = 0;
+  detail::check_on_stream(stream, "cuMemPoolImportPointer",
+                          [&] { return driver::raw::cuMemPoolImportPointer(&ptr, pool, &data); });
   return from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
 }
 
@@ -135,6 +138,7 @@ IPCBufferDescriptor Buffer::ipc_descriptor() const {
         "Buffer::ipc_descriptor: the buffer does not come from an IPC-enabled "
         "DeviceMemoryResource (DeviceMemoryResourceOptions{.ipc_enabled = true})");
   }
+  const detail::ScopedContext scope(pool->device_id());
   const CUmemPoolPtrExportData data = driver::cuMemPoolExportPointer(ptr_);
   IPCBufferDescriptor descriptor;
   static_assert(sizeof(data) == sizeof(descriptor.payload));

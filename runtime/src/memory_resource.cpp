@@ -212,6 +212,7 @@ IPCAllocationHandle DeviceMemoryResource::get_allocation_handle() const {
         "DeviceMemoryResource::get_allocation_handle: the pool is not IPC-enabled; create "
         "it with DeviceMemoryResourceOptions{.ipc_enabled = true}");
   }
+  const detail::ScopedContext scope(device_id_);
   return export_pool(pool_, pool_id_);
 }
 
@@ -274,6 +275,7 @@ void DeviceMemoryResource::set_peer_accessible_by(std::span<const Device> device
     changes.push_back(desc);
   }
   if (!changes.empty()) {
+    const detail::ScopedContext scope(device_id_);
     driver::cuMemPoolSetAccess(pool_, changes.data(), changes.size());
   }
 }

@@ -6,6 +6,7 @@
 #include <cuwrap/virtual_memory_resource.hpp>
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -25,8 +26,8 @@ class Rollback {
   Rollback(const Rollback&) = delete;
   Rollback& operator=(const Rollback&) = delete;
   ~Rollback() {
-    for (auto step = steps_.rbegin(); step != steps_.rend(); ++step) {
-      (*step)();
+    for (std::size_t i = steps_.size(); i-- > 0;) {
+      steps_[i]();
     }
   }
   void add(std::function<void()> step) { steps_.push_back(std::move(step)); }
@@ -89,8 +90,9 @@ CUmemAllocationType allocation_type(VirtualMemoryAllocationType type) {
 
 }  // namespace
 
-VirtualMemoryResource::VirtualMemoryResource(Device device,
-                                             const VirtualMemoryResourceOptions& options)
+// The options are taken by const reference, as API.md fixes the signature.
+VirtualMemoryResource::VirtualMemoryResource(
+    Device device, const VirtualMemoryResourceOptions& options)  // NOLINT(modernize-pass-by-value)
     : device_(device), options_(options) {
   const int count = detail::device_count();
   for (const int peer : options_.peers) {
@@ -116,10 +118,9 @@ VirtualMemoryResource::VirtualMemoryResource(Device device,
                  ? CU_MEM_ALLOC_GRANULARITY_MINIMUM
                  : CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
   if (options_.addr_align != 0 && options_.addr_align % granularity_ != 0) {
-    throw std::invalid_argument("VirtualMemoryResource: addr_align " +
-                                std::to_string(options_.addr_align) +
-                                " is not a multiple of the granularity " +
-                                std::to_string(granularity_));
+    throw std::invalid_argument(
+        "VirtualMemoryResource: addr_align " + std::to_string(options_.addr_align) +
+        " is not a multiple of the granularity " + std::to_string(granularity_));
   }
 }
 
@@ -198,7 +199,8 @@ void VirtualMemoryResource::modify_allocation(Buffer& buffer, std::size_t new_si
   }
   if (buffer.ptr_ == 0) {
     // An empty allocation has no reservation to grow: make one.
-    Buffer grown = allocate(new_size, buffer.stream_.is_open() ? buffer.stream_ : kLegacyDefaultStream);
+    Buffer grown =
+        allocate(new_size, buffer.stream_.is_open() ? buffer.stream_ : kLegacyDefaultStream);
     buffer.ptr_ = std::exchange(grown.ptr_, 0);
     buffer.size_ = new_size;
     grown.open_ = false;
@@ -245,6 +247,14 @@ void VirtualMemoryResource::close() noexcept {
     const std::lock_guard lock(mutex_);
     open_ = false;
     held.swap(allocations_);
+  }
+  if (held.empty()) {
+    return;
+  }
+  std::optional<detail::ScopedContext> scope;
+  try {
+    scope.emplace(device_.device_id());
+  } catch (...) {  // NOLINT(bugprone-empty-catch): release without a context rather than leak
   }
   for (const auto& entry : held) {
     release(entry.second);

@@ -20,12 +20,11 @@
 #include "test_kernels.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -158,7 +157,8 @@ std::string ipc_unavailable_reason(const Device& device) {
   return "";
 }
 
-// ---- Without a GPU (but one test): handles and the channel ------------------------------------------
+// ---- Without a GPU (but one test): handles and the channel
+// ------------------------------------------
 
 TEST(IpcAllocationHandle, OwnsMovesAndClosesItsDescriptor) {
   Pipe pipe;
@@ -410,8 +410,9 @@ TEST_F(IpcTest, TwoProcessesShareABuffer) {
   // The child has exited: the exporter's memory is still valid and usable.
   buffer.fill(std::uint8_t{0x5A}, stream());
   const std::vector<std::byte> after = cuwrap::testing::read_back(buffer, stream());
-  EXPECT_EQ(cuwrap::testing::first_difference(after, std::vector<std::byte>(kBytes, std::byte{0x5A})),
-            -1);
+  EXPECT_EQ(
+      cuwrap::testing::first_difference(after, std::vector<std::byte>(kBytes, std::byte{0x5A})),
+      -1);
   buffer.close(stream());
   stream().sync();
   EXPECT_EQ(mr.attributes().used_mem_current(), 0U) << "nothing of the pool stays in use";

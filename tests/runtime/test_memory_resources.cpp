@@ -168,7 +168,7 @@ TEST_F(ResourceTest, DeallocationStreamOrdersTheFree) {
   buffer.set_deallocation_stream(other);
   // Long work on `other`; the free queued behind it must not happen before it ends.
   kernels.spin_then_add(other, buffer.handle(), buffer.size(), 50'000'000, 1);
-  other.close();  // the buffer keeps the CUDA stream alive for its free
+  other.close();   // the buffer keeps the CUDA stream alive for its free
   buffer.close();  // frees on `other`, behind the kernel (memcheck sees a use after free if not)
   device().sync();
   EXPECT_EQ(mr.attributes().used_mem_current(), 0U);
@@ -236,12 +236,12 @@ TEST_F(ResourceTest, ManagedPreferredLocationIsAdvised) {
   Buffer buffer = managed.allocate(1 << 16, stream());
   int location = -2;
   cuwrap::driver::cuMemRangeGetAttribute(&location, sizeof(location),
-                                         CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION,
-                                         buffer.handle(), buffer.size());
+                                         CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION, buffer.handle(),
+                                         buffer.size());
   EXPECT_EQ(location, device().device_id());
   buffer.close(stream());
-  EXPECT_THROW(cuwrap::ManagedMemoryResource(
-                   cuwrap::ManagedMemoryResourceOptions{.preferred_location = cuwrap::Device::count()}),
+  EXPECT_THROW(cuwrap::ManagedMemoryResource(cuwrap::ManagedMemoryResourceOptions{
+                   .preferred_location = cuwrap::Device::count()}),
                std::invalid_argument);
 }
 

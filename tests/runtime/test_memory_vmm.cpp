@@ -83,7 +83,8 @@ TEST_F(VmmTest, GrowingKeepsEveryByteAndTheNewPartIsUsable) {
     vmm.modify_allocation(buffer, size);
     ASSERT_EQ(buffer.size(), size);
     const std::vector<std::byte> back = read_back(buffer, stream());
-    const std::vector<std::byte> kept(back.begin(), back.begin() + static_cast<std::ptrdiff_t>(small));
+    const std::vector<std::byte> kept(back.begin(),
+                                      back.begin() + static_cast<std::ptrdiff_t>(small));
     EXPECT_EQ(first_difference(kept, data), -1) << "growth " << step << " lost the old contents";
   }
   // The whole grown buffer is mapped and writable.
@@ -110,9 +111,14 @@ TEST_F(VmmTest, GrowsByRemappingWhenTheNextRangeIsTaken) {
     EXPECT_NE(buffer.handle(), before) << "the buffer had to move to a new range";
   }
   const std::vector<std::byte> back = read_back(buffer, stream());
-  EXPECT_EQ(first_difference(std::vector<std::byte>(back.begin(), back.begin() + static_cast<std::ptrdiff_t>(granule)), data), -1);
+  EXPECT_EQ(first_difference(std::vector<std::byte>(
+                                 back.begin(), back.begin() + static_cast<std::ptrdiff_t>(granule)),
+                             data),
+            -1);
   buffer.fill(std::uint8_t{0x7E}, stream());
-  EXPECT_EQ(first_difference(read_back(buffer, stream()), std::vector<std::byte>(2 * granule, std::byte{0x7E})), -1);
+  EXPECT_EQ(first_difference(read_back(buffer, stream()),
+                             std::vector<std::byte>(2 * granule, std::byte{0x7E})),
+            -1);
   cuwrap::driver::cuMemAddressFree(blocker, granule);
   buffer.close(stream());
   EXPECT_EQ(vmm.allocation_count(), 0U);

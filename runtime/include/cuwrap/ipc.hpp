@@ -89,7 +89,8 @@ static_assert(std::is_trivially_copyable_v<IPCBufferDescriptor>);
 ///   mine.send(mr.get_allocation_handle());
 ///   // in the child:
 ///   auto channel = cuwrap::IPCChannel::from_fd(fd);
-///   auto mr = cuwrap::DeviceMemoryResource::from_allocation_handle(dev, channel.receive_allocation_handle());
+///   auto mr = cuwrap::DeviceMemoryResource::from_allocation_handle(dev,
+///   channel.receive_allocation_handle());
 /// \endcode
 class IPCChannel {
  public:
@@ -133,8 +134,7 @@ class IPCChannel {
   void send_value(const T& value) { send_bytes(std::as_bytes(std::span(&value, 1))); }
   /// Receive a trivially copyable value sent with send_value.
   template <class T>
-  requires std::is_trivially_copyable_v<T>
-  T receive_value() {
+  requires std::is_trivially_copyable_v<T> T receive_value() {
     T value{};
     receive_bytes(std::as_writable_bytes(std::span(&value, 1)));
     return value;
