@@ -98,19 +98,19 @@ void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
   for (std::size_t i = 0; i < srcs.size(); ++i) {
     const std::string index = "[" + std::to_string(i) + "]";
     if (srcs[i] == nullptr || dsts[i] == nullptr) {
-      throw std::invalid_argument("copy_batch: " + std::string(srcs[i] == nullptr ? "srcs" : "dsts") +
-                                  index + " is null");
+      const char* which = srcs[i] == nullptr ? "srcs" : "dsts";
+      throw std::invalid_argument(std::string("copy_batch: ") + which + index + " is null");
     }
     if (!srcs[i]->is_open() || !dsts[i]->is_open()) {
-      throw std::invalid_argument("copy_batch: " +
-                                  std::string(!srcs[i]->is_open() ? "srcs" : "dsts") + index +
+      const char* which = !srcs[i]->is_open() ? "srcs" : "dsts";
+      throw std::invalid_argument(std::string("copy_batch: ") + which + index +
                                   " is a closed Buffer");
     }
     if (srcs[i]->size() != dsts[i]->size()) {
-      throw std::invalid_argument("copy_batch: srcs" + index + " has " +
-                                  std::to_string(srcs[i]->size()) + " bytes but dsts" + index +
-                                  " has " + std::to_string(dsts[i]->size()) +
-                                  "; sizes must match");
+      std::string message = "copy_batch: srcs" + index;
+      message += " has " + std::to_string(srcs[i]->size()) + " bytes but dsts" + index;
+      message += " has " + std::to_string(dsts[i]->size()) + "; sizes must match";
+      throw std::invalid_argument(message);
     }
     copies.push_back({dsts[i]->handle(), srcs[i]->handle(), srcs[i]->size()});
   }
