@@ -23,8 +23,7 @@ constexpr int kBatchDriver = 12080;
 #endif
 
 void reject_legacy_stream(const Stream& stream) {
-  const auto bits = reinterpret_cast<std::uintptr_t>(stream.handle());
-  if (bits == 0 || bits == detail::kLegacyStreamBits) {
+  if (detail::is_legacy_default_stream(stream)) {
     throw std::invalid_argument(
         "copy_batch: the legacy default stream cannot order a batch (cuMemcpyBatchAsync "
         "rejects it); pass a created stream or the per-thread default stream");
@@ -78,6 +77,11 @@ void require_pitch(const char* what, std::size_t pitch, std::size_t width_bytes)
 }
 
 }  // namespace
+
+bool detail::is_legacy_default_stream(const Stream& stream) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(stream.handle());
+  return bits == 0 || bits == kLegacyStreamBits;
+}
 
 bool has_native_copy_batch() {
 #if CUDA_VERSION >= 12080
