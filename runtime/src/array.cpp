@@ -112,11 +112,11 @@ void ArrayRef::copy_to(Buffer& dst, const Stream& stream, std::size_t dst_pitch)
 }
 
 std::size_t ArrayRef::element_size() const {
-  return detail::channel_bytes(descriptor_.Format) * descriptor_.NumChannels;
+  return detail::channel_bytes(descriptor().Format) * descriptor().NumChannels;
 }
 
 std::size_t ArrayRef::size_bytes() const {
-  return row_bytes() * copy_rows(descriptor_) * copy_slices(descriptor_);
+  return row_bytes() * copy_rows(descriptor()) * copy_slices(descriptor());
 }
 
 // ---- Array ----
@@ -124,18 +124,18 @@ std::size_t ArrayRef::size_bytes() const {
 Array::Array(const Device& device, const ArrayOptions& options) {
   const CUDA_ARRAY3D_DESCRIPTOR descriptor = detail::to_array_descriptor(options);
   const detail::ScopedContext scope(device.context());
-  handle_ = driver::cuArray3DCreate(&descriptor);
-  descriptor_ = descriptor;
+  assign(driver::cuArray3DCreate(&descriptor), descriptor);
 }
 
-Array::Array(Array&& other) noexcept
-    : ArrayRef(std::exchange(other.handle_, nullptr), other.descriptor_) {}
+Array::Array(Array&& other) noexcept : ArrayRef(other.handle(), other.descriptor()) {
+  other.assign(nullptr, other.descriptor());
+}
 
 Array& Array::operator=(Array&& other) noexcept {
   if (this != &other) {
     close();
-    handle_ = std::exchange(other.handle_, nullptr);
-    descriptor_ = other.descriptor_;
+    assign(other.handle(), other.descriptor());
+    other.assign(nullptr, other.descriptor());
   }
   return *this;
 }
@@ -143,10 +143,10 @@ Array& Array::operator=(Array&& other) noexcept {
 Array::~Array() { close(); }
 
 void Array::close() noexcept {
-  if (handle_ != nullptr) {
-    detail::report_release_failure(driver::raw::cuArrayDestroy(handle_), "cuArrayDestroy",
+  if (handle() != nullptr) {
+    detail::report_release_failure(driver::raw::cuArrayDestroy(handle()), "cuArrayDestroy",
                                    "Array");
-    handle_ = nullptr;
+    assign(nullptr, descriptor());
   }
 }
 

@@ -23,8 +23,7 @@ constexpr int kBatchDriver = 12080;
 #endif
 
 void reject_legacy_stream(const Stream& stream) {
-  const auto bits = reinterpret_cast<std::uintptr_t>(stream.handle());
-  if (bits == 0 || bits == detail::kLegacyStreamBits) {
+  if (detail::is_legacy_default_stream(stream)) {
     throw std::invalid_argument(
         "copy_batch: the legacy default stream cannot order a batch (cuMemcpyBatchAsync "
         "rejects it); pass a created stream or the per-thread default stream");
@@ -79,6 +78,11 @@ void require_pitch(const char* what, std::size_t pitch, std::size_t width_bytes)
 
 }  // namespace
 
+bool detail::is_legacy_default_stream(const Stream& stream) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(stream.handle());
+  return bits == 0 || bits == kLegacyStreamBits;
+}
+
 bool has_native_copy_batch() {
 #if CUDA_VERSION >= 12080
   return driver_version() >= kBatchDriver;
@@ -98,19 +102,19 @@ void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
   for (std::size_t i = 0; i < srcs.size(); ++i) {
     const std::string index = "[" + std::to_string(i) + "]";
     if (srcs[i] == nullptr || dsts[i] == nullptr) {
-      throw std::invalid_argument("copy_batch: " + std::string(srcs[i] == nullptr ? "srcs" : "dsts") +
-                                  index + " is null");
+      const char* which = srcs[i] == nullptr ? "srcs" : "dsts";
+      throw std::invalid_argument(std::string("copy_batch: ") + which + index + " is null");
     }
     if (!srcs[i]->is_open() || !dsts[i]->is_open()) {
-      throw std::invalid_argument("copy_batch: " +
-                                  std::string(!srcs[i]->is_open() ? "srcs" : "dsts") + index +
+      const char* which = !srcs[i]->is_open() ? "srcs" : "dsts";
+      throw std::invalid_argument(std::string("copy_batch: ") + which + index +
                                   " is a closed Buffer");
     }
     if (srcs[i]->size() != dsts[i]->size()) {
-      throw std::invalid_argument("copy_batch: srcs" + index + " has " +
-                                  std::to_string(srcs[i]->size()) + " bytes but dsts" + index +
-                                  " has " + std::to_string(dsts[i]->size()) +
-                                  "; sizes must match");
+      std::string message = "copy_batch: srcs" + index;
+      message += " has " + std::to_string(srcs[i]->size()) + " bytes but dsts" + index;
+      message += " has " + std::to_string(dsts[i]->size()) + "; sizes must match";
+      throw std::invalid_argument(message);
     }
     copies.push_back({dsts[i]->handle(), srcs[i]->handle(), srcs[i]->size()});
   }

@@ -156,6 +156,15 @@ class DLPackOwner : public MemoryResource {
   DLDevice device_;
 };
 
+// Run the deleter of a DLManagedTensor[Versioned] given as void* (DLPackTensor's eraser).
+template <class Managed>
+void run_deleter(void* managed) {
+  auto* tensor = static_cast<Managed*>(managed);
+  if (tensor->deleter != nullptr) {
+    tensor->deleter(tensor);
+  }
+}
+
 void check_import_device(const DLDevice& device, int device_id) {
   const bool ok = (device.device_type == kDLCUDA && device.device_id == device_id) ||
                   device.device_type == kDLCUDAHost || device.device_type == kDLCUDAManaged;
@@ -236,27 +245,10 @@ DLPackTensor DLPackTensor::from_dlpack(DLManagedTensor* tensor, int device_id) {
   }
   DLPackTensor imported;
   imported.managed_ = tensor;
-  imported.deleter_ = [](void* p) {
-    auto* t = static_cast<DLManagedTensor*>(p);
-    if (t->deleter != nullptr) {
-      t->deleter(t);
-    }
-  };
+  imported.deleter_ = &run_deleter<DLManagedTensor>;
   imported.tensor_ = &tensor->dl_tensor;
   // From here on `imported` owns the tensor: an exception runs the deleter.
-  check_import_device(tensor->dl_tensor.device, device_id);
-  const DLTensor& t = tensor->dl_tensor;
-  if (t.ndim < 0) {
-    throw std::invalid_argument("DLPackTensor::from_dlpack: ndim " + std::to_string(t.ndim) +
-                                " is negative");
-  }
-  const std::size_t element = element_bytes("DLPackTensor::from_dlpack", t.dtype);
-  const std::span<const std::int64_t> shape(t.shape, static_cast<std::size_t>(t.ndim));
-  if (t.strides == nullptr) {
-    imported.compact_strides_ = compact_strides(shape);
-  }
-  imported.size_bytes_ = extent_bytes("DLPackTensor::from_dlpack", shape, imported.strides(),
-                                      element);
+  imported.validate(device_id);
   return imported;
 }
 
@@ -267,12 +259,7 @@ DLPackTensor DLPackTensor::from_dlpack(DLManagedTensorVersioned* tensor, int dev
   }
   DLPackTensor imported;
   imported.managed_ = tensor;
-  imported.deleter_ = [](void* p) {
-    auto* t = static_cast<DLManagedTensorVersioned*>(p);
-    if (t->deleter != nullptr) {
-      t->deleter(t);
-    }
-  };
+  imported.deleter_ = &run_deleter<DLManagedTensorVersioned>;
   if (tensor->version.major != DLPACK_MAJOR_VERSION) {
     throw std::invalid_argument("DLPackTensor::from_dlpack: DLPack major version " +
                                 std::to_string(tensor->version.major) + " is not " +
@@ -280,19 +267,7 @@ DLPackTensor DLPackTensor::from_dlpack(DLManagedTensorVersioned* tensor, int dev
   }
   imported.tensor_ = &tensor->dl_tensor;
   imported.read_only_ = (tensor->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-  check_import_device(tensor->dl_tensor.device, device_id);
-  const DLTensor& t = tensor->dl_tensor;
-  if (t.ndim < 0) {
-    throw std::invalid_argument("DLPackTensor::from_dlpack: ndim " + std::to_string(t.ndim) +
-                                " is negative");
-  }
-  const std::size_t element = element_bytes("DLPackTensor::from_dlpack", t.dtype);
-  const std::span<const std::int64_t> shape(t.shape, static_cast<std::size_t>(t.ndim));
-  if (t.strides == nullptr) {
-    imported.compact_strides_ = compact_strides(shape);
-  }
-  imported.size_bytes_ = extent_bytes("DLPackTensor::from_dlpack", shape, imported.strides(),
-                                      element);
+  imported.validate(device_id);
   return imported;
 }
 #endif
@@ -334,6 +309,21 @@ const DLTensor& DLPackTensor::tensor() const {
     throw std::logic_error("DLPackTensor: the tensor was handed on (take_buffer) or moved from");
   }
   return *tensor_;
+}
+
+void DLPackTensor::validate(int device_id) {
+  const DLTensor& t = *tensor_;
+  check_import_device(t.device, device_id);
+  if (t.ndim < 0) {
+    throw std::invalid_argument("DLPackTensor::from_dlpack: ndim " + std::to_string(t.ndim) +
+                                " is negative");
+  }
+  const std::size_t element = element_bytes("DLPackTensor::from_dlpack", t.dtype);
+  const std::span<const std::int64_t> shape(t.shape, static_cast<std::size_t>(t.ndim));
+  if (t.strides == nullptr) {
+    compact_strides_ = compact_strides(shape);
+  }
+  size_bytes_ = extent_bytes("DLPackTensor::from_dlpack", shape, strides(), element);
 }
 
 Buffer DLPackTensor::buffer() const { return Buffer::from_handle(data(), size_bytes_); }

@@ -2,6 +2,7 @@
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
+#include <cuwrap/copy.hpp>
 #include <cuwrap/managed_memory.hpp>
 #include <cuwrap/version.hpp>
 
@@ -104,16 +105,23 @@ Batch make_batch(const char* function, std::span<const Buffer* const> buffers,
   return batch;
 }
 
-void require_batch(const char* feature) {
+// Check what a cuMem*BatchAsync call needs before it is made: CUDA 13 (toolkit and
+// driver), and a stream other than the legacy default stream, which those calls refuse.
+void require_batch(const char* feature, const Stream& stream) {
 #if CUDA_VERSION >= 13000
   detail::require_driver(kBatchVersion, feature);
 #else
   detail::throw_toolkit_too_old(kBatchVersion, feature);
 #endif
+  if (detail::is_legacy_default_stream(stream)) {
+    throw std::invalid_argument(std::string(feature) +
+                                ": the legacy default stream cannot order it; pass a created "
+                                "stream or the per-thread default stream");
+  }
 }
 
 void discard_batch_raw(const Stream& stream, Batch& batch) {
-  require_batch(kDiscardFeature);
+  require_batch(kDiscardFeature, stream);
   if (batch.ptrs.empty()) {
     return;
   }
@@ -129,7 +137,7 @@ void discard_batch_raw(const Stream& stream, Batch& batch) {
 }
 
 void discard_prefetch_batch_raw(const Stream& stream, Batch& batch) {
-  require_batch(kDiscardPrefetchFeature);
+  require_batch(kDiscardPrefetchFeature, stream);
   if (batch.ptrs.empty()) {
     return;
   }
@@ -281,7 +289,8 @@ void prefetch_batch(const Stream& stream, std::span<const Buffer* const> buffers
     return;
   }
 #if CUDA_VERSION >= 13000
-  if (has_native_prefetch_batch()) {
+  // The batch entry point refuses the legacy default stream; the loop takes it.
+  if (has_native_prefetch_batch() && !detail::is_legacy_default_stream(stream)) {
     const CUstream handle = stream.handle();
     detail::check_on_stream(stream, "cuMemPrefetchBatchAsync", [&] {
       return driver::raw::cuMemPrefetchBatchAsync(

@@ -228,6 +228,30 @@ TEST(DLPackImport, WhatCannotBeTakenIsRefusedAndDeletedOnce) {
   EXPECT_TRUE(contains(import_error(nullptr), "null"));
 }
 
+#if defined(DLPACK_MAJOR_VERSION)
+// dlpack.h 1.0 and newer: the versioned structure, its version and flags.
+TEST(DLPackVersioned, ExportImportAndTheMajorVersionCheck) {
+  FakePinned mr;
+  auto buffer = std::make_shared<Buffer>(mr.allocate(32, cuwrap::kPerThreadDefaultStream));
+  const std::int64_t shape[] = {8};
+  DLManagedTensorVersioned* t = cuwrap::to_dlpack_versioned(buffer, kFloat32, shape);
+  EXPECT_EQ(t->version.major, static_cast<std::uint32_t>(DLPACK_MAJOR_VERSION));
+  EXPECT_EQ(t->flags, 0U);
+  {
+    const DLPackTensor imported = DLPackTensor::from_dlpack(t, 0);
+    EXPECT_EQ(imported.size_bytes(), 32U);
+    EXPECT_FALSE(imported.read_only());
+    EXPECT_EQ(buffer.use_count(), 2);
+  }
+  EXPECT_EQ(buffer.use_count(), 1) << "the import ran the deleter";
+
+  DLManagedTensorVersioned* future = cuwrap::to_dlpack_versioned(buffer, kFloat32, shape);
+  future->version.major = DLPACK_MAJOR_VERSION + 1;
+  EXPECT_THROW(DLPackTensor::from_dlpack(future, 0), std::invalid_argument);
+  EXPECT_EQ(buffer.use_count(), 1) << "a refused import still runs the deleter";
+}
+#endif
+
 // ---- GPU ---------------------------------------------------------------------------
 
 class DLPackGpu : public cuwrap::testing::DeviceStreamTest {};

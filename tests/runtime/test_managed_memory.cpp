@@ -175,6 +175,12 @@ TEST_F(ManagedGpu, BatchPrefetchReachesEveryBuffer) {
     ASSERT_TRUE(last.has_value()) << "buffer " << i;
     EXPECT_EQ(std::holds_alternative<Host>(*last), i % 2 == 0) << "buffer " << i;
   }
+  // The legacy default stream, which the batch entry point refuses, goes through the loop.
+  cuwrap::managed_memory::prefetch_batch(cuwrap::kLegacyDefaultStream, pointers, to_device);
+  cuwrap::kLegacyDefaultStream.sync();
+  for (const Buffer& b : buffers) {
+    EXPECT_EQ(ManagedBufferRef(b).last_prefetch_location(), Location(device()));
+  }
   EXPECT_EQ(cuwrap::managed_memory::has_native_prefetch_batch(),
             cuwrap::bindings_version() >= 13000 && cuwrap::driver_version() >= 13000);
 }
@@ -188,6 +194,7 @@ TEST_F(ManagedGpu, DiscardWorksOrNamesCuda13) {
     EXPECT_THROW(managed.discard_prefetch(device(), stream()), cuwrap::UnsupportedError);
     return;
   }
+  EXPECT_THROW(managed.discard(cuwrap::kLegacyDefaultStream), std::invalid_argument);
   EXPECT_NO_THROW(managed.discard(stream()));
   EXPECT_NO_THROW(managed.discard_prefetch(device(), stream()));
   const std::vector<const Buffer*> both{&buf, &buf};

@@ -64,7 +64,13 @@ class ArrayRef {
   ArrayRef() = default;
   ArrayRef(CUarray handle, const CUDA_ARRAY3D_DESCRIPTOR& descriptor) noexcept
       : handle_(handle), descriptor_(descriptor) {}
+  /// Refer to `handle` of shape `descriptor` (for Array, which owns what it refers to).
+  void assign(CUarray handle, const CUDA_ARRAY3D_DESCRIPTOR& descriptor) noexcept {
+    handle_ = handle;
+    descriptor_ = descriptor;
+  }
 
+ private:
   CUarray handle_ = nullptr;
   CUDA_ARRAY3D_DESCRIPTOR descriptor_{};
 };

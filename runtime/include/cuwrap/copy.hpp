@@ -66,4 +66,11 @@ void copy_3d(const Stream& stream, const Pitched2D& dst, std::size_t dst_height,
              const Pitched2D& src, std::size_t src_height, std::size_t width_bytes,
              std::size_t height, std::size_t depth);
 
+namespace detail {
+
+/// Return whether `stream` is the legacy default stream (nullptr or CU_STREAM_LEGACY),
+/// which the driver's batch entry points refuse.
+bool is_legacy_default_stream(const Stream& stream);
+
+}  // namespace detail
 }  // namespace cuwrap

@@ -111,6 +111,8 @@ class DLPackTensor {
 
  private:
   DLPackTensor() = default;
+  // Check the tensor this object now owns for use on `device_id`; measure its extent.
+  void validate(int device_id);
   void release() noexcept;
 
   void* managed_ = nullptr;               // the DLManagedTensor[Versioned]
