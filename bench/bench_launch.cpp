@@ -6,6 +6,12 @@
 // cuwrap::launch passes. The stream is synchronised every kSyncEvery launches in every
 // variant alike, so the queue never fills. After the run the ratios are printed; the
 // target is cuwrap / raw <= 1.03.
+//
+// Programmatic dependent launch (sm_90+): pairs of short kernels (the first triggers its
+// dependents at once and then works ~5 us, the second waits with griddepcontrol.wait
+// and works ~5 us) launched plainly and with programmatic_stream_serialization; the GPU
+// time per pair and the kernel-to-kernel gap (second's start − first's end, from
+// %globaltimer, negative when they overlap) are reported for both.
 #include <cuwrap/cuwrap.hpp>
 #include <cuwrap/driver.hpp>
 
@@ -16,6 +22,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <optional>
 #include <string>
 
@@ -26,6 +33,30 @@ extern "C" __global__ void empty(float a, const float* x, float* y, size_t n) {}
 )";
 constexpr int kSyncEvery = 1024;
 
+constexpr const char* kPdlSource = R"(
+__device__ unsigned long long now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ void work(unsigned long long ns) {
+  const unsigned long long start = now();
+  while (now() - start < ns) {}
+}
+extern "C" __global__ void first(unsigned long long* stamps, unsigned long long ns) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  work(ns);
+  if (threadIdx.x == 0 && blockIdx.x == 0) stamps[0] = now();
+}
+extern "C" __global__ void second(unsigned long long* stamps, unsigned long long ns) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) stamps[1] = now();
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  work(ns);
+}
+)";
+constexpr unsigned long long kPairWorkNs = 5000;
+constexpr int kPairsPerSync = 256;
+
 using LaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, unsigned, CUstream, void**, void**);
 
@@ -35,6 +66,8 @@ struct Setup : cuwrap::bench::GpuSetup {
   std::optional<cuwrap::Buffer> x, y;
   CUfunction function = nullptr;
   LaunchKernelFn launch_kernel = nullptr;
+  std::optional<cuwrap::Kernel> first, second;  // PDL pair (sm_90+ only)
+  std::optional<cuwrap::Buffer> stamps;
 };
 
 Setup& setup() {
@@ -46,6 +79,13 @@ Setup& setup() {
     r.y.emplace(r.device->allocate(1024, *r.stream));
     r.function = cuwrap::driver::cuKernelGetFunction(r.kernel->handle());
     r.launch_kernel = cuwrap::bench::driver_entry<LaunchKernelFn>("cuLaunchKernel");
+    if (r.device->compute_capability().major >= 9) {
+      const cuwrap::ObjectCode pdl =
+          cuwrap::Program(kPdlSource, cuwrap::CodeType::Cxx).compile(cuwrap::TargetType::Cubin);
+      r.first.emplace(pdl.get_kernel("first"));
+      r.second.emplace(pdl.get_kernel("second"));
+      r.stamps.emplace(r.device->allocate(2 * sizeof(unsigned long long), *r.stream));
+    }
   });
   return s;
 }
@@ -110,6 +150,46 @@ void BM_CuwrapLaunch(benchmark::State& state) {
 }
 BENCHMARK(BM_CuwrapLaunch);
 
+// GPU time per pair of dependent kernels, plain or with PDL; the gap of the last pair.
+void pair_launch(benchmark::State& state, const char* name, bool pdl) {
+  Setup& s = setup();
+  if (!cuwrap::bench::ready(state, s)) {
+    return;
+  }
+  if (!s.first) {
+    state.SkipWithError("programmatic dependent launch needs sm_90 or newer");
+    return;
+  }
+  const cuwrap::LaunchConfig first_config{.grid = 1, .block = 32};
+  const cuwrap::LaunchConfig second_config{
+      .grid = 1, .block = 32, .programmatic_stream_serialization = pdl};
+  double gap_sum = 0;
+  int gap_count = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (int i = 0; i < kPairsPerSync; ++i) {
+      cuwrap::launch(*s.stream, first_config, *s.first, *s.stamps, kPairWorkNs);
+      cuwrap::launch(*s.stream, second_config, *s.second, *s.stamps, kPairWorkNs);
+    }
+    s.stream->sync();
+    unsigned long long stamps[2] = {0, 0};
+    s.stamps->copy_to(std::as_writable_bytes(std::span(stamps)), *s.stream);
+    s.stream->sync();
+    gap_sum += static_cast<double>(static_cast<long long>(stamps[1] - stamps[0]));
+    ++gap_count;
+  }
+  cuwrap::bench::record(state, name, start);
+  cuwrap::bench::results()[std::string(name) + "_gap"] = gap_sum / gap_count;
+  state.counters["pairs_per_iteration"] = kPairsPerSync;
+  state.counters["gap_ns"] = gap_sum / gap_count;
+}
+
+void BM_PairPlain(benchmark::State& state) { pair_launch(state, "pair_plain", false); }
+BENCHMARK(BM_PairPlain)->Unit(benchmark::kMicrosecond);
+
+void BM_PairPdl(benchmark::State& state) { pair_launch(state, "pair_pdl", true); }
+BENCHMARK(BM_PairPdl)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,6 +200,14 @@ int main(int argc, char** argv) {
             "launch ratio cuwrap/%s = %.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
             baseline, c->ratio(), c->ours_ns, c->raw_ns);
       }
+    }
+    if (const auto c = cuwrap::bench::compare("pair_pdl", "pair_plain")) {
+      const auto& r = cuwrap::bench::results();
+      std::printf(
+          "PDL pair / plain pair = %.3f (%.2f us vs %.2f us per pair); kernel-to-kernel gap "
+          "%.0f ns with PDL vs %.0f ns plain (negative: overlap)\n",
+          c->ratio(), c->ours_ns / 1e3 / kPairsPerSync, c->raw_ns / 1e3 / kPairsPerSync,
+          r.at("pair_pdl_gap"), r.at("pair_plain_gap"));
     }
   });
 }

@@ -11,6 +11,7 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
+#include <cuwrap/version.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -32,6 +33,17 @@ constexpr std::size_t kDefaultDynamicShared = std::size_t{48} * 1024;
 bool is_default_stream(CUstream stream) noexcept {
   return reinterpret_cast<std::uintptr_t>(stream) <=
          reinterpret_cast<std::uintptr_t>(CU_STREAM_PER_THREAD);
+}
+
+// The device `stream` runs on. cuStreamGetDevice (CUDA 12.8) where both the headers and
+// the driver have it; otherwise through the stream's context.
+CUdevice stream_device(CUstream stream) {
+#if CUDA_VERSION >= 12080
+  if (driver_version() >= 12080) {
+    return driver::cuStreamGetDevice(stream);
+  }
+#endif
+  return driver::cuDeviceGet(device_of_context(driver::cuStreamGetCtx(stream)));
 }
 
 std::string dims(const Dim3& d) {

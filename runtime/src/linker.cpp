@@ -191,10 +191,14 @@ ObjectCode Linker::link_with_driver() {
     driver_info_log_.resize(std::strlen(driver_info_log_.c_str()));
     driver_error_log_.resize(std::strlen(driver_error_log_.c_str()));
   };
-  CUlinkState state = driver::cuLinkCreate(static_cast<unsigned>(keys.size()), keys.data(),
-                                           values.data());
+  CUlinkState state = nullptr;
+  CUresult status = driver::raw::cuLinkCreate(static_cast<unsigned>(keys.size()), keys.data(),
+                                              values.data(), &state);
+  if (status != CUDA_SUCCESS) {
+    trim_logs();
+    detail::check(status, "cuLinkCreate");
+  }
   std::string cubin;
-  CUresult status = CUDA_SUCCESS;
   const char* failed = nullptr;
   for (std::size_t i = 0; i < inputs_.size() && status == CUDA_SUCCESS; ++i) {
     const ObjectCode& input = inputs_[i];

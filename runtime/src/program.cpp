@@ -1,6 +1,7 @@
 // Program: NVRTC for CUDA C++, nvJitLink (through Linker) for PTX.
 #include <cuwrap/error.hpp>
 #include <cuwrap/linker.hpp>
+#include <cuwrap/nvjitlink.hpp>
 #include <cuwrap/nvrtc.hpp>
 #include <cuwrap/program.hpp>
 #include <cuwrap/version.hpp>
@@ -306,6 +307,18 @@ std::string Program::program_cache_key(TargetType target,
   }
   const auto [major, minor] = nvrtc::nvrtcVersion();
   append_field(key, "nvrtc " + std::to_string(major) + "." + std::to_string(minor));
+  if (type_ == CodeType::Ptx) {
+    // PTX is assembled by nvJitLink or the driver: its version decides the output.
+    unsigned link_major = 0;
+    unsigned link_minor = 0;
+    if (detail::nvjitlink_usable() &&
+        nvjitlink::raw::nvJitLinkVersion(&link_major, &link_minor) == NVJITLINK_SUCCESS) {
+      append_field(key, "nvJitLink " + std::to_string(link_major) + "." +
+                            std::to_string(link_minor));
+    } else {
+      append_field(key, "driver linker");
+    }
+  }
   append_field(key, "driver " + std::to_string(driver_version_or_zero()));
   return key;
 }

@@ -29,6 +29,9 @@ using Digest = std::array<unsigned char, 32>;
 
 constexpr std::string_view kMagic = "CUWRAPPC1\n";
 constexpr std::string_view kTempPrefix = ".tmp-";
+// Temporary files older than this are left over by a writer that died; eviction removes
+// them (a live writer renames its file within milliseconds).
+constexpr auto kStaleTempAge = std::chrono::minutes(10);
 
 // SHA-256 of the concatenation of `parts`.
 Digest sha256(std::initializer_list<std::string_view> parts) {
@@ -342,9 +345,17 @@ void FileProgramCache::evict() {
   std::vector<File> files;
   std::size_t total = 0;
   std::error_code ec;
+  const auto stale_before = std::filesystem::file_time_type::clock::now() - kStaleTempAge;
   for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
     const std::string name = item.path().filename().string();
     std::error_code item_ec;
+    if (name.starts_with(kTempPrefix)) {
+      // A temporary file this old belongs to a writer that died before its rename.
+      if (item.last_write_time(item_ec) < stale_before && !item_ec) {
+        std::filesystem::remove(item.path(), item_ec);
+      }
+      continue;
+    }
     if (!is_entry_name(name) || !item.is_regular_file(item_ec)) {
       continue;
     }

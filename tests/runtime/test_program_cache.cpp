@@ -106,6 +106,11 @@ TEST(ProgramCacheKey, ChangesWithEveryInput) {
     Program p(kSource, CodeType::Cxx, options);
     EXPECT_NE(key, p.program_cache_key(TargetType::Cubin));
   }
+  Program ptx_code(".version 8.0\n.target sm_90\n.address_size 64\n", CodeType::Ptx, sm90());
+  const std::string ptx_key = ptx_code.program_cache_key(TargetType::Cubin);
+  EXPECT_TRUE(ptx_key.find("nvJitLink ") != std::string::npos ||
+              ptx_key.find("driver linker") != std::string::npos)
+      << "the assembler's version decides PTX output";
   Program other_source(std::string(kSource) + "\n", CodeType::Cxx, sm90());
   EXPECT_NE(key, other_source.program_cache_key(TargetType::Cubin));
   const auto [major, minor] = cuwrap::nvrtc::nvrtcVersion();
@@ -276,6 +281,21 @@ TEST(FileProgramCache, EvictsLeastRecentlyUsedPastTheCap) {
   EXPECT_TRUE(cache.get("k3"));
   EXPECT_TRUE(cache.get("k4"));
   EXPECT_LE(cache.size_bytes(), cache.max_bytes());
+}
+
+TEST(FileProgramCache, RemovesTemporaryFilesOfDeadWritersOnly) {
+  TempDir dir;
+  FileProgramCache cache(dir.path(), 1 << 20);
+  const fs::path stale = dir.path() / ".tmp-123-0-1";
+  const fs::path fresh = dir.path() / ".tmp-456-0-2";
+  write_bytes(stale, "half an entry");
+  write_bytes(fresh, "being written");
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  cache.put("k", "v");
+  EXPECT_FALSE(fs::exists(stale)) << "left by a writer that died";
+  EXPECT_TRUE(fs::exists(fresh)) << "a live writer's file must stay";
+  EXPECT_EQ(cache.size_bytes(), fs::file_size(cache.entry_path("k")))
+      << "temporary files are not entries";
 }
 
 TEST(FileProgramCache, ConcurrentProcessesNeverReadATornEntry) {
