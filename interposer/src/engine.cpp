@@ -343,11 +343,11 @@ void write_report(State& s, std::FILE* out) {
   std::fprintf(out, "total live %zu abandoned %zu\n", live, s.abandoned.size());
 }
 
-bool g_used = false;  // set once any entry point ran: only then is there a report
+std::atomic<bool> g_used{false};  // set once any entry point ran: only then is there a report
 
 // The exit report; runs after the program's static destructors (which may release).
 __attribute__((destructor)) void report_at_exit() {
-  if (!g_used) {
+  if (!g_used.load()) {
     return;
   }
   State& s = state();
