@@ -17,4 +17,5 @@ if [ "${CUWRAP_QUICK:-0}" != 1 ]; then
   CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/tidy.sh"
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
   bash "$CUWRAP_ROOT/scripts/sanitize.sh"
+  echo "== ThreadSanitizer (CPU-side concurrency)" && bash "$CUWRAP_ROOT/scripts/tsan.sh"
 fi

@@ -107,7 +107,7 @@ struct State {
   std::atomic<std::uint64_t> counted_calls{0};
   std::atomic<bool> fired{false};
   std::mutex mutex;  // guards everything below and the trace output
-  std::string fault_function_hit;
+  const char* fault_function_hit = "";
   std::uint64_t fault_call = 0;
   std::map<std::pair<std::string_view, std::uint64_t>, std::vector<Origin>> live;
   std::vector<std::pair<std::string_view, std::uint64_t>> abandoned;
@@ -327,7 +327,7 @@ void write_report(State& s, std::FILE* out) {
   std::fprintf(out, "cuwrap-interposer report\ncalls %" PRIu64 "\ncounted %" PRIu64 "\n",
                s.calls.load(), s.counted_calls.load());
   if (s.fault_call != 0) {
-    std::fprintf(out, "fault %" PRIu64 " %s %s\n", s.fault_call, s.fault_function_hit.c_str(),
+    std::fprintf(out, "fault %" PRIu64 " %s %s\n", s.fault_call, s.fault_function_hit,
                  status_text(s.fault_status).c_str());
   }
   for (const auto& [key, origins] : s.live) {
@@ -343,11 +343,11 @@ void write_report(State& s, std::FILE* out) {
   std::fprintf(out, "total live %zu abandoned %zu\n", live, s.abandoned.size());
 }
 
-bool g_used = false;  // set once any entry point ran: only then is there a report
+std::atomic<bool> g_used{false};  // set once any entry point ran: only then is there a report
 
 // The exit report; runs after the program's static destructors (which may release).
 __attribute__((destructor)) void report_at_exit() {
-  if (!g_used) {
+  if (!g_used.load()) {
     return;
   }
   State& s = state();
@@ -463,6 +463,11 @@ bool begin_call(std::size_t entry, CUresult& injected) noexcept {
   if (n != s.fault_at || s.fired.exchange(true)) {
     return false;
   }
+  {
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    s.fault_call = n;
+    s.fault_function_hit = kEntries[entry].function;
+  }
   injected = s.fault_status;
   return true;
 }
@@ -472,11 +477,6 @@ void end_call(std::size_t entry, CUresult status, bool injected, const ArgValue*
   const Entry& e = kEntries[entry];
   const std::uint64_t call = s.calls.fetch_add(1, std::memory_order_relaxed) + 1;
   try {
-    if (injected) {
-      const std::lock_guard<std::mutex> lock(s.mutex);
-      s.fault_call = s.counted_calls.load();
-      s.fault_function_hit = e.function;
-    }
     if (s.trace) {
       trace_call(s, e, call, status, injected, args);
     }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# ThreadSanitizer on cuwrap's CPU-side concurrency tests (no GPU needed): build only the
+# library, the interposer, the fake driver and tests/faults/test_concurrency.cpp with
+# -fsanitize=thread in build-tsan/, then run them. Covers the loader's first use from
+# many threads (opening the driver, resolving entry points), driver initialisation,
+# primary-context retains, streams made and released concurrently, the interposer's
+# own state, and the release-failure handler replaced while other threads report.
+#
+#   bash scripts/tsan.sh
+#
+# Any data race fails the run (halt_on_error).
+set -euo pipefail
+
+CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CUWRAP_BUILD=${CUWRAP_TSAN_BUILD:-$CUWRAP_ROOT/build-tsan}
+CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+
+cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BUILD_EXAMPLES=OFF -DCUWRAP_BUILD_BENCHMARKS=OFF \
+  -DCUWRAP_WERROR=OFF -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
+  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
+  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
+cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS" --target faults_test_concurrency
+
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# Kernels with many random address bits break TSan's memory layout; run without ASLR
+# where setarch allows it.
+run=()
+if setarch "$(uname -m)" -R true 2>/dev/null; then
+  run=(setarch "$(uname -m)" -R)
+fi
+"${run[@]}" "$CUWRAP_BUILD/tests/faults/faults_test_concurrency"
