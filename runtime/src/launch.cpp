@@ -9,12 +9,10 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
-#include <cuwrap/version.hpp>
 
 #include <atomic>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -104,6 +102,19 @@ void check_cluster_support(CUstream stream) {
   }
 }
 
+// Drivers before CUDA 13 launch a CUfunction only while its context is current: when a
+// launch fails for that reason, make the stream's context current and launch again.
+template <class Launch>
+CUresult launch_in_context(CUcontext context, Launch&& launch) {
+  CUresult status = launch();
+  if ((status == CUDA_ERROR_INVALID_CONTEXT || status == CUDA_ERROR_INVALID_HANDLE) &&
+      context != nullptr && current_context() != context) [[unlikely]] {
+    const ScopedContext scope(context);
+    status = launch();
+  }
+  return status;
+}
+
 }  // namespace
 
 void check_arguments(const Kernel& kernel, std::size_t count, const std::size_t* sizes,
@@ -188,21 +199,19 @@ void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kerne
   if (is_default_stream(stream)) [[unlikely]] {
     ensure_current_context(0);  // a default stream means the current context's
   }
-  // Drivers before CUDA 13 launch a CUfunction only while its context is current (CUDA 13
-  // takes it from the stream): there, make the stream's context current for the launch.
-  std::optional<ScopedContext> launch_scope;
-  if (context != nullptr && driver_version() < 13000) [[unlikely]] {
-    launch_scope.emplace(context);
-  }
   // With the stream's context known, launch the kernel's cached CUfunction there (the
   // driver launches it faster than a CUkernel). Otherwise a CUkernel may be passed where
   // a CUfunction is expected (CUDA 12+): the driver loads it into the stream's context.
   const CUfunction function = context != nullptr ? kernel.function(context)
                                                  : reinterpret_cast<CUfunction>(kernel.handle());
   if (!config.cluster && !config.cooperative_launch) [[likely]] {
-    check(driver::raw::cuLaunchKernel(
-              function, config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
-              config.block.z, static_cast<unsigned>(config.shmem_size), stream, args, nullptr),
+    check(launch_in_context(context,
+                            [&] {
+                              return driver::raw::cuLaunchKernel(
+                                  function, config.grid.x, config.grid.y, config.grid.z,
+                                  config.block.x, config.block.y, config.block.z,
+                                  static_cast<unsigned>(config.shmem_size), stream, args, nullptr);
+                            }),
           "cuLaunchKernel");
     return;
   }
@@ -212,7 +221,9 @@ void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kerne
   CUlaunchConfig cu_config;
   CUlaunchAttribute attributes[2];
   to_cu_launch_config(config, stream, cu_config, attributes);
-  check(driver::raw::cuLaunchKernelEx(&cu_config, function, args, nullptr), "cuLaunchKernelEx");
+  check(launch_in_context(
+            context, [&] { return driver::raw::cuLaunchKernelEx(&cu_config, function, args, nullptr); }),
+        "cuLaunchKernelEx");
 }
 
 }  // namespace cuwrap::detail
