@@ -27,10 +27,18 @@ struct GreenContextState {
   GreenContextState(const GreenContextState&) = delete;
   GreenContextState& operator=(const GreenContextState&) = delete;
   ~GreenContextState() {
-    if (green != nullptr) {
-      report_release_failure(driver::raw::cuGreenCtxDestroy(green), "cuGreenCtxDestroy",
-                             "Context");
+    if (green == nullptr) {
+      return;
     }
+    // Its streams are gone (they kept this alive), but work they queued last, such as a
+    // buffer's stream-ordered free, may still run: let it finish first.
+    CUcontext previous = nullptr;
+    if (context != nullptr && driver::raw::cuCtxGetCurrent(&previous) == CUDA_SUCCESS &&
+        driver::raw::cuCtxSetCurrent(context) == CUDA_SUCCESS) {
+      report_release_failure(driver::raw::cuCtxSynchronize(), "cuCtxSynchronize", "Context");
+      static_cast<void>(driver::raw::cuCtxSetCurrent(previous));
+    }
+    report_release_failure(driver::raw::cuGreenCtxDestroy(green), "cuGreenCtxDestroy", "Context");
   }
 };
 

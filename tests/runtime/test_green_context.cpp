@@ -201,6 +201,8 @@ TEST_F(GreenContextTest, StreamsKeepTheContextAliveAfterClose) {
   s.sync();
   EXPECT_EQ(host[0], 7);
   EXPECT_EQ(host[1023], 7);
+  b.close(s);
+  s.sync();  // nothing pending when the last owner destroys the green context
 }
 
 TEST_F(GreenContextTest, GreenStreamsAreNonBlockingOnly) {

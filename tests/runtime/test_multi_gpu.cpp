@@ -158,6 +158,22 @@ TEST(PeerCopy, RejectsDifferentSizesClosedAndHostBuffers) {
   s.sync();
 }
 
+TEST(PeerCopy, PointerOverloadCopiesToTheLastDevice) {
+  CUWRAP_REQUIRE_GPU();
+  const Device first(0);
+  const Device last(Device::count() - 1);  // device 0 itself on a one-GPU machine
+  first.set_current();
+  const Stream s = first.create_stream();
+  const Stream s_last = last.create_stream();
+  Buffer src = first.allocate(1000, s);
+  Buffer dst = last.allocate(1000, s_last);
+  src.fill(std::uint8_t{0xC3}, s);
+  dst.fill(std::uint8_t{0}, s_last);
+  s.wait(s_last);
+  cuwrap::copy_peer(dst.handle(), last, src.handle(), first, 1000, s);
+  EXPECT_TRUE(all_equal(download(dst, s), 0xC3));
+}
+
 // Let `peer` access the memory of `owner`'s default pool (Device::allocate's memory):
 // pool memory does not follow the contexts' peer access (cuMemPoolSetAccess).
 void grant_pool_access(const Device& owner, const Device& peer) {

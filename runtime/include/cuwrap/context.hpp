@@ -26,8 +26,8 @@ struct ContextOptions {
 /// A green context (cuGreenCtxCreate); an RAII, move-only owner.
 ///
 /// Its streams run kernels only on the SMs it was made with. The CUDA green context is
-/// destroyed (cuGreenCtxDestroy) when the Context is closed and the last stream created
-/// in it is gone: streams keep it alive.
+/// destroyed (cuGreenCtxDestroy, after the work queued in it has finished) when the
+/// Context is closed and the last stream created in it is gone: streams keep it alive.
 ///
 /// Example:
 /// \code
