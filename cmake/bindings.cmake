@@ -10,7 +10,8 @@
 #
 # Sets CUWRAP_CUDA_VERSION (the toolkit's), CUWRAP_BINDINGS_ROOT (the directory holding
 # include/ and src/), CUWRAP_GENERATED_SOURCES (its .cpp files, for the library) and,
-# when generating, the target cuwrap_bindings. Run after add_subdirectory(generator).
+# when generating, the target cuwrap_bindings (a target compiling other generated files
+# adds a dependency on it when it exists). Run after add_subdirectory(generator).
 
 # The CUDA_VERSION a header or a generated symbols.hpp declares, or "" when none.
 function(cuwrap_read_version file regex out)
@@ -55,9 +56,11 @@ if(CUWRAP_CUDA_VERSION LESS _cuwrap_minimum)
                       ${_cuwrap_hint})
 endif()
 
-# What cuwrap-gen writes: the sources the library compiles (a generated interposer, for
-# one, adds its name here) and the headers.
+# What cuwrap-gen writes into src/: the sources the library compiles, and the others
+# (a generated interposer, compiled into its own library from
+# ${CUWRAP_BINDINGS_ROOT}/src/<name>.cpp, adds its name to the second list); and the headers.
 set(CUWRAP_GENERATED_SOURCE_NAMES driver nvrtc nvjitlink)
+set(CUWRAP_GENERATED_OTHER_SOURCE_NAMES "")
 set(CUWRAP_GENERATED_HEADER_FILES include/cuwrap/driver.hpp include/cuwrap/nvrtc.hpp
     include/cuwrap/nvjitlink.hpp include/cuwrap/detail/symbols.hpp
     include/cuwrap/detail/device_attributes.inc include/cuwrap/detail/function_attributes.inc)
@@ -110,7 +113,7 @@ else()
   foreach(_file ${CUWRAP_GENERATED_HEADER_FILES})
     list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/${_file}")
   endforeach()
-  foreach(_name ${CUWRAP_GENERATED_SOURCE_NAMES})
+  foreach(_name ${CUWRAP_GENERATED_SOURCE_NAMES} ${CUWRAP_GENERATED_OTHER_SOURCE_NAMES})
     list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/src/${_name}.cpp")
   endforeach()
   list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/interposer/interposer.cpp")

@@ -32,6 +32,7 @@ const bool kFakeInstalled = [] {
 
 template <typename T>
 T fake_query(const char* name) {
+  (void)cuwrap::driver_version();  // the loader opens the fake, if nothing did yet
   void* handle = ::dlopen(CUWRAP_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
   EXPECT_NE(handle, nullptr) << "the fake libcuda is not loaded";
   auto* fn = reinterpret_cast<T (*)()>(::dlsym(handle, name));
