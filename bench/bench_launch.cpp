@@ -96,18 +96,7 @@ void measure(benchmark::State& state, const char* name, Body&& body) {
   if (!cuwrap::bench::ready(state, s)) {
     return;
   }
-  const CUstream stream = s.stream->handle();
-  int pending = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    body(s);
-    if (++pending == kSyncEvery) {
-      pending = 0;
-      static_cast<void>(cuwrap::driver::raw::cuStreamSynchronize(stream));
-    }
-  }
-  static_cast<void>(cuwrap::driver::raw::cuStreamSynchronize(stream));
-  cuwrap::bench::record(state, name, start);
+  cuwrap::bench::measure_launches(state, name, s.stream->handle(), kSyncEvery, [&] { body(s); });
 }
 
 void raw_launch(benchmark::State& state, const char* name, bool use_kernel_handle) {

@@ -42,18 +42,7 @@ void measure(benchmark::State& state, const char* name, Body&& body) {
   if (!cuwrap::bench::ready(state, s)) {
     return;
   }
-  const cudaStream_t stream = s.stream->handle();
-  int pending = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) {
-    body(s);
-    if (++pending == kSyncEvery) {
-      pending = 0;
-      static_cast<void>(cudaStreamSynchronize(stream));
-    }
-  }
-  static_cast<void>(cudaStreamSynchronize(stream));
-  cuwrap::bench::record(state, name, start);
+  cuwrap::bench::measure_launches(state, name, s.stream->handle(), kSyncEvery, [&] { body(s); });
 }
 
 void BM_TripleChevron(benchmark::State& state) {

@@ -92,6 +92,25 @@ inline void record(const benchmark::State& state, const std::string& name,
   }
 }
 
+/// Call `launch()` once per iteration of `state`, synchronising `stream` every
+/// `sync_every` calls and at the end (so the queue never fills), and record the time
+/// per iteration under `name`.
+template <class Launch>
+void measure_launches(benchmark::State& state, const std::string& name, CUstream stream,
+                      int sync_every, Launch&& launch) {
+  int pending = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    launch();
+    if (++pending == sync_every) {
+      pending = 0;
+      static_cast<void>(driver::raw::cuStreamSynchronize(stream));
+    }
+  }
+  static_cast<void>(driver::raw::cuStreamSynchronize(stream));
+  record(state, name, start);
+}
+
 /// The recorded times of a cuwrap benchmark and of its raw baseline.
 struct Comparison {
   double ours_ns;  ///< nanoseconds per iteration through cuwrap

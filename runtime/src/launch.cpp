@@ -11,7 +11,6 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
-#include <cuwrap/version.hpp>
 
 #include <atomic>
 #include <cstdint>
@@ -33,17 +32,6 @@ constexpr std::size_t kDefaultDynamicShared = std::size_t{48} * 1024;
 bool is_default_stream(CUstream stream) noexcept {
   return reinterpret_cast<std::uintptr_t>(stream) <=
          reinterpret_cast<std::uintptr_t>(CU_STREAM_PER_THREAD);
-}
-
-// The device `stream` runs on. cuStreamGetDevice (CUDA 12.8) where both the headers and
-// the driver have it; otherwise through the stream's context.
-CUdevice stream_device(CUstream stream) {
-#if CUDA_VERSION >= 12080
-  if (driver_version() >= 12080) {
-    return driver::cuStreamGetDevice(stream);
-  }
-#endif
-  return driver::cuDeviceGet(device_of_context(driver::cuStreamGetCtx(stream)));
 }
 
 std::string dims(const Dim3& d) {
@@ -78,7 +66,7 @@ void allow_dynamic_shared(CUstream stream, const Kernel& kernel, std::size_t siz
     if (is_default_stream(stream)) {
       ensure_current_context(0);
     }
-    device = stream_device(stream);
+    device = driver::cuStreamGetDevice(stream);
   }
   const int ordinal = ordinal_of(device);
   std::atomic<std::size_t>* allowed =
@@ -103,7 +91,7 @@ void check_cluster_support(CUstream stream) {
   if (is_default_stream(stream)) {
     ensure_current_context(0);
   }
-  const CUdevice device = stream_device(stream);
+  const CUdevice device = driver::cuStreamGetDevice(stream);
   const int major =
       driver::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
   if (major < 9) {

@@ -173,7 +173,7 @@ TEST_F(LaunchExtrasGpu, HostFunctionRunsInStreamOrderAndIsFreed) {
 
 TEST_F(LaunchExtrasGpu, HostFunctionExceptionGoesToTheHandler) {
   std::string caught;
-  auto previous = cuwrap::set_host_function_error_handler([&caught](std::exception_ptr e) {
+  auto previous = cuwrap::set_host_function_error_handler([&caught](const std::exception_ptr& e) {
     try {
       std::rethrow_exception(e);
     } catch (const std::exception& x) {

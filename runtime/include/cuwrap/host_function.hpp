@@ -46,9 +46,8 @@ struct HostFunction {
 /// The HostFunction holding a callable of type F.
 template <class F>
 struct HostFunctionOf final : HostFunction {
-  /// Take `f` by forwarding.
-  template <class G>
-  explicit HostFunctionOf(G&& g) : f(std::forward<G>(g)) {}
+  /// Take the callable `g` over.
+  explicit HostFunctionOf(F g) : f(std::move(g)) {}
   /// Call the callable.
   void run() override { f(); }
   F f;  ///< the callable
