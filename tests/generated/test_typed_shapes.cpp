@@ -39,17 +39,17 @@ class TypedShapesGpu : public ::testing::Test {
  protected:
   void SetUp() override {
     CUWRAP_REQUIRE_GPU();
-    device_ = drv::cuDeviceGet(0);
-    context_ = drv::cuDevicePrimaryCtxRetain(device_);
-    drv::cuCtxSetCurrent(context_);
+    device = drv::cuDeviceGet(0);
+    context = drv::cuDevicePrimaryCtxRetain(device);
+    drv::cuCtxSetCurrent(context);
   }
   void TearDown() override {
-    if (context_ != nullptr) {
-      drv::raw::cuDevicePrimaryCtxRelease(device_);
+    if (context != nullptr) {
+      drv::raw::cuDevicePrimaryCtxRelease(device);
     }
   }
-  CUdevice device_{};
-  CUcontext context_{};
+  CUdevice device{};
+  CUcontext context{};
 };
 
 // A graph a → {b, c}: three nodes, two edges, one root.
@@ -95,7 +95,7 @@ TEST_F(TypedShapesGpu, EnumeratesGraphNodesAndEdges) {
 
 TEST_F(TypedShapesGpu, PointerAttributesOfARealAllocation) {
   const CUdeviceptr ptr = drv::cuMemAlloc(4096);
-  EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_CONTEXT>(ptr), context_);
+  EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_CONTEXT>(ptr), context);
   EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_MEMORY_TYPE>(ptr),
             CU_MEMORYTYPE_DEVICE);
   EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL>(ptr), 0);
@@ -104,13 +104,13 @@ TEST_F(TypedShapesGpu, PointerAttributesOfARealAllocation) {
   EXPECT_GE(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_RANGE_SIZE>(ptr), 4096u);
   auto [ctx, type] = drv::cuPointerGetAttributes<CU_POINTER_ATTRIBUTE_CONTEXT,
                                                  CU_POINTER_ATTRIBUTE_MEMORY_TYPE>(ptr);
-  EXPECT_EQ(ctx, context_);
+  EXPECT_EQ(ctx, context);
   EXPECT_EQ(type, CU_MEMORYTYPE_DEVICE);
   drv::cuMemFree(ptr);
 }
 
 TEST_F(TypedShapesGpu, MemoryPoolAttributesRoundTrip) {
-  CUmemoryPool pool = drv::cuDeviceGetDefaultMemPool(device_);
+  CUmemoryPool pool = drv::cuDeviceGetDefaultMemPool(device);
   const cuuint64_t before =
       drv::cuMemPoolGetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool);
   drv::cuMemPoolSetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool, before + 4096);
@@ -145,7 +145,7 @@ TEST_F(TypedShapesGpu, ExportsAPoolHandleAsAFileDescriptor) {
 // One capability word per requested operation, in order.
 TEST_F(TypedShapesGpu, AtomicCapabilitiesOnePerOperation) {
   const CUatomicOperation ops[] = {CU_ATOMIC_OPERATION_INTEGER_ADD, CU_ATOMIC_OPERATION_CAS};
-  const std::vector<unsigned int> caps = drv::cuDeviceGetHostAtomicCapabilities(ops, device_);
+  const std::vector<unsigned int> caps = drv::cuDeviceGetHostAtomicCapabilities(ops, device);
   EXPECT_EQ(caps.size(), 2u);
 }
 #endif
