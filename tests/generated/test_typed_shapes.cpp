@@ -34,6 +34,62 @@ TEST(TypedShapes, MismatchedSpansThrowBeforeAnyDriverCall) {
   }
 }
 
+// A stand-in for cuGraphGetNodes whose graph grows from 3 to 5 nodes right after the
+// first count query, as another thread adding nodes would; it behaves as the driver
+// documents: fills min(capacity, nodes), returns that number, NULL-fills the rest.
+struct GrowingGraph {
+  static inline std::size_t nodes = 3;
+  static inline int calls = 0;
+  static inline bool grow = true;
+  static CUresult get_nodes(CUgraph /*graph*/, CUgraphNode* out, size_t* count) {
+    ++calls;
+    if (out == nullptr) {
+      *count = nodes;
+      if (grow && calls == 1) {
+        nodes = 5;
+      }
+      return CUDA_SUCCESS;
+    }
+    const std::size_t filled = std::min(*count, nodes);
+    for (std::size_t i = 0; i < *count; ++i) {
+      out[i] = i < filled ? reinterpret_cast<CUgraphNode>(i + 1) : nullptr;
+    }
+    *count = filled;
+    return CUDA_SUCCESS;
+  }
+};
+
+// Put `fn` into the wrapper's entry-point slot: the wrapper then calls it without
+// loading the driver (the slot is what the first call would have filled).
+void install_driver_entry(const char* name, void* fn) {
+  for (std::size_t i = 0; i < cuwrap::detail::kDriverSymbolCount; ++i) {
+    if (std::string(cuwrap::detail::kDriverSymbols[i].name) == name) {
+      cuwrap::detail::g_driver_slots[i] = fn;
+      return;
+    }
+  }
+  FAIL() << name << " is not in the driver's symbol table";
+}
+
+TEST(TypedShapes, EnumerationThatGrowsIsRetriedNeverTruncated) {
+  install_driver_entry("cuGraphGetNodes", reinterpret_cast<void*>(&GrowingGraph::get_nodes));
+  GrowingGraph::nodes = 3;
+  GrowingGraph::calls = 0;
+  GrowingGraph::grow = true;
+  const std::vector<CUgraphNode> nodes = drv::cuGraphGetNodes(CUgraph{});
+  ASSERT_EQ(nodes.size(), 5u) << "the two nodes added between the calls are not lost";
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    EXPECT_EQ(nodes[i], reinterpret_cast<CUgraphNode>(i + 1));
+  }
+  EXPECT_EQ(GrowingGraph::calls, 4) << "count, fill (full), count again, fill";
+
+  GrowingGraph::calls = 0;
+  GrowingGraph::grow = false;
+  EXPECT_EQ(drv::cuGraphGetNodes(CUgraph{}).size(), 5u);
+  EXPECT_EQ(GrowingGraph::calls, 2) << "an unchanged graph costs two driver calls";
+  install_driver_entry("cuGraphGetNodes", nullptr);
+}
+
 // A context for device 0 for the duration of a test.
 class TypedShapesGpu : public ::testing::Test {
  protected:
