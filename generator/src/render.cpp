@@ -302,7 +302,8 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
               args += (args.empty() ? "" : ", ") + f.params[a].name;
             }
           }
-          init = "(::cuwrap::" + config.ns + "::" + form.count_function + "(" + args + "))";
+          init = "(static_cast<std::size_t>(::cuwrap::" + config.ns + "::" + form.count_function +
+                 "(" + args + ")))";
         } else if (form.sizing == Sizing::SpanLength || form.sizing == Sizing::Requested) {
           init = "(" + f.params[fp.count].name + (form.sizing == Sizing::SpanLength ? ".size()" : "") + ")";
         }

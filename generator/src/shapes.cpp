@@ -220,7 +220,7 @@ std::string documented_type(const std::string& doc, const std::set<std::string>&
   static const std::regex kTrailing(R"(\(\s*([A-Za-z_][A-Za-z0-9_ ]*?)\s*\)\s*\.?\s*$)");
   std::smatch m;
   if (std::regex_search(doc, m, kValueType) || std::regex_search(doc, m, kTrailing)) {
-    const std::string type = m[1];
+    std::string type = m[1];
     if (is_integer(type) || known.count(type) != 0 || type == "float" || type == "double") {
       return type;
     }

@@ -34,22 +34,78 @@ TEST(TypedShapes, MismatchedSpansThrowBeforeAnyDriverCall) {
   }
 }
 
+// A stand-in for cuGraphGetNodes whose graph grows from 3 to 5 nodes right after the
+// first count query, as another thread adding nodes would; it behaves as the driver
+// documents: fills min(capacity, nodes), returns that number, NULL-fills the rest.
+struct GrowingGraph {
+  static inline std::size_t nodes = 3;
+  static inline int calls = 0;
+  static inline bool grow = true;
+  static CUresult get_nodes(CUgraph /*graph*/, CUgraphNode* out, size_t* count) {
+    ++calls;
+    if (out == nullptr) {
+      *count = nodes;
+      if (grow && calls == 1) {
+        nodes = 5;
+      }
+      return CUDA_SUCCESS;
+    }
+    const std::size_t filled = std::min(*count, nodes);
+    for (std::size_t i = 0; i < *count; ++i) {
+      out[i] = i < filled ? reinterpret_cast<CUgraphNode>(i + 1) : nullptr;
+    }
+    *count = filled;
+    return CUDA_SUCCESS;
+  }
+};
+
+// Put `fn` into the wrapper's entry-point slot: the wrapper then calls it without
+// loading the driver (the slot is what the first call would have filled).
+void install_driver_entry(const char* name, void* fn) {
+  for (std::size_t i = 0; i < cuwrap::detail::kDriverSymbolCount; ++i) {
+    if (std::string(cuwrap::detail::kDriverSymbols[i].name) == name) {
+      cuwrap::detail::g_driver_slots[i] = fn;
+      return;
+    }
+  }
+  FAIL() << name << " is not in the driver's symbol table";
+}
+
+TEST(TypedShapes, EnumerationThatGrowsIsRetriedNeverTruncated) {
+  install_driver_entry("cuGraphGetNodes", reinterpret_cast<void*>(&GrowingGraph::get_nodes));
+  GrowingGraph::nodes = 3;
+  GrowingGraph::calls = 0;
+  GrowingGraph::grow = true;
+  const std::vector<CUgraphNode> nodes = drv::cuGraphGetNodes(CUgraph{});
+  ASSERT_EQ(nodes.size(), 5u) << "the two nodes added between the calls are not lost";
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    EXPECT_EQ(nodes[i], reinterpret_cast<CUgraphNode>(i + 1));
+  }
+  EXPECT_EQ(GrowingGraph::calls, 4) << "count, fill (full), count again, fill";
+
+  GrowingGraph::calls = 0;
+  GrowingGraph::grow = false;
+  EXPECT_EQ(drv::cuGraphGetNodes(CUgraph{}).size(), 5u);
+  EXPECT_EQ(GrowingGraph::calls, 2) << "an unchanged graph costs two driver calls";
+  install_driver_entry("cuGraphGetNodes", nullptr);
+}
+
 // A context for device 0 for the duration of a test.
 class TypedShapesGpu : public ::testing::Test {
  protected:
   void SetUp() override {
     CUWRAP_REQUIRE_GPU();
-    device_ = drv::cuDeviceGet(0);
-    context_ = drv::cuDevicePrimaryCtxRetain(device_);
-    drv::cuCtxSetCurrent(context_);
+    device = drv::cuDeviceGet(0);
+    context = drv::cuDevicePrimaryCtxRetain(device);
+    drv::cuCtxSetCurrent(context);
   }
   void TearDown() override {
-    if (context_ != nullptr) {
-      drv::raw::cuDevicePrimaryCtxRelease(device_);
+    if (context != nullptr) {
+      drv::raw::cuDevicePrimaryCtxRelease(device);
     }
   }
-  CUdevice device_{};
-  CUcontext context_{};
+  CUdevice device{};
+  CUcontext context{};
 };
 
 // A graph a → {b, c}: three nodes, two edges, one root.
@@ -95,7 +151,7 @@ TEST_F(TypedShapesGpu, EnumeratesGraphNodesAndEdges) {
 
 TEST_F(TypedShapesGpu, PointerAttributesOfARealAllocation) {
   const CUdeviceptr ptr = drv::cuMemAlloc(4096);
-  EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_CONTEXT>(ptr), context_);
+  EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_CONTEXT>(ptr), context);
   EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_MEMORY_TYPE>(ptr),
             CU_MEMORYTYPE_DEVICE);
   EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL>(ptr), 0);
@@ -104,13 +160,13 @@ TEST_F(TypedShapesGpu, PointerAttributesOfARealAllocation) {
   EXPECT_GE(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_RANGE_SIZE>(ptr), 4096u);
   auto [ctx, type] = drv::cuPointerGetAttributes<CU_POINTER_ATTRIBUTE_CONTEXT,
                                                  CU_POINTER_ATTRIBUTE_MEMORY_TYPE>(ptr);
-  EXPECT_EQ(ctx, context_);
+  EXPECT_EQ(ctx, context);
   EXPECT_EQ(type, CU_MEMORYTYPE_DEVICE);
   drv::cuMemFree(ptr);
 }
 
 TEST_F(TypedShapesGpu, MemoryPoolAttributesRoundTrip) {
-  CUmemoryPool pool = drv::cuDeviceGetDefaultMemPool(device_);
+  CUmemoryPool pool = drv::cuDeviceGetDefaultMemPool(device);
   const cuuint64_t before =
       drv::cuMemPoolGetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool);
   drv::cuMemPoolSetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool, before + 4096);
@@ -145,7 +201,7 @@ TEST_F(TypedShapesGpu, ExportsAPoolHandleAsAFileDescriptor) {
 // One capability word per requested operation, in order.
 TEST_F(TypedShapesGpu, AtomicCapabilitiesOnePerOperation) {
   const CUatomicOperation ops[] = {CU_ATOMIC_OPERATION_INTEGER_ADD, CU_ATOMIC_OPERATION_CAS};
-  const std::vector<unsigned int> caps = drv::cuDeviceGetHostAtomicCapabilities(ops, device_);
+  const std::vector<unsigned int> caps = drv::cuDeviceGetHostAtomicCapabilities(ops, device);
   EXPECT_EQ(caps.size(), 2u);
 }
 #endif

@@ -4919,7 +4919,7 @@ inline void cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFu
 /// Typed form (enumeration counted by cuModuleGetFunctionCount); the form above stays for callers holding raw arrays.
 inline std::vector<CUfunction> cuModuleEnumerateFunctions(CUmodule mod) {
   auto* fn = reinterpret_cast<decltype(::cuModuleEnumerateFunctions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[61], ::cuwrap::detail::Library::Driver, 61));
-  std::vector<CUfunction> functions(::cuwrap::driver::cuModuleGetFunctionCount(mod));
+  std::vector<CUfunction> functions(static_cast<std::size_t>(::cuwrap::driver::cuModuleGetFunctionCount(mod)));
   ::cuwrap::detail::check(fn(functions.data(), static_cast<unsigned int>(functions.size()), mod), "cuModuleEnumerateFunctions");
   return functions;
 }
@@ -5091,7 +5091,7 @@ inline void cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels
 /// Typed form (enumeration counted by cuLibraryGetKernelCount); the form above stays for callers holding raw arrays.
 inline std::vector<CUkernel> cuLibraryEnumerateKernels(CUlibrary lib) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryEnumerateKernels)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75));
-  std::vector<CUkernel> kernels(::cuwrap::driver::cuLibraryGetKernelCount(lib));
+  std::vector<CUkernel> kernels(static_cast<std::size_t>(::cuwrap::driver::cuLibraryGetKernelCount(lib)));
   ::cuwrap::detail::check(fn(kernels.data(), static_cast<unsigned int>(kernels.size()), lib), "cuLibraryEnumerateKernels");
   return kernels;
 }

@@ -285,7 +285,7 @@ inline void nvrtcGetSupportedArchs(int* supportedArchs) {
 /// Typed form (array counted by nvrtcGetNumSupportedArchs); the form above stays for callers holding raw arrays.
 inline std::vector<int> nvrtcGetSupportedArchs() {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetSupportedArchs)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[3], ::cuwrap::detail::Library::Nvrtc, 3));
-  std::vector<int> supportedArchs(::cuwrap::nvrtc::nvrtcGetNumSupportedArchs());
+  std::vector<int> supportedArchs(static_cast<std::size_t>(::cuwrap::nvrtc::nvrtcGetNumSupportedArchs()));
   ::cuwrap::detail::check(fn(supportedArchs.data()), "nvrtcGetSupportedArchs");
   return supportedArchs;
 }
