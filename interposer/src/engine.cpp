@@ -495,27 +495,29 @@ void end_call(std::size_t entry, CUresult status, bool injected, const ArgValue*
 #undef cuGetProcAddress
 #define CUWRAP_INTERPOSER_EXPORT extern "C" __attribute__((visibility("default")))
 
+// NOLINTNEXTLINE(readability-identifier-naming): the driver's C names
 CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(
-    const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
-    CUdriverProcAddressQueryResult* symbolStatus) {
-  return cuwrap::interposer::get_proc(symbol, pfn, cudaVersion, flags, symbolStatus);
+    const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+    CUdriverProcAddressQueryResult* symbol_status) {
+  return cuwrap::interposer::get_proc(symbol, pfn, cuda_version, flags, symbol_status);
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming)
 CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn,
-                                                           int cudaVersion, cuuint64_t flags) {
-  return cuwrap::interposer::get_proc(symbol, pfn, cudaVersion, flags, nullptr);
+                                                           int cuda_version, cuuint64_t flags) {
+  return cuwrap::interposer::get_proc(symbol, pfn, cuda_version, flags, nullptr);
 }
 
-CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
+CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI cuDriverGetVersion(int* driver_version) {
   cuwrap::interposer::g_used = true;
-  return cuwrap::interposer::own_driver_get_version(driverVersion);
+  return cuwrap::interposer::own_driver_get_version(driver_version);
 }
 
-CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags) {
+CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI cuInit(unsigned int flags) {
   void* fn = nullptr;
   const CUresult status = cuwrap::interposer::get_proc("cuInit", &fn, 2000, CU_GET_PROC_ADDRESS_DEFAULT, nullptr);
   if (status != CUDA_SUCCESS || fn == nullptr) {
     return status != CUDA_SUCCESS ? status : CUDA_ERROR_NOT_FOUND;
   }
-  return reinterpret_cast<CUresult (*)(unsigned int)>(fn)(Flags);
+  return reinterpret_cast<CUresult (*)(unsigned int)>(fn)(flags);
 }
