@@ -66,7 +66,7 @@ void allow_dynamic_shared(CUstream stream, const Kernel& kernel, std::size_t siz
     if (is_default_stream(stream)) {
       ensure_current_context(0);
     }
-    device = driver::cuStreamGetDevice(stream);
+    device = stream_device(stream);
   }
   const int ordinal = ordinal_of(device);
   std::atomic<std::size_t>* allowed =
@@ -91,7 +91,7 @@ void check_cluster_support(CUstream stream) {
   if (is_default_stream(stream)) {
     ensure_current_context(0);
   }
-  const CUdevice device = driver::cuStreamGetDevice(stream);
+  const CUdevice device = stream_device(stream);
   const int major =
       driver::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
   if (major < 9) {
