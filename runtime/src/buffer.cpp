@@ -206,8 +206,11 @@ void Buffer::copy_from(std::span<const std::byte> host, const Stream& stream) {
   if (host.empty()) {
     return;
   }
-  detail::check_on_stream(stream, "cuMemcpyHtoDAsync", [&] {
-    return driver::raw::cuMemcpyHtoDAsync(dst_ptr, host.data(), host.size(), handle);
+  // cuMemcpyAsync infers the direction: the buffer may itself be host memory (pinned,
+  // managed), which cuMemcpyHtoDAsync refuses as a destination.
+  const auto src_ptr = reinterpret_cast<CUdeviceptr>(host.data());
+  detail::check_on_stream(stream, "cuMemcpyAsync", [&] {
+    return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, host.size(), handle);
   });
 }
 
@@ -219,8 +222,11 @@ void Buffer::copy_to(std::span<std::byte> host, const Stream& stream) const {
   if (host.empty()) {
     return;
   }
-  detail::check_on_stream(stream, "cuMemcpyDtoHAsync", [&] {
-    return driver::raw::cuMemcpyDtoHAsync(host.data(), src_ptr, host.size(), handle);
+  // cuMemcpyAsync infers the direction: the buffer may itself be host memory (a pinned
+  // host pool's), which cuMemcpyDtoHAsync refuses as a source (CUDA_ERROR_INVALID_VALUE).
+  const auto dst_ptr = reinterpret_cast<CUdeviceptr>(host.data());
+  detail::check_on_stream(stream, "cuMemcpyAsync", [&] {
+    return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, host.size(), handle);
   });
 }
 
@@ -302,6 +308,8 @@ void Buffer::close() noexcept {
   if (mr_ != nullptr) {
     try {
       mr_->deallocate(ptr_, size_, stream_.is_open() ? stream_ : kLegacyDefaultStream);
+    } catch (const DriverError& e) {
+      detail::report_release_failure(e.code(), e.function().c_str(), "Buffer");
     } catch (...) {  // NOLINT(bugprone-empty-catch): destructors must not throw
     }
   }

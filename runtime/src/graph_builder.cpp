@@ -40,13 +40,7 @@ void GraphBuilderState::release() noexcept {
   }
   closed = true;
   if (phase == Phase::Building && kind != Kind::Branch && stream.is_open()) {
-    // A branch cannot end the capture; its origin does (or fails to: unjoined).
-    CUgraph captured = nullptr;
-    if (driver::raw::cuStreamEndCapture(stream.handle(), &captured) == CUDA_SUCCESS &&
-        captured != nullptr && captured != graph && kind == Kind::Primary) {
-      report_release_failure(driver::raw::cuGraphDestroy(captured), "cuGraphDestroy",
-                             "GraphBuilder");
-    }
+    abandon_capture();  // a branch cannot end the capture; its origin does (or fails to: unjoined)
   }
   definition.reset();  // destroys the graph unless a completed Graph still uses it
   graph = nullptr;
@@ -62,6 +56,20 @@ void GraphBuilderState::release() noexcept {
       stream.close();
     }
   } catch (...) {  // NOLINT(bugprone-empty-catch): destruction must not throw
+  }
+}
+
+void GraphBuilderState::abandon_capture() noexcept {
+  // Not capturing any more (the failed call ended it): the driver answers
+  // CUDA_ERROR_ILLEGAL_STATE and there is nothing to destroy.
+  if (!stream.is_open()) {
+    return;
+  }
+  CUgraph captured = nullptr;
+  if (driver::raw::cuStreamEndCapture(stream.handle(), &captured) == CUDA_SUCCESS &&
+      captured != nullptr && captured != graph && kind == Kind::Primary) {
+    report_release_failure(driver::raw::cuGraphDestroy(captured), "cuGraphDestroy",
+                           "GraphBuilder");
   }
 }
 
@@ -192,7 +200,10 @@ GraphBuilder& GraphBuilder::end_building() {
   try {
     captured = driver::cuStreamEndCapture(s.stream.handle());
   } catch (...) {
-    s.phase = State::Phase::Idle;  // the driver ended the capture; it may begin again
+    // Make sure the capture is over (a failure need not have ended it), so the stream
+    // runs later work again, and the builder may begin again.
+    s.abandon_capture();
+    s.phase = State::Phase::Idle;
     s.family->parked_streams.clear();
     throw;
   }

@@ -71,6 +71,12 @@ struct GraphBuilderState {
   /// End an unfinished capture, drop the graph and release the stream (never throws).
   void release() noexcept;
 
+  /// End the capture on `stream` if it is still on, destroying a graph it returns that
+  /// this builder does not own (never throws). Used after a failed cuStreamEndCapture:
+  /// a stream left capturing would turn later work on it (a Buffer's stream-ordered
+  /// free) into graph nodes that never run, so that memory would leak.
+  void abandon_capture() noexcept;
+
   /// Return the graph new nodes go into: the one being captured, else the builder's
   /// own (created empty on first use, for builders that add nodes without capturing).
   CUgraph target_graph();

@@ -404,13 +404,21 @@ std::string resolve_arch(const std::optional<std::string>& arch, std::string_vie
   if (arch) {
     return normalize_arch(*arch, what);
   }
-  CUdevice device = 0;
+  // Only a missing driver (LoadError), a failing cuInit or no device at all mean "no
+  // device": a failure after that (cuCtxGetCurrent, cuDeviceGet) is a DriverError of its own.
+  const auto no_device = [what](const std::string& reason) {
+    return std::invalid_argument(std::string(what) +
+                                 " is required when no CUDA device is available (" + reason + ")");
+  };
   try {
-    device = current_or_default_device();
-  } catch (const std::exception& e) {
-    throw std::invalid_argument(std::string(what) +
-                                " is required when no CUDA device is available (" + e.what() + ")");
+    ensure_driver_initialized();
+  } catch (const Error& e) {
+    throw no_device(e.what());
   }
+  if (device_count() == 0) {
+    throw no_device("no CUDA device is available");
+  }
+  const CUdevice device = current_or_default_device();
   const int major =
       driver::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
   const int minor =

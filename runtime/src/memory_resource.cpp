@@ -83,6 +83,30 @@ void advise_preferred_location(CUdeviceptr ptr, std::size_t size, int location) 
 #endif
 }
 
+// Free synchronously with the raw call `release` (returning CUresult) once `stream`'s work,
+// which may still use the memory, is done. A failing sync or context switch is reported
+// to the release-failure handler as `object`'s and the free happens anyway: skipping it
+// would leak the memory for good (the Buffer closes either way). Throws DriverError
+// naming `function` when the free itself fails, std::logic_error (freeing nothing) for a
+// closed `stream`.
+template <class Release>
+void free_after_sync(const Stream& stream, const char* function, const char* object, Release release) {
+  try {
+    stream.sync();
+  } catch (const DriverError& e) {
+    detail::report_release_failure(e.code(), e.function().c_str(), object);
+  }
+  CUresult status = CUDA_SUCCESS;
+  try {
+    const detail::ScopedContext scope(stream.context());
+    status = release();
+  } catch (const DriverError& e) {  // the context switch failed: free in the current one
+    detail::report_release_failure(e.code(), e.function().c_str(), object);
+    status = release();
+  }
+  detail::check(status, function);
+}
+
 void free_async(CUdeviceptr ptr, const Stream& stream) {
   const CUstream handle = stream.handle();
   detail::check_on_stream(stream, "cuMemFreeAsync",
@@ -438,9 +462,9 @@ void PinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/, con
   if (pooled_) {  // also after close(): the driver frees the pool after its last buffer
     free_async(ptr, stream);
   } else {
-    stream.sync();
-    const detail::ScopedContext scope(stream.context());
-    driver::cuMemFreeHost(reinterpret_cast<void*>(ptr));
+    free_after_sync(stream, "cuMemFreeHost", "PinnedMemoryResource", [ptr] {
+      return driver::raw::cuMemFreeHost(reinterpret_cast<void*>(ptr));
+    });
   }
 }
 
@@ -460,9 +484,9 @@ void LegacyPinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*
   if (ptr == 0) {
     return;
   }
-  stream.sync();
-  const detail::ScopedContext scope(stream.context());
-  driver::cuMemFreeHost(reinterpret_cast<void*>(ptr));
+  free_after_sync(stream, "cuMemFreeHost", "LegacyPinnedMemoryResource", [ptr] {
+    return driver::raw::cuMemFreeHost(reinterpret_cast<void*>(ptr));
+  });
 }
 
 // ---- ManagedMemoryResource ----------------------------------------------------------
@@ -502,9 +526,8 @@ void ManagedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/,
   if (ptr == 0) {
     return;
   }
-  stream.sync();
-  const detail::ScopedContext scope(stream.context());
-  driver::cuMemFree(ptr);
+  free_after_sync(stream, "cuMemFree", "ManagedMemoryResource",
+                  [ptr] { return driver::raw::cuMemFree(ptr); });
 }
 
 }  // namespace cuwrap

@@ -4,11 +4,13 @@
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
+#include <cuwrap/program.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <string>
 
 namespace {
 
@@ -53,11 +55,19 @@ void version() {
 #endif
 }
 
+// The current device's architecture for a Program without one: a driver failure while
+// finding the device is that call's DriverError, not "no device".
+void arch() {
+  const cuwrap::ProgramOptions options;
+  const std::string arch = options.to_nvrtc_options().front();
+  std::cout << "arch " << arch << '\n';
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::cerr << "usage: interposer_client alloc|stream|version\n";
+    std::cerr << "usage: interposer_client alloc|stream|version|arch\n";
     return 2;
   }
   try {
@@ -67,6 +77,8 @@ int main(int argc, char** argv) {
       stream();
     } else if (std::strcmp(argv[1], "version") == 0) {
       version();
+    } else if (std::strcmp(argv[1], "arch") == 0) {
+      arch();
     } else {
       std::cerr << "unknown scenario " << argv[1] << '\n';
       return 2;
@@ -75,6 +87,8 @@ int main(int argc, char** argv) {
     std::cout << "DriverError " << e.function() << ' ' << e.name() << '\n';
   } catch (const cuwrap::Error& e) {
     std::cout << "Error " << e.what() << '\n';
+  } catch (const std::exception& e) {
+    std::cout << "exception " << e.what() << '\n';
   }
   std::cout.flush();
   return 0;

@@ -157,6 +157,15 @@ TEST(Interposer, ReleaseFailureGoesToTheHandlerAndNothingIsThrown) {
   EXPECT_FALSE(has(run.report, "\nlive stream ")) << run.report;
 }
 
+TEST(Interposer, ArchDetectionPassesDriverFailuresThrough) {
+  // Only a missing driver or device means "ProgramOptions::arch is required"; a failure
+  // while finding the current device is the DriverError of the call that failed.
+  const ClientRun run =
+      run_client("arch", {{"CUWRAP_FAULT_FUNCTION", "cuCtxGetCurrent"}, {"CUWRAP_FAULT_AT", "1"}});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "DriverError cuCtxGetCurrent CUDA_ERROR_OUT_OF_MEMORY\n") << run.err;
+}
+
 TEST(Interposer, ReleasesWithoutAFaultLeaveNoStream) {
   const ClientRun run = run_client("stream");
   ASSERT_EQ(run.status, 0) << run.err;

@@ -360,6 +360,39 @@ TEST_F(MemoryTest, PinnedToDeviceCopies) {
   EXPECT_EQ(first_difference(data, std::vector<std::byte>(span.begin(), span.end())), -1);
 }
 
+// Host spans copied into and out of host memory (the buffer is not device memory, so
+// no DtoH/HtoD entry point fits it), ordered after device work on the same stream.
+void expect_host_buffer_span_copies(MemoryResource& mr, const Device& device, const Stream& stream,
+                                    unsigned seed) {
+  const auto data = random_bytes((1 << 16) + 5, seed);
+  Buffer host = mr.allocate(data.size(), stream);
+  host.copy_from(std::span<const std::byte>(data), stream);
+  stream.sync();
+  const std::span<std::byte> span = host.host_span();
+  EXPECT_EQ(first_difference(data, std::vector<std::byte>(span.begin(), span.end())), -1);
+  // Device → host buffer → pageable span, no sync between: the last copy must see the first.
+  const auto other = random_bytes(data.size(), seed + 1);
+  Buffer on_device = device.allocate(data.size(), stream);
+  on_device.copy_from(std::span<const std::byte>(other), stream);
+  host.copy_from(on_device, stream);
+  EXPECT_EQ(first_difference(other, read_back(host, stream)), -1);
+}
+
+TEST_F(MemoryTest, PinnedBufferCopiesToAndFromHostSpans) {
+  cuwrap::PinnedMemoryResource mr;
+  expect_host_buffer_span_copies(mr, device(), stream(), 55);
+}
+
+TEST_F(MemoryTest, LegacyPinnedBufferCopiesToAndFromHostSpans) {
+  cuwrap::LegacyPinnedMemoryResource mr;
+  expect_host_buffer_span_copies(mr, device(), stream(), 57);
+}
+
+TEST_F(MemoryTest, ManagedBufferCopiesToAndFromHostSpans) {
+  cuwrap::ManagedMemoryResource mr;
+  expect_host_buffer_span_copies(mr, device(), stream(), 59);
+}
+
 // ---- concurrency ----------------------------------------------------------------------
 
 TEST_F(MemoryTest, TwoThreadsAllocateCopyAndFreeConcurrently) {

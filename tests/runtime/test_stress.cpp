@@ -62,7 +62,10 @@ TEST_F(StressTest, SixteenThreadsShareDeviceKernelResourcesAndGraph) {
   counter.fill(std::uint8_t{0}, setup);
   cuwrap::GraphBuilder builder = dev.create_graph_builder();
   builder.begin_building();
-  cuwrap::launch(builder, config_for(1), count, counter);
+  cuwrap::LaunchConfig one_thread;  // one increment per replay (config_for(1) runs 256 threads)
+  one_thread.grid = cuwrap::Dim3(1);
+  one_thread.block = cuwrap::Dim3(1);
+  cuwrap::launch(builder, one_thread, count, counter);
   cuwrap::Graph graph = builder.end_building().complete();
   setup.sync();
   // CUDA does not synchronise host threads using one executable graph (its launches are

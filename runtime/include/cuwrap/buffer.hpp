@@ -43,7 +43,7 @@ class Buffer {
   Buffer& operator=(Buffer&& other) noexcept;
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
-  /// Close the buffer (never throws; a failing free is ignored).
+  /// Close the buffer (never throws; a failing free goes to the release-failure handler).
   ~Buffer();
 
   /// Wrap `ptr` (`size` bytes); with a memory resource the buffer owns the memory.
@@ -116,8 +116,8 @@ class Buffer {
   /// Free the memory through its resource, ordered on the allocation stream; idempotent.
   ///
   /// Buffers without an allocation stream (from_handle with a resource) are freed on
-  /// the legacy default stream. Errors from the free are ignored here; use
-  /// close(stream) to see them.
+  /// the legacy default stream. A DriverError from the free goes to the release-failure
+  /// handler (docs/errors.md) instead of being thrown; use close(stream) to catch it.
   void close() noexcept;
 
   /// Return the descriptor another process imports with from_ipc_descriptor().

@@ -139,7 +139,9 @@ bool nvjitlink_usable() noexcept;
 
 /// Return `arch` normalised, or the current device's ("sm_90") when it is empty.
 ///
-/// Throws std::invalid_argument "<what> is required when no CUDA device is available".
+/// Throws std::invalid_argument "<what> is required when no CUDA device is available"
+/// when libcuda does not load, cuInit fails or there is no device; a later driver
+/// failure (finding the current device) is thrown as that call's DriverError.
 std::string resolve_arch(const std::optional<std::string>& arch, std::string_view what);
 
 }  // namespace detail

@@ -222,6 +222,9 @@ class PinnedMemoryResource : public MemoryResource {
   /// Allocate `size` bytes of page-locked memory, ordered on `stream`.
   Buffer allocate(std::size_t size, const Stream& stream) override;
   /// Free `ptr`, ordered on `stream` (pool), or after syncing `stream` (fallback).
+  ///
+  /// The fallback frees even when the sync fails, reporting that failure to the
+  /// release-failure handler.
   void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
   /// Return true.
   bool is_device_accessible() const override { return true; }
@@ -264,6 +267,9 @@ class LegacyPinnedMemoryResource : public MemoryResource {
   /// Allocate `size` bytes with cuMemAllocHost (in the stream's context).
   Buffer allocate(std::size_t size, const Stream& stream) override;
   /// Sync `stream`, then cuMemFreeHost.
+  ///
+  /// The free happens even when the sync fails: that failure goes to the
+  /// release-failure handler. Throws DriverError when cuMemFreeHost fails.
   void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
   /// Return true.
   bool is_device_accessible() const override { return true; }
@@ -293,6 +299,9 @@ class ManagedMemoryResource : public MemoryResource {
   /// Allocate `size` bytes of managed memory (in the stream's context).
   Buffer allocate(std::size_t size, const Stream& stream) override;
   /// Sync `stream`, then cuMemFree.
+  ///
+  /// The free happens even when the sync fails: that failure goes to the
+  /// release-failure handler. Throws DriverError when cuMemFree fails.
   void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
   /// Return true.
   bool is_device_accessible() const override { return true; }
