@@ -160,6 +160,33 @@ TEST(NoGpuBuffer, FromHandleWithResourceFreesExactlyOnce) {
   EXPECT_EQ(mr.freed.size(), 2u);
 }
 
+// A resource whose free fails the way the driver's does.
+class FailingResource : public RecordingResource {
+ public:
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const cuwrap::Stream& /*stream*/) override {
+    throw cuwrap::DriverError(CUDA_ERROR_OUT_OF_MEMORY, "cuMemFree");
+  }
+};
+
+TEST(NoGpuBuffer, FailingFreeInCloseGoesToTheReleaseFailureHandler) {
+  static std::vector<std::string> reports;
+  reports.clear();
+  auto previous = cuwrap::set_release_failure_handler([](const cuwrap::ReleaseFailure& failure) {
+    reports.push_back(std::string(failure.function) + ' ' + failure.object + ' ' +
+                      std::to_string(static_cast<int>(failure.code)));
+  });
+  FailingResource mr;
+  {
+    Buffer buffer = mr.allocate(8, kLegacyDefaultStream);
+    EXPECT_THROW(buffer.close(kLegacyDefaultStream), cuwrap::DriverError);
+    EXPECT_TRUE(buffer.is_open());  // nothing was freed: the destructor tries again
+    EXPECT_TRUE(reports.empty());
+  }  // the destructor's free fails too: reported, not thrown
+  cuwrap::set_release_failure_handler(std::move(previous));
+  EXPECT_EQ(reports, std::vector<std::string>{"cuMemFree Buffer " +
+                                               std::to_string(static_cast<int>(CUDA_ERROR_OUT_OF_MEMORY))});
+}
+
 TEST(NoGpuStream, DefaultStreamConstantsNeedNoDriver) {
   EXPECT_EQ(cuwrap::kLegacyDefaultStream.handle(), CU_STREAM_LEGACY);
   EXPECT_EQ(cuwrap::kPerThreadDefaultStream.handle(), CU_STREAM_PER_THREAD);
