@@ -144,6 +144,10 @@ IPCBufferDescriptor Buffer::ipc_descriptor() const {
         "Buffer::ipc_descriptor: the buffer's DeviceMemoryResource is closed; export "
         "buffers before closing their pool");
   }
+  if (ptr_ == 0) {
+    throw std::logic_error(
+        "Buffer::ipc_descriptor: the buffer has 0 bytes, so no allocation to export");
+  }
   const detail::ScopedContext scope(pool->device_id());
   const CUmemPoolPtrExportData data = driver::cuMemPoolExportPointer(ptr_);
   IPCBufferDescriptor descriptor;

@@ -302,6 +302,8 @@ TEST_F(IpcTest, BufferExportsWithoutThePoolExportedFirst) {
   EXPECT_EQ(descriptor.pool_id, mr.pool_id());
   const IPCAllocationHandle handle = mr.get_allocation_handle();
   EXPECT_TRUE(handle.is_open()) << "the pool still exports after its buffers did";
+  const Buffer empty = mr.allocate(0, stream());
+  EXPECT_THROW(static_cast<void>(empty.ipc_descriptor()), std::logic_error);
   buffer.close(stream());
   stream().sync();
 }
