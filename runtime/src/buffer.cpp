@@ -138,6 +138,16 @@ IPCBufferDescriptor Buffer::ipc_descriptor() const {
         "Buffer::ipc_descriptor: the buffer does not come from an IPC-enabled "
         "DeviceMemoryResource (DeviceMemoryResourceOptions{.ipc_enabled = true})");
   }
+  if (!pool->is_open()) {
+    // close() gave up the pool's export, which the driver needs to export a buffer.
+    throw std::logic_error(
+        "Buffer::ipc_descriptor: the buffer's DeviceMemoryResource is closed; export "
+        "buffers before closing their pool");
+  }
+  if (ptr_ == 0) {
+    throw std::logic_error(
+        "Buffer::ipc_descriptor: the buffer has 0 bytes, so no allocation to export");
+  }
   const detail::ScopedContext scope(pool->device_id());
   const CUmemPoolPtrExportData data = driver::cuMemPoolExportPointer(ptr_);
   IPCBufferDescriptor descriptor;

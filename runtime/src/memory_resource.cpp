@@ -3,6 +3,8 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -179,6 +181,13 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
   set_release_threshold(guard.pool, options.release_threshold.value_or(kKeepEverything));
   if (options.ipc_enabled) {
     pool_id_ = detail::new_pool_id();
+    // cuMemPoolExportPointer accepts only pointers of a pool already exported (it returns
+    // CUDA_ERROR_INVALID_VALUE before then): export it now, as cuda.core does, so that
+    // Buffer::ipc_descriptor works before or without get_allocation_handle(). The
+    // descriptor stays open while the pool does and is not inherited across exec.
+    const detail::ScopedContext scope(device_id_);
+    export_handle_ = export_pool(guard.pool, pool_id_);
+    static_cast<void>(::fcntl(export_handle_.handle(), F_SETFD, FD_CLOEXEC));
   }
   pool_ = guard.release();
   owns_pool_ = true;
@@ -310,6 +319,7 @@ MemoryPoolAttributes DeviceMemoryResource::attributes() const {
 }
 
 void DeviceMemoryResource::close() noexcept {
+  export_handle_.close();
   const CUmemoryPool pool = std::exchange(pool_, nullptr);
   if (owns_pool_ && pool != nullptr) {
     detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool), "cuMemPoolDestroy",

@@ -291,6 +291,37 @@ TEST_F(IpcTest, ExportedHandleAndDescriptorNameTheirPool) {
   stream().sync();
 }
 
+// The driver exports a buffer only from a pool already exported
+// (cuMemPoolExportPointer: CUDA_ERROR_INVALID_VALUE before then): the resource must not
+// make callers export the pool first.
+TEST_F(IpcTest, BufferExportsWithoutThePoolExportedFirst) {
+  DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
+  Buffer buffer = mr.allocate(256, stream());
+  const IPCBufferDescriptor descriptor = buffer.ipc_descriptor();
+  EXPECT_EQ(descriptor.size, 256U);
+  EXPECT_EQ(descriptor.pool_id, mr.pool_id());
+  const IPCAllocationHandle handle = mr.get_allocation_handle();
+  EXPECT_TRUE(handle.is_open()) << "the pool still exports after its buffers did";
+  const Buffer empty = mr.allocate(0, stream());
+  EXPECT_THROW(static_cast<void>(empty.ipc_descriptor()), std::logic_error);
+  buffer.close(stream());
+  stream().sync();
+}
+
+TEST_F(IpcTest, BufferOfAClosedPoolRefusesToExport) {
+  DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
+  Buffer buffer = mr.allocate(64, stream());
+  mr.close();
+  try {
+    static_cast<void>(buffer.ipc_descriptor());
+    FAIL() << "a buffer of a closed pool must refuse to export";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
+  }
+  buffer.close(stream());  // freeing still works: the driver destroys the pool after it
+  stream().sync();
+}
+
 TEST_F(IpcTest, DescriptorFromAnotherPoolIsRefusedBeforeTheDriver) {
   DeviceMemoryResource exporter(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
   DeviceMemoryResource other(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});

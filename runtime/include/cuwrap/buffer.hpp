@@ -123,7 +123,8 @@ class Buffer {
   /// Return the descriptor another process imports with from_ipc_descriptor().
   ///
   /// Throws std::logic_error unless the buffer came from an IPC-enabled
-  /// DeviceMemoryResource.
+  /// DeviceMemoryResource that is still open, or when it has 0 bytes (before any
+  /// driver call).
   IPCBufferDescriptor ipc_descriptor() const;
   /// Order the free of this buffer (close() and the destructor) on `stream` instead
   /// of the allocation stream; the buffer keeps `stream`'s CUDA stream alive.

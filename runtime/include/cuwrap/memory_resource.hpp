@@ -104,7 +104,9 @@ struct DeviceMemoryResourceOptions {
 /// IPC (Linux): a pool created with `ipc_enabled` exports itself with
 /// get_allocation_handle(); another process imports it with from_allocation_handle()
 /// and then the buffers' descriptors (Buffer::ipc_descriptor) with
-/// Buffer::from_ipc_descriptor. IPCChannel carries both.
+/// Buffer::from_ipc_descriptor. IPCChannel carries both. Such a pool is exported once
+/// when it is created (the driver exports buffers only from an exported pool), so it
+/// holds one file descriptor (close-on-exec) until close().
 class DeviceMemoryResource : public MemoryResource {
  public:
   /// Use `device`'s default memory pool, or a new pool as `options` ask.
@@ -185,6 +187,9 @@ class DeviceMemoryResource : public MemoryResource {
   bool ipc_enabled_ = false;
   bool mapped_ = false;
   IPCPoolId pool_id_{};
+  // An IPC pool's own export, made at creation and kept open with the pool: the driver
+  // exports a buffer (cuMemPoolExportPointer) only from a pool already exported.
+  IPCAllocationHandle export_handle_;
 };
 
 /// Options of a PinnedMemoryResource (cuda.core's PinnedMemoryResourceOptions).
