@@ -8,7 +8,26 @@ macro(cuwrap_enable_cuda)
   if(NOT DEFINED CUWRAP_HAVE_NVCC)
     include(CheckLanguage)
     check_language(CUDA)
+    # nvcc compiles against its own toolkit's headers: only an nvcc of the toolkit the
+    # bindings come from can build cuwrap's .cu files (a CUDA 13.0 nvcc with 12.4 headers
+    # would mix two toolkits' cuda.h).
+    set(_cuwrap_nvcc_matches OFF)
     if(CMAKE_CUDA_COMPILER)
+      execute_process(COMMAND "${CMAKE_CUDA_COMPILER}" --version OUTPUT_VARIABLE _cuwrap_nvcc_text
+                      ERROR_QUIET RESULT_VARIABLE _cuwrap_nvcc_rc)
+      string(REGEX MATCH "release ([0-9]+)\\.([0-9]+)" _cuwrap_nvcc_release "${_cuwrap_nvcc_text}")
+      if(_cuwrap_nvcc_rc EQUAL 0 AND _cuwrap_nvcc_release)
+        math(EXPR _cuwrap_nvcc_version "${CMAKE_MATCH_1} * 1000 + ${CMAKE_MATCH_2} * 10")
+        if(NOT DEFINED CUWRAP_CUDA_VERSION OR _cuwrap_nvcc_version EQUAL CUWRAP_CUDA_VERSION)
+          set(_cuwrap_nvcc_matches ON)
+        else()
+          message(STATUS "cuwrap: ${CMAKE_CUDA_COMPILER} is CUDA ${_cuwrap_nvcc_version}, the "
+                         "headers are CUDA ${CUWRAP_CUDA_VERSION}: nvcc tests and examples are "
+                         "skipped (set CMAKE_CUDA_COMPILER to that toolkit's nvcc)")
+        endif()
+      endif()
+    endif()
+    if(CMAKE_CUDA_COMPILER AND _cuwrap_nvcc_matches)
       # sm_90 SASS plus compute_90 PTX, which newer GPUs JIT-compile.
       if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
         set(CMAKE_CUDA_ARCHITECTURES 90)

@@ -373,8 +373,20 @@ bool nvjitlink_usable() noexcept {
   static const bool usable = [] {
     unsigned major = 0;
     unsigned minor = 0;
-    return nvjitlink::raw::nvJitLinkVersion(&major, &minor) == NVJITLINK_SUCCESS &&
-           major * 1000 + minor * 10 >= 12030;
+    if (nvjitlink::raw::nvJitLinkVersion(&major, &minor) != NVJITLINK_SUCCESS ||
+        major * 1000 + minor * 10 < 12030) {
+      return false;
+    }
+    // The entry points are versioned symbols (__nvJitLinkCreate_12_4): a library of
+    // another major version (CUWRAP_LIBNVJITLINK pointing elsewhere) may lack the ones
+    // the bindings name. Only a handle that can be created counts as usable.
+    const char* options[] = {"-arch=sm_90"};
+    nvJitLinkHandle handle = nullptr;
+    if (nvjitlink::raw::nvJitLinkCreate(&handle, 1, options) != NVJITLINK_SUCCESS) {
+      return false;
+    }
+    static_cast<void>(nvjitlink::raw::nvJitLinkDestroy(&handle));
+    return true;
   }();
   return usable;
 }

@@ -8,6 +8,7 @@
 
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "versions.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -164,6 +165,8 @@ TEST_F(GreenContextTest, KernelOnGreenStreamRunsOnlyOnItsPartition) {
   EXPECT_EQ(green.device().device_id(), 0);
   EXPECT_NE(green.handle(), nullptr);
   EXPECT_EQ(green.resources().sm().sm_count(), group.sm_count());
+  CUWRAP_EXPECT_UNSUPPORTED_BELOW(12050, "streams in a green context",
+                                  static_cast<void>(green.create_stream()));
 
   const Stream green_stream = green.create_stream();
   EXPECT_EQ(green_stream.context(), green.handle());
@@ -189,6 +192,8 @@ TEST_F(GreenContextTest, StreamsKeepTheContextAliveAfterClose) {
   const SMResource all = device().resources().sm();
   const SMResourceSplit split = all.split({.count = {all.min_partition_size()}});
   Context green = device().create_context({.resources = {split.groups[0]}});
+  CUWRAP_EXPECT_UNSUPPORTED_BELOW(12050, "streams in a green context",
+                                  static_cast<void>(green.create_stream()));
   Stream s = green.create_stream();
   green.close();
   EXPECT_TRUE(green.is_closed());
@@ -209,6 +214,8 @@ TEST_F(GreenContextTest, GreenStreamsAreNonBlockingOnly) {
   const SMResource all = device().resources().sm();
   const SMResourceSplit split = all.split({.count = {all.min_partition_size()}});
   const Context green = device().create_context({.resources = {split.groups[0]}});
+  CUWRAP_EXPECT_UNSUPPORTED_BELOW(12050, "streams in a green context",
+                                  static_cast<void>(green.create_stream()));
   EXPECT_THROW(static_cast<void>(green.create_stream({.nonblocking = false})),
                std::invalid_argument);
 }
