@@ -59,11 +59,17 @@ endif()
 # What cuwrap-gen writes into src/: the sources the library compiles, and the others
 # (a generated interposer, compiled into its own library from
 # ${CUWRAP_BINDINGS_ROOT}/src/<name>.cpp, adds its name to the second list); and the headers.
-set(CUWRAP_GENERATED_SOURCE_NAMES driver nvrtc nvjitlink)
+set(CUWRAP_GENERATED_SOURCE_NAMES driver nvrtc)
 set(CUWRAP_GENERATED_OTHER_SOURCE_NAMES "")
 set(CUWRAP_GENERATED_HEADER_FILES include/cuwrap/driver.hpp include/cuwrap/nvrtc.hpp
-    include/cuwrap/nvjitlink.hpp include/cuwrap/detail/symbols.hpp
+    include/cuwrap/detail/symbols.hpp
     include/cuwrap/detail/device_attributes.inc include/cuwrap/detail/function_attributes.inc)
+set(_cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/cuda.h" "${CUWRAP_CUDA_INCLUDE_DIR}/nvrtc.h")
+if(CUWRAP_HAVE_NVJITLINK)  # no nvJitLink.h (CUDA 11.8): cuwrap-gen writes no nvjitlink files
+  list(APPEND CUWRAP_GENERATED_SOURCE_NAMES nvjitlink)
+  list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/nvjitlink.hpp)
+  list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/nvJitLink.h")
+endif()
 
 set(CUWRAP_BINDINGS_DIR "" CACHE PATH
     "Bindings generated elsewhere for this toolkit (cuwrap-gen --output <dir>); empty: generated/ or generate at build time")
@@ -127,8 +133,7 @@ else()
     COMMAND "${_cuwrap_gen}" --cuda-include "${CUWRAP_CUDA_INCLUDE_DIR}"
             --output "${CUWRAP_BINDINGS_ROOT}" --report "${CUWRAP_BINDINGS_ROOT}/coverage.json"
     COMMAND "${CMAKE_COMMAND}" -E touch "${_cuwrap_stamp}"
-    DEPENDS ${_cuwrap_gen} "${CUWRAP_CUDA_INCLUDE_DIR}/cuda.h" "${CUWRAP_CUDA_INCLUDE_DIR}/nvrtc.h"
-            "${CUWRAP_CUDA_INCLUDE_DIR}/nvJitLink.h" ${_cuwrap_templates}
+    DEPENDS ${_cuwrap_gen} ${_cuwrap_header_inputs} ${_cuwrap_templates}
     COMMENT "Generating bindings for CUDA ${_cuwrap_toolkit_text} into ${CUWRAP_BINDINGS_ROOT}"
     VERBATIM)
   add_custom_target(cuwrap_bindings DEPENDS "${_cuwrap_stamp}")
