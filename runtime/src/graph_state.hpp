@@ -125,13 +125,7 @@ void to_kernel_node_params(const LaunchConfig& config, const Kernel& kernel, CUc
                            void** args, KernelNodeParams& out) {
   out.kern = kernel.handle();
   out.ctx = context;
-  out.gridDimX = config.grid.x;
-  out.gridDimY = config.grid.y;
-  out.gridDimZ = config.grid.z;
-  out.blockDimX = config.block.x;
-  out.blockDimY = config.block.y;
-  out.blockDimZ = config.block.z;
-  out.sharedMemBytes = static_cast<unsigned>(config.shmem_size);
+  copy_launch_dimensions(config, out);
   out.kernelParams = args;
 }
 

@@ -160,13 +160,7 @@ void check_config(const LaunchConfig& config) {
 void to_cu_launch_config(const LaunchConfig& config, CUstream stream, CUlaunchConfig& out,
                          CUlaunchAttribute* attributes) {
   out = CUlaunchConfig{};
-  out.gridDimX = config.grid.x;
-  out.gridDimY = config.grid.y;
-  out.gridDimZ = config.grid.z;
-  out.blockDimX = config.block.x;
-  out.blockDimY = config.block.y;
-  out.blockDimZ = config.block.z;
-  out.sharedMemBytes = static_cast<unsigned>(config.shmem_size);
+  copy_launch_dimensions(config, out);
   out.hStream = stream;
   out.attrs = attributes;
   out.numAttrs = 0;

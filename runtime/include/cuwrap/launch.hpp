@@ -140,6 +140,20 @@ void check_arguments(const Kernel& kernel, std::size_t count, const std::size_t*
 /// Throw std::invalid_argument when `config` cannot describe any valid launch.
 void check_config(const LaunchConfig& config);
 
+/// Copy `config`'s grid, block and dynamic shared memory into a driver struct that names
+/// them gridDimX..Z, blockDimX..Z and sharedMemBytes (CUlaunchConfig, the kernel node
+/// parameters).
+template <class DriverParams>
+void copy_launch_dimensions(const LaunchConfig& config, DriverParams& out) {
+  out.gridDimX = config.grid.x;
+  out.gridDimY = config.grid.y;
+  out.gridDimZ = config.grid.z;
+  out.blockDimX = config.block.x;
+  out.blockDimY = config.block.y;
+  out.blockDimZ = config.block.z;
+  out.sharedMemBytes = static_cast<unsigned>(config.shmem_size);
+}
+
 /// The most launch attributes to_cu_launch_config writes (one per LaunchConfig feature).
 inline constexpr std::size_t kMaxLaunchAttributes = 4;
 
