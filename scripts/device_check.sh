@@ -5,7 +5,8 @@
 #   ctest     the whole test suite
 #   examples  every example program, each checking its own results
 #   memcheck  every test executable under compute-sanitizer --tool memcheck (MEMCHECK_JOBS
-#             at a time, default 4; MEMCHECK_GTEST_FILTER narrows the tests)
+#             at a time, default 4; MEMCHECK_TESTS, a grep -E regular expression on the
+#             executable's name, picks some; MEMCHECK_GTEST_FILTER narrows the tests)
 #   bench     scripts/bench_report.sh (the benchmark table)
 #
 #   bash scripts/device_check.sh                 # all stages
@@ -21,12 +22,21 @@ CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CUWRAP_BUILD=${CUWRAP_BUILD:-$CUWRAP_ROOT/build}
 CUWRAP_JOBS=${CUWRAP_JOBS:-16}
 MEMCHECK_JOBS=${MEMCHECK_JOBS:-4}
+MEMCHECK_TESTS=${MEMCHECK_TESTS:-.}
+CTEST_JOBS=${CTEST_JOBS:-4}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 LOGS=${OUT:-$CUWRAP_BUILD/device-check}
 mkdir -p "$LOGS"
 SUMMARY="$LOGS/summary.md"
 : >"$SUMMARY"
 failed=0
+
+# dlpack/dlpack.h: a GPU machine may lack libdlpack-dev; a copy under .deps/dlpack (the
+# header of the CI machine's package) is used then, so the DLPack tests run there too.
+dlpack=()
+if [ ! -f /usr/include/dlpack/dlpack.h ] && [ -f "$CUWRAP_ROOT/.deps/dlpack/dlpack/dlpack.h" ]; then
+  dlpack=(-DCUWRAP_DLPACK_INCLUDE_DIR="$CUWRAP_ROOT/.deps/dlpack")
+fi
 
 stages=("$@")
 [ ${#stages[@]} -eq 0 ] && stages=(build ctest examples memcheck bench)
@@ -48,7 +58,7 @@ if has_stage build; then
     # compiler may differ from CI's (CI keeps -Werror).
     cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BUILD_BENCHMARKS=ON -DCUWRAP_WERROR=OFF \
-      -DCUWRAP_CUDA_ROOT="$CUDA_HOME" &&
+      -DCUWRAP_CUDA_ROOT="$CUDA_HOME" "${dlpack[@]}" &&
       cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"
   } >"$LOGS/build.log" 2>&1
   rc=$?
@@ -60,7 +70,7 @@ if has_stage build; then
 fi
 
 if has_stage ctest; then
-  (cd "$CUWRAP_BUILD" && ctest --output-on-failure -j 4 --timeout 600 \
+  (cd "$CUWRAP_BUILD" && ctest --output-on-failure -j "$CTEST_JOBS" --timeout 600 \
     --output-junit "$LOGS/ctest-junit.xml") >"$LOGS/ctest.log" 2>&1
   rc=$?
   [ $rc -ne 0 ] && failed=1
@@ -123,7 +133,7 @@ if has_stage memcheck && [ -x "$sanitizer" ]; then
   }
   export -f memcheck_one
   find "$CUWRAP_BUILD/tests" -maxdepth 2 -type f -executable \
-    \( -regex '.*/\(generated\|runtime\)_test_[a-z_0-9]*' -o -name docs_snippets \) | sort |
+    \( -regex '.*/\(generated\|runtime\)_test_[a-z_0-9]*' -o -name docs_snippets \) | grep -E "$MEMCHECK_TESTS" | sort |
     xargs -P "$MEMCHECK_JOBS" -I{} bash -c 'memcheck_one {}' | sort >"$LOGS/memcheck/summary.txt"
   cat "$LOGS/memcheck/summary.txt" | tee -a "$SUMMARY"
   grep -qE 'MEMCHECK ERRORS|FAILED' "$LOGS/memcheck/summary.txt" && failed=1

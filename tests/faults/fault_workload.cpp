@@ -211,6 +211,12 @@ constexpr Workload kWorkloads[] = {
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--list") == 0) {
     for (const auto& w : kWorkloads) {
+      // LTO needs nvJitLink: without one these bindings can use, the Linker falls back to
+      // the driver's linker, which refuses link_time_optimization by name.
+      if (std::strcmp(w.name, "nvjitlink") == 0 && !cuwrap::detail::nvjitlink_usable()) {
+        std::cerr << "fault_workload: nvjitlink left out: no nvJitLink these bindings can use\n";
+        continue;
+      }
       std::cout << w.name << '\n';
     }
     return 0;

@@ -3,6 +3,8 @@
 #include <cuwrap/nvrtc.hpp>
 #include <gtest/gtest.h>
 
+#include "nvjitlink_probe.hpp"
+
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@ struct LinkGuard {
 };
 
 TEST(GeneratedNvJitLink, LinksPtxToCubin) {
+  CUWRAP_REQUIRE_NVJITLINK();
   const std::string ptx = ptx_of(
       "extern \"C\" __global__ void fill(int* p, int v) { p[threadIdx.x] = v; }",
       "--gpu-architecture=compute_90");
@@ -41,6 +44,7 @@ TEST(GeneratedNvJitLink, LinksPtxToCubin) {
 }
 
 TEST(GeneratedNvJitLink, BadInputThrowsWithErrorLog) {
+  CUWRAP_REQUIRE_NVJITLINK();
   const char* options[] = {"-arch=sm_90"};
   LinkGuard g{cuwrap::nvjitlink::nvJitLinkCreate(1, options)};
   const std::string garbage = ".version 8.0\n.target sm_90\nthis is not ptx;\n";
@@ -57,6 +61,7 @@ TEST(GeneratedNvJitLink, BadInputThrowsWithErrorLog) {
 }
 
 TEST(GeneratedNvJitLink, UnresolvedSymbolNamesItInTheLog) {
+  CUWRAP_REQUIRE_NVJITLINK();
   // Relocatable device code leaves the call to the undefined helper to the linker.
   nvrtcProgram prog = cuwrap::nvrtc::nvrtcCreateProgram(
       "extern \"C\" __device__ int missing_helper(int);\n"

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -339,8 +341,18 @@ TEST_F(LaunchGpu, ClusterLaunchOnSm90) {
 }
 
 TEST_F(LaunchGpu, CooperativeLaunchSynchronisesTheGrid) {
+  // The headers NVRTC compiles against belong with the NVRTC library in use: the build's
+  // toolkit, or CUWRAP_NVRTC_INCLUDE_DIR where a build from another toolkit's headers
+  // alone runs with this machine's NVRTC.
+  const char* override_dir = std::getenv("CUWRAP_NVRTC_INCLUDE_DIR");
+  const std::string include_dir =
+      override_dir != nullptr && *override_dir != '\0' ? override_dir : CUWRAP_CUDA_INCLUDE_DIR;
+  if (!std::filesystem::exists(include_dir + "/cooperative_groups.h")) {
+    GTEST_SKIP() << include_dir << " has no cooperative_groups.h (toolkit headers only); "
+                 << "set CUWRAP_NVRTC_INCLUDE_DIR to the include directory of the NVRTC in use";
+  }
   ProgramOptions options;
-  options.include_path = {CUWRAP_CUDA_INCLUDE_DIR, std::string(CUWRAP_CUDA_INCLUDE_DIR) + "/cccl"};
+  options.include_path = {include_dir, include_dir + "/cccl"};
   Program program(kCooperativeKernel, CodeType::Cxx, options);
   const Kernel kernel = program.compile(TargetType::Cubin).get_kernel("grid_rotate");
   const int sms = device_->attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);

@@ -6,6 +6,7 @@
 
 #include "checks.hpp"
 #include "gpu.hpp"
+#include "nvjitlink_probe.hpp"
 
 #include <random>
 #include <stdexcept>
@@ -100,8 +101,14 @@ TEST(LinkerOptions, ArchDefaultsToTheDeviceOrIsRequired) {
 
 TEST(Linker, LinksTwoRelocatableUnitsToCubin) {
   Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
-  EXPECT_EQ(linker.backend(), "nvJitLink");
-  EXPECT_NE(linker.handle(), nullptr);
+  // Without a usable nvJitLink the driver's linker does the same job (no handle then).
+  if (cuwrap::detail::nvjitlink_usable()) {
+    EXPECT_EQ(linker.backend(), "nvJitLink");
+    EXPECT_NE(linker.handle(), nullptr);
+  } else {
+    EXPECT_EQ(linker.backend(), "driver");
+    EXPECT_EQ(linker.handle(), nullptr);
+  }
   ObjectCode linked = linker.link(TargetType::Cubin);
   EXPECT_EQ(linked.code_type(), TargetType::Cubin);
   EXPECT_EQ(linked.name(), "linked_program");
@@ -116,6 +123,16 @@ TEST(Linker, LinksPtxWithCubin) {
 }
 
 TEST(Linker, LinkTimeOptimizesLtoirUnits) {
+  if (!cuwrap::detail::nvjitlink_usable()) {
+    // Only nvJitLink optimises at link time: the driver fallback refuses, naming why.
+    try {
+      Linker linker({compile(kHelper, TargetType::Ltoir, true)}, sm90(true));
+      ADD_FAILURE() << "expected std::invalid_argument for link_time_optimization";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), "link_time_optimization needs nvJitLink")) << e.what();
+    }
+  }
+  CUWRAP_REQUIRE_NVJITLINK();
   Linker linker(
       {compile(kHelper, TargetType::Ltoir, true), compile(kMain, TargetType::Ltoir, true)},
       sm90(true));
@@ -131,6 +148,7 @@ TEST(Linker, LinkTimeOptimizesLtoirUnits) {
 }
 
 TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
+  CUWRAP_REQUIRE_NVJITLINK();
   EXPECT_THROW(
       {
         Linker linker(
@@ -142,6 +160,7 @@ TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
 }
 
 TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
+  CUWRAP_REQUIRE_NVJITLINK();  // the driver's linker: LinkerDriverFallbackGpu
   Linker linker({compile(kMain, TargetType::Cubin)}, sm90());
   try {
     static_cast<void>(linker.link(TargetType::Cubin));
@@ -154,6 +173,7 @@ TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
 }
 
 TEST(Linker, RejectsBadRequests) {
+  CUWRAP_REQUIRE_NVJITLINK();  // the driver's linker: test_linker_driver.cpp
   EXPECT_THROW(Linker({}, sm90()), std::invalid_argument);
   Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
   try {
@@ -203,6 +223,9 @@ TEST(LinkerGpu, LinkedKernelRuns) {
   device.set_current();
   const std::string arch = "sm_" + device.arch();
   for (bool lto : {false, true}) {
+    if (lto && !cuwrap::detail::nvjitlink_usable()) {
+      GTEST_SKIP() << "linked without LTO; LTO: " << cuwrap::testing::nvjitlink_unusable_reason();
+    }
     const TargetType unit = lto ? TargetType::Ltoir : TargetType::Cubin;
     LinkerOptions options;
     options.arch = arch;
