@@ -139,6 +139,44 @@ void BM_CuwrapLaunch(benchmark::State& state) {
 }
 BENCHMARK(BM_CuwrapLaunch);
 
+// cuwrap::launch and the raw cuLaunchKernel (CUfunction) in alternating blocks of 64
+// within one loop (bench_support.hpp's measure_alternating): the like-for-like ratio that
+// separate benchmark runs, minutes apart, measure less steadily. The stream is
+// synchronised, untimed, every 1024 launches.
+void BM_LaunchAlternating(benchmark::State& state) {
+  Setup& s = setup();
+  if (!cuwrap::bench::ready(state, s)) {
+    return;
+  }
+  constexpr int kBlock = 64;
+  float a = 2.0f;
+  CUdeviceptr x = s.x->handle();
+  CUdeviceptr y = s.y->handle();
+  std::size_t n = 256;
+  void* args[] = {&a, &x, &y, &n};
+  const cuwrap::LaunchConfig config{.grid = 1, .block = 32};
+  const CUstream stream = s.stream->handle();
+  bool failed = false;
+  int rounds = 0;
+  cuwrap::bench::measure_alternating(
+      state, "alternating", kBlock,
+      [&] { cuwrap::launch(*s.stream, config, *s.kernel, a, *s.x, *s.y, n); },
+      [&] {
+        failed |= s.launch_kernel(s.function, 1, 1, 1, 32, 1, 1, 0, stream, args, nullptr) !=
+                  CUDA_SUCCESS;
+      },
+      [&] {
+        if (++rounds % (kSyncEvery / (2 * kBlock)) == 0) {
+          static_cast<void>(cuwrap::driver::raw::cuStreamSynchronize(stream));
+        }
+      });
+  static_cast<void>(cuwrap::driver::raw::cuStreamSynchronize(stream));
+  if (failed) {
+    state.SkipWithError("cuLaunchKernel failed");
+  }
+}
+BENCHMARK(BM_LaunchAlternating);
+
 // GPU time per pair of dependent kernels, plain or with PDL; the gap of the last pair.
 void pair_launch(benchmark::State& state, const char* name, bool pdl) {
   Setup& s = setup();
@@ -189,6 +227,12 @@ int main(int argc, char** argv) {
             "launch ratio cuwrap/%s = %.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
             baseline, c->ratio(), c->ours_ns, c->raw_ns);
       }
+    }
+    if (const auto c = cuwrap::bench::alternating_ratio("alternating")) {
+      std::printf(
+          "launch ratio cuwrap/raw_cufunction, alternating blocks = %.3f (%.1f ns vs %.1f ns "
+          "per launch; target <= 1.03)\n",
+          c->ratio(), c->ours_ns, c->raw_ns);
     }
     if (const auto c = cuwrap::bench::compare("pair_pdl", "pair_plain")) {
       const auto& r = cuwrap::bench::results();

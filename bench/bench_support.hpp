@@ -111,6 +111,51 @@ void measure_launches(benchmark::State& state, const std::string& name, CUstream
   record(state, name, start);
 }
 
+/// Time `ours()` against `raw()` in alternating blocks of `block` calls each, within one
+/// benchmark loop: each iteration times a block of each, the order swapped every
+/// iteration, then calls `between()` untimed (e.g. a stream synchronisation). Drift of
+/// the machine between separate benchmark runs (clocks, queue depth, other tenants)
+/// then hits both alike, which separate runs of a few microseconds per call cannot
+/// promise. Sets the counters ours_ns, raw_ns (per call) and ratio, and adds the totals
+/// of every repetition to results() under `name` + "_ours" / "_raw" (ns per call, pooled
+/// over repetitions; see alternating_ratio()).
+template <class Ours, class Raw, class Between>
+void measure_alternating(benchmark::State& state, const std::string& name, int block, Ours&& ours,
+                         Raw&& raw, Between&& between) {
+  using clock = std::chrono::steady_clock;
+  double ours_ns = 0;
+  double raw_ns = 0;
+  long long rounds = 0;
+  const auto time_block = [block](auto& call) {
+    const auto start = clock::now();
+    for (int i = 0; i < block; ++i) {
+      call();
+    }
+    return std::chrono::duration<double, std::nano>(clock::now() - start).count();
+  };
+  for (auto _ : state) {
+    if (rounds % 2 == 0) {
+      ours_ns += time_block(ours);
+      raw_ns += time_block(raw);
+    } else {
+      raw_ns += time_block(raw);
+      ours_ns += time_block(ours);
+    }
+    ++rounds;
+    between();
+  }
+  if (rounds == 0) {
+    return;
+  }
+  const double calls = static_cast<double>(rounds) * block;
+  state.counters["ours_ns"] = ours_ns / calls;
+  state.counters["raw_ns"] = raw_ns / calls;
+  state.counters["ratio"] = ours_ns / raw_ns;
+  results()[name + "_ours_total"] += ours_ns;
+  results()[name + "_raw_total"] += raw_ns;
+  results()[name + "_calls"] += calls;
+}
+
 /// The recorded times of a cuwrap benchmark and of its raw baseline.
 struct Comparison {
   double ours_ns;  ///< nanoseconds per iteration through cuwrap
@@ -129,6 +174,18 @@ inline std::optional<Comparison> compare(const std::string& ours, const std::str
     return std::nullopt;
   }
   return Comparison{a->second, b->second};
+}
+
+/// Return the pooled times per call of measure_alternating(`name`) over every repetition
+/// (ours, raw), or nothing when it did not run.
+inline std::optional<Comparison> alternating_ratio(const std::string& name) {
+  const auto& r = results();
+  const auto calls = r.find(name + "_calls");
+  if (calls == r.end() || calls->second <= 0) {
+    return std::nullopt;
+  }
+  return Comparison{r.at(name + "_ours_total") / calls->second,
+                    r.at(name + "_raw_total") / calls->second};
 }
 
 /// Run the benchmarks the command line selects, then `report()` (which prints the

@@ -150,7 +150,7 @@ void BM_Grow_AllocCopyFree(benchmark::State& state) {
 
 // Old sizes in MiB: one granule (2 MiB on current GPUs), then sizes where the copy
 // dominates.
-#define CUWRAP_GROW_SIZES Arg(2)->Arg(64)->Arg(1024)
+#define CUWRAP_GROW_SIZES Arg(2)->Arg(64)->Arg(256)
 BENCHMARK(BM_Grow_Vmm)->CUWRAP_GROW_SIZES->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Grow_RawVmm)->CUWRAP_GROW_SIZES->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Grow_AllocCopyFree)->CUWRAP_GROW_SIZES->UseRealTime()->Unit(benchmark::kMicrosecond);

@@ -170,4 +170,15 @@ print()
 print("Times are wall-clock (real_time) per iteration; with repetitions, the median. "
       "Ratios below 1 mean cuwrap is faster.")
 PY
+# The ratios each program prints itself after its run (pooled over repetitions, and the
+# alternating-block measurements, which have no pair of benchmark names).
+{
+  echo
+  echo "Ratios the programs print after their runs:"
+  echo
+  for name in "${programs[@]}"; do
+    grep -hiE "ratio|alternating" "$RESULTS/$name.log" 2>/dev/null | grep -v '^[{}]' |
+      grep -v '"' | sed "s/^/- $name: /"
+  done
+} | tee -a "$RESULTS/bench.md"
 exit $status

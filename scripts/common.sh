@@ -55,7 +55,15 @@ cuwrap_build() {
   if [ -z "${CUWRAP_CUDA_12_6_INCLUDE:-}" ] && [ -f "$shared/cuda.h" ]; then
     export CUWRAP_CUDA_12_6_INCLUDE=$(cd "$shared" && pwd)
   fi
-  cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # The build type: CUWRAP_BUILD_TYPE, else the caller's default (setup.sh: Release for
+  # the demo and benchmarks; test.sh: Debug, which compiles in about half the time and is
+  # what a test run needs). An existing build keeps its type unless CUWRAP_BUILD_TYPE says
+  # otherwise, so the tests after setup.sh reuse its build.
+  local type=()
+  if [ -n "${CUWRAP_BUILD_TYPE:-}" ] || [ ! -f "$CUWRAP_BUILD/CMakeCache.txt" ]; then
+    type=(-DCMAKE_BUILD_TYPE="${CUWRAP_BUILD_TYPE:-${CUWRAP_DEFAULT_BUILD_TYPE:-Release}}")
+  fi
+  cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja "${type[@]}" \
     -DCUWRAP_CUDA_ROOT="$CUDA_HOME" -DCUWRAP_BUILD_BENCHMARKS=ON \
     -DCUWRAP_CUDA_12_6_INCLUDE="${CUWRAP_CUDA_12_6_INCLUDE:-}" "$@"
   cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"

@@ -7,7 +7,7 @@
 # CUWRAP_QUICK=1 stops after those ctest runs.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cuwrap_install_missing
-cuwrap_build
+CUWRAP_DEFAULT_BUILD_TYPE=Debug cuwrap_build
 (cd "$CUWRAP_BUILD" && ctest --output-on-failure -j "$CUWRAP_JOBS" --timeout 600)
 # The other toolkits (CUDA 12.4, 12.6 headers by default; CUWRAP_EXTRA_TOOLKITS="<root>..."
 # names others, "" none): library, tests, examples and docs snippets, then the CPU suite.
