@@ -159,7 +159,7 @@ BENCHMARK(BM_Grow_AllocCopyFree)->CUWRAP_GROW_SIZES->UseRealTime()->Unit(benchma
 
 int main(int argc, char** argv) {
   return cuwrap::bench::run_benchmarks(argc, argv, [] {
-    for (const std::size_t mib : {std::size_t{2}, std::size_t{64}, std::size_t{1024}}) {
+    for (const std::size_t mib : {std::size_t{2}, std::size_t{64}, std::size_t{256}}) {
       const auto copy =
           cuwrap::bench::compare(name_of("vmm_cuwrap", mib), name_of("copy_raw", mib));
       const auto raw = cuwrap::bench::compare(name_of("vmm_cuwrap", mib), name_of("vmm_raw", mib));
