@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Older toolkits and drivers on a GPU machine (issue 10):
 #
-#   build124   build against the CUDA 12.4 headers, with bindings generated elsewhere
+#   build124   build against the CUDA 12.4 headers (benchmarks too), with bindings generated elsewhere
 #              (the device has neither a 12.4 toolkit nor libclang), and run the GPU suite
 #              on the real driver: old ABI variants on a new driver
 #   emulated   run the suite of the CUDA 13.0 build ($CUWRAP_BUILD, e.g. from
@@ -83,7 +83,7 @@ if has_stage build124; then
   else
     cmake -S "$CUWRAP_ROOT" -B "$BUILD124" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCUWRAP_CUDA_ROOT="$HEADERS" -DCUWRAP_BINDINGS_DIR="$BINDINGS" \
-      -DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BUILD_BENCHMARKS=OFF -DCUWRAP_WERROR=OFF \
+      -DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BUILD_BENCHMARKS=ON -DCUWRAP_WERROR=OFF \
       "${dlpack[@]}" >"$LOGS/build-12.4.log" 2>&1 &&
       cmake --build "$BUILD124" -j "$CUWRAP_JOBS" >>"$LOGS/build-12.4.log" 2>&1
     rc=$?
