@@ -7,7 +7,8 @@
 #   emulated   run the suite of the CUDA 13.0 build ($CUWRAP_BUILD, e.g. from
 #              scripts/device_check.sh) under emulated drivers 12.4, 12.6 and 12.8, through
 #              the fault interposer (CUWRAP_LIBCUDA=libcuwrap_interposer.so,
-#              CUWRAP_EMULATE_DRIVER_VERSION); skipped, with a note, when it is not built
+#              CUWRAP_EMULATE_DRIVER_VERSION; CUWRAP_EMULATED_VERSIONS picks some); skipped,
+#              with a note, when it is not built
 #
 #   bash scripts/device_compat.sh                 # both stages
 #   bash scripts/device_compat.sh emulated        # one
@@ -109,7 +110,7 @@ if has_stage emulated; then
   if [ -z "$interposer" ]; then
     note "- emulated drivers: skipped: no libcuwrap_interposer.so in $CUWRAP_BUILD (target cuwrap_interposer not built)"
   else
-    for version in 12040 12060 12080; do
+    for version in ${CUWRAP_EMULATED_VERSIONS:-12040 12060 12080}; do
       note "- CUDA 13.0 build under an emulated $((version / 1000)).$((version % 1000 / 10)) driver ($interposer):"
       # The interposer's own tests (and the sweep) load it themselves, with their own
       # settings: under an outer interposer they would test that one instead.
