@@ -228,6 +228,9 @@ int main(int argc, char** argv) {
             baseline, c->ratio(), c->ours_ns, c->raw_ns);
       }
     }
+    if (setup().error.empty()) {
+      std::printf("%s\n", cuwrap::bench::entry_point_note("cuLaunchKernel").c_str());
+    }
     if (const auto c = cuwrap::bench::alternating_ratio("alternating")) {
       std::printf(
           "launch ratio cuwrap/raw_cufunction, alternating blocks = %.3f (%.1f ns vs %.1f ns "

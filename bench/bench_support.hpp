@@ -3,6 +3,8 @@
 // runs the benchmarks and then prints the cuwrap/raw ratios from those timings.
 #pragma once
 
+#include <cuwrap/detail/loader.hpp>
+#include <cuwrap/detail/symbols.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/stream.hpp>
@@ -72,6 +74,26 @@ Fn driver_entry(const char* name) {
     throw std::runtime_error(std::string("cuGetProcAddress: no ") + name);
   }
   return reinterpret_cast<Fn>(fn);
+}
+
+/// Return a line saying whether cuwrap's loader and driver_entry(`name`) (the raw
+/// baselines' cuGetProcAddress at CUDA_VERSION) hold the same entry point for `name`.
+/// cuwrap asks for the ABI version of the header's prototype (cudaTypedefs.h, e.g. 4000
+/// for cuLaunchKernel): were the driver to hand out another implementation for it, a
+/// ratio would compare two driver functions, not cuwrap's overhead.
+inline std::string entry_point_note(const char* name) {
+  for (std::size_t i = 0; i < detail::kDriverSymbolCount; ++i) {
+    if (std::string(detail::kDriverSymbols[i].name) != name) {
+      continue;
+    }
+    void* ours = detail::entry(detail::g_driver_slots[i], detail::Library::Driver, i);
+    void* raw = driver_entry<void*>(name);
+    const int version = detail::kDriverSymbols[i].version;
+    return std::string(name) + ": cuwrap (ABI " + std::to_string(version) + ") and the baseline (ABI " +
+           std::to_string(CUDA_VERSION) + ") call " +
+           (ours == raw ? "the same entry point" : "DIFFERENT entry points");
+  }
+  return std::string(name) + ": not in the bindings";
 }
 
 /// Return the nanoseconds per iteration of the last (final) run of each benchmark, by

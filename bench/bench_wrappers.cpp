@@ -195,6 +195,9 @@ int main(int argc, char** argv) {
   return cuwrap::bench::run_benchmarks(argc, argv, [] {
     print_ratio("typed attribute getter", "TypedPointerGetAttribute", "RawPointerGetAttribute");
     print_ratio("enumeration (cuGraphGetNodes)", "TypedGraphGetNodes", "RawGraphGetNodes");
+    if (setup().error.empty()) {
+      std::printf("%s\n", cuwrap::bench::entry_point_note("cuPointerGetAttribute").c_str());
+    }
     if (const auto c = cuwrap::bench::alternating_ratio("alternating_getter")) {
       std::printf("typed attribute getter, alternating blocks: ratio %.3f (%.1f ns vs %.1f ns; "
                   "target <= 1.05)\n",

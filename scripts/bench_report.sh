@@ -177,7 +177,7 @@ PY
   echo "Ratios the programs print after their runs:"
   echo
   for name in "${programs[@]}"; do
-    grep -hiE "ratio|alternating" "$RESULTS/$name.log" 2>/dev/null | grep -v '^[{}]' |
+    grep -hiE "ratio|alternating|entry point" "$RESULTS/$name.log" 2>/dev/null | grep -v '^[{}]' |
       grep -v '"' | sed "s/^/- $name: /"
   done
 } | tee -a "$RESULTS/bench.md"
