@@ -3,6 +3,8 @@
 #include <cuwrap/detail/enum_names.hpp>
 
 #include <ostream>
+#include <stdexcept>
+#include <string>
 
 namespace cuwrap {
 namespace detail {
@@ -665,6 +667,13 @@ const char* describe(CUresult code) noexcept {
       return "an unknown internal error has occurred";
   }
   return "unrecognized status";
+}
+
+void throw_length_mismatch(const char* function, const char* a, std::size_t a_size, const char* b,
+                           std::size_t b_size) {
+  throw std::invalid_argument(std::string(function) + ": " + a + " has " + std::to_string(a_size) +
+                              " elements but " + b + " has " + std::to_string(b_size) +
+                              "; they must be equally long");
 }
 
 }  // namespace detail

@@ -35,7 +35,10 @@ TEST(Cli, GeneratesFixtureBindingsAndReport) {
   EXPECT_NE(r.output.find("raw-only: cuLogMessage (variadic parameter list)"), std::string::npos)
       << r.output;
   for (const char* f :
-       {"include/cuwrap/driver.hpp", "include/cuwrap/nvrtc.hpp", "include/cuwrap/nvjitlink.hpp",
+       {"include/cuwrap/driver.hpp", "include/cuwrap/driver_raw.hpp", "include/cuwrap/driver_enums.hpp",
+        "include/cuwrap/nvrtc.hpp", "include/cuwrap/nvrtc_raw.hpp", "include/cuwrap/nvrtc_enums.hpp",
+        "include/cuwrap/nvjitlink.hpp", "include/cuwrap/nvjitlink_raw.hpp",
+        "include/cuwrap/nvjitlink_enums.hpp",
         "include/cuwrap/detail/symbols.hpp", "include/cuwrap/detail/device_attributes.inc",
         "include/cuwrap/detail/function_attributes.inc", "src/driver.cpp", "src/nvrtc.cpp",
         "src/nvjitlink.cpp"}) {
@@ -114,7 +117,9 @@ TEST(Cli, GeneratesWithoutNvJitLinkHeader) {
   const auto r = generate(include, dir.path() / "out");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("nvJitLink.h:"), std::string::npos) << r.output;
-  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/include/cuwrap/nvjitlink.hpp"));
+  for (const char* absent : {"nvjitlink.hpp", "nvjitlink_raw.hpp", "nvjitlink_enums.hpp"}) {
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/include/cuwrap" / absent)) << absent;
+  }
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/src/nvjitlink.cpp"));
   const auto symbols = testing::read_file(dir.path() / "out/include/cuwrap/detail/symbols.hpp");
   EXPECT_NE(symbols.find("inline constexpr std::size_t kNvJitLinkSymbolCount = 0;"),
