@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <sstream>
 #include <vector>
 
 namespace cuwrap::gen {
@@ -84,6 +85,25 @@ TEST(Toolkit, GeneratedMatchesTheGenerator) {
     EXPECT_TRUE(expected.count(f) != 0)
         << "generated/" << f << " is not produced by cuwrap-gen any more";
   }
+}
+
+// cmake/bindings.cmake names every header cuwrap-gen writes for the configured toolkit
+// (the build-time generation declares them as its byproducts), and no other.
+TEST(Toolkit, CMakeListsEveryGeneratedHeader) {
+  ScratchDir dir;
+  generate(CUWRAP_CUDA_INCLUDE_DIR, dir.path() / "out", dir.path() / "report.json");
+  std::set<std::string> written;
+  for (const auto& f : files_under(dir.path() / "out")) {
+    if (f.rfind("include/", 0) == 0) {
+      written.insert(f);
+    }
+  }
+  std::set<std::string> listed;
+  std::istringstream list(CUWRAP_GENERATED_HEADER_FILES);
+  for (std::string f; std::getline(list, f, '|');) {
+    listed.insert(f);
+  }
+  EXPECT_EQ(listed, written);
 }
 
 TEST(Toolkit, CoversEveryFunction) {
