@@ -1,10 +1,10 @@
 // Stage 4: rendered files → disk. See output.hpp.
 #include "output.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>  // mkdtemp (POSIX)
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <set>
 #include <string>
