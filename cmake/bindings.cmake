@@ -61,13 +61,18 @@ endif()
 # ${CUWRAP_BINDINGS_ROOT}/src/<name>.cpp, adds its name to the second list); and the headers.
 set(CUWRAP_GENERATED_SOURCE_NAMES driver nvrtc)
 set(CUWRAP_GENERATED_OTHER_SOURCE_NAMES "")
-set(CUWRAP_GENERATED_HEADER_FILES include/cuwrap/driver.hpp include/cuwrap/nvrtc.hpp
+# Each library has three headers (docs/regenerating.md): <ns>_enums.hpp (to_string,
+# operator<<), <ns>_raw.hpp (the raw:: forms) and <ns>.hpp (the typed forms, including both).
+set(CUWRAP_GENERATED_HEADER_FILES
+    include/cuwrap/driver.hpp include/cuwrap/driver_raw.hpp include/cuwrap/driver_enums.hpp
+    include/cuwrap/nvrtc.hpp include/cuwrap/nvrtc_raw.hpp include/cuwrap/nvrtc_enums.hpp
     include/cuwrap/detail/symbols.hpp
     include/cuwrap/detail/device_attributes.inc include/cuwrap/detail/function_attributes.inc)
 set(_cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/cuda.h" "${CUWRAP_CUDA_INCLUDE_DIR}/nvrtc.h")
 if(CUWRAP_HAVE_NVJITLINK)  # no nvJitLink.h (CUDA 11.8): cuwrap-gen writes no nvjitlink files
   list(APPEND CUWRAP_GENERATED_SOURCE_NAMES nvjitlink)
-  list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/nvjitlink.hpp)
+  list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/nvjitlink.hpp
+       include/cuwrap/nvjitlink_raw.hpp include/cuwrap/nvjitlink_enums.hpp)
   list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/nvJitLink.h")
 endif()
 

@@ -13,19 +13,20 @@
 #include <cuwrap/detail/loader.hpp>
 {{BLANK_LINE}}
 #include <cstddef>
-#include <stdexcept>
-#include <string>
 {{BLANK_LINE}}
 namespace cuwrap::detail {
+{{BLANK_LINE}}
+/// Throw std::invalid_argument naming `function`, both spans and their lengths (defined
+/// out of line in the generated sources, so that this header needs no <stdexcept>).
+[[noreturn]] void throw_length_mismatch(const char* function, const char* a, std::size_t a_size,
+                                        const char* b, std::size_t b_size);
 {{BLANK_LINE}}
 /// Throw std::invalid_argument unless the paired spans `a` and `b` of `function` have
 /// the same length (`b` may be empty when `b_optional`); called before the C function.
 inline void check_same_length(const char* function, const char* a, std::size_t a_size,
                               const char* b, std::size_t b_size, bool b_optional) {
   if (a_size != b_size && !(b_optional && b_size == 0)) [[unlikely]] {
-    throw std::invalid_argument(std::string(function) + ": " + a + " has " +
-                                std::to_string(a_size) + " elements but " + b + " has " +
-                                std::to_string(b_size) + "; they must be equally long");
+    throw_length_mismatch(function, a, a_size, b, b_size);
   }
 }
 {{BLANK_LINE}}

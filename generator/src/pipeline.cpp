@@ -15,7 +15,10 @@ ExitCode run(const Options& options, std::ostream& out, std::ostream& err) {
   try {
     const Api api = parse_headers(options.cuda_include);
     const Plan plan = make_plan(api);
-    write_output(options.output, render(plan, options.templates));
+    for (const auto& stale : write_output(options.output, render(plan, options.templates))) {
+      out << "cuwrap-gen: removed " << stale.generic_string()
+          << " (written by an earlier run, not by this one)\n";
+    }
     if (options.print_coverage) {
       print_report(plan, out);
     }

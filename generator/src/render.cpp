@@ -474,8 +474,10 @@ void fill_common(Dict& d, const Plan& plan, const LibraryPlan& library) {
   }
 }
 
-std::string render_header(const std::filesystem::path& dir, const Plan& plan,
-                          const LibraryPlan& library) {
+// The three headers of one library (docs/regenerating.md): NS_enums.hpp, NS_raw.hpp and
+// NS.hpp, expanded from one dictionary, each template taking the sections it needs.
+void render_headers(const std::filesystem::path& dir, const Plan& plan, const LibraryPlan& library,
+                    std::vector<OutputFile>& files) {
   Dict d("library.hpp");
   fill_common(d, plan, library);
   std::set<std::string> traits;
@@ -492,13 +494,19 @@ std::string render_header(const std::filesystem::path& dir, const Plan& plan,
       }
     }
   }
-  return expand(dir, "library.hpp.tpl", d);
+  const std::string base = "include/cuwrap/" + library.config.ns;
+  files.push_back({base + "_enums.hpp", expand(dir, "library_enums.hpp.tpl", d)});
+  files.push_back({base + "_raw.hpp", expand(dir, "library_raw.hpp.tpl", d)});
+  files.push_back({base + ".hpp", expand(dir, "library.hpp.tpl", d)});
 }
 
 std::string render_source(const std::filesystem::path& dir, const Plan& plan,
                           const LibraryPlan& library) {
   Dict d("library.cpp");
   fill_common(d, plan, library);
+  if (&library == &plan.libraries.front()) {
+    d.ShowSection("SHARED");  // the helpers detail/symbols.hpp declares, defined once
+  }
   for (const auto& f : library.functions) {
     Dict* s = d.AddSectionDictionary("SYMBOL");
     s->SetValue("NAME", f.function.name);
@@ -565,8 +573,7 @@ std::vector<OutputFile> render(const Plan& plan, const std::filesystem::path& te
   register_modifiers();
   std::vector<OutputFile> files;
   for (const auto& library : plan.libraries) {
-    files.push_back({"include/cuwrap/" + library.config.ns + ".hpp",
-                     render_header(template_dir, plan, library)});
+    render_headers(template_dir, plan, library, files);
   }
   files.push_back({"include/cuwrap/detail/symbols.hpp", render_symbols(template_dir, plan)});
   for (const auto& list : plan.attribute_lists) {

@@ -35,7 +35,10 @@ TEST(Cli, GeneratesFixtureBindingsAndReport) {
   EXPECT_NE(r.output.find("raw-only: cuLogMessage (variadic parameter list)"), std::string::npos)
       << r.output;
   for (const char* f :
-       {"include/cuwrap/driver.hpp", "include/cuwrap/nvrtc.hpp", "include/cuwrap/nvjitlink.hpp",
+       {"include/cuwrap/driver.hpp", "include/cuwrap/driver_raw.hpp", "include/cuwrap/driver_enums.hpp",
+        "include/cuwrap/nvrtc.hpp", "include/cuwrap/nvrtc_raw.hpp", "include/cuwrap/nvrtc_enums.hpp",
+        "include/cuwrap/nvjitlink.hpp", "include/cuwrap/nvjitlink_raw.hpp",
+        "include/cuwrap/nvjitlink_enums.hpp",
         "include/cuwrap/detail/symbols.hpp", "include/cuwrap/detail/device_attributes.inc",
         "include/cuwrap/detail/function_attributes.inc", "src/driver.cpp", "src/nvrtc.cpp",
         "src/nvjitlink.cpp"}) {
@@ -114,11 +117,25 @@ TEST(Cli, GeneratesWithoutNvJitLinkHeader) {
   const auto r = generate(include, dir.path() / "out");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("nvJitLink.h:"), std::string::npos) << r.output;
-  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/include/cuwrap/nvjitlink.hpp"));
+  for (const char* absent : {"nvjitlink.hpp", "nvjitlink_raw.hpp", "nvjitlink_enums.hpp"}) {
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/include/cuwrap" / absent)) << absent;
+  }
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out/src/nvjitlink.cpp"));
   const auto symbols = testing::read_file(dir.path() / "out/include/cuwrap/detail/symbols.hpp");
   EXPECT_NE(symbols.find("inline constexpr std::size_t kNvJitLinkSymbolCount = 0;"),
             std::string::npos);
+  // Regenerating there from a toolkit with nvJitLink.h and then again without it leaves
+  // no nvJitLink file behind for an include to find, and says so.
+  ASSERT_EQ(generate(kFixtures / "basic", dir.path() / "out").exit_code, 0);
+  ASSERT_TRUE(std::filesystem::exists(dir.path() / "out/include/cuwrap/nvjitlink_raw.hpp"));
+  const auto again = generate(include, dir.path() / "out");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  for (const char* stale : {"include/cuwrap/nvjitlink.hpp", "include/cuwrap/nvjitlink_raw.hpp",
+                            "include/cuwrap/nvjitlink_enums.hpp", "src/nvjitlink.cpp"}) {
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "out" / stale)) << stale;
+    EXPECT_NE(again.output.find(std::string("cuwrap-gen: removed ") + stale), std::string::npos)
+        << again.output;
+  }
   // The loader reads kNvJitLinkSymbols/kNvJitLinkSymbolCount; they must still exist.
   const auto use = dir.path() / "use.cpp";
   std::ofstream(use) << "#include <cuwrap/driver.hpp>\n#include <cuwrap/nvrtc.hpp>\n"

@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <set>
+#include <sstream>
+#include <vector>
 
 namespace cuwrap::gen {
 namespace {
@@ -83,6 +87,25 @@ TEST(Toolkit, GeneratedMatchesTheGenerator) {
   }
 }
 
+// cmake/bindings.cmake names every header cuwrap-gen writes for the configured toolkit
+// (the build-time generation declares them as its byproducts), and no other.
+TEST(Toolkit, CMakeListsEveryGeneratedHeader) {
+  ScratchDir dir;
+  generate(CUWRAP_CUDA_INCLUDE_DIR, dir.path() / "out", dir.path() / "report.json");
+  std::set<std::string> written;
+  for (const auto& f : files_under(dir.path() / "out")) {
+    if (f.rfind("include/", 0) == 0) {
+      written.insert(f);
+    }
+  }
+  std::set<std::string> listed;
+  std::istringstream list(CUWRAP_GENERATED_HEADER_FILES);
+  for (std::string f; std::getline(list, f, '|');) {
+    listed.insert(f);
+  }
+  EXPECT_EQ(listed, written);
+}
+
 TEST(Toolkit, CoversEveryFunction) {
   ScratchDir dir;
   const auto report =
@@ -154,6 +177,52 @@ TEST(Toolkit, RepresentativeWrappersCompile) {
     const auto r =
         syntax_check(usage, kSourceDir / "generated" / "include", CUWRAP_CUDA_INCLUDE_DIR, mode);
     EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
+  }
+}
+
+// The headers of each library in the split (docs/regenerating.md): the typed one, the raw
+// one and the enums one.
+constexpr const char* kLibraries[] = {"driver", "nvrtc", "nvjitlink"};
+constexpr const char* kFlavours[] = {"", "_raw", "_enums"};
+
+// Each generated header compiles alone, warning-clean under the strictest warnings the
+// public headers promise.
+TEST(Toolkit, EachGeneratedHeaderCompilesAlone) {
+  ScratchDir dir;
+  std::vector<std::string> headers = {"cuwrap/detail/symbols.hpp"};
+  for (const char* lib : kLibraries) {
+    for (const char* flavour : kFlavours) {
+      headers.push_back(std::string("cuwrap/") + lib + flavour + ".hpp");
+    }
+  }
+  for (const auto& header : headers) {
+    const fs::path tu = dir.path() / "alone.cpp";
+    std::ofstream(tu) << "#include <" << header << ">\n";
+    const auto r = syntax_check(tu, kSourceDir / "generated" / "include", CUWRAP_CUDA_INCLUDE_DIR,
+                                "-Wshadow -Wconversion -Wsign-conversion");
+    EXPECT_EQ(r.exit_code, 0) << header << "\n" << r.output;
+  }
+}
+
+// The raw and enums headers declare no typed form, the typed header does (header_probe.cpp
+// fails to compile otherwise), and the enums header declares no raw form either.
+TEST(Toolkit, RawAndEnumsHeadersDeclareNoTypedForm) {
+  const fs::path probe = fs::path(CUWRAP_TEST_SOURCE_DIR) / "header_probe.cpp";
+  for (const char* lib : kLibraries) {
+    for (const std::string flavour : kFlavours) {
+      const std::string header = std::string("cuwrap/") + lib + flavour + ".hpp";
+      std::string library = lib;
+      std::transform(library.begin(), library.end(), library.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+      std::string defines = "'-DCUWRAP_PROBE_HEADER=<" + header + ">' -DCUWRAP_PROBE_" + library +
+                            " -DCUWRAP_PROBE_TYPED=" + (flavour.empty() ? "1" : "0");
+      if (flavour == "_enums") {
+        defines += " -DCUWRAP_PROBE_ENUMS";
+      }
+      const auto r = syntax_check(probe, kSourceDir / "generated" / "include",
+                                  CUWRAP_CUDA_INCLUDE_DIR, defines);
+      EXPECT_EQ(r.exit_code, 0) << header << "\n" << r.output;
+    }
   }
 }
 
