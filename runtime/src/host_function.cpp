@@ -4,6 +4,7 @@
 #include <cuwrap/host_function.hpp>
 
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
@@ -34,7 +35,7 @@ void report(std::exception_ptr error) noexcept {
       handler = g_handler;
     }
     if (handler) {
-      handler(std::move(error));
+      handler(error);
     } else {
       default_handler(error);
     }
@@ -61,7 +62,8 @@ HostFunctionErrorHandler set_host_function_error_handler(HostFunctionErrorHandle
 
 namespace detail {
 
-void launch_host_func_raw(CUstream stream, std::unique_ptr<HostFunction> function) {
+void launch_host_func_raw(CUstream stream, HostFunction* raw_function) {
+  std::unique_ptr<HostFunction> function(raw_function);
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   check(driver::raw::cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing");
   if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
