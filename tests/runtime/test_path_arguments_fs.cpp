@@ -51,7 +51,7 @@ TEST(PathArgumentsWithFilesystem, GraphDebugDotPrintTakesPathsAndLiterals) {
 TEST(PathArgumentsWithFilesystem, CachesAndSocketsTakePathsAndLiterals) {
   EXPECT_THROW(cuwrap::FileProgramCache(fs::path(), 1 << 20), std::invalid_argument);
   EXPECT_THROW(cuwrap::FileProgramCache("", 1 << 20), std::invalid_argument);
-  EXPECT_THROW(cuwrap::IPCListener(fs::path()), std::invalid_argument);
+  EXPECT_THROW(cuwrap::IPCListener{fs::path()}, std::invalid_argument);
   EXPECT_THROW(cuwrap::IPCListener(""), std::invalid_argument);
   EXPECT_THROW(static_cast<void>(cuwrap::IPCChannel::connect(fs::path())), std::invalid_argument);
   EXPECT_THROW(static_cast<void>(cuwrap::IPCChannel::connect("")), std::invalid_argument);
