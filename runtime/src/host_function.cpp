@@ -27,7 +27,7 @@ void default_handler(const std::exception_ptr& error) {
   }
 }
 
-void report(std::exception_ptr error) noexcept {
+void report(const std::exception_ptr& error) noexcept {
   try {
     HostFunctionErrorHandler handler;
     {
@@ -57,7 +57,7 @@ void CUDA_CB trampoline(void* data) noexcept {
 
 HostFunctionErrorHandler set_host_function_error_handler(HostFunctionErrorHandler handler) {
   const std::lock_guard<std::mutex> lock(g_handler_mutex);
-  return std::exchange(g_handler, std::move(handler));
+  return std::exchange(g_handler, handler);
 }
 
 namespace detail {

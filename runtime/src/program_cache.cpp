@@ -205,8 +205,7 @@ struct InMemoryProgramCache::State {
   mutable std::mutex mutex;
 };
 
-InMemoryProgramCache::InMemoryProgramCache(std::size_t max_bytes)
-    : max_bytes_(max_bytes), state_(nullptr) {
+InMemoryProgramCache::InMemoryProgramCache(std::size_t max_bytes) : max_bytes_(max_bytes) {
   if (max_bytes_ == 0) {
     throw std::invalid_argument("InMemoryProgramCache: max_bytes must be > 0");
   }

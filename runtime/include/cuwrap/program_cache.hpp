@@ -89,7 +89,7 @@ class InMemoryProgramCache final : public ProgramCache {
   void evict_locked();
 
   std::size_t max_bytes_;
-  State* state_;  // owned
+  State* state_ = nullptr;  // owned
 };
 
 /// A ProgramCache in a directory, shared safely by threads and processes.

@@ -59,7 +59,10 @@ class Ref {
       : object_(other.release()) {}
   /// Share `other`'s object instead of this one's.
   Ref& operator=(const Ref& other) noexcept {
-    Ref(other).swap(*this);
+    if (this != &other) {
+      Ref copy(other);
+      swap(copy);
+    }
     return *this;
   }
   /// Take over `other`'s reference instead of this one's.
