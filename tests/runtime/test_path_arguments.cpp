@@ -5,87 +5,84 @@
 // with <filesystem> included, where a literal must not be ambiguous.
 #include <cuwrap/cuwrap.hpp>
 
+#include "checks.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace {
 
-// Each returns what the call threw (the calls fail before touching a GPU).
-template <class Call>
-std::string thrown_by(Call&& call) {
-  try {
-    call();
-  } catch (const std::invalid_argument& e) {
-    return std::string("invalid_argument: ") + e.what();
-  } catch (const std::logic_error& e) {
-    return std::string("logic_error: ") + e.what();
-  } catch (const std::runtime_error& e) {
-    return std::string("runtime_error: ") + e.what();
-  }
-  return "nothing";
-}
+using cuwrap::testing::thrown_message;
 
+// Each returns the message of what the call threw (they fail before touching a GPU).
 std::string from_file_literal() {
-  return thrown_by([] { static_cast<void>(cuwrap::ObjectCode::from_file("no-such-dir/k.cubin")); });
+  return thrown_message<std::runtime_error>(
+      [] { static_cast<void>(cuwrap::ObjectCode::from_file("no-such-dir/k.cubin")); });
 }
 std::string from_file_string() {
   const std::string name = "no-such-dir/k.weird";
-  return thrown_by([&] { static_cast<void>(cuwrap::ObjectCode::from_file(name)); });
+  return thrown_message<std::invalid_argument>(
+      [&] { static_cast<void>(cuwrap::ObjectCode::from_file(name)); });
 }
 std::string from_file_string_view() {
   const std::string_view name = "no-such-dir/k.ptx";
-  return thrown_by([&] { static_cast<void>(cuwrap::ObjectCode::from_file(name, {})); });
+  return thrown_message<std::runtime_error>(
+      [&] { static_cast<void>(cuwrap::ObjectCode::from_file(name, {})); });
 }
 std::string dot_print_literal() {
   const cuwrap::GraphBuilder closed;
-  return thrown_by([&] { closed.debug_dot_print("graph.dot"); });
+  return thrown_message<std::logic_error>([&] { closed.debug_dot_print("graph.dot"); });
 }
 std::string file_cache_literal() {
-  return thrown_by([] { const cuwrap::FileProgramCache cache("", 1 << 20); });
+  return thrown_message<std::invalid_argument>(
+      [] { const cuwrap::FileProgramCache cache("", 1 << 20); });
 }
 std::string ipc_listener_literal() {
-  return thrown_by([] { const cuwrap::IPCListener listener(""); });
+  return thrown_message<std::invalid_argument>([] { const cuwrap::IPCListener listener(""); });
 }
 std::string ipc_connect_literal() {
-  return thrown_by([] { static_cast<void>(cuwrap::IPCChannel::connect("")); });
+  return thrown_message<std::invalid_argument>(
+      [] { static_cast<void>(cuwrap::IPCChannel::connect("")); });
 }
 
 }  // namespace
+
+// The calls above were made without <filesystem> (libstdc++ defines this guard).
+#if defined(_GLIBCXX_FILESYSTEM)
+#error "<filesystem> was included before the calls: the test proves nothing"
+#endif
 
 #include <gtest/gtest.h>
 
 namespace {
 
-bool contains(const std::string& text, std::string_view part) {
-  return text.find(part) != std::string::npos;
-}
+using cuwrap::testing::contains;
 
 TEST(PathArgumentsWithoutFilesystem, ObjectCodeFromFileTakesStrings) {
   const std::string literal = from_file_literal();
-  EXPECT_TRUE(contains(literal, "runtime_error") && contains(literal, "no-such-dir/k.cubin"))
-      << literal;
+  EXPECT_TRUE(contains(literal, "no-such-dir/k.cubin")) << literal;
   const std::string string = from_file_string();
-  EXPECT_TRUE(contains(string, "invalid_argument") && contains(string, ".weird")) << string;
+  EXPECT_TRUE(contains(string, ".weird")) << string;
   const std::string view = from_file_string_view();
-  EXPECT_TRUE(contains(view, "runtime_error") && contains(view, "no-such-dir/k.ptx")) << view;
+  EXPECT_TRUE(contains(view, "no-such-dir/k.ptx")) << view;
 }
 
 TEST(PathArgumentsWithoutFilesystem, GraphDebugDotPrintTakesALiteral) {
   const std::string thrown = dot_print_literal();
-  EXPECT_TRUE(contains(thrown, "logic_error") && contains(thrown, "closed")) << thrown;
+  EXPECT_TRUE(contains(thrown, "closed")) << thrown;
 }
 
 TEST(PathArgumentsWithoutFilesystem, FileProgramCacheTakesALiteral) {
   const std::string thrown = file_cache_literal();
-  EXPECT_TRUE(contains(thrown, "invalid_argument") && contains(thrown, "empty")) << thrown;
+  EXPECT_TRUE(contains(thrown, "empty")) << thrown;
 }
 
 TEST(PathArgumentsWithoutFilesystem, IpcSocketsTakeLiterals) {
   const std::string listener = ipc_listener_literal();
-  EXPECT_TRUE(contains(listener, "invalid_argument") && contains(listener, "empty")) << listener;
+  EXPECT_TRUE(contains(listener, "empty")) << listener;
   const std::string connect = ipc_connect_literal();
-  EXPECT_TRUE(contains(connect, "invalid_argument") && contains(connect, "empty")) << connect;
+  EXPECT_TRUE(contains(connect, "empty")) << connect;
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <cuwrap/cuwrap.hpp>
 #include <gtest/gtest.h>
 
+#include "checks.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -21,25 +23,17 @@ static_assert(std::is_same_v<decltype(ObjectCode::from_file(std::string("k.cubin
 static_assert(!cuwrap::detail::PathString<fs::path>,
               "a path goes to the path overload, not the string twin");
 
-// Return the message of the std::runtime_error `call` throws ("" when none).
-template <class Call>
-std::string runtime_error_of(Call&& call) {
-  try {
-    call();
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
+using cuwrap::testing::contains;
+using cuwrap::testing::thrown_message;
 
 TEST(PathArgumentsWithFilesystem, ObjectCodeFromFileTakesPathsAndLiterals) {
   const fs::path missing = fs::path("no-such-dir") / "k.cubin";
-  EXPECT_NE(runtime_error_of([&] { static_cast<void>(ObjectCode::from_file(missing)); })
-                .find("no-such-dir/k.cubin"),
-            std::string::npos);
-  EXPECT_NE(runtime_error_of([] { static_cast<void>(ObjectCode::from_file("no-such-dir/k.cubin")); })
-                .find("no-such-dir/k.cubin"),
-            std::string::npos);
+  const std::string with_path = thrown_message<std::runtime_error>(
+      [&] { static_cast<void>(ObjectCode::from_file(missing)); });
+  EXPECT_TRUE(contains(with_path, "no-such-dir/k.cubin")) << with_path;
+  const std::string with_literal = thrown_message<std::runtime_error>(
+      [] { static_cast<void>(ObjectCode::from_file("no-such-dir/k.cubin")); });
+  EXPECT_TRUE(contains(with_literal, "no-such-dir/k.cubin")) << with_literal;
 }
 
 TEST(PathArgumentsWithFilesystem, GraphDebugDotPrintTakesPathsAndLiterals) {
