@@ -7,7 +7,7 @@
 #include <cuda.h>
 
 // The range concepts and accessors of the templated copies, without the views and
-// adaptors of <ranges> (a fifth of the C headers' parse time); see docs/performance.md.
+// adaptors of <ranges> (+30% on the include-cost baseline); see docs/performance.md.
 #if __has_include(<bits/ranges_base.h>)
 #include <bits/ranges_base.h>
 #else

@@ -1,7 +1,7 @@
 // detail::Handler: an installable handler (release failures, host-function exceptions)
 // without std::function.
 //
-// <functional> costs about a quarter of the C headers' own parse time in every
+// <functional> adds about a third to the include-cost baseline (bench_header_compile) in every
 // translation unit that includes it; error.hpp (included by every cuwrap header) needs a
 // handler type, so it is this: a plain function pointer, or a function pointer with a
 // `void*` user data for a handler that needs state. A lambda without captures converts.

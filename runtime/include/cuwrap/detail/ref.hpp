@@ -3,7 +3,7 @@
 // Kernel, ObjectCode, Stream (for the buffers that keep its CUDA stream alive),
 // GraphBuilder and the green-context types share their implementation objects.
 // std::shared_ptr would do, but <memory> costs every translation unit that includes
-// cuwrap about a third of the C headers' own parse time (C++20's <memory> brings
+// cuwrap about 45% on the include-cost baseline (C++20's <memory> brings
 // <atomic_wait>, <chrono> and more), and the public headers are kept cheap (see
 // docs/performance.md, "Include cost"). So the count lives in the object (intrusive),
 // and Ref calls two free functions found by argument-dependent lookup:
