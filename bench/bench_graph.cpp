@@ -11,6 +11,7 @@
 // Every iteration launches and waits, so times include execution. The ratios are
 // printed at the end.
 #include <cuwrap/cuwrap.hpp>
+#include <cuwrap/driver.hpp>
 
 #include <benchmark/benchmark.h>
 

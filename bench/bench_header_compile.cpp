@@ -10,8 +10,11 @@
 //   4. CuwrapUmbrellaHeader: <cuwrap/cuwrap.hpp>, which every user of the high-level
 //      layer includes;
 // plus CuwrapDeviceHeader (<cuwrap/device.hpp> alone), what a user who includes one
-// high-level header pays. After the runs it prints each figure's ratio to the baseline
-// (target for <cuwrap/cuwrap.hpp>: at most 1.5).
+// high-level header pays, and one figure per public high-level header
+// (Header/<name>.hpp, each alone). After the runs it prints each figure's ratio to the
+// baseline (target for <cuwrap/cuwrap.hpp>: at most 1.5). Where this program was built
+// with DLPack (CUWRAP_HAS_DLPACK, as users of the cuwrap target are), the checks define
+// it too, so that <cuwrap/dlpack.hpp> counts as it does for them.
 //
 // Each figure is the median over the iterations of the CPU time (user + system) the
 // compiler's process took, read with getrusage(RUSAGE_CHILDREN): unlike the wall time
@@ -34,6 +37,27 @@ namespace {
 constexpr const char* kCHeaders = "#include <cuda.h>\n#include <nvrtc.h>\n#include <nvJitLink.h>\n";
 constexpr const char* kStandardHeaders =
     "#include <stdexcept>\n#include <string>\n#include <vector>\n";
+#if defined(CUWRAP_HAS_DLPACK) && CUWRAP_HAS_DLPACK
+constexpr const char* kDefines = " -DCUWRAP_HAS_DLPACK=1";
+#else
+constexpr const char* kDefines = "";
+#endif
+
+// Return the names (without .hpp) of the public high-level headers, sorted: every
+// runtime/include/cuwrap/*.hpp but the umbrella and <cuwrap/launch_cuda.hpp> (nvcc only).
+std::vector<std::string> public_headers() {
+  std::vector<std::string> names;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(CUWRAP_SOURCE_DIR "/runtime/include/cuwrap")) {
+    const std::filesystem::path& path = entry.path();
+    const std::string name = path.stem().string();
+    if (path.extension() == ".hpp" && name != "cuwrap" && name != "launch_cuda") {
+      names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 std::string write_tu(const std::string& name, const std::string& includes) {
   const auto dir = std::filesystem::temp_directory_path() / "cuwrap_bench_headers";
@@ -57,7 +81,7 @@ double children_cpu_ns() {
 // benchmark's name.
 void compile(benchmark::State& state, const std::string& name, const std::string& tu) {
   const std::string command = std::string(CUWRAP_CXX_COMPILER) + " -std=c++20 -fsyntax-only " + tu +
-                              " -I" CUWRAP_SOURCE_DIR "/generated/include -I" CUWRAP_SOURCE_DIR
+                              kDefines + " -I" CUWRAP_SOURCE_DIR "/generated/include -I" CUWRAP_SOURCE_DIR
                               "/runtime/include -isystem " CUWRAP_CUDA_INCLUDE_DIR;
   std::vector<double> times_ns;
   for (auto _ : state) {
@@ -107,6 +131,21 @@ void CuwrapDeviceHeader(benchmark::State& state) {
 }
 BENCHMARK(CuwrapDeviceHeader)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
 
+// Register Header/<name>.hpp for every public header (fewer iterations: there are many).
+void register_header_benchmarks() {
+  for (const std::string& name : public_headers()) {
+    benchmark::RegisterBenchmark(("Header/" + name + ".hpp").c_str(),
+                                 [name](benchmark::State& state) {
+                                   compile(state, "Header/" + name,
+                                           write_tu("header_" + name + ".cpp",
+                                                    "#include <cuwrap/" + name + ".hpp>\n"));
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(3)
+        ->UseRealTime();
+  }
+}
+
 // Print `what`'s median time and its ratio to the baseline `base`.
 void print_ratio(const char* what, const std::string& ours, const std::string& base,
                  const char* target) {
@@ -119,6 +158,7 @@ void print_ratio(const char* what, const std::string& ours, const std::string& b
 }  // namespace
 
 int main(int argc, char** argv) {
+  register_header_benchmarks();
   return cuwrap::bench::run_benchmarks(argc, argv, [] {
     const char* base = "CHeadersPlusStandardLibrary";
     print_ratio("C headers + <stdexcept>,<string>,<vector> vs C headers", base, "CHeadersOnly", "");
@@ -126,5 +166,9 @@ int main(int argc, char** argv) {
     print_ratio("<cuwrap/cuwrap.hpp> vs C + standard headers", "CuwrapUmbrellaHeader", base,
                 " (target <= 1.5)");
     print_ratio("<cuwrap/device.hpp> vs C + standard headers", "CuwrapDeviceHeader", base, "");
+    for (const std::string& name : public_headers()) {
+      const std::string what = "  <cuwrap/" + name + ".hpp> alone";
+      print_ratio(what.c_str(), "Header/" + name, base, "");
+    }
   });
 }

@@ -8,6 +8,7 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/memory_resource.hpp>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -82,17 +83,49 @@ std::vector<std::int64_t> compact_strides(std::span<const std::int64_t> shape) {
   return strides;
 }
 
-// What an exported tensor owns: the buffer share and the shape and strides it points to.
+// What keeps an exported tensor's memory valid: a heap-held owner (a Buffer, or a
+// copy of the caller's shared pointer) and the function that lets it go.
+class BufferOwner {
+ public:
+  BufferOwner() noexcept = default;
+  BufferOwner(void* owner, void (*release)(void*) noexcept) noexcept
+      : owner_(owner), release_(release) {}
+  BufferOwner(BufferOwner&& other) noexcept
+      : owner_(std::exchange(other.owner_, nullptr)),
+        release_(std::exchange(other.release_, nullptr)) {}
+  BufferOwner& operator=(BufferOwner&& other) noexcept {
+    std::swap(owner_, other.owner_);
+    std::swap(release_, other.release_);
+    return *this;
+  }
+  BufferOwner(const BufferOwner&) = delete;
+  BufferOwner& operator=(const BufferOwner&) = delete;
+  ~BufferOwner() {
+    if (release_ != nullptr) {
+      release_(owner_);
+    }
+  }
+
+ private:
+  void* owner_ = nullptr;
+  void (*release_)(void*) noexcept = nullptr;
+};
+
+void delete_buffer(void* buffer) noexcept {
+  delete static_cast<Buffer*>(buffer);  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
+// What an exported tensor owns: the buffer's owner and the shape and strides it points to.
 template <class Managed>
 struct ExportContext {
-  std::shared_ptr<const Buffer> buffer;
+  BufferOwner owner;
   std::vector<std::int64_t> shape;
   std::vector<std::int64_t> strides;
   Managed managed{};
 };
 
-// Check an export of `buffer`, then build the tensor; `take` hands over the buffer's
-// ownership only once nothing can fail any more (a refused export leaves it untouched).
+// Check an export of `buffer`, then build the tensor; `take` returns the BufferOwner
+// only once nothing can fail any more (a refused export leaves the buffer untouched).
 template <class Managed, class Take>
 Managed* export_tensor(const Buffer* buffer, DLDataType dtype, std::span<const std::int64_t> shape,
                        std::span<const std::int64_t> strides, Take&& take) {
@@ -122,7 +155,7 @@ Managed* export_tensor(const Buffer* buffer, DLDataType dtype, std::span<const s
   t.shape = context->shape.data();
   t.strides = context->strides.data();
   t.byte_offset = 0;
-  context->buffer = take();
+  context->owner = take();
   context->managed.manager_ctx = context.get();
   context->managed.deleter = [](Managed* self) {
     delete static_cast<ExportContext<Managed>*>(self->manager_ctx);  // NOLINT(cppcoreguidelines-owning-memory)
@@ -207,35 +240,41 @@ DLDevice dlpack_device(const Buffer& buffer) {
   return {kDLCPU, 0};
 }
 
-DLManagedTensor* to_dlpack(std::shared_ptr<const Buffer> buffer, DLDataType dtype,
-                           std::span<const std::int64_t> shape,
-                           std::span<const std::int64_t> strides) {
-  const Buffer* view = buffer.get();
-  return export_tensor<DLManagedTensor>(view, dtype, shape, strides,
-                                        [&] { return std::move(buffer); });
-}
-
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
                            std::span<const std::int64_t> strides) {
   return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, [&] {
-    return std::make_shared<const Buffer>(std::move(buffer));
+    return BufferOwner(new Buffer(std::move(buffer)), &delete_buffer);  // NOLINT(cppcoreguidelines-owning-memory)
   });
 }
 
+namespace detail {
+
+DLManagedTensor* to_dlpack_owned(const Buffer* buffer, void* owner,
+                                 void (*release_owner)(void*) noexcept, DLDataType dtype,
+                                 std::span<const std::int64_t> shape,
+                                 std::span<const std::int64_t> strides) {
+  BufferOwner held(owner, release_owner);  // released here if the export is refused
+  return export_tensor<DLManagedTensor>(buffer, dtype, shape, strides,
+                                        [&] { return std::move(held); });
+}
+
 #if defined(DLPACK_MAJOR_VERSION)
-DLManagedTensorVersioned* to_dlpack_versioned(std::shared_ptr<const Buffer> buffer,
-                                              DLDataType dtype,
-                                              std::span<const std::int64_t> shape,
-                                              std::span<const std::int64_t> strides) {
-  const Buffer* view = buffer.get();
+DLManagedTensorVersioned* to_dlpack_versioned_owned(const Buffer* buffer, void* owner,
+                                                    void (*release_owner)(void*) noexcept,
+                                                    DLDataType dtype,
+                                                    std::span<const std::int64_t> shape,
+                                                    std::span<const std::int64_t> strides) {
+  BufferOwner held(owner, release_owner);
   DLManagedTensorVersioned* tensor = export_tensor<DLManagedTensorVersioned>(
-      view, dtype, shape, strides, [&] { return std::move(buffer); });
+      buffer, dtype, shape, strides, [&] { return std::move(held); });
   tensor->version.major = DLPACK_MAJOR_VERSION;
   tensor->version.minor = DLPACK_MINOR_VERSION;
   tensor->flags = 0;
   return tensor;
 }
 #endif
+
+}  // namespace detail
 
 // ---- DLPackTensor ----
 

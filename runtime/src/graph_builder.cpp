@@ -8,6 +8,7 @@
 #include <cuwrap/detail/context.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -118,22 +119,27 @@ using State = detail::GraphBuilderState;
 GraphBuilder Device::create_graph_builder() const {
   StreamOptions options;
   options.nonblocking = true;
-  return GraphBuilder(std::make_shared<State>(create_stream(options), device_id(), context(),
-                                              State::Kind::Primary));
+  return GraphBuilder(detail::make_ref<State>(create_stream(options), device_id(), context(),
+                                             State::Kind::Primary));
 }
 
 GraphBuilder Stream::create_graph_builder() const {
   // share(): a non-owning Stream that keeps this CUDA stream alive while the builder
   // uses it, even if this Stream object is closed first.
   return GraphBuilder(
-      std::make_shared<State>(share(), device().device_id(), context(), State::Kind::Primary));
+      detail::make_ref<State>(share(), device().device_id(), context(), State::Kind::Primary));
 }
 
 // ---------------------------------------------------------------------------------
 // Lifetime
 
 GraphBuilder::GraphBuilder() noexcept = default;
-GraphBuilder::GraphBuilder(std::shared_ptr<detail::GraphBuilderState> state) noexcept
+namespace detail {
+void ref_acquire(const GraphBuilderState* state) noexcept { acquire_counted(state); }
+void ref_release(const GraphBuilderState* state) noexcept { release_counted(state); }
+}  // namespace detail
+
+GraphBuilder::GraphBuilder(detail::Ref<detail::GraphBuilderState> state) noexcept
     : state_(std::move(state)) {}
 GraphBuilder::GraphBuilder(GraphBuilder&& other) noexcept = default;
 GraphBuilder& GraphBuilder::operator=(GraphBuilder&& other) noexcept = default;
@@ -236,7 +242,7 @@ std::vector<GraphBuilder> GraphBuilder::split(int count) {
     Stream stream = device.create_stream(options);
     stream.wait(fork);
     auto branch =
-        std::make_shared<State>(std::move(stream), s.device, s.context, State::Kind::Branch);
+        detail::make_ref<State>(std::move(stream), s.device, s.context, State::Kind::Branch);
     branch->phase = State::Phase::Building;
     branch->mode = s.mode;
     branch->attachments = s.attachments;
@@ -268,7 +274,7 @@ GraphBuilder GraphBuilder::join(std::vector<GraphBuilder>&& builders) {
   }
   State& target = *builders[root].state_;
   for (const GraphBuilder& builder : builders) {
-    const std::shared_ptr<State> other = builder.state_;
+    const detail::Ref<State> other = builder.state_;
     if (other.get() == &target || other->closed) {
       continue;  // the root itself, or a duplicate already joined
     }
@@ -282,6 +288,10 @@ GraphBuilder GraphBuilder::join(std::vector<GraphBuilder>&& builders) {
 }
 // ---------------------------------------------------------------------------------
 // Accessors
+
+void GraphBuilder::debug_dot_print_named(std::string_view path, unsigned flags) const {
+  debug_dot_print(std::filesystem::path(path), flags);
+}
 
 void GraphBuilder::debug_dot_print(const std::filesystem::path& path, unsigned flags) const {
   const State& s = state("debug_dot_print");

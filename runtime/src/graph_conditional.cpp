@@ -57,7 +57,7 @@ std::vector<GraphBuilder> GraphBuilder::add_conditional(CUgraphConditionalHandle
   for (unsigned i = 0; i < size; ++i) {
     StreamOptions options;
     options.nonblocking = true;
-    auto body = std::make_shared<State>(device.create_stream(options), s.device, s.context,
+    auto body = detail::make_ref<State>(device.create_stream(options), s.device, s.context,
                                         State::Kind::Body);
     body->graph = params.conditional.phGraph_out[i];  // owned by the conditional node
     body->attachments = s.attachments;

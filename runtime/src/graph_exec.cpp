@@ -120,34 +120,37 @@ Graph GraphBuilder::complete(const GraphCompleteOptions& options) {
     }
     throw GraphInstantiateError(status, params.result_out);
   }
-  Graph graph(exec, true, s.attachments, s.context);
-  graph.definitions_.push_back(s.definition);
+  Graph graph(exec, true, s.context);
+  detail::GraphKeepAlive& keep = graph.keep_alive();
+  keep.attachments.push_back(s.attachments);
+  keep.definitions.push_back(s.definition);
   return graph;
 }
 
 // ---------------------------------------------------------------------------------
 // Lifetime
-Graph::Graph(CUgraphExec exec, bool owned, std::shared_ptr<detail::GraphAttachments> attachments,
-             CUcontext context)
-    : exec_(exec), owned_(owned), context_(context) {
-  if (attachments) {
-    attachments_.push_back(std::move(attachments));
+Graph::Graph(CUgraphExec exec, bool owned, CUcontext context)
+    : exec_(exec), owned_(owned), context_(context) {}
+
+detail::GraphKeepAlive& Graph::keep_alive() {
+  if (keep_alive_ == nullptr) {
+    keep_alive_ = new detail::GraphKeepAlive();  // NOLINT(cppcoreguidelines-owning-memory)
   }
+  return *keep_alive_;
 }
 
 Graph Graph::from_handle(CUgraphExec exec) {
   if (exec == nullptr) {
     throw std::invalid_argument("Graph::from_handle: exec is null");
   }
-  return Graph(exec, false, nullptr, nullptr);
+  return Graph(exec, false, nullptr);
 }
 
 Graph::Graph(Graph&& other) noexcept
     : exec_(std::exchange(other.exec_, nullptr)),
       owned_(std::exchange(other.owned_, false)),
       context_(std::exchange(other.context_, nullptr)),
-      attachments_(std::move(other.attachments_)),
-      definitions_(std::move(other.definitions_)) {}
+      keep_alive_(std::exchange(other.keep_alive_, nullptr)) {}
 
 Graph& Graph::operator=(Graph&& other) noexcept {
   if (this != &other) {
@@ -155,8 +158,7 @@ Graph& Graph::operator=(Graph&& other) noexcept {
     exec_ = std::exchange(other.exec_, nullptr);
     owned_ = std::exchange(other.owned_, false);
     context_ = std::exchange(other.context_, nullptr);
-    attachments_ = std::move(other.attachments_);
-    definitions_ = std::move(other.definitions_);
+    keep_alive_ = std::exchange(other.keep_alive_, nullptr);
   }
   return *this;
 }
@@ -170,8 +172,14 @@ void Graph::close() noexcept {
   exec_ = nullptr;
   owned_ = false;
   context_ = nullptr;
-  attachments_.clear();
-  definitions_.clear();
+  delete std::exchange(keep_alive_, nullptr);  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
+void Graph::launch(const Stream& stream) {
+  if (exec_ == nullptr) [[unlikely]] {
+    detail::throw_closed_graph("launch");
+  }
+  detail::check(driver::raw::cuGraphLaunch(exec_, stream.handle()), "cuGraphLaunch");
 }
 
 void Graph::upload(const Stream& stream) {
@@ -202,12 +210,14 @@ void Graph::update(const GraphBuilder& builder) {
   if (status != CUDA_SUCCESS) {
     throw GraphUpdateError(status, info);
   }
-  if (std::find(attachments_.begin(), attachments_.end(), s.attachments) == attachments_.end()) {
-    attachments_.push_back(s.attachments);
+  detail::GraphKeepAlive& keep = keep_alive();
+  if (std::find(keep.attachments.begin(), keep.attachments.end(), s.attachments) ==
+      keep.attachments.end()) {
+    keep.attachments.push_back(s.attachments);
   }
-  if (s.definition &&
-      std::find(definitions_.begin(), definitions_.end(), s.definition) == definitions_.end()) {
-    definitions_.push_back(s.definition);  // nodes named later may be this graph's
+  if (s.definition && std::find(keep.definitions.begin(), keep.definitions.end(),
+                                s.definition) == keep.definitions.end()) {
+    keep.definitions.push_back(s.definition);  // nodes named later may be this graph's
   }
 }
 
@@ -241,10 +251,11 @@ void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config,
   // No context is made current: the parameters name it (or, for a Graph from
   // from_handle, leave it null so the driver uses the current one).
   driver::cuGraphExecKernelNodeSetParams(exec_, node.handle(), &params);
-  if (attachments_.empty()) {
-    attachments_.push_back(std::make_shared<detail::GraphAttachments>());
+  detail::GraphKeepAlive& keep = keep_alive();
+  if (keep.attachments.empty()) {
+    keep.attachments.push_back(std::make_shared<detail::GraphAttachments>());
   }
-  attachments_.front()->retain(kernel);  // its module must outlive the graph's launches
+  keep.attachments.front()->retain(kernel);  // its module must outlive the graph's launches
 }
 
 void Graph::set_node_enabled(GraphNode node, bool enabled) {

@@ -47,21 +47,18 @@ void set_capture_tip(CUstream stream, CUgraphNode node) {
 
 namespace {
 
-// Host nodes call this with the std::function the user object owns.
-void CUDA_CB run_host_function(void* data) noexcept {
-  (*static_cast<std::function<void()>*>(data))();
-}
+// Host nodes call this with the HostFunction the user object owns.
+void CUDA_CB run_host_function(void* data) noexcept { static_cast<HostFunction*>(data)->run(); }
 
 void CUDA_CB delete_host_function(void* data) noexcept {
-  delete static_cast<std::function<void()>*>(data);
+  delete static_cast<HostFunction*>(data);  // NOLINT(cppcoreguidelines-owning-memory)
 }
 
 // Hand `fn` to a user object retained by `graph`; return the pointer host nodes use.
-std::function<void()>* attach_host_function(CUgraph graph, std::function<void()> fn) {
-  auto owned = std::make_unique<std::function<void()>>(std::move(fn));
+HostFunction* attach_host_function(CUgraph graph, std::unique_ptr<HostFunction> owned) {
   CUuserObject object = driver::cuUserObjectCreate(owned.get(), &delete_host_function, 1,
                                                    CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
-  std::function<void()>* pointer = owned.release();  // the user object owns it now
+  HostFunction* pointer = owned.release();  // the user object owns it now
   const CUresult status =
       driver::raw::cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE);
   if (status != CUDA_SUCCESS) {
@@ -237,8 +234,9 @@ GraphNode GraphBuilder::add_memset_elements(std::span<const GraphNode> dependenc
   return add_node(dependencies, params, "add_memset");
 }
 
-GraphNode GraphBuilder::add_host(std::span<const GraphNode> dependencies,
-                                 std::function<void()> fn) {
+GraphNode GraphBuilder::add_host_node(std::span<const GraphNode> dependencies,
+                                      detail::HostFunction* raw_fn) {
+  std::unique_ptr<detail::HostFunction> fn(raw_fn);
   State& s = state("add_host");
   if (!fn) {
     throw std::invalid_argument("GraphBuilder::add_host: fn is empty");

@@ -19,6 +19,9 @@
 // graph, which must therefore outlive the builder when the builder is closed first.
 #pragma once
 
+#include "ref_counted.hpp"
+
+#include <cuwrap/driver.hpp>
 #include <cuwrap/graph.hpp>
 #include <cuwrap/launch.hpp>
 #include <cuwrap/stream.hpp>
@@ -55,7 +58,7 @@ struct CaptureFamily {
 };
 
 /// The state behind a GraphBuilder and every handle split()/join() gave out for it.
-struct GraphBuilderState {
+struct GraphBuilderState : RefCounted {
   enum class Kind {
     Primary,  ///< from Device/Stream::create_graph_builder: captures a new graph
     Branch,   ///< from split(): joins the capture of its origin, must be joined
@@ -95,6 +98,13 @@ struct GraphBuilderState {
   bool closed = false;
   std::shared_ptr<GraphAttachments> attachments = std::make_shared<GraphAttachments>();
   std::shared_ptr<CaptureFamily> family = std::make_shared<CaptureFamily>();
+};
+
+/// What a Graph keeps alive: its nodes' attachments (kernels' modules, host functions)
+/// and the graphs it was completed or updated from (their nodes name this graph's).
+struct GraphKeepAlive {
+  std::vector<std::shared_ptr<GraphAttachments>> attachments;
+  std::vector<GraphDefinition> definitions;
 };
 
 /// The capture state of `stream`: its graph and the nodes the next captured work

@@ -1,5 +1,7 @@
 // Green contexts: DeviceResources, SMResource, Context, and the Device members that make
 // them. See cuwrap/green_context.hpp and cuwrap/context.hpp.
+#include "ref_counted.hpp"
+
 #include <cuwrap/context.hpp>
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
@@ -18,7 +20,7 @@ namespace cuwrap {
 namespace detail {
 
 // One CUDA green context, shared by its Context, its streams and DeviceResources.
-struct GreenContextState {
+struct GreenContextState : RefCounted {
   CUgreenCtx green = nullptr;
   CUcontext context = nullptr;  // cuCtxFromGreenCtx(green)
   int device_id = -1;
@@ -41,6 +43,9 @@ struct GreenContextState {
     report_release_failure(driver::raw::cuGreenCtxDestroy(green), "cuGreenCtxDestroy", "Context");
   }
 };
+
+void ref_acquire(const GreenContextState* state) noexcept { acquire_counted(state); }
+void ref_release(const GreenContextState* state) noexcept { release_counted(state); }
 
 }  // namespace detail
 
@@ -191,7 +196,7 @@ SMResource DeviceResources::sm() const {
 
 DeviceResources Device::resources() const {
   detail::require_driver(kGreenContextVersion, "green contexts (device resources)");
-  return DeviceResources(ordinal_, nullptr);
+  return DeviceResources(ordinal_, {});
 }
 
 // ---- Context -----------------------------------------------------------------------
@@ -223,7 +228,7 @@ Context Device::create_context(const ContextOptions& options) const {
   const detail::ScopedContext scope(context());  // the primary context must exist
   const CUdevResourceDesc desc =
       driver::cuDevResourceGenerateDesc(resources.data(), static_cast<unsigned>(resources.size()));
-  auto state = std::make_shared<detail::GreenContextState>();
+  auto state = detail::make_ref<detail::GreenContextState>();
   state->device_id = ordinal_;
   state->green = driver::cuGreenCtxCreate(desc, device_, CU_GREEN_CTX_DEFAULT_STREAM);
   state->context = driver::cuCtxFromGreenCtx(state->green);  // on failure, state destroys green

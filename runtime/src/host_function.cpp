@@ -4,6 +4,7 @@
 #include <cuwrap/host_function.hpp>
 
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
@@ -26,7 +27,7 @@ void default_handler(const std::exception_ptr& error) {
   }
 }
 
-void report(std::exception_ptr error) noexcept {
+void report(const std::exception_ptr& error) noexcept {
   try {
     HostFunctionErrorHandler handler;
     {
@@ -34,7 +35,7 @@ void report(std::exception_ptr error) noexcept {
       handler = g_handler;
     }
     if (handler) {
-      handler(std::move(error));
+      handler(error);
     } else {
       default_handler(error);
     }
@@ -56,12 +57,13 @@ void CUDA_CB trampoline(void* data) noexcept {
 
 HostFunctionErrorHandler set_host_function_error_handler(HostFunctionErrorHandler handler) {
   const std::lock_guard<std::mutex> lock(g_handler_mutex);
-  return std::exchange(g_handler, std::move(handler));
+  return std::exchange(g_handler, handler);
 }
 
 namespace detail {
 
-void launch_host_func_raw(CUstream stream, std::unique_ptr<HostFunction> function) {
+void launch_host_func_raw(CUstream stream, HostFunction* raw_function) {
+  std::unique_ptr<HostFunction> function(raw_function);
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   check(driver::raw::cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing");
   if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -129,6 +130,10 @@ IPCChannel IPCChannel::from_fd(int fd) {
                                 " is not a file descriptor");
   }
   return IPCChannel(fd);
+}
+
+IPCChannel IPCChannel::connect_named(std::string_view path) {
+  return connect(std::filesystem::path(path));
 }
 
 IPCChannel IPCChannel::connect(const std::filesystem::path& path) {
@@ -285,12 +290,15 @@ void IPCChannel::require_same_user(const char* operation) const { check_peer_use
 
 // ---- IPCListener ---------------------------------------------------------------------
 
-IPCListener::IPCListener(std::filesystem::path path) : path_(std::move(path)) {
-  const sockaddr_un address = socket_address(path_);
+IPCListener::IPCListener(NamedPath /*tag*/, std::string_view path)
+    : IPCListener(std::filesystem::path(path)) {}
+
+IPCListener::IPCListener(const std::filesystem::path& path) : path_(path.string()) {
+  const sockaddr_un address = socket_address(path);
   // The directory decides who may reach the socket: it must be this user's and not
   // writable by others (else another user could swap the file under us).
   const std::filesystem::path directory =
-      path_.has_parent_path() ? path_.parent_path() : std::filesystem::path(".");
+      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   struct stat info {};
   if (::stat(directory.c_str(), &info) != 0) {
     throw_errno("stat(IPC socket directory)");
@@ -331,6 +339,8 @@ IPCListener& IPCListener::operator=(IPCListener&& other) noexcept {
 }
 
 IPCListener::~IPCListener() { close(); }
+
+std::filesystem::path IPCListener::path() const { return path_; }
 
 IPCChannel IPCListener::accept() {
   if (fd_ < 0) {

@@ -1,4 +1,6 @@
 // Kernel, KernelAttributes and KernelOccupancy.
+#include "kernel_impl.hpp"
+
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
@@ -25,14 +27,19 @@ void check_block_size_limit(int block_size_limit) {
 
 // ---- Kernel ----------------------------------------------------------------------
 
-Kernel::Kernel(std::shared_ptr<detail::KernelImpl> impl)
+namespace detail {
+void ref_acquire(const KernelImpl* impl) noexcept { acquire_counted(impl); }
+void ref_release(const KernelImpl* impl) noexcept { release_counted(impl); }
+}  // namespace detail
+
+Kernel::Kernel(detail::Ref<detail::KernelImpl> impl)
     : impl_(std::move(impl)), handle_(impl_->handle) {}
 
 Kernel Kernel::from_handle(CUkernel kernel, std::string name) {
   if (kernel == nullptr) {
     throw std::invalid_argument("Kernel::from_handle: kernel is null");
   }
-  auto impl = std::make_shared<detail::KernelImpl>();
+  auto impl = detail::make_ref<detail::KernelImpl>();
   impl->handle = kernel;
   impl->symbol = driver::cuKernelGetName(kernel);
   impl->name = name.empty() ? impl->symbol : std::move(name);
@@ -75,7 +82,7 @@ const std::string& Kernel::symbol() const { return impl_->symbol; }
 
 // ---- KernelAttributes --------------------------------------------------------------
 
-KernelAttributes::KernelAttributes(std::shared_ptr<detail::KernelImpl> impl)
+KernelAttributes::KernelAttributes(detail::Ref<detail::KernelImpl> impl)
     : impl_(std::move(impl)) {}
 
 int KernelAttributes::get(CUfunction_attribute attribute) const {
@@ -89,7 +96,7 @@ int KernelAttributes::get(CUfunction_attribute attribute, const Device& device) 
 
 // ---- KernelOccupancy ---------------------------------------------------------------
 
-KernelOccupancy::KernelOccupancy(std::shared_ptr<detail::KernelImpl> impl)
+KernelOccupancy::KernelOccupancy(detail::Ref<detail::KernelImpl> impl)
     : impl_(std::move(impl)) {}
 
 CUfunction KernelOccupancy::function() const {

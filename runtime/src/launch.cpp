@@ -5,6 +5,7 @@
 // comparisons, no allocation and no driver call besides the launch, which goes through
 // the raw entry point and is checked with detail::check.
 #include "compat.hpp"
+#include "kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>

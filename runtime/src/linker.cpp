@@ -1,4 +1,6 @@
 // Linker over nvJitLink, and the architecture helpers shared with Program.
+#include "kernel_impl.hpp"
+
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>

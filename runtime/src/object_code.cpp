@@ -1,5 +1,7 @@
 // ObjectCode: code storage, lazy thread-safe loading through the library API, and
 // kernel lookup by symbol or name expression.
+#include "kernel_impl.hpp"
+
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
@@ -8,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -25,7 +28,7 @@ bool is_loadable(TargetType type) noexcept {
 }
 
 /// What every copy of an ObjectCode shares: the code and, once loaded, the library.
-struct ObjectCodeImpl {
+struct ObjectCodeImpl : RefCounted {
   TargetType type = TargetType::Cubin;
   std::string code;  // std::string so that PTX is NUL-terminated for the driver
   std::string name;
@@ -137,7 +140,12 @@ std::string_view to_string(TargetType type) noexcept {
   return "unknown";
 }
 
-ObjectCode::ObjectCode(std::shared_ptr<detail::ObjectCodeImpl> impl) : impl_(std::move(impl)) {}
+namespace detail {
+void ref_acquire(const ObjectCodeImpl* impl) noexcept { acquire_counted(impl); }
+void ref_release(const ObjectCodeImpl* impl) noexcept { release_counted(impl); }
+}  // namespace detail
+
+ObjectCode::ObjectCode(detail::Ref<detail::ObjectCodeImpl> impl) : impl_(std::move(impl)) {}
 
 ObjectCode ObjectCode::from_parts(TargetType type, std::string code, std::string name,
                                   std::vector<std::pair<std::string, std::string>> lowered) {
@@ -145,7 +153,7 @@ ObjectCode ObjectCode::from_parts(TargetType type, std::string code, std::string
     throw std::invalid_argument("ObjectCode: the " + std::string(to_string(type)) + " code of '" +
                                 name + "' is empty");
   }
-  auto impl = std::make_shared<detail::ObjectCodeImpl>();
+  auto impl = detail::make_ref<detail::ObjectCodeImpl>();
   impl->type = type;
   impl->code = std::move(code);
   impl->name = std::move(name);
@@ -184,6 +192,10 @@ ObjectCode ObjectCode::from_object(std::span<const char> data, std::string name,
 ObjectCode ObjectCode::from_library(std::span<const char> data, std::string name,
                                     SymbolMapping symbol_mapping) {
   return make(TargetType::Library, data, std::move(name), std::move(symbol_mapping));
+}
+
+ObjectCode ObjectCode::from_file_named(std::string_view path, SymbolMapping symbol_mapping) {
+  return from_file(std::filesystem::path(path), std::move(symbol_mapping));
 }
 
 ObjectCode ObjectCode::from_file(const std::filesystem::path& path, SymbolMapping symbol_mapping) {
@@ -231,7 +243,7 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
     }
     detail::check(status, "cuLibraryGetKernel");
   }
-  auto kernel_impl = std::make_shared<detail::KernelImpl>();
+  auto kernel_impl = detail::make_ref<detail::KernelImpl>();
   kernel_impl->library = impl_;
   kernel_impl->handle = kernel;
   kernel_impl->name = std::string(name);

@@ -14,6 +14,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <list>
+#include <mutex>
+#include <unordered_map>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -190,94 +194,131 @@ void default_warning(const std::string& message) {
 
 // ---- InMemoryProgramCache --------------------------------------------------------
 
+struct InMemoryProgramCache::State {
+  struct Entry {
+    std::string key;
+    std::string value;
+  };
+  std::size_t bytes = 0;
+  std::list<Entry> entries;  // most recently used first
+  std::unordered_map<std::string_view, std::list<Entry>::iterator> index;
+  mutable std::mutex mutex;
+};
+
 InMemoryProgramCache::InMemoryProgramCache(std::size_t max_bytes) : max_bytes_(max_bytes) {
   if (max_bytes_ == 0) {
     throw std::invalid_argument("InMemoryProgramCache: max_bytes must be > 0");
   }
+  state_ = new State();  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
+InMemoryProgramCache::~InMemoryProgramCache() {
+  delete state_;  // NOLINT(cppcoreguidelines-owning-memory)
 }
 
 std::optional<std::string> InMemoryProgramCache::get(std::string_view key) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  const auto found = index_.find(key);
-  if (found == index_.end()) {
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  const auto found = state_->index.find(key);
+  if (found == state_->index.end()) {
     return std::nullopt;
   }
-  entries_.splice(entries_.begin(), entries_, found->second);
+  state_->entries.splice(state_->entries.begin(), state_->entries, found->second);
   return found->second->value;
 }
 
 void InMemoryProgramCache::put(std::string_view key, std::string_view value) {
   const std::size_t size = key.size() + value.size();
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (const auto found = index_.find(key); found != index_.end()) {
-    bytes_ -= found->second->key.size() + found->second->value.size();
-    entries_.erase(found->second);
-    index_.erase(found);
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  if (const auto found = state_->index.find(key); found != state_->index.end()) {
+    state_->bytes -= found->second->key.size() + found->second->value.size();
+    state_->entries.erase(found->second);
+    state_->index.erase(found);
   }
   if (size > max_bytes_) {
     return;
   }
-  entries_.push_front(Entry{std::string(key), std::string(value)});
-  index_.emplace(entries_.front().key, entries_.begin());
-  bytes_ += size;
+  state_->entries.push_front(State::Entry{std::string(key), std::string(value)});
+  state_->index.emplace(state_->entries.front().key, state_->entries.begin());
+  state_->bytes += size;
   evict_locked();
 }
 
 void InMemoryProgramCache::evict_locked() {
-  while (bytes_ > max_bytes_ && !entries_.empty()) {
-    Entry& oldest = entries_.back();
-    bytes_ -= oldest.key.size() + oldest.value.size();
-    index_.erase(oldest.key);
-    entries_.pop_back();
+  while (state_->bytes > max_bytes_ && !state_->entries.empty()) {
+    State::Entry& oldest = state_->entries.back();
+    state_->bytes -= oldest.key.size() + oldest.value.size();
+    state_->index.erase(oldest.key);
+    state_->entries.pop_back();
   }
 }
 
 void InMemoryProgramCache::clear() {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  index_.clear();
-  entries_.clear();
-  bytes_ = 0;
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  state_->index.clear();
+  state_->entries.clear();
+  state_->bytes = 0;
 }
 
 std::size_t InMemoryProgramCache::size_bytes() const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return bytes_;
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->bytes;
 }
 
 std::size_t InMemoryProgramCache::entry_count() const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return entries_.size();
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->entries.size();
 }
 
 // ---- FileProgramCache ------------------------------------------------------------
 
+struct FileProgramCache::State {
+  std::filesystem::path dir;
+  WarningHandler on_warning;
+  std::once_flag warned;
+};
+
 FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_bytes)
     : FileProgramCache(std::move(dir), max_bytes, {}) {}
 
+FileProgramCache::FileProgramCache(NamedPath /*tag*/, std::string_view dir, std::size_t max_bytes,
+                                   WarningHandler on_warning)
+    : FileProgramCache(std::filesystem::path(dir), max_bytes, on_warning) {}
+
+FileProgramCache::~FileProgramCache() {
+  delete state_;  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
+FileProgramCache::FileProgramCache(State* state, std::size_t max_bytes) noexcept
+    : max_bytes_(max_bytes), state_(state) {}
+
+std::filesystem::path FileProgramCache::directory() const { return state_->dir; }
+
 FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_bytes,
                                    WarningHandler on_warning)
-    : dir_(std::move(dir)), max_bytes_(max_bytes), on_warning_(std::move(on_warning)) {
+    // Delegating: once the target constructor has run, a throw below runs the
+    // destructor, which frees the state.
+    : FileProgramCache(new State{std::move(dir), on_warning, {}}, max_bytes) {  // NOLINT(cppcoreguidelines-owning-memory)
   if (max_bytes_ == 0) {
     throw std::invalid_argument("FileProgramCache: max_bytes must be > 0");
   }
-  if (dir_.empty()) {
+  if (state_->dir.empty()) {
     throw std::invalid_argument("FileProgramCache: the directory path is empty");
   }
   std::error_code ec;
-  if (!std::filesystem::exists(dir_, ec)) {
-    if (dir_.has_parent_path()) {
-      std::filesystem::create_directories(dir_.parent_path());
+  if (!std::filesystem::exists(state_->dir, ec)) {
+    if (state_->dir.has_parent_path()) {
+      std::filesystem::create_directories(state_->dir.parent_path());
     }
-    if (::mkdir(dir_.c_str(), S_IRWXU) != 0 && errno != EEXIST) {
+    if (::mkdir(state_->dir.c_str(), S_IRWXU) != 0 && errno != EEXIST) {
       throw std::system_error(errno, std::generic_category(),
-                              "FileProgramCache: cannot create '" + dir_.string() + "'");
+                              "FileProgramCache: cannot create '" + state_->dir.string() + "'");
     }
   }
-  check_private_directory(dir_);
+  check_private_directory(state_->dir);
 }
 
 std::filesystem::path FileProgramCache::entry_path(std::string_view key) const {
-  return dir_ / to_hex(sha256({key}));
+  return state_->dir / to_hex(sha256({key}));
 }
 
 std::optional<std::string> FileProgramCache::get(std::string_view key) {
@@ -300,11 +341,11 @@ void FileProgramCache::put(std::string_view key, std::string_view value) {
     return;
   }
   const std::filesystem::path target = entry_path(key);
-  const std::filesystem::path temp = dir_ / (std::string(kTempPrefix) + temp_suffix());
+  const std::filesystem::path temp = state_->dir / (std::string(kTempPrefix) + temp_suffix());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                         S_IRUSR | S_IWUSR);
   if (fd < 0) {
-    warn_once("cannot write to the program cache '" + dir_.string() +
+    warn_once("cannot write to the program cache '" + state_->dir.string() +
               "' (" + std::strerror(errno) + "); compiling without caching");
     return;
   }
@@ -329,7 +370,7 @@ void FileProgramCache::put(std::string_view key, std::string_view value) {
   }
   if (error != 0) {
     static_cast<void>(::unlink(temp.c_str()));
-    warn_once("cannot write to the program cache '" + dir_.string() + "' (" +
+    warn_once("cannot write to the program cache '" + state_->dir.string() + "' (" +
               std::strerror(error) + "); compiling without caching");
     return;
   }
@@ -346,7 +387,7 @@ void FileProgramCache::evict() {
   std::size_t total = 0;
   std::error_code ec;
   const auto stale_before = std::filesystem::file_time_type::clock::now() - kStaleTempAge;
-  for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
+  for (const auto& item : std::filesystem::directory_iterator(state_->dir, ec)) {
     const std::string name = item.path().filename().string();
     std::error_code item_ec;
     if (name.starts_with(kTempPrefix)) {
@@ -383,7 +424,7 @@ void FileProgramCache::evict() {
 
 void FileProgramCache::clear() {
   std::error_code ec;
-  for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
+  for (const auto& item : std::filesystem::directory_iterator(state_->dir, ec)) {
     if (is_entry_name(item.path().filename().string())) {
       std::error_code remove_ec;
       std::filesystem::remove(item.path(), remove_ec);
@@ -394,7 +435,7 @@ void FileProgramCache::clear() {
 std::size_t FileProgramCache::size_bytes() const {
   std::size_t total = 0;
   std::error_code ec;
-  for (const auto& item : std::filesystem::directory_iterator(dir_, ec)) {
+  for (const auto& item : std::filesystem::directory_iterator(state_->dir, ec)) {
     std::error_code item_ec;
     if (is_entry_name(item.path().filename().string()) && item.is_regular_file(item_ec)) {
       const std::uintmax_t size = item.file_size(item_ec);
@@ -407,10 +448,10 @@ std::size_t FileProgramCache::size_bytes() const {
 }
 
 void FileProgramCache::warn_once(const std::string& message) noexcept {
-  std::call_once(warned_, [&] {
+  std::call_once(state_->warned, [&] {
     try {
-      if (on_warning_) {
-        on_warning_(message);
+      if (state_->on_warning) {
+        state_->on_warning(message);
       } else {
         default_warning(message);
       }

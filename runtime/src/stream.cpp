@@ -1,5 +1,6 @@
 // Stream and the default streams. See cuwrap/stream.hpp.
 #include "compat.hpp"
+#include "ref_counted.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
@@ -15,12 +16,12 @@ namespace detail {
 
 // What a Stream and the buffers allocated on it share. The CUDA stream is destroyed
 // when the last of them lets go (and only when cuwrap created it).
-struct StreamState {
+struct StreamState : RefCounted {
   CUstream handle = nullptr;
   CUcontext context = nullptr;
   int device_id = -1;
   bool owning = false;
-  std::shared_ptr<const void> keep_alive;  // released after the stream is destroyed
+  Ref<const GreenContextState> keep_alive;  // released after the stream is destroyed
 
   StreamState() = default;
   StreamState(const StreamState&) = delete;
@@ -32,13 +33,16 @@ struct StreamState {
   }
 };
 
+void ref_acquire(const StreamState* state) noexcept { acquire_counted(state); }
+void ref_release(const StreamState* state) noexcept { release_counted(state); }
+
 void make_stream_context_current(const Stream& stream) {
   driver::cuCtxSetCurrent(stream.context());
 }
 
 Stream adopt_stream(CUstream handle, CUcontext context, int device_id,
-                    std::shared_ptr<const void> keep_alive) {
-  auto state = std::make_shared<StreamState>();
+                    Ref<const GreenContextState> keep_alive) {
+  auto state = make_ref<StreamState>();
   state->handle = handle;
   state->context = context;
   state->device_id = device_id;
@@ -81,7 +85,7 @@ Stream::Stream(const Device& device, const StreamOptions& options) {
                                 std::to_string(greatest) + ", " + std::to_string(least) +
                                 "] (lower numbers are higher priority)");
   }
-  auto state = std::make_shared<detail::StreamState>();
+  auto state = detail::make_ref<detail::StreamState>();
   state->context = context;
   state->device_id = device.device_id();
   const unsigned flags = options.nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
@@ -118,7 +122,7 @@ Stream Stream::from_handle(CUstream handle) {
     return Stream(detail::DefaultStreamTag{}, bits);
   }
   detail::ensure_driver_initialized();
-  auto state = std::make_shared<detail::StreamState>();
+  auto state = detail::make_ref<detail::StreamState>();
   state->handle = handle;
   // A green context's stream has no regular context (nullptr).
   state->context = detail::stream_contexts(handle).context;

@@ -6,6 +6,8 @@
 #include <cuwrap/virtual_memory_resource.hpp>
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -90,6 +92,11 @@ CUmemAllocationType allocation_type(VirtualMemoryAllocationType type) {
 
 }  // namespace
 
+struct VirtualMemoryResource::Allocations {
+  std::mutex mutex;  // guards by_base
+  std::map<CUdeviceptr, Allocation> by_base;
+};
+
 // The options are taken by const reference, as API.md fixes the signature.
 VirtualMemoryResource::VirtualMemoryResource(
     Device device, const VirtualMemoryResourceOptions& options)  // NOLINT(modernize-pass-by-value)
@@ -122,9 +129,13 @@ VirtualMemoryResource::VirtualMemoryResource(
         "VirtualMemoryResource: addr_align " + std::to_string(options_.addr_align) +
         " is not a multiple of the granularity " + std::to_string(granularity_));
   }
+  allocations_ = new Allocations();  // NOLINT(cppcoreguidelines-owning-memory): last, nothing throws after
 }
 
-VirtualMemoryResource::~VirtualMemoryResource() { close(); }
+VirtualMemoryResource::~VirtualMemoryResource() {
+  close();
+  delete allocations_;  // NOLINT(cppcoreguidelines-owning-memory)
+}
 
 Buffer VirtualMemoryResource::allocate(std::size_t size, const Stream& stream) {
   require_open("allocate");
@@ -142,8 +153,8 @@ Buffer VirtualMemoryResource::allocate(std::size_t size, const Stream& stream) {
   allocation.ranges.push_back({base, total});
   allocation.mapped = total;
   {
-    const std::lock_guard lock(mutex_);
-    allocations_.emplace(base, std::move(allocation));
+    const std::lock_guard lock(allocations_->mutex);
+    allocations_->by_base.emplace(base, std::move(allocation));
   }
   rollback.commit();
   try {
@@ -163,9 +174,9 @@ void VirtualMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/,
   const detail::ScopedContext scope(device_.context());
   Allocation allocation;
   {
-    const std::lock_guard lock(mutex_);
-    const auto found = allocations_.find(ptr);
-    if (found == allocations_.end()) {
+    const std::lock_guard lock(allocations_->mutex);
+    const auto found = allocations_->by_base.find(ptr);
+    if (found == allocations_->by_base.end()) {
       if (!open_) {
         return;  // close() already released it
       }
@@ -173,7 +184,7 @@ void VirtualMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/,
                                   std::to_string(ptr) + " was not allocated here");
     }
     allocation = std::move(found->second);
-    allocations_.erase(found);
+    allocations_->by_base.erase(found);
   }
   release(allocation);
 }
@@ -206,9 +217,9 @@ void VirtualMemoryResource::modify_allocation(Buffer& buffer, std::size_t new_si
     grown.open_ = false;
     return;
   }
-  const std::lock_guard lock(mutex_);
-  const auto found = allocations_.find(buffer.ptr_);
-  if (found == allocations_.end()) {
+  const std::lock_guard lock(allocations_->mutex);
+  const auto found = allocations_->by_base.find(buffer.ptr_);
+  if (found == allocations_->by_base.end()) {
     throw std::invalid_argument(
         "VirtualMemoryResource::modify_allocation: the buffer's address is not an "
         "allocation of this VirtualMemoryResource");
@@ -234,9 +245,9 @@ void VirtualMemoryResource::modify_allocation(Buffer& buffer, std::size_t new_si
     free_range(next, extra);  // the driver put it elsewhere: the range after ours is taken
   }
   const CUdeviceptr moved = grow_by_remapping(allocation, total, extra);
-  auto node = allocations_.extract(found);
+  auto node = allocations_->by_base.extract(found);
   node.key() = moved;
-  allocations_.insert(std::move(node));
+  allocations_->by_base.insert(std::move(node));
   buffer.ptr_ = moved;
   buffer.size_ = new_size;
 }
@@ -244,9 +255,9 @@ void VirtualMemoryResource::modify_allocation(Buffer& buffer, std::size_t new_si
 void VirtualMemoryResource::close() noexcept {
   std::map<CUdeviceptr, Allocation> held;
   {
-    const std::lock_guard lock(mutex_);
+    const std::lock_guard lock(allocations_->mutex);
     open_ = false;
-    held.swap(allocations_);
+    held.swap(allocations_->by_base);
   }
   if (held.empty()) {
     return;
@@ -262,8 +273,8 @@ void VirtualMemoryResource::close() noexcept {
 }
 
 std::size_t VirtualMemoryResource::allocation_count() const {
-  const std::lock_guard lock(mutex_);
-  return allocations_.size();
+  const std::lock_guard lock(allocations_->mutex);
+  return allocations_->by_base.size();
 }
 
 void VirtualMemoryResource::require_open(const char* operation) const {

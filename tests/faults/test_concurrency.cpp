@@ -105,11 +105,13 @@ TEST(Concurrency, ReleaseHandlerReplacedWhileOtherThreadsReport) {
   std::atomic<int> first{0};
   std::atomic<int> second{0};
   const auto count_into = [](std::atomic<int>& counter) {
-    return [&counter](const cuwrap::ReleaseFailure& failure) {
-      if (failure.code == CUDA_ERROR_INVALID_VALUE) {
-        ++counter;
-      }
-    };
+    return cuwrap::ReleaseFailureHandler(
+        [](const cuwrap::ReleaseFailure& failure, void* user_data) {
+          if (failure.code == CUDA_ERROR_INVALID_VALUE) {
+            ++*static_cast<std::atomic<int>*>(user_data);
+          }
+        },
+        &counter);
   };
   cuwrap::ReleaseFailureHandler previous = cuwrap::set_release_failure_handler(count_into(first));
   on_many_threads([&](int t) {

@@ -1,6 +1,7 @@
 // Tests of GraphBuilder and Graph: capture and replay, allocation inside a graph,
 // fork/join, conditional nodes, update, DOT output, explicit nodes and misuse.
 #include <cuwrap/cuwrap.hpp>
+#include <cuwrap/driver.hpp>
 
 #include "device_fixture.hpp"
 

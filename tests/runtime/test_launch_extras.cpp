@@ -173,13 +173,15 @@ TEST_F(LaunchExtrasGpu, HostFunctionRunsInStreamOrderAndIsFreed) {
 
 TEST_F(LaunchExtrasGpu, HostFunctionExceptionGoesToTheHandler) {
   std::string caught;
-  auto previous = cuwrap::set_host_function_error_handler([&caught](const std::exception_ptr& e) {
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& x) {
-      caught = x.what();
-    }
-  });
+  auto previous = cuwrap::set_host_function_error_handler(
+      {[](const std::exception_ptr& e, void* user_data) {
+         try {
+           std::rethrow_exception(e);
+         } catch (const std::exception& x) {
+           *static_cast<std::string*>(user_data) = x.what();
+         }
+       },
+       &caught});
   bool after = false;
   cuwrap::launch_host_func(stream(), [] { throw std::runtime_error("boom in a host function"); });
   cuwrap::launch_host_func(stream(), [&after] { after = true; });

@@ -3,6 +3,7 @@
 // with the reason on a machine with fewer; the rest run on one.
 #include <cuwrap/cuwrap.hpp>
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/driver.hpp>
 
 #include <gtest/gtest.h>
 

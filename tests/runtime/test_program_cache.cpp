@@ -403,7 +403,10 @@ TEST(FileProgramCache, UnwritableDirectoryCompilesUncachedWithOneWarning) {
   TempDir dir;
   std::vector<std::string> warnings;
   FileProgramCache cache(dir.path(), std::size_t{64} << 20,
-                         [&](const std::string& message) { warnings.push_back(message); });
+                         {[](const std::string& message, void* user_data) {
+                            static_cast<std::vector<std::string>*>(user_data)->push_back(message);
+                          },
+                          &warnings});
   // Stand-in for a read-only or full directory, which root would bypass: the
   // directory's place is taken by a file after the cache was opened.
   fs::remove(dir.path());
@@ -431,7 +434,9 @@ TEST(FileProgramCache, ReadOnlyDirectoryIsUsableForReading) {
   fs::permissions(dir.path(), fs::perms::owner_read | fs::perms::owner_exec,
                   fs::perm_options::replace);
   int warned = 0;
-  FileProgramCache cache(dir.path(), 1 << 20, [&](const std::string&) { ++warned; });
+  FileProgramCache cache(dir.path(), 1 << 20,
+                         {[](const std::string&, void* count) { ++*static_cast<int*>(count); },
+                          &warned});
   EXPECT_EQ(*cache.get("k"), "v");
   cache.put("k2", "v2");
   cache.put("k3", "v3");

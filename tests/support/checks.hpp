@@ -1,5 +1,5 @@
 // Test support: small predicates the tests assert with: text containment (messages,
-// PTX, logs), the ELF magic of CUBIN images, and the move-only ownership of handle types.
+// PTX, logs), the message of an expected exception, the ELF magic of CUBIN images, and the move-only ownership of handle types.
 #pragma once
 
 #include <cstring>
@@ -12,6 +12,17 @@ namespace cuwrap::testing {
 /// Return whether `text` contains `part`.
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+/// Return the message of the `Exception` that `call()` throws, or "<nothing thrown>".
+template <class Exception, class Call>
+std::string thrown_message(Call&& call) {
+  try {
+    call();
+  } catch (const Exception& e) {
+    return e.what();
+  }
+  return "<nothing thrown>";
 }
 
 /// Return whether `code` starts with the ELF magic (a CUBIN, for instance).

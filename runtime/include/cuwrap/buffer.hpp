@@ -2,14 +2,20 @@
 // and fills ordered on streams.
 #pragma once
 
-#include <cuwrap/ipc.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cuda.h>
 
+// The range concepts and accessors of the templated copies, without the views and
+// adaptors of <ranges> (+30% on the include-cost baseline); see docs/performance.md.
+#if __has_include(<bits/ranges_base.h>)
+#include <bits/ranges_base.h>
+#else
+#include <ranges>
+#endif
+
 #include <cstddef>
 #include <cstdint>
-#include <ranges>
 #include <span>
 #include <type_traits>
 
@@ -17,6 +23,7 @@ namespace cuwrap {
 
 class MemoryResource;
 class DeviceMemoryResource;
+struct IPCBufferDescriptor;  // <cuwrap/ipc.hpp>
 class VirtualMemoryResource;
 
 /// Memory of `size()` bytes at `handle()`; an RAII, move-only owner.

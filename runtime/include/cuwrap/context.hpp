@@ -8,7 +8,6 @@
 
 #include <cuda.h>
 
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -70,11 +69,11 @@ class Context {
 
  private:
   friend class Device;
-  explicit Context(std::shared_ptr<const detail::GreenContextState> state) noexcept
+  explicit Context(detail::Ref<const detail::GreenContextState> state) noexcept
       : state_(std::move(state)) {}
   const detail::GreenContextState& state(const char* operation) const;
 
-  std::shared_ptr<const detail::GreenContextState> state_;
+  detail::Ref<const detail::GreenContextState> state_;
 };
 
 }  // namespace cuwrap

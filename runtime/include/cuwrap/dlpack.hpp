@@ -17,11 +17,45 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace cuwrap {
+
+namespace detail {
+
+/// A shared owner of a Buffer, such as std::shared_ptr<const Buffer>: copyable, with a
+/// get() that returns the Buffer. (A concept rather than std::shared_ptr itself keeps
+/// <memory> out of this header; see docs/performance.md, "Include cost".)
+template <class Pointer>
+concept SharedBuffer = std::is_nothrow_move_constructible_v<Pointer> && requires(const Pointer& p) {
+  { p.get() } -> std::convertible_to<const Buffer*>;
+};
+
+/// Delete the heap-held `Pointer` at `owner` (a tensor's deleter releases its share so).
+template <class Pointer>
+void delete_owner(void* owner) noexcept {
+  delete static_cast<Pointer*>(owner);  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
+/// Export `buffer`, kept valid by `owner`, which `release_owner(owner)` lets go: when the
+/// tensor's deleter runs, or right away when the export is refused (then it throws).
+DLManagedTensor* to_dlpack_owned(const Buffer* buffer, void* owner,
+                                 void (*release_owner)(void*) noexcept, DLDataType dtype,
+                                 std::span<const std::int64_t> shape,
+                                 std::span<const std::int64_t> strides);
+#if defined(DLPACK_MAJOR_VERSION)
+/// Export `buffer` as a DLManagedTensorVersioned; as to_dlpack_owned.
+DLManagedTensorVersioned* to_dlpack_versioned_owned(const Buffer* buffer, void* owner,
+                                                    void (*release_owner)(void*) noexcept,
+                                                    DLDataType dtype,
+                                                    std::span<const std::int64_t> shape,
+                                                    std::span<const std::int64_t> strides);
+#endif
+
+}  // namespace detail
 
 /// Return where `buffer`'s memory lives as DLPack names it (cuda.core's __dlpack_device__).
 ///
@@ -47,19 +81,31 @@ DLDevice dlpack_device(const Buffer& buffer);
 ///   DLManagedTensor* t = cuwrap::to_dlpack(std::move(buf), {kDLFloat, 32, 1}, shape);
 ///   // hand `t` to a framework; it calls t->deleter(t) when done
 /// \endcode
-DLManagedTensor* to_dlpack(std::shared_ptr<const Buffer> buffer, DLDataType dtype,
-                           std::span<const std::int64_t> shape,
-                           std::span<const std::int64_t> strides = {});
+///
+/// `buffer` is a shared owner of the Buffer, e.g. a std::shared_ptr<const Buffer>; the
+/// tensor keeps a copy of it.
+template <detail::SharedBuffer Pointer>
+DLManagedTensor* to_dlpack(Pointer buffer, DLDataType dtype, std::span<const std::int64_t> shape,
+                           std::span<const std::int64_t> strides = {}) {
+  const Buffer* view = buffer.get();
+  return detail::to_dlpack_owned(view, new Pointer(std::move(buffer)),
+                                 &detail::delete_owner<Pointer>, dtype, shape, strides);
+}
 /// Export `buffer`, which the tensor then owns (closed when the deleter runs).
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
                            std::span<const std::int64_t> strides = {});
 
 #if defined(DLPACK_MAJOR_VERSION)
 /// Export `buffer` as a DLManagedTensorVersioned (dlpack.h 1.0 and newer); see to_dlpack.
-DLManagedTensorVersioned* to_dlpack_versioned(std::shared_ptr<const Buffer> buffer,
-                                              DLDataType dtype,
+template <detail::SharedBuffer Pointer>
+DLManagedTensorVersioned* to_dlpack_versioned(Pointer buffer, DLDataType dtype,
                                               std::span<const std::int64_t> shape,
-                                              std::span<const std::int64_t> strides = {});
+                                              std::span<const std::int64_t> strides = {}) {
+  const Buffer* view = buffer.get();
+  return detail::to_dlpack_versioned_owned(view, new Pointer(std::move(buffer)),
+                                           &detail::delete_owner<Pointer>, dtype, shape,
+                                           strides);
+}
 #endif
 
 /// An imported DLPack tensor: owns the DLManagedTensor and runs its deleter once.

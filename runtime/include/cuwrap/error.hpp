@@ -15,7 +15,8 @@
 #define CUWRAP_HAS_NVJITLINK 0
 #endif
 
-#include <functional>
+#include <cuwrap/detail/handler.hpp>
+
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -134,7 +135,20 @@ struct ReleaseFailure {
 };
 
 /// Called for every ReleaseFailure; must not throw (an exception is caught and dropped).
-using ReleaseFailureHandler = std::function<void(const ReleaseFailure&)>;
+///
+/// A plain function (or a lambda without captures) taking `const ReleaseFailure&`, or a
+/// `{callback, user_data}` pair whose callback also takes the `void*` user data, for a
+/// handler with state. Not a std::function: see detail/handler.hpp.
+///
+/// Example:
+/// \code
+///   std::atomic<int> failures{0};
+///   cuwrap::set_release_failure_handler(
+///       {[](const cuwrap::ReleaseFailure&, void* count) {
+///          ++*static_cast<std::atomic<int>*>(count);
+///        }, &failures});
+/// \endcode
+using ReleaseFailureHandler = detail::Handler<const ReleaseFailure&>;
 
 /// Install `handler` for release failures and return the previous one.
 ///

@@ -16,8 +16,10 @@
 #pragma once
 
 #include <cuwrap/buffer.hpp>
-#include <cuwrap/driver.hpp>
+#include <cuwrap/detail/path.hpp>
+#include <cuwrap/detail/ref.hpp>
 #include <cuwrap/error.hpp>
+#include <cuwrap/host_function.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
 #include <cuwrap/stream.hpp>
@@ -26,9 +28,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -44,8 +43,10 @@ class Graph;
 class GraphBuilder;
 
 namespace detail {
-struct GraphBuilderState;
-struct GraphAttachments;
+struct GraphBuilderState;  // runtime/src/graph_state.hpp
+void ref_acquire(const GraphBuilderState* state) noexcept;
+void ref_release(const GraphBuilderState* state) noexcept;
+struct GraphKeepAlive;  // what a Graph keeps alive; runtime/src/graph_state.hpp
 [[noreturn]] void throw_closed_graph(const char* operation);
 }  // namespace detail
 
@@ -216,7 +217,19 @@ class GraphBuilder {
   ///
   /// `fn` must not call CUDA and must not throw (an escaping exception terminates).
   /// It stays alive as long as this graph or a Graph completed from it.
-  GraphNode add_host(std::span<const GraphNode> dependencies, std::function<void()> fn);
+  template <class F>
+  GraphNode add_host(std::span<const GraphNode> dependencies, F&& fn) {
+    if constexpr (std::is_pointer_v<std::decay_t<F>>) {
+      if (fn == nullptr) {
+        return add_host_node(dependencies, nullptr);  // throws: fn is empty
+      }
+    } else if constexpr (requires { fn.operator bool(); }) {  // std::function and the like
+      if (!fn) {
+        return add_host_node(dependencies, nullptr);
+      }
+    }
+    return add_host_node(dependencies, detail::make_host_function(std::forward<F>(fn)));
+  }
   /// Add a child-graph node running a copy of `child`'s graph (cuda.core's add_child).
   ///
   /// `child` must have finished building (or hold explicitly added nodes); its graph
@@ -257,6 +270,12 @@ class GraphBuilder {
   /// `flags` are CUgraphDebugDot_flags. Throws std::logic_error while building or when
   /// nothing was built.
   void debug_dot_print(const std::filesystem::path& path, unsigned flags = kDefaultDotFlags) const;
+  /// Write the graph in Graphviz DOT to the file named `path` (a string: no
+  /// <filesystem> needed); as above.
+  template <detail::PathString Path>
+  void debug_dot_print(const Path& path, unsigned flags = kDefaultDotFlags) const {
+    debug_dot_print_named(std::string_view(path), flags);
+  }
 
   /// Return true while capturing (between begin_building() and end_building()).
   bool is_building() const;
@@ -281,7 +300,7 @@ class GraphBuilder {
   template <class... Args>
   friend void launch(GraphBuilder&, const LaunchConfig&, const Kernel&, const Args&...);
 
-  explicit GraphBuilder(std::shared_ptr<detail::GraphBuilderState> state) noexcept;
+  explicit GraphBuilder(detail::Ref<detail::GraphBuilderState> state) noexcept;
   detail::GraphBuilderState& state(const char* operation) const;
   // Return the capturing stream for launch(), keeping `kernel` alive with the graph.
   const Stream& launch_stream(const Kernel& kernel);
@@ -298,7 +317,11 @@ class GraphBuilder {
                                             CUgraphConditionalNodeType type, unsigned size,
                                             const char* operation);
 
-  std::shared_ptr<detail::GraphBuilderState> state_;
+  // Add a host node running `fn` (owned here; null: std::invalid_argument).
+  GraphNode add_host_node(std::span<const GraphNode> dependencies, detail::HostFunction* fn);
+  void debug_dot_print_named(std::string_view path, unsigned flags) const;
+
+  detail::Ref<detail::GraphBuilderState> state_;
 };
 
 /// An executable graph (CUgraphExec), made by GraphBuilder::complete(). Move-only.
@@ -320,12 +343,7 @@ class Graph {
   /// Upload the graph's work to the device ahead of its first launch (cuGraphUpload).
   void upload(const Stream& stream);
   /// Launch the graph in `stream` (cuGraphLaunch).
-  void launch(const Stream& stream) {
-    if (exec_ == nullptr) [[unlikely]] {
-      detail::throw_closed_graph("launch");
-    }
-    detail::check(driver::raw::cuGraphLaunch(exec_, stream.handle()), "cuGraphLaunch");
-  }
+  void launch(const Stream& stream);
   /// Update the graph in place from `builder`'s graph of the same topology (cuGraphExecUpdate).
   ///
   /// Throws std::logic_error when `builder` is building or built nothing, and
@@ -369,8 +387,9 @@ class Graph {
 
  private:
   friend class GraphBuilder;
-  Graph(CUgraphExec exec, bool owned, std::shared_ptr<detail::GraphAttachments> attachments,
-        CUcontext context);
+  Graph(CUgraphExec exec, bool owned, CUcontext context);
+  // Return what the graph keeps alive, created on first use.
+  detail::GraphKeepAlive& keep_alive();
   // The non-template core of set_kernel_node (arguments packed as for launch()).
   void set_kernel_node_packed(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                               void** args, std::size_t count, const std::size_t* sizes,
@@ -379,10 +398,9 @@ class Graph {
   CUgraphExec exec_ = nullptr;
   bool owned_ = false;
   CUcontext context_ = nullptr;  // of the builder; null for from_handle
-  // What the graph's nodes use and cuwrap must keep alive: kernels' modules, host functions.
-  std::vector<std::shared_ptr<detail::GraphAttachments>> attachments_;
-  // The graphs it was completed or updated from: their nodes name this graph's nodes.
-  std::vector<std::shared_ptr<CUgraph_st>> definitions_;
+  // What the graph's nodes use and cuwrap must keep alive (kernels' modules, host
+  // functions, the graphs it was completed or updated from); owned, null until needed.
+  detail::GraphKeepAlive* keep_alive_ = nullptr;
 };
 
 /// Thrown when cuGraphExecUpdate refuses an update; names the CUgraphExecUpdateResult.

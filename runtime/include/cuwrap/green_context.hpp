@@ -9,9 +9,10 @@
 // context need 12.5; the split flag behind SMResourceOptions::backfill needs 12.6.
 #pragma once
 
+#include <cuwrap/detail/ref.hpp>
+
 #include <cuda.h>
 
-#include <memory>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,8 @@ class Device;
 
 namespace detail {
 struct GreenContextState;
+void ref_acquire(const GreenContextState* state) noexcept;
+void ref_release(const GreenContextState* state) noexcept;
 }  // namespace detail
 
 /// Options of SMResource::split, as cuda.core's SMResourceOptions.
@@ -109,11 +112,11 @@ class DeviceResources {
  private:
   friend class Device;
   friend class Context;
-  DeviceResources(int device_id, std::shared_ptr<const detail::GreenContextState> green) noexcept
+  DeviceResources(int device_id, detail::Ref<const detail::GreenContextState> green) noexcept
       : device_id_(device_id), green_(std::move(green)) {}
 
   int device_id_;
-  std::shared_ptr<const detail::GreenContextState> green_;  // null: the whole device
+  detail::Ref<const detail::GreenContextState> green_;  // null: the whole device
 };
 
 }  // namespace cuwrap

@@ -10,13 +10,12 @@
 // synchronisation); it may signal other threads, log, or touch host memory.
 #pragma once
 
+#include <cuwrap/detail/handler.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cuda.h>
 
 #include <exception>
-#include <functional>
-#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -24,7 +23,11 @@ namespace cuwrap {
 
 /// Called with an exception thrown by a host function; must not throw (an exception it
 /// throws is dropped). Runs on the driver's callback thread.
-using HostFunctionErrorHandler = std::function<void(std::exception_ptr)>;
+///
+/// A plain function (or a lambda without captures) taking `const std::exception_ptr&`,
+/// or a `{callback, user_data}` pair whose callback also takes the `void*` user data.
+/// Not a std::function: see detail/handler.hpp.
+using HostFunctionErrorHandler = detail::Handler<const std::exception_ptr&>;
 
 /// Install `handler` for exceptions thrown by host functions and return the previous
 /// one; an empty handler restores the default (one line on stderr:
@@ -33,7 +36,9 @@ HostFunctionErrorHandler set_host_function_error_handler(HostFunctionErrorHandle
 
 namespace detail {
 
-/// A type-erased host function owned by the trampoline that runs it.
+/// A type-erased host function owned by the trampoline (or graph user object) that
+/// runs it: a virtual base by hand rather than std::function, whose <functional> every
+/// user of this header would pay for.
 struct HostFunction {
   HostFunction() = default;
   HostFunction(const HostFunction&) = delete;
@@ -53,8 +58,16 @@ struct HostFunctionOf final : HostFunction {
   F f;  ///< the callable
 };
 
-/// Enqueue `function` on `stream`; ownership passes to the driver only when it accepts.
-void launch_host_func_raw(CUstream stream, std::unique_ptr<HostFunction> function);
+/// Return `function` moved (or copied) to the heap as a HostFunction the caller owns.
+template <class F>
+HostFunction* make_host_function(F&& function) {
+  static_assert(std::is_invocable_v<std::decay_t<F>&>,
+                "cuwrap: a host function must be callable with no arguments");
+  return new HostFunctionOf<std::decay_t<F>>(std::forward<F>(function));
+}
+
+/// Enqueue `function` (owned; deleted here when the driver refuses it) on `stream`.
+void launch_host_func_raw(CUstream stream, HostFunction* function);
 
 }  // namespace detail
 
@@ -74,11 +87,8 @@ void launch_host_func_raw(CUstream stream, std::unique_ptr<HostFunction> functio
 /// \endcode
 template <class F>
 void launch_host_func(const Stream& stream, F&& function) {
-  static_assert(std::is_invocable_v<std::decay_t<F>&>,
-                "cuwrap::launch_host_func: the function must be callable with no arguments");
-  detail::launch_host_func_raw(
-      stream.handle(), std::make_unique<detail::HostFunctionOf<std::decay_t<F>>>(
-                           std::forward<F>(function)));
+  const CUstream handle = stream.handle();  // may throw: before the allocation
+  detail::launch_host_func_raw(handle, detail::make_host_function(std::forward<F>(function)));
 }
 
 }  // namespace cuwrap

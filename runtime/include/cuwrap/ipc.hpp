@@ -6,13 +6,16 @@
 // which only SCM_RIGHTS over a Unix domain socket can hand to another process.
 #pragma once
 
+#include <cuwrap/detail/path.hpp>
+
 #include <cuda.h>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
 #include <span>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace cuwrap {
@@ -114,6 +117,12 @@ class IPCChannel {
   static IPCChannel from_fd(int fd);
   /// Connect to the socket a listening process bound at `path` (see IPCListener).
   static IPCChannel connect(const std::filesystem::path& path);
+  /// Connect to the socket bound at the path named `path` (a string: no <filesystem>
+  /// needed); as above.
+  template <detail::PathString Path>
+  static IPCChannel connect(const Path& path) {
+    return connect_named(std::string_view(path));
+  }
 
   /// Send a pool handle: its file descriptor (SCM_RIGHTS) and its pool id.
   ///
@@ -154,6 +163,7 @@ class IPCChannel {
 
  private:
   explicit IPCChannel(int fd) noexcept : fd_(fd) {}
+  static IPCChannel connect_named(std::string_view path);
   void require_open(const char* operation) const;
   void require_same_user(const char* operation) const;
 
@@ -169,7 +179,10 @@ class IPCListener {
  public:
   /// Bind and listen at `path`. Throws std::invalid_argument for an unsafe directory
   /// or a path that is too long, std::system_error when binding fails.
-  explicit IPCListener(std::filesystem::path path);
+  explicit IPCListener(const std::filesystem::path& path);
+  /// Bind and listen at the path named `path` (a string: no <filesystem> needed); as above.
+  template <detail::PathString Path>
+  explicit IPCListener(const Path& path) : IPCListener(NamedPath{}, std::string_view(path)) {}
   IPCListener(IPCListener&& other) noexcept;
   IPCListener& operator=(IPCListener&& other) noexcept;
   IPCListener(const IPCListener&) = delete;
@@ -183,11 +196,14 @@ class IPCListener {
   /// Close the socket and remove the file now; idempotent, never throws.
   void close() noexcept;
   /// Return the path the socket is bound at.
-  const std::filesystem::path& path() const noexcept { return path_; }
+  std::filesystem::path path() const;
 
  private:
+  struct NamedPath {};
+  IPCListener(NamedPath /*tag*/, std::string_view path);
+
   int fd_ = -1;
-  std::filesystem::path path_;
+  std::string path_;  // not a std::filesystem::path: see detail/path.hpp
 };
 
 namespace detail {

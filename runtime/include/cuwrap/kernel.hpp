@@ -7,17 +7,14 @@
 // up) so that launch() can check argument counts and sizes without a driver call.
 #pragma once
 
+#include <cuwrap/detail/ref.hpp>
+
 #include <cuda.h>
 
-#include <array>
-#include <atomic>
 #include <cstddef>
-#include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 namespace cuwrap {
 
@@ -27,7 +24,9 @@ class KernelAttributes;
 class KernelOccupancy;
 
 namespace detail {
-struct KernelImpl;
+struct KernelImpl;  // runtime/src/kernel_impl.hpp
+void ref_acquire(const KernelImpl* impl) noexcept;
+void ref_release(const KernelImpl* impl) noexcept;
 }  // namespace detail
 
 /// Offset and size in bytes of one kernel parameter (cuda.core's ParamInfo).
@@ -68,9 +67,9 @@ class Kernel {
 
  private:
   friend class ObjectCode;
-  explicit Kernel(std::shared_ptr<detail::KernelImpl> impl);
+  explicit Kernel(detail::Ref<detail::KernelImpl> impl);
 
-  std::shared_ptr<detail::KernelImpl> impl_;
+  detail::Ref<detail::KernelImpl> impl_;
   CUkernel handle_ = nullptr;
 };
 
@@ -96,9 +95,9 @@ class KernelAttributes {
 
  private:
   friend class Kernel;
-  explicit KernelAttributes(std::shared_ptr<detail::KernelImpl> impl);
+  explicit KernelAttributes(detail::Ref<detail::KernelImpl> impl);
 
-  std::shared_ptr<detail::KernelImpl> impl_;
+  detail::Ref<detail::KernelImpl> impl_;
 };
 
 /// Result of KernelOccupancy::max_potential_block_size().
@@ -145,54 +144,10 @@ class KernelOccupancy {
 
  private:
   friend class Kernel;
-  explicit KernelOccupancy(std::shared_ptr<detail::KernelImpl> impl);
+  explicit KernelOccupancy(detail::Ref<detail::KernelImpl> impl);
   CUfunction function() const;
 
-  std::shared_ptr<detail::KernelImpl> impl_;
+  detail::Ref<detail::KernelImpl> impl_;
 };
 
-namespace detail {
-
-struct ObjectCodeImpl;
-
-/// Devices for which launch() remembers the dynamic shared memory it allowed.
-inline constexpr std::size_t kMaxTrackedDevices = 64;
-
-/// State shared by every copy of a Kernel.
-struct KernelImpl {
-  std::shared_ptr<const ObjectCodeImpl> library;  ///< keeps the CUlibrary loaded
-  CUkernel handle = nullptr;
-  std::string name;    ///< as requested
-  std::string symbol;  ///< as in the library
-  std::vector<ParamInfo> params;
-  /// Per device ordinal: the dynamic shared memory size launch() already allowed with
-  /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (0: the 48 KiB default).
-  mutable std::array<std::atomic<std::size_t>, kMaxTrackedDevices> dynamic_shared_allowed{};
-
-  /// The kernel's CUfunction in one context (cuKernelGetFunction).
-  struct ContextFunction {
-    CUcontext context;
-    CUfunction function;
-  };
-  /// The most recently used entry of `functions`: launch() compares one pointer, then
-  /// passes the CUfunction (the driver launches a CUfunction faster than a CUkernel,
-  /// which it has to look up in the stream's context every time).
-  mutable std::atomic<const ContextFunction*> last_function{nullptr};
-  mutable std::mutex functions_mutex;
-  mutable std::vector<std::unique_ptr<const ContextFunction>> functions;
-};
-
-/// Query every parameter's offset and size with cuKernelGetParamInfo.
-///
-/// The driver needs a current context for it: device 0's primary context is made
-/// current when none is.
-std::vector<ParamInfo> query_param_info(CUkernel kernel);
-
-/// Return the device of the current context, or device 0 when none is current.
-///
-/// Initialises the driver. Throws std::invalid_argument when there is no device,
-/// LoadError when there is no driver.
-CUdevice current_or_default_device();
-
-}  // namespace detail
 }  // namespace cuwrap

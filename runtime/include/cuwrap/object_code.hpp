@@ -10,11 +10,12 @@
 // The library is unloaded when the last ObjectCode or Kernel referring to it is gone.
 #pragma once
 
+#include <cuwrap/detail/path.hpp>
+#include <cuwrap/detail/ref.hpp>
+
 #include <cuda.h>
 
 #include <cstddef>
-#include <filesystem>
-#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,7 +41,9 @@ enum class TargetType {
 std::string_view to_string(TargetType type) noexcept;
 
 namespace detail {
-struct ObjectCodeImpl;
+struct ObjectCodeImpl;  // runtime/src/object_code.cpp
+void ref_acquire(const ObjectCodeImpl* impl) noexcept;
+void ref_release(const ObjectCodeImpl* impl) noexcept;
 }  // namespace detail
 
 /// Compiled device code; copyable handle sharing ownership of the loaded library.
@@ -80,6 +83,11 @@ class ObjectCode {
   /// Throws std::invalid_argument naming an unknown extension, and std::runtime_error
   /// naming the path when the file cannot be read.
   static ObjectCode from_file(const std::filesystem::path& path, SymbolMapping symbol_mapping = {});
+  /// Read code from the file named `path` (a string: no <filesystem> needed); as above.
+  template <detail::PathString Path>
+  static ObjectCode from_file(const Path& path, SymbolMapping symbol_mapping = {}) {
+    return from_file_named(std::string_view(path), std::move(symbol_mapping));
+  }
 
   /// Return the kernel `name`: a symbol name or a name expression given at compile time.
   ///
@@ -108,9 +116,10 @@ class ObjectCode {
                                std::vector<std::pair<std::string, std::string>> lowered);
 
  private:
-  explicit ObjectCode(std::shared_ptr<detail::ObjectCodeImpl> impl);
+  explicit ObjectCode(detail::Ref<detail::ObjectCodeImpl> impl);
+  static ObjectCode from_file_named(std::string_view path, SymbolMapping symbol_mapping);
 
-  std::shared_ptr<detail::ObjectCodeImpl> impl_;
+  detail::Ref<detail::ObjectCodeImpl> impl_;
 };
 
 }  // namespace cuwrap

@@ -13,18 +13,19 @@
 // key all match; anything else (a torn, truncated, corrupt or colliding file) is a miss.
 // Writes go to a private temporary file that is renamed into place, so a reader in
 // another process sees the old entry, the new one, or none, never half of one.
+//
+// The caches keep their state (lists, maps, mutexes, paths) behind a pointer, so that
+// this header, which every user of program.hpp includes, stays cheap to parse.
 #pragma once
+
+#include <cuwrap/detail/handler.hpp>
+#include <cuwrap/detail/path.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
-#include <functional>
-#include <list>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 namespace cuwrap {
 
@@ -65,6 +66,10 @@ class InMemoryProgramCache final : public ProgramCache {
   ///
   /// Throws std::invalid_argument when `max_bytes` is 0.
   explicit InMemoryProgramCache(std::size_t max_bytes);
+  InMemoryProgramCache(const InMemoryProgramCache&) = delete;
+  InMemoryProgramCache& operator=(const InMemoryProgramCache&) = delete;
+  /// Free the entries.
+  ~InMemoryProgramCache() override;
 
   /// Return the value under `key` and mark it most recently used.
   std::optional<std::string> get(std::string_view key) override;
@@ -80,17 +85,11 @@ class InMemoryProgramCache final : public ProgramCache {
   std::size_t max_bytes() const noexcept { return max_bytes_; }
 
  private:
-  struct Entry {
-    std::string key;
-    std::string value;
-  };
+  struct State;  // entries, index, mutex: runtime/src/program_cache.cpp
   void evict_locked();
 
   std::size_t max_bytes_;
-  std::size_t bytes_ = 0;
-  std::list<Entry> entries_;  ///< most recently used first
-  std::unordered_map<std::string_view, std::list<Entry>::iterator> index_;
-  mutable std::mutex mutex_;
+  State* state_ = nullptr;  // owned
 };
 
 /// A ProgramCache in a directory, shared safely by threads and processes.
@@ -111,7 +110,10 @@ class InMemoryProgramCache final : public ProgramCache {
 class FileProgramCache final : public ProgramCache {
  public:
   /// Receives a warning about a cache that cannot store entries; must not throw.
-  using WarningHandler = std::function<void(const std::string&)>;
+  ///
+  /// A function (or a lambda without captures) taking `const std::string&`, or a
+  /// `{callback, user_data}` pair whose callback also takes the `void*` user data.
+  using WarningHandler = detail::Handler<const std::string&>;
 
   /// Open (creating it 0700 when missing) the cache directory `dir`, capped at `max_bytes`.
   ///
@@ -122,6 +124,14 @@ class FileProgramCache final : public ProgramCache {
   FileProgramCache(std::filesystem::path dir, std::size_t max_bytes);
   /// Open `dir` as above, reporting warnings to `on_warning` instead of stderr.
   FileProgramCache(std::filesystem::path dir, std::size_t max_bytes, WarningHandler on_warning);
+  /// Open the directory named `dir` (a string: no <filesystem> needed); as above.
+  template <detail::PathString Path>
+  FileProgramCache(const Path& dir, std::size_t max_bytes, WarningHandler on_warning = {})
+      : FileProgramCache(NamedPath{}, std::string_view(dir), max_bytes, on_warning) {}
+  FileProgramCache(const FileProgramCache&) = delete;
+  FileProgramCache& operator=(const FileProgramCache&) = delete;
+  /// Close the cache (the entry files stay).
+  ~FileProgramCache() override;
 
   /// Return the verified value under `key`; a missing or damaged entry is a miss.
   std::optional<std::string> get(std::string_view key) override;
@@ -132,20 +142,23 @@ class FileProgramCache final : public ProgramCache {
   /// Return the total size of the entry files.
   std::size_t size_bytes() const override;
   /// Return the directory.
-  const std::filesystem::path& directory() const noexcept { return dir_; }
+  std::filesystem::path directory() const;
   /// Return the size cap given at construction.
   std::size_t max_bytes() const noexcept { return max_bytes_; }
   /// Return the path of the entry file for `key` (whether or not it exists).
   std::filesystem::path entry_path(std::string_view key) const;
 
  private:
+  struct NamedPath {};
+  struct State;  // directory, warning handler, warned-once flag: program_cache.cpp
+  FileProgramCache(NamedPath /*tag*/, std::string_view dir, std::size_t max_bytes,
+                   WarningHandler on_warning);
+  FileProgramCache(State* state, std::size_t max_bytes) noexcept;
   void warn_once(const std::string& message) noexcept;
   void evict();
 
-  std::filesystem::path dir_;
   std::size_t max_bytes_;
-  WarningHandler on_warning_;
-  std::once_flag warned_;
+  State* state_;  // owned
 };
 
 namespace detail {

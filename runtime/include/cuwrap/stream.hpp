@@ -2,13 +2,13 @@
 // per-thread default streams.
 #pragma once
 
+#include <cuwrap/detail/ref.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/event.hpp>
 
 #include <cuda.h>
 
 #include <cstdint>
-#include <memory>
 
 namespace cuwrap {
 
@@ -27,6 +27,11 @@ struct StreamOptions {
 
 namespace detail {
 struct StreamState;
+void ref_acquire(const StreamState* state) noexcept;
+void ref_release(const StreamState* state) noexcept;
+struct GreenContextState;
+void ref_acquire(const GreenContextState* state) noexcept;
+void ref_release(const GreenContextState* state) noexcept;
 /// Selects Stream's constant-initialisable constructor for the default streams.
 struct DefaultStreamTag {};
 inline constexpr std::uintptr_t kLegacyStreamBits = 0x1;     // CU_STREAM_LEGACY
@@ -35,7 +40,7 @@ inline constexpr std::uintptr_t kPerThreadStreamBits = 0x2;  // CU_STREAM_PER_TH
 /// `device_id`) and keeps `keep_alive` (may be null; a green context) until the CUDA
 /// stream is destroyed. For streams made outside Stream's constructor (green contexts).
 Stream adopt_stream(CUstream handle, CUcontext context, int device_id,
-                    std::shared_ptr<const void> keep_alive);
+                    Ref<const GreenContextState> keep_alive);
 }  // namespace detail
 
 /// A CUDA stream; an RAII, move-only owner unless made by from_handle.
@@ -121,7 +126,8 @@ class Stream {
 
  private:
   friend class Buffer;
-  friend Stream detail::adopt_stream(CUstream, CUcontext, int, std::shared_ptr<const void>);
+  friend Stream detail::adopt_stream(CUstream, CUcontext, int,
+                                     detail::Ref<const detail::GreenContextState>);
   /// Return a Stream on the same CUDA stream that keeps it alive (for Buffer, GraphBuilder).
   Stream share() const noexcept;
   [[noreturn]] void throw_closed(const char* operation) const;
@@ -132,7 +138,7 @@ class Stream {
   }
 
   std::uintptr_t handle_ = 0;                   // the CUstream's bits
-  std::shared_ptr<detail::StreamState> state_;  // null for the default streams
+  detail::Ref<detail::StreamState> state_;  // null for the default streams
   bool open_ = false;
 };
 

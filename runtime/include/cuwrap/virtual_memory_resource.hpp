@@ -10,8 +10,6 @@
 #include <cuda.h>
 
 #include <cstddef>
-#include <map>
-#include <mutex>
 #include <vector>
 
 namespace cuwrap {
@@ -171,8 +169,10 @@ class VirtualMemoryResource : public MemoryResource {
   Device device_;
   VirtualMemoryResourceOptions options_;
   std::size_t granularity_ = 0;
-  mutable std::mutex mutex_;  // guards allocations_
-  std::map<CUdeviceptr, Allocation> allocations_;
+  // The allocations by base address, with their mutex: behind a pointer, so that
+  // <map> and <mutex> stay out of this header (runtime/src/virtual_memory_resource.cpp).
+  struct Allocations;
+  Allocations* allocations_ = nullptr;  // owned
   bool open_ = true;
 };
 
