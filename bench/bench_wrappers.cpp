@@ -124,6 +124,33 @@ void TypedPointerGetAttribute(benchmark::State& state) {
 }
 BENCHMARK(TypedPointerGetAttribute);
 
+// nvrtcVersion typed and through the raw C pointer in alternating blocks of 1024 calls
+// within one loop (measure_alternating): at 2-3 ns per call, separate runs differ by more
+// than the difference being measured.
+void AlternatingNvrtcVersion(benchmark::State& state) {
+  const NvrtcVersionFn fn = raw_c_function();
+  if (fn == nullptr) {
+    state.SkipWithError("libnvrtc not found");
+    return;
+  }
+  cuwrap::bench::measure_alternating(
+      state, "alternating_nvrtc_version", 1024,
+      [] {
+        auto r = cuwrap::nvrtc::nvrtcVersion();
+        benchmark::DoNotOptimize(r.major);
+        benchmark::DoNotOptimize(r.minor);
+      },
+      [fn] {
+        int major = 0;
+        int minor = 0;
+        benchmark::DoNotOptimize(fn(&major, &minor));
+        benchmark::DoNotOptimize(major);
+        benchmark::DoNotOptimize(minor);
+      },
+      [] {});
+}
+BENCHMARK(AlternatingNvrtcVersion);
+
 // The typed getter and the raw pointer in alternating blocks of 256 calls within one
 // loop (measure_alternating): a like-for-like ratio for a call of a few tens of ns,
 // where separate runs differ by more than the 5 % being measured.
@@ -195,6 +222,11 @@ int main(int argc, char** argv) {
   return cuwrap::bench::run_benchmarks(argc, argv, [] {
     print_ratio("typed attribute getter", "TypedPointerGetAttribute", "RawPointerGetAttribute");
     print_ratio("enumeration (cuGraphGetNodes)", "TypedGraphGetNodes", "RawGraphGetNodes");
+    if (const auto c = cuwrap::bench::alternating_ratio("alternating_nvrtc_version")) {
+      std::printf("typed wrapper (nvrtcVersion), alternating blocks: ratio %.3f (%.2f ns vs "
+                  "%.2f ns; target <= 1.05)\n",
+                  c->ratio(), c->ours_ns, c->raw_ns);
+    }
     if (setup().error.empty()) {
       std::printf("%s\n", cuwrap::bench::entry_point_note("cuPointerGetAttribute").c_str());
     }

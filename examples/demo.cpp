@@ -73,13 +73,22 @@ int demo() {
   int failures = 0;
 
   // Versions: cuwrap, the headers the bindings come from, the loaded libraries.
+  // nvJitLink is optional: without one of the bindings' CUDA major, the Linker below
+  // uses the driver's linker, and the raw form says why it is missing.
   const auto [nvrtc_major, nvrtc_minor] = cuwrap::nvrtc::nvrtcVersion();
-  const auto [link_major, link_minor] = cuwrap::nvjitlink::nvJitLinkVersion();
+  unsigned link_major = 0;
+  unsigned link_minor = 0;
+  const bool have_nvjitlink =
+      cuwrap::nvjitlink::raw::nvJitLinkVersion(&link_major, &link_minor) == NVJITLINK_SUCCESS;
   std::cout << "cuwrap " << cuwrap::kVersion << ", bindings generated from CUDA "
             << cuwrap::kBindingsCudaVersion / 1000 << '.'
             << cuwrap::kBindingsCudaVersion % 1000 / 10 << '\n'
-            << "NVRTC " << nvrtc_major << '.' << nvrtc_minor << ", nvJitLink " << link_major << '.'
-            << link_minor << '\n';
+            << "NVRTC " << nvrtc_major << '.' << nvrtc_minor << ", nvJitLink ";
+  if (have_nvjitlink) {
+    std::cout << link_major << '.' << link_minor << '\n';
+  } else {
+    std::cout << "not available: " << cuwrap::last_load_error() << '\n';
+  }
 
   // Compile saxpy for sm_90 without needing a GPU: PTX, CUBIN and LTO-IR.
   const cuwrap::ProgramOptions options{.name = "saxpy.cu", .arch = "sm_90"};

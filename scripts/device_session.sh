@@ -65,7 +65,7 @@ case "$phase" in
       bash scripts/device_compat.sh emulated >"$R/emulated/out.log" 2>&1
     (timeout 120 bash scripts/fault_sweep.sh build --jobs 8 >"$R/faults/sweep.log" 2>&1
      echo "fault sweep rc $?" >>"$R/faults/sweep.log"
-     timeout 80 bash scripts/fault_sweep.sh build --sanitizer >"$R/faults/sanitizer.log" 2>&1
+     CUWRAP_SANITIZER_LOGS="$R/faults" timeout 80 bash scripts/fault_sweep.sh build --sanitizer >"$R/faults/sanitizer.log" 2>&1
      echo "fault sweep --sanitizer rc $?" >>"$R/faults/sanitizer.log") &
     OUT="$R/check" MEMCHECK_JOBS=6 \
       MEMCHECK_TESTS='ipc|vmm|managed|copy|tensor_map|array_texture|dlpack|memory|launch|graph' \
