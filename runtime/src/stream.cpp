@@ -40,6 +40,11 @@ void make_stream_context_current(const Stream& stream) {
   driver::cuCtxSetCurrent(stream.context());
 }
 
+bool stream_context_is_other(const Stream& stream) {
+  const CUcontext current = current_context();
+  return current != nullptr && current != stream.context();
+}
+
 Stream adopt_stream(CUstream handle, CUcontext context, int device_id,
                     Ref<const GreenContextState> keep_alive) {
   auto state = make_ref<StreamState>();

@@ -81,11 +81,15 @@ class Buffer {
   void copy_from(const Buffer& src, const Stream& stream);
   /// Copy host memory (exactly size() bytes) into this buffer, ordered on `stream`.
   ///
-  /// The host memory must stay valid until the stream reaches the copy.
+  /// The host memory must stay valid until the stream reaches the copy. With pageable
+  /// host memory, `stream` must belong to the buffer's device: the driver refuses a
+  /// stream of another device (DriverError, CUDA_ERROR_INVALID_VALUE); order it after
+  /// that stream's work with Stream::wait.
   void copy_from(std::span<const std::byte> host, const Stream& stream);
   /// Copy this buffer into host memory (exactly size() bytes), ordered on `stream`.
   ///
-  /// The data is there once the stream reaches the copy (sync the stream first).
+  /// The data is there once the stream reaches the copy (sync the stream first). With
+  /// pageable host memory, `stream` must belong to the buffer's device (see copy_from).
   void copy_to(std::span<std::byte> host, const Stream& stream) const;
   /// Copy a contiguous host range of trivially copyable elements (a std::span<T>, a
   /// std::vector<T>, ...; exactly size() bytes) into this buffer.

@@ -2,6 +2,7 @@
 // per-thread default streams.
 #pragma once
 
+#include <cuwrap/detail/context.hpp>
 #include <cuwrap/detail/ref.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/event.hpp>
@@ -165,17 +166,28 @@ namespace detail {
 /// Make the context of `stream` current on this thread (leaving it current).
 void make_stream_context_current(const Stream& stream);
 
+/// Return whether a context other than `stream`'s is current on this thread (a stream
+/// of another device than the current one).
+bool stream_context_is_other(const Stream& stream);
+
 /// Call `call` (a raw driver call on `stream`, returning CUresult) and check its status.
 ///
 /// Hot paths call the raw driver entry point directly: no context query per call.
 /// Only when that fails with CUDA_ERROR_INVALID_CONTEXT (no context current on this
-/// thread) is the stream's context made current and the call repeated once.
+/// thread) is the stream's context made current and the call repeated once. A call that
+/// fails with CUDA_ERROR_INVALID_VALUE or CUDA_ERROR_INVALID_HANDLE while another
+/// device's context is current is repeated once with the stream's context current for
+/// it: the driver resolves pageable host memory (cuMemcpyAsync) in the current context.
 /// Throws DriverError naming `function` on failure.
 template <class Call>
 inline void check_on_stream(const Stream& stream, const char* function, Call&& call) {
   CUresult status = call();
   if (status == CUDA_ERROR_INVALID_CONTEXT) [[unlikely]] {
     make_stream_context_current(stream);
+    status = call();
+  } else if ((status == CUDA_ERROR_INVALID_VALUE || status == CUDA_ERROR_INVALID_HANDLE) &&
+             stream_context_is_other(stream)) [[unlikely]] {
+    const ScopedContext scope(stream.context());
     status = call();
   }
   check(status, function);
