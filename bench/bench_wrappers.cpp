@@ -1,8 +1,12 @@
 // Overhead of the generated wrappers against the raw C entry point, all in the same
 // process and run:
-//   RawCFunctionPointer   nvrtcVersion through a pointer from dlsym (the baseline)
-//   CuwrapRaw             cuwrap::nvrtc::raw::nvrtcVersion (status return)
-//   CuwrapTyped           cuwrap::nvrtc::nvrtcVersion (throwing, returns the pair)
+//   RawCFunctionPointer         nvrtcVersion through a pointer from dlsym, status discarded
+//   RawCFunctionPointerChecked  the same with the status check a C or C++ caller writes
+//                               (throw unless NVRTC_SUCCESS), outputs read
+//   CuwrapRaw                   cuwrap::nvrtc::raw::nvrtcVersion (status return): against
+//                               the unchecked pointer, the cost of run-time loading
+//   CuwrapTyped                 cuwrap::nvrtc::nvrtcVersion (throwing, returns the pair):
+//                               against the checked pointer, the cost of the typed form
 // and, on a GPU:
 //   RawPointerGetAttribute    cuPointerGetAttribute through cuGetProcAddress's pointer
 //   TypedPointerGetAttribute  cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL>
@@ -15,9 +19,13 @@
 #include <cuwrap/nvrtc.hpp>
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -37,6 +45,24 @@ NvrtcVersionFn raw_c_function() {
   return fn;
 }
 
+// What a caller's error macro does on failure; out of line, as such handlers are.
+[[noreturn]] __attribute__((noinline, cold)) void fail_nvrtc(nvrtcResult status) {
+  throw std::runtime_error("nvrtcVersion failed: " + std::to_string(status));
+}
+
+// The baseline of the typed form: the pointer called the way a C++ caller uses it, the
+// status checked and both outputs read.
+void checked_call(NvrtcVersionFn fn) {
+  int major = 0;
+  int minor = 0;
+  const nvrtcResult status = fn(&major, &minor);
+  if (status != NVRTC_SUCCESS) [[unlikely]] {
+    fail_nvrtc(status);
+  }
+  benchmark::DoNotOptimize(major);
+  benchmark::DoNotOptimize(minor);
+}
+
 void RawCFunctionPointer(benchmark::State& state) {
   NvrtcVersionFn fn = raw_c_function();
   if (fn == nullptr) {
@@ -46,31 +72,52 @@ void RawCFunctionPointer(benchmark::State& state) {
   benchmark::DoNotOptimize(fn);
   int major = 0;
   int minor = 0;
+  const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     benchmark::DoNotOptimize(fn(&major, &minor));
     benchmark::DoNotOptimize(major);
     benchmark::DoNotOptimize(minor);
   }
+  cuwrap::bench::record(state, "RawCFunctionPointer", start);
 }
 BENCHMARK(RawCFunctionPointer);
+
+void RawCFunctionPointerChecked(benchmark::State& state) {
+  NvrtcVersionFn fn = raw_c_function();
+  if (fn == nullptr) {
+    state.SkipWithError("libnvrtc not found");
+    return;
+  }
+  benchmark::DoNotOptimize(fn);
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    checked_call(fn);
+  }
+  cuwrap::bench::record(state, "RawCFunctionPointerChecked", start);
+}
+BENCHMARK(RawCFunctionPointerChecked);
 
 void CuwrapRaw(benchmark::State& state) {
   int major = 0;
   int minor = 0;
+  const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     benchmark::DoNotOptimize(cuwrap::nvrtc::raw::nvrtcVersion(&major, &minor));
     benchmark::DoNotOptimize(major);
     benchmark::DoNotOptimize(minor);
   }
+  cuwrap::bench::record(state, "CuwrapRaw", start);
 }
 BENCHMARK(CuwrapRaw);
 
 void CuwrapTyped(benchmark::State& state) {
+  const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     auto r = cuwrap::nvrtc::nvrtcVersion();
     benchmark::DoNotOptimize(r.major);
     benchmark::DoNotOptimize(r.minor);
   }
+  cuwrap::bench::record(state, "CuwrapTyped", start);
 }
 BENCHMARK(CuwrapTyped);
 
@@ -124,32 +171,157 @@ void TypedPointerGetAttribute(benchmark::State& state) {
 }
 BENCHMARK(TypedPointerGetAttribute);
 
-// nvrtcVersion typed and through the raw C pointer in alternating blocks of 1024 calls
-// within one loop (measure_alternating): at 2-3 ns per call, separate runs differ by more
-// than the difference being measured.
+// nvrtcVersion through cuwrap and through the raw C pointer, in alternating blocks of 1024
+// calls within one loop, each block's loop placed at one of kLayouts byte offsets past a
+// 64-byte boundary (measure_layouts). At 1.5-3 ns per call one cycle is 10-20 %, and
+// where the compiler happens to place a loop moves the figure by as much: the same source
+// measured 0.72 in one build and 1.16 in another. Sweeping the placement measures the
+// calls rather than one placement. Three pairs:
+//   typed against the checked pointer: the target (both check the status, read outputs);
+//   raw:: against the unchecked pointer: the entry-point slot's load and null test;
+//   typed against the unchecked pointer: for reference, what the status check and the
+//   returned outputs cost over a call whose result is thrown away.
+constexpr int kLayouts = 8;
+
+// Time `block` calls of `call`, the loop placed `Pad` bytes past a 64-byte boundary (the
+// padding is executed once per block: a few cycles per 1024 calls, alike for both sides).
+template <int Pad, class Call>
+__attribute__((noinline)) double time_block_at(Call& call, int block) {
+  const auto start = std::chrono::steady_clock::now();
+  asm volatile(".p2align 6\n\t.skip %c0, 0x90" : : "i"(Pad * 8));
+  for (int i = 0; i < block; ++i) {
+    call();
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+template <class Call, std::size_t... Pads>
+double time_block_layout(int layout, Call& call, int block, std::index_sequence<Pads...>) {
+  double ns = 0;
+  static_cast<void>(((layout == static_cast<int>(Pads)
+                          ? (ns = time_block_at<static_cast<int>(Pads)>(call, block), true)
+                          : false) ||
+                     ...));
+  return ns;
+}
+
+// measure_alternating with the placement swept: round r times both sides in layout
+// r % kLayouts, the order swapped every kLayouts rounds. Adds each layout's totals to
+// results() under `name` + "_L<k>_ours" / "_raw"; print_layouts() reads them.
+template <class Ours, class Raw>
+void measure_layouts(benchmark::State& state, const std::string& name, int block, Ours ours,
+                     Raw raw) {
+  std::array<double, kLayouts> ours_ns{};
+  std::array<double, kLayouts> raw_ns{};
+  long long rounds = 0;
+  const auto seq = std::make_index_sequence<kLayouts>();
+  for (auto _ : state) {
+    const int layout = static_cast<int>(rounds % kLayouts);
+    if ((rounds / kLayouts) % 2 == 0) {
+      ours_ns[layout] += time_block_layout(layout, ours, block, seq);
+      raw_ns[layout] += time_block_layout(layout, raw, block, seq);
+    } else {
+      raw_ns[layout] += time_block_layout(layout, raw, block, seq);
+      ours_ns[layout] += time_block_layout(layout, ours, block, seq);
+    }
+    ++rounds;
+  }
+  double ours_total = 0;
+  double raw_total = 0;
+  for (int k = 0; k < kLayouts; ++k) {
+    cuwrap::bench::results()[name + "_L" + std::to_string(k) + "_ours"] += ours_ns[k];
+    cuwrap::bench::results()[name + "_L" + std::to_string(k) + "_raw"] += raw_ns[k];
+    ours_total += ours_ns[k];
+    raw_total += raw_ns[k];
+  }
+  if (rounds > 0) {
+    const double calls = static_cast<double>(rounds) * block;
+    state.counters["ours_ns"] = ours_total / calls;
+    state.counters["raw_ns"] = raw_total / calls;
+    state.counters["ratio"] = ours_total / raw_total;
+  }
+}
+
+// Print the per-layout ratios of measure_layouts(`name`): their median, range and the
+// pooled figure.
+void print_layouts(const char* what, const std::string& name, const char* target) {
+  std::vector<double> ratios;
+  double ours = 0;
+  double raw = 0;
+  for (int k = 0; k < kLayouts; ++k) {
+    const auto& r = cuwrap::bench::results();
+    const auto a = r.find(name + "_L" + std::to_string(k) + "_ours");
+    const auto b = r.find(name + "_L" + std::to_string(k) + "_raw");
+    if (a == r.end() || b == r.end() || b->second <= 0) {
+      return;
+    }
+    ratios.push_back(a->second / b->second);
+    ours += a->second;
+    raw += b->second;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double median = (ratios[kLayouts / 2 - 1] + ratios[kLayouts / 2]) / 2;
+  std::printf("%s, %d loop placements: median ratio %.3f (range %.3f-%.3f, pooled %.3f)%s\n",
+              what, kLayouts, median, ratios.front(), ratios.back(), ours / raw, target);
+}
+
+void typed_call() {
+  auto r = cuwrap::nvrtc::nvrtcVersion();
+  benchmark::DoNotOptimize(r.major);
+  benchmark::DoNotOptimize(r.minor);
+}
+
+void unchecked_call(NvrtcVersionFn fn) {
+  int major = 0;
+  int minor = 0;
+  benchmark::DoNotOptimize(fn(&major, &minor));
+  benchmark::DoNotOptimize(major);
+  benchmark::DoNotOptimize(minor);
+}
+
+void cuwrap_raw_call() {
+  int major = 0;
+  int minor = 0;
+  benchmark::DoNotOptimize(cuwrap::nvrtc::raw::nvrtcVersion(&major, &minor));
+  benchmark::DoNotOptimize(major);
+  benchmark::DoNotOptimize(minor);
+}
+
 void AlternatingNvrtcVersion(benchmark::State& state) {
   const NvrtcVersionFn fn = raw_c_function();
   if (fn == nullptr) {
     state.SkipWithError("libnvrtc not found");
     return;
   }
-  cuwrap::bench::measure_alternating(
-      state, "alternating_nvrtc_version", 1024,
-      [] {
-        auto r = cuwrap::nvrtc::nvrtcVersion();
-        benchmark::DoNotOptimize(r.major);
-        benchmark::DoNotOptimize(r.minor);
-      },
-      [fn] {
-        int major = 0;
-        int minor = 0;
-        benchmark::DoNotOptimize(fn(&major, &minor));
-        benchmark::DoNotOptimize(major);
-        benchmark::DoNotOptimize(minor);
-      },
-      [] {});
+  measure_layouts(
+      state, "nvrtc_typed_vs_checked", 1024, [] { typed_call(); }, [fn] { checked_call(fn); });
 }
 BENCHMARK(AlternatingNvrtcVersion);
+
+void AlternatingNvrtcVersionRaw(benchmark::State& state) {
+  const NvrtcVersionFn fn = raw_c_function();
+  if (fn == nullptr) {
+    state.SkipWithError("libnvrtc not found");
+    return;
+  }
+  measure_layouts(
+      state, "nvrtc_raw_vs_unchecked", 1024, [] { cuwrap_raw_call(); },
+      [fn] { unchecked_call(fn); });
+}
+BENCHMARK(AlternatingNvrtcVersionRaw);
+
+void AlternatingNvrtcVersionUnchecked(benchmark::State& state) {
+  const NvrtcVersionFn fn = raw_c_function();
+  if (fn == nullptr) {
+    state.SkipWithError("libnvrtc not found");
+    return;
+  }
+  measure_layouts(
+      state, "nvrtc_typed_vs_unchecked", 1024, [] { typed_call(); },
+      [fn] { unchecked_call(fn); });
+}
+BENCHMARK(AlternatingNvrtcVersionUnchecked);
 
 // The typed getter and the raw pointer in alternating blocks of 256 calls within one
 // loop (measure_alternating): a like-for-like ratio for a call of a few tens of ns,
@@ -222,11 +394,17 @@ int main(int argc, char** argv) {
   return cuwrap::bench::run_benchmarks(argc, argv, [] {
     print_ratio("typed attribute getter", "TypedPointerGetAttribute", "RawPointerGetAttribute");
     print_ratio("enumeration (cuGraphGetNodes)", "TypedGraphGetNodes", "RawGraphGetNodes");
-    if (const auto c = cuwrap::bench::alternating_ratio("alternating_nvrtc_version")) {
-      std::printf("typed wrapper (nvrtcVersion), alternating blocks: ratio %.3f (%.2f ns vs "
-                  "%.2f ns; target <= 1.05)\n",
-                  c->ratio(), c->ours_ns, c->raw_ns);
-    }
+    print_ratio("typed wrapper (nvrtcVersion) vs the checked pointer", "CuwrapTyped",
+                "RawCFunctionPointerChecked");
+    print_ratio("raw:: wrapper (nvrtcVersion) vs the unchecked pointer", "CuwrapRaw",
+                "RawCFunctionPointer");
+    print_layouts("typed wrapper (nvrtcVersion) vs the checked pointer, alternating blocks",
+                  "nvrtc_typed_vs_checked", "; target <= 1.05");
+    print_layouts("raw:: wrapper (nvrtcVersion) vs the unchecked pointer, alternating blocks",
+                  "nvrtc_raw_vs_unchecked", "; target <= 1.05");
+    print_layouts("typed wrapper (nvrtcVersion) vs the unchecked pointer, alternating blocks",
+                  "nvrtc_typed_vs_unchecked",
+                  " (for reference: the status check and the returned outputs)");
     if (setup().error.empty()) {
       std::printf("%s\n", cuwrap::bench::entry_point_note("cuPointerGetAttribute").c_str());
     }
