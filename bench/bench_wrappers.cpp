@@ -16,8 +16,8 @@
 #include "bench_support.hpp"
 
 #include <benchmark/benchmark.h>
-#include <cuwrap/nvrtc.hpp>
 #include <dlfcn.h>
+#include <cuwrap/nvrtc.hpp>
 
 #include <algorithm>
 #include <array>
@@ -192,8 +192,7 @@ __attribute__((noinline)) double time_block_at(Call& call, int block) {
   for (int i = 0; i < block; ++i) {
     call();
   }
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
-      .count();
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
 }
 
 template <class Call, std::size_t... Pads>
@@ -262,8 +261,8 @@ void print_layouts(const char* what, const std::string& name, const char* target
   }
   std::sort(ratios.begin(), ratios.end());
   const double median = (ratios[kLayouts / 2 - 1] + ratios[kLayouts / 2]) / 2;
-  std::printf("%s, %d loop placements: median ratio %.3f (range %.3f-%.3f, pooled %.3f)%s\n",
-              what, kLayouts, median, ratios.front(), ratios.back(), ours / raw, target);
+  std::printf("%s, %d loop placements: median ratio %.3f (range %.3f-%.3f, pooled %.3f)%s\n", what,
+              kLayouts, median, ratios.front(), ratios.back(), ours / raw, target);
 }
 
 void typed_call() {
@@ -318,8 +317,7 @@ void AlternatingNvrtcVersionUnchecked(benchmark::State& state) {
     return;
   }
   measure_layouts(
-      state, "nvrtc_typed_vs_unchecked", 1024, [] { typed_call(); },
-      [fn] { unchecked_call(fn); });
+      state, "nvrtc_typed_vs_unchecked", 1024, [] { typed_call(); }, [fn] { unchecked_call(fn); });
 }
 BENCHMARK(AlternatingNvrtcVersionUnchecked);
 
@@ -409,9 +407,10 @@ int main(int argc, char** argv) {
       std::printf("%s\n", cuwrap::bench::entry_point_note("cuPointerGetAttribute").c_str());
     }
     if (const auto c = cuwrap::bench::alternating_ratio("alternating_getter")) {
-      std::printf("typed attribute getter, alternating blocks: ratio %.3f (%.1f ns vs %.1f ns; "
-                  "target <= 1.05)\n",
-                  c->ratio(), c->ours_ns, c->raw_ns);
+      std::printf(
+          "typed attribute getter, alternating blocks: ratio %.3f (%.1f ns vs %.1f ns; "
+          "target <= 1.05)\n",
+          c->ratio(), c->ours_ns, c->raw_ns);
     }
   });
 }

@@ -1,7 +1,7 @@
 // LaunchConfig and launch(): run a Kernel on a Stream.
 //
 // launch() packs its arguments without touching the heap: each argument is converted
-// (Buffer → CUdeviceptr, everything else as is) into a std::tuple on the stack and a
+// (Buffer → CUdeviceptr, everything else as is) into one struct on the stack and a
 // std::array<void*, N> points into it. Before the driver is called, the argument count
 // and every argument's size are compared with the kernel's parameter layout, which the
 // Kernel cached when it was looked up, so the check costs no driver call. Launches with
@@ -27,7 +27,6 @@
 #include <cstddef>
 #include <optional>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -55,11 +54,11 @@ struct Dim3 {
 struct LaunchConfig {
   // Every member has a default member initialiser, so that designated initialisers
   // ({.grid = 4, .block = 256}) compile cleanly with -Wmissing-field-initializers.
-  Dim3 grid{};                        ///< thread blocks in the grid
-  Dim3 block{};                       ///< threads in a block
-  std::optional<Dim3> cluster{};      ///< thread blocks in a cluster (sm_90+)
-  std::size_t shmem_size = 0;         ///< dynamic shared memory in bytes
-  bool cooperative_launch = false;    ///< cuLaunchCooperativeKernel semantics (grid sync)
+  Dim3 grid{};                      ///< thread blocks in the grid
+  Dim3 block{};                     ///< threads in a block
+  std::optional<Dim3> cluster{};    ///< thread blocks in a cluster (sm_90+)
+  std::size_t shmem_size = 0;       ///< dynamic shared memory in bytes
+  bool cooperative_launch = false;  ///< cuLaunchCooperativeKernel semantics (grid sync)
   /// Programmatic dependent launch (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION):
   /// this kernel may start before the previous kernel in the stream finishes, once every
   /// block of that kernel has executed `griddepcontrol.launch_dependents`
@@ -130,8 +129,7 @@ constexpr std::string_view type_name() noexcept {
 /// The non-template core of launch(), shared with the GraphBuilder overload.
 void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kernel, void** args,
                 std::size_t count, const std::size_t* sizes,
-                const std::string_view* type_names = nullptr,
-                CUcontext context = nullptr);
+                const std::string_view* type_names = nullptr, CUcontext context = nullptr);
 
 /// Throw std::invalid_argument unless `count` and `sizes` match `kernel`'s parameters.
 void check_arguments(const Kernel& kernel, std::size_t count, const std::size_t* sizes,
@@ -162,19 +160,37 @@ inline constexpr std::size_t kMaxLaunchAttributes = 4;
 void to_cu_launch_config(const LaunchConfig& config, CUstream stream, CUlaunchConfig& out,
                          CUlaunchAttribute* attributes);
 
+/// One converted launch argument, told apart from the others of its PackedArguments by
+/// its position `I`.
+template <std::size_t I, class T>
+struct PackedArgument {
+  T value;
+};
+
+/// The converted arguments of one launch, each in its own base (what std::tuple would
+/// hold, without <tuple>).
+template <class Indices, class... Ts>
+struct PackedArguments;
+
+template <std::size_t... Is, class... Ts>
+struct PackedArguments<std::index_sequence<Is...>, Ts...> : PackedArgument<Is, Ts>... {
+  /// Return the address of each argument, in order.
+  std::array<void*, sizeof...(Ts)> pointers() {
+    return {static_cast<void*>(&static_cast<PackedArgument<Is, Ts>&>(*this).value)...};
+  }
+};
+
 /// Pack `args` as launch_raw expects them and call `fn(pointers, count, sizes, names)`.
 template <class Fn, class... Args>
 void with_packed_arguments(Fn&& fn, const Args&... args) {
   constexpr std::size_t kCount = sizeof...(Args);
-  std::tuple<typename LaunchArgument<Args>::type...> converted{
-      LaunchArgument<Args>::convert(args)...};
+  PackedArguments<std::index_sequence_for<Args...>, typename LaunchArgument<Args>::type...>
+      converted{{LaunchArgument<Args>::convert(args)}...};
   static constexpr std::array<std::size_t, kCount> kSizes{
       sizeof(typename LaunchArgument<Args>::type)...};
   static constexpr std::array<std::string_view, kCount> kNames{
       type_name<typename LaunchArgument<Args>::type>()...};
-  std::array<void*, kCount> pointers = std::apply(
-      [](auto&... values) { return std::array<void*, kCount>{static_cast<void*>(&values)...}; },
-      converted);
+  std::array<void*, kCount> pointers = converted.pointers();
   fn(pointers.data(), kCount, kSizes.data(), kNames.data());
 }
 
