@@ -84,41 +84,13 @@ std::vector<std::int64_t> compact_strides(std::span<const std::int64_t> shape) {
 }
 
 // What keeps an exported tensor's memory valid: a heap-held owner (a Buffer, or a
-// copy of the caller's shared pointer) and the function that lets it go.
-class BufferOwner {
- public:
-  BufferOwner() noexcept = default;
-  BufferOwner(void* owner, void (*release)(void*) noexcept) noexcept
-      : owner_(owner), release_(release) {}
-  BufferOwner(BufferOwner&& other) noexcept
-      : owner_(std::exchange(other.owner_, nullptr)),
-        release_(std::exchange(other.release_, nullptr)) {}
-  BufferOwner& operator=(BufferOwner&& other) noexcept {
-    std::swap(owner_, other.owner_);
-    std::swap(release_, other.release_);
-    return *this;
-  }
-  BufferOwner(const BufferOwner&) = delete;
-  BufferOwner& operator=(const BufferOwner&) = delete;
-  ~BufferOwner() {
-    if (release_ != nullptr) {
-      release_(owner_);
-    }
-  }
-
- private:
-  void* owner_ = nullptr;
-  void (*release_)(void*) noexcept = nullptr;
-};
-
-void delete_buffer(void* buffer) noexcept {
-  delete static_cast<Buffer*>(buffer);  // NOLINT(cppcoreguidelines-owning-memory)
-}
+// copy of the caller's shared pointer) with the function that lets it go.
+using BufferOwner = std::unique_ptr<void, void (*)(void*) noexcept>;
 
 // What an exported tensor owns: the buffer's owner and the shape and strides it points to.
 template <class Managed>
 struct ExportContext {
-  BufferOwner owner;
+  BufferOwner owner{nullptr, nullptr};
   std::vector<std::int64_t> shape;
   std::vector<std::int64_t> strides;
   Managed managed{};
@@ -243,7 +215,7 @@ DLDevice dlpack_device(const Buffer& buffer) {
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
                            std::span<const std::int64_t> strides) {
   return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, [&] {
-    return BufferOwner(new Buffer(std::move(buffer)), &delete_buffer);  // NOLINT(cppcoreguidelines-owning-memory)
+    return BufferOwner(new Buffer(std::move(buffer)), &detail::delete_owner<Buffer>);  // NOLINT(cppcoreguidelines-owning-memory)
   });
 }
 

@@ -4,7 +4,6 @@
 
 #include <cuwrap/detail/context.hpp>
 
-#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -121,9 +120,7 @@ Graph GraphBuilder::complete(const GraphCompleteOptions& options) {
     throw GraphInstantiateError(status, params.result_out);
   }
   Graph graph(exec, true, s.context);
-  detail::GraphKeepAlive& keep = graph.keep_alive();
-  keep.attachments.push_back(s.attachments);
-  keep.definitions.push_back(s.definition);
+  graph.keep_alive().add(s.attachments, s.definition);
   return graph;
 }
 
@@ -210,15 +207,7 @@ void Graph::update(const GraphBuilder& builder) {
   if (status != CUDA_SUCCESS) {
     throw GraphUpdateError(status, info);
   }
-  detail::GraphKeepAlive& keep = keep_alive();
-  if (std::find(keep.attachments.begin(), keep.attachments.end(), s.attachments) ==
-      keep.attachments.end()) {
-    keep.attachments.push_back(s.attachments);
-  }
-  if (s.definition && std::find(keep.definitions.begin(), keep.definitions.end(),
-                                s.definition) == keep.definitions.end()) {
-    keep.definitions.push_back(s.definition);  // nodes named later may be this graph's
-  }
+  keep_alive().add(s.attachments, s.definition);  // nodes named later may be s's graph's
 }
 
 CUgraphExec Graph::handle() const {

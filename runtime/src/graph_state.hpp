@@ -28,6 +28,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <string>
@@ -105,6 +106,17 @@ struct GraphBuilderState : RefCounted {
 struct GraphKeepAlive {
   std::vector<std::shared_ptr<GraphAttachments>> attachments;
   std::vector<GraphDefinition> definitions;
+
+  /// Keep `more` and `definition` (when set) alive too, each once.
+  void add(const std::shared_ptr<GraphAttachments>& more, const GraphDefinition& definition) {
+    if (std::find(attachments.begin(), attachments.end(), more) == attachments.end()) {
+      attachments.push_back(more);
+    }
+    if (definition &&
+        std::find(definitions.begin(), definitions.end(), definition) == definitions.end()) {
+      definitions.push_back(definition);
+    }
+  }
 };
 
 /// The capture state of `stream`: its graph and the nodes the next captured work
