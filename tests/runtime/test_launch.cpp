@@ -153,6 +153,46 @@ TEST(LaunchConfig, TypeNamesForMessages) {
   EXPECT_EQ(cuwrap::detail::type_name<int>(), "int");
 }
 
+// What launch_raw receives for an argument list: one pointer per argument, in order, each
+// to a copy of that argument (arguments of one type included), with its size and name.
+TEST(LaunchConfig, PackedArgumentsPointToCopiesInOrder) {
+  struct Pair {
+    int a;
+    double b;
+  };
+  const float scale = 2.5F;
+  const int first = 7;
+  const int second = -3;
+  const Pair pair{4, 0.25};
+  bool called = false;
+  cuwrap::detail::with_packed_arguments(
+      [&](void** pointers, std::size_t count, const std::size_t* sizes,
+          const std::string_view* names) {
+        called = true;
+        ASSERT_EQ(count, 4U);
+        EXPECT_EQ(*static_cast<const float*>(pointers[0]), 2.5F);
+        EXPECT_EQ(*static_cast<const int*>(pointers[1]), 7);
+        EXPECT_EQ(*static_cast<const int*>(pointers[2]), -3);
+        EXPECT_EQ(static_cast<const Pair*>(pointers[3])->a, 4);
+        EXPECT_EQ(static_cast<const Pair*>(pointers[3])->b, 0.25);
+        EXPECT_NE(pointers[1], pointers[2]) << "two arguments of one type are two copies";
+        EXPECT_NE(pointers[1], static_cast<const void*>(&first)) << "a copy, not the caller's";
+        EXPECT_EQ(sizes[0], sizeof(float));
+        EXPECT_EQ(sizes[1], sizeof(int));
+        EXPECT_EQ(sizes[3], sizeof(Pair));
+        EXPECT_EQ(names[0], "float");
+        EXPECT_EQ(names[2], "int");
+      },
+      scale, first, second, pair);
+  EXPECT_TRUE(called);
+
+  std::size_t none = 1;
+  cuwrap::detail::with_packed_arguments(
+      [&](void** /*pointers*/, std::size_t count, const std::size_t* /*sizes*/,
+          const std::string_view* /*names*/) { none = count; });
+  EXPECT_EQ(none, 0U) << "a kernel without parameters";
+}
+
 // ---- with a GPU ------------------------------------------------------------------
 
 class LaunchGpu : public cuwrap::testing::DeviceStreamTest {
