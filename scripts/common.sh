@@ -84,7 +84,12 @@ cuwrap_build_other_toolkits() {
       [ -f "$shared/$version/cuda.h" ] && roots+=("$(cd "$shared/$version" && pwd)")
     done
   fi
-  ((${#roots[@]})) || return 0
+  if ((${#roots[@]} == 0)); then
+    [ -n "${CUWRAP_EXTRA_TOOLKITS+set}" ] ||
+      echo "cuwrap: no CUDA 12.4/12.6 headers in $shared: only the installed toolkit is" \
+        "tested (CUWRAP_EXTRA_TOOLKITS=\"<root>...\" names others)"
+    return 0
+  fi
   gen="$CUWRAP_BUILD/generator/cuwrap-gen"
   if [ ! -x "$gen" ]; then
     echo "cuwrap: $gen not built; cannot make bindings for ${roots[*]}" >&2
