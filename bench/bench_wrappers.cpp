@@ -195,14 +195,17 @@ __attribute__((noinline)) double time_block_at(Call& call, int block) {
   return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Time `block` calls of `call` in placement `layout` (0 .. kLayouts - 1).
 template <class Call, std::size_t... Pads>
 double time_block_layout(int layout, Call& call, int block, std::index_sequence<Pads...>) {
-  double ns = 0;
-  static_cast<void>(((layout == static_cast<int>(Pads)
-                          ? (ns = time_block_at<static_cast<int>(Pads)>(call, block), true)
-                          : false) ||
-                     ...));
-  return ns;
+  static constexpr std::array<double (*)(Call&, int), kLayouts> kTimers{
+      &time_block_at<static_cast<int>(Pads), Call>...};
+  return kTimers[static_cast<std::size_t>(layout)](call, block);
+}
+
+// The results() key of placement `k`'s total for `side` ("ours" or "raw").
+std::string layout_key(const std::string& name, int k, const char* side) {
+  return name + "_L" + std::to_string(k) + "_" + side;
 }
 
 // measure_alternating with the placement swept: round r times both sides in layout
@@ -229,8 +232,8 @@ void measure_layouts(benchmark::State& state, const std::string& name, int block
   double ours_total = 0;
   double raw_total = 0;
   for (int k = 0; k < kLayouts; ++k) {
-    cuwrap::bench::results()[name + "_L" + std::to_string(k) + "_ours"] += ours_ns[k];
-    cuwrap::bench::results()[name + "_L" + std::to_string(k) + "_raw"] += raw_ns[k];
+    cuwrap::bench::results()[layout_key(name, k, "ours")] += ours_ns[k];
+    cuwrap::bench::results()[layout_key(name, k, "raw")] += raw_ns[k];
     ours_total += ours_ns[k];
     raw_total += raw_ns[k];
   }
@@ -250,8 +253,8 @@ void print_layouts(const char* what, const std::string& name, const char* target
   double raw = 0;
   for (int k = 0; k < kLayouts; ++k) {
     const auto& r = cuwrap::bench::results();
-    const auto a = r.find(name + "_L" + std::to_string(k) + "_ours");
-    const auto b = r.find(name + "_L" + std::to_string(k) + "_raw");
+    const auto a = r.find(layout_key(name, k, "ours"));
+    const auto b = r.find(layout_key(name, k, "raw"));
     if (a == r.end() || b == r.end() || b->second <= 0) {
       return;
     }
@@ -287,37 +290,36 @@ void cuwrap_raw_call() {
   benchmark::DoNotOptimize(minor);
 }
 
-void AlternatingNvrtcVersion(benchmark::State& state) {
+// measure_layouts of `ours` against `raw(fn)`, fn being the dlsym pointer. Both are
+// lambdas, so that each copy of the timed loop inlines its call.
+template <class Ours, class Raw>
+void against_pointer(benchmark::State& state, const std::string& name, Ours ours, Raw raw) {
   const NvrtcVersionFn fn = raw_c_function();
   if (fn == nullptr) {
     state.SkipWithError("libnvrtc not found");
     return;
   }
-  measure_layouts(
-      state, "nvrtc_typed_vs_checked", 1024, [] { typed_call(); }, [fn] { checked_call(fn); });
+  measure_layouts(state, name, 1024, ours, [fn, raw] { raw(fn); });
+}
+
+void AlternatingNvrtcVersion(benchmark::State& state) {
+  against_pointer(
+      state, "nvrtc_typed_vs_checked", [] { typed_call(); },
+      [](NvrtcVersionFn fn) { checked_call(fn); });
 }
 BENCHMARK(AlternatingNvrtcVersion);
 
 void AlternatingNvrtcVersionRaw(benchmark::State& state) {
-  const NvrtcVersionFn fn = raw_c_function();
-  if (fn == nullptr) {
-    state.SkipWithError("libnvrtc not found");
-    return;
-  }
-  measure_layouts(
-      state, "nvrtc_raw_vs_unchecked", 1024, [] { cuwrap_raw_call(); },
-      [fn] { unchecked_call(fn); });
+  against_pointer(
+      state, "nvrtc_raw_vs_unchecked", [] { cuwrap_raw_call(); },
+      [](NvrtcVersionFn fn) { unchecked_call(fn); });
 }
 BENCHMARK(AlternatingNvrtcVersionRaw);
 
 void AlternatingNvrtcVersionUnchecked(benchmark::State& state) {
-  const NvrtcVersionFn fn = raw_c_function();
-  if (fn == nullptr) {
-    state.SkipWithError("libnvrtc not found");
-    return;
-  }
-  measure_layouts(
-      state, "nvrtc_typed_vs_unchecked", 1024, [] { typed_call(); }, [fn] { unchecked_call(fn); });
+  against_pointer(
+      state, "nvrtc_typed_vs_unchecked", [] { typed_call(); },
+      [](NvrtcVersionFn fn) { unchecked_call(fn); });
 }
 BENCHMARK(AlternatingNvrtcVersionUnchecked);
 
