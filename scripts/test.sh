@@ -4,9 +4,11 @@
 # AddressSanitizer + UndefinedBehaviorSanitizer. Tests that need a GPU skip with their
 # reason on a machine without one. The library, tests, examples and docs snippets are
 # also built against the CUDA 12.4 and 12.6 headers and their CPU suites run.
-# CUWRAP_QUICK=1 stops after those ctest runs.
+# CUWRAP_QUICK=1 stops after those ctest runs. CUWRAP_WERROR=ON (what .ci/run sets) makes
+# warnings errors in the project's code; a user's build only warns.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cuwrap_install_missing
+cuwrap_install_test_tools
 CUWRAP_DEFAULT_BUILD_TYPE=Debug cuwrap_build
 (cd "$CUWRAP_BUILD" && ctest --output-on-failure -j "$CUWRAP_JOBS" --timeout 600)
 # The other toolkits (CUDA 12.4, 12.6 headers by default; CUWRAP_EXTRA_TOOLKITS="<root>..."

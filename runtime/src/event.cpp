@@ -21,7 +21,7 @@ Event::Event(Event&& other) noexcept
       device_id_(other.device_id_),
       owning_(other.owning_),
       timing_disabled_(other.timing_disabled_),
-      busy_waited_(other.busy_waited_),
+      blocking_sync_(other.blocking_sync_),
       ipc_enabled_(other.ipc_enabled_) {}
 
 Event& Event::operator=(Event&& other) noexcept {
@@ -32,7 +32,7 @@ Event& Event::operator=(Event&& other) noexcept {
     device_id_ = other.device_id_;
     owning_ = other.owning_;
     timing_disabled_ = other.timing_disabled_;
-    busy_waited_ = other.busy_waited_;
+    blocking_sync_ = other.blocking_sync_;
     ipc_enabled_ = other.ipc_enabled_;
   }
   return *this;
@@ -46,11 +46,16 @@ Event Event::create(CUcontext context, int device_id, const EventOptions& option
         "EventOptions: ipc_enabled = true requires enable_timing = false (the driver "
         "cannot share timing events between processes)");
   }
+  if (options.blocking_sync && options.busy_waited_sync) {
+    throw std::invalid_argument(
+        "EventOptions: blocking_sync = true contradicts the deprecated busy_waited_sync = true "
+        "(set blocking_sync alone)");
+  }
   unsigned flags = CU_EVENT_DEFAULT;
   if (!options.enable_timing) {
     flags |= CU_EVENT_DISABLE_TIMING;
   }
-  if (!options.busy_waited_sync) {
+  if (options.blocking_sync) {
     flags |= CU_EVENT_BLOCKING_SYNC;
   }
   if (options.ipc_enabled) {
@@ -63,7 +68,7 @@ Event Event::create(CUcontext context, int device_id, const EventOptions& option
   event.device_id_ = device_id;
   event.owning_ = true;
   event.timing_disabled_ = !options.enable_timing;
-  event.busy_waited_ = options.busy_waited_sync;
+  event.blocking_sync_ = options.blocking_sync;
   event.ipc_enabled_ = options.ipc_enabled;
   return event;
 }

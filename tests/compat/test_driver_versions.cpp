@@ -12,6 +12,8 @@
 #include <cuwrap/stream.hpp>
 #include <cuwrap/version.hpp>
 
+#include "gtest_compat.hpp"
+
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -50,7 +52,7 @@ class OldDriver : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(kFakeInstalled);
-    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    CUWRAP_GTEST_FLAG_SET(death_test_style, "threadsafe");
   }
   void TearDown() override {
     // Whatever a test did, nothing asked the driver for an ABI newer than its own.

@@ -6,6 +6,8 @@
 #include <cuwrap/nvrtc.hpp>
 #include <gtest/gtest.h>
 
+#include "gtest_compat.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -15,7 +17,7 @@ namespace {
 
 class GeneratedLoading : public ::testing::Test {
  protected:
-  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+  void SetUp() override { CUWRAP_GTEST_FLAG_SET(death_test_style, "threadsafe"); }
 };
 
 TEST_F(GeneratedLoading, MissingDriverLibraryThrowsLoadErrorNamingIt) {

@@ -30,8 +30,13 @@ static_assert(std::is_nothrow_destructible_v<Stream> && std::is_nothrow_destruct
 
 // Options and configuration aggregates with their defaults.
 static_assert(StreamOptions{}.nonblocking && StreamOptions{}.priority == 0);
-static_assert(!EventOptions{}.enable_timing && !EventOptions{}.busy_waited_sync &&
-              !EventOptions{}.ipc_enabled);
+static_assert(!EventOptions{}.enable_timing && !EventOptions{}.blocking_sync &&
+              !EventOptions{}.ipc_enabled && !EventOptions{}.busy_waited_sync);
+// The fields in cuda.core 1.3's order: positional and designated initialisers both work.
+static_assert(EventOptions{true, true, false}.blocking_sync &&
+              !EventOptions{true, true, false}.ipc_enabled);
+static_assert(EventOptions{.enable_timing = true, .blocking_sync = true, .ipc_enabled = false}
+                  .blocking_sync);
 static_assert(std::is_same_v<decltype(ProgramOptions::arch), std::optional<std::string>>);
 static_assert(std::is_same_v<decltype(ProgramOptions::ftz), std::optional<bool>>);
 static_assert(std::is_same_v<decltype(ProgramOptions::max_register_count), std::optional<int>>);

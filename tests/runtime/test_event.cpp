@@ -59,13 +59,15 @@ TEST(Event, DefaultOptions) {
   CUWRAP_REQUIRE_GPU();
   const EventOptions options;
   EXPECT_FALSE(options.enable_timing);
-  EXPECT_FALSE(options.busy_waited_sync);
+  EXPECT_FALSE(options.blocking_sync);
   EXPECT_FALSE(options.ipc_enabled);
   Event event = Device(0).create_event();
   EXPECT_TRUE(event.is_open());
   EXPECT_TRUE(event.is_owning());
   EXPECT_TRUE(event.is_timing_disabled());
-  EXPECT_FALSE(event.is_sync_busy_waited());
+  // As cuda.core 1.3: a waiting thread busy-waits unless blocking_sync is asked for.
+  EXPECT_TRUE(event.is_sync_busy_waited());
+  EXPECT_FALSE(event.is_blocking_sync());
   EXPECT_FALSE(event.is_ipc_enabled());
   EXPECT_EQ(event.device(), Device(0));
   EXPECT_EQ(event.context(), Device(0).context());
@@ -75,20 +77,48 @@ TEST(Event, DefaultOptions) {
 TEST(Event, OptionsAreReported) {
   CUWRAP_REQUIRE_GPU();
   const Device device(0);
-  Event timed = device.create_event({.enable_timing = true, .busy_waited_sync = true});
+  Event timed = device.create_event({.enable_timing = true});
   EXPECT_FALSE(timed.is_timing_disabled());
   EXPECT_TRUE(timed.is_sync_busy_waited());
-  Event blocking = device.create_event({.enable_timing = false, .busy_waited_sync = false});
+  Event blocking = device.create_event({.enable_timing = false, .blocking_sync = true});
+  EXPECT_TRUE(blocking.is_timing_disabled());
+  EXPECT_TRUE(blocking.is_blocking_sync());
   EXPECT_FALSE(blocking.is_sync_busy_waited());
 }
+
+// Code written against the deprecated busy_waited_sync keeps compiling (with a
+// deprecation warning, silenced here) and gets a busy-waiting event; asking for both
+// waits is refused before the driver is called.
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+TEST(Event, DeprecatedBusyWaitedSyncStillWorks) {
+  CUWRAP_REQUIRE_GPU();
+  const Device device(0);
+  EventOptions old_style{.enable_timing = true, .busy_waited_sync = true};
+  Event busy = device.create_event(old_style);
+  EXPECT_TRUE(busy.is_sync_busy_waited());
+  EXPECT_FALSE(busy.is_timing_disabled());
+  old_style.busy_waited_sync = false;  // the old default: no longer asks for anything
+  EXPECT_TRUE(device.create_event(old_style).is_sync_busy_waited());
+  const std::string message = cuwrap::testing::thrown_message<std::invalid_argument>([&] {
+    (void)device.create_event({.blocking_sync = true, .busy_waited_sync = true});
+  });
+  EXPECT_TRUE(cuwrap::testing::contains(message, "blocking_sync")) << message;
+  EXPECT_TRUE(cuwrap::testing::contains(message, "busy_waited_sync")) << message;
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
 
 TEST(Event, SyncWaitsForRecordedWork) {
   CUWRAP_REQUIRE_GPU();
   SpinWork work;
   work.buffer.fill(std::uint8_t{1}, work.stream);
   work.spin(kSpinCycles * 2);
-  for (bool busy : {false, true}) {
-    Event event = work.stream.record({.busy_waited_sync = busy});
+  for (bool blocking : {false, true}) {
+    Event event = work.stream.record({.blocking_sync = blocking});
     event.sync();
     EXPECT_TRUE(event.is_done());
   }

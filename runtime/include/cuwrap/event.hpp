@@ -9,20 +9,47 @@ namespace cuwrap {
 class Device;
 class Stream;
 
-/// Options of a new event, as cuda.core's EventOptions.
+namespace detail {
+
+/// A bool kept for source compatibility whose explicit use warns (-Wdeprecated-declarations).
+///
+/// Reading it, copying its holder and default-initialising it do not warn; assigning or
+/// initialising it from a bool does, so only code that still sets the old option is told.
+class DeprecatedBool {
+ public:
+  constexpr DeprecatedBool() noexcept = default;
+  [[deprecated("use EventOptions::blocking_sync (its meaning is the opposite)")]]
+  constexpr DeprecatedBool(bool value) noexcept  // NOLINT(google-explicit-constructor)
+      : value_(value) {}
+  /// Return the value set.
+  constexpr operator bool() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  bool value_ = false;
+};
+
+}  // namespace detail
+
+/// Options of a new event, as cuda.core 1.3's EventOptions.
 struct EventOptions {
   /// Record timestamps, so that `end - start` works (CU_EVENT_DISABLE_TIMING when false).
   bool enable_timing = false;
-  /// Let a host thread waiting in Event::sync spin (busy-wait) on the event.
+  /// Let a host thread waiting in Event::sync sleep instead of spinning
+  /// (CU_EVENT_BLOCKING_SYNC).
   ///
-  /// false (the default) creates the event with CU_EVENT_BLOCKING_SYNC, so a waiting
-  /// thread sleeps instead of holding a core. (cuda.core's documentation of this flag
-  /// is contradictory, NVIDIA/cuda-python#657; cuwrap follows the name.)
-  bool busy_waited_sync = false;
+  /// false (the default, as cuda.core 1.3) busy-waits: the waiting thread spins on the
+  /// event, which wakes it soonest and holds a core while it waits.
+  bool blocking_sync = false;
   /// Allow sharing the event with other processes (CU_EVENT_INTERPROCESS).
   ///
   /// Requires enable_timing == false; otherwise creation throws std::invalid_argument.
   bool ipc_enabled = false;
+  /// \deprecated Use blocking_sync. Setting it warns; it will be removed in a later release.
+  ///
+  /// true asks for a busy-waiting event, which is now the default; combined with
+  /// blocking_sync = true it is a contradiction, and creation throws std::invalid_argument.
+  /// false (the old default, which meant a blocking event) no longer changes anything.
+  detail::DeprecatedBool busy_waited_sync{};
 };
 
 /// A CUDA event; an RAII, move-only owner unless made by from_handle.
@@ -86,8 +113,10 @@ class Event {
   CUcontext context() const noexcept { return context_; }
   /// Return whether the event was created without timing.
   bool is_timing_disabled() const noexcept { return timing_disabled_; }
-  /// Return whether a host thread waiting on the event busy-waits.
-  bool is_sync_busy_waited() const noexcept { return busy_waited_; }
+  /// Return whether a host thread waiting on the event busy-waits (not blocking_sync).
+  bool is_sync_busy_waited() const noexcept { return !blocking_sync_; }
+  /// Return whether a host thread waiting on the event sleeps (EventOptions::blocking_sync).
+  bool is_blocking_sync() const noexcept { return blocking_sync_; }
   /// Return whether the event can be shared with other processes.
   bool is_ipc_enabled() const noexcept { return ipc_enabled_; }
   /// Return whether the object still holds an event (false after close or a move).
@@ -107,7 +136,7 @@ class Event {
   int device_id_ = -1;
   bool owning_ = false;
   bool timing_disabled_ = true;
-  bool busy_waited_ = false;
+  bool blocking_sync_ = false;
   bool ipc_enabled_ = false;
 };
 

@@ -1,0 +1,31 @@
+# Fail when a test uses GoogleTest API newer than 1.11 (Ubuntu 22.04's) outside
+# tests/support/gtest_compat.hpp, naming the file and the macro.
+#
+#   cmake -DTESTS_DIR=<tests> -P check_gtest_api.cmake
+cmake_minimum_required(VERSION 3.22)
+if(NOT DEFINED TESTS_DIR)
+  message(FATAL_ERROR "check_gtest_api.cmake: -DTESTS_DIR=... is required")
+endif()
+# Macros added after GoogleTest 1.11.
+set(_newer GTEST_FLAG_SET GTEST_FLAG_GET)
+file(GLOB_RECURSE _sources "${TESTS_DIR}/*.cpp" "${TESTS_DIR}/*.hpp" "${TESTS_DIR}/*.cu")
+set(_found "")
+foreach(_source ${_sources})
+  if(_source MATCHES "/support/gtest_compat\\.hpp$")
+    continue()
+  endif()
+  file(STRINGS "${_source}" _lines REGEX "GTEST_FLAG_(SET|GET)")
+  foreach(_line ${_lines})
+    foreach(_macro ${_newer})
+      if(_line MATCHES "(^|[^A-Z_])${_macro}[ \t]*\\(")
+        list(APPEND _found "${_source}: ${_macro} (GoogleTest 1.12+; use CUWRAP_${_macro} from gtest_compat.hpp)")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+if(_found)
+  list(JOIN _found "\n  " _report)
+  message(FATAL_ERROR "tests use GoogleTest API newer than 1.11:\n  ${_report}")
+endif()
+list(LENGTH _sources _count)
+message(STATUS "${_count} test sources use no GoogleTest API newer than 1.11")
