@@ -29,8 +29,10 @@ cuwrap_pick_versioned() {
 CUWRAP_LIBCLANG_PKG=${CUWRAP_LIBCLANG_PKG:-$(cuwrap_pick_versioned libclang- -dev || true)}
 CUWRAP_CLANG_TIDY_PKG=${CUWRAP_CLANG_TIDY_PKG:-$(cuwrap_pick_versioned clang-tidy- "" || true)}
 CUWRAP_PACKAGES=(cmake ninja-build g++ libctemplate-dev nlohmann-json3-dev
-                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev libdlpack-dev
+                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
                  ${CUWRAP_LIBCLANG_PKG} ${CUWRAP_CLANG_TIDY_PKG})
+# Optional: DLPack interop is compiled out, saying so, where the system offers no dlpack.h.
+CUWRAP_OPTIONAL_PACKAGES=(libdlpack-dev)
 
 # What the test command (scripts/test.sh) needs beyond the build: Doxygen for the API
 # reference's zero-warning check, pkg-config for the packaged consumer, and the other
@@ -52,18 +54,23 @@ cuwrap_apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 }
 
+# Install each package of "$@" that the system offers; name those it does not.
+cuwrap_apt_install_optional() {
+  local pkg
+  for pkg in "$@"; do
+    cuwrap_apt_install "$pkg" >/dev/null 2>&1 || echo "cuwrap: $pkg is not offered by this system; going on without it"
+  done
+}
+
 # Install what scripts/test.sh needs besides the build's packages.
 cuwrap_install_test_tools() {
   cuwrap_apt_install "${CUWRAP_TEST_PACKAGES[@]}"
-  local pkg
-  for pkg in "${CUWRAP_TEST_OPTIONAL_PACKAGES[@]}"; do
-    cuwrap_apt_install "$pkg" >/dev/null 2>&1 ||
-      echo "cuwrap: $pkg is not offered by this system; its build of the compiler matrix is skipped"
-  done
+  cuwrap_apt_install_optional "${CUWRAP_TEST_OPTIONAL_PACKAGES[@]}"
 }
 
 cuwrap_install_missing() {
   cuwrap_apt_install "${CUWRAP_PACKAGES[@]}"
+  cuwrap_apt_install_optional "${CUWRAP_OPTIONAL_PACKAGES[@]}"
   if [ ! -f "$CUDA_HOME/include/cuda.h" ]; then
     echo "cuwrap: no CUDA toolkit headers at $CUDA_HOME/include/cuda.h; set CUDA_HOME to your toolkit root" >&2
     exit 2
