@@ -1,9 +1,9 @@
-// Compile-time cost of including cuwrap (issue 11, item 8): four translation units,
+// Compile-time cost of including cuwrap: four translation units,
 // each only #includes and an empty main(), checked (-fsyntax-only) by the same compiler
 // in the same run:
 //   1. CHeadersOnly: cuda.h, nvrtc.h, nvJitLink.h;
 //   2. CHeadersPlusStandardLibrary: the C headers plus <stdexcept>, <string>, <vector>,
-//      the standard headers any C++ interface with the contract's shapes needs
+//      the standard headers any C++ interface with cuwrap's shapes needs
 //      (exceptions, std::string results, std::vector binaries): the baseline;
 //   3. CuwrapGeneratedHeaders: <cuwrap/driver.hpp>, <cuwrap/nvrtc.hpp>,
 //      <cuwrap/nvjitlink.hpp>;
