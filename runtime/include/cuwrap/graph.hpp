@@ -271,7 +271,7 @@ class GraphBuilder {
   /// nothing was built.
   void debug_dot_print(const std::filesystem::path& path, unsigned flags = kDefaultDotFlags) const;
   /// Write the graph in Graphviz DOT to the file named `path` (a string: no
-  /// <filesystem> needed); as above.
+  /// `<filesystem>` needed); as above.
   template <detail::PathString Path>
   void debug_dot_print(const Path& path, unsigned flags = kDefaultDotFlags) const {
     debug_dot_print_named(std::string_view(path), flags);

@@ -117,7 +117,7 @@ class IPCChannel {
   static IPCChannel from_fd(int fd);
   /// Connect to the socket a listening process bound at `path` (see IPCListener).
   static IPCChannel connect(const std::filesystem::path& path);
-  /// Connect to the socket bound at the path named `path` (a string: no <filesystem>
+  /// Connect to the socket bound at the path named `path` (a string: no `<filesystem>`
   /// needed); as above.
   template <detail::PathString Path>
   static IPCChannel connect(const Path& path) {
@@ -180,7 +180,7 @@ class IPCListener {
   /// Bind and listen at `path`. Throws std::invalid_argument for an unsafe directory
   /// or a path that is too long, std::system_error when binding fails.
   explicit IPCListener(const std::filesystem::path& path);
-  /// Bind and listen at the path named `path` (a string: no <filesystem> needed); as above.
+  /// Bind and listen at the path named `path` (a string: no `<filesystem>` needed); as above.
   template <detail::PathString Path>
   explicit IPCListener(const Path& path) : IPCListener(NamedPath{}, std::string_view(path)) {}
   IPCListener(IPCListener&& other) noexcept;

@@ -55,7 +55,7 @@ struct LinkerOptions {
   bool debug = false;                        ///< -g
   bool lineinfo = false;                     ///< -lineinfo
   std::vector<std::string> extra_options{};  ///< passed through verbatim
-  // Extensions beyond the contract (kept last so positional initialisation still works).
+  // Beyond cuda.core's LinkerOptions (kept last so positional initialisation still works).
   std::optional<int> max_register_count{};  ///< -maxrregcount=N
   /// -ftz=, -prec-div=, -prec-sqrt=, -fma= (true/false); unset leaves nvJitLink's default.
   std::optional<bool> ftz{}, prec_div{}, prec_sqrt{}, fma{};

@@ -83,7 +83,7 @@ class ObjectCode {
   /// Throws std::invalid_argument naming an unknown extension, and std::runtime_error
   /// naming the path when the file cannot be read.
   static ObjectCode from_file(const std::filesystem::path& path, SymbolMapping symbol_mapping = {});
-  /// Read code from the file named `path` (a string: no <filesystem> needed); as above.
+  /// Read code from the file named `path` (a string: no `<filesystem>` needed); as above.
   template <detail::PathString Path>
   static ObjectCode from_file(const Path& path, SymbolMapping symbol_mapping = {}) {
     return from_file_named(std::string_view(path), std::move(symbol_mapping));

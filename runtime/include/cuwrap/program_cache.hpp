@@ -124,7 +124,7 @@ class FileProgramCache final : public ProgramCache {
   FileProgramCache(std::filesystem::path dir, std::size_t max_bytes);
   /// Open `dir` as above, reporting warnings to `on_warning` instead of stderr.
   FileProgramCache(std::filesystem::path dir, std::size_t max_bytes, WarningHandler on_warning);
-  /// Open the directory named `dir` (a string: no <filesystem> needed); as above.
+  /// Open the directory named `dir` (a string: no `<filesystem>` needed); as above.
   template <detail::PathString Path>
   FileProgramCache(const Path& dir, std::size_t max_bytes, WarningHandler on_warning = {})
       : FileProgramCache(NamedPath{}, std::string_view(dir), max_bytes, on_warning) {}
