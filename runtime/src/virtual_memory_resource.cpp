@@ -97,7 +97,7 @@ struct VirtualMemoryResource::Allocations {
   std::map<CUdeviceptr, Allocation> by_base;
 };
 
-// The options are taken by const reference, as API.md fixes the signature.
+// The options are taken by const reference (the public signature).
 VirtualMemoryResource::VirtualMemoryResource(
     Device device, const VirtualMemoryResourceOptions& options)  // NOLINT(modernize-pass-by-value)
     : device_(device), options_(options) {

@@ -1,4 +1,4 @@
-// The shapes of API.md section 1: representative wrappers checked at compile time
+// The shapes of the generated layer (docs/low-level.md): representative wrappers checked at compile time
 // (a wrong shape fails the build), and the examples of 1.2 spelled as users write them.
 #include <cuwrap/driver.hpp>
 #include <cuwrap/nvjitlink.hpp>
@@ -71,7 +71,7 @@ static_assert(same<decltype(drv::cuCtxGetStreamPriorityRange_result::greatestPri
 
 namespace {
 
-// The API.md 1.2 examples, verbatim, in a function that is compiled but only called
+// The typed-form examples of docs/low-level.md, verbatim, in a function that is compiled but only called
 // when a GPU is present.
 [[maybe_unused]] void api_md_examples(const char* src) {
   int n = cuwrap::driver::cuDeviceGetCount();

@@ -1,4 +1,4 @@
-// API.md section 2, checked at compile time: ownership (copyable values, move-only
+// The public high-level API, checked at compile time: ownership (copyable values, move-only
 // owners), and the signatures users and acceptance tests program against. A drift from
 // the contract fails the build; the one runtime test exercises what needs no GPU.
 #include <cuwrap/cuwrap.hpp>
@@ -20,7 +20,7 @@ template <class T>
 constexpr bool kMoveOnly = !std::is_copy_constructible_v<T> && !std::is_copy_assignable_v<T> &&
                            std::is_nothrow_move_constructible_v<T>;
 
-// Ownership, as API.md fixes it.
+// Ownership, as the public API fixes it.
 static_assert(std::is_copy_constructible_v<Device> && std::is_copy_assignable_v<Device>);
 static_assert(std::is_copy_constructible_v<ObjectCode> && std::is_copy_constructible_v<Kernel>);
 static_assert(kMoveOnly<Stream> && kMoveOnly<Event> && kMoveOnly<Buffer>);
@@ -122,7 +122,7 @@ static_assert(std::is_base_of_v<std::runtime_error, Error>);
 static_assert(std::is_base_of_v<Error, DriverError> && std::is_base_of_v<Error, NvrtcError> &&
               std::is_base_of_v<Error, NvJitLinkError> && std::is_base_of_v<Error, LoadError>);
 
-// Calls spelled as API.md writes them (compiled, run only with a GPU).
+// Calls spelled as the public API documents them (compiled, run only with a GPU).
 [[maybe_unused]] void api_md_usage() {
   Device dev(0);
   dev.set_current();
