@@ -71,7 +71,7 @@ static_assert(same<decltype(drv::cuCtxGetStreamPriorityRange_result::greatestPri
 
 namespace {
 
-// The typed-form examples of docs/low-level.md, verbatim, in a function that is compiled but only called
+// The typed-form examples of the public API documentation, verbatim, in a function that is compiled but only called
 // when a GPU is present.
 [[maybe_unused]] void api_md_examples(const char* src) {
   int n = cuwrap::driver::cuDeviceGetCount();
