@@ -7,7 +7,7 @@ set(CPACK_PACKAGE_VENDOR "cuwrap")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "typed C++20 bindings for the CUDA driver API, NVRTC and nvJitLink")
-set(CPACK_PACKAGE_DESCRIPTION
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "cuwrap wraps the CUDA driver API, NVRTC and nvJitLink in typed, throwing C++20 functions "
     "generated from the toolkit headers, with a high-level layer (devices, streams, buffers, "
     "programs, graphs). libcuda, libnvrtc and libnvJitLink are opened at run time; building "

@@ -10,6 +10,9 @@
 #   MODE=add_subdirectory  subproject/ (a parent project) takes cuwrap's source tree with
 #   MODE=fetchcontent      add_subdirectory or FetchContent, checks that cuwrap left it
 #                          alone, builds and runs the consumer
+#   MODE=old_compiler      a parent project whose compiler reports itself as g++ 10 (or
+#                          clang 13) must fail to configure cuwrap with a message naming
+#                          the compiler, its version and the minimum
 #   MODE=no_cuda_headers   without CUDA headers, both a subproject and the installed
 #                          package must fail to configure with a message naming
 #                          CUWRAP_CUDA_ROOT (and CUWRAP_CUDA_INCLUDE_DIR for the package)
@@ -130,7 +133,7 @@ elseif(MODE STREQUAL "deb")
     message(FATAL_ERROR "consumer: cpack wrote ${_count} .deb files, not one: '${_debs}'")
   endif()
   step("dpkg-deb --info" "${_dpkg_deb}" --info "${_debs}")
-  foreach(_field "Package: cuwrap-dev" "Version: ${EXPECTED_VERSION}" "Maintainer: " "Depends: ")
+  foreach(_field "Package: cuwrap-dev" "Version: ${EXPECTED_VERSION}" "Maintainer: " "Depends: [^\n]*libssl3")
     if(NOT step_output MATCHES "${_field}")
       message(FATAL_ERROR "consumer: the .deb's control has no '${_field}':\n${step_output}")
     endif()
@@ -215,7 +218,29 @@ elseif(MODE STREQUAL "no_cuda_headers")
                  MATCHES "cuwrap was built for CUDA [0-9.]+ \\([0-9]+\\)" "CUDA_VERSION 11080"
                          "CUWRAP_CUDA_ROOT")
 
+elseif(MODE STREQUAL "old_compiler")
+  # The compiler, with the version macros CMake identifies it by set one below the minimum.
+  if(COMPILER_ID STREQUAL "GNU")
+    set(_macros "-U__GNUC__ -D__GNUC__=10 -U__GNUC_MINOR__ -D__GNUC_MINOR__=2")
+    set(_reported "GNU 10\\.2")
+  elseif(COMPILER_ID STREQUAL "Clang")
+    set(_macros "-U__clang_major__ -D__clang_major__=13 -U__clang_minor__ -D__clang_minor__=0")
+    set(_reported "Clang 13\\.0")
+  else()
+    message("consumer skipped: no way to make a ${COMPILER_ID} compiler look old")
+    return()
+  endif()
+  set(_wrapper "${WORK_DIR}/old-c++")
+  file(WRITE "${_wrapper}" "#!/bin/sh\nexec '${CXX_COMPILER}' ${_macros} \"$@\"\n")
+  file(CHMOD "${_wrapper}" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+  set(CXX_COMPILER "${_wrapper}")
+  set(CXX_LAUNCHER "")
+  consumer_configure(_configure "${CONSUMER_DIR}/subproject" "${WORK_DIR}/build"
+    "-DCUWRAP_CONSUME=add_subdirectory" "-DCUWRAP_CHECKOUT=${CUWRAP_SOURCE_DIR}" ${SUBPROJECT_ARGS})
+  expect_failure("a parent project with an old compiler" COMMAND ${_configure}
+                 MATCHES "the C\\+\\+ compiler is ${_reported}" "g\\+\\+ 11 or clang 14")
+
 else()
   message(FATAL_ERROR "run_consumer.cmake: MODE=${MODE} is not one of install, deb, "
-                      "add_subdirectory, fetchcontent, no_cuda_headers")
+                      "add_subdirectory, fetchcontent, old_compiler, no_cuda_headers")
 endif()
