@@ -6,7 +6,10 @@
 #   share/cuwrap/templates/            the generator's templates
 #   share/doc/cuwrap/                  the documentation
 #   lib/cmake/cuwrap/                  the package: find_package(cuwrap) → cuwrap::cuwrap
+#   lib/pkgconfig/cuwrap.pc            the same for pkg-config (pkg-config cuwrap)
 #
+# Both packages find the library and headers relative to themselves, so the tree can be
+# moved (a .deb installs it to /usr; tests extract it into a scratch directory).
 # The CUDA headers are not installed: the package records the directory cuwrap was
 # built against (CUWRAP_CUDA_INCLUDE_DIR) and a consumer may point it elsewhere.
 include(CMakePackageConfigHelpers)
@@ -36,6 +39,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/
 
 install(EXPORT cuwrapTargets NAMESPACE cuwrap:: DESTINATION ${CUWRAP_INSTALL_CMAKEDIR})
 
+cuwrap_version_text(${CUWRAP_CUDA_VERSION} CUWRAP_CUDA_VERSION_TEXT)
 configure_package_config_file(
   ${CMAKE_CURRENT_LIST_DIR}/cuwrapConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/cuwrapConfig.cmake
@@ -50,3 +54,21 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/cuwrapConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/cuwrapConfigVersion.cmake
   DESTINATION ${CUWRAP_INSTALL_CMAKEDIR})
+
+# pkg-config: ${pcfiledir}-relative prefix; the CUDA include directory is the build's.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  message(FATAL_ERROR "cuwrap: CMAKE_INSTALL_LIBDIR must be relative to the prefix for the "
+                      "relocatable packages; it is ${CMAKE_INSTALL_LIBDIR}")
+endif()
+file(RELATIVE_PATH CUWRAP_PC_PREFIX_FROM_PCFILEDIR "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+set(CUWRAP_PC_DEFINITIONS "")
+if(CUWRAP_DLPACK_INCLUDE_DIR)
+  set(CUWRAP_PC_DEFINITIONS " -DCUWRAP_HAS_DLPACK=1")
+endif()
+# What the static library needs from the system: dlopen and threads.
+set(CUWRAP_PC_SYSTEM_LIBS "-pthread")
+if(CMAKE_DL_LIBS)
+  string(PREPEND CUWRAP_PC_SYSTEM_LIBS "-l${CMAKE_DL_LIBS} ")
+endif()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/cuwrap.pc.in ${CMAKE_CURRENT_BINARY_DIR}/cuwrap.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cuwrap.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

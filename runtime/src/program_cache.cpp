@@ -1,9 +1,10 @@
 // ProgramCache implementations: an LRU map in memory and checked, atomically written
-// entry files in a private directory. SHA-256 comes from OpenSSL's EVP interface.
+// entry files in a private directory. SHA-256 comes from OpenSSL's libcrypto, opened at
+// run time (as the CUDA libraries are), so that building cuwrap needs no OpenSSL.
+#include <cuwrap/error.hpp>
 #include <cuwrap/program_cache.hpp>
 
-#include <openssl/evp.h>
-
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,12 +16,15 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <iostream>
 #include <memory>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -37,19 +41,101 @@ constexpr std::string_view kTempPrefix = ".tmp-";
 // them (a live writer renames its file within milliseconds).
 constexpr auto kStaleTempAge = std::chrono::minutes(10);
 
+// ---- SHA-256 from libcrypto ------------------------------------------------------
+// The six EVP functions of OpenSSL 1.1 and 3 that a digest needs, declared here with
+// opaque types of our own (EVP_MD_CTX, EVP_MD and ENGINE are opaque in OpenSSL too), so
+// that no OpenSSL header is needed to build.
+struct EvpMdCtx;
+struct EvpMd;
+struct Engine;
+
+struct Libcrypto {
+  EvpMdCtx* (*md_ctx_new)() = nullptr;
+  void (*md_ctx_free)(EvpMdCtx*) = nullptr;
+  const EvpMd* (*sha256)() = nullptr;
+  int (*digest_init_ex)(EvpMdCtx*, const EvpMd*, Engine*) = nullptr;
+  int (*digest_update)(EvpMdCtx*, const void*, std::size_t) = nullptr;
+  int (*digest_final_ex)(EvpMdCtx*, unsigned char*, unsigned*) = nullptr;
+};
+
+// OpenSSL 3, then 1.1 (which already has EVP_MD_CTX_new), then the development link.
+constexpr std::array<const char*, 3> kLibcryptoCandidates = {"libcrypto.so.3", "libcrypto.so.1.1",
+                                                            "libcrypto.so"};
+
+template <class Fn>
+void resolve_crypto(void* handle, const std::string& path, const char* name, Fn& fn) {
+  fn = reinterpret_cast<Fn>(::dlsym(handle, name));
+  if (fn == nullptr) {
+    throw LoadError("libcrypto", name,
+                    "cuwrap: " + path + " has no " + name + "; FileProgramCache needs the "
+                    "SHA-256 of OpenSSL 1.1 or 3 (libcrypto.so.3: apt install libssl3).");
+  }
+}
+
+// Open the first of `candidates` that loads (never closed: the pointers live as long as
+// the process); LoadError naming libcrypto and every file tried when none does.
+Libcrypto open_libcrypto(std::span<const char* const> candidates) {
+  void* handle = nullptr;
+  std::string path;
+  std::string reasons;
+  for (const char* candidate : candidates) {
+    handle = ::dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) {
+      path = candidate;
+      break;
+    }
+    const char* why = ::dlerror();
+    reasons += std::string("\n  ") + candidate + ": " + (why != nullptr ? why : "not found");
+  }
+  if (handle == nullptr) {
+    throw LoadError("libcrypto", "",
+                    "cuwrap: cannot load libcrypto, which FileProgramCache needs for SHA-256 "
+                    "(tried:" + reasons + ")\nInstall OpenSSL's libcrypto (apt install libssl3, "
+                    "dnf install openssl-libs).");
+  }
+  Libcrypto lib;
+  resolve_crypto(handle, path, "EVP_MD_CTX_new", lib.md_ctx_new);
+  resolve_crypto(handle, path, "EVP_MD_CTX_free", lib.md_ctx_free);
+  resolve_crypto(handle, path, "EVP_sha256", lib.sha256);
+  resolve_crypto(handle, path, "EVP_DigestInit_ex", lib.digest_init_ex);
+  resolve_crypto(handle, path, "EVP_DigestUpdate", lib.digest_update);
+  resolve_crypto(handle, path, "EVP_DigestFinal_ex", lib.digest_final_ex);
+  return lib;
+}
+
+// libcrypto, opened once per process; a failure is kept and thrown again on every use.
+const Libcrypto& libcrypto() {
+  struct Opened {
+    Libcrypto lib;
+    std::optional<LoadError> error;
+  };
+  static const Opened opened = [] {
+    try {
+      return Opened{open_libcrypto(kLibcryptoCandidates), std::nullopt};
+    } catch (const LoadError& e) {
+      return Opened{{}, e};
+    }
+  }();
+  if (opened.error) {
+    throw *opened.error;
+  }
+  return opened.lib;
+}
+
 // SHA-256 of the concatenation of `parts`.
 Digest sha256(std::initializer_list<std::string_view> parts) {
-  const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(),
-                                                                   &EVP_MD_CTX_free);
+  const Libcrypto& lib = libcrypto();
+  const std::unique_ptr<EvpMdCtx, void (*)(EvpMdCtx*)> ctx(lib.md_ctx_new(), lib.md_ctx_free);
   Digest digest{};
   unsigned length = 0;
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("ProgramCache: OpenSSL SHA-256 is unavailable");
-  }
+  bool ok = ctx && lib.digest_init_ex(ctx.get(), lib.sha256(), nullptr) == 1;
   for (std::string_view part : parts) {
-    EVP_DigestUpdate(ctx.get(), part.data(), part.size());
+    ok = ok && lib.digest_update(ctx.get(), part.data(), part.size()) == 1;
   }
-  EVP_DigestFinal_ex(ctx.get(), digest.data(), &length);
+  ok = ok && lib.digest_final_ex(ctx.get(), digest.data(), &length) == 1;
+  if (!ok || length != digest.size()) {
+    throw std::runtime_error("ProgramCache: libcrypto's SHA-256 failed");
+  }
   return digest;
 }
 
@@ -304,6 +390,7 @@ FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_by
   if (state_->dir.empty()) {
     throw std::invalid_argument("FileProgramCache: the directory path is empty");
   }
+  libcrypto();  // every entry is named and checked by its SHA-256: fail here, not in get()
   std::error_code ec;
   if (!std::filesystem::exists(state_->dir, ec)) {
     if (state_->dir.has_parent_path()) {
@@ -463,5 +550,9 @@ void FileProgramCache::warn_once(const std::string& message) noexcept {
 // ---- detail ----------------------------------------------------------------------
 
 std::string detail::sha256_hex(std::string_view data) { return to_hex(sha256({data})); }
+
+void detail::check_libcrypto(std::initializer_list<const char*> candidates) {
+  static_cast<void>(open_libcrypto(std::span(candidates.begin(), candidates.size())));
+}
 
 }  // namespace cuwrap

@@ -445,8 +445,47 @@ TEST(FileProgramCache, ReadOnlyDirectoryIsUsableForReading) {
 }
 
 TEST(ProgramCacheDigest, MatchesKnownSha256) {
+  // FIPS 180-4 examples: one block, empty input, and a message spanning two blocks.
   EXPECT_EQ(cuwrap::detail::sha256_hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(cuwrap::detail::sha256_hex(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(cuwrap::detail::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST(ProgramCacheDigest, EntryFileIsNamedBySha256OfTheKey) {
+  TempDir dir;
+  FileProgramCache cache(dir.path(), 1 << 20);
+  EXPECT_EQ(cache.entry_path("abc").filename().string(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(ProgramCacheDigest, MissingLibcryptoIsALoadErrorNamingIt) {
+  try {
+    cuwrap::detail::check_libcrypto({"/nonexistent/libcrypto.so.3", "libcuwrap-no-such-crypto.so"});
+    FAIL() << "no LoadError for a missing libcrypto";
+  } catch (const cuwrap::LoadError& e) {
+    EXPECT_EQ(e.library(), "libcrypto");
+    EXPECT_EQ(e.symbol(), "");
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cannot load libcrypto"), std::string::npos) << what;
+    EXPECT_NE(what.find("/nonexistent/libcrypto.so.3"), std::string::npos) << what;
+    EXPECT_NE(what.find("libcuwrap-no-such-crypto.so"), std::string::npos) << what;
+  }
+  // A library that loads but is not libcrypto: the error names the missing entry point.
+  try {
+    cuwrap::detail::check_libcrypto({"libc.so.6"});
+    FAIL() << "no LoadError for a library without EVP functions";
+  } catch (const cuwrap::LoadError& e) {
+    EXPECT_EQ(e.library(), "libcrypto");
+    EXPECT_EQ(e.symbol(), "EVP_MD_CTX_new");
+    EXPECT_NE(std::string(e.what()).find("libc.so.6 has no EVP_MD_CTX_new"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(cuwrap::detail::check_libcrypto(
+      {"/nonexistent/libcrypto.so", "libcrypto.so.3", "libcrypto.so.1.1"}))
+      << "the first candidate that loads is used";
 }
 
 }  // namespace

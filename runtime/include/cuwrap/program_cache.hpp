@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -120,7 +121,8 @@ class FileProgramCache final : public ProgramCache {
   /// Throws std::invalid_argument when `max_bytes` is 0, or when `dir` is not a
   /// directory, is owned by another user, or is writable by group or others (the
   /// message names the directory and what to do); std::system_error when it cannot be
-  /// created.
+  /// created; LoadError naming libcrypto when OpenSSL's libcrypto (1.1 or 3), which
+  /// supplies the SHA-256 of the entries, cannot be loaded.
   FileProgramCache(std::filesystem::path dir, std::size_t max_bytes);
   /// Open `dir` as above, reporting warnings to `on_warning` instead of stderr.
   FileProgramCache(std::filesystem::path dir, std::size_t max_bytes, WarningHandler on_warning);
@@ -165,6 +167,11 @@ namespace detail {
 
 /// Return the SHA-256 digest of `data` as 64 lower-case hex digits.
 std::string sha256_hex(std::string_view data);
+
+/// Open the first of `candidates` (file names or paths) that loads and resolve the SHA-256
+/// entry points FileProgramCache takes from it, without keeping it; throw LoadError
+/// naming libcrypto (and the missing entry point, if that is what failed) otherwise.
+void check_libcrypto(std::initializer_list<const char*> candidates);
 
 }  // namespace detail
 }  // namespace cuwrap
