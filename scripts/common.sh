@@ -29,7 +29,7 @@ cuwrap_pick_versioned() {
 CUWRAP_LIBCLANG_PKG=${CUWRAP_LIBCLANG_PKG:-$(cuwrap_pick_versioned libclang- -dev || true)}
 CUWRAP_CLANG_TIDY_PKG=${CUWRAP_CLANG_TIDY_PKG:-$(cuwrap_pick_versioned clang-tidy- "" || true)}
 CUWRAP_PACKAGES=(cmake ninja-build g++ libctemplate-dev nlohmann-json3-dev
-                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
+                 libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
                  ${CUWRAP_LIBCLANG_PKG} ${CUWRAP_CLANG_TIDY_PKG})
 # Optional: DLPack interop is compiled out, saying so, where the system offers no dlpack.h.
 CUWRAP_OPTIONAL_PACKAGES=(libdlpack-dev)
