@@ -5,8 +5,9 @@
 // Scans each PATH (a file, or a folder searched recursively for *.cpp and *.cu; folders
 // named "fixtures" hold inputs of tests, not tests, and are passed over unless named
 // directly) for TEST, TEST_F, TEST_P, TYPED_TEST and TYPED_TEST_P definitions. A body
-// passes when it calls an assertion or an explicit skip: an EXPECT_* or ASSERT_* macro,
-// GTEST_SKIP, FAIL, GTEST_FAIL, ADD_FAILURE(_AT), or one of the project helpers in
+// passes when it calls an assertion or always skips: an EXPECT_* or ASSERT_* macro, FAIL,
+// GTEST_FAIL, ADD_FAILURE(_AT), a GTEST_SKIP that is a statement of the body itself (a skip
+// under an if is a guard, not a check), or one of the project helpers in
 // kAssertingHelpers that the same file defines with such a call. Every other body is
 // listed as FILE:LINE: SUITE.NAME: why, and the program exits 1; it exits 0 when every
 // body passes, 2 on a usage or I/O error.
@@ -35,9 +36,9 @@ namespace fs = std::filesystem;
 constexpr std::array<std::string_view, 5> kTestMacros = {"TEST", "TEST_F", "TEST_P", "TYPED_TEST",
                                                          "TYPED_TEST_P"};
 
-/// GoogleTest's checks and skips that are not EXPECT_* or ASSERT_*.
-constexpr std::array<std::string_view, 5> kGtestChecks = {"GTEST_SKIP", "FAIL", "GTEST_FAIL",
-                                                          "ADD_FAILURE", "ADD_FAILURE_AT"};
+/// GoogleTest's checks that are not EXPECT_* or ASSERT_*.
+constexpr std::array<std::string_view, 4> kGtestChecks = {"FAIL", "GTEST_FAIL", "ADD_FAILURE",
+                                                          "ADD_FAILURE_AT"};
 
 /// Project helpers that assert (or fail the test) themselves, so that a body whose only
 /// check is a call to one of them checks something. A helper belongs here only when every
@@ -64,6 +65,9 @@ constexpr std::array kAssertingHelpers = {
     AssertingHelper{"expect_at_least_as_typed",
                     "generator/test_reference.cpp: EXPECT that every function is at least as "
                     "typed as cuda.bindings"},
+    AssertingHelper{"check_one",
+                    "generator/test_mutation.cpp: EXPECT that a mutated header generates "
+                    "whole or fails with a location"},
     AssertingHelper{"expect_regenerates",
                     "generator/test_toolkits.cpp: EXPECT full coverage and compiling output "
                     "(skips without that toolkit's headers)"},
@@ -207,10 +211,31 @@ struct Calls {
   std::vector<std::string> helpers;
 };
 
+/// Return whether `word`, a call in the body that starts at code[from] (its '{'), is a
+/// GTEST_SKIP that always runs: a statement of its own at the top level of the body. A
+/// skip under an `if` or `else` is a guard: the test must still check something on the
+/// path that goes on.
+bool is_unconditional_skip(const std::string& code, std::size_t from, std::string_view word) {
+  if (word != "GTEST_SKIP") {
+    return false;
+  }
+  const auto at = static_cast<std::size_t>(word.data() - code.data());
+  int depth = 0;
+  for (std::size_t i = from; i < at; ++i) {
+    depth += code[i] == '{' ? 1 : (code[i] == '}' ? -1 : 0);
+  }
+  std::size_t before = at;
+  while (before > from && std::isspace(static_cast<unsigned char>(code[before - 1])) != 0) {
+    --before;
+  }
+  const char previous = code[before - 1];
+  return depth == 1 && (previous == '{' || previous == ';' || previous == '}');
+}
+
 Calls calls_in(const std::string& code, std::size_t from, std::size_t to) {
   Calls calls;
   for_each_call(code, from, to, [&](std::string_view word, std::size_t) {
-    if (is_gtest_check(word)) {
+    if (is_gtest_check(word) || is_unconditional_skip(code, from, word)) {
       calls.gtest_check = true;
     } else if (is_asserting_helper(word)) {
       calls.helpers.emplace_back(word);
@@ -299,7 +324,7 @@ std::size_t scan_file(const fs::path& path, std::vector<Finding>& findings) {
     const Calls calls = calls_in(code, brace, body_end);
     if (!calls.gtest_check && calls.helpers.empty()) {
       findings.push_back({path.string(), line_of(code, i), name,
-                          "the body has no EXPECT_/ASSERT_, skip, FAIL or asserting helper"});
+                          "the body has no EXPECT_/ASSERT_, FAIL, unconditional GTEST_SKIP or asserting helper"});
     }
     for (const std::string& helper : calls.gtest_check ? std::vector<std::string>{} : calls.helpers) {
       if (!defines_checking_helper(code, helper)) {
