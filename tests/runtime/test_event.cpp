@@ -99,7 +99,7 @@ TEST(Event, SyncWaitsForRecordedWork) {
 TEST(Event, IsDoneIsFalseWhileWorkRuns) {
   CUWRAP_REQUIRE_GPU();
   SpinWork work;
-  cuwrap::testing::HostGate gate(work.stream);  // the stream cannot pass until open()
+  cuwrap::testing::HostGate gate(work.stream.handle());  // the stream cannot pass until open()
   work.spin(kSpinCycles);
   Event event = work.stream.record();
   EXPECT_FALSE(event.is_done());  // however slow this thread: the kernel waits on the gate

@@ -101,7 +101,7 @@ TEST_F(StreamTest, SyncAndIsDone) {
   Stream stream = device().create_stream();
   cuwrap::Buffer buffer = device().allocate(1024, stream);
   buffer.fill(std::uint8_t{3}, stream);
-  cuwrap::testing::HostGate gate(stream);  // the stream cannot pass until open()
+  cuwrap::testing::HostGate gate(stream.handle());  // the stream cannot pass until open()
   kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 1);
   EXPECT_FALSE(stream.is_done());  // however slow this thread: the kernel waits on the gate
   gate.open();

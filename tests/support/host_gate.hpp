@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cuwrap/driver.hpp>
-#include <cuwrap/stream.hpp>
 
 #include <atomic>
 
@@ -17,9 +16,9 @@ namespace cuwrap::testing {
 /// A point in a stream that work after it cannot pass until open() (or destruction).
 class HostGate {
  public:
-  /// Enqueue the wait on `stream` (the stream's context must be current).
-  explicit HostGate(const Stream& stream)
-      : stream_(stream.handle()),
+  /// Enqueue the wait on `stream` (its context must be current).
+  explicit HostGate(CUstream stream)
+      : stream_(stream),
         word_(static_cast<cuuint32_t*>(driver::cuMemHostAlloc(
             sizeof(cuuint32_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE))) {
     std::atomic_ref<cuuint32_t>(*word_).store(0);
