@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu.hpp"
+#include "host_gate.hpp"
 
 namespace drv = cuwrap::driver;
 
@@ -167,14 +168,20 @@ TEST_F(GeneratedDriverGpu, StreamAndEventQueryAnswerWithBool) {
   CUkernel kernel = drv::cuLibraryGetKernel(library, "spin");
   const CUstream stream = drv::cuStreamCreate(CU_STREAM_NON_BLOCKING);
   const CUevent event = drv::cuEventCreate(CU_EVENT_DEFAULT);
-  unsigned long long cycles = 200'000'000ULL;  // ~0.1 s: long enough to be seen running
-  void* args[] = {&cycles};
-  drv::cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 1, 1, 1, 1, 1, 1, 0, stream, args,
-                      nullptr);
-  drv::cuEventRecord(event, stream);
-  EXPECT_FALSE(drv::cuStreamQuery(stream));
-  EXPECT_FALSE(drv::cuEventQuery(event));
-  drv::cuEventSynchronize(event);
+  {
+    // The stream waits on a host gate before the kernel: "not done" holds however slow the
+    // host is. The gate's destructor waits for the stream.
+    cuwrap::testing::HostGate gate(stream);
+    unsigned long long cycles = 1'000'000ULL;
+    void* args[] = {&cycles};
+    drv::cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 1, 1, 1, 1, 1, 1, 0, stream, args,
+                        nullptr);
+    drv::cuEventRecord(event, stream);
+    EXPECT_FALSE(drv::cuStreamQuery(stream));
+    EXPECT_FALSE(drv::cuEventQuery(event));
+    gate.open();
+    drv::cuEventSynchronize(event);
+  }
   EXPECT_TRUE(drv::cuEventQuery(event));
   EXPECT_TRUE(drv::cuStreamQuery(stream));
   EXPECT_EQ(drv::raw::cuStreamQuery(stream), CUDA_SUCCESS);

@@ -165,8 +165,14 @@ TEST(ApiContract, EnumsAndAggregatesAsWritten) {
   EXPECT_FALSE(c.cooperative_launch);
   EXPECT_EQ(ProgramOptions{}.name, "default_program");
   EXPECT_EQ(LinkerOptions{}.name, "linker");
-  EXPECT_NE(CodeType::Cxx, CodeType::Ptx);
-  EXPECT_NE(TargetType::Cubin, TargetType::Ltoir);
+  // The enumerators as written, each reported back by what it was given to (no GPU,
+  // no NVRTC: a PTX program is only kept until compiled).
+  const Program ptx(".version 8.0\n", CodeType::Ptx);
+  EXPECT_EQ(ptx.code_type(), CodeType::Ptx);
+  EXPECT_EQ(ptx.handle(), nullptr);
+  const std::vector<char> image{'\x7f', 'E', 'L', 'F'};
+  EXPECT_EQ(ObjectCode::from_cubin(image).code_type(), TargetType::Cubin);
+  EXPECT_EQ(ObjectCode::from_ltoir(image).code_type(), TargetType::Ltoir);
 }
 
 }  // namespace

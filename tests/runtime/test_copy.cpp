@@ -22,16 +22,7 @@ using cuwrap::Buffer;
 using cuwrap::CopyOp;
 using cuwrap::testing::contains;
 using cuwrap::testing::random_bytes;
-
-template <class Fn>
-std::string invalid_argument_message(Fn&& fn) {
-  try {
-    fn();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
+using cuwrap::testing::thrown_message;
 
 // Non-owning buffers over addresses that are never dereferenced: the checks run first.
 TEST(CopyBatchChecks, MismatchedSizesNameTheIndexAndBothSizes) {
@@ -41,7 +32,7 @@ TEST(CopyBatchChecks, MismatchedSizesNameTheIndexAndBothSizes) {
   Buffer d1 = Buffer::from_handle(0x4000, 24);
   const std::vector<const Buffer*> srcs{&s0, &s1};
   const std::vector<Buffer*> dsts{&d0, &d1};
-  const std::string message = invalid_argument_message(
+  const std::string message = thrown_message<std::invalid_argument>(
       [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, dsts); });
   EXPECT_TRUE(contains(message, "srcs[1] has 32 bytes but dsts[1] has 24")) << message;
 }
@@ -51,18 +42,18 @@ TEST(CopyBatchChecks, CountsNullAndClosedBuffers) {
   Buffer d0 = Buffer::from_handle(0x3000, 16);
   const std::vector<const Buffer*> one_src{&s0};
   const std::vector<Buffer*> no_dst;
-  EXPECT_TRUE(contains(invalid_argument_message([&] {
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
                          cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, one_src, no_dst);
                        }),
                        "1 sources but 0 destinations"));
   const std::vector<Buffer*> null_dst{nullptr};
-  EXPECT_TRUE(contains(invalid_argument_message([&] {
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
                          cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, one_src, null_dst);
                        }),
                        "dsts[0] is null"));
   Buffer moved_to = std::move(d0);  // leaves d0 closed
   const std::vector<Buffer*> closed_dst{&d0};
-  EXPECT_TRUE(contains(invalid_argument_message([&] {
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
                          cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, one_src, closed_dst);
                        }),
                        "dsts[0] is a closed Buffer"));
@@ -70,19 +61,19 @@ TEST(CopyBatchChecks, CountsNullAndClosedBuffers) {
 
 TEST(CopyBatchChecks, TheLegacyDefaultStreamIsRefused) {
   const CopyOp op{0x1000, 0x2000, 16};
-  EXPECT_TRUE(contains(invalid_argument_message([&] {
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
                          cuwrap::copy_batch(cuwrap::kLegacyDefaultStream, std::span(&op, 1));
                        }),
                        "legacy default stream"));
 }
 
 TEST(CopyChecks, PitchSmallerThanTheWidth) {
-  EXPECT_TRUE(contains(invalid_argument_message([] {
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([] {
                          cuwrap::copy_2d(cuwrap::kPerThreadDefaultStream, {0x1000, 8},
                                          {0x2000, 64}, 16, 4);
                        }),
                        "copy_2d: the destination pitch 8 is smaller than the copied width of 16"));
-  EXPECT_TRUE(contains(invalid_argument_message([] {
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([] {
                          cuwrap::copy_3d(cuwrap::kPerThreadDefaultStream, {0x1000, 64}, 2,
                                          {0x2000, 64}, 4, 16, 4, 1);
                        }),

@@ -11,6 +11,7 @@
 
 #include "checks.hpp"
 #include "gpu.hpp"
+#include "host_gate.hpp"
 #include "test_kernels.hpp"
 
 #include <optional>
@@ -128,9 +129,11 @@ TEST(Event, SyncWaitsForRecordedWork) {
 TEST(Event, IsDoneIsFalseWhileWorkRuns) {
   CUWRAP_REQUIRE_GPU();
   SpinWork work;
-  work.spin(kSpinCycles * 5);
+  cuwrap::testing::HostGate gate(work.stream.handle());  // the stream cannot pass until open()
+  work.spin(kSpinCycles);
   Event event = work.stream.record();
-  EXPECT_FALSE(event.is_done());
+  EXPECT_FALSE(event.is_done());  // however slow this thread: the kernel waits on the gate
+  gate.open();
   event.sync();
   EXPECT_TRUE(event.is_done());
 }
@@ -146,6 +149,8 @@ TEST(Event, ElapsedTimeIsPositiveAndOrdered) {
   Event end = work.device.create_event(timing);
   work.stream.record(end);
   end.sync();
+  // Each spin is 20M GPU clocks, over 10 ms at any clock rate a GPU runs at: far above the
+  // events' resolution (about half a microsecond), so the order cannot come out wrong.
   const float first = middle - start;
   const float total = end - start;
   EXPECT_GT(first, 0.0f);

@@ -28,6 +28,10 @@ using cuwrap::SMResourceSplit;
 using cuwrap::Stream;
 using cuwrap::testing::contains;
 
+// A green Context is a move-only owner; an SMResource is a copyable value.
+static_assert(cuwrap::testing::NothrowMoveOnly<Context>);
+static_assert(std::is_copy_constructible_v<SMResource>);
+
 // Each block spins a little (so that the blocks spread over every SM they may use) and
 // records the SM it ran on.
 constexpr const char* kSmidKernel = R"(
@@ -220,10 +224,22 @@ TEST_F(GreenContextTest, GreenStreamsAreNonBlockingOnly) {
                std::invalid_argument);
 }
 
-TEST(GreenContextTypes, OwnershipIsMoveOnly) {
-  static_assert(cuwrap::testing::NothrowMoveOnly<Context>);
-  static_assert(std::is_copy_constructible_v<SMResource>);
-  SUCCEED();
+TEST_F(GreenContextTest, MovingAContextHandsItOver) {
+  const SMResource all = device().resources().sm();
+  const SMResource copy = all;  // a copyable value: the copy describes the same SMs
+  EXPECT_EQ(copy.sm_count(), all.sm_count());
+  const SMResourceSplit split = copy.split({.count = {all.min_partition_size()}});
+  Context first = device().create_context({.resources = {split.groups[0]}});
+  const CUgreenCtx handle = first.green_handle();
+  Context second = std::move(first);
+  EXPECT_TRUE(first.is_closed());  // NOLINT(bugprone-use-after-move)
+  EXPECT_THROW(static_cast<void>(first.green_handle()), std::logic_error);
+  EXPECT_FALSE(second.is_closed());
+  EXPECT_EQ(second.green_handle(), handle);
+  first = std::move(second);  // back into the moved-from object
+  EXPECT_TRUE(second.is_closed());  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(first.green_handle(), handle);
+  EXPECT_EQ(first.resources().sm().sm_count(), split.groups[0].sm_count());
 }
 
 }  // namespace

@@ -351,7 +351,8 @@ TEST_F(LaunchGpu, ClusterLaunchOnSm90) {
     } catch (const std::invalid_argument& e) {
       EXPECT_TRUE(contains(e.what(), "sm_90")) << e.what();
     }
-    return;
+    GTEST_SKIP() << "cluster launches need sm_90; this device is sm_" << device_->arch()
+                 << " (the refusal was checked)";
   }
   Program program(kClusterKernel, CodeType::Cxx);
   const Kernel kernel = program.compile(TargetType::Cubin).get_kernel("cluster_info");

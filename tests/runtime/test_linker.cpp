@@ -6,6 +6,7 @@
 
 #include "checks.hpp"
 #include "gpu.hpp"
+#include "kernel_sources.hpp"
 #include "nvjitlink_probe.hpp"
 
 #include <random>
@@ -26,17 +27,8 @@ using cuwrap::testing::contains;
 using cuwrap::testing::is_elf;
 
 // The two units of cuda.core's Linker example.
-constexpr const char* kHelper = R"(
-extern "C" __device__ float helper_func(float x) { return x * x; }
-)";
-
-constexpr const char* kMain = R"(
-extern "C" __device__ float helper_func(float x);
-extern "C" __global__ void main_kernel(float* data, size_t N) {
-  unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
-  if (tid < N) data[tid] = helper_func(data[tid]);
-}
-)";
+constexpr const char* kHelper = cuwrap::testing::kLinkHelperSource;
+constexpr const char* kMain = cuwrap::testing::kLinkMainSource;
 
 ObjectCode compile(const char* source, TargetType target, bool lto = false,
                    const std::optional<std::string>& arch = "sm_90") {

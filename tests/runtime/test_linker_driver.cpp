@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu.hpp"
+#include "kernel_sources.hpp"
 
 #include <cstdlib>
 #include <random>
@@ -30,17 +31,8 @@ const bool kNvJitLinkHidden = [] {
   return true;
 }();
 
-constexpr const char* kHelper = R"(
-extern "C" __device__ float helper_func(float x) { return x * x; }
-)";
-
-constexpr const char* kMain = R"(
-extern "C" __device__ float helper_func(float x);
-extern "C" __global__ void main_kernel(float* data, size_t N) {
-  unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
-  if (tid < N) data[tid] = helper_func(data[tid]);
-}
-)";
+constexpr const char* kHelper = cuwrap::testing::kLinkHelperSource;
+constexpr const char* kMain = cuwrap::testing::kLinkMainSource;
 
 ObjectCode compile(const char* source, TargetType target, const std::string& arch) {
   ProgramOptions options;

@@ -9,6 +9,7 @@
 #include "device_fixture.hpp"
 #include "kernel_sources.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -254,14 +255,35 @@ TEST_F(ObjectCodeGpu, KernelAttributesAgreeWithTheDriver) {
             device.compute_capability().major * 10 + device.compute_capability().minor);
 }
 
+// A CUBIN written to a file and loaded back with from_file runs: saxpy from the loaded
+// image computes 2 * i + 1000 for every element (exact in float, so no fused
+// multiply-add rounding can make the comparison flaky).
 TEST_F(ObjectCodeGpu, FromFileCubinRuns) {
   TempDir dir;
   const ObjectCode built = compile(TargetType::Cubin, std::nullopt);
   const ObjectCode loaded = ObjectCode::from_file(dir.write("kernels.cubin", built.code()));
-  const Kernel kernel = loaded.get_kernel("no_args");
-  cuwrap::Stream stream = cuwrap::Device(0).create_stream();
-  cuwrap::launch(stream, {.grid = 2, .block = 64}, kernel);
+  ASSERT_EQ(loaded.code_type(), TargetType::Cubin);
+  const Kernel saxpy = loaded.get_kernel("saxpy");
+  constexpr std::size_t kN = 1000;
+  std::vector<float> x(kN);
+  const std::vector<float> y(kN, 1000.0f);
+  for (std::size_t i = 0; i < kN; ++i) {
+    x[i] = static_cast<float>(i);
+  }
+  const cuwrap::Stream stream = device().create_stream();
+  cuwrap::Buffer dx = device().allocate(kN * sizeof(float), stream);
+  cuwrap::Buffer dy = device().allocate(kN * sizeof(float), stream);
+  cuwrap::Buffer out = device().allocate(kN * sizeof(float), stream);
+  dx.copy_from(x, stream);
+  dy.copy_from(y, stream);
+  out.fill(std::uint8_t{0xAB}, stream);  // a stale value is not 2 * i + 1000
+  cuwrap::launch(stream, {.grid = (kN + 127) / 128, .block = 128}, saxpy, 2.0f, dx, dy, out, kN);
+  std::vector<float> result(kN);
+  out.copy_to(result, stream);
   stream.sync();
+  for (std::size_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(result[i], 2.0f * static_cast<float>(i) + 1000.0f) << i;
+  }
 }
 
 TEST_F(ObjectCodeGpu, KernelFromHandleIsNonOwning) {

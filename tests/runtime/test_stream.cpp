@@ -14,6 +14,7 @@
 #include "checks.hpp"
 #include "device_fixture.hpp"
 #include "gpu.hpp"
+#include "host_gate.hpp"
 #include "test_kernels.hpp"
 
 #include <cstddef>
@@ -100,10 +101,13 @@ TEST_F(StreamTest, SyncAndIsDone) {
   Stream stream = device().create_stream();
   cuwrap::Buffer buffer = device().allocate(1024, stream);
   buffer.fill(std::uint8_t{3}, stream);
+  cuwrap::testing::HostGate gate(stream.handle());  // the stream cannot pass until open()
   kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 1);
-  EXPECT_FALSE(stream.is_done());  // the kernel spins for milliseconds
+  EXPECT_FALSE(stream.is_done());  // however slow this thread: the kernel waits on the gate
+  gate.open();
   stream.sync();
   EXPECT_TRUE(stream.is_done());
+  EXPECT_EQ(read_back(buffer, stream), std::vector<std::byte>(buffer.size(), std::byte{4}));
 }
 
 TEST_F(StreamTest, CopyAfterKernelSeesItsResult) {

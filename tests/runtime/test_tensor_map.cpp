@@ -20,6 +20,7 @@ namespace {
 
 using cuwrap::TensorMapDescriptor;
 using cuwrap::testing::contains;
+using cuwrap::testing::thrown_message;
 
 constexpr CUdeviceptr kAddress = 0x10000;  // aligned; never reached by the checks below
 constexpr CUtensorMapDataType kF32 = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
@@ -28,22 +29,11 @@ static_assert(sizeof(TensorMapDescriptor) == 128);
 static_assert(alignof(TensorMapDescriptor) >= 64);
 static_assert(std::is_trivially_copyable_v<TensorMapDescriptor>);
 
-// Return the message of the std::invalid_argument that `fn` throws ("" when none).
-template <class Fn>
-std::string invalid_argument_message(Fn&& fn) {
-  try {
-    fn();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
 std::string tiled_error(std::vector<std::uint64_t> shape, std::vector<std::uint64_t> strides,
                         std::vector<std::uint32_t> box, CUdeviceptr address = kAddress,
                         const cuwrap::TensorMapOptions& options = {},
                         CUtensorMapDataType dtype = kF32) {
-  return invalid_argument_message([&] {
+  return thrown_message<std::invalid_argument>([&] {
     TensorMapDescriptor::from_tiled(address, dtype, shape, strides, box, options);
   });
 }
@@ -116,18 +106,18 @@ TEST(TensorMapChecks, Im2colRanksCornersAndPixels) {
   const std::uint64_t strides3[] = {64, 2048};
   const int lower[] = {-40000};
   const int upper[] = {0};
-  std::string message = invalid_argument_message([&] {
+  std::string message = thrown_message<std::invalid_argument>([&] {
     TensorMapDescriptor::from_im2col(kAddress, kF32, shape3, strides3, lower, upper, 16, 32);
   });
   EXPECT_TRUE(contains(message, "lower_corner[0] = -40000 is outside -32768..32767")) << message;
   const std::uint64_t shape2[] = {16, 32};
   const std::uint64_t strides2[] = {64};
-  message = invalid_argument_message([&] {
+  message = thrown_message<std::invalid_argument>([&] {
     TensorMapDescriptor::from_im2col(kAddress, kF32, shape2, strides2, {}, {}, 16, 32);
   });
   EXPECT_TRUE(contains(message, "rank (shape.size()) is 2; it must be 3 to 5")) << message;
   const int zero[] = {0};
-  message = invalid_argument_message([&] {
+  message = thrown_message<std::invalid_argument>([&] {
     TensorMapDescriptor::from_im2col(kAddress, kF32, shape3, strides3, zero, zero, 0, 32);
   });
   EXPECT_TRUE(contains(message, "channels_per_pixel = 0")) << message;
@@ -135,7 +125,7 @@ TEST(TensorMapChecks, Im2colRanksCornersAndPixels) {
 
 TEST(TensorMapChecks, ReplaceAddressChecksAlignment) {
   TensorMapDescriptor map;
-  EXPECT_TRUE(contains(invalid_argument_message([&] { map.replace_address(kAddress + 4); }),
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] { map.replace_address(kAddress + 4); }),
                        "not aligned to 16 bytes"));
 }
 
@@ -282,7 +272,7 @@ TEST_F(TensorMapGpu, Im2colEncodesAndTheBufferSizeIsChecked) {
   EXPECT_TRUE(any) << "the encoded descriptor is all zeros";
 
   cuwrap::Buffer small = device().allocate(1024, stream());
-  const std::string message = invalid_argument_message([&] {
+  const std::string message = thrown_message<std::invalid_argument>([&] {
     TensorMapDescriptor::from_im2col(small, kF32, shape, strides, lower, upper, 16, 32);
   });
   EXPECT_TRUE(contains(message, "the buffer has 1024 bytes but the tensor spans 4096")) << message;

@@ -27,4 +27,19 @@ __global__ void vector_add(const T* A, const T* B, T* C, size_t N) {
 }
 )";
 
+/// cuda.core's Linker example, unit one: a relocatable device function (`-rdc`).
+inline constexpr const char* kLinkHelperSource = R"(
+extern "C" __device__ float helper_func(float x) { return x * x; }
+)";
+
+/// cuda.core's Linker example, unit two: `main_kernel` squares `N` floats in place through
+/// `helper_func`, which only a link with kLinkHelperSource resolves.
+inline constexpr const char* kLinkMainSource = R"(
+extern "C" __device__ float helper_func(float x);
+extern "C" __global__ void main_kernel(float* data, size_t N) {
+  unsigned int tid = threadIdx.x + blockIdx.x * blockDim.x;
+  if (tid < N) data[tid] = helper_func(data[tid]);
+}
+)";
+
 }  // namespace cuwrap::testing

@@ -57,16 +57,6 @@ inline std::string unsupported_mismatch(const cuwrap::UnsupportedError& error,
 
 }  // namespace cuwrap::testing
 
-/// Skip the current test unless the driver and the bindings are at least CUDA
-/// `required` (e.g. 12080); for tests that call an entry point of that version directly.
-#define CUWRAP_REQUIRE_DRIVER(required)                                                         \
-  do {                                                                                          \
-    const std::string cuwrap_version_reason = ::cuwrap::testing::cuda_too_old_reason(required); \
-    if (!cuwrap_version_reason.empty()) {                                                       \
-      GTEST_SKIP() << cuwrap_version_reason;                                                    \
-    }                                                                                           \
-  } while (false)
-
 /// When the driver or the bindings are older than CUDA `required`: check that
 /// `statement` throws UnsupportedError naming `feature` with that minimum, then skip the
 /// rest of the test with the reason. Otherwise do nothing (the test goes on and uses the
