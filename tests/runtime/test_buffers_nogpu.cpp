@@ -400,6 +400,21 @@ TEST(SmallAsymmetries, GraphMemoryResourceHasAttributesAndClose) {
                                int>);
 }
 
+TEST(SmallAsymmetries, EverySupportedAttributeIsABool) {
+  // Named ..._SUPPORTED in cuda.h, answered yes or no: bool, whatever the header's
+  // wording (HOST_MEMORY_POOLS_SUPPORTED's says "Device suports").
+  using Props = const cuwrap::DeviceProperties&;
+  static_assert(std::is_same_v<decltype(std::declval<Props>().host_memory_pools_supported()), bool>);
+  static_assert(std::is_same_v<decltype(std::declval<Props>().memory_pools_supported()), bool>);
+  static_assert(
+      std::is_same_v<decltype(std::declval<Props>().host_native_atomic_supported()), bool>);
+  static_assert(
+      std::is_same_v<decltype(std::declval<Props>().timeline_semaphore_interop_supported()), bool>);
+  // A bit mask that only mentions "supported" stays an int.
+  static_assert(
+      std::is_same_v<decltype(std::declval<Props>().mempool_supported_handle_types()), int>);
+}
+
 TEST(SmallAsymmetries, OnlyImportedBuffersAreMapped) {
   UserResource mr;
   Buffer buffer = mr.allocate(8, kLegacyDefaultStream);
