@@ -63,8 +63,8 @@ int graph_capture_example() {
   const std::size_t n = 1 << 16;
   cuwrap::Buffer first = device.allocate(n * sizeof(float), stream);
   cuwrap::Buffer second = device.allocate(n * sizeof(float), stream);
-  first.fill(0, stream);
-  second.fill(0, stream);
+  first.fill(std::uint8_t{0}, stream);
+  second.fill(std::uint8_t{0}, stream);
 
   cuwrap::GraphBuilder builder = capture(stream, add_one, times_two, first, n);
   const auto dot = std::filesystem::temp_directory_path() / "cuwrap_graph_capture.dot";

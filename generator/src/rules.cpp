@@ -305,9 +305,14 @@ std::string common_prefix(const Enum& e) {
   return underscore == std::string::npos ? std::string() : prefix.substr(0, underscore + 1);
 }
 
-// Whether an attribute answers yes or no, by its documentation: "1 if ...", "Device
-// supports ...", "Device can ...", "Device is ...", "Device has ...", "Whether ...".
+// Whether an attribute answers yes or no, by its name (..._SUPPORTED: the header's
+// documentation of some is worded otherwise, or misspelled, e.g. "Device suports") or by
+// its documentation: "1 if ...", "Device supports ...", "Device can ...", "Device is ...",
+// "Device has ...", "Whether ...".
 bool is_yes_no(const Enumerator& k) {
+  if (k.name.ends_with("_SUPPORTED")) {
+    return true;
+  }
   const std::string doc = lower(k.doc);
   for (const std::string_view lead : {"1 if ", "device supports ", "device can ", "device is ",
                                       "device has ", "whether ", "true if "}) {

@@ -4,6 +4,8 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
 
+#include "resource_link.hpp"
+
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -61,18 +63,20 @@ std::pair<bool, bool> query_access(CUdeviceptr ptr) {
 Buffer::Buffer(Buffer&& other) noexcept
     : ptr_(std::exchange(other.ptr_, 0)),
       size_(std::exchange(other.size_, 0)),
-      mr_(std::exchange(other.mr_, nullptr)),
+      link_(std::move(other.link_)),
       stream_(std::move(other.stream_)),
-      open_(std::exchange(other.open_, false)) {}
+      open_(std::exchange(other.open_, false)),
+      mapped_(std::exchange(other.mapped_, false)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
     close();
     ptr_ = std::exchange(other.ptr_, 0);
     size_ = std::exchange(other.size_, 0);
-    mr_ = std::exchange(other.mr_, nullptr);
+    link_ = std::move(other.link_);
     stream_ = std::move(other.stream_);
     open_ = std::exchange(other.open_, false);
+    mapped_ = std::exchange(other.mapped_, false);
   }
   return *this;
 }
@@ -83,7 +87,9 @@ Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr
   Buffer buffer;
   buffer.ptr_ = ptr;
   buffer.size_ = size;
-  buffer.mr_ = mr;
+  if (mr != nullptr) {
+    buffer.link_ = mr->link_;
+  }
   buffer.open_ = true;
   return buffer;
 }
@@ -94,9 +100,9 @@ Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr
   Buffer buffer;
   buffer.ptr_ = ptr;
   buffer.size_ = size;
-  buffer.mr_ = mr;
   buffer.open_ = true;
   if (mr != nullptr) {  // only an owning buffer needs the stream for its free
+    buffer.link_ = mr->link_;
     buffer.stream_.handle_ = stream.handle_;
     buffer.stream_.state_ = stream.state_;
     buffer.stream_.open_ = true;
@@ -127,12 +133,14 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
   CUdeviceptr ptr = 0;
   detail::check_on_stream(stream, "cuMemPoolImportPointer",
                           [&] { return driver::raw::cuMemPoolImportPointer(&ptr, pool, &data); });
-  return from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
+  Buffer buffer = from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
+  buffer.mapped_ = true;
+  return buffer;
 }
 
 IPCBufferDescriptor Buffer::ipc_descriptor() const {
   require_open("ipc_descriptor");
-  const auto* pool = dynamic_cast<const DeviceMemoryResource*>(mr_);
+  const auto* pool = dynamic_cast<const DeviceMemoryResource*>(memory_resource());
   if (pool == nullptr || !pool->is_ipc_enabled()) {
     throw std::logic_error(
         "Buffer::ipc_descriptor: the buffer does not come from an IPC-enabled "
@@ -168,8 +176,9 @@ CUdeviceptr Buffer::release() {
   require_open("release");
   const CUdeviceptr ptr = std::exchange(ptr_, 0);
   open_ = false;
+  mapped_ = false;
   size_ = 0;
-  mr_ = nullptr;
+  link_.reset();
   stream_.close();
   return ptr;
 }
@@ -288,46 +297,97 @@ void Buffer::fill(std::uint32_t value, const Stream& stream) {
                           [&] { return driver::raw::cuMemsetD32Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(int value, const Stream& stream) {
-  if (value < 0 || value > 255) {
-    throw std::invalid_argument("Buffer::fill: value " + std::to_string(value) +
-                                " is not a byte (0..255); pass a std::uint16_t or "
-                                "std::uint32_t for wider patterns");
+void Buffer::fill(std::int64_t value, int width, const Stream& stream) {
+  if (width != 1 && width != 2 && width != 4) {
+    throw std::invalid_argument("Buffer::fill: width " + std::to_string(width) +
+                                " is not 1, 2 or 4 bytes");
   }
-  fill(static_cast<std::uint8_t>(value), stream);
+  const std::int64_t limit = (std::int64_t{1} << (8 * width)) - 1;
+  if (value < 0 || value > limit) {
+    throw std::invalid_argument("Buffer::fill: value " + std::to_string(value) +
+                                " does not fit in " + bytes(static_cast<std::size_t>(width)) +
+                                " (0.." + std::to_string(limit) + ")");
+  }
+  switch (width) {
+    case 1:
+      fill(static_cast<std::uint8_t>(value), stream);
+      break;
+    case 2:
+      fill(static_cast<std::uint16_t>(value), stream);
+      break;
+    default:
+      fill(static_cast<std::uint32_t>(value), stream);
+      break;
+  }
+}
+
+Buffer Buffer::slice(std::size_t offset, std::size_t count) const {
+  require_open("slice");
+  if (offset > size_ || count > size_ - offset) {
+    throw std::invalid_argument("Buffer::slice: offset " + std::to_string(offset) + " and count " +
+                                std::to_string(count) + " reach past the buffer's " +
+                                bytes(size_));
+  }
+  return from_handle(ptr_ + offset, count);
 }
 
 void Buffer::close(const Stream& stream) {
   if (!open_) {
     return;
   }
-  if (mr_ != nullptr) {
-    mr_->deallocate(ptr_, size_, stream);  // on failure the buffer stays open
+  if (link_ && !free_memory(stream)) {
+    const std::size_t leaked = size_;
+    reset();
+    throw std::logic_error(
+        "Buffer::close: the buffer's memory resource was destroyed before the buffer and "
+        "left no way to free its memory: " +
+        bytes(leaked) + " leaked; close buffers before destroying their resource");
   }
-  open_ = false;
-  ptr_ = 0;
-  size_ = 0;
-  mr_ = nullptr;
-  stream_.close();
+  reset();  // when the free throws, the buffer stays open
 }
 
 void Buffer::close() noexcept {
   if (!open_) {
     return;
   }
-  if (mr_ != nullptr) {
+  if (link_) {
     try {
-      mr_->deallocate(ptr_, size_, stream_.is_open() ? stream_ : kLegacyDefaultStream);
+      if (!free_memory(stream_.is_open() ? stream_ : kLegacyDefaultStream)) {
+        detail::report_release_failure(CUDA_ERROR_ILLEGAL_STATE, "MemoryResource::deallocate",
+                                       "Buffer whose memory resource was destroyed first "
+                                       "(its memory leaks)");
+      }
     } catch (const DriverError& e) {
       detail::report_release_failure(e.code(), e.function().c_str(), "Buffer");
     } catch (...) {  // NOLINT(bugprone-empty-catch): destructors must not throw
     }
   }
+  reset();
+}
+
+bool Buffer::free_memory(const Stream& stream) {
+  if (MemoryResource* mr = link_->alive(); mr != nullptr) {
+    mr->deallocate(ptr_, size_, stream);
+    return true;
+  }
+  if (link_->detached_deallocate != nullptr) {
+    link_->detached_deallocate(ptr_, size_, stream);
+    return true;
+  }
+  return false;
+}
+
+void Buffer::reset() noexcept {
   open_ = false;
+  mapped_ = false;
   ptr_ = 0;
   size_ = 0;
-  mr_ = nullptr;
+  link_.reset();
   stream_.close();
+}
+
+MemoryResource* Buffer::memory_resource() const noexcept {
+  return link_ ? link_->alive() : nullptr;
 }
 
 std::span<std::byte> Buffer::host_span() const {
@@ -352,8 +412,8 @@ CUdeviceptr Buffer::handle() const {
 
 int Buffer::device_id() const {
   require_open("device_id");
-  if (mr_ != nullptr) {
-    return mr_->device_id();
+  if (const MemoryResource* mr = memory_resource(); mr != nullptr) {
+    return mr->device_id();
   }
   int ordinal = -1;
   if (!query_pointer(ptr_, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, &ordinal)) {
@@ -364,12 +424,14 @@ int Buffer::device_id() const {
 
 bool Buffer::is_device_accessible() const {
   require_open("is_device_accessible");
-  return mr_ != nullptr ? mr_->is_device_accessible() : query_access(ptr_).first;
+  const MemoryResource* mr = memory_resource();
+  return mr != nullptr ? mr->is_device_accessible() : query_access(ptr_).first;
 }
 
 bool Buffer::is_host_accessible() const {
   require_open("is_host_accessible");
-  return mr_ != nullptr ? mr_->is_host_accessible() : query_access(ptr_).second;
+  const MemoryResource* mr = memory_resource();
+  return mr != nullptr ? mr->is_host_accessible() : query_access(ptr_).second;
 }
 
 void Buffer::throw_closed(const char* operation) const {

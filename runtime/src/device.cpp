@@ -90,6 +90,8 @@ Buffer Device::allocate(std::size_t size, const Stream& stream) const {
   return memory_resource().allocate(size, stream);
 }
 
+Buffer Device::allocate(std::size_t size) const { return allocate(size, default_stream()); }
+
 bool Device::can_access_peer(const Device& peer) const {
   if (peer == *this) {
     return true;
@@ -137,6 +139,16 @@ CUcontext Device::context() const { return detail::primary_context(ordinal_); }
 
 std::ostream& operator<<(std::ostream& os, const Device& device) {
   return os << "<Device " << device.device_id() << " (" << device.name() << ")>";
+}
+
+std::ostream& operator<<(std::ostream& os, const std::vector<Device>& devices) {
+  os << '[';
+  const char* separator = "";
+  for (const Device& device : devices) {
+    os << separator << device;
+    separator = ", ";
+  }
+  return os << ']';
 }
 
 int DeviceProperties::get(CUdevice_attribute attribute) const {

@@ -161,7 +161,17 @@ detail::GraphBuilderState& GraphBuilder::state(const char* operation) const {
 
 // ---------------------------------------------------------------------------------
 // Capture
-GraphBuilder& GraphBuilder::begin_building(CaptureMode mode) {
+GraphBuilder GraphBuilder::begin_building(CaptureMode mode) && {
+  begin_building(mode);
+  return std::move(*this);
+}
+
+GraphBuilder GraphBuilder::end_building() && {
+  end_building();
+  return std::move(*this);
+}
+
+GraphBuilder& GraphBuilder::begin_building(CaptureMode mode) & {
   State& s = state("begin_building");
   if (s.phase == State::Phase::Building) {
     detail::throw_state("begin_building", "on a builder that is already building");
@@ -183,7 +193,7 @@ GraphBuilder& GraphBuilder::begin_building(CaptureMode mode) {
   return *this;
 }
 
-GraphBuilder& GraphBuilder::end_building() {
+GraphBuilder& GraphBuilder::end_building() & {
   State& s = state("end_building");
   if (s.phase != State::Phase::Building) {
     detail::throw_state(

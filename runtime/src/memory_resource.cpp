@@ -3,6 +3,8 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
 
+#include "resource_link.hpp"
+
 #include <fcntl.h>
 
 #include <algorithm>
@@ -115,7 +117,57 @@ void free_async(CUdeviceptr ptr, const Stream& stream) {
                           [&] { return driver::raw::cuMemFreeAsync(ptr, handle); });
 }
 
+// The frees of the built-in resources, as MemoryResource::DetachedDeallocate: each needs
+// only the driver, so buffers that outlive their resource object still free with them.
+
+void free_pool_memory(CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+  if (ptr != 0) {  // a pool outlives its buffers in the driver: cuMemPoolDestroy waits
+    free_async(ptr, stream);
+  }
+}
+
+template <const char* Object>
+void free_host_after_sync(CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+  if (ptr != 0) {
+    free_after_sync(stream, "cuMemFreeHost", Object,
+                    [ptr] { return driver::raw::cuMemFreeHost(reinterpret_cast<void*>(ptr)); });
+  }
+}
+
+constexpr char kPinnedName[] = "PinnedMemoryResource";
+constexpr char kLegacyPinnedName[] = "LegacyPinnedMemoryResource";
+
+void free_managed_after_sync(CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+  if (ptr != 0) {
+    free_after_sync(stream, "cuMemFree", "ManagedMemoryResource",
+                    [ptr] { return driver::raw::cuMemFree(ptr); });
+  }
+}
+
 }  // namespace
+
+// ---- MemoryResource -----------------------------------------------------------------
+
+namespace detail {
+void ref_acquire(const ResourceLink* link) noexcept { acquire_counted(link); }
+void ref_release(const ResourceLink* link) noexcept { release_counted(link); }
+}  // namespace detail
+
+MemoryResource::MemoryResource() : link_(detail::make_ref<detail::ResourceLink>(this)) {}
+
+MemoryResource::MemoryResource(const MemoryResource& /*other*/) : MemoryResource() {}
+
+MemoryResource& MemoryResource::operator=(const MemoryResource& /*other*/) noexcept {
+  return *this;
+}
+
+MemoryResource::~MemoryResource() { link_->detach(); }
+
+Buffer MemoryResource::allocate(std::size_t size) { return allocate(size, kLegacyDefaultStream); }
+
+void MemoryResource::set_detached_deallocate(DetachedDeallocate deallocate) noexcept {
+  link_->detached_deallocate = deallocate;
+}
 
 // ---- MemoryPoolAttributes -----------------------------------------------------------
 
@@ -157,6 +209,7 @@ void MemoryPoolAttributes::reset_used_mem_high() const {
 DeviceMemoryResource::DeviceMemoryResource(const Device& device,
                                            const DeviceMemoryResourceOptions& options)
     : device_id_(device.device_id()) {
+  set_detached_deallocate(&free_pool_memory);
   const bool own_pool = options.create_pool || options.max_size != 0 || options.ipc_enabled;
   if (!own_pool) {
     pool_ = driver::cuDeviceGetDefaultMemPool(device.handle());
@@ -201,7 +254,9 @@ DeviceMemoryResource::DeviceMemoryResource(ImportedTag /*tag*/, int device_id, C
       owns_pool_(true),
       ipc_enabled_(true),
       mapped_(true),
-      pool_id_(pool_id) {}
+      pool_id_(pool_id) {
+  set_detached_deallocate(&free_pool_memory);
+}
 
 DeviceMemoryResource::~DeviceMemoryResource() { close(); }
 
@@ -232,10 +287,8 @@ Buffer DeviceMemoryResource::allocate(std::size_t size, const Stream& stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void DeviceMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
-  if (ptr != 0) {
-    free_async(ptr, stream);
-  }
+void DeviceMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) {
+  free_pool_memory(ptr, size, stream);
 }
 
 IPCAllocationHandle DeviceMemoryResource::get_allocation_handle() const {
@@ -268,13 +321,40 @@ std::vector<Device> DeviceMemoryResource::peer_accessible_by() const {
 }
 
 void DeviceMemoryResource::set_peer_accessible_by(std::span<const Device> devices) {
+  std::vector<int> ids;
+  ids.reserve(devices.size());
+  for (const Device& device : devices) {
+    ids.push_back(device.device_id());
+  }
+  set_peer_access(ids);
+}
+
+void DeviceMemoryResource::set_peer_accessible_by(std::span<const int> device_ids) {
+  set_peer_access(device_ids);
+}
+
+void DeviceMemoryResource::set_peer_accessible_by(std::initializer_list<DeviceOrOrdinal> devices) {
+  std::vector<int> ids;
+  ids.reserve(devices.size());
+  for (const DeviceOrOrdinal& device : devices) {
+    ids.push_back(device.device_id());
+  }
+  set_peer_access(ids);
+}
+
+void DeviceMemoryResource::set_peer_access(std::span<const int> device_ids) {
   require_open("set_peer_accessible_by");
+  for (const int id : device_ids) {  // before the driver: a negative ordinal is never a device
+    if (id < 0) {
+      throw std::invalid_argument("DeviceMemoryResource::set_peer_accessible_by: device " +
+                                  std::to_string(id) + " does not exist (ordinals are 0 or more)");
+    }
+  }
   const int count = detail::device_count();
   const Device owner(device_id_);
   std::vector<bool> wanted(static_cast<std::size_t>(count), false);
-  for (const Device& device : devices) {
-    const int id = device.device_id();
-    if (id < 0 || id >= count) {
+  for (const int id : device_ids) {
+    if (id >= count) {
       throw std::invalid_argument("DeviceMemoryResource::set_peer_accessible_by: device " +
                                   std::to_string(id) + " does not exist (" +
                                   std::to_string(count) + " devices)");
@@ -282,7 +362,7 @@ void DeviceMemoryResource::set_peer_accessible_by(std::span<const Device> device
     if (id == device_id_) {
       continue;  // the owner always has access
     }
-    if (!device.can_access_peer(owner)) {
+    if (!Device(id).can_access_peer(owner)) {
       throw std::invalid_argument("DeviceMemoryResource::set_peer_accessible_by: device " +
                                   std::to_string(id) + " cannot access device " +
                                   std::to_string(device_id_) +
@@ -381,13 +461,22 @@ CUmemoryPool default_host_pool() {
 
 }  // namespace
 
-PinnedMemoryResource::PinnedMemoryResource() : pool_(default_host_pool()), pooled_(pool_ != nullptr) {}
+PinnedMemoryResource::PinnedMemoryResource() : pool_(default_host_pool()), pooled_(pool_ != nullptr) {
+  set_detached_deallocate(pooled_ ? &free_pool_memory : &free_host_after_sync<kPinnedName>);
+}
 
 PinnedMemoryResource::PinnedMemoryResource(const PinnedMemoryResourceOptions& options) {
   if (!options.ipc_enabled && !options.numa_id && options.max_size == 0) {
     pool_ = default_host_pool();  // no option needs a pool of its own
     pooled_ = pool_ != nullptr;
+    set_detached_deallocate(pooled_ ? &free_pool_memory : &free_host_after_sync<kPinnedName>);
     return;
+  }
+  if (options.numa_id && *options.numa_id < 0) {
+    throw std::invalid_argument("PinnedMemoryResource: numa_id " +
+                                std::to_string(*options.numa_id) +
+                                " is not a NUMA node (0 or more); leave it unset for the "
+                                "OS's placement");
   }
   // Host pools of type CU_MEM_LOCATION_TYPE_HOST cannot be exported: a NUMA node can.
   CUmemPoolProps props{};
@@ -407,6 +496,10 @@ PinnedMemoryResource::PinnedMemoryResource(const PinnedMemoryResourceOptions& op
   set_release_threshold(guard.pool, kKeepEverything);
   pool_ = guard.release();
   pooled_ = true;
+  set_detached_deallocate(&free_pool_memory);
+  if (numa) {
+    numa_id_ = props.location.id;
+  }
   ipc_enabled_ = options.ipc_enabled;
   if (ipc_enabled_) {
     pool_id_ = detail::new_pool_id();
@@ -465,20 +558,19 @@ Buffer PinnedMemoryResource::allocate(std::size_t size, const Stream& stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void PinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
-  if (ptr == 0) {
-    return;
-  }
+void PinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) {
   if (pooled_) {  // also after close(): the driver frees the pool after its last buffer
-    free_async(ptr, stream);
+    free_pool_memory(ptr, size, stream);
   } else {
-    free_after_sync(stream, "cuMemFreeHost", "PinnedMemoryResource", [ptr] {
-      return driver::raw::cuMemFreeHost(reinterpret_cast<void*>(ptr));
-    });
+    free_host_after_sync<kPinnedName>(ptr, size, stream);
   }
 }
 
 // ---- LegacyPinnedMemoryResource -----------------------------------------------------
+
+LegacyPinnedMemoryResource::LegacyPinnedMemoryResource() {
+  set_detached_deallocate(&free_host_after_sync<kLegacyPinnedName>);
+}
 
 Buffer LegacyPinnedMemoryResource::allocate(std::size_t size, const Stream& stream) {
   CUdeviceptr ptr = 0;
@@ -489,20 +581,20 @@ Buffer LegacyPinnedMemoryResource::allocate(std::size_t size, const Stream& stre
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void LegacyPinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/,
+void LegacyPinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size,
                                             const Stream& stream) {
-  if (ptr == 0) {
-    return;
-  }
-  free_after_sync(stream, "cuMemFreeHost", "LegacyPinnedMemoryResource", [ptr] {
-    return driver::raw::cuMemFreeHost(reinterpret_cast<void*>(ptr));
-  });
+  free_host_after_sync<kLegacyPinnedName>(ptr, size, stream);
 }
 
 // ---- ManagedMemoryResource ----------------------------------------------------------
 
+ManagedMemoryResource::ManagedMemoryResource() {
+  set_detached_deallocate(&free_managed_after_sync);
+}
+
 ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions& options)
     : preferred_location_(options.preferred_location) {
+  set_detached_deallocate(&free_managed_after_sync);
   if (preferred_location_ && *preferred_location_ != -1) {
     const int count = detail::device_count();
     if (*preferred_location_ < 0 || *preferred_location_ >= count) {
@@ -515,6 +607,9 @@ ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions&
 }
 
 Buffer ManagedMemoryResource::allocate(std::size_t size, const Stream& stream) {
+  if (closed_) [[unlikely]] {
+    throw std::logic_error("ManagedMemoryResource::allocate on a closed ManagedMemoryResource");
+  }
   CUdeviceptr ptr = 0;
   if (size != 0) {
     const detail::ScopedContext scope(stream.context());
@@ -531,13 +626,9 @@ Buffer ManagedMemoryResource::allocate(std::size_t size, const Stream& stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void ManagedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/,
+void ManagedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size,
                                        const Stream& stream) {
-  if (ptr == 0) {
-    return;
-  }
-  free_after_sync(stream, "cuMemFree", "ManagedMemoryResource",
-                  [ptr] { return driver::raw::cuMemFree(ptr); });
+  free_managed_after_sync(ptr, size, stream);
 }
 
 }  // namespace cuwrap

@@ -101,6 +101,9 @@ struct VirtualMemoryResource::Allocations {
 VirtualMemoryResource::VirtualMemoryResource(
     Device device, const VirtualMemoryResourceOptions& options)  // NOLINT(modernize-pass-by-value)
     : device_(device), options_(options) {
+  // The destructor releases every allocation, so a buffer outliving the resource has
+  // nothing left to free.
+  set_detached_deallocate([](CUdeviceptr, std::size_t, const Stream&) {});
   const int count = detail::device_count();
   for (const int peer : options_.peers) {
     if (peer < 0 || peer >= count) {
@@ -200,7 +203,7 @@ bool VirtualMemoryResource::is_host_accessible() const {
 void VirtualMemoryResource::modify_allocation(Buffer& buffer, std::size_t new_size) {
   require_open("modify_allocation");
   buffer.require_open("modify_allocation");
-  if (buffer.mr_ != this) {
+  if (buffer.memory_resource() != this) {
     throw std::invalid_argument(
         "VirtualMemoryResource::modify_allocation: the buffer was not allocated by this "
         "VirtualMemoryResource");

@@ -120,8 +120,8 @@ TEST(NoGpuBuffer, FillPatternNeedsMatchingSize) {
   EXPECT_THROW(odd.fill(std::uint32_t{7}, kLegacyDefaultStream), std::invalid_argument);
   Buffer three = Buffer::from_handle(kFakePointer, 3);
   EXPECT_THROW(three.fill(std::uint16_t{7}, kLegacyDefaultStream), std::invalid_argument);
-  EXPECT_THROW(three.fill(256, kLegacyDefaultStream), std::invalid_argument);
-  EXPECT_THROW(three.fill(-1, kLegacyDefaultStream), std::invalid_argument);
+  EXPECT_THROW(three.fill(256, 1, kLegacyDefaultStream), std::invalid_argument);
+  EXPECT_THROW(three.fill(-1, 1, kLegacyDefaultStream), std::invalid_argument);
 }
 
 // A resource that records what it is asked to free; allocates nothing real.

@@ -162,7 +162,7 @@ TEST_F(MemoryTest, FillPatternsOf8And16And32Bits) {
     ASSERT_EQ(word, 0x12345678u) << i;
   }
 
-  buffer.fill(0x3C, stream());  // int: one byte, as cuda.core's fill(int)
+  buffer.fill(0x3C, 1, stream());  // the width said, as cuda.core's fill(value, width)
   buffer.copy_to(std::span<std::byte>(back), stream());
   stream().sync();
   for (std::size_t i = 0; i < size; ++i) {
@@ -177,7 +177,7 @@ TEST_F(MemoryTest, FillRejectsSizesThePatternDoesNotDivide) {
   Buffer six = device().allocate(6, stream());
   six.fill(std::uint16_t{1}, stream());
   EXPECT_THROW(six.fill(std::uint32_t{1}, stream()), std::invalid_argument);
-  EXPECT_THROW(six.fill(300, stream()), std::invalid_argument);
+  EXPECT_THROW(six.fill(300, 1, stream()), std::invalid_argument);
 }
 
 TEST_F(MemoryTest, ZeroByteBuffer) {

@@ -399,6 +399,7 @@ TEST(IpcChildProcess, ImportWriteAndSignal) {
   const auto descriptor = channel.receive_value<IPCBufferDescriptor>();
   Buffer buffer = Buffer::from_ipc_descriptor(mr, descriptor, stream);
   ASSERT_EQ(buffer.size(), kBytes);
+  EXPECT_TRUE(buffer.is_mapped());  // imported from the other process
   kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, kAdded);
   const cuwrap::Event written = device.create_event({.ipc_enabled = true});
   stream.record(written);
@@ -413,6 +414,7 @@ TEST(IpcChildProcess, ImportWriteAndSignal) {
 TEST_F(IpcTest, TwoProcessesShareABuffer) {
   DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
   Buffer buffer = mr.allocate(kBytes, stream());
+  EXPECT_FALSE(buffer.is_mapped());  // the exporter's own allocation
   buffer.fill(kInitial, stream());
   stream().sync();  // the child's kernel must see the initial bytes
 

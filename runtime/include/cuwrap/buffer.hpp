@@ -2,6 +2,7 @@
 // and fills ordered on streams.
 #pragma once
 
+#include <cuwrap/detail/ref.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cuda.h>
@@ -25,6 +26,11 @@ class MemoryResource;
 class DeviceMemoryResource;
 struct IPCBufferDescriptor;  // <cuwrap/ipc.hpp>
 class VirtualMemoryResource;
+namespace detail {
+struct ResourceLink;  // runtime/src/resource_link.hpp
+void ref_acquire(const ResourceLink* link) noexcept;
+void ref_release(const ResourceLink* link) noexcept;
+}  // namespace detail
 
 /// Memory of `size()` bytes at `handle()`; an RAII, move-only owner.
 ///
@@ -33,6 +39,11 @@ class VirtualMemoryResource;
 /// destructor order it on the stream the buffer was allocated on (that stream is kept
 /// alive for this), or on the legacy default stream when the buffer has none. A buffer
 /// from from_handle without a resource never frees anything.
+///
+/// A buffer may outlive its resource object: the built-in resources leave behind how
+/// to free their memory, so such a buffer still frees correctly; a resource that
+/// leaves nothing (a user's, by default) makes close() report a release failure and
+/// close(stream) throw, instead of calling through the destroyed object.
 ///
 /// Example:
 /// \code
@@ -109,6 +120,10 @@ class Buffer {
             stream);
   }
   /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
+  ///
+  /// The width of a fill is the type of `value`: exactly std::uint8_t, std::uint16_t or
+  /// std::uint32_t. Any other type (an `int` literal such as `fill(1, s)`) does not
+  /// compile; say the width with fill(value, width, stream) or a typed value.
   void fill(std::uint8_t value, const Stream& stream);
   /// Set every 16-bit word to `value` (cuMemsetD16Async).
   ///
@@ -118,10 +133,31 @@ class Buffer {
   ///
   /// Throws std::invalid_argument unless size() is a multiple of 4.
   void fill(std::uint32_t value, const Stream& stream);
-  /// Set every byte to `value` (0 to 255), as cuda.core's fill(int).
+  /// Set every `width`-byte word to `value`, as cuda.core's fill(value, width).
   ///
-  /// Throws std::invalid_argument for a value outside 0..255.
-  void fill(int value, const Stream& stream);
+  /// `width` is 1, 2 or 4. Throws std::invalid_argument (before any driver call) for
+  /// another width, a value that does not fit in `width` bytes, or a size that is not
+  /// a multiple of `width`.
+  void fill(std::int64_t value, int width, const Stream& stream);
+  /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t or
+  /// std::uint32_t leaves the width unsaid (`fill(1, s)` would write bytes and
+  /// `fill(1u, s)` 32-bit words); pass fill(value, width, stream) or a typed value.
+  template <class T>
+  requires(!std::is_same_v<T, std::uint8_t> && !std::is_same_v<T, std::uint16_t> &&
+           !std::is_same_v<T, std::uint32_t>)
+  void fill(T value, const Stream& stream) = delete;
+
+  /// Return a non-owning buffer for the `count` bytes at `offset` of this one.
+  ///
+  /// Every operation of a buffer works on the part: copies, fills, host_span(), kernel
+  /// arguments. The part never frees anything and has no memory resource; like a
+  /// std::span it must not be used once this buffer is closed. Throws
+  /// std::invalid_argument naming offset, count and size when the range does not lie
+  /// within the buffer, std::logic_error on a closed buffer.
+  Buffer slice(std::size_t offset, std::size_t count) const;
+  /// Copy this buffer into `dst` (same size), a temporary such as another buffer's
+  /// slice(): `src.copy_to(dst.slice(8, 4), stream)`.
+  void copy_to(Buffer&& dst, const Stream& stream) const { copy_to(dst, stream); }
   /// Free the memory through its resource, ordered on `stream`; idempotent.
   void close(const Stream& stream);
   /// Free the memory through its resource, ordered on the allocation stream; idempotent.
@@ -165,8 +201,9 @@ class Buffer {
   /// Return the address of the memory (a device pointer; for host memory the same
   /// address the host uses).
   CUdeviceptr handle() const;
-  /// Return the resource the memory came from (nullptr for a non-owning wrapper).
-  MemoryResource* memory_resource() const noexcept { return mr_; }
+  /// Return the resource the memory came from: nullptr for a non-owning wrapper, and
+  /// once that resource object was destroyed.
+  MemoryResource* memory_resource() const noexcept;
   /// Return the device the memory belongs to, or -1 for host memory tied to none.
   int device_id() const;
   /// Return whether the GPU can access the memory.
@@ -175,10 +212,17 @@ class Buffer {
   bool is_host_accessible() const;
   /// Return whether the buffer still holds memory (false after close or a move).
   bool is_open() const noexcept { return open_; }
+  /// Return whether the memory was imported from another process
+  /// (from_ipc_descriptor), as cuda.core's Buffer.is_mapped.
+  bool is_mapped() const noexcept { return mapped_; }
 
  private:
   friend class VirtualMemoryResource;  // modify_allocation changes the address and size
   [[noreturn]] void throw_closed(const char* operation) const;
+  // Free through the resource, or once it is gone its detached deallocate; false when
+  // neither exists. Throws what the free throws.
+  bool free_memory(const Stream& stream);
+  void reset() noexcept;  // the state of a closed buffer
   void require_multiple(const char* operation, std::size_t element_size) const;
   void require_open(const char* operation) const {
     if (!open_) [[unlikely]] {
@@ -188,9 +232,10 @@ class Buffer {
 
   CUdeviceptr ptr_ = 0;
   std::size_t size_ = 0;
-  MemoryResource* mr_ = nullptr;
+  detail::Ref<detail::ResourceLink> link_;  // the owning resource (null: frees nothing)
   Stream stream_;  // deallocation stream (closed when none), orders close()
   bool open_ = false;
+  bool mapped_ = false;
 };
 
 }  // namespace cuwrap

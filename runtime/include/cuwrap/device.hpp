@@ -80,6 +80,9 @@ class Device {
   MemoryResource& memory_resource() const;
   /// Allocate `size` bytes from memory_resource(), ordered on `stream`.
   Buffer allocate(std::size_t size, const Stream& stream) const;
+  /// Allocate `size` bytes from memory_resource(), ordered on default_stream() (the
+  /// legacy default stream), as cuda.core's allocate without a stream.
+  Buffer allocate(std::size_t size) const;
   /// Return a graph builder capturing on a new stream of this device (defined with Graph).
   GraphBuilder create_graph_builder() const;
   /// Return whether this device can access memory of `peer` directly (true for itself).
@@ -147,6 +150,9 @@ class Device {
 
 /// Print a device as "<Device 0 (NVIDIA H100 80GB HBM3)>", as cuda.core does.
 std::ostream& operator<<(std::ostream& os, const Device& device);
+/// Write a list of devices, e.g. DeviceMemoryResource::peer_accessible_by():
+/// "[<Device 1 (...)>, <Device 2 (...)>]", "[]" when empty.
+std::ostream& operator<<(std::ostream& os, const std::vector<Device>& devices);
 
 /// Every CUdevice_attribute of a device as a named accessor, read from the driver.
 ///

@@ -131,7 +131,13 @@ class GraphBuilder {
   /// `Graph g = builder.begin_building().end_building().complete();`.
   /// A conditional body captures into its body graph (cuStreamBeginCaptureToGraph).
   /// Throws std::logic_error when already building or when building has ended.
-  GraphBuilder& begin_building(CaptureMode mode = CaptureMode::Relaxed);
+  GraphBuilder& begin_building(CaptureMode mode = CaptureMode::Relaxed) &;
+  /// Begin capturing on a temporary builder and return the builder itself (moved).
+  ///
+  /// By value, so `auto b = dev.create_graph_builder().begin_building();` owns the
+  /// builder, and `auto& b = dev.create_graph_builder().begin_building();`, which would
+  /// refer to a destroyed builder, does not compile.
+  GraphBuilder begin_building(CaptureMode mode = CaptureMode::Relaxed) &&;
 
   /// End the capture (cuStreamEndCapture) and keep the captured graph; return *this.
   ///
@@ -139,7 +145,10 @@ class GraphBuilder {
   /// not joined (join it first), or when builders split from it were never joined.
   /// An invalidated capture (an operation the driver refused) throws DriverError
   /// (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) and leaves the builder idle.
-  GraphBuilder& end_building();
+  GraphBuilder& end_building() &;
+  /// End the capture of a temporary builder and return the builder itself (moved), as
+  /// begin_building() does on a temporary.
+  GraphBuilder end_building() &&;
 
   /// Instantiate the graph into an executable Graph (cuGraphInstantiateWithParams).
   ///

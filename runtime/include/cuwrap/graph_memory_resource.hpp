@@ -26,6 +26,30 @@ namespace cuwrap {
 class Device;
 class Stream;
 
+/// The usage counters of a device's graph memory pool, read live (cuda.core's
+/// GraphMemoryResourceAttributes), as MemoryPoolAttributes are a pool's.
+class GraphMemoryAttributes {
+ public:
+  /// View the graph memory pool of `device`.
+  explicit GraphMemoryAttributes(CUdevice device) noexcept : device_(device) {}
+
+  /// Return the bytes of graph memory in use now (CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT).
+  std::uint64_t used_mem_current() const;
+  /// Return the high watermark of used_mem_current() (CU_GRAPH_MEM_ATTR_USED_MEM_HIGH).
+  std::uint64_t used_mem_high() const;
+  /// Return the bytes the pool holds from the OS (CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT).
+  std::uint64_t reserved_mem_current() const;
+  /// Return the high watermark of reserved_mem_current() (CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH).
+  std::uint64_t reserved_mem_high() const;
+  /// Reset used_mem_high() to zero (the only value the driver accepts).
+  void reset_used_mem_high() const;
+  /// Reset reserved_mem_high() to zero.
+  void reset_reserved_mem_high() const;
+
+ private:
+  CUdevice device_;
+};
+
 /// Allocate memory inside graphs being captured, from the device's graph memory pool.
 ///
 /// allocate() must be given a capturing stream (a GraphBuilder that is building, or its
@@ -33,9 +57,10 @@ class Stream;
 /// graph runs, from that node until it is freed. deallocate() (and Buffer::close on a
 /// capturing stream) adds the matching free node; closing the buffer on a stream that is
 /// not capturing frees the memory of the last launch, ordered on that stream, as
-/// cuMemFreeAsync does. Buffers point to this resource: keep it alive while they exist.
+/// cuMemFreeAsync does. A buffer that outlives the resource object still frees this way.
 class GraphMemoryResource : public MemoryResource {
  public:
+  using MemoryResource::allocate;  // allocate(size): the legacy default stream never captures
   /// Use `device`'s graph memory pool.
   explicit GraphMemoryResource(const Device& device);
   GraphMemoryResource(const GraphMemoryResource&) = delete;
@@ -44,7 +69,8 @@ class GraphMemoryResource : public MemoryResource {
 
   /// Allocate `size` bytes in the graph `stream` is capturing (cuMemAllocAsync).
   ///
-  /// Throws std::logic_error when `stream` is not capturing (cuda.core raises too).
+  /// Throws std::logic_error when `stream` is not capturing (cuda.core raises too) or
+  /// the resource is closed.
   Buffer allocate(std::size_t size, const Stream& stream) override;
   /// Free `ptr`, ordered on `stream` (cuMemFreeAsync): a free node while capturing.
   void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
@@ -54,6 +80,16 @@ class GraphMemoryResource : public MemoryResource {
   bool is_host_accessible() const override { return false; }
   /// Return the device whose graph memory pool this is.
   int device_id() const override { return device_id_; }
+
+  /// Return the pool's usage counters (the same values as the accessors below).
+  GraphMemoryAttributes attributes() const { return GraphMemoryAttributes(device_); }
+  /// Stop allocating (allocate() throws std::logic_error); idempotent, never throws.
+  ///
+  /// The device's graph memory pool stays (the driver owns it); buffers still
+  /// allocated stay valid and free themselves as before.
+  void close() noexcept { closed_ = true; }
+  /// Return whether the resource is still open (false after close()).
+  bool is_open() const noexcept { return !closed_; }
 
   /// Return the bytes of graph memory in use now (CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT).
   std::uint64_t used_mem_current() const;
@@ -69,10 +105,9 @@ class GraphMemoryResource : public MemoryResource {
   void trim();
 
  private:
-  std::uint64_t attribute(CUgraphMem_attribute attribute) const;
-
   int device_id_ = 0;
   CUdevice device_ = 0;
+  bool closed_ = false;
 };
 
 }  // namespace cuwrap

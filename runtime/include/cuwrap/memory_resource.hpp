@@ -6,8 +6,9 @@
 // LegacyPinnedMemoryResource  page-locked host memory from cuMemAllocHost
 // ManagedMemoryResource  unified memory from cuMemAllocManaged (CU_MEM_ATTACH_GLOBAL)
 //
-// A Buffer keeps a plain pointer to its resource: a resource must outlive the buffers
-// it allocated. Device::memory_resource() lives until the process exits.
+// A Buffer may outlive its resource object: each resource shares a small link with its
+// buffers (MemoryResource's set_detached_deallocate says how they free without it).
+// Device::memory_resource() lives until the process exits.
 #pragma once
 
 #include <cuwrap/buffer.hpp>
@@ -18,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <vector>
@@ -30,10 +32,53 @@ class Stream;
 ///
 /// Implement allocate() with Buffer::from_handle(ptr, size, this[, stream]) so the
 /// buffer frees itself through deallocate().
+///
+/// A buffer may outlive its resource object (a function returns a buffer from a local
+/// resource): the resource and its buffers share a small link, which the resource's
+/// destructor marks, so no buffer calls through a destroyed resource. Such a buffer
+/// then frees its memory with the function given to set_detached_deallocate(); every
+/// built-in resource gives one (its free needs only the driver). A resource that gives
+/// none (a user's, by default) makes that buffer's close() report a release failure
+/// (docs/errors.md) and close(stream) throw std::logic_error; the memory leaks.
+/// Buffer::memory_resource() returns nullptr once the resource is gone.
+///
+/// Example (a user resource whose free needs nothing from the object):
+/// \code
+///   class HostResource : public cuwrap::MemoryResource {
+///    public:
+///     HostResource() { set_detached_deallocate(&free_host); }
+///     ...
+///     void deallocate(CUdeviceptr ptr, std::size_t size, const cuwrap::Stream& s) override {
+///       free_host(ptr, size, s);
+///     }
+///    private:
+///     static void free_host(CUdeviceptr ptr, std::size_t, const cuwrap::Stream&) {
+///       std::free(reinterpret_cast<void*>(ptr));
+///     }
+///   };
+/// \endcode
 class MemoryResource {
  public:
+  /// How buffers free memory once their resource object is gone: a function that needs
+  /// nothing from the object (it may throw DriverError, as deallocate() may).
+  using DetachedDeallocate = void (*)(CUdeviceptr ptr, std::size_t size, const Stream& stream);
+
+  /// Make the resource and the link its buffers share.
+  MemoryResource();
+  /// Make a resource of its own: a copy's buffers are not `other`'s.
+  MemoryResource(const MemoryResource& other);
+  /// Keep this resource's link: buffers stay with the object that allocated them.
+  MemoryResource& operator=(const MemoryResource& other) noexcept;
+  /// Mark the resource gone for the buffers that outlive it.
+  virtual ~MemoryResource();
+
   /// Allocate `size` bytes, ordered on `stream`.
   virtual Buffer allocate(std::size_t size, const Stream& stream) = 0;
+  /// Allocate `size` bytes, ordered on the legacy default stream (cuda.core's default).
+  ///
+  /// A derived class that declares allocate() hides this one; the built-in resources
+  /// bring it back (`using MemoryResource::allocate;`).
+  Buffer allocate(std::size_t size);
   /// Free `ptr` (of `size` bytes) from this resource, ordered on `stream`.
   virtual void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) = 0;
   /// Return whether the GPU can access the memory.
@@ -43,7 +88,15 @@ class MemoryResource {
   /// Return the ordinal of the device the memory belongs to, or -1 when it is not tied
   /// to one device (host memory; the default).
   virtual int device_id() const { return -1; }
-  virtual ~MemoryResource() = default;
+
+ protected:
+  /// Let buffers that outlive this resource free their memory with `deallocate`
+  /// (nullptr: they cannot; closing them reports a release failure).
+  void set_detached_deallocate(DetachedDeallocate deallocate) noexcept;
+
+ private:
+  friend class Buffer;
+  detail::Ref<detail::ResourceLink> link_;
 };
 
 /// The attributes of a stream-ordered memory pool, read live (cuda.core's
@@ -80,6 +133,22 @@ class MemoryPoolAttributes {
   CUmemoryPool pool_;
 };
 
+/// A device named by a Device or by its ordinal, where cuda.core accepts either.
+class DeviceOrOrdinal {
+ public:
+  /// Name `device`.
+  DeviceOrOrdinal(const Device& device) noexcept  // NOLINT(google-explicit-constructor)
+      : device_id_(device.device_id()) {}
+  /// Name the device with ordinal `device_id` (checked where it is used).
+  DeviceOrOrdinal(int device_id) noexcept  // NOLINT(google-explicit-constructor)
+      : device_id_(device_id) {}
+  /// Return the ordinal.
+  int device_id() const noexcept { return device_id_; }
+
+ private:
+  int device_id_;
+};
+
 /// Options of a DeviceMemoryResource.
 struct DeviceMemoryResourceOptions {
   /// Create a pool of its own (cuMemPoolCreate) instead of using the device's default
@@ -109,6 +178,7 @@ struct DeviceMemoryResourceOptions {
 /// holds one file descriptor (close-on-exec) until close().
 class DeviceMemoryResource : public MemoryResource {
  public:
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Use `device`'s default memory pool, or a new pool as `options` ask.
   ///
   /// Throws DriverError when the device does not support memory pools.
@@ -155,6 +225,15 @@ class DeviceMemoryResource : public MemoryResource {
   /// Throws std::invalid_argument naming a device whose ordinal does not exist or
   /// that the topology does not let access the owner (Device::can_access_peer).
   void set_peer_accessible_by(std::span<const Device> devices);
+  /// Let exactly the devices with ordinals `device_ids` access the pool's memory.
+  ///
+  /// Throws as the Device form does; an ordinal that is no device (negative, or not
+  /// below the device count) is named before any driver call that changes access.
+  void set_peer_accessible_by(std::span<const int> device_ids);
+  /// Let exactly the listed devices access the pool's memory: Devices, ordinals or
+  /// both, as cuda.core accepts (`set_peer_accessible_by({dev1})`, `({1, 2})`, and
+  /// `({})` to revoke every peer).
+  void set_peer_accessible_by(std::initializer_list<DeviceOrOrdinal> devices);
   /// Return the pool's attributes (usage and reuse policy).
   MemoryPoolAttributes attributes() const;
   /// Destroy the pool if owned, and stop allocating; idempotent, never throws.
@@ -180,6 +259,7 @@ class DeviceMemoryResource : public MemoryResource {
   DeviceMemoryResource(ImportedTag /*tag*/, int device_id, CUmemoryPool pool,
                        const IPCPoolId& pool_id) noexcept;
   void require_open(const char* operation) const;
+  void set_peer_access(std::span<const int> device_ids);
 
   CUmemoryPool pool_ = nullptr;
   int device_id_ = 0;
@@ -213,6 +293,7 @@ struct PinnedMemoryResourceOptions {
 /// allocation stream reaches it: sync the stream before touching it from the host.
 class PinnedMemoryResource : public MemoryResource {
  public:
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Create the resource (and its pool, when the driver supports host pools).
   PinnedMemoryResource();
   /// Create the resource with a host memory pool as `options` ask.
@@ -244,6 +325,12 @@ class PinnedMemoryResource : public MemoryResource {
   MemoryPoolAttributes attributes() const;
   /// Return whether the pool can be shared with other processes.
   bool is_ipc_enabled() const noexcept { return ipc_enabled_; }
+  /// Return the host NUMA node the pool places memory on, or -1 when the OS places it
+  /// (no pool on a NUMA node: no numa_id and no ipc_enabled), as cuda.core's numa_id.
+  ///
+  /// An IPC-enabled pool without a numa_id is on node 0 (host pools are exported only
+  /// from a NUMA location).
+  int numa_id() const noexcept { return numa_id_; }
   /// Export the pool for another process (an `ipc_enabled` resource only).
   IPCAllocationHandle get_allocation_handle() const;
   /// Destroy the pool and stop allocating; idempotent, never throws.
@@ -258,6 +345,7 @@ class PinnedMemoryResource : public MemoryResource {
   bool pooled_ = false;  // allocations come from a pool (stays true after close)
   bool ipc_enabled_ = false;
   bool closed_ = false;
+  int numa_id_ = -1;
   IPCPoolId pool_id_{};
 };
 
@@ -267,7 +355,9 @@ class PinnedMemoryResource : public MemoryResource {
 /// still uses the memory completes before the memory goes away.
 class LegacyPinnedMemoryResource : public MemoryResource {
  public:
-  LegacyPinnedMemoryResource() = default;
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  /// Create the resource (no driver call).
+  LegacyPinnedMemoryResource();
 
   /// Allocate `size` bytes with cuMemAllocHost (in the stream's context).
   Buffer allocate(std::size_t size, const Stream& stream) override;
@@ -294,7 +384,9 @@ struct ManagedMemoryResourceOptions {
 /// Allocation is synchronous; deallocate() syncs the stream, then cuMemFree.
 class ManagedMemoryResource : public MemoryResource {
  public:
-  ManagedMemoryResource() = default;
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  /// Create the resource (no driver call).
+  ManagedMemoryResource();
   /// Create the resource; allocations follow `options`.
   ///
   /// Throws std::invalid_argument for a preferred location that is neither -1 nor a
@@ -314,9 +406,16 @@ class ManagedMemoryResource : public MemoryResource {
   bool is_host_accessible() const override { return true; }
   /// Return the preferred location given at construction (unset: none).
   std::optional<int> preferred_location() const noexcept { return preferred_location_; }
+  /// Stop allocating (allocate() throws std::logic_error); idempotent, never throws.
+  ///
+  /// Buffers still allocated stay valid and free themselves as before.
+  void close() noexcept { closed_ = true; }
+  /// Return whether the resource is still open (false after close()).
+  bool is_open() const noexcept { return !closed_; }
 
  private:
   std::optional<int> preferred_location_;
+  bool closed_ = false;
 };
 
 }  // namespace cuwrap

@@ -92,6 +92,7 @@ struct VirtualMemoryResourceOptions {
 /// \endcode
 class VirtualMemoryResource : public MemoryResource {
  public:
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Create the resource for `device`.
   ///
   /// Throws UnsupportedError when the device lacks virtual memory management (or
