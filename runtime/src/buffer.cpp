@@ -297,6 +297,17 @@ void Buffer::fill(std::uint32_t value, const Stream& stream) {
                           [&] { return driver::raw::cuMemsetD32Async(ptr, value, n, handle); });
 }
 
+void Buffer::fill(int value, const Stream& stream) {
+  if (value != 0) {
+    throw std::invalid_argument(
+        "Buffer::fill: fill(" + std::to_string(value) +
+        ", stream) does not say the width of the pattern: pass fill(value, width, stream) "
+        "with width 1, 2 or 4, or a std::uint8_t, std::uint16_t or std::uint32_t value "
+        "(only a zero int needs no width)");
+  }
+  fill(std::uint8_t{0}, stream);
+}
+
 void Buffer::fill(std::int64_t value, int width, const Stream& stream) {
   if (width != 1 && width != 2 && width != 4) {
     throw std::invalid_argument("Buffer::fill: width " + std::to_string(width) +

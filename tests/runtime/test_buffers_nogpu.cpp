@@ -249,7 +249,7 @@ TEST(FillWidth, OnlyExactWidthTypesCompile) {
   static_assert(Fills<std::uint8_t>);
   static_assert(Fills<std::uint16_t>);
   static_assert(Fills<std::uint32_t>);
-  static_assert(!Fills<int>);  // fill(1, s): bytes or words? Not said, so no.
+  static_assert(Fills<int>);  // compiles: fill(0, s) zeroes; any other int throws (below)
   static_assert(!Fills<long>);
   static_assert(!Fills<char>);
   static_assert(!Fills<signed char>);
@@ -286,6 +286,13 @@ TEST(FillWidth, BadWidthValueOrSizeThrowsBeforeTheDriver) {
   EXPECT_NE(what.find("does not fit in 4 bytes"), std::string::npos) << what;
   what = invalid_argument_message([&] { six.fill(7, 4, kLegacyDefaultStream); });
   EXPECT_NE(what.find("multiple of 4"), std::string::npos) << what;
+}
+
+TEST(FillWidth, ANonZeroIntSaysNoWidthAndThrowsBeforeTheDriver) {
+  Buffer four = Buffer::from_handle(kFakePointer, 4);
+  const std::string what = invalid_argument_message([&] { four.fill(1, kLegacyDefaultStream); });
+  EXPECT_NE(what.find("fill(1, stream) does not say the width"), std::string::npos) << what;
+  EXPECT_NE(what.find("fill(value, width, stream)"), std::string::npos) << what;
 }
 
 // ---- part of a buffer --------------------------------------------------------------------

@@ -122,8 +122,8 @@ class Buffer {
   /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
   ///
   /// The width of a fill is the type of `value`: exactly std::uint8_t, std::uint16_t or
-  /// std::uint32_t. Any other type (an `int` literal such as `fill(1, s)`) does not
-  /// compile; say the width with fill(value, width, stream) or a typed value.
+  /// std::uint32_t, or the `width` of fill(value, width, stream). An `int` says no width
+  /// (fill(int) below); any other type does not compile.
   void fill(std::uint8_t value, const Stream& stream);
   /// Set every 16-bit word to `value` (cuMemsetD16Async).
   ///
@@ -139,12 +139,18 @@ class Buffer {
   /// another width, a value that does not fit in `width` bytes, or a size that is not
   /// a multiple of `width`.
   void fill(std::int64_t value, int width, const Stream& stream);
-  /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t or
-  /// std::uint32_t leaves the width unsaid (`fill(1, s)` would write bytes and
-  /// `fill(1u, s)` 32-bit words); pass fill(value, width, stream) or a typed value.
+  /// Zero the buffer: `fill(0, stream)`, where every width writes the same bytes.
+  ///
+  /// Any other int leaves the width unsaid (bytes, as cuda.core's fill(value)? 32-bit
+  /// words, as `fill(1u, stream)`?), so it throws std::invalid_argument before any
+  /// driver call, naming the two ways to say it: fill(value, width, stream) or a
+  /// std::uint8_t/std::uint16_t/std::uint32_t value.
+  void fill(int value, const Stream& stream);
+  /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t, std::uint32_t
+  /// (or a zero int) leaves the width unsaid; pass fill(value, width, stream) or a typed value.
   template <class T>
   requires(!std::is_same_v<T, std::uint8_t> && !std::is_same_v<T, std::uint16_t> &&
-           !std::is_same_v<T, std::uint32_t>)
+           !std::is_same_v<T, std::uint32_t> && !std::is_same_v<T, int>)
   void fill(T value, const Stream& stream) = delete;
 
   /// Return a non-owning buffer for the `count` bytes at `offset` of this one.
