@@ -29,6 +29,9 @@ int g_max_requested = 0;
 CUcontext g_synchronized_with = nullptr;
 unsigned long long g_context_id = 1;
 int g_get_function_calls = 0;
+int g_context_calls = 0;  // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
+int g_launches = 0;
+CUfunction g_launched = nullptr;
 
 int fake_driver_version() {
   const char* text = std::getenv("CUWRAP_FAKE_DRIVER_VERSION");
@@ -48,10 +51,12 @@ CUresult fake_device_get(CUdevice* device, int ordinal) {
   return CUDA_SUCCESS;
 }
 CUresult fake_ctx_get_current(CUcontext* context) {
+  ++g_context_calls;
   *context = t_current;
   return CUDA_SUCCESS;
 }
 CUresult fake_ctx_set_current(CUcontext context) {
+  ++g_context_calls;
   t_current = context;
   return CUDA_SUCCESS;
 }
@@ -84,7 +89,7 @@ CUresult fake_event_elapsed_v2(float* milliseconds, CUevent /*start*/, CUevent /
   return CUDA_SUCCESS;
 }
 
-CUresult fake_ctx_get_id(CUcontext context, unsigned long long* id) {
+CUresult context_id_of(CUcontext context, unsigned long long* id) {
   if (context == kFakeContext) {
     *id = g_context_id;
     return CUDA_SUCCESS;
@@ -94,6 +99,10 @@ CUresult fake_ctx_get_id(CUcontext context, unsigned long long* id) {
     return CUDA_SUCCESS;
   }
   return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
+CUresult fake_ctx_get_id(CUcontext context, unsigned long long* id) {
+  ++g_context_calls;
+  return context_id_of(context, id);
 }
 CUresult fake_primary_ctx_retain(CUcontext* context, CUdevice device) {
   if (device != kFakeDevice) {
@@ -129,11 +138,18 @@ CUresult fake_kernel_get_param_info(CUkernel kernel, std::size_t index, std::siz
 // The kernel's function in the current context: 0xF000 plus the context's ID.
 CUresult fake_kernel_get_function(CUfunction* function, CUkernel /*kernel*/) {
   unsigned long long id = 0;
-  if (t_current == nullptr || fake_ctx_get_id(t_current, &id) != CUDA_SUCCESS) {
+  if (t_current == nullptr || context_id_of(t_current, &id) != CUDA_SUCCESS) {
     return CUDA_ERROR_INVALID_CONTEXT;
   }
   ++g_get_function_calls;
   *function = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(0xF000 + id));
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, unsigned, CUstream, void**, void**) {
+  ++g_launches;
+  g_launched = function;
   return CUDA_SUCCESS;
 }
 
@@ -162,6 +178,7 @@ const Entry kEntries[] = {
     {"cuKernelGetName", 12030, as_pointer(fake_kernel_get_name)},
     {"cuKernelGetParamInfo", 12040, as_pointer(fake_kernel_get_param_info)},
     {"cuKernelGetFunction", 12000, as_pointer(fake_kernel_get_function)},
+    {"cuLaunchKernel", 4000, as_pointer(fake_launch_kernel)},
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
     {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
 };
@@ -216,6 +233,13 @@ CUcontext cuwrap_fake_other_context() { return kOtherContext; }
 
 /// Give the fake's context another ID, as a context made where a destroyed one was.
 void cuwrap_fake_set_context_id(unsigned long long id) { g_context_id = id; }
+
+/// How many calls of cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId cuwrap made so far.
+int cuwrap_fake_context_calls() { return g_context_calls; }
+
+/// How many launches ran so far, and the function of the last.
+int cuwrap_fake_launches() { return g_launches; }
+CUfunction cuwrap_fake_launched_function() { return g_launched; }
 
 /// How many times cuKernelGetFunction succeeded so far.
 int cuwrap_fake_get_function_calls() { return g_get_function_calls; }

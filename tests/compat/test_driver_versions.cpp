@@ -11,6 +11,7 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/kernel.hpp>
+#include <cuwrap/launch.hpp>
 #include <cuwrap/stream.hpp>
 #include <cuwrap/version.hpp>
 
@@ -341,6 +342,31 @@ TEST_F(OldDriver, KernelFunctionCacheIsKeyedByContextIdNotAddress) {
   EXPECT_EQ(fake_query<int>("cuwrap_fake_get_function_calls"), calls + 3);
   EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
   set_fake_context_id(1);
+}
+
+// The launch fast path: after the first launch on a stream loaded the kernel there, a
+// launch calls the driver once (cuLaunchKernel) and asks nothing about contexts.
+TEST_F(OldDriver, LaunchFastPathAsksNothingAboutContexts) {
+  cuwrap::driver::cuInit(0);
+  set_fake_context_id(1);
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  const cuwrap::Stream stream =
+      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::Kernel kernel = cuwrap::Kernel::from_handle(fake_kernel(0x1001));
+  const std::uint64_t argument = 42;
+  const int launches = fake_query<int>("cuwrap_fake_launches");
+  cuwrap::launch(stream, {.grid = 1, .block = 1}, kernel, argument);  // loads the kernel
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr) << "loaded in the stream's context only";
+  const int context_calls = fake_query<int>("cuwrap_fake_context_calls");
+  const int loads = fake_query<int>("cuwrap_fake_get_function_calls");
+  for (int i = 0; i < 3; ++i) {
+    cuwrap::launch(stream, {.grid = 1, .block = 1}, kernel, argument);
+  }
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_context_calls"), context_calls);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_get_function_calls"), loads);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_launches"), launches + 4);
+  EXPECT_EQ(fake_query<CUfunction>("cuwrap_fake_launched_function"), fake_function(1))
+      << "the stream's context's function, not the CUkernel";
 }
 
 TEST_F(OldDriver, KernelFunctionInADestroyedContextThrowsNamingTheKernel) {

@@ -153,7 +153,8 @@ void kernels_and_launches(const Device& device) {
 
   const Stream stream = device.create_stream();
   Buffer buffer = device.allocate(kCount * sizeof(unsigned), stream);
-  buffer.copy_from(iota_values(), stream);
+  const std::vector<unsigned> start = iota_values();
+  buffer.copy_from(start, stream);
   const auto data = static_cast<CUdeviceptr>(buffer.handle());
   const unsigned long long n = kCount;
   cuwrap::launch(stream, {.grid = 4, .block = 128}, kernel, data, n);
@@ -175,7 +176,8 @@ TEST(CurrentContext, LaunchOnTheDefaultStreamUsesDeviceZeroOnlyForTheLaunch) {
   const cuwrap::Kernel kernel = compile_add_one(device);
   const Stream stream = device.create_stream();
   Buffer buffer = device.allocate(kCount * sizeof(unsigned), stream);
-  buffer.copy_from(iota_values(), stream);
+  const std::vector<unsigned> start = iota_values();
+  buffer.copy_from(start, stream);
   stream.sync();
   const auto data = static_cast<CUdeviceptr>(buffer.handle());
   const unsigned long long n = kCount;
@@ -196,7 +198,8 @@ void graphs(const Device& device) {
   const cuwrap::Kernel kernel = compile_add_one(device);
   const Stream stream = device.create_stream();
   Buffer buffer = device.allocate(kCount * sizeof(unsigned), stream);
-  buffer.copy_from(iota_values(), stream);
+  const std::vector<unsigned> start = iota_values();
+  buffer.copy_from(start, stream);
   stream.sync();
   const auto data = static_cast<CUdeviceptr>(buffer.handle());
   const unsigned long long n = kCount;
