@@ -245,6 +245,42 @@ TEST(CurrentContext, TexturesAndSurfacesLeaveNoneCurrent) {
   EXPECT_EQ(current_after(nullptr, [&] { textures(device); }), nullptr);
 }
 
+// ---- green contexts: destroyed and made again, perhaps at the same address ----------------
+
+// Each green context gets the kernel's function for its own context ID: one made where a
+// destroyed one was (the driver may reuse the address) never launches the destroyed one's.
+TEST(CurrentContext, GreenContextsMadeOneAfterAnotherEachLaunchTheirOwnFunction) {
+  CUWRAP_REQUIRE_GPU();
+  if (cuwrap::driver_version() < 12050) {
+    GTEST_SKIP() << "green-context streams need a CUDA 12.5 driver; this one is "
+                 << cuwrap::version_string(cuwrap::driver_version());
+  }
+  const Device device(0);
+  const cuwrap::Kernel kernel = compile_add_one(device);
+  const cuwrap::SMResource all = device.resources().sm();
+  EXPECT_EQ(current_after(nullptr,
+                          [&] {
+                            for (int round = 0; round < 4; ++round) {
+                              const cuwrap::SMResourceSplit split =
+                                  all.split({.count = {all.min_partition_size()}});
+                              cuwrap::Context green =
+                                  device.create_context({.resources = {split.groups[0]}});
+                              const Stream stream = green.create_stream();
+                              Buffer buffer = device.allocate(kCount * sizeof(unsigned), stream);
+                              const std::vector<unsigned> start = iota_values();
+                              buffer.copy_from(start, stream);
+                              const auto data = static_cast<CUdeviceptr>(buffer.handle());
+                              const unsigned long long n = kCount;
+                              cuwrap::launch(stream, {.grid = 4, .block = 128}, kernel, data, n);
+                              std::vector<unsigned> values(kCount);
+                              buffer.copy_to(std::as_writable_bytes(std::span(values)), stream);
+                              stream.sync();
+                              expect_added_one(values);
+                            }
+                          }),
+            nullptr);
+}
+
 // ---- the documented exceptions -----------------------------------------------------------
 
 TEST(CurrentContext, SetCurrentAndDefaultStreamMakeTheDeviceCurrentAsDocumented) {
