@@ -124,18 +124,19 @@ std::size_t ArrayRef::size_bytes() const {
 Array::Array(const Device& device, const ArrayOptions& options) {
   const CUDA_ARRAY3D_DESCRIPTOR descriptor = detail::to_array_descriptor(options);
   const detail::ScopedContext scope(device.context());
-  assign(driver::cuArray3DCreate(&descriptor), descriptor);
+  assign(driver::cuArray3DCreate(&descriptor), descriptor, device.context());
 }
 
-Array::Array(Array&& other) noexcept : ArrayRef(other.handle(), other.descriptor()) {
-  other.assign(nullptr, other.descriptor());
+Array::Array(Array&& other) noexcept
+    : ArrayRef(other.handle(), other.descriptor(), other.context()) {
+  other.assign(nullptr, other.descriptor(), nullptr);
 }
 
 Array& Array::operator=(Array&& other) noexcept {
   if (this != &other) {
     close();
-    assign(other.handle(), other.descriptor());
-    other.assign(nullptr, other.descriptor());
+    assign(other.handle(), other.descriptor(), other.context());
+    other.assign(nullptr, other.descriptor(), nullptr);
   }
   return *this;
 }
@@ -146,7 +147,7 @@ void Array::close() noexcept {
   if (handle() != nullptr) {
     detail::report_release_failure(driver::raw::cuArrayDestroy(handle()), "cuArrayDestroy",
                                    "Array");
-    assign(nullptr, descriptor());
+    assign(nullptr, descriptor(), nullptr);
   }
 }
 
@@ -190,7 +191,8 @@ ArrayRef MipmappedArray::level(unsigned level) const {
                                 " levels");
   }
   const detail::ScopedContext scope(context_);
-  return ArrayRef::from_handle(driver::cuMipmappedArrayGetLevel(handle_, level));
+  const CUarray array = driver::cuMipmappedArrayGetLevel(handle_, level);
+  return ArrayRef(array, driver::cuArray3DGetDescriptor(array), context_);
 }
 
 void MipmappedArray::close() noexcept {

@@ -31,7 +31,7 @@ bool query_pointer(CUdeviceptr ptr, CUpointer_attribute attribute, void* value) 
   detail::ensure_driver_initialized();
   CUresult status = driver::raw::cuPointerGetAttribute(value, attribute, ptr);
   if (status == CUDA_ERROR_INVALID_CONTEXT) {
-    detail::ensure_current_context(0);
+    const detail::ScopedCurrentOrPrimary scope(0);
     status = driver::raw::cuPointerGetAttribute(value, attribute, ptr);
   }
   if (status == CUDA_ERROR_INVALID_VALUE) {

@@ -135,12 +135,16 @@ void ensure_current_context(int ordinal) {
   }
 }
 
+unsigned long long context_id(CUcontext context) {
+  return driver::cuCtxGetId(context);
+}
+
 ScopedContext::ScopedContext(CUcontext context) {
   const CUcontext current = current_context();
   if (current != context) {
     driver::cuCtxSetCurrent(context);
     previous_ = current;
-    restore_ = current != nullptr;
+    restore_ = true;
   }
 }
 
@@ -149,6 +153,24 @@ ScopedContext::ScopedContext(int ordinal) : ScopedContext(primary_context(ordina
 ScopedContext::~ScopedContext() {
   if (restore_) {
     static_cast<void>(driver::raw::cuCtxSetCurrent(previous_));
+  }
+}
+
+}  // namespace cuwrap::detail
+
+namespace cuwrap::detail {
+
+ScopedCurrentOrPrimary::ScopedCurrentOrPrimary(int ordinal) : context_(current_context()) {
+  if (context_ == nullptr) {
+    context_ = primary_context(ordinal);
+    driver::cuCtxSetCurrent(context_);
+    restore_ = true;
+  }
+}
+
+ScopedCurrentOrPrimary::~ScopedCurrentOrPrimary() {
+  if (restore_) {
+    static_cast<void>(driver::raw::cuCtxSetCurrent(nullptr));
   }
 }
 

@@ -1,5 +1,6 @@
 // Green contexts: DeviceResources, SMResource, Context, and the Device members that make
 // them. See cuwrap/green_context.hpp and cuwrap/context.hpp.
+#include "kernel_impl.hpp"
 #include "ref_counted.hpp"
 
 #include <cuwrap/context.hpp>
@@ -22,7 +23,8 @@ namespace detail {
 // One CUDA green context, shared by its Context, its streams and DeviceResources.
 struct GreenContextState : RefCounted {
   CUgreenCtx green = nullptr;
-  CUcontext context = nullptr;  // cuCtxFromGreenCtx(green)
+  CUcontext context = nullptr;         // cuCtxFromGreenCtx(green)
+  unsigned long long context_id = 0;  // cuCtxGetId(context): the kernels' cache key
   int device_id = -1;
 
   GreenContextState() = default;
@@ -39,6 +41,11 @@ struct GreenContextState : RefCounted {
         driver::raw::cuCtxSetCurrent(context) == CUDA_SUCCESS) {
       report_release_failure(driver::raw::cuCtxSynchronize(), "cuCtxSynchronize", "Context");
       static_cast<void>(driver::raw::cuCtxSetCurrent(previous));
+    }
+    // A context made later may get this one's address, never its ID: drop what the
+    // kernels cached for this one.
+    if (context_id != 0) {
+      forget_context_functions(context_id);
     }
     report_release_failure(driver::raw::cuGreenCtxDestroy(green), "cuGreenCtxDestroy", "Context");
   }
@@ -232,6 +239,7 @@ Context Device::create_context(const ContextOptions& options) const {
   state->device_id = ordinal_;
   state->green = driver::cuGreenCtxCreate(desc, device_, CU_GREEN_CTX_DEFAULT_STREAM);
   state->context = driver::cuCtxFromGreenCtx(state->green);  // on failure, state destroys green
+  state->context_id = detail::context_id(state->context);
   return Context(std::move(state));
 }
 

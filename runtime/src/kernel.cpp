@@ -1,4 +1,5 @@
 // Kernel, KernelAttributes and KernelOccupancy.
+#include "compat.hpp"
 #include "kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
@@ -8,8 +9,11 @@
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
 
+#include <atomic>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 #include <utility>
 
 namespace cuwrap {
@@ -30,6 +34,84 @@ void check_block_size_limit(int block_size_limit) {
 namespace detail {
 void ref_acquire(const KernelImpl* impl) noexcept { acquire_counted(impl); }
 void ref_release(const KernelImpl* impl) noexcept { release_counted(impl); }
+
+namespace {
+
+// Every live KernelImpl, for forget_context_functions.
+struct KernelRegistry {
+  std::mutex mutex;
+  std::unordered_set<const KernelImpl*> kernels;
+};
+
+KernelRegistry& kernel_registry() {
+  static auto* registry = new KernelRegistry;  // never destroyed: kernels may outlive statics
+  return *registry;
+}
+
+// Replace the cached pair (the caller holds functions_mutex).
+void store_last(const KernelImpl& kernel, unsigned long long context_id, CUfunction function) {
+  const unsigned sequence = kernel.last_sequence.load(std::memory_order_relaxed);
+  kernel.last_sequence.store(sequence + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  kernel.last_context_id.store(context_id, std::memory_order_relaxed);
+  kernel.last_function.store(function, std::memory_order_relaxed);
+  kernel.last_sequence.store(sequence + 2, std::memory_order_release);
+}
+
+}  // namespace
+
+KernelImpl::KernelImpl() {
+  KernelRegistry& registry = kernel_registry();
+  const std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.kernels.insert(this);
+}
+
+KernelImpl::~KernelImpl() {
+  KernelRegistry& registry = kernel_registry();
+  const std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.kernels.erase(this);
+}
+
+CUfunction kernel_function(const KernelImpl& kernel, CUcontext context,
+                           unsigned long long context_id) {
+  const unsigned sequence = kernel.last_sequence.load(std::memory_order_acquire);
+  const unsigned long long last_id = kernel.last_context_id.load(std::memory_order_relaxed);
+  const CUfunction last = kernel.last_function.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (last_id == context_id && last != nullptr && (sequence & 1U) == 0 &&
+      kernel.last_sequence.load(std::memory_order_relaxed) == sequence) [[likely]] {
+    return last;
+  }
+  const std::lock_guard<std::mutex> lock(kernel.functions_mutex);
+  for (const KernelImpl::ContextFunction& entry : kernel.functions) {
+    if (entry.context_id == context_id) {
+      store_last(kernel, context_id, entry.function);
+      return entry.function;
+    }
+  }
+  CUfunction function = nullptr;
+  {
+    const ScopedContext scope(context);
+    function = driver::cuKernelGetFunction(kernel.handle);
+  }
+  kernel.functions.push_back({context_id, function});
+  store_last(kernel, context_id, function);
+  return function;
+}
+
+void forget_context_functions(unsigned long long context_id) noexcept {
+  KernelRegistry& registry = kernel_registry();
+  const std::lock_guard<std::mutex> registry_lock(registry.mutex);
+  for (const KernelImpl* kernel : registry.kernels) {
+    const std::lock_guard<std::mutex> lock(kernel->functions_mutex);
+    std::erase_if(kernel->functions, [&](const KernelImpl::ContextFunction& entry) {
+      return entry.context_id == context_id;
+    });
+    if (kernel->last_context_id.load(std::memory_order_relaxed) == context_id) {
+      store_last(*kernel, 0, nullptr);
+    }
+  }
+}
 }  // namespace detail
 
 Kernel::Kernel(detail::Ref<detail::KernelImpl> impl)
@@ -48,24 +130,19 @@ Kernel Kernel::from_handle(CUkernel kernel, std::string name) {
 }
 
 CUfunction Kernel::function(CUcontext context) const {
-  const detail::KernelImpl& impl = *impl_;
-  const auto* last = impl.last_function.load(std::memory_order_acquire);
-  if (last != nullptr && last->context == context) [[likely]] {
-    return last->function;
+  if (context == nullptr) {
+    throw std::invalid_argument("Kernel::function: context is null (kernel '" + impl_->name +
+                                "')");
   }
-  const std::lock_guard<std::mutex> lock(impl.functions_mutex);
-  for (const auto& entry : impl.functions) {
-    if (entry->context == context) {
-      impl.last_function.store(entry.get(), std::memory_order_release);
-      return entry->function;
-    }
+  unsigned long long id = 0;
+  const CUresult status = driver::raw::cuCtxGetId(context, &id);
+  if (status != CUDA_SUCCESS) {
+    // A destroyed context, or not a context: never look up (or use) a stale handle.
+    throw std::invalid_argument("Kernel::function: kernel '" + impl_->name +
+                                "': the context is not valid (destroyed?): cuCtxGetId failed with " +
+                                std::string(to_string(status)));
   }
-  const detail::ScopedContext scope(context);
-  auto entry = std::make_unique<const detail::KernelImpl::ContextFunction>(
-      detail::KernelImpl::ContextFunction{context, driver::cuKernelGetFunction(impl.handle)});
-  impl.last_function.store(entry.get(), std::memory_order_release);
-  impl.functions.push_back(std::move(entry));
-  return impl.functions.back()->function;
+  return detail::kernel_function(*impl_, context, id);
 }
 
 KernelAttributes Kernel::attributes() const { return KernelAttributes(impl_); }
@@ -99,8 +176,10 @@ int KernelAttributes::get(CUfunction_attribute attribute, const Device& device) 
 KernelOccupancy::KernelOccupancy(detail::Ref<detail::KernelImpl> impl)
     : impl_(std::move(impl)) {}
 
+// The occupancy queries run in the current context, or in device 0's primary context
+// when none is current (and none is afterwards): each holds a ScopedCurrentOrPrimary
+// for the whole query, so the CUfunction's context is current while it is used.
 CUfunction KernelOccupancy::function() const {
-  detail::ensure_current_context(0);
   return driver::cuKernelGetFunction(impl_->handle);
 }
 
@@ -111,6 +190,7 @@ int KernelOccupancy::max_active_blocks_per_multiprocessor(
         "KernelOccupancy::max_active_blocks_per_multiprocessor: block_size must be > 0, got " +
         std::to_string(block_size));
   }
+  const detail::ScopedCurrentOrPrimary scope(0);
   return driver::cuOccupancyMaxActiveBlocksPerMultiprocessor(function(), block_size,
                                                              dynamic_shared_memory_size);
 }
@@ -118,6 +198,7 @@ int KernelOccupancy::max_active_blocks_per_multiprocessor(
 MaxPotentialBlockSizeOccupancyResult KernelOccupancy::max_potential_block_size(
     std::size_t dynamic_shared_memory_needed, int block_size_limit) const {
   check_block_size_limit(block_size_limit);
+  const detail::ScopedCurrentOrPrimary scope(0);
   const auto [min_grid_size, block_size] = driver::cuOccupancyMaxPotentialBlockSize(
       function(), nullptr, dynamic_shared_memory_needed, block_size_limit);
   return {min_grid_size, block_size};
@@ -130,6 +211,7 @@ MaxPotentialBlockSizeOccupancyResult KernelOccupancy::max_potential_block_size_w
         "KernelOccupancy::max_potential_block_size: smem_for_block is null");
   }
   check_block_size_limit(block_size_limit);
+  const detail::ScopedCurrentOrPrimary scope(0);
   const auto [min_grid_size, block_size] =
       driver::cuOccupancyMaxPotentialBlockSize(function(), smem_for_block, 0, block_size_limit);
   return {min_grid_size, block_size};
@@ -143,6 +225,7 @@ std::size_t KernelOccupancy::available_dynamic_shared_memory_per_block(
         "num_blocks_per_multiprocessor and block_size must be > 0, got " +
         std::to_string(num_blocks_per_multiprocessor) + " and " + std::to_string(block_size));
   }
+  const detail::ScopedCurrentOrPrimary scope(0);
   return driver::cuOccupancyAvailableDynamicSMemPerBlock(function(), num_blocks_per_multiprocessor,
                                                          block_size);
 }
@@ -152,6 +235,7 @@ int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) cons
   CUlaunchConfig cu_config{};
   CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
   detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
+  const detail::ScopedCurrentOrPrimary scope(0);
   const CUfunction fn = function();
   return driver::cuOccupancyMaxPotentialClusterSize(fn, &cu_config);
 }
@@ -164,6 +248,7 @@ int KernelOccupancy::max_active_clusters(const LaunchConfig& config) const {
   CUlaunchConfig cu_config{};
   CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
   detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
+  const detail::ScopedCurrentOrPrimary scope(0);
   const CUfunction fn = function();
   return driver::cuOccupancyMaxActiveClusters(fn, &cu_config);
 }
@@ -173,9 +258,26 @@ int KernelOccupancy::max_active_clusters(const LaunchConfig& config) const {
 namespace detail {
 
 std::vector<ParamInfo> query_param_info(CUkernel kernel) {
-  // cuKernelGetParamInfo answers CUDA_ERROR_INVALID_CONTEXT without a current context.
-  ensure_current_context(0);
+  // cuKernelGetParamInfo answers CUDA_ERROR_INVALID_CONTEXT without a current context:
+  // device 0's primary context is current for the queries when none is.
+  const ScopedCurrentOrPrimary scope(0);
   std::vector<ParamInfo> params;
+#if CUDA_VERSION >= 13020
+  // Toolkit 13.2, driver 13.2: the driver says how many parameters there are.
+  static const bool has_count = driver_at_least(13020);
+  if (has_count) {
+    std::size_t count = 0;
+    check(driver::raw::cuKernelGetParamCount(kernel, &count), "cuKernelGetParamCount");
+    params.reserve(count);
+    for (std::size_t index = 0; index < count; ++index) {
+      const auto info = driver::cuKernelGetParamInfo(kernel, index);
+      params.push_back({info.paramOffset, info.paramSize});
+    }
+    return params;
+  }
+#endif
+  // Older drivers: ask for one index after another; CUDA_ERROR_INVALID_VALUE (an index
+  // past the last parameter) ends the list, any other status is an error.
   for (std::size_t index = 0;; ++index) {
     std::size_t offset = 0;
     std::size_t size = 0;

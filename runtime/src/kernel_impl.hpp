@@ -34,24 +34,47 @@ struct KernelImpl : RefCounted {
   /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (0: the 48 KiB default).
   mutable std::array<std::atomic<std::size_t>, kMaxTrackedDevices> dynamic_shared_allowed{};
 
-  /// The kernel's CUfunction in one context (cuKernelGetFunction).
+  /// The kernel's CUfunction in one context (cuKernelGetFunction), keyed by the
+  /// context's ID (cuCtxGetId): a context created where a destroyed one was gets
+  /// another ID, so it never finds the destroyed one's function.
   struct ContextFunction {
-    CUcontext context;
+    unsigned long long context_id;
     CUfunction function;
   };
-  /// The most recently used entry of `functions`: launch() compares one pointer, then
-  /// passes the CUfunction (the driver launches a CUfunction faster than a CUkernel,
-  /// which it has to look up in the stream's context every time).
-  mutable std::atomic<const ContextFunction*> last_function{nullptr};
+  /// The most recently used entry, read by launch() without a lock or a driver call
+  /// (a sequence lock: odd while a writer changes it). Written under functions_mutex.
+  mutable std::atomic<unsigned> last_sequence{0};
+  mutable std::atomic<unsigned long long> last_context_id{0};
+  mutable std::atomic<CUfunction> last_function{nullptr};
   mutable std::mutex functions_mutex;
-  mutable std::vector<std::unique_ptr<const ContextFunction>> functions;
+  mutable std::vector<ContextFunction> functions;
+
+  /// Registers the kernel, so that destroying a context through cuwrap evicts its
+  /// functions (forget_context_functions).
+  KernelImpl();
+  KernelImpl(const KernelImpl&) = delete;
+  KernelImpl& operator=(const KernelImpl&) = delete;
+  ~KernelImpl();
 };
 
 /// Query every parameter's offset and size with cuKernelGetParamInfo.
 ///
-/// The driver needs a current context for it: device 0's primary context is made
-/// current when none is.
+/// The count comes from cuKernelGetParamCount (toolkit and driver 13.2); older drivers
+/// are asked for one index after another until CUDA_ERROR_INVALID_VALUE. The driver
+/// needs a current context for the queries: device 0's primary context is current for
+/// them when none is (and none is again afterwards).
 std::vector<ParamInfo> query_param_info(CUkernel kernel);
+
+/// Return `kernel`'s CUfunction in the context `context` whose ID is `context_id`,
+/// loading it there on first use (with `context` current for the call). The common
+/// case, the context of the previous call, reads the cached pair and calls no driver
+/// function.
+CUfunction kernel_function(const KernelImpl& kernel, CUcontext context,
+                           unsigned long long context_id);
+
+/// Drop every kernel's cached CUfunction for the context whose ID is `context_id`;
+/// called when cuwrap destroys that context. Never throws.
+void forget_context_functions(unsigned long long context_id) noexcept;
 
 /// Return the device of the current context, or device 0 when none is current.
 ///

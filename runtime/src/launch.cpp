@@ -62,13 +62,8 @@ std::string dims(const Dim3& d) {
 // Raise the kernel's dynamic shared memory limit on the stream's device when a launch
 // asks for more than the 48 KiB default; remembered per device so it is done once.
 void allow_dynamic_shared(CUstream stream, const Kernel& kernel, std::size_t size) {
-  CUdevice device = 0;
-  {
-    if (is_default_stream(stream)) {
-      ensure_current_context(0);
-    }
-    device = stream_device(stream);
-  }
+  // The caller keeps a context current for a default stream.
+  const CUdevice device = stream_device(stream);
   const int ordinal = ordinal_of(device);
   std::atomic<std::size_t>* allowed =
       static_cast<std::size_t>(ordinal) < kMaxTrackedDevices
@@ -89,9 +84,6 @@ void allow_dynamic_shared(CUstream stream, const Kernel& kernel, std::size_t siz
 
 // Check what only the stream's device can tell: clusters need compute capability 9.0.
 void check_cluster_support(CUstream stream) {
-  if (is_default_stream(stream)) {
-    ensure_current_context(0);
-  }
   const CUdevice device = stream_device(stream);
   const int major =
       driver::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
@@ -116,6 +108,44 @@ CUresult launch_in_context(CUcontext context, Launch&& launch) {
     status = launch();
   }
   return status;
+}
+
+void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& kernel,
+                    void** args, ContextKey context) {
+  if (config.shmem_size > kDefaultDynamicShared) [[unlikely]] {
+    if (config.shmem_size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+      throw std::invalid_argument("LaunchConfig::shmem_size " + std::to_string(config.shmem_size) +
+                                  " is too large");
+    }
+    allow_dynamic_shared(stream, kernel, config.shmem_size);
+  }
+  // With the stream's context known, launch the kernel's cached CUfunction there (the
+  // driver launches it faster than a CUkernel). Otherwise a CUkernel may be passed where
+  // a CUfunction is expected (CUDA 12+): the driver loads it into the stream's context.
+  const CUfunction function = context.context != nullptr
+                                  ? kernel_function(kernel.impl(), context.context, context.id)
+                                  : reinterpret_cast<CUfunction>(kernel.handle());
+  if (!config.cluster && !config.cooperative_launch && !config.programmatic_stream_serialization &&
+      !config.priority) [[likely]] {
+    check(launch_in_context(context.context,
+                            [&] {
+                              return driver::raw::cuLaunchKernel(
+                                  function, config.grid.x, config.grid.y, config.grid.z,
+                                  config.block.x, config.block.y, config.block.z,
+                                  static_cast<unsigned>(config.shmem_size), stream, args, nullptr);
+                            }),
+          "cuLaunchKernel");
+    return;
+  }
+  if (config.cluster) {
+    check_cluster_support(stream);
+  }
+  CUlaunchConfig cu_config;
+  CUlaunchAttribute attributes[kMaxLaunchAttributes];
+  to_cu_launch_config(config, stream, cu_config, attributes);
+  check(launch_in_context(
+            context.context, [&] { return driver::raw::cuLaunchKernelEx(&cu_config, function, args, nullptr); }),
+        "cuLaunchKernelEx");
 }
 
 }  // namespace
@@ -195,45 +225,17 @@ void to_cu_launch_config(const LaunchConfig& config, CUstream stream, CUlaunchCo
 
 void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kernel, void** args,
                 std::size_t count, const std::size_t* sizes, const std::string_view* type_names,
-                CUcontext context) {
+                ContextKey context) {
   check_arguments(kernel, count, sizes, type_names);
   check_config(config);
-  if (config.shmem_size > kDefaultDynamicShared) [[unlikely]] {
-    if (config.shmem_size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-      throw std::invalid_argument("LaunchConfig::shmem_size " + std::to_string(config.shmem_size) +
-                                  " is too large");
-    }
-    allow_dynamic_shared(stream, kernel, config.shmem_size);
-  }
   if (is_default_stream(stream)) [[unlikely]] {
-    ensure_current_context(0);  // a default stream means the current context's
-  }
-  // With the stream's context known, launch the kernel's cached CUfunction there (the
-  // driver launches it faster than a CUkernel). Otherwise a CUkernel may be passed where
-  // a CUfunction is expected (CUDA 12+): the driver loads it into the stream's context.
-  const CUfunction function = context != nullptr ? kernel.function(context)
-                                                 : reinterpret_cast<CUfunction>(kernel.handle());
-  if (!config.cluster && !config.cooperative_launch && !config.programmatic_stream_serialization &&
-      !config.priority) [[likely]] {
-    check(launch_in_context(context,
-                            [&] {
-                              return driver::raw::cuLaunchKernel(
-                                  function, config.grid.x, config.grid.y, config.grid.z,
-                                  config.block.x, config.block.y, config.block.z,
-                                  static_cast<unsigned>(config.shmem_size), stream, args, nullptr);
-                            }),
-          "cuLaunchKernel");
+    // A default stream means the current context's: device 0's primary context for
+    // this launch when none is current (and none afterwards).
+    const ScopedCurrentOrPrimary scope(0);
+    launch_checked(stream, config, kernel, args, {});
     return;
   }
-  if (config.cluster) {
-    check_cluster_support(stream);
-  }
-  CUlaunchConfig cu_config;
-  CUlaunchAttribute attributes[kMaxLaunchAttributes];
-  to_cu_launch_config(config, stream, cu_config, attributes);
-  check(launch_in_context(
-            context, [&] { return driver::raw::cuLaunchKernelEx(&cu_config, function, args, nullptr); }),
-        "cuLaunchKernelEx");
+  launch_checked(stream, config, kernel, args, context);
 }
 
 }  // namespace cuwrap::detail

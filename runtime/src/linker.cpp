@@ -163,7 +163,9 @@ void Linker::check_driver_options() const {
 
 ObjectCode Linker::link_with_driver() {
   const std::string arch = detail::resolve_arch(options_.arch, "LinkerOptions::arch");
-  detail::ensure_current_context(0);  // cuLinkCreate works in the current context
+  // cuLinkCreate works in the current context: device 0's primary context for the link
+  // when none is current (and none afterwards).
+  const detail::ScopedCurrentOrPrimary scope(0);
   driver_info_log_.assign(kDriverLogSize, '\0');
   driver_error_log_.assign(kDriverLogSize, '\0');
   // Option values are passed as pointer-sized integers or pointers, as cuLinkCreate wants.

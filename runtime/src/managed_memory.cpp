@@ -20,13 +20,13 @@ constexpr const char* kDiscardPrefetchFeature =
     "managed-memory discard and prefetch (cuMemDiscardAndPrefetchBatchAsync)";
 
 // Call a pointer-based driver function that needs some context: when none is current,
-// device 0's primary context is made current and the call repeated (as Buffer does).
+// the call is repeated with device 0's primary context current for it (as Buffer does).
 template <class Call>
 void check_with_context(const char* function, Call&& call) {
   detail::ensure_driver_initialized();
   CUresult status = call();
   if (status == CUDA_ERROR_INVALID_CONTEXT) {
-    detail::ensure_current_context(0);
+    const detail::ScopedCurrentOrPrimary scope(0);
     status = call();
   }
   detail::check(status, function);

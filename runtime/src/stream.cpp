@@ -19,6 +19,7 @@ namespace detail {
 struct StreamState : RefCounted {
   CUstream handle = nullptr;
   CUcontext context = nullptr;
+  unsigned long long context_id = 0;  // cuCtxGetId(context)
   int device_id = -1;
   bool owning = false;
   Ref<const GreenContextState> keep_alive;  // released after the stream is destroyed
@@ -36,8 +37,11 @@ struct StreamState : RefCounted {
 void ref_acquire(const StreamState* state) noexcept { acquire_counted(state); }
 void ref_release(const StreamState* state) noexcept { release_counted(state); }
 
-void make_stream_context_current(const Stream& stream) {
-  driver::cuCtxSetCurrent(stream.context());
+ContextKey stream_context_key(const Stream& stream) noexcept {
+  if (stream.state_ == nullptr) {
+    return {};
+  }
+  return {stream.state_->context, stream.state_->context_id};
 }
 
 bool stream_context_is_other(const Stream& stream) {
@@ -50,6 +54,7 @@ Stream adopt_stream(CUstream handle, CUcontext context, int device_id,
   auto state = make_ref<StreamState>();
   state->handle = handle;
   state->context = context;
+  state->context_id = context_id(context);
   state->device_id = device_id;
   state->owning = true;
   state->keep_alive = std::move(keep_alive);
@@ -92,6 +97,7 @@ Stream::Stream(const Device& device, const StreamOptions& options) {
   }
   auto state = detail::make_ref<detail::StreamState>();
   state->context = context;
+  state->context_id = detail::context_id(context);
   state->device_id = device.device_id();
   const unsigned flags = options.nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
   state->handle = driver::cuStreamCreateWithPriority(flags, options.priority);
@@ -135,6 +141,7 @@ Stream Stream::from_handle(CUstream handle) {
   if (state->context == nullptr) {  // a green context's stream: use the primary context
     state->context = detail::primary_context(state->device_id);
   }
+  state->context_id = detail::context_id(state->context);
   Stream stream;
   stream.handle_ = bits;
   stream.state_ = std::move(state);

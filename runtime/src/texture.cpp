@@ -39,12 +39,23 @@ CUDA_TEXTURE_DESC to_texture_desc(const TextureOptions& options) {
   return desc;
 }
 
-CUtexObject create_texture(const CUDA_RESOURCE_DESC& resource, const CUDA_TEXTURE_DESC& texture) {
+// Run `create` in `context` (the array's) or, for an array of unknown context, in the
+// current one (device 0's primary context when none is); the caller's current context
+// is what it was afterwards.
+template <class Create>
+auto create_in(CUcontext context, Create&& create) {
   detail::ensure_driver_initialized();
-  if (detail::current_context() == nullptr) {
-    detail::ensure_current_context(0);
+  if (context != nullptr) {
+    const detail::ScopedContext scope(context);
+    return create();
   }
-  return driver::cuTexObjectCreate(&resource, &texture, nullptr);
+  const detail::ScopedCurrentOrPrimary scope(0);
+  return create();
+}
+
+CUtexObject create_texture(const CUDA_RESOURCE_DESC& resource, const CUDA_TEXTURE_DESC& texture,
+                           CUcontext context) {
+  return create_in(context, [&] { return driver::cuTexObjectCreate(&resource, &texture, nullptr); });
 }
 
 void check_filtering(CUarray_format format, const TextureOptions& options) {
@@ -66,7 +77,7 @@ TextureObject::TextureObject(const ArrayRef& array, const TextureOptions& option
   CUDA_RESOURCE_DESC resource{};
   resource.resType = CU_RESOURCE_TYPE_ARRAY;
   resource.res.array.hArray = array.handle();
-  handle_ = create_texture(resource, texture);
+  handle_ = create_texture(resource, texture, array.context());
 }
 
 TextureObject::TextureObject(const MipmappedArray& array, const TextureOptions& options) {
@@ -75,7 +86,7 @@ TextureObject::TextureObject(const MipmappedArray& array, const TextureOptions& 
   CUDA_RESOURCE_DESC resource{};
   resource.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
   resource.res.mipmap.hMipmappedArray = array.handle();
-  handle_ = create_texture(resource, texture);
+  handle_ = create_texture(resource, texture, array.context());
 }
 
 TextureObject::TextureObject(TextureObject&& other) noexcept
@@ -116,11 +127,7 @@ SurfaceObject::SurfaceObject(const ArrayRef& array) {
   CUDA_RESOURCE_DESC resource{};
   resource.resType = CU_RESOURCE_TYPE_ARRAY;
   resource.res.array.hArray = array.handle();
-  detail::ensure_driver_initialized();
-  if (detail::current_context() == nullptr) {
-    detail::ensure_current_context(0);
-  }
-  handle_ = driver::cuSurfObjectCreate(&resource);
+  handle_ = create_in(array.context(), [&] { return driver::cuSurfObjectCreate(&resource); });
 }
 
 SurfaceObject::SurfaceObject(SurfaceObject&& other) noexcept

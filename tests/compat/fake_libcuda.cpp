@@ -6,9 +6,12 @@
 // real driver does: the newest variant not newer than the version asked for, and
 // nothing for a version newer than the driver's. cuwrap_fake_max_requested_version()
 // tells the test the newest version ever asked for, which must never exceed the driver's.
-// The stubs model one device (handle 100) with one context (kFakeContext).
+// The stubs model one device (handle 100) with one context (kFakeContext), whose ID
+// (cuCtxGetId) a test may change to model a context made where a destroyed one was, and
+// kernels whose handle's low 4 bits are their parameter count (0xBAD: a broken one).
 #include <cuda.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -19,8 +22,16 @@ CUcontext const kFakeContext = reinterpret_cast<CUcontext>(static_cast<std::uint
 constexpr CUdevice kFakeDevice = 100;
 
 thread_local CUcontext t_current = nullptr;
+CUcontext const kOtherContext = reinterpret_cast<CUcontext>(static_cast<std::uintptr_t>(0xD0));
+constexpr std::uintptr_t kBrokenKernel = 0xBAD;
+
 int g_max_requested = 0;
 CUcontext g_synchronized_with = nullptr;
+unsigned long long g_context_id = 1;
+int g_get_function_calls = 0;
+int g_context_calls = 0;  // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
+int g_launches = 0;
+CUfunction g_launched = nullptr;
 
 int fake_driver_version() {
   const char* text = std::getenv("CUWRAP_FAKE_DRIVER_VERSION");
@@ -40,10 +51,12 @@ CUresult fake_device_get(CUdevice* device, int ordinal) {
   return CUDA_SUCCESS;
 }
 CUresult fake_ctx_get_current(CUcontext* context) {
+  ++g_context_calls;
   *context = t_current;
   return CUDA_SUCCESS;
 }
 CUresult fake_ctx_set_current(CUcontext context) {
+  ++g_context_calls;
   t_current = context;
   return CUDA_SUCCESS;
 }
@@ -76,6 +89,70 @@ CUresult fake_event_elapsed_v2(float* milliseconds, CUevent /*start*/, CUevent /
   return CUDA_SUCCESS;
 }
 
+CUresult context_id_of(CUcontext context, unsigned long long* id) {
+  if (context == kFakeContext) {
+    *id = g_context_id;
+    return CUDA_SUCCESS;
+  }
+  if (context == kOtherContext) {
+    *id = 77;
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
+CUresult fake_ctx_get_id(CUcontext context, unsigned long long* id) {
+  ++g_context_calls;
+  return context_id_of(context, id);
+}
+CUresult fake_primary_ctx_retain(CUcontext* context, CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *context = kFakeContext;
+  return CUDA_SUCCESS;
+}
+CUresult fake_kernel_get_name(const char** name, CUkernel /*kernel*/) {
+  *name = "fake_kernel";
+  return CUDA_SUCCESS;
+}
+// Like the driver: a current context is needed, and an index past the last parameter
+// is CUDA_ERROR_INVALID_VALUE.
+CUresult fake_kernel_get_param_info(CUkernel kernel, std::size_t index, std::size_t* offset,
+                                    std::size_t* size) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(kernel);
+  if (bits == kBrokenKernel) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (t_current == nullptr) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  if (index >= (bits & 0xFU)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *offset = 8 * index;
+  if (size != nullptr) {
+    *size = 8;
+  }
+  return CUDA_SUCCESS;
+}
+// The kernel's function in the current context: 0xF000 plus the context's ID.
+CUresult fake_kernel_get_function(CUfunction* function, CUkernel /*kernel*/) {
+  unsigned long long id = 0;
+  if (t_current == nullptr || context_id_of(t_current, &id) != CUDA_SUCCESS) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  ++g_get_function_calls;
+  *function = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(0xF000 + id));
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, unsigned, CUstream, void**, void**) {
+  ++g_launches;
+  g_launched = function;
+  return CUDA_SUCCESS;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -96,6 +173,12 @@ const Entry kEntries[] = {
     {"cuCtxGetDevice", 2000, as_pointer(fake_ctx_get_device)},
     {"cuCtxSynchronize", 2000, as_pointer(fake_ctx_synchronize)},
     {"cuStreamGetCtx", 9020, as_pointer(fake_stream_get_ctx)},
+    {"cuCtxGetId", 12000, as_pointer(fake_ctx_get_id)},
+    {"cuDevicePrimaryCtxRetain", 7000, as_pointer(fake_primary_ctx_retain)},
+    {"cuKernelGetName", 12030, as_pointer(fake_kernel_get_name)},
+    {"cuKernelGetParamInfo", 12040, as_pointer(fake_kernel_get_param_info)},
+    {"cuKernelGetFunction", 12000, as_pointer(fake_kernel_get_function)},
+    {"cuLaunchKernel", 4000, as_pointer(fake_launch_kernel)},
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
     {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
 };
@@ -144,5 +227,21 @@ CUcontext cuwrap_fake_synchronized_context() { return g_synchronized_with; }
 
 /// The one context the fake knows.
 CUcontext cuwrap_fake_context() { return kFakeContext; }
+
+/// Another context, valid for cuCtxGetId (ID 77) only.
+CUcontext cuwrap_fake_other_context() { return kOtherContext; }
+
+/// Give the fake's context another ID, as a context made where a destroyed one was.
+void cuwrap_fake_set_context_id(unsigned long long id) { g_context_id = id; }
+
+/// How many calls of cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId cuwrap made so far.
+int cuwrap_fake_context_calls() { return g_context_calls; }
+
+/// How many launches ran so far, and the function of the last.
+int cuwrap_fake_launches() { return g_launches; }
+CUfunction cuwrap_fake_launched_function() { return g_launched; }
+
+/// How many times cuKernelGetFunction succeeded so far.
+int cuwrap_fake_get_function_calls() { return g_get_function_calls; }
 
 }  // extern "C"

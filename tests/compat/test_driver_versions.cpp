@@ -4,11 +4,14 @@
 // a fresh child process (gtest's threadsafe death-test style re-executes the binary),
 // because libcuda is opened once per process.
 #include <gtest/gtest.h>
+#include <cuwrap/detail/context.hpp>
 #include <cuwrap/detail/loader.hpp>
 #include <cuwrap/detail/symbols.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
+#include <cuwrap/kernel.hpp>
+#include <cuwrap/launch.hpp>
 #include <cuwrap/stream.hpp>
 #include <cuwrap/version.hpp>
 
@@ -19,9 +22,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
-#include "compat.hpp"  // runtime/src: the fallbacks under test
+#include "compat.hpp"       // runtime/src: the fallbacks under test
+#include "kernel_impl.hpp"  // runtime/src: the parameter query and the kernel cache
 #include "versions.hpp"
 
 namespace {
@@ -47,6 +53,24 @@ T fake_query(const char* name) {
 }
 
 int max_requested_version() { return fake_query<int>("cuwrap_fake_max_requested_version"); }
+
+// Model a context made at the address of a destroyed one: the fake's context gets `id`.
+void set_fake_context_id(unsigned long long id) {
+  (void)cuwrap::driver_version();
+  void* handle = ::dlopen(CUWRAP_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr) << "the fake libcuda is not loaded";
+  auto* fn = reinterpret_cast<void (*)(unsigned long long)>(
+      ::dlsym(handle, "cuwrap_fake_set_context_id"));
+  ASSERT_NE(fn, nullptr);
+  fn(id);
+  ::dlclose(handle);
+}
+
+CUkernel fake_kernel(std::uintptr_t bits) { return reinterpret_cast<CUkernel>(bits); }
+
+CUfunction fake_function(unsigned long long context_id) {
+  return reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(0xF000 + context_id));
+}
 
 class OldDriver : public ::testing::Test {
  protected:
@@ -162,6 +186,216 @@ TEST_F(OldDriver, EventTimeUsesTheFormTheDriverHas) {
   // The fake's 2.0 form answers 1.5 ms, its 12.8 form 2.5 ms: a 12.4 driver gets the
   // 2.0 form whichever the bindings carry.
   EXPECT_FLOAT_EQ(cuwrap::detail::event_elapsed_ms(nullptr, nullptr), 1.5F);
+}
+
+// ---- the current context: what cuwrap leaves current is what the caller had ----
+
+TEST_F(OldDriver, ScopedContextRestoresWhatWasCurrentNoneIncluded) {
+  cuwrap::driver::cuInit(0);
+  const CUcontext context = fake_query<CUcontext>("cuwrap_fake_context");
+  const CUcontext other = fake_query<CUcontext>("cuwrap_fake_other_context");
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  {
+    const cuwrap::detail::ScopedContext scope(context);
+    EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), context);
+  }
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
+  cuwrap::driver::cuCtxSetCurrent(other);
+  {
+    const cuwrap::detail::ScopedContext scope(context);
+    EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), context);
+  }
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other);
+}
+
+TEST_F(OldDriver, ScopedCurrentOrPrimaryUsesDeviceZerosContextOnlyForItsScope) {
+  cuwrap::driver::cuInit(0);
+  const CUcontext primary = fake_query<CUcontext>("cuwrap_fake_context");
+  const CUcontext other = fake_query<CUcontext>("cuwrap_fake_other_context");
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  {
+    const cuwrap::detail::ScopedCurrentOrPrimary scope(0);
+    EXPECT_EQ(scope.context(), primary);
+    EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), primary);
+  }
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
+  cuwrap::driver::cuCtxSetCurrent(other);
+  {
+    const cuwrap::detail::ScopedCurrentOrPrimary scope(0);
+    EXPECT_EQ(scope.context(), other);
+    EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other);
+  }
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other);
+}
+
+TEST_F(OldDriver, CheckOnStreamRetriesInTheStreamsContextAndLeavesNoneCurrent) {
+  const cuwrap::Stream stream =
+      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const CUcontext context = fake_query<CUcontext>("cuwrap_fake_context");
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  int calls = 0;
+  CUcontext seen = nullptr;
+  cuwrap::detail::check_on_stream(stream, "cuFake", [&] {
+    ++calls;
+    seen = cuwrap::driver::cuCtxGetCurrent();
+    return seen == nullptr ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+  });
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(seen, context) << "the retry runs in the stream's context";
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
+  // The retry's own failure is the one reported: the first only said "no context".
+  calls = 0;
+  try {
+    cuwrap::detail::check_on_stream(stream, "cuFake", [&] {
+      return ++calls == 1 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_ILLEGAL_ADDRESS;
+    });
+    ADD_FAILURE() << "a failed retry passed";
+  } catch (const cuwrap::DriverError& e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    EXPECT_EQ(e.function(), "cuFake");
+  }
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
+}
+
+TEST_F(OldDriver, CheckOnStreamRetryUnderAnotherContextRestoresItAndReportsTheCallAsMade) {
+  const cuwrap::Stream stream =
+      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const CUcontext context = fake_query<CUcontext>("cuwrap_fake_context");
+  const CUcontext other = fake_query<CUcontext>("cuwrap_fake_other_context");
+  cuwrap::driver::cuCtxSetCurrent(other);
+  int calls = 0;
+  cuwrap::detail::check_on_stream(stream, "cuFake", [&] {
+    ++calls;
+    return cuwrap::driver::cuCtxGetCurrent() == context ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  });
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other);
+  // When the retry in the stream's context fails too, the call as made is reported.
+  calls = 0;
+  try {
+    cuwrap::detail::check_on_stream(stream, "cuFake", [&] {
+      return ++calls == 1 ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+    });
+    ADD_FAILURE() << "a failed call passed";
+  } catch (const cuwrap::DriverError& e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_VALUE);
+  }
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other);
+}
+
+// ---- kernel parameters: probing past the end, on drivers without cuKernelGetParamCount ----
+
+TEST_F(OldDriver, ParameterInfoProbesToPastTheEndInDeviceZerosContextOnlyForTheQuery) {
+  cuwrap::driver::cuInit(0);
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  const std::vector<cuwrap::ParamInfo> params =
+      cuwrap::detail::query_param_info(fake_kernel(0x1003));
+  ASSERT_EQ(params.size(), 3U);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    EXPECT_EQ(params[i].offset, 8 * i);
+    EXPECT_EQ(params[i].size, 8U);
+  }
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
+  EXPECT_TRUE(cuwrap::detail::query_param_info(fake_kernel(0x1000)).empty());
+  const CUcontext other = fake_query<CUcontext>("cuwrap_fake_other_context");
+  cuwrap::driver::cuCtxSetCurrent(other);
+  EXPECT_EQ(cuwrap::detail::query_param_info(fake_kernel(0x1002)).size(), 2U);
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other);
+}
+
+TEST_F(OldDriver, ParameterInfoFailureOtherThanPastTheEndIsThrown) {
+  cuwrap::driver::cuInit(0);
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  try {
+    (void)cuwrap::detail::query_param_info(fake_kernel(0xBAD));
+    ADD_FAILURE() << "a broken kernel had parameters";
+  } catch (const cuwrap::DriverError& e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_HANDLE);
+    EXPECT_EQ(e.function(), "cuKernelGetParamInfo");
+  }
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
+}
+
+// ---- the kernel cache: keyed by context ID, never by a reusable address ----
+
+TEST_F(OldDriver, KernelFunctionCacheIsKeyedByContextIdNotAddress) {
+  cuwrap::driver::cuInit(0);
+  const CUcontext context = fake_query<CUcontext>("cuwrap_fake_context");
+  set_fake_context_id(1);
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  const cuwrap::Kernel kernel = cuwrap::Kernel::from_handle(fake_kernel(0x1002));
+  EXPECT_EQ(kernel.num_arguments(), 2U);
+  const int calls = fake_query<int>("cuwrap_fake_get_function_calls");
+  EXPECT_EQ(kernel.function(context), fake_function(1));
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr) << "loaded in the context, then none";
+  EXPECT_EQ(kernel.function(context), fake_function(1));
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_get_function_calls"), calls + 1) << "cached";
+  // The context is destroyed and another made at its address: another ID.
+  set_fake_context_id(2);
+  EXPECT_EQ(kernel.function(context), fake_function(2));
+  EXPECT_EQ(cuwrap::detail::kernel_function(kernel.impl(), context, 2), fake_function(2));
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_get_function_calls"), calls + 2);
+  // Destroying a context through cuwrap evicts its functions: the next use loads again.
+  cuwrap::detail::forget_context_functions(2);
+  EXPECT_EQ(cuwrap::detail::kernel_function(kernel.impl(), context, 2), fake_function(2));
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_get_function_calls"), calls + 3);
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
+  set_fake_context_id(1);
+}
+
+// The launch fast path: after the first launch on a stream loaded the kernel there, a
+// launch calls the driver once (cuLaunchKernel) and asks nothing about contexts.
+TEST_F(OldDriver, LaunchFastPathAsksNothingAboutContexts) {
+  cuwrap::driver::cuInit(0);
+  set_fake_context_id(1);
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  const cuwrap::Stream stream =
+      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::Kernel kernel = cuwrap::Kernel::from_handle(fake_kernel(0x1001));
+  const std::uint64_t argument = 42;
+  const int launches = fake_query<int>("cuwrap_fake_launches");
+  cuwrap::launch(stream, {.grid = 1, .block = 1}, kernel, argument);  // loads the kernel
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr) << "loaded in the stream's context only";
+  const int context_calls = fake_query<int>("cuwrap_fake_context_calls");
+  const int loads = fake_query<int>("cuwrap_fake_get_function_calls");
+  for (int i = 0; i < 3; ++i) {
+    cuwrap::launch(stream, {.grid = 1, .block = 1}, kernel, argument);
+  }
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_context_calls"), context_calls);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_get_function_calls"), loads);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_launches"), launches + 4);
+  EXPECT_EQ(fake_query<CUfunction>("cuwrap_fake_launched_function"), fake_function(1))
+      << "the stream's context's function, not the CUkernel";
+}
+
+TEST_F(OldDriver, KernelFunctionInADestroyedContextThrowsNamingTheKernel) {
+  cuwrap::driver::cuInit(0);
+  const cuwrap::Kernel kernel = cuwrap::Kernel::from_handle(fake_kernel(0x1001), "my_kernel");
+  const auto destroyed = reinterpret_cast<CUcontext>(static_cast<std::uintptr_t>(0xDEAD0));
+  const int calls = fake_query<int>("cuwrap_fake_get_function_calls");
+  try {
+    (void)kernel.function(destroyed);
+    ADD_FAILURE() << "a destroyed context gave a function";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Kernel::function"), std::string::npos) << what;
+    EXPECT_NE(what.find("my_kernel"), std::string::npos) << what;
+    EXPECT_NE(what.find("CUDA_ERROR_CONTEXT_IS_DESTROYED"), std::string::npos) << what;
+  }
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_get_function_calls"), calls);
+}
+
+TEST_F(OldDriver, StreamRemembersItsContextsId) {
+  set_fake_context_id(5);
+  const cuwrap::Stream stream =
+      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::detail::ContextKey key = cuwrap::detail::stream_context_key(stream);
+  EXPECT_EQ(key.context, fake_query<CUcontext>("cuwrap_fake_context"));
+  EXPECT_EQ(key.id, 5U);
+  set_fake_context_id(1);
+  EXPECT_EQ(cuwrap::detail::stream_context_key(stream).id, 5U) << "read when made, not per call";
+  EXPECT_EQ(cuwrap::detail::stream_context_key(cuwrap::kLegacyDefaultStream).context, nullptr);
 }
 
 TEST_F(OldDriver, DriverOlderThanTheMinimumIsALoadErrorNamingBothVersions) {

@@ -60,6 +60,11 @@ CUresult fake_ctx_get_current(CUcontext* context) {
   *context = reinterpret_cast<CUcontext>(&g_fake_context);
   return CUDA_SUCCESS;
 }
+// Every context the fake hands out has one ID (streams remember theirs).
+CUresult fake_ctx_get_id(CUcontext, unsigned long long* id) {
+  *id = 1;
+  return CUDA_SUCCESS;
+}
 CUresult fake_ctx_push(CUcontext) { return CUDA_SUCCESS; }
 CUresult fake_ctx_pop(CUcontext* context) {
   if (context != nullptr) {
@@ -117,6 +122,7 @@ const FakeEntry kFakeEntries[] = {
     CUWRAP_FAKE("cuDevicePrimaryCtxRelease", 11000, fake_primary_release),
     CUWRAP_FAKE("cuCtxSetCurrent", 4000, fake_ctx_set_current),
     CUWRAP_FAKE("cuCtxGetCurrent", 4000, fake_ctx_get_current),
+    CUWRAP_FAKE("cuCtxGetId", 12000, fake_ctx_get_id),
     CUWRAP_FAKE("cuCtxPushCurrent", 4000, fake_ctx_push),
     CUWRAP_FAKE("cuCtxPopCurrent", 4000, fake_ctx_pop),
     CUWRAP_FAKE("cuCtxGetStreamPriorityRange", 5050, fake_priority_range),

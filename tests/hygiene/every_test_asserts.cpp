@@ -68,6 +68,9 @@ constexpr std::array kAssertingHelpers = {
     AssertingHelper{"check_one",
                     "generator/test_mutation.cpp: EXPECT that a mutated header generates "
                     "whole or fails with a location"},
+    AssertingHelper{"expect_usable_and_freed",
+                    "runtime/test_buffers.cpp: EXPECT that a buffer whose resource is gone "
+                    "copies both ways, is freed and reports no release failure"},
     AssertingHelper{"expect_regenerates",
                     "generator/test_toolkits.cpp: EXPECT full coverage and compiling output "
                     "(skips without that toolkit's headers)"},

@@ -225,41 +225,44 @@ TEST(AllocateWithoutStream, OrdersOnTheLegacyDefaultStream) {
 }
 
 template <class Resource>
-concept AllocatesWithoutStream = requires(Resource& mr) { mr.allocate(std::size_t{1}); };
+concept AllocatesWithoutStream = requires(Resource& mr) {
+  mr.allocate(std::size_t{1});
+};
 
-TEST(AllocateWithoutStream, EveryBuiltInResourceAndDeviceOfferIt) {
-  static_assert(AllocatesWithoutStream<cuwrap::DeviceMemoryResource>);
-  static_assert(AllocatesWithoutStream<cuwrap::PinnedMemoryResource>);
-  static_assert(AllocatesWithoutStream<cuwrap::LegacyPinnedMemoryResource>);
-  static_assert(AllocatesWithoutStream<cuwrap::ManagedMemoryResource>);
-  static_assert(AllocatesWithoutStream<cuwrap::GraphMemoryResource>);
-  static_assert(AllocatesWithoutStream<cuwrap::VirtualMemoryResource>);
-  static_assert(AllocatesWithoutStream<const cuwrap::Device>);
-  static_assert(AllocatesWithoutStream<cuwrap::MemoryResource>);
-  // The stream form stays as it was for a user resource.
-  static_assert(requires(UserResource& mr) { mr.allocate(std::size_t{1}, kLegacyDefaultStream); });
-}
+// Every built-in resource and Device allocate without a stream (the legacy default one).
+static_assert(AllocatesWithoutStream<cuwrap::DeviceMemoryResource>);
+static_assert(AllocatesWithoutStream<cuwrap::PinnedMemoryResource>);
+static_assert(AllocatesWithoutStream<cuwrap::LegacyPinnedMemoryResource>);
+static_assert(AllocatesWithoutStream<cuwrap::ManagedMemoryResource>);
+static_assert(AllocatesWithoutStream<cuwrap::GraphMemoryResource>);
+static_assert(AllocatesWithoutStream<cuwrap::VirtualMemoryResource>);
+static_assert(AllocatesWithoutStream<const cuwrap::Device>);
+static_assert(AllocatesWithoutStream<cuwrap::MemoryResource>);
+// The stream form stays as it was for a user resource.
+static_assert(requires(UserResource & mr) { mr.allocate(std::size_t{1}, kLegacyDefaultStream); });
 
 // ---- fill says its width ---------------------------------------------------------------
 
 template <class T>
-concept Fills = requires(Buffer& b, T value) { b.fill(value, kLegacyDefaultStream); };
+concept Fills = requires(Buffer& b, T value) {
+  b.fill(value, kLegacyDefaultStream);
+};
 
-TEST(FillWidth, OnlyExactWidthTypesCompile) {
-  static_assert(Fills<std::uint8_t>);
-  static_assert(Fills<std::uint16_t>);
-  static_assert(Fills<std::uint32_t>);
-  static_assert(Fills<int>);  // compiles: fill(0, s) zeroes; any other int throws (below)
-  static_assert(!Fills<long>);
-  static_assert(!Fills<char>);
-  static_assert(!Fills<signed char>);
-  static_assert(!Fills<short>);
-  static_assert(!Fills<bool>);
-  static_assert(!Fills<std::uint64_t>);
-  static_assert(!Fills<std::byte>);
-  static_assert(!Fills<float>);
-  static_assert(requires(Buffer& b) { b.fill(1, 4, kLegacyDefaultStream); });
-}
+// Fills say their width: exactly the three widths' types, an int (zero only, else it
+// throws), or fill(value, width, stream).
+static_assert(Fills<std::uint8_t>);
+static_assert(Fills<std::uint16_t>);
+static_assert(Fills<std::uint32_t>);
+static_assert(Fills<int>);  // compiles: fill(0, s) zeroes; any other int throws (below)
+static_assert(!Fills<long>);
+static_assert(!Fills<char>);
+static_assert(!Fills<signed char>);
+static_assert(!Fills<short>);
+static_assert(!Fills<bool>);
+static_assert(!Fills<std::uint64_t>);
+static_assert(!Fills<std::byte>);
+static_assert(!Fills<float>);
+static_assert(requires(Buffer & b) { b.fill(1, 4, kLegacyDefaultStream); });
 
 std::string invalid_argument_message(const std::function<void()>& call) {
   try {
@@ -282,7 +285,8 @@ TEST(FillWidth, BadWidthValueOrSizeThrowsBeforeTheDriver) {
   EXPECT_NE(what.find("value 65536 does not fit in 2 bytes"), std::string::npos) << what;
   what = invalid_argument_message([&] { six.fill(-1, 4, kLegacyDefaultStream); });
   EXPECT_NE(what.find("value -1"), std::string::npos) << what;
-  what = invalid_argument_message([&] { six.fill(std::int64_t{1} << 32, 4, kLegacyDefaultStream); });
+  what =
+      invalid_argument_message([&] { six.fill(std::int64_t{1} << 32, 4, kLegacyDefaultStream); });
   EXPECT_NE(what.find("does not fit in 4 bytes"), std::string::npos) << what;
   what = invalid_argument_message([&] { six.fill(7, 4, kLegacyDefaultStream); });
   EXPECT_NE(what.find("multiple of 4"), std::string::npos) << what;
@@ -333,8 +337,7 @@ TEST(Slice, CopiesBetweenPartsCheckTheirSizes) {
   Buffer b = Buffer::from_handle(kFakePointer + 64, 16);
   // A part is a temporary: copy_to accepts one as the destination.
   EXPECT_THROW(a.slice(0, 4).copy_to(b.slice(0, 8), kLegacyDefaultStream), std::invalid_argument);
-  EXPECT_THROW(b.slice(0, 8).copy_from(a.slice(0, 4), kLegacyDefaultStream),
-               std::invalid_argument);
+  EXPECT_THROW(b.slice(0, 8).copy_from(a.slice(0, 4), kLegacyDefaultStream), std::invalid_argument);
   std::vector<std::uint32_t> host(3);
   EXPECT_THROW(a.slice(4, 8).copy_to(host, kLegacyDefaultStream), std::invalid_argument);
 }
@@ -346,14 +349,14 @@ TEST(GraphBuilderChains, ATemporaryReturnsItselfByValue) {
   // `auto& b = dev.create_graph_builder().begin_building();` would bind to a destroyed
   // builder: on a temporary both calls return the builder by value, so that does not
   // compile and `auto b = ...` owns it.
-  static_assert(std::is_same_v<decltype(std::declval<GraphBuilder>().begin_building()),
-                               GraphBuilder>);
-  static_assert(std::is_same_v<decltype(std::declval<GraphBuilder>().end_building()),
-                               GraphBuilder>);
-  static_assert(std::is_same_v<decltype(std::declval<GraphBuilder&>().begin_building()),
-                               GraphBuilder&>);
-  static_assert(std::is_same_v<decltype(std::declval<GraphBuilder&>().end_building()),
-                               GraphBuilder&>);
+  static_assert(
+      std::is_same_v<decltype(std::declval<GraphBuilder>().begin_building()), GraphBuilder>);
+  static_assert(
+      std::is_same_v<decltype(std::declval<GraphBuilder>().end_building()), GraphBuilder>);
+  static_assert(
+      std::is_same_v<decltype(std::declval<GraphBuilder&>().begin_building()), GraphBuilder&>);
+  static_assert(
+      std::is_same_v<decltype(std::declval<GraphBuilder&>().end_building()), GraphBuilder&>);
   static_assert(!std::is_constructible_v<GraphBuilder&, decltype(GraphBuilder().begin_building())>);
   EXPECT_THROW(static_cast<void>(GraphBuilder().begin_building()), std::logic_error);  // closed
 }
@@ -361,7 +364,7 @@ TEST(GraphBuilderChains, ATemporaryReturnsItselfByValue) {
 // ---- peers by list, small asymmetries --------------------------------------------------------
 
 TEST(PeersByList, DevicesOrdinalsAndEmptyListsCompile) {
-  static_assert(requires(cuwrap::DeviceMemoryResource& mr, const cuwrap::Device& dev) {
+  static_assert(requires(cuwrap::DeviceMemoryResource & mr, const cuwrap::Device& dev) {
     mr.set_peer_accessible_by({dev});
     mr.set_peer_accessible_by({dev, 1});
     mr.set_peer_accessible_by({1, 2});
@@ -394,33 +397,29 @@ TEST(SmallAsymmetries, PinnedNegativeNumaIdThrowsBeforeTheDriver) {
   EXPECT_NE(what.find("numa_id -2"), std::string::npos) << what;
 }
 
-TEST(SmallAsymmetries, GraphMemoryResourceHasAttributesAndClose) {
-  static_assert(std::is_same_v<decltype(std::declval<const cuwrap::GraphMemoryResource&>()
-                                            .attributes()
-                                            .used_mem_current()),
-                               std::uint64_t>);
-  static_assert(requires(cuwrap::GraphMemoryResource& mr) {
-    mr.close();
-    { mr.is_open() } -> std::same_as<bool>;
-  });
-  static_assert(std::is_same_v<decltype(std::declval<const cuwrap::PinnedMemoryResource&>().numa_id()),
-                               int>);
-}
+// GraphMemoryResource has attributes() and close() as the other resources; numa_id() is an int.
+static_assert(std::is_same_v<decltype(std::declval<const cuwrap::GraphMemoryResource&>()
+                                          .attributes()
+                                          .used_mem_current()),
+                             std::uint64_t>);
+static_assert(requires(cuwrap::GraphMemoryResource & mr) {
+  mr.close();
+  { mr.is_open() } -> std::same_as<bool>;
+});
+static_assert(
+    std::is_same_v<decltype(std::declval<const cuwrap::PinnedMemoryResource&>().numa_id()), int>);
 
-TEST(SmallAsymmetries, EverySupportedAttributeIsABool) {
-  // Named ..._SUPPORTED in cuda.h, answered yes or no: bool, whatever the header's
-  // wording (HOST_MEMORY_POOLS_SUPPORTED's says "Device suports").
-  using Props = const cuwrap::DeviceProperties&;
-  static_assert(std::is_same_v<decltype(std::declval<Props>().host_memory_pools_supported()), bool>);
-  static_assert(std::is_same_v<decltype(std::declval<Props>().memory_pools_supported()), bool>);
-  static_assert(
-      std::is_same_v<decltype(std::declval<Props>().host_native_atomic_supported()), bool>);
-  static_assert(
-      std::is_same_v<decltype(std::declval<Props>().timeline_semaphore_interop_supported()), bool>);
-  // A bit mask that only mentions "supported" stays an int.
-  static_assert(
-      std::is_same_v<decltype(std::declval<Props>().mempool_supported_handle_types()), int>);
-}
+// Named ..._SUPPORTED in cuda.h, answered yes or no: bool, whatever the header's
+// wording (HOST_MEMORY_POOLS_SUPPORTED's says "Device suports").
+using Props = const cuwrap::DeviceProperties&;
+static_assert(std::is_same_v<decltype(std::declval<Props>().host_memory_pools_supported()), bool>);
+static_assert(std::is_same_v<decltype(std::declval<Props>().memory_pools_supported()), bool>);
+static_assert(std::is_same_v<decltype(std::declval<Props>().host_native_atomic_supported()), bool>);
+static_assert(
+    std::is_same_v<decltype(std::declval<Props>().timeline_semaphore_interop_supported()), bool>);
+// A bit mask that only mentions "supported" stays an int.
+static_assert(
+    std::is_same_v<decltype(std::declval<Props>().mempool_supported_handle_types()), int>);
 
 TEST(SmallAsymmetries, OnlyImportedBuffersAreMapped) {
   UserResource mr;

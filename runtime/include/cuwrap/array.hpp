@@ -51,6 +51,10 @@ class ArrayRef {
 
   /// Return the CUDA array handle.
   CUarray handle() const noexcept { return handle_; }
+  /// Return the context the array was created in: its device's primary context for an
+  /// Array or a MipmappedArray level; nullptr for from_handle views, which textures and
+  /// surfaces then create in the current context (device 0's when none is).
+  CUcontext context() const noexcept { return context_; }
   /// Return the driver's description of the array (extents, format, channels, flags).
   const CUDA_ARRAY3D_DESCRIPTOR& descriptor() const noexcept { return descriptor_; }
   /// Return the bytes of one element (channel size times channels).
@@ -62,17 +66,23 @@ class ArrayRef {
 
  protected:
   ArrayRef() = default;
-  ArrayRef(CUarray handle, const CUDA_ARRAY3D_DESCRIPTOR& descriptor) noexcept
-      : handle_(handle), descriptor_(descriptor) {}
-  /// Refer to `handle` of shape `descriptor` (for Array, which owns what it refers to).
-  void assign(CUarray handle, const CUDA_ARRAY3D_DESCRIPTOR& descriptor) noexcept {
+  ArrayRef(CUarray handle, const CUDA_ARRAY3D_DESCRIPTOR& descriptor,
+           CUcontext context = nullptr) noexcept
+      : handle_(handle), descriptor_(descriptor), context_(context) {}
+  /// Refer to `handle` of shape `descriptor` in `context` (for Array, which owns what it
+  /// refers to).
+  void assign(CUarray handle, const CUDA_ARRAY3D_DESCRIPTOR& descriptor,
+              CUcontext context) noexcept {
     handle_ = handle;
     descriptor_ = descriptor;
+    context_ = context;
   }
 
  private:
+  friend class MipmappedArray;
   CUarray handle_ = nullptr;
   CUDA_ARRAY3D_DESCRIPTOR descriptor_{};
+  CUcontext context_ = nullptr;
 };
 
 /// A CUDA array owned by this object (cuArray3DCreate / cuArrayDestroy); move-only.
@@ -120,6 +130,8 @@ class MipmappedArray {
   unsigned levels() const noexcept { return levels_; }
   /// Return the handle.
   CUmipmappedArray handle() const noexcept { return handle_; }
+  /// Return the context the array was created in (its device's primary context).
+  CUcontext context() const noexcept { return context_; }
   /// Destroy the array now; idempotent.
   void close() noexcept;
 

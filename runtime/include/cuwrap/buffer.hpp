@@ -143,8 +143,8 @@ class Buffer {
   ///
   /// Any other int leaves the width unsaid (bytes, as cuda.core's fill(value)? 32-bit
   /// words, as `fill(1u, stream)`?), so it throws std::invalid_argument before any
-  /// driver call, naming the two ways to say it: fill(value, width, stream) or a
-  /// std::uint8_t/std::uint16_t/std::uint32_t value.
+  /// driver call, naming the two ways to say it: fill(value, width, stream) or a value
+  /// of type std::uint8_t, std::uint16_t or std::uint32_t.
   void fill(int value, const Stream& stream);
   /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t, std::uint32_t
   /// (or a zero int) leaves the width unsaid; pass fill(value, width, stream) or a typed value.

@@ -51,7 +51,13 @@ class Kernel {
   /// Return the symbol name in the library (the lowered name for templates).
   const std::string& symbol() const;
   /// Return the kernel's CUfunction in `context` (cuKernelGetFunction, cached per
-  /// context; the first call for a context loads the kernel there).
+  /// context; the first call for a context loads the kernel there, with `context`
+  /// current for that call only).
+  ///
+  /// The cache is keyed by the context's ID (cuCtxGetId, one driver call here), so a
+  /// context created at a destroyed one's address never gets the destroyed one's
+  /// function. Throws std::invalid_argument naming the kernel when `context` is null
+  /// or no longer valid.
   CUfunction function(CUcontext context) const;
   /// Return the CUkernel handle (context-independent).
   CUkernel handle() const noexcept { return handle_; }

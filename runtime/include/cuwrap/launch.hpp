@@ -124,12 +124,12 @@ constexpr std::string_view type_name() noexcept {
 /// Check arguments against `kernel`'s parameters, validate `config` and launch.
 ///
 /// `args[i]` points to argument i, `sizes[i]` is its size in bytes, and `type_names`
-/// (may be null) names its type for error messages. `context` (may be null) is the
+/// (may be null) names its type for error messages. `context` (may be empty) is the
 /// stream's context: when given, the kernel's CUfunction cached for it is launched.
 /// The non-template core of launch(), shared with the GraphBuilder overload.
 void launch_raw(CUstream stream, const LaunchConfig& config, const Kernel& kernel, void** args,
                 std::size_t count, const std::size_t* sizes,
-                const std::string_view* type_names = nullptr, CUcontext context = nullptr);
+                const std::string_view* type_names = nullptr, ContextKey context = {});
 
 /// Throw std::invalid_argument unless `count` and `sizes` match `kernel`'s parameters.
 void check_arguments(const Kernel& kernel, std::size_t count, const std::size_t* sizes,
@@ -203,7 +203,7 @@ void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kern
       [&](void** pointers, std::size_t count, const std::size_t* sizes,
           const std::string_view* names) {
         detail::launch_raw(stream.handle(), config, kernel, pointers, count, sizes, names,
-                           stream.context());
+                           detail::stream_context_key(stream));
       },
       args...);
 }

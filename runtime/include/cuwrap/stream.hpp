@@ -42,6 +42,14 @@ inline constexpr std::uintptr_t kPerThreadStreamBits = 0x2;  // CU_STREAM_PER_TH
 /// stream is destroyed. For streams made outside Stream's constructor (green contexts).
 Stream adopt_stream(CUstream handle, CUcontext context, int device_id,
                     Ref<const GreenContextState> keep_alive);
+/// A context and its process-unique ID (cuCtxGetId), which no later context reuses.
+struct ContextKey {
+  CUcontext context = nullptr;
+  unsigned long long id = 0;
+};
+/// Return the context of `stream` and its ID, both read when the Stream was made (no
+/// driver call); {nullptr, 0} for the default streams, which use the current context.
+ContextKey stream_context_key(const Stream& stream) noexcept;
 }  // namespace detail
 
 /// A CUDA stream; an RAII, move-only owner unless made by from_handle.
@@ -129,6 +137,7 @@ class Stream {
   friend class Buffer;
   friend Stream detail::adopt_stream(CUstream, CUcontext, int,
                                      detail::Ref<const detail::GreenContextState>);
+  friend detail::ContextKey detail::stream_context_key(const Stream&) noexcept;
   /// Return a Stream on the same CUDA stream that keeps it alive (for Buffer, GraphBuilder).
   Stream share() const noexcept;
   [[noreturn]] void throw_closed(const char* operation) const;
@@ -163,9 +172,6 @@ inline const Stream& per_thread_default_stream() noexcept { return kPerThreadDef
 
 namespace detail {
 
-/// Make the context of `stream` current on this thread (leaving it current).
-void make_stream_context_current(const Stream& stream);
-
 /// Return whether a context other than `stream`'s is current on this thread (a stream
 /// of another device than the current one).
 bool stream_context_is_other(const Stream& stream);
@@ -174,21 +180,26 @@ bool stream_context_is_other(const Stream& stream);
 ///
 /// Hot paths call the raw driver entry point directly: no context query per call.
 /// Only when that fails with CUDA_ERROR_INVALID_CONTEXT (no context current on this
-/// thread) is the stream's context made current and the call repeated once. A call that
-/// fails with CUDA_ERROR_INVALID_VALUE or CUDA_ERROR_INVALID_HANDLE while another
+/// thread) is the call repeated once with the stream's context current for it; the
+/// repeated call's status is the one checked (the first only said "no context"). A call
+/// that fails with CUDA_ERROR_INVALID_VALUE or CUDA_ERROR_INVALID_HANDLE while another
 /// device's context is current is repeated once with the stream's context current for
-/// it: the driver resolves pageable host memory (cuMemcpyAsync) in the current context.
-/// Throws DriverError naming `function` on failure.
+/// it (the driver resolves pageable host memory, as cuMemcpyAsync's, in the current
+/// context); when that fails too, the first call's status is reported. Either way the
+/// thread's current context is what it was before. Throws DriverError naming `function`
+/// on failure.
 template <class Call>
 inline void check_on_stream(const Stream& stream, const char* function, Call&& call) {
   CUresult status = call();
   if (status == CUDA_ERROR_INVALID_CONTEXT) [[unlikely]] {
-    make_stream_context_current(stream);
+    const ScopedContext scope(stream.context());
     status = call();
   } else if ((status == CUDA_ERROR_INVALID_VALUE || status == CUDA_ERROR_INVALID_HANDLE) &&
              stream_context_is_other(stream)) [[unlikely]] {
     const ScopedContext scope(stream.context());
-    status = call();
+    if (call() == CUDA_SUCCESS) {
+      status = CUDA_SUCCESS;
+    }
   }
   check(status, function);
 }

@@ -4,9 +4,10 @@
 // cuwrap works on primary contexts, as the CUDA runtime and cuda.core do: each
 // device's primary context is retained once per process (and never released, so it
 // outlives every object that uses it). Operations that need a current context make
-// the object's context current for their duration with ScopedContext; when no
-// context was current on the thread, it is left current afterwards, which is what a
-// user of the runtime API expects and spares later calls the switch.
+// the object's context current for their duration with ScopedContext and restore what
+// was current before, none included: no cuwrap call changes the calling thread's
+// current context as seen after it returns, except Device::set_current and
+// Device::default_stream, whose documented purpose that is.
 #pragma once
 
 #include <cuda.h>
@@ -45,14 +46,21 @@ CUcontext current_context();
 /// Return the ordinal of the device of `context`.
 int device_of_context(CUcontext context);
 
-/// Make device `ordinal`'s primary context current on this thread if no context is.
+/// Make device `ordinal`'s primary context current on this thread if no context is,
+/// and leave it current (for Device::default_stream only, which documents it).
 void ensure_current_context(int ordinal);
+
+/// Return the process-unique ID of `context` (cuCtxGetId, driver 12.0): unlike the
+/// handle's address, it is never reused by a context created after `context` is
+/// destroyed. Throws DriverError when `context` is no longer valid.
+unsigned long long context_id(CUcontext context);
 
 /// Make a context current for the lifetime of this object.
 ///
-/// When `context` is already current nothing happens. Otherwise it is made current
-/// and, on destruction, the previously current context is restored; when none was
-/// current, `context` stays current. Not copyable or movable: it is a scope guard.
+/// When `context` is already current nothing happens (one cuCtxGetCurrent). Otherwise
+/// it is made current and, on destruction, the previously current context is
+/// restored, none included (one cuCtxSetCurrent each way). Not copyable or movable: it
+/// is a scope guard.
 class ScopedContext {
  public:
   /// Make `context` current until the end of the scope.
@@ -66,6 +74,24 @@ class ScopedContext {
 
  private:
   CUcontext previous_ = nullptr;
+  bool restore_ = false;
+};
+
+/// Keep the current context for the lifetime of this object or, when none is current,
+/// make device `ordinal`'s primary context current until the end of the scope (then
+/// none is current again). For calls that work in "the current context".
+class ScopedCurrentOrPrimary {
+ public:
+  explicit ScopedCurrentOrPrimary(int ordinal);
+  ScopedCurrentOrPrimary(const ScopedCurrentOrPrimary&) = delete;
+  ScopedCurrentOrPrimary& operator=(const ScopedCurrentOrPrimary&) = delete;
+  /// Make none current again if this object made a context current (never throws).
+  ~ScopedCurrentOrPrimary();
+  /// Return the context current in the scope.
+  CUcontext context() const noexcept { return context_; }
+
+ private:
+  CUcontext context_ = nullptr;
   bool restore_ = false;
 };
 
