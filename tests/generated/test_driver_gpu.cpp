@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu.hpp"
+#include "toolkit_libraries.hpp"
 
 namespace drv = cuwrap::driver;
 
@@ -121,6 +122,7 @@ TEST_F(GeneratedDriverGpu, AllocateCopyRandomDataRoundTrip) {
 }
 
 TEST_F(GeneratedDriverGpu, LaunchNvrtcKernelAndCheckOnHost) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::vector<char> cubin = cubin_for(
       "extern \"C\" __global__ void axpb(int* v, int a, int b, unsigned n) {\n"
       "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"

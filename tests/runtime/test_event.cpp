@@ -12,6 +12,7 @@
 #include "checks.hpp"
 #include "gpu.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <optional>
 #include <stdexcept>
@@ -84,6 +85,7 @@ TEST(Event, OptionsAreReported) {
 
 TEST(Event, SyncWaitsForRecordedWork) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   SpinWork work;
   work.buffer.fill(std::uint8_t{1}, work.stream);
   work.spin(kSpinCycles * 2);
@@ -97,6 +99,7 @@ TEST(Event, SyncWaitsForRecordedWork) {
 
 TEST(Event, IsDoneIsFalseWhileWorkRuns) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   SpinWork work;
   work.spin(kSpinCycles * 5);
   Event event = work.stream.record();
@@ -107,6 +110,7 @@ TEST(Event, IsDoneIsFalseWhileWorkRuns) {
 
 TEST(Event, ElapsedTimeIsPositiveAndOrdered) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   SpinWork work;
   const EventOptions timing{.enable_timing = true};
   Event start = work.stream.record(timing);

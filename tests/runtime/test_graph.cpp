@@ -4,6 +4,7 @@
 #include <cuwrap/driver.hpp>
 
 #include "device_fixture.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <gtest/gtest.h>
 
@@ -227,6 +228,7 @@ TEST(GraphTypes, JoinNeedsTwoBuilders) {
 // Capture and replay
 
 TEST_F(GraphTest, CapturedKernelsReplay) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 1000;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -261,6 +263,7 @@ TEST_F(GraphTest, CapturedKernelsReplay) {
 }
 
 TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 200;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -280,6 +283,7 @@ TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
 }
 
 TEST_F(GraphTest, DeviceBuilderCapturesOnItsOwnStream) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 300;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -356,6 +360,7 @@ TEST_F(GraphTest, AllocationLeftToAutoFree) {
 // Fork and join
 
 TEST_F(GraphTest, ForkJoinBranchesWriteDisjointHalves) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 2000;
   constexpr std::size_t kHalf = kN / 2;
   const std::vector<unsigned> initial = random_words(kN);
@@ -405,6 +410,7 @@ TEST_F(GraphTest, SplitMisuse) {
 // Conditional nodes
 
 TEST_F(GraphTest, IfNodeRunsBodyOnlyWhenConditionSet) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer flag = device_->allocate(sizeof(unsigned), stream_);
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
   const unsigned start = random_words(1)[0] % 1000u;
@@ -430,6 +436,7 @@ TEST_F(GraphTest, IfNodeRunsBodyOnlyWhenConditionSet) {
 }
 
 TEST_F(GraphTest, IfElseRunsExactlyOneBody) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer flag = device_->allocate(sizeof(unsigned), stream_);
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
   write_words(counter, {0u}, stream_);
@@ -461,6 +468,7 @@ TEST_F(GraphTest, IfElseRunsExactlyOneBody) {
 }
 
 TEST_F(GraphTest, WhileNodeRunsBodyUntilConditionClears) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer counters = device_->allocate(2 * sizeof(unsigned), stream_);
   GraphBuilder builder = device_->create_graph_builder();
   builder.begin_building();
@@ -484,6 +492,7 @@ TEST_F(GraphTest, WhileNodeRunsBodyUntilConditionClears) {
 }
 
 TEST_F(GraphTest, SwitchNodeRunsTheMatchingBody) {
+  CUWRAP_REQUIRE_NVRTC();
   if (CUDA_VERSION < 12080 || cuwrap::driver_version() < 12080) {
     // What the toolkit or driver lacks is refused with UnsupportedError, before any node.
     GraphBuilder builder = device_->create_graph_builder();
@@ -521,6 +530,7 @@ TEST_F(GraphTest, SwitchNodeRunsTheMatchingBody) {
 }
 
 TEST_F(GraphTest, UnusedConditionalHandleFailsInstantiation) {
+  CUWRAP_REQUIRE_NVRTC();
   GraphBuilder builder = device_->create_graph_builder();
   builder.begin_building();
   static_cast<void>(builder.create_conditional_handle(1u));
@@ -555,6 +565,7 @@ TEST_F(GraphTest, ConditionalsNeedACapture) {
 // Update
 
 TEST_F(GraphTest, UpdateChangesKernelArgument) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 512;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -581,6 +592,7 @@ TEST_F(GraphTest, UpdateChangesKernelArgument) {
 }
 
 TEST_F(GraphTest, UpdateWithChangedTopologyThrowsTheReason) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 256;
   Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
   GraphBuilder one = device_->create_graph_builder();
@@ -618,6 +630,7 @@ TEST_F(GraphTest, UpdateWithChangedTopologyThrowsTheReason) {
 // DOT output
 
 TEST_F(GraphTest, DebugDotPrintNamesEveryNode) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 64;
   Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
   GraphBuilder builder = device_->create_graph_builder();
@@ -647,6 +660,7 @@ TEST_F(GraphTest, DebugDotPrintNamesEveryNode) {
 // Explicit nodes
 
 TEST_F(GraphTest, ExplicitNodesRunInDependencyOrder) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 777;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer src = device_->allocate(kN * sizeof(unsigned), stream_);
@@ -689,6 +703,7 @@ TEST_F(GraphTest, ExplicitNodesRunInDependencyOrder) {
 }
 
 TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 128;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -710,6 +725,7 @@ TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
 }
 
 TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 333;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -738,6 +754,7 @@ TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
 }
 
 TEST_F(GraphTest, AddKernelChecksArguments) {
+  CUWRAP_REQUIRE_NVRTC();
   GraphBuilder builder = device_->create_graph_builder();
   EXPECT_THROW(builder.add_kernel({}, single_thread(), kernels().add_to_counter, 1u),
                std::invalid_argument);
@@ -750,6 +767,7 @@ TEST_F(GraphTest, AddKernelChecksArguments) {
 // Misuse
 
 TEST_F(GraphTest, LaunchIntoBuilderThatHasNotBegunThrows) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
   GraphBuilder builder = device_->create_graph_builder();
   EXPECT_LOGIC_ERROR(launch(builder, single_thread(), kernels().add_to_counter, counter, 1u),
@@ -762,6 +780,7 @@ TEST_F(GraphTest, LaunchIntoBuilderThatHasNotBegunThrows) {
 }
 
 TEST_F(GraphTest, StateMisuseThrowsLogicError) {
+  CUWRAP_REQUIRE_NVRTC();
   GraphBuilder builder = device_->create_graph_builder();
   EXPECT_LOGIC_ERROR(builder.end_building(), "begin_building");
   EXPECT_LOGIC_ERROR(builder.complete(), "never ended");
@@ -816,6 +835,7 @@ TEST_F(GraphTest, SyncDuringCaptureIsRefused) {
 }
 
 TEST_F(GraphTest, DestroyingABuildingBuilderIsSafe) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
   {
     GraphBuilder builder = stream_.create_graph_builder();
@@ -857,6 +877,7 @@ TEST(GraphTypes, BeginBuildingReturnsTheBuilder) {
 }
 
 TEST_F(GraphTest, ChainedBuildingCapturesAndReplays) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 300;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -871,6 +892,7 @@ TEST_F(GraphTest, ChainedBuildingCapturesAndReplays) {
 }
 
 TEST_F(GraphTest, NodesAndLastNodesNameTheCapturedWork) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 64;
   Buffer data = device_words(random_words(kN));
   GraphBuilder builder = device_->create_graph_builder();
@@ -889,6 +911,7 @@ TEST_F(GraphTest, NodesAndLastNodesNameTheCapturedWork) {
 }
 
 TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 512;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -924,6 +947,7 @@ TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
 }
 
 TEST_F(GraphTest, SetKernelNodeOnACapturedLaunch) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 256;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -942,6 +966,7 @@ TEST_F(GraphTest, SetKernelNodeOnACapturedLaunch) {
 }
 
 TEST_F(GraphTest, SetKernelNodeRefusesBadInput) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 32;
   Buffer data = device_words(random_words(kN));
   const auto n = static_cast<unsigned long long>(kN);
@@ -988,6 +1013,7 @@ TEST_F(GraphTest, SetKernelNodeRefusesBadInput) {
 }
 
 TEST_F(GraphTest, DisabledNodeDoesNothingUntilEnabled) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 200;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -1018,6 +1044,7 @@ TEST_F(GraphTest, DisabledNodeDoesNothingUntilEnabled) {
 // Event nodes and graph memory
 
 TEST_F(GraphTest, EventRecordNodeRecordsWhenTheGraphRuns) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 400;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -1043,6 +1070,7 @@ TEST_F(GraphTest, EventRecordNodeRecordsWhenTheGraphRuns) {
 }
 
 TEST_F(GraphTest, EventWaitNodeWaitsForWorkOutsideTheGraph) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 400;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);

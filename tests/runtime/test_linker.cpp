@@ -6,7 +6,7 @@
 
 #include "checks.hpp"
 #include "gpu.hpp"
-#include "nvjitlink_probe.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <random>
 #include <stdexcept>

@@ -18,6 +18,7 @@
 #include "device_fixture.hpp"
 #include "gpu.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -411,6 +412,7 @@ TEST(IpcChildProcess, ImportWriteAndSignal) {
 }
 
 TEST_F(IpcTest, TwoProcessesShareABuffer) {
+  CUWRAP_REQUIRE_NVRTC();
   DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
   Buffer buffer = mr.allocate(kBytes, stream());
   buffer.fill(kInitial, stream());

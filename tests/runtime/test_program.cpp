@@ -9,7 +9,7 @@
 #include "checks.hpp"
 #include "gpu.hpp"
 #include "kernel_sources.hpp"
-#include "nvjitlink_probe.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstdint>
 #include <cstring>

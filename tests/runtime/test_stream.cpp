@@ -15,6 +15,7 @@
 #include "device_fixture.hpp"
 #include "gpu.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstddef>
 #include <stdexcept>
@@ -96,6 +97,7 @@ TEST_F(StreamTest, PriorityOutsideTheRangeThrowsNamingValueAndRange) {
 }
 
 TEST_F(StreamTest, SyncAndIsDone) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream stream = device().create_stream();
   cuwrap::Buffer buffer = device().allocate(1024, stream);
@@ -107,6 +109,7 @@ TEST_F(StreamTest, SyncAndIsDone) {
 }
 
 TEST_F(StreamTest, CopyAfterKernelSeesItsResult) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream stream = device().create_stream();
   const auto data = random_bytes((1 << 20) + 13, 1);
@@ -118,6 +121,7 @@ TEST_F(StreamTest, CopyAfterKernelSeesItsResult) {
 }
 
 TEST_F(StreamTest, WaitOnStreamOrdersWorkAcrossStreams) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream producer = device().create_stream();
   Stream consumer = device().create_stream();
@@ -132,6 +136,7 @@ TEST_F(StreamTest, WaitOnStreamOrdersWorkAcrossStreams) {
 }
 
 TEST_F(StreamTest, WaitOnEventOrdersWorkAcrossStreams) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream producer = device().create_stream();
   Stream consumer = device().create_stream();
@@ -223,6 +228,7 @@ TEST_F(StreamTest, DefaultStreamsWork) {
 }
 
 TEST_F(StreamTest, BlockingStreamOrdersWithLegacyDefaultStream) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream blocking = device().create_stream({.nonblocking = false});
   const auto data = random_bytes(1 << 16, 5);
