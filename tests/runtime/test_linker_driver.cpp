@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstdlib>
 #include <random>
@@ -56,6 +57,7 @@ LinkerOptions with_arch(const std::string& arch) {
 }
 
 TEST(LinkerDriverFallback, ChosenWhenNvJitLinkIsMissing) {
+  CUWRAP_REQUIRE_NVRTC();
   ASSERT_TRUE(kNvJitLinkHidden);
   EXPECT_FALSE(cuwrap::detail::nvjitlink_usable());
   Linker linker({compile(kHelper, TargetType::Cubin, "sm_90"),
@@ -71,6 +73,7 @@ TEST(LinkerDriverFallback, ChosenWhenNvJitLinkIsMissing) {
 }
 
 TEST(LinkerDriverFallback, RejectsWhatOnlyNvJitLinkDoes) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::vector<ObjectCode> inputs{compile(kMain, TargetType::Cubin, "sm_90")};
   const auto expect_rejected = [&](LinkerOptions options, const std::string& field) {
     try {
@@ -103,6 +106,7 @@ TEST(LinkerDriverFallback, RejectsWhatOnlyNvJitLinkDoes) {
 
 TEST(LinkerDriverFallbackGpu, LinksRelocatableUnitsThatRun) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::Device device(0);
   device.set_current();
   const std::string arch = "sm_" + device.arch();
@@ -135,6 +139,7 @@ TEST(LinkerDriverFallbackGpu, LinksRelocatableUnitsThatRun) {
 
 TEST(LinkerDriverFallbackGpu, UndefinedSymbolFailsWithTheErrorLog) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::Device device(0);
   device.set_current();
   const std::string arch = "sm_" + device.arch();
@@ -150,6 +155,7 @@ TEST(LinkerDriverFallbackGpu, UndefinedSymbolFailsWithTheErrorLog) {
 
 TEST(LinkerDriverFallbackGpu, PtxProgramAssemblesThroughTheDriver) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::Device device(0);
   device.set_current();
   const std::string arch = "sm_" + device.arch();
