@@ -103,7 +103,8 @@ cuwrap_build_other_toolkits() {
     local include="$root" compiler cxx=() how=() what seconds=$SECONDS
     [ -f "$root/include/cuda.h" ] && include="$root/include"
     version=$(sed -nE 's/^#define CUDA_VERSION ([0-9]+).*/\1/p' "$include/cuda.h")
-    build="$CUWRAP_BUILD-$((version / 1000)).$((version % 1000 / 10))"
+    version="$((version / 1000)).$((version % 1000 / 10))"
+    build="$CUWRAP_BUILD-$version"
     if [ $i -eq 0 ]; then
       compiler=${CUWRAP_EXTRA_GEN_CXX-g++-11}
       how=(-DCUWRAP_BUILD_GENERATOR=ON)
