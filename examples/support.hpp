@@ -1,5 +1,6 @@
 // What every example shares: finding out whether a GPU can be used, the skip message
-// CI looks for, and turning exceptions into a readable failure and exit status 1.
+// CI looks for (also when NVRTC or nvJitLink of the bindings' CUDA version is not
+// installed), and turning exceptions into a readable failure and exit status 1.
 #pragma once
 
 #include <cuwrap/cuwrap.hpp>
@@ -26,11 +27,29 @@ inline std::string gpu_unavailable_reason() {
   }
 }
 
-/// Run `body` (returning the exit status) and report any exception as a failure.
+/// Print why `name` is skipped and return true when `e` says a toolkit library the
+/// bindings load (NVRTC or nvJitLink of their CUDA version) is not installed; return false
+/// for any other load failure.
+inline bool skipped_for_missing_library(std::string_view name, const cuwrap::LoadError& e) {
+  if (!e.symbol().empty() || e.library().rfind("libcuda", 0) == 0) {
+    return false;
+  }
+  std::cout << "cuwrap example skipped: " << name << " needs " << e.library()
+            << ", which cannot be loaded (" << e.what() << ")\n";
+  return true;
+}
+
+/// Run `body` (returning the exit status) and report any exception as a failure, except a
+/// missing NVRTC or nvJitLink library, which skips the example (skipped_for_missing_library).
 template <class Body>
 int run(std::string_view name, Body&& body) {
   try {
     return body();
+  } catch (const cuwrap::LoadError& e) {
+    if (skipped_for_missing_library(name, e)) {
+      return 0;
+    }
+    std::cerr << name << ": FAILED: " << e.what() << '\n';
   } catch (const cuwrap::Error& e) {
     std::cerr << name << ": FAILED: " << e.what() << '\n';
   } catch (const std::exception& e) {

@@ -6,6 +6,7 @@
 // status 0 for all of these; 3 for a wrong result; 2 for a bad command line. Anything
 // else (a signal, abort, another status) is a crash.
 #include <cuwrap/cuwrap.hpp>
+#include <cuwrap/nvrtc_raw.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -197,20 +198,37 @@ void events_streams(const Device& dev) {
 struct Workload {
   const char* name;
   void (*run)(const Device&);
+  bool compiles;  // compiles a kernel with NVRTC
 };
 
 constexpr Workload kWorkloads[] = {
-    {"alloc_copy_fill", alloc_copy_fill}, {"nvrtc_launch", nvrtc_launch},
-    {"nvjitlink", nvjitlink},             {"capture_fork_join", capture_fork_join},
-    {"graph_update", graph_update},       {"memory_pools", memory_pools},
-    {"events_streams", events_streams},
+    {"alloc_copy_fill", alloc_copy_fill, false}, {"nvrtc_launch", nvrtc_launch, true},
+    {"nvjitlink", nvjitlink, true},              {"capture_fork_join", capture_fork_join, true},
+    {"graph_update", graph_update, true},        {"memory_pools", memory_pools, false},
+    {"events_streams", events_streams, true},
 };
+
+// "" when NVRTC of the bindings' CUDA version can be loaded, else why not.
+std::string nvrtc_unusable_reason() {
+  int major = 0;
+  int minor = 0;
+  if (cuwrap::nvrtc::raw::nvrtcVersion(&major, &minor) == NVRTC_SUCCESS) {
+    return {};
+  }
+  return cuwrap::last_load_error();
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--list") == 0) {
+    const std::string no_nvrtc = nvrtc_unusable_reason();
     for (const auto& w : kWorkloads) {
+      if (w.compiles && !no_nvrtc.empty()) {
+        std::cerr << "fault_workload: " << w.name << " left out: needs NVRTC: " << no_nvrtc
+                  << '\n';
+        continue;
+      }
       // LTO needs nvJitLink: without one these bindings can use, the Linker falls back to
       // the driver's linker, which refuses link_time_optimization by name.
       if (std::strcmp(w.name, "nvjitlink") == 0 && !cuwrap::detail::nvjitlink_usable()) {

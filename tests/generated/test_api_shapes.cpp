@@ -5,6 +5,8 @@
 #include <cuwrap/nvrtc.hpp>
 #include <gtest/gtest.h>
 
+#include "toolkit_libraries.hpp"
+
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -86,6 +88,7 @@ namespace {
 }
 
 TEST(GeneratedShapes, StructuredBindingsOnResults) {
+  CUWRAP_REQUIRE_NVRTC();
   auto [major, minor] = rtc::nvrtcVersion();
   const auto r = rtc::nvrtcVersion();
   EXPECT_EQ(r.major, major);

@@ -11,6 +11,7 @@
 
 #include "gpu.hpp"
 #include "host_gate.hpp"
+#include "toolkit_libraries.hpp"
 
 namespace drv = cuwrap::driver;
 
@@ -122,6 +123,7 @@ TEST_F(GeneratedDriverGpu, AllocateCopyRandomDataRoundTrip) {
 }
 
 TEST_F(GeneratedDriverGpu, LaunchNvrtcKernelAndCheckOnHost) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::vector<char> cubin = cubin_for(
       "extern \"C\" __global__ void axpb(int* v, int a, int b, unsigned n) {\n"
       "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"

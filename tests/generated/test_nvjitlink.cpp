@@ -3,7 +3,7 @@
 #include <cuwrap/nvrtc.hpp>
 #include <gtest/gtest.h>
 
-#include "nvjitlink_probe.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <string>
 #include <vector>
@@ -25,6 +25,7 @@ struct LinkGuard {
 };
 
 TEST(GeneratedNvJitLink, LinksPtxToCubin) {
+  CUWRAP_REQUIRE_NVRTC();
   CUWRAP_REQUIRE_NVJITLINK();
   const std::string ptx = ptx_of(
       "extern \"C\" __global__ void fill(int* p, int v) { p[threadIdx.x] = v; }",

@@ -2,6 +2,8 @@
 #include <cuwrap/nvrtc.hpp>
 #include <gtest/gtest.h>
 
+#include "toolkit_libraries.hpp"
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@ void compile(nvrtcProgram prog, std::vector<const char*> options) {
 }
 
 TEST(GeneratedNvrtc, VersionReturnsBothNumbers) {
+  CUWRAP_REQUIRE_NVRTC();
   auto [major, minor] = cuwrap::nvrtc::nvrtcVersion();
   EXPECT_GE(major, 12);
   EXPECT_GE(minor, 0);
@@ -36,6 +39,7 @@ TEST(GeneratedNvrtc, VersionReturnsBothNumbers) {
 }
 
 TEST(GeneratedNvrtc, CompilesToPtxWithOneCallForm) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramGuard g{cuwrap::nvrtc::nvrtcCreateProgram(kSaxpy, "saxpy.cu", 0, nullptr, nullptr)};
   compile(g.prog, {"--gpu-architecture=compute_90"});
   const std::string ptx = cuwrap::nvrtc::nvrtcGetPTX(g.prog);
@@ -47,6 +51,7 @@ TEST(GeneratedNvrtc, CompilesToPtxWithOneCallForm) {
 }
 
 TEST(GeneratedNvrtc, CompilesToCubinForSm90) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramGuard g{cuwrap::nvrtc::nvrtcCreateProgram(kSaxpy, "saxpy.cu", 0, nullptr, nullptr)};
   compile(g.prog, {"--gpu-architecture=sm_90"});
   const std::vector<char> cubin = cuwrap::nvrtc::nvrtcGetCUBIN(g.prog);
@@ -59,6 +64,7 @@ TEST(GeneratedNvrtc, CompilesToCubinForSm90) {
 }
 
 TEST(GeneratedNvrtc, SyntaxErrorThrowsWithLogNamingTheLine) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr const char* kBroken = "extern \"C\" __global__ void k(int* p) {\n  *p = 1\n}\n";
   ProgramGuard g{cuwrap::nvrtc::nvrtcCreateProgram(kBroken, "broken.cu", 0, nullptr, nullptr)};
   try {
@@ -75,6 +81,7 @@ TEST(GeneratedNvrtc, SyntaxErrorThrowsWithLogNamingTheLine) {
 }
 
 TEST(GeneratedNvrtc, NameExpressionsGiveLoweredNames) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr const char* kTemplate =
       "template <class T> __global__ void scale(T* p, T f) { p[threadIdx.x] *= f; }\n";
   ProgramGuard g{cuwrap::nvrtc::nvrtcCreateProgram(kTemplate, "t.cu", 0, nullptr, nullptr)};
@@ -86,6 +93,7 @@ TEST(GeneratedNvrtc, NameExpressionsGiveLoweredNames) {
 }
 
 TEST(GeneratedNvrtc, InvalidOptionThrowsTypedError) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramGuard g{cuwrap::nvrtc::nvrtcCreateProgram(kSaxpy, "saxpy.cu", 0, nullptr, nullptr)};
   try {
     compile(g.prog, {"--no-such-option"});
@@ -96,6 +104,7 @@ TEST(GeneratedNvrtc, InvalidOptionThrowsTypedError) {
 }
 
 TEST(GeneratedNvrtc, RawFormReturnsStatusInsteadOfThrowing) {
+  CUWRAP_REQUIRE_NVRTC();
   std::size_t size = 0;
   EXPECT_EQ(cuwrap::nvrtc::raw::nvrtcGetPTXSize(nullptr, &size), NVRTC_ERROR_INVALID_PROGRAM);
   EXPECT_THROW(cuwrap::nvrtc::nvrtcGetPTXSize(nullptr), cuwrap::NvrtcError);

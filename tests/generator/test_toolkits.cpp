@@ -1,5 +1,7 @@
 // cuwrap-gen on real toolkits: generated/ must match what the generator writes for the
-// configured CUDA headers (drift), cover every function, and regenerate for CUDA 12.6.
+// CUDA headers it was generated from (drift), the headers of generated/ and of the
+// bindings this build made compile against their toolkit, the configured toolkit's
+// functions are all covered, and CUDA 12.4 and 12.6 regenerate.
 #include "support.hpp"
 
 #include <gtest/gtest.h>
@@ -7,8 +9,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <ostream>
 #include <set>
 #include <sstream>
+#include <string>
 #include <vector>
 
 namespace cuwrap::gen {
@@ -20,6 +25,38 @@ using testing::run_command;
 using testing::ScratchDir;
 
 const fs::path kSourceDir = CUWRAP_SOURCE_DIR;
+const fs::path kCheckedIn = kSourceDir / "generated";
+
+// "13.0": how messages name a CUDA_VERSION.
+std::string version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+// The CUDA_VERSION that `include`/cuda.h defines, or 0.
+int cuda_version_of(const fs::path& include) {
+  const std::string text = testing::read_file(include / "cuda.h");
+  const std::string key = "#define CUDA_VERSION ";
+  const auto at = text.find(key);
+  return at == std::string::npos ? 0 : std::atoi(text.c_str() + at + key.size());
+}
+
+// "" when the CUDA headers generated/ was generated from are at
+// CUWRAP_CHECKED_IN_CUDA_INCLUDE, else what the tests about generated/ need.
+std::string checked_in_headers_missing() {
+  const fs::path include = CUWRAP_CHECKED_IN_CUDA_INCLUDE;
+  const std::string wanted = "the CUDA " + version_text(CUWRAP_CHECKED_IN_VERSION) +
+                             " headers generated/ was generated from";
+  if (include.empty() || !fs::is_regular_file(include / "cuda.h")) {
+    return "needs " + wanted +
+           " (not found): set CUWRAP_CHECKED_IN_CUDA_INCLUDE (CMake cache or environment at "
+           "configure time) to a directory with their cuda.h, nvrtc.h and nvJitLink.h";
+  }
+  if (const int found = cuda_version_of(include); found != CUWRAP_CHECKED_IN_VERSION) {
+    return "needs " + wanted + ", but CUWRAP_CHECKED_IN_CUDA_INCLUDE=" + include.string() +
+           " holds CUDA " + version_text(found);
+  }
+  return {};
+}
 
 // Run cuwrap-gen for `include` into `out`, with the JSON report; return the report.
 nlohmann::json generate(const fs::path& include, const fs::path& out, const fs::path& report) {
@@ -65,10 +102,15 @@ void expect_full_coverage(const nlohmann::json& report) {
   }
 }
 
+// generated/ is what cuwrap-gen writes for the headers it was generated from, whatever
+// toolkit this build is configured for.
 TEST(Toolkit, GeneratedMatchesTheGenerator) {
+  if (const std::string missing = checked_in_headers_missing(); !missing.empty()) {
+    GTEST_SKIP() << missing;
+  }
   ScratchDir dir;
-  generate(CUWRAP_CUDA_INCLUDE_DIR, dir.path() / "out", dir.path() / "report.json");
-  const fs::path checked_in = kSourceDir / "generated";
+  generate(CUWRAP_CHECKED_IN_CUDA_INCLUDE, dir.path() / "out", dir.path() / "report.json");
+  const fs::path& checked_in = kCheckedIn;
   const auto expected = files_under(dir.path() / "out");
   const auto actual = files_under(checked_in);
   ASSERT_FALSE(expected.empty());
@@ -77,7 +119,7 @@ TEST(Toolkit, GeneratedMatchesTheGenerator) {
         << "generated/" << f << " is missing; regenerate (target cuwrap-regenerate)";
     ASSERT_EQ(testing::read_file(checked_in / f), testing::read_file(dir.path() / "out" / f))
         << "generated/" << f << " differs from what cuwrap-gen writes for "
-        << CUWRAP_CUDA_INCLUDE_DIR
+        << CUWRAP_CHECKED_IN_CUDA_INCLUDE
         << "; regenerate it (cmake --build <dir> --target cuwrap-regenerate), never edit it by "
            "hand";
   }
@@ -171,11 +213,51 @@ TEST(Toolkit, DriverEntriesCarryTheAbiOfTheirPrototype) {
   EXPECT_EQ(driver_entry(report, "cuMemcpyHtoD")["per_thread_abi_version"], 7000);
 }
 
-TEST(Toolkit, RepresentativeWrappersCompile) {
+// A set of bindings (include/ and src/ as cuwrap-gen writes them) and the CUDA headers
+// they were generated from.
+struct Bindings {
+  std::string name;        // the test's suffix
+  fs::path root;           // holds include/cuwrap/
+  fs::path cuda_include;   // the toolkit headers they are compiled against
+  std::string missing;     // why they cannot be tested here; "" when they can
+};
+
+// How a parameter is named in test listings.
+void PrintTo(const Bindings& bindings, std::ostream* os) {
+  *os << bindings.name << " (" << bindings.root.string() << ")";
+}
+
+// The checked-in generated/ (against the toolkit it was generated from) and, when this
+// build compiles other bindings (another toolkit: generated at build time or given by
+// CUWRAP_BINDINGS_DIR), those against the configured toolkit.
+std::vector<Bindings> bindings_under_test() {
+  std::vector<Bindings> out;
+  out.push_back({"CheckedIn", kCheckedIn, CUWRAP_CHECKED_IN_CUDA_INCLUDE,
+                 checked_in_headers_missing()});
+  const fs::path build = CUWRAP_BINDINGS_ROOT;
+  if (build.lexically_normal() != kCheckedIn.lexically_normal()) {
+    out.push_back({"ThisBuild", build, CUWRAP_CUDA_INCLUDE_DIR, {}});
+  }
+  return out;
+}
+
+class GeneratedHeaders : public ::testing::TestWithParam<Bindings> {
+ protected:
+  void SetUp() override {
+    if (!GetParam().missing.empty()) {
+      GTEST_SKIP() << GetParam().missing;
+    }
+    ASSERT_TRUE(fs::is_regular_file(include() / "cuwrap" / "detail" / "symbols.hpp"))
+        << "no bindings in " << GetParam().root;
+  }
+  fs::path include() const { return GetParam().root / "include"; }
+  const fs::path& cuda() const { return GetParam().cuda_include; }
+};
+
+TEST_P(GeneratedHeaders, RepresentativeWrappersCompile) {
   const fs::path usage = fs::path(CUWRAP_TEST_SOURCE_DIR) / "wrapper_usage.cpp";
   for (const std::string mode : {"", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM"}) {
-    const auto r =
-        syntax_check(usage, kSourceDir / "generated" / "include", CUWRAP_CUDA_INCLUDE_DIR, mode);
+    const auto r = syntax_check(usage, include(), cuda(), mode);
     EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
   }
 }
@@ -187,7 +269,7 @@ constexpr const char* kFlavours[] = {"", "_raw", "_enums"};
 
 // Each generated header compiles alone, warning-clean under the strictest warnings the
 // public headers promise.
-TEST(Toolkit, EachGeneratedHeaderCompilesAlone) {
+TEST_P(GeneratedHeaders, EachGeneratedHeaderCompilesAlone) {
   ScratchDir dir;
   std::vector<std::string> headers = {"cuwrap/detail/symbols.hpp"};
   for (const char* lib : kLibraries) {
@@ -198,15 +280,14 @@ TEST(Toolkit, EachGeneratedHeaderCompilesAlone) {
   for (const auto& header : headers) {
     const fs::path tu = dir.path() / "alone.cpp";
     std::ofstream(tu) << "#include <" << header << ">\n";
-    const auto r = syntax_check(tu, kSourceDir / "generated" / "include", CUWRAP_CUDA_INCLUDE_DIR,
-                                "-Wshadow -Wconversion -Wsign-conversion");
+    const auto r = syntax_check(tu, include(), cuda(), "-Wshadow -Wconversion -Wsign-conversion");
     EXPECT_EQ(r.exit_code, 0) << header << "\n" << r.output;
   }
 }
 
 // The raw and enums headers declare no typed form, the typed header does (header_probe.cpp
 // fails to compile otherwise), and the enums header declares no raw form either.
-TEST(Toolkit, RawAndEnumsHeadersDeclareNoTypedForm) {
+TEST_P(GeneratedHeaders, RawAndEnumsHeadersDeclareNoTypedForm) {
   const fs::path probe = fs::path(CUWRAP_TEST_SOURCE_DIR) / "header_probe.cpp";
   for (const char* lib : kLibraries) {
     for (const std::string flavour : kFlavours) {
@@ -219,12 +300,16 @@ TEST(Toolkit, RawAndEnumsHeadersDeclareNoTypedForm) {
       if (flavour == "_enums") {
         defines += " -DCUWRAP_PROBE_ENUMS";
       }
-      const auto r = syntax_check(probe, kSourceDir / "generated" / "include",
-                                  CUWRAP_CUDA_INCLUDE_DIR, defines);
+      const auto r = syntax_check(probe, include(), cuda(), defines);
       EXPECT_EQ(r.exit_code, 0) << header << "\n" << r.output;
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Toolkit, GeneratedHeaders, ::testing::ValuesIn(bindings_under_test()),
+                         [](const ::testing::TestParamInfo<Bindings>& info) {
+                           return info.param.name;
+                         });
 
 // Regenerate for the toolkit headers in `include` (CUDA `version`): full coverage, ABI
 // versions, and the three headers and their sources compile against those headers.
@@ -261,13 +346,17 @@ TEST(Toolkit, RegeneratesForCuda124) {
   expect_regenerates(CUWRAP_CUDA_12_4_INCLUDE, 12040, "CUWRAP_CUDA_12_4_INCLUDE");
 }
 
-// cuda.h 12.6 next to nvrtc.h and nvJitLink.h of the configured toolkit (13.0): the
-// generator names each header's version and stops without writing anything.
+// cuda.h 12.6 next to nvrtc.h and nvJitLink.h of the toolkit generated/ was generated
+// from (13.0): the generator names each header's version and stops without writing
+// anything.
 TEST(Toolkit, MixedToolkitsAreRefusedNamingEachVersion) {
   const fs::path cuda126 = CUWRAP_CUDA_12_6_INCLUDE;
-  const fs::path current = CUWRAP_CUDA_INCLUDE_DIR;
+  const fs::path current = CUWRAP_CHECKED_IN_CUDA_INCLUDE;
   if (cuda126.empty() || !fs::is_regular_file(cuda126 / "cuda.h")) {
     GTEST_SKIP() << "CUDA 12.6 headers not found (CUWRAP_CUDA_12_6_INCLUDE)";
+  }
+  if (const std::string missing = checked_in_headers_missing(); !missing.empty()) {
+    GTEST_SKIP() << missing;
   }
   ScratchDir dir;
   const fs::path mixed = dir.path() / "mixed";

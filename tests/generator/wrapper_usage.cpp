@@ -66,8 +66,13 @@ void use_typed_forms(CUgraph graph, CUgraphNode node, CUmodule mod, CUdeviceptr 
                      CUmemoryPool pool, CUmemGenericAllocationHandle alloc, CUdevice dev,
                      CUgraphExec exec, const char* src) {
   std::vector<CUgraphNode> nodes = cuwrap::driver::cuGraphGetNodes(graph);
+#if CUDA_VERSION >= 13000
   auto [from, to, edgeData] = cuwrap::driver::cuGraphGetEdges(graph);
   auto [deps, depEdges] = cuwrap::driver::cuGraphNodeGetDependencies(node);
+#else  // CUDA 12.x: the forms with edge data are the _v2 functions
+  auto [from, to, edgeData] = cuwrap::driver::cuGraphGetEdges_v2(graph);
+  auto [deps, depEdges] = cuwrap::driver::cuGraphNodeGetDependencies_v2(node);
+#endif
   std::vector<CUfunction> functions = cuwrap::driver::cuModuleEnumerateFunctions(mod);
   CUcontext ctx = cuwrap::driver::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_CONTEXT>(ptr);
   cuuint64_t threshold =
@@ -82,8 +87,12 @@ void use_typed_forms(CUgraph graph, CUgraphNode node, CUmodule mod, CUdeviceptr 
   CUmemFabricHandle fabric =
       cuwrap::driver::cuMemPoolExportToShareableHandle<CU_MEM_HANDLE_TYPE_FABRIC>(pool, 0);
   auto [luid, mask] = cuwrap::driver::cuDeviceGetLuid(dev);
+#if CUDA_VERSION >= 13000  // cuDeviceGetHostAtomicCapabilities is new in CUDA 13.0
   const CUatomicOperation ops[] = {CU_ATOMIC_OPERATION_INTEGER_ADD};
   std::vector<unsigned int> caps = cuwrap::driver::cuDeviceGetHostAtomicCapabilities(ops, dev);
+#else
+  std::vector<unsigned int> caps;
+#endif
   CUgraphExecUpdateResultInfo info = cuwrap::driver::cuGraphExecUpdate(exec, graph);
   CUgraphNode empty = cuwrap::driver::cuGraphAddEmptyNode(graph, std::span(nodes));
   cuwrap::driver::cuGraphAddEmptyNode(graph, nodes.data(), nodes.size());  // pointer + count

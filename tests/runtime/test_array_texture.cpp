@@ -10,6 +10,7 @@
 #include "bytes.hpp"
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -101,6 +102,7 @@ class ArrayGpu : public cuwrap::testing::DeviceStreamTest {
 };
 
 TEST_F(ArrayGpu, RoundTripsOfEveryShape) {
+  CUWRAP_REQUIRE_NVRTC();
   expect_round_trip({.width = 100, .format = CU_AD_FORMAT_UNSIGNED_INT8}, 1);
   expect_round_trip({.width = 13, .height = 7, .format = CU_AD_FORMAT_FLOAT, .num_channels = 2}, 2);
   expect_round_trip({.width = 9, .height = 5, .depth = 3, .format = CU_AD_FORMAT_HALF}, 3);
@@ -156,6 +158,7 @@ TEST_F(ArrayGpu, MipmapLevelsHalveTheExtents) {
 }
 
 TEST_F(ArrayGpu, LinearFilteringInterpolatesAsOnTheHost) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr int kW = 5;
   constexpr int kH = 4;
   std::vector<float> texels(kW * kH);
@@ -213,6 +216,7 @@ TEST_F(ArrayGpu, LinearFilteringInterpolatesAsOnTheHost) {
 }
 
 TEST_F(ArrayGpu, SurfaceWritesReachTheArray) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr int kW = 12;
   constexpr int kH = 6;
   const Array array(device(), {.width = kW, .height = kH, .format = CU_AD_FORMAT_FLOAT,

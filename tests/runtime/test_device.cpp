@@ -13,6 +13,7 @@
 #include "bytes.hpp"
 #include "gpu.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstdio>
 #include <regex>
@@ -224,6 +225,7 @@ TEST(Device, CanAccessPeerAgreesWithDriver) {
 
 TEST(Device, SyncWaitsForQueuedWork) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   const Device device(0);
   device.set_current();
   cuwrap::testing::TestKernels kernels(device);

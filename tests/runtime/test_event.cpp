@@ -13,6 +13,7 @@
 #include "gpu.hpp"
 #include "host_gate.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <optional>
 #include <stdexcept>
@@ -115,6 +116,7 @@ TEST(Event, DeprecatedBusyWaitedSyncStillWorks) {
 
 TEST(Event, SyncWaitsForRecordedWork) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   SpinWork work;
   work.buffer.fill(std::uint8_t{1}, work.stream);
   work.spin(kSpinCycles * 2);
@@ -128,6 +130,7 @@ TEST(Event, SyncWaitsForRecordedWork) {
 
 TEST(Event, IsDoneIsFalseWhileWorkRuns) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   SpinWork work;
   cuwrap::testing::HostGate gate(work.stream.handle());  // the stream cannot pass until open()
   work.spin(kSpinCycles);
@@ -140,6 +143,7 @@ TEST(Event, IsDoneIsFalseWhileWorkRuns) {
 
 TEST(Event, ElapsedTimeIsPositiveAndOrdered) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   SpinWork work;
   const EventOptions timing{.enable_timing = true};
   Event start = work.stream.record(timing);

@@ -4,6 +4,7 @@
 #include <cuwrap/driver.hpp>
 
 #include "device_fixture.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <gtest/gtest.h>
 
@@ -237,6 +238,7 @@ TEST(GraphTypes, JoinNeedsTwoBuilders) {
 // Capture and replay
 
 TEST_F(GraphTest, CapturedKernelsReplay) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 1000;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -288,6 +290,7 @@ TEST_F(GraphTest, MovingABuilderHandsItOver) {
 }
 
 TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 200;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -307,6 +310,7 @@ TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
 }
 
 TEST_F(GraphTest, DeviceBuilderCapturesOnItsOwnStream) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 300;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -383,6 +387,7 @@ TEST_F(GraphTest, AllocationLeftToAutoFree) {
 // Fork and join
 
 TEST_F(GraphTest, ForkJoinBranchesWriteDisjointHalves) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 2000;
   constexpr std::size_t kHalf = kN / 2;
   const std::vector<unsigned> initial = random_words(kN);
@@ -432,6 +437,7 @@ TEST_F(GraphTest, SplitMisuse) {
 // Conditional nodes
 
 TEST_F(GraphTest, IfNodeRunsBodyOnlyWhenConditionSet) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer flag = device_->allocate(sizeof(unsigned), stream_);
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
   const unsigned start = random_words(1)[0] % 1000u;
@@ -457,6 +463,7 @@ TEST_F(GraphTest, IfNodeRunsBodyOnlyWhenConditionSet) {
 }
 
 TEST_F(GraphTest, IfElseRunsExactlyOneBody) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer flag = device_->allocate(sizeof(unsigned), stream_);
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
   write_words(counter, {0u}, stream_);
@@ -489,6 +496,7 @@ TEST_F(GraphTest, IfElseRunsExactlyOneBody) {
 }
 
 TEST_F(GraphTest, WhileNodeRunsBodyUntilConditionClears) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer counters = device_->allocate(2 * sizeof(unsigned), stream_);
   GraphBuilder builder = device_->create_graph_builder();
   builder.begin_building();
@@ -512,6 +520,7 @@ TEST_F(GraphTest, WhileNodeRunsBodyUntilConditionClears) {
 }
 
 TEST_F(GraphTest, SwitchNodeRunsTheMatchingBody) {
+  CUWRAP_REQUIRE_NVRTC();
   if (CUDA_VERSION < 12080 || cuwrap::driver_version() < 12080) {
     // What the toolkit or driver lacks is refused with UnsupportedError, before any node.
     GraphBuilder builder = device_->create_graph_builder();
@@ -551,6 +560,7 @@ TEST_F(GraphTest, SwitchNodeRunsTheMatchingBody) {
 }
 
 TEST_F(GraphTest, UnusedConditionalHandleFailsInstantiation) {
+  CUWRAP_REQUIRE_NVRTC();
   GraphBuilder builder = device_->create_graph_builder();
   builder.begin_building();
   static_cast<void>(builder.create_conditional_handle(1u));
@@ -585,6 +595,7 @@ TEST_F(GraphTest, ConditionalsNeedACapture) {
 // Update
 
 TEST_F(GraphTest, UpdateChangesKernelArgument) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 512;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -611,6 +622,7 @@ TEST_F(GraphTest, UpdateChangesKernelArgument) {
 }
 
 TEST_F(GraphTest, UpdateWithChangedTopologyThrowsTheReason) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 256;
   Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
   GraphBuilder one = device_->create_graph_builder();
@@ -648,6 +660,7 @@ TEST_F(GraphTest, UpdateWithChangedTopologyThrowsTheReason) {
 // DOT output
 
 TEST_F(GraphTest, DebugDotPrintNamesEveryNode) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 64;
   Buffer data = device_->allocate(kN * sizeof(unsigned), stream_);
   GraphBuilder builder = device_->create_graph_builder();
@@ -677,6 +690,7 @@ TEST_F(GraphTest, DebugDotPrintNamesEveryNode) {
 // Explicit nodes
 
 TEST_F(GraphTest, ExplicitNodesRunInDependencyOrder) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 777;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer src = device_->allocate(kN * sizeof(unsigned), stream_);
@@ -719,6 +733,7 @@ TEST_F(GraphTest, ExplicitNodesRunInDependencyOrder) {
 }
 
 TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 128;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -740,6 +755,7 @@ TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
 }
 
 TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 333;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -768,6 +784,7 @@ TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
 }
 
 TEST_F(GraphTest, AddKernelChecksArguments) {
+  CUWRAP_REQUIRE_NVRTC();
   GraphBuilder builder = device_->create_graph_builder();
   EXPECT_THROW(builder.add_kernel({}, single_thread(), kernels().add_to_counter, 1u),
                std::invalid_argument);
@@ -780,6 +797,7 @@ TEST_F(GraphTest, AddKernelChecksArguments) {
 // Misuse
 
 TEST_F(GraphTest, LaunchIntoBuilderThatHasNotBegunThrows) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
   GraphBuilder builder = device_->create_graph_builder();
   EXPECT_LOGIC_ERROR(launch(builder, single_thread(), kernels().add_to_counter, counter, 1u),
@@ -792,6 +810,7 @@ TEST_F(GraphTest, LaunchIntoBuilderThatHasNotBegunThrows) {
 }
 
 TEST_F(GraphTest, StateMisuseThrowsLogicError) {
+  CUWRAP_REQUIRE_NVRTC();
   GraphBuilder builder = device_->create_graph_builder();
   EXPECT_LOGIC_ERROR(builder.end_building(), "begin_building");
   EXPECT_LOGIC_ERROR(builder.complete(), "never ended");
@@ -846,6 +865,7 @@ TEST_F(GraphTest, SyncDuringCaptureIsRefused) {
 }
 
 TEST_F(GraphTest, DestroyingABuildingBuilderIsSafe) {
+  CUWRAP_REQUIRE_NVRTC();
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
   {
     GraphBuilder builder = stream_.create_graph_builder();
@@ -887,6 +907,7 @@ TEST(GraphTypes, BeginBuildingReturnsTheBuilder) {
 }
 
 TEST_F(GraphTest, ChainedBuildingCapturesAndReplays) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 300;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -901,6 +922,7 @@ TEST_F(GraphTest, ChainedBuildingCapturesAndReplays) {
 }
 
 TEST_F(GraphTest, NodesAndLastNodesNameTheCapturedWork) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 64;
   Buffer data = device_words(random_words(kN));
   GraphBuilder builder = device_->create_graph_builder();
@@ -919,6 +941,7 @@ TEST_F(GraphTest, NodesAndLastNodesNameTheCapturedWork) {
 }
 
 TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 512;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -954,6 +977,7 @@ TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
 }
 
 TEST_F(GraphTest, SetKernelNodeOnACapturedLaunch) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 256;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -972,6 +996,7 @@ TEST_F(GraphTest, SetKernelNodeOnACapturedLaunch) {
 }
 
 TEST_F(GraphTest, SetKernelNodeRefusesBadInput) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 32;
   Buffer data = device_words(random_words(kN));
   const auto n = static_cast<unsigned long long>(kN);
@@ -1018,6 +1043,7 @@ TEST_F(GraphTest, SetKernelNodeRefusesBadInput) {
 }
 
 TEST_F(GraphTest, DisabledNodeDoesNothingUntilEnabled) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 200;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -1048,6 +1074,7 @@ TEST_F(GraphTest, DisabledNodeDoesNothingUntilEnabled) {
 // Event nodes and graph memory
 
 TEST_F(GraphTest, EventRecordNodeRecordsWhenTheGraphRuns) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 400;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);
@@ -1073,6 +1100,7 @@ TEST_F(GraphTest, EventRecordNodeRecordsWhenTheGraphRuns) {
 }
 
 TEST_F(GraphTest, EventWaitNodeWaitsForWorkOutsideTheGraph) {
+  CUWRAP_REQUIRE_NVRTC();
   constexpr std::size_t kN = 400;
   const std::vector<unsigned> initial = random_words(kN);
   Buffer data = device_words(initial);

@@ -9,6 +9,7 @@
 #include "checks.hpp"
 #include "device_fixture.hpp"
 #include "versions.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -158,6 +159,7 @@ TEST_F(GreenContextTest, CreateContextRejectsNoResourcesAndDryRuns) {
 }
 
 TEST_F(GreenContextTest, KernelOnGreenStreamRunsOnlyOnItsPartition) {
+  CUWRAP_REQUIRE_NVRTC();
   const cuwrap::Kernel kernel = smid_kernel();
   const SMResource all = device().resources().sm();
   const SMResourceSplit split = all.split({.count = {all.min_partition_size()}});

@@ -10,6 +10,7 @@
 #include "checks.hpp"
 #include "device_fixture.hpp"
 #include "kernel_sources.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -202,6 +203,7 @@ class LaunchGpu : public cuwrap::testing::DeviceStreamTest {
     if (IsSkipped()) {
       return;
     }
+    CUWRAP_REQUIRE_NVRTC();
     Program program(kKernels, CodeType::Cxx);  // arch: the current device's
     const std::vector<std::string> expressions{"vector_add<float>", "vector_add<double>"};
     code_.emplace(program.compile(TargetType::Cubin, expressions));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "device_fixture.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -110,6 +111,7 @@ std::vector<unsigned long long> run_pair(const cuwrap::Device& device, const cuw
 }
 
 TEST_F(LaunchExtrasGpu, DependentKernelOverlapsThePrimarysTail) {
+  CUWRAP_REQUIRE_NVRTC();
   if (device().compute_capability().major < 9) {
     GTEST_SKIP() << "programmatic dependent launch overlaps on sm_90 and newer only";
   }
@@ -129,6 +131,7 @@ extern "C" __global__ void add_one(int* x) { atomicAdd(x, 1); }
 )";
 
 TEST_F(LaunchExtrasGpu, PriorityLaunchRunsOnEveryPriorityOfTheRange) {
+  CUWRAP_REQUIRE_NVRTC();
   const ObjectCode code = Program(kAddSource, CodeType::Cxx).compile(TargetType::Cubin);
   const Kernel add_one = code.get_kernel("add_one");
   const auto [least, greatest] = cuwrap::driver::cuCtxGetStreamPriorityRange();
@@ -144,6 +147,7 @@ TEST_F(LaunchExtrasGpu, PriorityLaunchRunsOnEveryPriorityOfTheRange) {
 }
 
 TEST_F(LaunchExtrasGpu, DefaultStreamRunsWorkInOrder) {
+  CUWRAP_REQUIRE_NVRTC();
   const cuwrap::Stream s = device().default_stream();
   EXPECT_EQ(s.handle(), CU_STREAM_LEGACY);
   EXPECT_FALSE(s.is_owning());

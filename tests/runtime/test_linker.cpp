@@ -7,7 +7,7 @@
 #include "checks.hpp"
 #include "gpu.hpp"
 #include "kernel_sources.hpp"
-#include "nvjitlink_probe.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <random>
 #include <stdexcept>
@@ -92,6 +92,7 @@ TEST(LinkerOptions, ArchDefaultsToTheDeviceOrIsRequired) {
 }
 
 TEST(Linker, LinksTwoRelocatableUnitsToCubin) {
+  CUWRAP_REQUIRE_NVRTC();
   Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
   // Without a usable nvJitLink the driver's linker does the same job (no handle then).
   if (cuwrap::detail::nvjitlink_usable()) {
@@ -110,11 +111,13 @@ TEST(Linker, LinksTwoRelocatableUnitsToCubin) {
 }
 
 TEST(Linker, LinksPtxWithCubin) {
+  CUWRAP_REQUIRE_NVRTC();
   Linker linker({compile(kHelper, TargetType::Ptx), compile(kMain, TargetType::Cubin)}, sm90());
   EXPECT_TRUE(is_elf(linker.link(TargetType::Cubin).code()));
 }
 
 TEST(Linker, LinkTimeOptimizesLtoirUnits) {
+  CUWRAP_REQUIRE_NVRTC();
   if (!cuwrap::detail::nvjitlink_usable()) {
     // Only nvJitLink optimises at link time: the driver fallback refuses, naming why.
     try {
@@ -140,6 +143,7 @@ TEST(Linker, LinkTimeOptimizesLtoirUnits) {
 }
 
 TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
+  CUWRAP_REQUIRE_NVRTC();
   CUWRAP_REQUIRE_NVJITLINK();
   EXPECT_THROW(
       {
@@ -152,6 +156,7 @@ TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
 }
 
 TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
+  CUWRAP_REQUIRE_NVRTC();
   CUWRAP_REQUIRE_NVJITLINK();  // the driver's linker: LinkerDriverFallbackGpu
   Linker linker({compile(kMain, TargetType::Cubin)}, sm90());
   try {
@@ -165,6 +170,7 @@ TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
 }
 
 TEST(Linker, RejectsBadRequests) {
+  CUWRAP_REQUIRE_NVRTC();
   CUWRAP_REQUIRE_NVJITLINK();  // the driver's linker: test_linker_driver.cpp
   EXPECT_THROW(Linker({}, sm90()), std::invalid_argument);
   Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
@@ -178,6 +184,7 @@ TEST(Linker, RejectsBadRequests) {
 }
 
 TEST(Linker, KeepsNameExpressionsOfItsInputs) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions options;
   options.arch = "sm_90";
   options.relocatable_device_code = true;
@@ -191,6 +198,7 @@ TEST(Linker, KeepsNameExpressionsOfItsInputs) {
 }
 
 TEST(Linker, CloseIsIdempotentAndMovesTransferOwnership) {
+  CUWRAP_REQUIRE_NVRTC();
   static_assert(!std::is_copy_constructible_v<Linker>);
   Linker a({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
   const nvJitLinkHandle handle = a.handle();
@@ -211,6 +219,7 @@ TEST(Linker, CloseIsIdempotentAndMovesTransferOwnership) {
 
 TEST(LinkerGpu, LinkedKernelRuns) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::Device device(0);
   device.set_current();
   const std::string arch = "sm_" + device.arch();

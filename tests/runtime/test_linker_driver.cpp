@@ -8,6 +8,7 @@
 
 #include "gpu.hpp"
 #include "kernel_sources.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstdlib>
 #include <random>
@@ -48,6 +49,7 @@ LinkerOptions with_arch(const std::string& arch) {
 }
 
 TEST(LinkerDriverFallback, ChosenWhenNvJitLinkIsMissing) {
+  CUWRAP_REQUIRE_NVRTC();
   ASSERT_TRUE(kNvJitLinkHidden);
   EXPECT_FALSE(cuwrap::detail::nvjitlink_usable());
   Linker linker({compile(kHelper, TargetType::Cubin, "sm_90"),
@@ -63,6 +65,7 @@ TEST(LinkerDriverFallback, ChosenWhenNvJitLinkIsMissing) {
 }
 
 TEST(LinkerDriverFallback, RejectsWhatOnlyNvJitLinkDoes) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::vector<ObjectCode> inputs{compile(kMain, TargetType::Cubin, "sm_90")};
   const auto expect_rejected = [&](LinkerOptions options, const std::string& field) {
     try {
@@ -95,6 +98,7 @@ TEST(LinkerDriverFallback, RejectsWhatOnlyNvJitLinkDoes) {
 
 TEST(LinkerDriverFallbackGpu, LinksRelocatableUnitsThatRun) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::Device device(0);
   device.set_current();
   const std::string arch = "sm_" + device.arch();
@@ -127,6 +131,7 @@ TEST(LinkerDriverFallbackGpu, LinksRelocatableUnitsThatRun) {
 
 TEST(LinkerDriverFallbackGpu, UndefinedSymbolFailsWithTheErrorLog) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::Device device(0);
   device.set_current();
   const std::string arch = "sm_" + device.arch();
@@ -142,6 +147,7 @@ TEST(LinkerDriverFallbackGpu, UndefinedSymbolFailsWithTheErrorLog) {
 
 TEST(LinkerDriverFallbackGpu, PtxProgramAssemblesThroughTheDriver) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::Device device(0);
   device.set_current();
   const std::string arch = "sm_" + device.arch();

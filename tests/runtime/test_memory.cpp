@@ -14,6 +14,7 @@
 #include "checks.hpp"
 #include "device_fixture.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -331,16 +332,19 @@ void expect_host_written_device_read(MemoryResource& mr, const Device& device, c
 }
 
 TEST_F(MemoryTest, PinnedMemoryWrittenByHostReadByDevice) {
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::PinnedMemoryResource mr;
   expect_host_written_device_read(mr, device(), stream(), 51);
 }
 
 TEST_F(MemoryTest, LegacyPinnedMemoryWrittenByHostReadByDevice) {
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::LegacyPinnedMemoryResource mr;
   expect_host_written_device_read(mr, device(), stream(), 52);
 }
 
 TEST_F(MemoryTest, ManagedMemoryWrittenByHostReadByDevice) {
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::ManagedMemoryResource mr;
   expect_host_written_device_read(mr, device(), stream(), 53);
 }

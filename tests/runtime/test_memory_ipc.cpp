@@ -18,6 +18,7 @@
 #include "device_fixture.hpp"
 #include "gpu.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -412,6 +413,7 @@ TEST(IpcChildProcess, ImportWriteAndSignal) {
 }
 
 TEST_F(IpcTest, TwoProcessesShareABuffer) {
+  CUWRAP_REQUIRE_NVRTC();
   DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
   Buffer buffer = mr.allocate(kBytes, stream());
   EXPECT_FALSE(buffer.is_mapped());  // the exporter's own allocation

@@ -13,6 +13,7 @@
 #include "bytes.hpp"
 #include "device_fixture.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <fcntl.h>
 
@@ -160,6 +161,7 @@ TEST_F(ResourceTest, ReleasedMemoryIsFreedByTheCaller) {
 }
 
 TEST_F(ResourceTest, DeallocationStreamOrdersTheFree) {
+  CUWRAP_REQUIRE_NVRTC();
   DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.create_pool = true});
   const cuwrap::testing::TestKernels kernels(device());
   Stream other = device().create_stream();

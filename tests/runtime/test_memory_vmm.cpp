@@ -13,6 +13,7 @@
 #include "bytes.hpp"
 #include "device_fixture.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,7 @@ class VmmTest : public cuwrap::testing::DeviceStreamTest {
 };
 
 TEST_F(VmmTest, AllocatesCopiesAndRunsKernels) {
+  CUWRAP_REQUIRE_NVRTC();
   VirtualMemoryResource vmm(device(), plain());
   ASSERT_GT(vmm.granularity(), 0U);
   const std::size_t size = vmm.granularity() + 17;  // two granules once rounded

@@ -10,6 +10,7 @@
 #include "checks.hpp"
 #include "gpu.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -235,16 +236,19 @@ void check_cross_device_copy_waits_for_event(bool with_peer_access) {
 
 TEST(PeerCopy, CrossDeviceCopyWaitsForEventOfOtherDevice) {
   REQUIRE_TWO_GPUS();
+  CUWRAP_REQUIRE_NVRTC();
   check_cross_device_copy_waits_for_event(false);
 }
 
 TEST(PeerCopy, CrossDeviceCopyWithPeerAccessEnabled) {
   REQUIRE_TWO_GPUS();
+  CUWRAP_REQUIRE_NVRTC();
   check_cross_device_copy_waits_for_event(true);
 }
 
 TEST(PeerCopy, StreamOfDevice1WaitsForStreamOfDevice0) {
   REQUIRE_TWO_GPUS();
+  CUWRAP_REQUIRE_NVRTC();
   const Device d0(0);
   const Device d1(1);
   const cuwrap::testing::TestKernels kernels0(d0);
@@ -289,6 +293,7 @@ TEST(PerDevice, BufferOfDevice1AllocatedUsedAndFreedWhileDevice0IsCurrent) {
 
 TEST(PerDevice, OneKernelLaunchedOnStreamsOfBothDevices) {
   REQUIRE_TWO_GPUS();
+  CUWRAP_REQUIRE_NVRTC();
   const Device d0(0);
   const Device d1(1);
   if (d0.arch() != d1.arch()) {

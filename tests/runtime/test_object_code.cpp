@@ -8,6 +8,7 @@
 #include "checks.hpp"
 #include "device_fixture.hpp"
 #include "kernel_sources.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -85,6 +86,7 @@ TEST(ObjectCode, FromMemoryKeepsTheBytes) {
 }
 
 TEST(ObjectCode, CopiesShareTheCode) {
+  CUWRAP_REQUIRE_NVRTC();
   const ObjectCode a = compile(TargetType::Ptx);
   const ObjectCode b = a;  // NOLINT(performance-unnecessary-copy-initialization)
   EXPECT_EQ(a.code().data(), b.code().data());
@@ -92,6 +94,7 @@ TEST(ObjectCode, CopiesShareTheCode) {
 }
 
 TEST(ObjectCode, FromFileChoosesTheKindByExtension) {
+  CUWRAP_REQUIRE_NVRTC();
   TempDir dir;
   const ObjectCode cubin = compile(TargetType::Cubin);
   const ObjectCode ptx = compile(TargetType::Ptx);
@@ -160,6 +163,7 @@ TEST(ObjectCode, FromFileRejectsUnknownExtensionsAndMissingFiles) {
 }
 
 TEST(ObjectCode, LtoirCannotBeLoaded) {
+  CUWRAP_REQUIRE_NVRTC();
   const ObjectCode ltoir = compile(TargetType::Ltoir);
   try {
     static_cast<void>(ltoir.get_kernel("saxpy"));
@@ -181,6 +185,7 @@ TEST(ObjectCode, TargetTypeNames) {
 class ObjectCodeGpu : public cuwrap::testing::DeviceTest {};
 
 TEST_F(ObjectCodeGpu, GetKernelByNameAndByNameExpression) {
+  CUWRAP_REQUIRE_NVRTC();
   for (TargetType target : {TargetType::Cubin, TargetType::Ptx}) {
     const ObjectCode obj = compile(target, std::nullopt);
     EXPECT_NE(obj.handle(), nullptr);
@@ -194,6 +199,7 @@ TEST_F(ObjectCodeGpu, GetKernelByNameAndByNameExpression) {
 }
 
 TEST_F(ObjectCodeGpu, UnknownKernelListsTheKernelsThatExist) {
+  CUWRAP_REQUIRE_NVRTC();
   const ObjectCode obj = compile(TargetType::Cubin, std::nullopt);
   try {
     static_cast<void>(obj.get_kernel("saxpi"));
@@ -208,6 +214,7 @@ TEST_F(ObjectCodeGpu, UnknownKernelListsTheKernelsThatExist) {
 }
 
 TEST_F(ObjectCodeGpu, ArgumentsInfoIsTheParameterLayout) {
+  CUWRAP_REQUIRE_NVRTC();
   const ObjectCode obj = compile(TargetType::Cubin, std::nullopt);
   const Kernel saxpy = obj.get_kernel("saxpy");
   ASSERT_EQ(saxpy.num_arguments(), 5u);
@@ -221,6 +228,7 @@ TEST_F(ObjectCodeGpu, ArgumentsInfoIsTheParameterLayout) {
 }
 
 TEST_F(ObjectCodeGpu, KernelKeepsTheLibraryAliveAndCopiesShareIt) {
+  CUWRAP_REQUIRE_NVRTC();
   std::optional<Kernel> kernel;
   {
     const ObjectCode obj = compile(TargetType::Cubin, std::nullopt);
@@ -235,6 +243,7 @@ TEST_F(ObjectCodeGpu, KernelKeepsTheLibraryAliveAndCopiesShareIt) {
 }
 
 TEST_F(ObjectCodeGpu, KernelAttributesAgreeWithTheDriver) {
+  CUWRAP_REQUIRE_NVRTC();
   const ObjectCode obj = compile(TargetType::Cubin, std::nullopt);
   const Kernel kernel = obj.get_kernel("vector_add<float>");
   const CUfunction function = cuwrap::driver::cuKernelGetFunction(kernel.handle());
@@ -259,6 +268,7 @@ TEST_F(ObjectCodeGpu, KernelAttributesAgreeWithTheDriver) {
 // image computes 2 * i + 1000 for every element (exact in float, so no fused
 // multiply-add rounding can make the comparison flaky).
 TEST_F(ObjectCodeGpu, FromFileCubinRuns) {
+  CUWRAP_REQUIRE_NVRTC();
   TempDir dir;
   const ObjectCode built = compile(TargetType::Cubin, std::nullopt);
   const ObjectCode loaded = ObjectCode::from_file(dir.write("kernels.cubin", built.code()));
@@ -287,6 +297,7 @@ TEST_F(ObjectCodeGpu, FromFileCubinRuns) {
 }
 
 TEST_F(ObjectCodeGpu, KernelFromHandleIsNonOwning) {
+  CUWRAP_REQUIRE_NVRTC();
   const ObjectCode obj = compile(TargetType::Cubin, std::nullopt);
   const Kernel owned = obj.get_kernel("saxpy");
   const Kernel wrapped = Kernel::from_handle(owned.handle());

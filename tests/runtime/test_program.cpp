@@ -9,7 +9,7 @@
 #include "checks.hpp"
 #include "gpu.hpp"
 #include "kernel_sources.hpp"
-#include "nvjitlink_probe.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -207,6 +207,7 @@ TEST(ProgramOptions, ArchDefaultsToTheDeviceOrIsRequired) {
 // ---- targets -----------------------------------------------------------------------
 
 TEST(Program, CompilesCxxToPtxForTheGivenArch) {
+  CUWRAP_REQUIRE_NVRTC();
   Program program(kSaxpySource, CodeType::Cxx, sm90());
   EXPECT_EQ(program.backend(), "NVRTC");
   ObjectCode obj = program.compile(TargetType::Ptx);
@@ -219,6 +220,7 @@ TEST(Program, CompilesCxxToPtxForTheGivenArch) {
 }
 
 TEST(Program, CompilesCxxToCubin) {
+  CUWRAP_REQUIRE_NVRTC();
   Program program(kSaxpySource, CodeType::Cxx, sm90());
   ObjectCode obj = program.compile(TargetType::Cubin);
   EXPECT_EQ(obj.code_type(), TargetType::Cubin);
@@ -226,6 +228,7 @@ TEST(Program, CompilesCxxToCubin) {
 }
 
 TEST(Program, CompilesCxxToLtoir) {
+  CUWRAP_REQUIRE_NVRTC();
   Program program(kSaxpySource, CodeType::Cxx, sm90());
   ObjectCode obj = program.compile(TargetType::Ltoir);
   EXPECT_EQ(obj.code_type(), TargetType::Ltoir);
@@ -236,6 +239,7 @@ TEST(Program, CompilesCxxToLtoir) {
 }
 
 TEST(Program, CompilesTwiceFromOneProgram) {
+  CUWRAP_REQUIRE_NVRTC();
   Program program(kSaxpySource, CodeType::Cxx, sm90());
   ObjectCode ptx = program.compile(TargetType::Ptx);
   ObjectCode cubin = program.compile(TargetType::Cubin);
@@ -244,6 +248,7 @@ TEST(Program, CompilesTwiceFromOneProgram) {
 }
 
 TEST(Program, RejectsFatbinTarget) {
+  CUWRAP_REQUIRE_NVRTC();
   Program program(kSaxpySource, CodeType::Cxx, sm90());
   EXPECT_THROW(static_cast<void>(program.compile(TargetType::Fatbin)), std::invalid_argument);
 }
@@ -251,6 +256,7 @@ TEST(Program, RejectsFatbinTarget) {
 // ---- each option changes what NVRTC does -----------------------------------------
 
 TEST(ProgramOptionsEffect, DefineMacroChangesThePtx) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions with = sm90();
   with.define_macro = {"EXTRA_VALUE=1234567"};
   EXPECT_FALSE(has_float_1234567(ptx_of(kMath, sm90())));
@@ -258,12 +264,14 @@ TEST(ProgramOptionsEffect, DefineMacroChangesThePtx) {
 }
 
 TEST(ProgramOptionsEffect, ExtraOptionsArePassedVerbatim) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions with = sm90();
   with.extra_options = {"-DEXTRA_VALUE=1234567"};
   EXPECT_TRUE(has_float_1234567(ptx_of(kMath, with)));
 }
 
 TEST(ProgramOptionsEffect, MaxRegisterCountLimitsRegisters) {
+  CUWRAP_REQUIRE_NVRTC();
   auto registers = [](ProgramOptions options) {
     Program program(kRegisterHungry, CodeType::Cxx, std::move(options));
     ObjectCode obj = program.compile(TargetType::Cubin);
@@ -280,6 +288,7 @@ TEST(ProgramOptionsEffect, MaxRegisterCountLimitsRegisters) {
 }
 
 TEST(ProgramOptionsEffect, LineinfoAddsLocDirectives) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions with = sm90();
   with.lineinfo = true;
   EXPECT_FALSE(contains(ptx_of(kMath, sm90()), "\t.loc\t"));
@@ -287,6 +296,7 @@ TEST(ProgramOptionsEffect, LineinfoAddsLocDirectives) {
 }
 
 TEST(ProgramOptionsEffect, DebugMakesADebugTarget) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions with = sm90();
   with.debug = true;
   EXPECT_FALSE(contains(ptx_of(kMath, sm90()), ".target sm_90, debug"));
@@ -294,6 +304,7 @@ TEST(ProgramOptionsEffect, DebugMakesADebugTarget) {
 }
 
 TEST(ProgramOptionsEffect, StdSelectsTheLanguageStandard) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::string source =
       "template <class T> concept Small = sizeof(T) <= 8;\n"
       "template <Small T> __global__ void k(T* o) { *o = T{}; }\n"
@@ -307,6 +318,7 @@ TEST(ProgramOptionsEffect, StdSelectsTheLanguageStandard) {
 }
 
 TEST(ProgramOptionsEffect, IncludePathFindsHeaders) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                     ("cuwrap_include_" + std::to_string(std::random_device{}()));
   std::filesystem::create_directories(dir);
@@ -322,6 +334,7 @@ TEST(ProgramOptionsEffect, IncludePathFindsHeaders) {
 }
 
 TEST(ProgramOptionsEffect, UseFastMathUsesApproximations) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions with = sm90();
   with.use_fast_math = true;
   EXPECT_FALSE(contains(ptx_of(kMath, sm90()), "sin.approx"));
@@ -329,6 +342,7 @@ TEST(ProgramOptionsEffect, UseFastMathUsesApproximations) {
 }
 
 TEST(ProgramOptionsEffect, FtzFlushesDenormals) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions with = sm90();
   with.ftz = true;
   ProgramOptions without = sm90();
@@ -338,6 +352,7 @@ TEST(ProgramOptionsEffect, FtzFlushesDenormals) {
 }
 
 TEST(ProgramOptionsEffect, PrecDivAndPrecSqrtSelectTheInstructions) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions approximate = sm90();
   approximate.prec_div = false;
   approximate.prec_sqrt = false;
@@ -353,6 +368,7 @@ TEST(ProgramOptionsEffect, PrecDivAndPrecSqrtSelectTheInstructions) {
 }
 
 TEST(ProgramOptionsEffect, FmaControlsContraction) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions off = sm90();
   off.fma = false;
   ProgramOptions on = sm90();
@@ -363,6 +379,7 @@ TEST(ProgramOptionsEffect, FmaControlsContraction) {
 }
 
 TEST(ProgramOptionsEffect, RelocatableDeviceCodeAllowsExternFunctions) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::string source =
       "extern \"C\" __device__ float helper(float);\n"
       "extern \"C\" __global__ void k(float* o) { o[0] = helper(o[0]); }\n";
@@ -373,6 +390,7 @@ TEST(ProgramOptionsEffect, RelocatableDeviceCodeAllowsExternFunctions) {
 }
 
 TEST(ProgramOptionsEffect, LinkTimeOptimizationProducesLtoir) {
+  CUWRAP_REQUIRE_NVRTC();
   ProgramOptions lto = sm90();
   lto.link_time_optimization = true;
   Program program(kSaxpySource, CodeType::Cxx, lto);
@@ -384,6 +402,7 @@ TEST(ProgramOptionsEffect, LinkTimeOptimizationProducesLtoir) {
 // ---- name expressions and errors -------------------------------------------------
 
 TEST(Program, NameExpressionsGiveLoweredNames) {
+  CUWRAP_REQUIRE_NVRTC();
   Program program(kVectorAddSource, CodeType::Cxx, sm90());
   const std::vector<std::string> expressions{"vector_add<float>", "vector_add<int>"};
   ObjectCode obj = program.compile(TargetType::Cubin, expressions);
@@ -400,6 +419,7 @@ TEST(Program, NameExpressionsGiveLoweredNames) {
 }
 
 TEST(Program, NameExpressionsWrittenInPlace) {
+  CUWRAP_REQUIRE_NVRTC();
   Program program(kVectorAddSource, CodeType::Cxx, sm90());
   ObjectCode obj = program.compile(TargetType::Ptx, {"vector_add<float>", "vector_add<double>"});
   EXPECT_EQ(obj.lowered_name("vector_add<double>"), "_Z10vector_addIdEvPKT_S2_PS0_m");
@@ -408,6 +428,7 @@ TEST(Program, NameExpressionsWrittenInPlace) {
 }
 
 TEST(Program, CompileErrorCarriesTheLog) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::string source =
       "extern \"C\" __global__ void k(float* o) {\n"
       "  o[0] = 1.0f;\n"
@@ -431,6 +452,7 @@ TEST(Program, CompileErrorCarriesTheLog) {
 }
 
 TEST(Program, LogReceivesWarningsOnSuccess) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::string source =
       "extern \"C\" __global__ void k(float* o) { int unused_variable; o[0] = 1.0f; }\n";
   Program program(source, CodeType::Cxx, sm90());
@@ -443,6 +465,7 @@ TEST(Program, LogReceivesWarningsOnSuccess) {
 // ---- other code types, lifetime ----------------------------------------------------
 
 TEST(Program, PtxCompilesToCubinThroughNvJitLink) {
+  CUWRAP_REQUIRE_NVRTC();
   const std::string ptx = ptx_of(kSaxpySource, sm90());
   Program program(ptx, CodeType::Ptx, sm90());
   // Without a usable nvJitLink the driver's JIT compiles the PTX instead.
@@ -478,6 +501,7 @@ TEST(Program, NvvmIsNotSupportedYet) {
 }
 
 TEST(Program, CloseIsIdempotentAndLaterUseThrows) {
+  CUWRAP_REQUIRE_NVRTC();
   Program program(kSaxpySource, CodeType::Cxx, sm90());
   EXPECT_NE(program.handle(), nullptr);
   program.close();
@@ -492,6 +516,7 @@ TEST(Program, CloseIsIdempotentAndLaterUseThrows) {
 }
 
 TEST(Program, MovesOwnership) {
+  CUWRAP_REQUIRE_NVRTC();
   static_assert(!std::is_copy_constructible_v<Program>);
   static_assert(std::is_nothrow_move_constructible_v<Program>);
   Program a(kSaxpySource, CodeType::Cxx, sm90());
@@ -510,6 +535,7 @@ TEST(Program, MovesOwnership) {
 
 TEST(ProgramGpu, MaxRegisterCountIsVisibleToTheDriver) {
   CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
   cuwrap::Device device(0);
   ProgramOptions limited;
   limited.max_register_count = 32;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_sources.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -88,6 +89,7 @@ std::vector<fs::path> entry_files(const fs::path& dir) {
 // ---- key --------------------------------------------------------------------------
 
 TEST(ProgramCacheKey, ChangesWithEveryInput) {
+  CUWRAP_REQUIRE_NVRTC();
   Program base(kSource, CodeType::Cxx, sm90());
   const std::string key = base.program_cache_key(TargetType::Cubin);
   EXPECT_EQ(key, base.program_cache_key(TargetType::Cubin)) << "the key must be deterministic";
@@ -144,6 +146,7 @@ TEST(InMemoryProgramCache, EvictsLeastRecentlyUsedByBytes) {
 }
 
 TEST(InMemoryProgramCache, CompileHitReturnsTheSameCodeAndNames) {
+  CUWRAP_REQUIRE_NVRTC();
   InMemoryProgramCache cache(std::size_t{16} << 20);
   const std::vector<std::string> names{"fill<int>"};
   std::string log1;
@@ -167,6 +170,7 @@ TEST(InMemoryProgramCache, CompileHitReturnsTheSameCodeAndNames) {
 }
 
 TEST(InMemoryProgramCache, MalformedValueIsAMissAndIsReplaced) {
+  CUWRAP_REQUIRE_NVRTC();
   InMemoryProgramCache cache(std::size_t{16} << 20);
   Program p(kSource, CodeType::Cxx, sm90());
   const std::string key = p.program_cache_key(TargetType::Ptx);
@@ -179,6 +183,7 @@ TEST(InMemoryProgramCache, MalformedValueIsAMissAndIsReplaced) {
 // ---- FileProgramCache -------------------------------------------------------------
 
 TEST(FileProgramCache, StoresAcrossInstancesAndCompiles) {
+  CUWRAP_REQUIRE_NVRTC();
   TempDir dir;
   const std::vector<std::string> names{"fill<float>"};
   ObjectCode first = [&] {
@@ -244,6 +249,7 @@ TEST(FileProgramCache, DamagedEntriesAreMisses) {
 }
 
 TEST(FileProgramCache, CorruptEntryMakesCompileRecompile) {
+  CUWRAP_REQUIRE_NVRTC();
   TempDir dir;
   FileProgramCache cache(dir.path(), std::size_t{64} << 20);
   Program p(kSource, CodeType::Cxx, sm90());
@@ -400,6 +406,7 @@ TEST(FileProgramCache, RefusesADirectoryOwnedByAnotherUser) {
 }
 
 TEST(FileProgramCache, UnwritableDirectoryCompilesUncachedWithOneWarning) {
+  CUWRAP_REQUIRE_NVRTC();
   TempDir dir;
   std::vector<std::string> warnings;
   FileProgramCache cache(dir.path(), std::size_t{64} << 20,

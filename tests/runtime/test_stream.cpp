@@ -16,6 +16,7 @@
 #include "gpu.hpp"
 #include "host_gate.hpp"
 #include "test_kernels.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstddef>
 #include <stdexcept>
@@ -97,6 +98,7 @@ TEST_F(StreamTest, PriorityOutsideTheRangeThrowsNamingValueAndRange) {
 }
 
 TEST_F(StreamTest, SyncAndIsDone) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream stream = device().create_stream();
   cuwrap::Buffer buffer = device().allocate(1024, stream);
@@ -111,6 +113,7 @@ TEST_F(StreamTest, SyncAndIsDone) {
 }
 
 TEST_F(StreamTest, CopyAfterKernelSeesItsResult) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream stream = device().create_stream();
   const auto data = random_bytes((1 << 20) + 13, 1);
@@ -122,6 +125,7 @@ TEST_F(StreamTest, CopyAfterKernelSeesItsResult) {
 }
 
 TEST_F(StreamTest, WaitOnStreamOrdersWorkAcrossStreams) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream producer = device().create_stream();
   Stream consumer = device().create_stream();
@@ -136,6 +140,7 @@ TEST_F(StreamTest, WaitOnStreamOrdersWorkAcrossStreams) {
 }
 
 TEST_F(StreamTest, WaitOnEventOrdersWorkAcrossStreams) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream producer = device().create_stream();
   Stream consumer = device().create_stream();
@@ -227,6 +232,7 @@ TEST_F(StreamTest, DefaultStreamsWork) {
 }
 
 TEST_F(StreamTest, BlockingStreamOrdersWithLegacyDefaultStream) {
+  CUWRAP_REQUIRE_NVRTC();
   TestKernels kernels(device());
   Stream blocking = device().create_stream({.nonblocking = false});
   const auto data = random_bytes(1 << 16, 5);

@@ -4,6 +4,7 @@
 #include <cuwrap/cuwrap.hpp>
 
 #include "device_fixture.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <gtest/gtest.h>
 
@@ -43,6 +44,7 @@ cuwrap::LaunchConfig config_for(std::size_t n) {
 class StressTest : public cuwrap::testing::DeviceTest {};
 
 TEST_F(StressTest, SixteenThreadsShareDeviceKernelResourcesAndGraph) {
+  CUWRAP_REQUIRE_NVRTC();
   if (IsSkipped()) {
     return;
   }

@@ -9,6 +9,7 @@
 
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -234,6 +235,7 @@ class TensorMapGpu : public cuwrap::testing::DeviceStreamTest {
 };
 
 TEST_F(TensorMapGpu, CpAsyncBulkTensorLoadsTheTilesTheDescriptorNames) {
+  CUWRAP_REQUIRE_NVRTC();
   const cuwrap::Kernel kernel = cuwrap::Program(kTileKernel, cuwrap::CodeType::Cxx)
                                     .compile(cuwrap::TargetType::Cubin)
                                     .get_kernel("load_tile");
