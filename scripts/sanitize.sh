@@ -15,7 +15,7 @@ CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CUWRAP_BUILD=${CUWRAP_ASAN_BUILD:-$CUWRAP_ROOT/build-asan}
 CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-EXCLUDE=${CUWRAP_SANITIZE_EXCLUDE-^Toolkit\.}
+EXCLUDE=${CUWRAP_SANITIZE_EXCLUDE-^Toolkit[./]}
 
 # Warnings are not errors here: GCC's flow analysis under -fsanitize reports false
 # -Wmaybe-uninitialized in libstdc++ (<regex>, std::function); the regular build keeps

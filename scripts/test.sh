@@ -3,7 +3,8 @@
 # check the handwritten code with clang-tidy and run the suite again under
 # AddressSanitizer + UndefinedBehaviorSanitizer. Tests that need a GPU skip with their
 # reason on a machine without one. The library, tests, examples and docs snippets are
-# also built against the CUDA 12.4 and 12.6 headers and their CPU suites run.
+# also built against the CUDA 12.4 headers (the generator on, with g++-11) and the 12.6
+# headers (with clang++-14), and their suites run: the compiler matrix.
 # CUWRAP_QUICK=1 stops after those ctest runs. CUWRAP_WERROR=ON (what .ci/run sets) makes
 # warnings errors in the project's code; a user's build only warns.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
