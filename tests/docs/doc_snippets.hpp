@@ -22,6 +22,11 @@
 #include <utility>
 #include <vector>
 
+// `<!-- if CUWRAP_DOCS_CUDA_13 -->`: a snippet that shows the CUDA 13.0 forms.
+#if CUDA_VERSION >= 13000
+#define CUWRAP_DOCS_CUDA_13 1
+#endif
+
 namespace cuwrap_docs {
 
 /// One Markdown page whose snippets were extracted into one function.

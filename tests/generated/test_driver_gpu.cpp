@@ -171,6 +171,12 @@ TEST_F(GeneratedDriverGpu, StreamAndEventQueryAnswerWithBool) {
   const CUstream stream = drv::cuStreamCreate(CU_STREAM_NON_BLOCKING);
   const CUevent event = drv::cuEventCreate(CU_EVENT_DEFAULT);
   {
+    // Loaded before the gate (host_gate.hpp: a first launch behind it would hang).
+    unsigned long long no_cycles = 0;
+    void* warm_up[] = {&no_cycles};
+    drv::cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 1, 1, 1, 1, 1, 1, 0, stream,
+                        warm_up, nullptr);
+    drv::cuStreamSynchronize(stream);
     // The stream waits on a host gate before the kernel: "not done" holds however slow the
     // host is. The gate's destructor waits for the stream.
     cuwrap::testing::HostGate gate(stream);

@@ -412,7 +412,9 @@ static_assert(
 // Named ..._SUPPORTED in cuda.h, answered yes or no: bool, whatever the header's
 // wording (HOST_MEMORY_POOLS_SUPPORTED's says "Device suports").
 using Props = const cuwrap::DeviceProperties&;
+#if CUDA_VERSION >= 13000  // not in the 12.4/12.6 headers
 static_assert(std::is_same_v<decltype(std::declval<Props>().host_memory_pools_supported()), bool>);
+#endif
 static_assert(std::is_same_v<decltype(std::declval<Props>().memory_pools_supported()), bool>);
 static_assert(std::is_same_v<decltype(std::declval<Props>().host_native_atomic_supported()), bool>);
 static_assert(

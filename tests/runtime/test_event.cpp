@@ -132,6 +132,8 @@ TEST(Event, IsDoneIsFalseWhileWorkRuns) {
   CUWRAP_REQUIRE_GPU();
   CUWRAP_REQUIRE_NVRTC();
   SpinWork work;
+  work.spin(0);  // loaded before the gate (host_gate.hpp: a first launch behind it would hang)
+  work.stream.sync();
   cuwrap::testing::HostGate gate(work.stream.handle());  // the stream cannot pass until open()
   work.spin(kSpinCycles);
   Event event = work.stream.record();

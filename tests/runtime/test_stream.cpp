@@ -103,6 +103,9 @@ TEST_F(StreamTest, SyncAndIsDone) {
   Stream stream = device().create_stream();
   cuwrap::Buffer buffer = device().allocate(1024, stream);
   buffer.fill(std::uint8_t{3}, stream);
+  // Loaded before the gate (host_gate.hpp: a first launch behind it would hang); adds 0.
+  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), 0, 0);
+  stream.sync();
   cuwrap::testing::HostGate gate(stream.handle());  // the stream cannot pass until open()
   kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 1);
   EXPECT_FALSE(stream.is_done());  // however slow this thread: the kernel waits on the gate

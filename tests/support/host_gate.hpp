@@ -5,6 +5,11 @@
 // The stream waits (cuStreamWaitValue32) on a word of mapped pinned host memory that the
 // host sets when the gate opens. Everything enqueued after the gate cannot finish before
 // open(): "not done yet" holds however slow the machine is.
+//
+// Launch every kernel that runs behind a gate once before the gate is set (and wait for
+// it): under lazy loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) a
+// kernel's first launch loads its code, which waits for work on the device, and so for
+// the closed gate: the test would hang.
 #pragma once
 
 #include <cuwrap/driver.hpp>
