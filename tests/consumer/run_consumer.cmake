@@ -217,6 +217,13 @@ elseif(MODE STREQUAL "no_cuda_headers")
   expect_failure("find_package with the headers of another CUDA version" COMMAND ${_configure}
                  MATCHES "cuwrap was built for CUDA [0-9.]+ \\([0-9]+\\)" "CUDA_VERSION 11080"
                          "CUWRAP_CUDA_ROOT")
+  # An ambient $CUDA_HOME of another toolkit does not hide the headers cuwrap was built
+  # with (only a -D names the one place to look).
+  set(ENV{CUDA_HOME} "${WORK_DIR}/cuda-11.8")
+  consumer_configure(_configure "${CONSUMER_DIR}/project" "${WORK_DIR}/package-ambient"
+    "-DCMAKE_PREFIX_PATH=${_prefix}")
+  step("find_package with $CUDA_HOME at another toolkit" ${_configure})
+  unset(ENV{CUDA_HOME})
 
 elseif(MODE STREQUAL "old_compiler")
   # The compiler, with the version macros CMake identifies it by set one below the minimum.

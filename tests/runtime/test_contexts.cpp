@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu.hpp"
+#include "versions.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -251,13 +252,16 @@ TEST(CurrentContext, TexturesAndSurfacesLeaveNoneCurrent) {
 // destroyed one was (the driver may reuse the address) never launches the destroyed one's.
 TEST(CurrentContext, GreenContextsMadeOneAfterAnotherEachLaunchTheirOwnFunction) {
   CUWRAP_REQUIRE_GPU();
-  if (cuwrap::driver_version() < 12050) {
-    GTEST_SKIP() << "green-context streams need a CUDA 12.5 driver; this one is "
-                 << cuwrap::version_string(cuwrap::driver_version());
-  }
   const Device device(0);
   const cuwrap::Kernel kernel = compile_add_one(device);
   const cuwrap::SMResource all = device.resources().sm();
+  {
+    // Green-context streams need a 12.5 toolkit and driver: before, the refusal names it.
+    cuwrap::Context green = device.create_context(
+        {.resources = {all.split({.count = {all.min_partition_size()}}).groups[0]}});
+    CUWRAP_EXPECT_UNSUPPORTED_BELOW(12050, "streams in a green context",
+                                    static_cast<void>(green.create_stream()));
+  }
   EXPECT_EQ(current_after(nullptr,
                           [&] {
                             for (int round = 0; round < 4; ++round) {
