@@ -92,7 +92,10 @@ std::string compiler() {
 
 // Return the command that checks `tu`.
 std::string check_command(const std::string& tu) {
-  return compiler() + " -std=c++20 -fsyntax-only " + tu + kDefines +
+  // dlpack.h from outside the system include path (a GPU machine without libdlpack-dev).
+  const std::string dlpack_dir = CUWRAP_BENCH_DLPACK_DIR;
+  const std::string dlpack = dlpack_dir.empty() ? "" : " -isystem " + dlpack_dir;
+  return compiler() + " -std=c++20 -fsyntax-only " + tu + kDefines + dlpack +
          " -I" CUWRAP_SOURCE_DIR "/generated/include -I" CUWRAP_SOURCE_DIR
          "/runtime/include -isystem " CUWRAP_CUDA_INCLUDE_DIR;
 }
