@@ -115,7 +115,7 @@ void deliver(const ReleaseFailure& failure) noexcept {
     } else {
       default_release_handler(failure);
     }
-  } catch (...) {  // NOLINT(bugprone-empty-catch): a handler must not throw; nothing can be done with it here
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a handler must not throw; nothing to do
   }
 }
 

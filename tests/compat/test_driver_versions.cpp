@@ -229,8 +229,9 @@ TEST_F(OldDriver, ScopedContextReportsAFailedRestoreAndDoesNotThrow) {
     fail_in(1);  // the destructor's restore fails
   }
   cuwrap::set_release_failure_handler(std::move(previous));
-  EXPECT_EQ(reports, std::vector<std::string>{"cuCtxSetCurrent Context " +
-                                               std::to_string(static_cast<int>(CUDA_ERROR_INVALID_CONTEXT))});
+  const std::string expected =
+      "cuCtxSetCurrent Context " + std::to_string(static_cast<int>(CUDA_ERROR_INVALID_CONTEXT));
+  EXPECT_EQ(reports, std::vector<std::string>{expected});
   EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), context);  // not restored: what was reported
   cuwrap::driver::cuCtxSetCurrent(nullptr);
 }

@@ -192,7 +192,8 @@ template <class Make>
 class ThrowingResource : public RecordingResource {
  public:
   explicit ThrowingResource(Make make) : make_(make) {}
-  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const cuwrap::Stream& /*stream*/) override {
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
+                  const cuwrap::Stream& /*stream*/) override {
     make_();
   }
 
@@ -323,7 +324,9 @@ TEST(NoGpuReleaseFailure, LibraryStatusesAreReportedWithTheirNames) {
   EXPECT_EQ(seen_failures()[0].kind, cuwrap::ReleaseFailureKind::Nvrtc);
   EXPECT_EQ(seen_failures()[0].status, static_cast<int>(NVRTC_ERROR_INVALID_INPUT));
   EXPECT_EQ(seen_failures()[0].object, "Program");
-  EXPECT_EQ(seen_failures()[0].message.rfind("nvrtcDestroyProgram failed: NVRTC_ERROR_INVALID_INPUT", 0), 0u)
+  EXPECT_EQ(seen_failures()[0].message.rfind(
+                "nvrtcDestroyProgram failed: NVRTC_ERROR_INVALID_INPUT", 0),
+            0u)
       << seen_failures()[0].message;
 #if CUWRAP_HAS_NVJITLINK
   cuwrap::detail::report_release_failure(NVJITLINK_SUCCESS, "nvJitLinkDestroy", "Linker");
