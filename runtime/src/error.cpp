@@ -136,33 +136,35 @@ void report_release_failure(CUresult code, const char* function, const char* obj
   deliver(ReleaseFailure{code, function, object});
 }
 
-void report_release_failure(nvrtcResult code, const char* function, const char* object) noexcept {
-  if (code == NVRTC_SUCCESS) {
-    return;
-  }
+namespace {
+
+// Report an NVRTC or nvJitLink status, named and described, as a failure of `kind`.
+template <class Status>
+void report_library_status(Status code, ReleaseFailureKind kind, const char* function,
+                           const char* object) noexcept {
   try {
     const std::string message = failure_message(function, to_string(code), describe(code));
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Nvrtc,
-                           static_cast<int>(code), message.c_str()});
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, kind, static_cast<int>(code),
+                           message.c_str()});
   } catch (...) {  // no memory for the message: report without it
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Nvrtc,
-                           static_cast<int>(code), "out of memory composing the message"});
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, kind, static_cast<int>(code),
+                           "out of memory composing the message"});
+  }
+}
+
+}  // namespace
+
+void report_release_failure(nvrtcResult code, const char* function, const char* object) noexcept {
+  if (code != NVRTC_SUCCESS) {
+    report_library_status(code, ReleaseFailureKind::Nvrtc, function, object);
   }
 }
 
 #if CUWRAP_HAS_NVJITLINK
 void report_release_failure(nvJitLinkResult code, const char* function,
                             const char* object) noexcept {
-  if (code == NVJITLINK_SUCCESS) {
-    return;
-  }
-  try {
-    const std::string message = failure_message(function, to_string(code), describe(code));
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::NvJitLink,
-                           static_cast<int>(code), message.c_str()});
-  } catch (...) {  // no memory for the message: report without it
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::NvJitLink,
-                           static_cast<int>(code), "out of memory composing the message"});
+  if (code != NVJITLINK_SUCCESS) {
+    report_library_status(code, ReleaseFailureKind::NvJitLink, function, object);
   }
 }
 #endif
