@@ -7,17 +7,26 @@
 #
 # For each workload: one run without a fault counts its driver calls and its live
 # handles at exit (the baseline); then one run per N (1, 1+S, ...) fails the Nth call
-# with CUDA_ERROR_OUT_OF_MEMORY. A run passes when it exits cleanly and
-#   - ends with the DriverError naming the failed call ("named"), or finishes with right
-#     results after the failure was reported to the release-failure handler or
-#     otherwise absorbed ("recovered", a documented recovery), and
-#   - leaves no more live handles of any kind than the baseline (abandoned handles, whose
-#     release was the failed call, are not leaks).
-# It fails on a crash (signal, abort, timeout), a wrong result, an exception naming
-# another call ("misnamed") or a leak; the table lists them and the script exits 1.
+# with CUDA_ERROR_OUT_OF_MEMORY. Each run is classified (classify_run below):
+#   named      it ends with the DriverError naming the failed call;
+#   reported   it finishes with right results ("ok") and the failed call went to the
+#              release-failure handler (the workload prints "release-failure <function>");
+#   recovered  it finishes with right results and the failed call is one whose failure
+#              cuwrap absorbs by a documented recovery (RECOVERIES below, each with the
+#              doc that says so), or the fault never fired (the run made fewer calls);
+#   silent     it finishes "ok", the interposer failed a call, and that failure was
+#              neither thrown nor reported nor a documented recovery: swallowed;
+#   misnamed   it ends with an exception naming another call (or none);
+#   wrong      exit 3, a wrong result;  crash: a signal, abort, timeout, other status.
+# A run also fails when it leaves more live handles of some kind than the baseline
+# (abandoned handles, whose release was the failed call, are not leaks): "leaked".
+# The sweep fails (exit 1) when any run is silent, misnamed, wrong, a crash or leaked.
 # Exit 77: no GPU (the baseline cannot initialise the driver).
 #
 # --sanitizer runs each workload once under compute-sanitizer --leak-check full.
+# --classify PREFIX prints the class of one recorded run (PREFIX.rc, PREFIX.out,
+# PREFIX.report) and exits; tests/faults/test_fault_sweep_classify.sh uses it on
+# canned logs, without a GPU.
 set -uo pipefail
 
 CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,16 +35,60 @@ STRIDE=1
 ONLY=""
 JOBS=$(nproc)
 SANITIZER=0
+CLASSIFY=""
 while (($#)); do
   case "$1" in
     --stride) STRIDE=$2; shift 2 ;;
     --workload) ONLY=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --sanitizer) SANITIZER=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --classify) CLASSIFY=$2; shift 2 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) BUILD=$(cd "$1" && pwd); shift ;;
   esac
 done
+
+# Driver calls whose failure cuwrap absorbs by a documented recovery, so that a run
+# finishing "ok" after one of them failed is not silent. Add a call only with the doc
+# that promises the recovery.
+RECOVERIES=(
+  cuGetProcAddress   # entry points it does not publish fall back to dlsym (docs/architecture.md)
+  cuGetErrorString   # a status's description falls back to cuda.h's (docs/errors.md)
+)
+
+# classify_run PREFIX: the class of the run recorded in PREFIX.{rc,out,report} (see the
+# top of this script), then, for a failing class, ": " and why.
+classify_run() {
+  local base=$1 rc fn last
+  rc=$(cat "$base.rc")
+  if [ "$rc" = 3 ]; then
+    echo "wrong: $(tail -1 "$base.out")"; return
+  elif [ "$rc" != 0 ]; then
+    echo "crash: exit $rc: $(tail -3 "$base.err" 2>/dev/null | tr '\n' ' ')"; return
+  fi
+  fn=$(awk '$1 == "fault" { print $3 }' "$base.report")
+  last=$(tail -1 "$base.out")
+  if [ -z "$fn" ]; then
+    echo recovered  # the fault never fired
+  elif [ "$last" = ok ]; then
+    if grep -qxF "release-failure $fn" "$base.out"; then
+      echo reported
+    elif printf '%s\n' "${RECOVERIES[@]}" | grep -qxF "$fn"; then
+      echo recovered
+    else
+      echo "silent: $fn failed, the run finished ok and nothing reported it"
+    fi
+  elif [[ "$last" == "DriverError $fn "* ]]; then
+    echo named
+  else
+    echo "misnamed: $fn failed, the run ended with: $last"
+  fi
+}
+
+if [ -n "$CLASSIFY" ]; then
+  classify_run "$CLASSIFY"
+  exit 0
+fi
 
 WORKLOAD=$BUILD/tests/faults/fault_workload
 INTERPOSER=$BUILD/interposer/libcuwrap_interposer.so
@@ -115,31 +168,28 @@ for w in $workloads; do
   seq 1 "$STRIDE" "$calls" | sed "s/^/$w /"
 done | xargs -P "$JOBS" -n 2 bash -c 'run_one "$0" "$1"'
 
-printf '\n%-18s %6s %5s %6s %9s %8s %7s %5s %7s\n' workload calls runs named recovered misnamed crashes wrong leaked
+printf '\n%-18s %6s %5s %6s %8s %9s %6s %8s %7s %5s %7s\n' workload calls runs named reported \
+  recovered silent misnamed crashes wrong leaked
 failed=0
 details=""
 for w in $workloads; do
   calls=$(awk '$1 == "counted" { print $2 }' "$WORK/$w.0.report")
   baseline=$(live_by_kind "$WORK/$w.0.report")
-  runs=0 named=0 recovered=0 misnamed=0 crashes=0 wrong=0 leaked=0
+  runs=0 named=0 reported=0 recovered=0 silent=0 misnamed=0 crashes=0 wrong=0 leaked=0
   for n in $(seq 1 "$STRIDE" "$calls"); do
     base=$WORK/$w.$n
     runs=$((runs + 1))
-    rc=$(cat "$base.rc")
-    if [ "$rc" = 3 ]; then
-      wrong=$((wrong + 1)); details+="$w call $n: $(tail -1 "$base.out")"$'\n'; continue
-    elif [ "$rc" != 0 ]; then
-      crashes=$((crashes + 1)); details+="$w call $n: exit $rc: $(tail -3 "$base.err" | tr '\n' ' ')"$'\n'; continue
-    fi
+    verdict=$(classify_run "$base")
+    case "$verdict" in
+      named) named=$((named + 1)) ;;
+      reported) reported=$((reported + 1)) ;;
+      recovered) recovered=$((recovered + 1)) ;;
+      silent:*) silent=$((silent + 1)); details+="$w call $n: $verdict"$'\n' ;;
+      misnamed:*) misnamed=$((misnamed + 1)); details+="$w call $n: $verdict"$'\n' ;;
+      wrong:*) wrong=$((wrong + 1)); details+="$w call $n: $verdict"$'\n'; continue ;;
+      *) crashes=$((crashes + 1)); details+="$w call $n: $verdict"$'\n'; continue ;;
+    esac
     fn=$(awk '$1 == "fault" { print $3 }' "$base.report")
-    last=$(tail -1 "$base.out")
-    if [ -z "$fn" ] || [ "$last" = ok ]; then
-      recovered=$((recovered + 1))
-    elif [[ "$last" == "DriverError $fn "* ]]; then
-      named=$((named + 1))
-    else
-      misnamed=$((misnamed + 1)); details+="$w call $n: $fn failed, the run ended with: $last"$'\n'
-    fi
     # More live handles of a kind than the baseline: a leak.
     excess=$(join -a 1 -e 0 -o 0,1.2,2.2 <(live_by_kind "$base.report") <(echo "$baseline") |
              awk '$2 > $3 { printf "%s +%d ", $1, $2 - $3; s += $2 - $3 } END { exit s == 0 }')
@@ -147,13 +197,13 @@ for w in $workloads; do
       leaked=$((leaked + 1)); details+="$w call $n ($fn): leaked $excess"$'\n'
     fi
   done
-  printf '%-18s %6s %5s %6s %9s %8s %7s %5s %7s\n' "$w" "$calls" "$runs" "$named" "$recovered" \
-    "$misnamed" "$crashes" "$wrong" "$leaked"
-  if ((misnamed + crashes + wrong + leaked)); then
+  printf '%-18s %6s %5s %6s %8s %9s %6s %8s %7s %5s %7s\n' "$w" "$calls" "$runs" "$named" \
+    "$reported" "$recovered" "$silent" "$misnamed" "$crashes" "$wrong" "$leaked"
+  if ((silent + misnamed + crashes + wrong + leaked)); then
     failed=1
   fi
 done
-echo "($(($(date +%s) - start)) s; recovered: the failure was absorbed or reported to the release-failure handler, results right)"
+echo "($(($(date +%s) - start)) s; reported: to the release-failure handler; recovered: a documented recovery, or no fault fired; silent: swallowed)"
 if [ -n "$details" ]; then
   printf '\n%s' "$details"
 fi

@@ -368,9 +368,8 @@ void Buffer::close() noexcept {
                                        "Buffer whose memory resource was destroyed first "
                                        "(its memory leaks)");
       }
-    } catch (const DriverError& e) {
-      detail::report_release_failure(e.code(), e.function().c_str(), "Buffer");
-    } catch (...) {  // NOLINT(bugprone-empty-catch): destructors must not throw
+    } catch (...) {  // any exception, a user resource's own too: reported, never thrown
+      detail::report_current_exception("MemoryResource::deallocate", "Buffer");
     }
   }
   reset();

@@ -152,7 +152,9 @@ ScopedContext::ScopedContext(int ordinal) : ScopedContext(primary_context(ordina
 
 ScopedContext::~ScopedContext() {
   if (restore_) {
-    static_cast<void>(driver::raw::cuCtxSetCurrent(previous_));
+    // Where restoring fails, the context set here stays current: reported, not thrown.
+    report_release_failure(driver::raw::cuCtxSetCurrent(previous_), "cuCtxSetCurrent",
+                           "Context");
   }
 }
 
@@ -170,7 +172,7 @@ ScopedCurrentOrPrimary::ScopedCurrentOrPrimary(int ordinal) : context_(current_c
 
 ScopedCurrentOrPrimary::~ScopedCurrentOrPrimary() {
   if (restore_) {
-    static_cast<void>(driver::raw::cuCtxSetCurrent(nullptr));
+    report_release_failure(driver::raw::cuCtxSetCurrent(nullptr), "cuCtxSetCurrent", "Context");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cuwrap/nvrtc.hpp>
 
 #include <cstdio>
+#include <exception>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -87,10 +88,35 @@ std::mutex g_release_handler_mutex;
 ReleaseFailureHandler g_release_handler;  // empty: the default (one line on stderr)
 
 void default_release_handler(const ReleaseFailure& failure) {
-  const std::string message = failure_message(failure.function, to_string(failure.code),
-                                              driver_description(failure.code));
+  std::string message;
+  if (failure.message == nullptr) {
+    message = failure_message(failure.function, to_string(failure.code),
+                              driver_description(failure.code));
+  } else if (failure.kind == ReleaseFailureKind::Nvrtc ||
+             failure.kind == ReleaseFailureKind::NvJitLink) {
+    message = failure.message;  // already "function failed: NAME (description)"
+  } else {
+    message = std::string(failure.function) + " failed: " + failure.message;
+  }
   std::fprintf(stderr, "cuwrap: warning: releasing %s: %s\n", failure.object,
                message.c_str());
+}
+
+// Pass `failure` to the installed handler (or the default); never throws.
+void deliver(const ReleaseFailure& failure) noexcept {
+  try {
+    ReleaseFailureHandler handler;
+    {
+      const std::lock_guard lock(g_release_handler_mutex);
+      handler = g_release_handler;
+    }
+    if (handler) {
+      handler(failure);
+    } else {
+      default_release_handler(failure);
+    }
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a handler must not throw; nothing to do
+  }
 }
 
 }  // namespace
@@ -107,19 +133,70 @@ void report_release_failure(CUresult code, const char* function, const char* obj
   if (code == CUDA_SUCCESS || code == CUDA_ERROR_DEINITIALIZED) {
     return;
   }
+  deliver(ReleaseFailure{code, function, object});
+}
+
+namespace {
+
+// Report an NVRTC or nvJitLink status, named and described, as a failure of `kind`.
+template <class Status>
+void report_library_status(Status code, ReleaseFailureKind kind, const char* function,
+                           const char* object) noexcept {
   try {
-    ReleaseFailureHandler handler;
-    {
-      const std::lock_guard lock(g_release_handler_mutex);
-      handler = g_release_handler;
-    }
-    const ReleaseFailure failure{code, function, object};
-    if (handler) {
-      handler(failure);
-    } else {
-      default_release_handler(failure);
-    }
-  } catch (...) {  // a handler must not throw; nothing can be done with it here
+    const std::string message = failure_message(function, to_string(code), describe(code));
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, kind, static_cast<int>(code),
+                           message.c_str()});
+  } catch (...) {  // no memory for the message: report without it
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, kind, static_cast<int>(code),
+                           "out of memory composing the message"});
+  }
+}
+
+}  // namespace
+
+void report_release_failure(nvrtcResult code, const char* function, const char* object) noexcept {
+  if (code != NVRTC_SUCCESS) {
+    report_library_status(code, ReleaseFailureKind::Nvrtc, function, object);
+  }
+}
+
+#if CUWRAP_HAS_NVJITLINK
+void report_release_failure(nvJitLinkResult code, const char* function,
+                            const char* object) noexcept {
+  if (code != NVJITLINK_SUCCESS) {
+    report_library_status(code, ReleaseFailureKind::NvJitLink, function, object);
+  }
+}
+#endif
+
+void report_current_exception(const char* function, const char* object) noexcept {
+  if (!std::current_exception()) {  // called outside a catch block: `throw;` would terminate
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
+                           0, "unknown exception"});
+    return;
+  }
+  try {
+    throw;
+  } catch (const DriverError& e) {
+    report_release_failure(e.code(), e.function().c_str(), object);
+  } catch (const NvrtcError& e) {
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, e.function().c_str(), object,
+                           ReleaseFailureKind::Nvrtc, static_cast<int>(e.code()), e.what()});
+#if CUWRAP_HAS_NVJITLINK
+  } catch (const NvJitLinkError& e) {
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, e.function().c_str(), object,
+                           ReleaseFailureKind::NvJitLink, static_cast<int>(e.code()), e.what()});
+#endif
+  } catch (const LoadError& e) {
+    deliver(ReleaseFailure{CUDA_ERROR_NOT_FOUND,
+                           e.symbol().empty() ? function : e.symbol().c_str(), object,
+                           ReleaseFailureKind::Load, 0, e.what()});
+  } catch (const std::exception& e) {
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
+                           0, e.what()});
+  } catch (...) {  // not derived from std::exception
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
+                           0, "unknown exception"});
   }
 }
 

@@ -56,7 +56,8 @@ void GraphBuilderState::release() noexcept {
       }
       stream.close();
     }
-  } catch (...) {  // NOLINT(bugprone-empty-catch): destruction must not throw
+  } catch (...) {  // destruction must not throw: reported instead
+    report_current_exception("GraphBuilder::close", "GraphBuilder");
   }
 }
 

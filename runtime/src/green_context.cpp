@@ -37,10 +37,18 @@ struct GreenContextState : RefCounted {
     // Its streams are gone (they kept this alive), but work they queued last, such as a
     // buffer's stream-ordered free, may still run: let it finish first.
     CUcontext previous = nullptr;
-    if (context != nullptr && driver::raw::cuCtxGetCurrent(&previous) == CUDA_SUCCESS &&
-        driver::raw::cuCtxSetCurrent(context) == CUDA_SUCCESS) {
-      report_release_failure(driver::raw::cuCtxSynchronize(), "cuCtxSynchronize", "Context");
-      static_cast<void>(driver::raw::cuCtxSetCurrent(previous));
+    if (context != nullptr) {
+      CUresult status = driver::raw::cuCtxGetCurrent(&previous);
+      report_release_failure(status, "cuCtxGetCurrent", "Context");
+      if (status == CUDA_SUCCESS) {
+        status = driver::raw::cuCtxSetCurrent(context);
+        report_release_failure(status, "cuCtxSetCurrent", "Context");
+      }
+      if (status == CUDA_SUCCESS) {
+        report_release_failure(driver::raw::cuCtxSynchronize(), "cuCtxSynchronize", "Context");
+        report_release_failure(driver::raw::cuCtxSetCurrent(previous), "cuCtxSetCurrent",
+                               "Context");
+      }
     }
     // A context made later may get this one's address, never its ID: drop what the
     // kernels cached for this one.

@@ -268,7 +268,8 @@ Linker::~Linker() { close(); }
 
 void Linker::close() noexcept {
   if (handle_ != nullptr) {
-    static_cast<void>(nvjitlink::raw::nvJitLinkDestroy(&handle_));
+    detail::report_release_failure(nvjitlink::raw::nvJitLinkDestroy(&handle_), "nvJitLinkDestroy",
+                                   "Linker");
     handle_ = nullptr;
   }
   closed_ = true;
@@ -301,7 +302,8 @@ void Linker::create(bool ptx) {
                                   name.c_str());
     }
   } catch (...) {
-    static_cast<void>(nvjitlink::raw::nvJitLinkDestroy(&handle));
+    detail::report_release_failure(nvjitlink::raw::nvJitLinkDestroy(&handle), "nvJitLinkDestroy",
+                                   "Linker");
     throw;
   }
   close();
@@ -389,7 +391,8 @@ bool nvjitlink_usable() noexcept {
     if (nvjitlink::raw::nvJitLinkCreate(&handle, 1, options) != NVJITLINK_SUCCESS) {
       return false;
     }
-    static_cast<void>(nvjitlink::raw::nvJitLinkDestroy(&handle));
+    detail::report_release_failure(nvjitlink::raw::nvJitLinkDestroy(&handle), "nvJitLinkDestroy",
+                                   "Linker");
     return true;
   }();
   return usable;

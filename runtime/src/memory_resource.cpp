@@ -618,7 +618,8 @@ Buffer ManagedMemoryResource::allocate(std::size_t size, const Stream& stream) {
       try {
         advise_preferred_location(ptr, size, *preferred_location_);
       } catch (...) {
-        static_cast<void>(driver::raw::cuMemFree(ptr));
+        detail::report_release_failure(driver::raw::cuMemFree(ptr), "cuMemFree",
+                                       "ManagedMemoryResource");
         throw;
       }
     }

@@ -247,7 +247,8 @@ Program::~Program() { close(); }
 
 void Program::close() noexcept {
   if (program_ != nullptr) {
-    static_cast<void>(nvrtc::raw::nvrtcDestroyProgram(&program_));
+    detail::report_release_failure(nvrtc::raw::nvrtcDestroyProgram(&program_),
+                                   "nvrtcDestroyProgram", "Program");
     program_ = nullptr;
   }
   closed_ = true;
@@ -362,7 +363,8 @@ ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> 
   // second compile() starts from a fresh NVRTC program.
   if (compiled_) {
     nvrtcProgram fresh = create_nvrtc_program(code_, options_.name);
-    static_cast<void>(nvrtc::raw::nvrtcDestroyProgram(&program_));
+    detail::report_release_failure(nvrtc::raw::nvrtcDestroyProgram(&program_),
+                                   "nvrtcDestroyProgram", "Program");
     program_ = fresh;
     compiled_ = false;
   }

@@ -268,7 +268,8 @@ void VirtualMemoryResource::close() noexcept {
   std::optional<detail::ScopedContext> scope;
   try {
     scope.emplace(device_.device_id());
-  } catch (...) {  // NOLINT(bugprone-empty-catch): release without a context rather than leak
+  } catch (...) {  // reported; release without a context rather than leak
+    detail::report_current_exception("cuCtxSetCurrent", "VirtualMemoryResource");
   }
   for (const auto& entry : held) {
     release(entry.second);

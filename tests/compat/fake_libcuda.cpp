@@ -30,6 +30,7 @@ CUcontext g_synchronized_with = nullptr;
 unsigned long long g_context_id = 1;
 int g_get_function_calls = 0;
 int g_context_calls = 0;  // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
+int g_fail_set_current_in = 0;  // > 0: that cuCtxSetCurrent from now fails (1: the next)
 int g_launches = 0;
 CUfunction g_launched = nullptr;
 
@@ -57,6 +58,9 @@ CUresult fake_ctx_get_current(CUcontext* context) {
 }
 CUresult fake_ctx_set_current(CUcontext context) {
   ++g_context_calls;
+  if (g_fail_set_current_in > 0 && --g_fail_set_current_in == 0) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
   t_current = context;
   return CUDA_SUCCESS;
 }
@@ -236,6 +240,9 @@ void cuwrap_fake_set_context_id(unsigned long long id) { g_context_id = id; }
 
 /// How many calls of cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId cuwrap made so far.
 int cuwrap_fake_context_calls() { return g_context_calls; }
+
+/// Make the `n`th cuCtxSetCurrent from now (1: the next) fail with CUDA_ERROR_INVALID_CONTEXT.
+void cuwrap_fake_fail_ctx_set_current_in(int n) { g_fail_set_current_in = n; }
 
 /// How many launches ran so far, and the function of the last.
 int cuwrap_fake_launches() { return g_launches; }

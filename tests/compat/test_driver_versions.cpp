@@ -208,6 +208,34 @@ TEST_F(OldDriver, ScopedContextRestoresWhatWasCurrentNoneIncluded) {
   EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other);
 }
 
+TEST_F(OldDriver, ScopedContextReportsAFailedRestoreAndDoesNotThrow) {
+  cuwrap::driver::cuInit(0);
+  const CUcontext context = fake_query<CUcontext>("cuwrap_fake_context");
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  void* handle = ::dlopen(CUWRAP_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  const auto fail_in =
+      reinterpret_cast<void (*)(int)>(::dlsym(handle, "cuwrap_fake_fail_ctx_set_current_in"));
+  ::dlclose(handle);
+  ASSERT_NE(fail_in, nullptr);
+  static std::vector<std::string> reports;
+  reports.clear();
+  auto previous = cuwrap::set_release_failure_handler([](const cuwrap::ReleaseFailure& f) {
+    reports.push_back(std::string(f.function) + ' ' + f.object + ' ' +
+                      std::to_string(static_cast<int>(f.code)));
+  });
+  {
+    const cuwrap::detail::ScopedContext scope(context);
+    fail_in(1);  // the destructor's restore fails
+  }
+  cuwrap::set_release_failure_handler(std::move(previous));
+  const std::string expected =
+      "cuCtxSetCurrent Context " + std::to_string(static_cast<int>(CUDA_ERROR_INVALID_CONTEXT));
+  EXPECT_EQ(reports, std::vector<std::string>{expected});
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), context);  // not restored: what was reported
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+}
+
 TEST_F(OldDriver, ScopedCurrentOrPrimaryUsesDeviceZerosContextOnlyForItsScope) {
   cuwrap::driver::cuInit(0);
   const CUcontext primary = fake_query<CUcontext>("cuwrap_fake_context");

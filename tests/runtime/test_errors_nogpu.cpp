@@ -187,6 +187,201 @@ TEST(NoGpuBuffer, FailingFreeInCloseGoesToTheReleaseFailureHandler) {
                                                std::to_string(static_cast<int>(CUDA_ERROR_OUT_OF_MEMORY))});
 }
 
+// A user resource whose deallocate throws `make()`'s exception.
+template <class Make>
+class ThrowingResource : public RecordingResource {
+ public:
+  explicit ThrowingResource(Make make) : make_(make) {}
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
+                  const cuwrap::Stream& /*stream*/) override {
+    make_();
+  }
+
+ private:
+  Make make_;
+};
+
+// What a handler saw, copied (the failure's pointers live only during the call).
+struct SeenFailure {
+  CUresult code;
+  std::string function;
+  std::string object;
+  cuwrap::ReleaseFailureKind kind;
+  int status;
+  std::string message;  // "<null>" for a nullptr message
+};
+
+std::vector<SeenFailure>& seen_failures() {
+  static std::vector<SeenFailure> seen;
+  return seen;
+}
+
+// Record every report while alive; restores the previous handler.
+class RecordReleaseFailures {
+ public:
+  RecordReleaseFailures() {
+    seen_failures().clear();
+    previous_ = cuwrap::set_release_failure_handler([](const cuwrap::ReleaseFailure& f) {
+      seen_failures().push_back({f.code, f.function, f.object, f.kind, f.status,
+                                 f.message != nullptr ? f.message : "<null>"});
+    });
+  }
+  RecordReleaseFailures(const RecordReleaseFailures&) = delete;
+  RecordReleaseFailures& operator=(const RecordReleaseFailures&) = delete;
+  ~RecordReleaseFailures() { cuwrap::set_release_failure_handler(std::move(previous_)); }
+
+ private:
+  cuwrap::ReleaseFailureHandler previous_;
+};
+
+// Close a buffer of a resource whose deallocate throws what `make` throws; return the
+// reports (close() and the destructor must not throw).
+template <class Make>
+std::vector<SeenFailure> reports_of_throwing_deallocate(Make make) {
+  const RecordReleaseFailures record;
+  ThrowingResource<Make> mr(make);
+  {
+    Buffer closed = mr.allocate(8, kLegacyDefaultStream);
+    static_assert(noexcept(closed.close()));
+    closed.close();
+    EXPECT_FALSE(closed.is_open());
+    Buffer destroyed = mr.allocate(8, kLegacyDefaultStream);
+  }  // the destructor reports too
+  return seen_failures();
+}
+
+TEST(NoGpuReleaseFailure, UserResourceExceptionIsReportedWithItsMessage) {
+  const auto reports =
+      reports_of_throwing_deallocate([] { throw std::runtime_error("pool is corrupt"); });
+  ASSERT_EQ(reports.size(), 2u);  // close() and the destructor
+  for (const SeenFailure& r : reports) {
+    EXPECT_EQ(r.code, CUDA_ERROR_UNKNOWN);
+    EXPECT_EQ(r.function, "MemoryResource::deallocate");
+    EXPECT_EQ(r.object, "Buffer");
+    EXPECT_EQ(r.kind, cuwrap::ReleaseFailureKind::Exception);
+    EXPECT_EQ(r.status, 0);
+    EXPECT_EQ(r.message, "pool is corrupt");
+  }
+}
+
+TEST(NoGpuReleaseFailure, LoadErrorIsReportedAsNotFound) {
+  const auto reports = reports_of_throwing_deallocate([] {
+    throw cuwrap::LoadError("libcuda.so.1", "cuMemFreeAsync", "libcuda.so.1 lacks cuMemFreeAsync");
+  });
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].code, CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(reports[0].function, "cuMemFreeAsync");  // the missing entry point
+  EXPECT_EQ(reports[0].object, "Buffer");
+  EXPECT_EQ(reports[0].kind, cuwrap::ReleaseFailureKind::Load);
+  EXPECT_EQ(reports[0].message, "libcuda.so.1 lacks cuMemFreeAsync");
+
+  const auto no_library = reports_of_throwing_deallocate(
+      [] { throw cuwrap::LoadError("libcuda.so.1", "", "no libcuda.so.1"); });
+  ASSERT_EQ(no_library.size(), 2u);
+  EXPECT_EQ(no_library[0].function, "MemoryResource::deallocate");  // no symbol to name
+  EXPECT_EQ(no_library[0].message, "no libcuda.so.1");
+}
+
+TEST(NoGpuReleaseFailure, NvrtcErrorAndUnknownExceptionsAreReported) {
+  const auto nvrtc = reports_of_throwing_deallocate(
+      [] { throw cuwrap::NvrtcError(NVRTC_ERROR_INVALID_PROGRAM, "nvrtcDestroyProgram"); });
+  ASSERT_EQ(nvrtc.size(), 2u);
+  EXPECT_EQ(nvrtc[0].kind, cuwrap::ReleaseFailureKind::Nvrtc);
+  EXPECT_EQ(nvrtc[0].status, static_cast<int>(NVRTC_ERROR_INVALID_PROGRAM));
+  EXPECT_EQ(nvrtc[0].code, CUDA_ERROR_UNKNOWN);
+  EXPECT_EQ(nvrtc[0].function, "nvrtcDestroyProgram");
+  EXPECT_NE(nvrtc[0].message.find("NVRTC_ERROR_INVALID_PROGRAM"), std::string::npos)
+      << nvrtc[0].message;
+
+  const auto unknown = reports_of_throwing_deallocate([] { throw 42; });
+  ASSERT_EQ(unknown.size(), 2u);
+  EXPECT_EQ(unknown[0].kind, cuwrap::ReleaseFailureKind::Exception);
+  EXPECT_EQ(unknown[0].code, CUDA_ERROR_UNKNOWN);
+  EXPECT_EQ(unknown[0].message, "unknown exception");
+}
+
+TEST(NoGpuReleaseFailure, DriverErrorKeepsItsStatusAndNoMessage) {
+  const auto reports = reports_of_throwing_deallocate(
+      [] { throw cuwrap::DriverError(CUDA_ERROR_ILLEGAL_ADDRESS, "cuMemFreeAsync"); });
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].code, CUDA_ERROR_ILLEGAL_ADDRESS);
+  EXPECT_EQ(reports[0].function, "cuMemFreeAsync");
+  EXPECT_EQ(reports[0].kind, cuwrap::ReleaseFailureKind::Driver);
+  EXPECT_EQ(reports[0].message, "<null>");
+  // The driver shutting down at exit is not a failure worth reporting.
+  EXPECT_TRUE(reports_of_throwing_deallocate([] {
+                throw cuwrap::DriverError(CUDA_ERROR_DEINITIALIZED, "cuMemFreeAsync");
+              }).empty());
+}
+
+TEST(NoGpuReleaseFailure, LibraryStatusesAreReportedWithTheirNames) {
+  const RecordReleaseFailures record;
+  cuwrap::detail::report_release_failure(NVRTC_SUCCESS, "nvrtcDestroyProgram", "Program");
+  EXPECT_TRUE(seen_failures().empty());
+  cuwrap::detail::report_release_failure(NVRTC_ERROR_INVALID_INPUT, "nvrtcDestroyProgram",
+                                         "Program");
+  ASSERT_EQ(seen_failures().size(), 1u);
+  EXPECT_EQ(seen_failures()[0].kind, cuwrap::ReleaseFailureKind::Nvrtc);
+  EXPECT_EQ(seen_failures()[0].status, static_cast<int>(NVRTC_ERROR_INVALID_INPUT));
+  EXPECT_EQ(seen_failures()[0].object, "Program");
+  EXPECT_EQ(seen_failures()[0].message.rfind(
+                "nvrtcDestroyProgram failed: NVRTC_ERROR_INVALID_INPUT", 0),
+            0u)
+      << seen_failures()[0].message;
+#if CUWRAP_HAS_NVJITLINK
+  cuwrap::detail::report_release_failure(NVJITLINK_SUCCESS, "nvJitLinkDestroy", "Linker");
+  EXPECT_EQ(seen_failures().size(), 1u);
+  cuwrap::detail::report_release_failure(NVJITLINK_ERROR_INTERNAL, "nvJitLinkDestroy", "Linker");
+  ASSERT_EQ(seen_failures().size(), 2u);
+  EXPECT_EQ(seen_failures()[1].kind, cuwrap::ReleaseFailureKind::NvJitLink);
+  EXPECT_EQ(seen_failures()[1].status, static_cast<int>(NVJITLINK_ERROR_INTERNAL));
+  EXPECT_NE(seen_failures()[1].message.find("NVJITLINK_ERROR_INTERNAL"), std::string::npos);
+#endif
+  // Outside a catch block there is no exception to name: reported, not terminated.
+  cuwrap::detail::report_current_exception("Example::close", "Example");
+  ASSERT_FALSE(seen_failures().empty());
+  EXPECT_EQ(seen_failures().back().message, "unknown exception");
+  EXPECT_EQ(seen_failures().back().function, "Example::close");
+}
+
+TEST(NoGpuReleaseFailure, StatefulHandlerCountsEveryReport) {
+  int count = 0;
+  auto previous = cuwrap::set_release_failure_handler(
+      {[](const cuwrap::ReleaseFailure&, void* n) { ++*static_cast<int*>(n); }, &count});
+  {
+    const auto throwing = [] { throw std::runtime_error("no"); };
+    ThrowingResource<decltype(throwing)> mr(throwing);
+    Buffer a = mr.allocate(8, kLegacyDefaultStream);
+    Buffer b = mr.allocate(8, kLegacyDefaultStream);
+    a.close();
+    EXPECT_EQ(count, 1);
+  }
+  cuwrap::set_release_failure_handler(std::move(previous));
+  EXPECT_EQ(count, 2);  // b's destructor; a, closed, reports nothing more
+}
+
+TEST(NoGpuReleaseFailure, DefaultHandlerPrintsTheMessage) {
+  auto previous = cuwrap::set_release_failure_handler({});  // the default
+  testing::internal::CaptureStderr();
+  {
+    const auto throwing = [] { throw std::runtime_error("pool is corrupt"); };
+    ThrowingResource<decltype(throwing)> mr(throwing);
+    Buffer buffer = mr.allocate(8, kLegacyDefaultStream);
+  }
+  cuwrap::detail::report_release_failure(NVRTC_ERROR_INVALID_INPUT, "nvrtcDestroyProgram",
+                                         "Program");
+  const std::string printed = testing::internal::GetCapturedStderr();
+  cuwrap::set_release_failure_handler(std::move(previous));
+  EXPECT_NE(printed.find("cuwrap: warning: releasing Buffer: MemoryResource::deallocate failed: "
+                         "pool is corrupt\n"),
+            std::string::npos)
+      << printed;
+  EXPECT_NE(printed.find("cuwrap: warning: releasing Program: nvrtcDestroyProgram failed: "
+                         "NVRTC_ERROR_INVALID_INPUT"),
+            std::string::npos)
+      << printed;
+}
+
 TEST(NoGpuStream, DefaultStreamConstantsNeedNoDriver) {
   EXPECT_EQ(cuwrap::kLegacyDefaultStream.handle(), CU_STREAM_LEGACY);
   EXPECT_EQ(cuwrap::kPerThreadDefaultStream.handle(), CU_STREAM_PER_THREAD);

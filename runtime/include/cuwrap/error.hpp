@@ -126,12 +126,35 @@ class UnsupportedError : public Error {
   int available_;
 };
 
+/// What failed in a ReleaseFailure: a driver status, another library's status, or an
+/// exception that a release (such as a user memory resource's deallocate) threw.
+enum class ReleaseFailureKind {
+  Driver,     ///< a CUresult from the driver (a DriverError): `code` is it
+  Nvrtc,      ///< an nvrtcResult (e.g. from nvrtcDestroyProgram): `status` is it
+  NvJitLink,  ///< an nvJitLinkResult (e.g. from nvJitLinkDestroy): `status` is it
+  Load,       ///< a LoadError: a library or entry point could not be loaded
+  Exception,  ///< any other exception (a std::exception, or one of unknown type)
+};
+
 /// A failure that a destructor (or another operation that must not throw) could not
-/// report by throwing: a release call that returned an error.
+/// report by throwing: a release call that returned an error, or threw.
+///
+/// The pointers are valid only during the handler's call: copy what is kept.
 struct ReleaseFailure {
-  CUresult code;         ///< the status the release call returned
-  const char* function;  ///< the C function, e.g. "cuStreamDestroy"
+  /// The status the release call returned. For a failure that is not a driver status:
+  /// CUDA_ERROR_NOT_FOUND for a LoadError (what the raw:: forms return for a missing
+  /// library or entry point), CUDA_ERROR_UNKNOWN for everything else.
+  CUresult code;
+  const char* function;  ///< the C function, e.g. "cuStreamDestroy", or the operation
   const char* object;    ///< what was being released, e.g. "Stream"
+  /// Which kind of failure this is (added members have defaults: aggregate
+  /// initialisation with the first three members still works).
+  ReleaseFailureKind kind = ReleaseFailureKind::Driver;
+  /// The nvrtcResult or nvJitLinkResult of an Nvrtc or NvJitLink failure; else 0.
+  int status = 0;
+  /// The reason in words for a failure that is not a driver status (the exception's
+  /// what(), or "NVRTC_ERROR_... (description)"); nullptr for a driver status.
+  const char* message = nullptr;
 };
 
 /// Called for every ReleaseFailure; must not throw (an exception is caught and dropped).
@@ -166,6 +189,22 @@ namespace detail {
 /// CUDA_SUCCESS and CUDA_ERROR_DEINITIALIZED (the driver shutting down at process exit,
 /// when everything is released anyway) are not reported.
 void report_release_failure(CUresult code, const char* function, const char* object) noexcept;
+
+/// Report a failed NVRTC release (e.g. nvrtcDestroyProgram); NVRTC_SUCCESS is not reported.
+void report_release_failure(nvrtcResult code, const char* function, const char* object) noexcept;
+
+#if CUWRAP_HAS_NVJITLINK
+/// Report a failed nvJitLink release (nvJitLinkDestroy); NVJITLINK_SUCCESS is not reported.
+void report_release_failure(nvJitLinkResult code, const char* function,
+                            const char* object) noexcept;
+#endif
+
+/// Report the exception being handled (call it inside a catch block), whatever its type:
+/// a DriverError with its status and function, NvrtcError and NvJitLinkError with their
+/// status, a LoadError as CUDA_ERROR_NOT_FOUND, anything else as CUDA_ERROR_UNKNOWN with
+/// its what() ("unknown exception" for one not derived from std::exception). `function`
+/// names the operation for an exception that names no C function. Never throws.
+void report_current_exception(const char* function, const char* object) noexcept;
 
 [[noreturn]] void throw_driver_error(CUresult code, const char* function);
 [[noreturn]] void throw_nvrtc_error(nvrtcResult code, const char* function);
