@@ -523,6 +523,7 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
 std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
   Dict d("symbols.hpp");
   d.SetIntValue("CUDA_VERSION", plan.cuda_version);
+  d.SetValue("ABI_SOURCE", abi_source_name(plan.abi_source));
   std::string headers;
   for (const auto& library : plan.libraries) {
     headers += (headers.empty() ? "" : ", ") + library.config.header;
