@@ -1,9 +1,11 @@
 // cuwrap-gen: generate cuwrap's bindings from the CUDA toolkit headers.
 //
 //   cuwrap-gen --cuda-include DIR --output DIR [--report FILE] [--templates DIR]
+//              [--abi-from-defines]
 //
 // Exit status: 0 success, 1 a header does not parse or the output cannot be written,
-// 2 the include directory or a header is missing (and for a bad command line).
+// 2 the include directory or a header (cudaTypedefs.h too, unless --abi-from-defines)
+// is missing (and for a bad command line).
 #include "pipeline.hpp"
 
 #include <CLI/CLI.hpp>
@@ -41,6 +43,11 @@ int main(int argc, char** argv) try {
   app.add_option("--report", options.report, "Also write the coverage report as JSON to this file");
   app.add_option("--templates", options.templates, "Directory of the ctemplate templates")
       ->capture_default_str();
+  app.add_flag("--abi-from-defines", options.abi_from_defines,
+               "Without cudaTypedefs.h: take each driver entry point's ABI version from "
+               "cuda.h's versioned name (cuCtxCreate_v4) and the first CUDA version "
+               "cuwrap-gen knows for it; names it does not know are requested as "
+               "CUDA_VERSION and listed in the report");
   app.set_version_flag("--version", std::string("cuwrap-gen ") + CUWRAP_GEN_VERSION);
   try {
     app.parse(argc, argv);

@@ -36,6 +36,9 @@ struct Function {
   /// a function of another signature.
   int abi_version = 0;
   int per_thread_abi_version = 0;  ///< the same for the `_ptds`/`_ptsz` variant
+  /// Nothing knew the ABI of this prototype (or of its per-thread variant): it is
+  /// requested as CUDA_VERSION, and the report names it.
+  bool abi_version_unknown = false;
   /// The name cuGetProcAddress knows that ABI by when it is not `name`: the base of a
   /// `#define`d target (cuGraphInstantiate → "cuGraphInstantiateWithFlags") or of an
   /// explicitly versioned name (cuStreamGetCtx_v2 → "cuStreamGetCtx"). "" means `name`.
@@ -87,9 +90,24 @@ struct Header {
   std::vector<VersionDefine> defines;
 };
 
+/// Where the driver functions' ABI versions (Function::abi_version) come from.
+enum class AbiSource {
+  Typedefs,  ///< cudaTypedefs.h: each prototype matched to its `PFN_name_vNNNN` typedef
+  /// cuda.h's versioned names (`#define cuCtxCreate cuCtxCreate_v4`) and the first
+  /// version of each variant that cuwrap-gen knows (known_abi.hpp)
+  Defines,
+};
+
+/// Return how the report and the bindings name `source`: "cudaTypedefs.h" or
+/// "versioned names" (of cuda.h).
+inline const char* abi_source_name(AbiSource source) {
+  return source == AbiSource::Typedefs ? "cudaTypedefs.h" : "versioned names";
+}
+
 /// The whole model: the wrapped headers and the toolkit version they come from.
 struct Api {
   int cuda_version = 0;  ///< CUDA_VERSION from cuda.h
+  AbiSource abi_source = AbiSource::Typedefs;
   std::vector<Header> headers;
 
   /// Return the header named `file`, or nullptr.

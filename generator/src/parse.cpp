@@ -7,6 +7,8 @@
 // macro is not defined.
 #include "parse.hpp"
 
+#include "known_abi.hpp"
+
 #include <clang-c/Index.h>
 
 #include <algorithm>
@@ -551,12 +553,6 @@ AbiVersions abi_versions_of(
   return v;
 }
 
-// Strip a trailing `_vN` (and `_ptds`/`_ptsz`) from a symbol: cuMemAlloc_v2 → cuMemAlloc.
-std::string unversioned(const std::string& symbol) {
-  static const std::regex kSuffix(R"((_v\d+)?(_ptds|_ptsz)?$)");
-  return std::regex_replace(symbol, kSuffix, "");
-}
-
 // The ABI of a public function, looked up under its own name, then under the base of
 // the symbol it is #defined to, then under its own unversioned base.
 AbiVersions abi_versions(
@@ -819,8 +815,8 @@ void check_one_toolkit(const Api& api, const std::string& nvrtc_text) {
   throw MixedToolkits(message + "; point --cuda-include at one toolkit's include directory");
 }
 
-Api parse_headers(const std::filesystem::path& include_dir,
-                  const std::vector<std::string>& wanted) {
+Api parse_headers(const std::filesystem::path& include_dir, const std::vector<std::string>& wanted,
+                  AbiSource abi_source) {
   std::error_code ec;
   if (!std::filesystem::is_directory(include_dir, ec)) {
     throw MissingInput("CUDA include directory not found: " + include_dir.string());
@@ -836,10 +832,18 @@ Api parse_headers(const std::filesystem::path& include_dir,
   }
 
   IndexPtr index(clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0));
-  // cudaTypedefs.h (optional) tells which driver ABI version each prototype is.
+  // cudaTypedefs.h tells which driver ABI version each prototype is. Without it the
+  // only other source is the versioned names, which the caller must ask for.
   const bool wants_driver = std::find(headers.begin(), headers.end(), "cuda.h") != headers.end();
-  const bool has_typedefs =
-      wants_driver && std::filesystem::is_regular_file(include_dir / "cudaTypedefs.h", ec);
+  const bool has_typedefs = wants_driver && abi_source == AbiSource::Typedefs;
+  if (has_typedefs && !std::filesystem::is_regular_file(include_dir / "cudaTypedefs.h", ec)) {
+    throw MissingInput(
+        "header not found: " + (include_dir / "cudaTypedefs.h").string() +
+        " (it gives each driver entry point's ABI version; without it every entry point would "
+        "be requested as the headers' CUDA_VERSION and fail on older drivers). Point "
+        "--cuda-include at a complete toolkit include directory, or pass --abi-from-defines to "
+        "take the versions from cuda.h's versioned names (cuCtxCreate_v4) instead");
+  }
   std::string source = include_source(headers);
   if (has_typedefs) {
     source += include_source({"cudaTypedefs.h"});
@@ -908,13 +912,15 @@ Api parse_headers(const std::filesystem::path& include_dir,
       if (const auto it = define_of.find(f.name); it != define_of.end()) {
         f.per_thread_symbol = it->second->per_thread_symbol;
       }
-      if (h == "cuda.h") {
+      if (h == "cuda.h" && has_typedefs) {
         const AbiVersions v = abi_versions(pfn, f, entry.signature);
         f.abi_version = v.version;
         f.per_thread_abi_version = v.per_thread_version;
         if (v.proc_name != f.name) {
           f.proc_name = v.proc_name;
         }
+        f.abi_version_unknown = v.version == 0 ||
+                                (!f.per_thread_symbol.empty() && v.per_thread_version == 0);
       }
       if (!seen.insert(f.name).second) {
         continue;  // a redeclaration
@@ -941,6 +947,9 @@ Api parse_headers(const std::filesystem::path& include_dir,
       }
     }
     api.headers.push_back(std::move(header));
+  }
+  if (wants_driver && !has_typedefs) {
+    assign_abi_from_defines(api);
   }
   std::string nvrtc_text;
   if (api.find("nvrtc.h") != nullptr) {

@@ -42,13 +42,17 @@ class ParseFailure : public std::runtime_error {
 /// Parse `headers` (file names inside `include_dir`) into the API model.
 ///
 /// cuda.h, when listed, is read a second time with CUDA_API_PER_THREAD_DEFAULT_STREAM
-/// defined to learn which functions have per-thread-default-stream variants.
+/// defined to learn which functions have per-thread-default-stream variants. Its
+/// functions' ABI versions come from `abi_source`: cudaTypedefs.h beside it, or (only
+/// when asked) the versioned names and known_abi.hpp's table.
 /// \throws MissingInput when the directory or a header is missing (headers of
-///         kOptionalHeaders may be missing: they are left out of the model).
+///         kOptionalHeaders may be missing: they are left out of the model), or
+///         cudaTypedefs.h when `abi_source` is AbiSource::Typedefs and cuda.h is listed.
 /// \throws ParseFailure when libclang reports errors.
 /// \throws MixedToolkits when the headers' versions disagree.
 Api parse_headers(const std::filesystem::path& include_dir,
-                  const std::vector<std::string>& headers = kWrappedHeaders);
+                  const std::vector<std::string>& headers = kWrappedHeaders,
+                  AbiSource abi_source = AbiSource::Typedefs);
 
 /// Check that the headers of `api` come from one toolkit; `nvrtc_text` is nvrtc.h's
 /// text ("" when not read). cuda.h has CUDA_VERSION; nvJitLink.h names its version in

@@ -13,7 +13,9 @@ namespace cuwrap::gen {
 
 ExitCode run(const Options& options, std::ostream& out, std::ostream& err) {
   try {
-    const Api api = parse_headers(options.cuda_include);
+    const Api api =
+        parse_headers(options.cuda_include, kWrappedHeaders,
+                      options.abi_from_defines ? AbiSource::Defines : AbiSource::Typedefs);
     const Plan plan = make_plan(api);
     for (const auto& stale : write_output(options.output, render(plan, options.templates))) {
       out << "cuwrap-gen: removed " << stale.generic_string()

@@ -14,6 +14,9 @@ struct Options {
   std::filesystem::path report;        ///< JSON report; empty for none
   std::filesystem::path templates;     ///< the ctemplate templates
   bool print_coverage = true;          ///< print the coverage report to `out`
+  /// Take the driver ABI versions from cuda.h's versioned names instead of
+  /// cudaTypedefs.h (--abi-from-defines); without it a missing cudaTypedefs.h is an error.
+  bool abi_from_defines = false;
 };
 
 /// Exit codes of cuwrap-gen.

@@ -147,6 +147,20 @@ void fill_typed(Dict& typed, const FunctionPlan& plan) {
   }
 }
 
+// The spans counted by parameter `count`, the required ones first: the count passed to
+// the C function is the first one's length (an optional one may be empty).
+std::vector<std::size_t> spans_of(const SecondForm& form, std::size_t count) {
+  std::vector<std::size_t> spans;
+  for (std::size_t a = 0; a < form.params.size(); ++a) {
+    if (form.params[a].role == FormRole::Span && form.params[a].count == count) {
+      spans.push_back(a);
+    }
+  }
+  std::stable_partition(spans.begin(), spans.end(),
+                        [&](std::size_t a) { return !form.params[a].optional; });
+  return spans;
+}
+
 // The second typed form (shapes.hpp): its inputs, locals, call arguments and result.
 // `query` gives the arguments of an enumeration's counting call (null arrays).
 std::string second_arg(const FunctionPlan& plan, std::size_t i, bool query,
@@ -166,14 +180,15 @@ std::string second_arg(const FunctionPlan& plan, std::size_t i, bool query,
     case FormRole::Fixed:
       return p.name + ".data()";
     case FormRole::Span:
-      return "const_cast<" + p.type + ">(" + p.name + ".data())";
+      // An optional array left empty is passed as NULL, as its documentation asks.
+      return fp.optional ? "(" + p.name + ".empty() ? nullptr : const_cast<" + p.type + ">(" +
+                               p.name + ".data()))"
+                         : "const_cast<" + p.type + ">(" + p.name + ".data())";
     case FormRole::SpanCount: {
-      for (std::size_t a = 0; a < form.params.size(); ++a) {
-        if (form.params[a].role == FormRole::Span && form.params[a].count == i) {
-          return "static_cast<" + p.type + ">(" + plan.function.params[a].name + ".size())";
-        }
-      }
-      return "0";
+      const auto spans = spans_of(form, i);
+      return spans.empty() ? std::string("0")
+                           : "static_cast<" + p.type + ">(" +
+                                 plan.function.params[spans.front()].name + ".size())";
     }
     case FormRole::VectorCount:
       if (form.sizing == Sizing::Enumerate) {
@@ -346,20 +361,15 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
         break;
     }
   }
-  // Paired spans of one count must be equally long (optional ones may be empty).
+  // Paired spans of one count must be equally long (optional ones may be empty), checked
+  // before the C function is called.
   for (std::size_t c = 0; c < f.params.size(); ++c) {
-    std::vector<std::size_t> spans;
-    for (std::size_t a = 0; a < f.params.size(); ++a) {
-      if (form.params[a].role == FormRole::Span && form.params[a].count == c) {
-        spans.push_back(a);
-      }
-    }
+    const auto spans = spans_of(form, c);
     for (std::size_t k = 1; k < spans.size(); ++k) {
       Dict* same = s->AddSectionDictionary("SAME_LENGTH");
       same->SetValue("FIRST", f.params[spans[0]].name);
       same->SetValue("OTHER", f.params[spans[k]].name);
-      const bool optional = text::lower(f.params[spans[k]].doc).find("optional") != std::string::npos;
-      same->SetValue("OPTIONAL", optional ? "true" : "false");
+      same->SetValue("OPTIONAL", form.params[spans[k]].optional ? "true" : "false");
     }
   }
   for (std::size_t i = 0; i < f.params.size(); ++i) {
@@ -523,6 +533,7 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
 std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
   Dict d("symbols.hpp");
   d.SetIntValue("CUDA_VERSION", plan.cuda_version);
+  d.SetValue("ABI_SOURCE", abi_source_name(plan.abi_source));
   std::string headers;
   for (const auto& library : plan.libraries) {
     headers += (headers.empty() ? "" : ", ") + library.config.header;

@@ -125,6 +125,9 @@ nlohmann::json function_json(const FunctionPlan& plan) {
   if (f.deprecated) {
     j["deprecated"] = true;
   }
+  if (f.abi_version_unknown) {
+    j["abi_version_unknown"] = true;
+  }
   if (plan.second) {
     second_form_json(plan, j);
   }
@@ -170,6 +173,16 @@ void print_report(const Plan& plan, std::ostream& out) {
     for (const auto& e : plan.libraries[i].skipped_enums) {
       out << "  no to_string: " << e << "\n";
     }
+    if (c.header == "cuda.h" && plan.abi_source == AbiSource::Defines) {
+      out << "  ABI versions from cuda.h's versioned names (--abi-from-defines), not "
+             "cudaTypedefs.h\n";
+    }
+    for (const auto& f : plan.libraries[i].functions) {
+      if (f.function.abi_version_unknown) {
+        out << "  ABI version unknown: " << f.function.name << " (requested as CUDA_VERSION "
+            << plan.cuda_version << ")\n";
+      }
+    }
   }
 }
 
@@ -195,7 +208,18 @@ nlohmann::json report_json(const Plan& plan) {
                        {"enums", enums},
                        {"enums_without_to_string", library.skipped_enums}});
   }
-  return {{"cuda_version", plan.cuda_version}, {"headers", headers}};
+  nlohmann::json unknown = nlohmann::json::array();
+  for (const auto& library : plan.libraries) {
+    for (const auto& f : library.functions) {
+      if (f.function.abi_version_unknown) {
+        unknown.push_back(f.function.name);
+      }
+    }
+  }
+  return {{"cuda_version", plan.cuda_version},
+          {"abi_versions_from", abi_source_name(plan.abi_source)},
+          {"abi_version_unknown", unknown},
+          {"headers", headers}};
 }
 
 }  // namespace cuwrap::gen

@@ -21,11 +21,14 @@ struct Coverage {
 std::vector<Coverage> coverage(const Plan& plan);
 
 /// Print the human-readable report: per header the counts, then each raw-only
-/// function with its reason.
+/// function with its reason, and, for cuda.h, where the ABI versions came from when
+/// not from cudaTypedefs.h and each function whose ABI version nothing knew.
 void print_report(const Plan& plan, std::ostream& out);
 
-/// Return the report as JSON: per header the counts and one entry per function (C
-/// name, symbols, inputs, outputs, shape, raw-only reason).
+/// Return the report as JSON: where the ABI versions came from ("abi_versions_from"),
+/// the functions whose ABI nothing knew ("abi_version_unknown"), per header the counts
+/// and one entry per function (C name, symbols, ABI versions, inputs, outputs, shape,
+/// raw-only reason).
 nlohmann::json report_json(const Plan& plan);
 
 }  // namespace cuwrap::gen

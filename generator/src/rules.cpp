@@ -489,6 +489,7 @@ std::string declare(const std::string& type, const std::string& name) {
 Plan make_plan(const Api& api) {
   Plan plan;
   plan.cuda_version = api.cuda_version;
+  plan.abi_source = api.abi_source;
   for (const auto& config : library_configs()) {
     const Header* header = api.find(config.header);
     if (header == nullptr) {

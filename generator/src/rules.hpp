@@ -120,6 +120,7 @@ struct LibraryPlan {
 /// The whole binding plan.
 struct Plan {
   int cuda_version = 0;
+  AbiSource abi_source = AbiSource::Typedefs;  ///< where the driver ABI versions came from
   std::vector<LibraryPlan> libraries;
   std::vector<AttributeList> attribute_lists;
 };

@@ -408,30 +408,84 @@ std::vector<std::string> input_types(const FunctionPlan& plan, const SecondForm&
   return types;
 }
 
+bool is_count(const Param& p) {
+  return !p.is_pointer && is_integer(p.type) && is_count_name(p.name);
+}
+
+// Whether `p` may be an array of elements (a span or a vector of its pointee).
+bool may_be_array(const Param& p) {
+  return p.is_pointer && p.pointee != "void" && p.pointee != "char";
+}
+
+// Whether input `a` is counted by `c` though neither names the other: its name extends
+// that of an array `c` counts (`optionValues` beside `options`, `jitOptionsValues` beside
+// `jitOptions`); or `c` is the function's only count and `a`'s documentation calls it an
+// array ("Array of dependent nodes", "Optional array of edge data") or names an array
+// `c` counts ("Optional edge data for the dependencies"). One count counts all the arrays
+// beside it: cuGraphAddDependencies' `from`, `to` and `edgeData` are all numDependencies
+// long.
+bool counted_beside(const Function& f, std::size_t c, std::size_t a,
+                    const std::vector<std::size_t>& counted) {
+  const Param& p = f.params[a];
+  for (std::size_t i : counted) {
+    std::string stem = f.params[i].name;
+    if (stem.size() > 1 && stem.back() == 's') {
+      stem.pop_back();
+    }
+    if (p.name.size() > stem.size() && p.name.rfind(stem, 0) == 0) {
+      return true;
+    }
+  }
+  for (std::size_t other = 0; other < f.params.size(); ++other) {
+    if (other != c && is_count(f.params[other])) {
+      return false;
+    }
+  }
+  if (has_word(lower(p.doc), "array")) {
+    return true;
+  }
+  return std::any_of(counted.begin(), counted.end(),
+                     [&](std::size_t i) { return has_word(p.doc, f.params[i].name); });
+}
+
 // Rule 6: count + pointer pairs: input arrays become spans; output arrays of the same
-// count become vectors as long as the spans, or sized by a sibling's count.
+// count become vectors as long as the spans, or sized by a sibling's count. Every input
+// array of one count is a span (counted_beside), and all of them must be equally long.
 void plan_spans(const FunctionPlan& plan, const std::vector<FunctionPlan>& all, SecondForm& form) {
   const Function& f = plan.function;
   for (std::size_t c = 0; c < f.params.size(); ++c) {
     const Param& count = f.params[c];
-    if (count.is_pointer || !is_integer(count.type) || !is_count_name(count.name) ||
-        !unassigned(form, plan, c)) {
+    if (!is_count(count) || !unassigned(form, plan, c)) {
       continue;
     }
     std::vector<std::size_t> inputs;
     std::vector<std::size_t> outputs;
     for (std::size_t a = 0; a < f.params.size(); ++a) {
       const Param& p = f.params[a];
-      if (a == c || !p.is_pointer || p.pointee == "void" || p.pointee == "char" ||
-          !unassigned(form, plan, a) || !counts(f, c, a)) {
+      if (a == c || !may_be_array(p) || !unassigned(form, plan, a) || !counts(f, c, a)) {
         continue;
       }
       (returnable(p) && says_returned(p) ? outputs : inputs).push_back(a);
+    }
+    std::vector<std::size_t> beside;
+    for (std::size_t a = 0; a < f.params.size(); ++a) {
+      const Param& p = f.params[a];
+      const bool taken = std::find(inputs.begin(), inputs.end(), a) != inputs.end() ||
+                         std::find(outputs.begin(), outputs.end(), a) != outputs.end();
+      if (a != c && !taken && may_be_array(p) && unassigned(form, plan, a) &&
+          !(returnable(p) && says_returned(p)) && counted_beside(f, c, a, inputs)) {
+        beside.push_back(a);
+      }
+    }
+    if (!inputs.empty()) {
+      inputs.insert(inputs.end(), beside.begin(), beside.end());
+      std::sort(inputs.begin(), inputs.end());
     }
     if (!inputs.empty() && (outputs.empty() || form.sizing == Sizing::None)) {
       for (std::size_t a : inputs) {
         const Param& p = f.params[a];
         form.params[a] = {FormRole::Span, p.pointee + " const", 0, c, true};
+        form.params[a].optional = has_word(lower(p.doc), "optional");
       }
       form.params[c] = {FormRole::SpanCount, count.type, 0, 0, false};
       for (std::size_t a : outputs) {

@@ -58,6 +58,8 @@ struct FormParam {
   std::size_t fixed = 0;  ///< Fixed: the array's length
   std::size_t count = 0;  ///< Vector/Span: index of its count parameter (if has_count)
   bool has_count = false;
+  /// Span: documented "Optional": may be empty beside the others (passed as nullptr)
+  bool optional = false;
 };
 
 /// The second typed form of one function.

@@ -11,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -34,6 +35,93 @@ TEST(TypedShapes, MismatchedSpansThrowBeforeAnyDriverCall) {
     EXPECT_NE(what.find("includeNames has 1"), std::string::npos) << what;
   }
 }
+
+// Every input array one count counts is a span in the typed form, all of them together.
+using NodeSpan = std::span<const CUgraphNode>;
+using OptionSpan = std::span<const CUjit_option>;
+using ValueSpan = std::span<void* const>;
+static_assert(std::is_same_v<decltype(drv::cuLinkCreate(OptionSpan{}, ValueSpan{})), CUlinkState>);
+static_assert(std::is_same_v<decltype(drv::cuModuleLoadDataEx(nullptr, OptionSpan{}, ValueSpan{})),
+                             CUmodule>);
+static_assert(std::is_same_v<decltype(drv::cuLibraryLoadData(
+                                 nullptr, OptionSpan{}, ValueSpan{},
+                                 std::span<const CUlibraryOption>{}, ValueSpan{})),
+                             CUlibrary>);
+#if CUDA_VERSION >= 13000
+using EdgeSpan = std::span<const CUgraphEdgeData>;
+static_assert(std::is_same_v<decltype(drv::cuGraphAddDependencies(CUgraph{}, NodeSpan{},
+                                                                   NodeSpan{}, EdgeSpan{})),
+                             void>);
+static_assert(std::is_same_v<decltype(drv::cuGraphRemoveDependencies(CUgraph{}, NodeSpan{},
+                                                                      NodeSpan{}, EdgeSpan{})),
+                             void>);
+static_assert(std::is_same_v<decltype(drv::cuGraphAddNode(CUgraph{}, NodeSpan{}, EdgeSpan{},
+                                                          static_cast<CUgraphNodeParams*>(nullptr))),
+                             CUgraphNode>);
+static_assert(std::is_same_v<decltype(drv::cuStreamBeginCaptureToGraph(
+                                 CUstream{}, CUgraph{}, NodeSpan{}, EdgeSpan{},
+                                 CU_STREAM_CAPTURE_MODE_GLOBAL)),
+                             void>);
+static_assert(std::is_same_v<decltype(drv::cuStreamUpdateCaptureDependencies(
+                                 CUstream{}, NodeSpan{}, EdgeSpan{}, 0u)),
+                             void>);
+
+// `what` names the function and both arrays with their lengths.
+void expect_names(const std::string& what, const char* function, const char* a, const char* b) {
+  EXPECT_NE(what.find(function), std::string::npos) << what;
+  EXPECT_NE(what.find(a), std::string::npos) << what;
+  EXPECT_NE(what.find(b), std::string::npos) << what;
+}
+
+// The graph's paired arrays are checked against each other before the driver is loaded:
+// a stray `to` or a short edge-data array is std::invalid_argument, whatever the graph.
+TEST(TypedShapes, PairedGraphArraysAreCheckedBeforeAnyDriverCall) {
+  const CUgraphNode two[2] = {};
+  const CUgraphNode one[1] = {};
+  const CUgraphEdgeData edge[1] = {};
+  try {
+    drv::cuGraphAddDependencies(nullptr, two, one, EdgeSpan());
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    expect_names(e.what(), "cuGraphAddDependencies", "from has 2", "to has 1");
+  }
+  try {
+    drv::cuGraphRemoveDependencies(nullptr, two, two, edge);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    expect_names(e.what(), "cuGraphRemoveDependencies", "from has 2", "edgeData has 1");
+  }
+  try {
+    drv::cuGraphAddNode(nullptr, two, edge, nullptr);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    expect_names(e.what(), "cuGraphAddNode", "dependencies has 2", "dependencyData has 1");
+  }
+  try {
+    drv::cuStreamBeginCaptureToGraph(nullptr, nullptr, two, edge, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    expect_names(e.what(), "cuStreamBeginCaptureToGraph", "dependencies has 2",
+                 "dependencyData has 1");
+  }
+  try {
+    drv::cuStreamUpdateCaptureDependencies(nullptr, two, edge, 0);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    expect_names(e.what(), "cuStreamUpdateCaptureDependencies", "dependencies has 2",
+                 "dependencyData has 1");
+  }
+  // Optional edge data may be left empty: the call passes the check and reaches the
+  // driver (which refuses the null graph, or is not there).
+  try {
+    drv::cuGraphAddDependencies(nullptr, two, two, EdgeSpan());
+    FAIL() << "a null graph was accepted";
+  } catch (const std::invalid_argument& e) {
+    FAIL() << "empty optional edge data refused: " << e.what();
+  } catch (const std::exception&) {
+  }
+}
+#endif
 
 // A stand-in for cuGraphGetNodes whose graph grows from 3 to 5 nodes right after the
 // first count query, as another thread adding nodes would; it behaves as the driver

@@ -73,10 +73,11 @@ inline std::string quoted(const std::string& s) {
 }
 
 /// Fill `dir` with a toolkit include directory whose cuda.h does not parse: the basic
-/// fixture's nvrtc.h and nvJitLink.h beside fixtures/malformed/cuda.h. Return `dir`.
+/// fixture's nvrtc.h, nvJitLink.h and cudaTypedefs.h beside fixtures/malformed/cuda.h.
+/// Return `dir`.
 inline const std::filesystem::path& malformed_toolkit(const std::filesystem::path& dir) {
   const std::filesystem::path fixtures = CUWRAP_FIXTURES_DIR;
-  for (const char* header : {"nvrtc.h", "nvJitLink.h"}) {
+  for (const char* header : {"nvrtc.h", "nvJitLink.h", "cudaTypedefs.h"}) {
     std::filesystem::copy_file(fixtures / "basic" / header, dir / header);
   }
   std::filesystem::copy_file(fixtures / "malformed" / "cuda.h", dir / "cuda.h");

@@ -88,6 +88,90 @@ TEST(Cli, MissingHeaderExits2NamingIt) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
 }
 
+// The fixture's headers without cudaTypedefs.h, in `dir`; return `dir`.
+const std::filesystem::path& without_typedefs(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  for (const char* h : {"cuda.h", "nvrtc.h", "nvJitLink.h"}) {
+    std::filesystem::copy_file(kFixtures / "basic" / h, dir / h);
+  }
+  return dir;
+}
+
+// Without cudaTypedefs.h no entry point's ABI version is known: an error naming the
+// file and the option that takes the versions from the versioned names instead.
+TEST(Cli, MissingCudaTypedefsExits2NamingItAndTheWayOut) {
+  ScratchDir dir;
+  const auto include = without_typedefs(dir.path());
+  const auto r = generate(include, dir.path() / "out");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find((include / "cudaTypedefs.h").string()), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--abi-from-defines"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));
+}
+
+// Report entry `name` of cuda.h in a JSON report.
+nlohmann::json driver_function(const nlohmann::json& report, const std::string& name) {
+  for (const auto& f : report["headers"][0]["functions"]) {
+    if (f["name"] == name) {
+      return f;
+    }
+  }
+  ADD_FAILURE() << name << " not in the report";
+  return {};
+}
+
+// --abi-from-defines: the versioned names give the versions cudaTypedefs.h gives; a
+// symbol the table does not know (the fixture's invented ones) is requested as
+// CUDA_VERSION and named in the printed report, in the JSON and in the bindings' info.
+TEST(Cli, AbiFromDefinesMatchesTypedefsAndNamesWhatItDoesNotKnow) {
+  ScratchDir dir;
+  const auto typedefs_report = dir.path() / "typedefs.json";
+  const auto typed = generate(kFixtures / "basic", dir.path() / "typed",
+                              "--report " + quoted(typedefs_report.string()));
+  ASSERT_EQ(typed.exit_code, 0) << typed.output;
+  // cudaTypedefs.h of the fixture has no typedef for cuLogMessage: reported, not silent.
+  EXPECT_NE(typed.output.find("ABI version unknown: cuLogMessage (requested as CUDA_VERSION 12030)"),
+            std::string::npos)
+      << typed.output;
+  const auto typedefs = nlohmann::json::parse(testing::read_file(typedefs_report));
+  EXPECT_EQ(typedefs["abi_versions_from"], "cudaTypedefs.h");
+  EXPECT_EQ(typedefs["abi_version_unknown"], nlohmann::json::array({"cuLogMessage"}));
+
+  const auto include = without_typedefs(dir.path() / "include");
+  const auto defines_report = dir.path() / "defines.json";
+  const auto r = generate(include, dir.path() / "out",
+                          "--abi-from-defines --report " + quoted(defines_report.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ABI versions from cuda.h's versioned names"), std::string::npos)
+      << r.output;
+  for (const char* unknown : {"cuOpaqueGetState", "cuLogMessage"}) {
+    EXPECT_NE(r.output.find(std::string("ABI version unknown: ") + unknown +
+                            " (requested as CUDA_VERSION 12030)"),
+              std::string::npos)
+        << r.output;
+  }
+  const auto defines = nlohmann::json::parse(testing::read_file(defines_report));
+  EXPECT_EQ(defines["abi_versions_from"], "versioned names");
+  EXPECT_EQ(defines["abi_version_unknown"],
+            nlohmann::json::array({"cuOpaqueGetState", "cuLogMessage"}));
+  for (const char* known : {"cuMemAlloc", "cuMemGetInfo", "cuMemcpyHtoD", "cuStreamQuery",
+                            "cuDeviceGetName", "cuGraphGetNodes"}) {
+    const auto a = driver_function(defines, known);
+    const auto b = driver_function(typedefs, known);
+    EXPECT_EQ(a["abi_version"], b["abi_version"]) << known;
+    EXPECT_EQ(a["per_thread_abi_version"], b["per_thread_abi_version"]) << known;
+    EXPECT_EQ(a["proc_name"], b["proc_name"]) << known;
+    EXPECT_FALSE(a.contains("abi_version_unknown")) << known;
+  }
+  EXPECT_EQ(driver_function(defines, "cuOpaqueGetState")["abi_version"], 12030);
+  EXPECT_EQ(driver_function(defines, "cuOpaqueGetState")["abi_version_unknown"], true);
+  const auto symbols = testing::read_file(dir.path() / "out/include/cuwrap/detail/symbols.hpp");
+  EXPECT_NE(symbols.find("kAbiVersionsFrom = \"versioned names\";"), std::string::npos);
+  EXPECT_NE(testing::read_file(dir.path() / "typed/include/cuwrap/detail/symbols.hpp")
+                .find("kAbiVersionsFrom = \"cudaTypedefs.h\";"),
+            std::string::npos);
+}
+
 TEST(Cli, MalformedHeaderExits1WithFileLine) {
   ScratchDir dir;
   const auto r = generate(testing::malformed_toolkit(dir.path()), dir.path() / "out");
@@ -111,7 +195,7 @@ TEST(Cli, GeneratesWithoutNvJitLinkHeader) {
   ScratchDir dir;
   const auto include = dir.path() / "include-11.8";
   std::filesystem::create_directories(include);
-  for (const char* h : {"cuda.h", "nvrtc.h"}) {
+  for (const char* h : {"cuda.h", "nvrtc.h", "cudaTypedefs.h"}) {
     std::filesystem::copy_file(kFixtures / "basic" / h, include / h);
   }
   const auto r = generate(include, dir.path() / "out");
@@ -157,7 +241,7 @@ TEST(Cli, MixedToolkitHeadersExit1NamingEachVersion) {
   ScratchDir dir;
   const auto include = dir.path() / "mixed";
   std::filesystem::create_directories(include);
-  for (const char* h : {"cuda.h", "nvrtc.h"}) {
+  for (const char* h : {"cuda.h", "nvrtc.h", "cudaTypedefs.h"}) {
     std::filesystem::copy_file(kFixtures / "basic" / h, include / h);
   }
   std::string jit = testing::read_file(kFixtures / "basic" / "nvJitLink.h");

@@ -1,5 +1,7 @@
 // rules.cpp on hand-built models: output inference, answers, strings, size queries,
-// log handles, raw-only fallbacks, enum folding and attribute lists.
+// log handles, raw-only fallbacks, enum folding and attribute lists; the known ABI
+// versions of --abi-from-defines.
+#include "known_abi.hpp"
 #include "model_builders.hpp"
 #include "rules.hpp"
 
@@ -223,6 +225,53 @@ TEST(Rules, StatusDescriptions) {
 TEST(Rules, DeclaresFunctionPointerParameters) {
   EXPECT_EQ(declare("int (*)(void*, void*)", "callback"), "int (*callback)(void*, void*)");
   EXPECT_EQ(declare("const char* const*", "headers"), "const char* const* headers");
+}
+
+// The first version of each variant, never another variant's: cuCtxCreate_v4 is 12.5's
+// ABI, cuCtxCreate_v2 3.2's; a variant the table does not know is 0, not a guess.
+TEST(KnownAbi, EachVariantHasItsOwnFirstVersion) {
+  EXPECT_EQ(known_abi_version("cuCtxCreate_v2"), 3020);
+  EXPECT_EQ(known_abi_version("cuCtxCreate_v4"), 12050);
+  EXPECT_EQ(known_abi_version("cuStreamGetCtx"), 9020);
+  EXPECT_EQ(known_abi_version("cuStreamGetCtx_v2"), 12050);
+  EXPECT_EQ(known_abi_version("cuMemcpyHtoD_v2_ptds"), 7000);
+  EXPECT_EQ(known_abi_version("cuCtxCreate_v9"), 0);
+  EXPECT_EQ(known_abi_version("cuCtxCreate"), 0) << "the v1 ABI is not in the table";
+  EXPECT_EQ(unversioned("cuMemcpyHtoD_v2_ptds"), "cuMemcpyHtoD");
+}
+
+TEST(KnownAbi, DefinesGiveVersionsAndNameWhatIsUnknown) {
+  Api api;
+  api.cuda_version = 13030;
+  Header cuda{"cuda.h", {}, {}, {}, {}};
+  Function create = function("cuCtxCreate", {});
+  create.symbol = "cuCtxCreate_v4";
+  Function copy = function("cuMemcpyHtoD", {});
+  copy.symbol = "cuMemcpyHtoD_v2";
+  copy.per_thread_symbol = "cuMemcpyHtoD_v2_ptds";
+  Function instantiate = function("cuGraphInstantiate", {});
+  instantiate.symbol = "cuGraphInstantiateWithFlags";
+  Function future = function("cuFutureThing", {});
+  future.symbol = "cuFutureThing_v2";
+  cuda.functions = {create, copy, instantiate, future};
+  Header nvrtc{"nvrtc.h", {function("nvrtcVersion", {})}, {}, {}, {}};
+  api.headers = {cuda, nvrtc};
+
+  assign_abi_from_defines(api);
+  EXPECT_EQ(api.abi_source, AbiSource::Defines);
+  const auto& f = api.headers[0].functions;
+  EXPECT_EQ(f[0].abi_version, 12050);
+  EXPECT_EQ(f[0].proc_name, "") << "cuGetProcAddress knows it as cuCtxCreate";
+  EXPECT_FALSE(f[0].abi_version_unknown);
+  EXPECT_EQ(f[1].abi_version, 3020);
+  EXPECT_EQ(f[1].per_thread_abi_version, 7000);
+  EXPECT_EQ(f[2].abi_version, 11040);
+  EXPECT_EQ(f[2].proc_name, "cuGraphInstantiateWithFlags");
+  EXPECT_EQ(f[3].abi_version, 13030) << "unknown: requested as CUDA_VERSION";
+  EXPECT_TRUE(f[3].abi_version_unknown);
+  EXPECT_EQ(f[3].proc_name, "") << "cuFutureThing_v2 is asked for as cuFutureThing";
+  EXPECT_EQ(api.headers[1].functions[0].abi_version, 0) << "only the driver has ABI versions";
+  EXPECT_FALSE(api.headers[1].functions[0].abi_version_unknown);
 }
 
 }  // namespace

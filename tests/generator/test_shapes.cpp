@@ -58,6 +58,65 @@ TEST(Shapes, CountPairsWithItsArraysByNameOrDocumentation) {
   EXPECT_EQ(plans[0].second->shape, "value");
 }
 
+// One count counts every input array beside the one it is named after: the arrays
+// documented as arrays, or naming the counted one, are spans of the same count; the
+// ones documented "Optional" may be empty.
+TEST(Shapes, ArraysBesideTheCountedOneAreSpansOfTheSameCount) {
+  const auto plans = planned(
+      {function("cuGraphAddDependencies",
+                {value("CUgraph", "hGraph", "Graph to which dependencies are added"),
+                 pointer("CUgraphNode", "from", "Array of nodes that provide the dependencies", true),
+                 pointer("CUgraphNode", "to", "Array of dependent nodes", true),
+                 pointer("CUgraphEdgeData", "edgeData", "Optional array of edge data.", true),
+                 value("size_t", "numDependencies", "Number of dependencies to be added")}),
+       function("cuGraphAddNode",
+                {pointer("CUgraphNode", "phGraphNode", "Returns newly created node"),
+                 value("CUgraph", "hGraph", "Graph to which to add the node"),
+                 pointer("CUgraphNode", "dependencies", "Dependencies of the node", true),
+                 pointer("CUgraphEdgeData", "dependencyData",
+                         "Optional edge data for the dependencies. If NULL, the data is", true),
+                 value("size_t", "numDependencies", "Number of dependencies"),
+                 pointer("CUgraphNodeParams", "nodeParams", "Specification of the node")})});
+  ASSERT_TRUE(plans[0].second.has_value());
+  EXPECT_EQ(roles(plans[0]),
+            (std::vector<FormRole>{FormRole::Input, FormRole::Span, FormRole::Span, FormRole::Span,
+                                   FormRole::SpanCount}));
+  for (std::size_t i : {1u, 2u, 3u}) {
+    EXPECT_EQ(plans[0].second->params[i].count, 4u) << i;
+  }
+  EXPECT_FALSE(plans[0].second->params[1].optional);
+  EXPECT_FALSE(plans[0].second->params[2].optional);
+  EXPECT_TRUE(plans[0].second->params[3].optional);
+  ASSERT_TRUE(plans[1].second.has_value());
+  EXPECT_EQ(roles(plans[1]),
+            (std::vector<FormRole>{FormRole::Output, FormRole::Input, FormRole::Span,
+                                   FormRole::Span, FormRole::SpanCount, FormRole::Input}));
+  EXPECT_TRUE(plans[1].second->params[3].optional);
+}
+
+// `optionValues` extends `options`: counted by numOptions even with other counts around;
+// an "Array of" input beside two counts is not guessed at.
+TEST(Shapes, ArraysNamedAfterTheCountedOneShareItsCount) {
+  const auto plans = planned({function(
+      "cuLibraryLoadData",
+      {pointer("CUlibrary", "library", "Returned library"),
+       pointer("void", "code", "Code to load", true),
+       pointer("CUjit_option", "jitOptions", "Options for JIT"),
+       pointer("void*", "jitOptionsValues", "Option values for JIT"),
+       value("unsigned int", "numJitOptions", "Number of options"),
+       pointer("CUlibraryOption", "libraryOptions", "Options for loading"),
+       pointer("void*", "libraryOptionValues", "Option values for loading"),
+       value("unsigned int", "numLibraryOptions", "Number of options for loading"),
+       pointer("int", "extras", "Array of extra things", true)})});
+  ASSERT_TRUE(plans[0].second.has_value());
+  EXPECT_EQ(roles(plans[0]),
+            (std::vector<FormRole>{FormRole::Output, FormRole::Input, FormRole::Span,
+                                   FormRole::Span, FormRole::SpanCount, FormRole::Span,
+                                   FormRole::Span, FormRole::SpanCount, FormRole::Input}));
+  EXPECT_EQ(plans[0].second->params[3].count, 4u);
+  EXPECT_EQ(plans[0].second->params[6].count, 7u);
+}
+
 TEST(Shapes, TiedPairingsPairNothing) {
   // Both counts' documentation names the array: no way to tell which counts it.
   const auto plans = planned({function(

@@ -346,6 +346,62 @@ TEST(Toolkit, RegeneratesForCuda124) {
   expect_regenerates(CUWRAP_CUDA_12_4_INCLUDE, 12040, "CUWRAP_CUDA_12_4_INCLUDE");
 }
 
+// The toolkit headers of `include` without cudaTypedefs.h: without --abi-from-defines
+// an error naming the file; with it, every driver entry point gets the ABI version,
+// per-thread version and cuGetProcAddress name that cudaTypedefs.h gives it (the
+// table of known versions agrees with this toolkit's cudaTypedefs.h), none unknown.
+void expect_defines_match_typedefs(const fs::path& include, const char* variable) {
+  if (include.empty() || !fs::is_regular_file(include / "cudaTypedefs.h")) {
+    GTEST_SKIP() << "CUDA headers with cudaTypedefs.h not found: set " << variable;
+  }
+  ScratchDir dir;
+  const fs::path bare = dir.path() / "bare";
+  fs::create_directories(bare);
+  for (const char* h : {"cuda.h", "nvrtc.h", "nvJitLink.h"}) {
+    fs::copy_file(include / h, bare / h);
+  }
+  const auto refused = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                                   quoted(bare.string()) + " --output " +
+                                   quoted((dir.path() / "refused").string()));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find((bare / "cudaTypedefs.h").string()), std::string::npos)
+      << refused.output;
+  EXPECT_FALSE(fs::exists(dir.path() / "refused"));
+
+  const auto typedefs = generate(include, dir.path() / "typed", dir.path() / "typed.json");
+  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --abi-from-defines --cuda-include " +
+                             quoted(bare.string()) + " --output " +
+                             quoted((dir.path() / "out").string()) + " --report " +
+                             quoted((dir.path() / "defines.json").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto defines = nlohmann::json::parse(testing::read_file(dir.path() / "defines.json"));
+  EXPECT_EQ(defines["abi_versions_from"], "versioned names");
+  EXPECT_EQ(defines["abi_version_unknown"], nlohmann::json::array());
+  EXPECT_EQ(typedefs["abi_version_unknown"], nlohmann::json::array());
+  const auto& a = defines["headers"][0]["functions"];
+  const auto& b = typedefs["headers"][0]["functions"];
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_GT(a.size(), 400u);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i]["name"], b[i]["name"]);
+    EXPECT_EQ(a[i]["abi_version"], b[i]["abi_version"]) << a[i]["name"];
+    EXPECT_EQ(a[i]["per_thread_abi_version"], b[i]["per_thread_abi_version"]) << a[i]["name"];
+    EXPECT_EQ(a[i]["proc_name"], b[i]["proc_name"]) << a[i]["name"];
+  }
+}
+
+TEST(Toolkit, AbiFromDefinesMatchesCudaTypedefsOfCuda126) {
+  expect_defines_match_typedefs(CUWRAP_CUDA_12_6_INCLUDE, "CUWRAP_CUDA_12_6_INCLUDE");
+}
+
+TEST(Toolkit, AbiFromDefinesMatchesCudaTypedefsOfCuda124) {
+  expect_defines_match_typedefs(CUWRAP_CUDA_12_4_INCLUDE, "CUWRAP_CUDA_12_4_INCLUDE");
+}
+
+TEST(Toolkit, AbiFromDefinesMatchesCudaTypedefsOfTheConfiguredToolkit) {
+  expect_defines_match_typedefs(CUWRAP_CUDA_INCLUDE_DIR, "CUWRAP_CUDA_INCLUDE_DIR");
+}
+
 // cuda.h 12.6 next to nvrtc.h and nvJitLink.h of the toolkit generated/ was generated
 // from (13.0): the generator names each header's version and stops without writing
 // anything.

@@ -65,6 +65,10 @@ constexpr std::array kAssertingHelpers = {
     AssertingHelper{"expect_at_least_as_typed",
                     "generator/test_reference.cpp: EXPECT that every function is at least as "
                     "typed as cuda.bindings"},
+    AssertingHelper{"expect_defines_match_typedefs",
+                    "generator/test_toolkits.cpp: EXPECT that without cudaTypedefs.h the "
+                    "generator refuses, and that --abi-from-defines gives every driver entry "
+                    "point the ABI version cudaTypedefs.h gives it (skips without headers)"},
     AssertingHelper{"check_one",
                     "generator/test_mutation.cpp: EXPECT that a mutated header generates "
                     "whole or fails with a location"},

@@ -771,10 +771,11 @@ inline CUmodule cuModuleLoadDataEx(const void* image, unsigned int numOptions, C
 /// \brief Load a module's data with options
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, void** optionValues) {
+inline CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+  ::cuwrap::detail::check_same_length("cuModuleLoadDataEx", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   CUmodule module{};
-  ::cuwrap::detail::check(fn(&module, image, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), optionValues), "cuModuleLoadDataEx");
+  ::cuwrap::detail::check(fn(&module, image, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data())), "cuModuleLoadDataEx");
   return module;
 }
 
@@ -857,10 +858,11 @@ inline CUlinkState cuLinkCreate(unsigned int numOptions, CUjit_option* options, 
 /// \brief Creates a pending JIT linker invocation.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline CUlinkState cuLinkCreate(std::span<CUjit_option const> options, void** optionValues) {
+inline CUlinkState cuLinkCreate(std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+  ::cuwrap::detail::check_same_length("cuLinkCreate", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   CUlinkState stateOut{};
-  ::cuwrap::detail::check(fn(static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), optionValues, &stateOut), "cuLinkCreate");
+  ::cuwrap::detail::check(fn(static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data()), &stateOut), "cuLinkCreate");
   return stateOut;
 }
 
@@ -873,9 +875,10 @@ inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, si
 /// \brief Add an input to a pending linker invocation
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, void** optionValues) {
+inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+  ::cuwrap::detail::check_same_length("cuLinkAddData", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
-  ::cuwrap::detail::check(fn(state, type, data, size, name, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), optionValues), "cuLinkAddData");
+  ::cuwrap::detail::check(fn(state, type, data, size, name, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data())), "cuLinkAddData");
 }
 
 /// \brief Add a file input to a pending linker invocation
@@ -887,9 +890,10 @@ inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* pa
 /// \brief Add a file input to a pending linker invocation
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, void** optionValues) {
+inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+  ::cuwrap::detail::check_same_length("cuLinkAddFile", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
-  ::cuwrap::detail::check(fn(state, type, path, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), optionValues), "cuLinkAddFile");
+  ::cuwrap::detail::check(fn(state, type, path, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data())), "cuLinkAddFile");
 }
 
 /// The outputs of cuLinkComplete, named after its C parameters (structured bindings work).
@@ -941,10 +945,12 @@ inline CUlibrary cuLibraryLoadData(const void* code, CUjit_option* jitOptions, v
 /// \brief Load a library with specified code and options
 ///
 /// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
-inline CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, void** jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, void** libraryOptionValues) {
+inline CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, std::span<void* const> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+  ::cuwrap::detail::check_same_length("cuLibraryLoadData", "jitOptions", jitOptions.size(), "jitOptionsValues", jitOptionsValues.size(), false);
+  ::cuwrap::detail::check_same_length("cuLibraryLoadData", "libraryOptions", libraryOptions.size(), "libraryOptionValues", libraryOptionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, code, const_cast<CUjit_option*>(jitOptions.data()), jitOptionsValues, static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), libraryOptionValues, static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadData");
+  ::cuwrap::detail::check(fn(&library, code, const_cast<CUjit_option*>(jitOptions.data()), const_cast<void**>(jitOptionsValues.data()), static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadData");
   return library;
 }
 
@@ -959,10 +965,12 @@ inline CUlibrary cuLibraryLoadFromFile(const char* fileName, CUjit_option* jitOp
 /// \brief Load a library with specified file and options
 ///
 /// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
-inline CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, void** jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, void** libraryOptionValues) {
+inline CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, std::span<void* const> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+  ::cuwrap::detail::check_same_length("cuLibraryLoadFromFile", "jitOptions", jitOptions.size(), "jitOptionsValues", jitOptionsValues.size(), false);
+  ::cuwrap::detail::check_same_length("cuLibraryLoadFromFile", "libraryOptions", libraryOptions.size(), "libraryOptionValues", libraryOptionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, fileName, const_cast<CUjit_option*>(jitOptions.data()), jitOptionsValues, static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), libraryOptionValues, static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadFromFile");
+  ::cuwrap::detail::check(fn(&library, fileName, const_cast<CUjit_option*>(jitOptions.data()), const_cast<void**>(jitOptionsValues.data()), static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadFromFile");
   return library;
 }
 
@@ -2249,9 +2257,10 @@ inline void cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const 
 /// \brief Begins graph capture on a stream to an existing graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
-inline void cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUgraphEdgeData* dependencyData, CUstreamCaptureMode mode) {
+inline void cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, std::span<CUgraphNode const> dependencies, std::span<CUgraphEdgeData const> dependencyData, CUstreamCaptureMode mode) {
+  ::cuwrap::detail::check_same_length("cuStreamBeginCaptureToGraph", "dependencies", dependencies.size(), "dependencyData", dependencyData.size(), true);
   auto* fn = reinterpret_cast<decltype(::cuStreamBeginCaptureToGraph)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[220] : ::cuwrap::detail::g_driver_slots[220], ::cuwrap::detail::Library::Driver, 220, ::cuwrap::detail::kPerThreadDefaultStream));
-  ::cuwrap::detail::check(fn(hStream, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), dependencyData, static_cast<size_t>(dependencies.size()), mode), "cuStreamBeginCaptureToGraph");
+  ::cuwrap::detail::check(fn(hStream, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), (dependencyData.empty() ? nullptr : const_cast<const CUgraphEdgeData*>(dependencyData.data())), static_cast<size_t>(dependencies.size()), mode), "cuStreamBeginCaptureToGraph");
 }
 
 /// \brief Swaps the stream capture interaction mode for a thread
@@ -2312,9 +2321,10 @@ inline void cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode* dep
 /// \brief Update the set of dependencies in a capturing stream
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
-inline void cuStreamUpdateCaptureDependencies(CUstream hStream, std::span<CUgraphNode const> dependencies, const CUgraphEdgeData* dependencyData, unsigned int flags) {
+inline void cuStreamUpdateCaptureDependencies(CUstream hStream, std::span<CUgraphNode const> dependencies, std::span<CUgraphEdgeData const> dependencyData, unsigned int flags) {
+  ::cuwrap::detail::check_same_length("cuStreamUpdateCaptureDependencies", "dependencies", dependencies.size(), "dependencyData", dependencyData.size(), true);
   auto* fn = reinterpret_cast<decltype(::cuStreamUpdateCaptureDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[225] : ::cuwrap::detail::g_driver_slots[225], ::cuwrap::detail::Library::Driver, 225, ::cuwrap::detail::kPerThreadDefaultStream));
-  ::cuwrap::detail::check(fn(hStream, const_cast<CUgraphNode*>(dependencies.data()), dependencyData, static_cast<size_t>(dependencies.size()), flags), "cuStreamUpdateCaptureDependencies");
+  ::cuwrap::detail::check(fn(hStream, const_cast<CUgraphNode*>(dependencies.data()), (dependencyData.empty() ? nullptr : const_cast<const CUgraphEdgeData*>(dependencyData.data())), static_cast<size_t>(dependencies.size()), flags), "cuStreamUpdateCaptureDependencies");
 }
 
 /// \brief Attach memory to a stream asynchronously
@@ -3314,9 +3324,11 @@ inline void cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, cons
 /// \brief Adds dependency edges to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
-inline void cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, std::span<CUgraphNode const> to, const CUgraphEdgeData* edgeData) {
+inline void cuGraphAddDependencies(CUgraph hGraph, std::span<CUgraphNode const> from, std::span<CUgraphNode const> to, std::span<CUgraphEdgeData const> edgeData) {
+  ::cuwrap::detail::check_same_length("cuGraphAddDependencies", "from", from.size(), "to", to.size(), false);
+  ::cuwrap::detail::check_same_length("cuGraphAddDependencies", "from", from.size(), "edgeData", edgeData.size(), true);
   auto* fn = reinterpret_cast<decltype(::cuGraphAddDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324));
-  ::cuwrap::detail::check(fn(hGraph, from, const_cast<const CUgraphNode*>(to.data()), edgeData, static_cast<size_t>(to.size())), "cuGraphAddDependencies");
+  ::cuwrap::detail::check(fn(hGraph, const_cast<const CUgraphNode*>(from.data()), const_cast<const CUgraphNode*>(to.data()), (edgeData.empty() ? nullptr : const_cast<const CUgraphEdgeData*>(edgeData.data())), static_cast<size_t>(from.size())), "cuGraphAddDependencies");
 }
 
 /// \brief Removes dependency edges from a graph
@@ -3328,9 +3340,11 @@ inline void cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, c
 /// \brief Removes dependency edges from a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
-inline void cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, std::span<CUgraphNode const> to, const CUgraphEdgeData* edgeData) {
+inline void cuGraphRemoveDependencies(CUgraph hGraph, std::span<CUgraphNode const> from, std::span<CUgraphNode const> to, std::span<CUgraphEdgeData const> edgeData) {
+  ::cuwrap::detail::check_same_length("cuGraphRemoveDependencies", "from", from.size(), "to", to.size(), false);
+  ::cuwrap::detail::check_same_length("cuGraphRemoveDependencies", "from", from.size(), "edgeData", edgeData.size(), true);
   auto* fn = reinterpret_cast<decltype(::cuGraphRemoveDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325));
-  ::cuwrap::detail::check(fn(hGraph, from, const_cast<const CUgraphNode*>(to.data()), edgeData, static_cast<size_t>(to.size())), "cuGraphRemoveDependencies");
+  ::cuwrap::detail::check(fn(hGraph, const_cast<const CUgraphNode*>(from.data()), const_cast<const CUgraphNode*>(to.data()), (edgeData.empty() ? nullptr : const_cast<const CUgraphEdgeData*>(edgeData.data())), static_cast<size_t>(from.size())), "cuGraphRemoveDependencies");
 }
 
 /// \brief Remove a node from the graph
@@ -3541,10 +3555,11 @@ inline CUgraphNode cuGraphAddNode(CUgraph hGraph, const CUgraphNode* dependencie
 /// \brief Adds a node of arbitrary type to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
-inline CUgraphNode cuGraphAddNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUgraphEdgeData* dependencyData, CUgraphNodeParams* nodeParams) {
+inline CUgraphNode cuGraphAddNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, std::span<CUgraphEdgeData const> dependencyData, CUgraphNodeParams* nodeParams) {
+  ::cuwrap::detail::check_same_length("cuGraphAddNode", "dependencies", dependencies.size(), "dependencyData", dependencyData.size(), true);
   auto* fn = reinterpret_cast<decltype(::cuGraphAddNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355));
   CUgraphNode phGraphNode{};
-  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), dependencyData, static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddNode");
+  ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), (dependencyData.empty() ? nullptr : const_cast<const CUgraphEdgeData*>(dependencyData.data())), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddNode");
   return phGraphNode;
 }
 

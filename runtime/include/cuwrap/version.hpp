@@ -27,6 +27,12 @@ inline constexpr int kMinimumDriverVersion =
 /// Return the CUDA_VERSION the bindings were generated from (e.g. 12040 for CUDA 12.4).
 constexpr int bindings_version() noexcept { return kBindingsCudaVersion; }
 
+/// Return where the bindings' driver ABI versions came from: "cudaTypedefs.h" (each
+/// prototype matched to its versioned function-pointer typedef), or "versioned names"
+/// (generated with `cuwrap-gen --abi-from-defines`, from cuda.h's versioned names; the
+/// generator's report lists any entry point it requests as bindings_version()).
+constexpr const char* bindings_abi_source() noexcept { return detail::kAbiVersionsFrom; }
+
 /// Return the installed driver's CUDA version, as cuDriverGetVersion() reports it
 /// (e.g. 13000). Read once per process, when libcuda is opened.
 ///

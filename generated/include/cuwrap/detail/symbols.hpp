@@ -28,6 +28,11 @@ inline void check_same_length(const char* function, const char* a, std::size_t a
 /// CUDA_VERSION of the cuda.h the bindings were generated from.
 inline constexpr int kGeneratedCudaVersion = 13000;
 
+/// Where the driver entry points' ABI versions came from: "cudaTypedefs.h", or
+/// "versioned names" (cuwrap-gen --abi-from-defines: cuda.h's versioned names and the
+/// first CUDA version cuwrap-gen knows for each).
+inline constexpr const char* kAbiVersionsFrom = "cudaTypedefs.h";
+
 // Whether this translation unit asked cuda.h for per-thread default stream semantics.
 // Deliberately not `inline`: translation units may differ, so each has its own
 // internal-linkage constant. The wrappers it selects are distinct functions, since
