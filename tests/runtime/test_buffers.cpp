@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "release_failures.hpp"
+
 #include "device_fixture.hpp"
 
 #include <array>
@@ -24,24 +26,7 @@ namespace {
 using cuwrap::Buffer;
 using cuwrap::Stream;
 
-// Counts release failures while alive, then restores the previous handler.
-class ReleaseFailures {
- public:
-  ReleaseFailures()
-      : previous_(cuwrap::set_release_failure_handler(
-            {[](const cuwrap::ReleaseFailure& failure, void* self) {
-               static_cast<ReleaseFailures*>(self)->reports.push_back(failure);
-             },
-             this})) {}
-  ReleaseFailures(const ReleaseFailures&) = delete;
-  ReleaseFailures& operator=(const ReleaseFailures&) = delete;
-  ~ReleaseFailures() { cuwrap::set_release_failure_handler(std::move(previous_)); }
-
-  std::vector<cuwrap::ReleaseFailure> reports;
-
- private:
-  cuwrap::ReleaseFailureHandler previous_;
-};
+using cuwrap::testing::ReleaseFailures;
 
 using BufferTest = cuwrap::testing::DeviceStreamTest;
 
