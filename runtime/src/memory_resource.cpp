@@ -423,8 +423,15 @@ void DeviceMemoryResource::require_open(const char* operation) const {
 
 namespace {
 
-// Let every device access the host pool `pool`; false when the driver refuses.
-bool grant_all_devices(CUmemoryPool pool) {
+// Whether `status` is a driver's "no host memory pools here" answer: the pinned resource
+// then falls back to cuMemHostAlloc. Any other failure (out of memory, ...) is thrown.
+bool host_pools_unsupported(CUresult status) {
+  return status == CUDA_ERROR_NOT_SUPPORTED || status == CUDA_ERROR_INVALID_VALUE ||
+         status == CUDA_ERROR_INVALID_DEVICE;
+}
+
+// Let every device access the host pool `pool`; the driver's status.
+CUresult grant_all_devices_status(CUmemoryPool pool) {
   const int devices = detail::device_count();
   std::vector<CUmemAccessDesc> access(static_cast<std::size_t>(devices));
   for (int i = 0; i < devices; ++i) {
@@ -432,7 +439,7 @@ bool grant_all_devices(CUmemoryPool pool) {
     access[static_cast<std::size_t>(i)].location.id = i;
     access[static_cast<std::size_t>(i)].flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   }
-  return driver::raw::cuMemPoolSetAccess(pool, access.data(), access.size()) == CUDA_SUCCESS;
+  return driver::raw::cuMemPoolSetAccess(pool, access.data(), access.size());
 }
 
 // A pinned host pool (CUDA 13 drivers), or nullptr where the driver rejects the host
@@ -447,13 +454,20 @@ CUmemoryPool default_host_pool() {
   props.location.type = CU_MEM_LOCATION_TYPE_HOST;
   props.location.id = 0;
   PoolGuard guard;
-  if (driver::raw::cuMemPoolCreate(&guard.pool, &props) != CUDA_SUCCESS) {
+  if (const CUresult status = driver::raw::cuMemPoolCreate(&guard.pool, &props);
+      status != CUDA_SUCCESS) {
     guard.pool = nullptr;
-    return nullptr;
+    if (host_pools_unsupported(status)) {
+      return nullptr;
+    }
+    throw DriverError(status, "cuMemPoolCreate");
   }
   // Host pools are not accessible from any device until granted.
-  if (!grant_all_devices(guard.pool)) {
-    return nullptr;  // the guard destroys the pool
+  if (const CUresult status = grant_all_devices_status(guard.pool); status != CUDA_SUCCESS) {
+    if (host_pools_unsupported(status)) {
+      return nullptr;  // the guard destroys the pool
+    }
+    throw DriverError(status, "cuMemPoolSetAccess");
   }
   set_release_threshold(guard.pool, kKeepEverything);
   return guard.release();
@@ -490,8 +504,8 @@ PinnedMemoryResource::PinnedMemoryResource(const PinnedMemoryResourceOptions& op
   detail::ensure_driver_initialized();
   PoolGuard guard;
   guard.pool = driver::cuMemPoolCreate(&props);
-  if (!grant_all_devices(guard.pool)) {
-    throw DriverError(CUDA_ERROR_NOT_SUPPORTED, "cuMemPoolSetAccess");
+  if (const CUresult status = grant_all_devices_status(guard.pool); status != CUDA_SUCCESS) {
+    throw DriverError(status, "cuMemPoolSetAccess");
   }
   set_release_threshold(guard.pool, kKeepEverything);
   pool_ = guard.release();

@@ -295,6 +295,9 @@ class PinnedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Create the resource (and its pool, when the driver supports host pools).
+  ///
+  /// A driver that answers it has no host pools gets the cuMemHostAlloc fallback; any
+  /// other failure of cuMemPoolCreate or cuMemPoolSetAccess throws DriverError.
   PinnedMemoryResource();
   /// Create the resource with a host memory pool as `options` ask.
   ///
