@@ -297,14 +297,7 @@ TEST(CurrentContext, SetCurrentAndDefaultStreamMakeTheDeviceCurrentAsDocumented)
 
 // ---- two devices: work on device 1 while device 0 is current --------------------------------
 
-#define REQUIRE_TWO_GPUS()                                                             \
-  do {                                                                                 \
-    CUWRAP_REQUIRE_GPU();                                                              \
-    if (Device::count() < 2) {                                                         \
-      GTEST_SKIP() << "needs 2 GPUs: " << Device::count()                             \
-                   << " CUDA device present (the 1-device tests above still ran)";   \
-    }                                                                                  \
-  } while (false)
+#define REQUIRE_TWO_GPUS() CUWRAP_REQUIRE_GPUS(2)
 
 TEST(CurrentContextTwoDevices, StreamsAndEventsOnDeviceOneKeepDeviceZeroCurrent) {
   REQUIRE_TWO_GPUS();

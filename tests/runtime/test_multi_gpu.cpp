@@ -45,14 +45,10 @@ constexpr long long kSpinCycles = 20'000'000;
 [[maybe_unused]] const bool kNvlsOff = [] { return ::setenv("NCCL_NVLS_ENABLE", "0", 1) == 0; }();
 
 // Skip unless at least two GPUs are there; device 0 is made current.
-#define REQUIRE_TWO_GPUS()                                                                  \
-  do {                                                                                      \
-    CUWRAP_REQUIRE_GPU();                                                                   \
-    if (Device::count() < 2) {                                                              \
-      GTEST_SKIP() << "needs 2 GPUs: " << Device::count()                                  \
-                   << " CUDA device present (multi-GPU behaviour is tested on two)";        \
-    }                                                                                       \
-    Device(0).set_current();                                                                \
+#define REQUIRE_TWO_GPUS()   \
+  do {                        \
+    CUWRAP_REQUIRE_GPUS(2);   \
+    Device(0).set_current();  \
   } while (false)
 
 std::vector<std::uint8_t> download(const Buffer& buffer, const Stream& stream) {
