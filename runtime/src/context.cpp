@@ -158,10 +158,6 @@ ScopedContext::~ScopedContext() {
   }
 }
 
-}  // namespace cuwrap::detail
-
-namespace cuwrap::detail {
-
 ScopedCurrentOrPrimary::ScopedCurrentOrPrimary(int ordinal) : context_(current_context()) {
   if (context_ == nullptr) {
     context_ = primary_context(ordinal);
