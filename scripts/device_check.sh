@@ -105,8 +105,8 @@ if has_stage memcheck && [ -x "$sanitizer" ]; then
   note "- memcheck ($sanitizer --tool memcheck, $MEMCHECK_JOBS at a time):"
   # The test executables (not CTest's discovery files beside them) and the docs'
   # snippets. Death tests (*Loading*) re-run the binary to test which library is
-  # loaded, not device memory, and are slow under the sanitizer. Tests provoke CUDA
-  # errors on purpose (an invalid device, a closed stream): API errors are not reported.
+  # loaded, not device memory, and are slow under the sanitizer. Driver calls that return
+  # an error are reported and checked against scripts/memcheck_expected.txt below.
   export sanitizer LOGS
   # Tests of timing behaviour (*Overlaps*: kernels overlapping under programmatic
   # dependent launch) cannot hold under the sanitizer, which serialises kernels.
@@ -117,10 +117,21 @@ if has_stage memcheck && [ -x "$sanitizer" ]; then
     log="$LOGS/memcheck/$name.log"
     [[ "$name" == *_test_* ]] && args=(--gtest_filter="$MEMCHECK_FILTER")
     (cd "$(dirname "$exe")" && timeout 900 "$sanitizer" --tool memcheck --leak-check full \
-      --report-api-errors no --error-exitcode 99 --print-limit 50 "$exe" "${args[@]}") >"$log" 2>&1
+      --report-api-errors explicit --error-exitcode 99 --print-limit 100000 "$exe" "${args[@]}") >"$log" 2>&1
     rc=$?
     errors=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+    # Driver calls that returned an error: "<executable> <call> <status>", one line per
+    # hit. Each is either an expected answer (scripts/memcheck_expected.txt says why) or
+    # a finding; neither is a memory error.
+    local api
+    api=$(grep -oE 'Program hit [A-Z_0-9]+ \(error [0-9]+\) due to .* on CUDA API call to [A-Za-z_0-9]+' "$log" |
+      sed -E "s/^Program hit ([A-Z_0-9]+) .* on CUDA API call to ([A-Za-z_0-9]+)$/$name \2 \1/")
+    [ -n "$api" ] && echo "$api" >>"$LOGS/memcheck/api-errors.raw"
+    local api_count
+    api_count=$(printf '%s' "$api" | grep -c . || true)
+    errors=$(( ${errors:-0} - api_count ))
     verdict=ok
+    [ $rc -eq 99 ] && [ "$errors" -eq 0 ] && rc=0
     if grep -q "terminated before first instrumented API call" "$log" &&
       ! grep -q "FAILED" "$log"; then
       # Compile-time and no-GPU suites make no CUDA call: nothing for memcheck to watch.
@@ -139,6 +150,27 @@ if has_stage memcheck && [ -x "$sanitizer" ]; then
     xargs -P "$MEMCHECK_JOBS" -I{} bash -c 'memcheck_one {}' | sort >"$LOGS/memcheck/summary.txt"
   cat "$LOGS/memcheck/summary.txt" | tee -a "$SUMMARY"
   grep -qE 'MEMCHECK ERRORS|FAILED' "$LOGS/memcheck/summary.txt" && failed=1
+  # Driver errors: each distinct (executable, call, status) with its count, marked
+  # "expected" with the reason from scripts/memcheck_expected.txt, else "UNEXPECTED".
+  touch "$LOGS/memcheck/api-errors.raw"
+  sort "$LOGS/memcheck/api-errors.raw" | uniq -c | sort -k2 |
+    awk -v expected="$CUWRAP_ROOT/scripts/memcheck_expected.txt" '
+      BEGIN {
+        while ((getline line < expected) > 0) {
+          if (line ~ /^[[:space:]]*(#|$)/) continue
+          split(line, f, /[[:space:]]+/); why = line; sub(/^[^#]*#[[:space:]]*/, "", why)
+          n++; re[n] = f[1]; call[n] = f[2]; status[n] = f[3]; reason[n] = why
+        }
+      }
+      {
+        verdict = "UNEXPECTED"
+        for (i = 1; i <= n; i++)
+          if ($2 ~ ("^" re[i] "$") && $3 == call[i] && $4 == status[i]) { verdict = "expected: " reason[i]; break }
+        printf "    - %s: %s %s x%d: %s\n", $2, $3, $4, $1, verdict
+      }' >"$LOGS/memcheck/api-errors.txt"
+  note "- driver errors under memcheck: $(grep -c . "$LOGS/memcheck/api-errors.txt") distinct, $(grep -c UNEXPECTED "$LOGS/memcheck/api-errors.txt") unexpected (memcheck/api-errors.txt)"
+  cat "$LOGS/memcheck/api-errors.txt" | tee -a "$SUMMARY"
+  grep -q UNEXPECTED "$LOGS/memcheck/api-errors.txt" && failed=1
 fi
 
 if has_stage bench; then
