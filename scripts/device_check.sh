@@ -120,12 +120,21 @@ if has_stage memcheck && [ -x "$sanitizer" ]; then
       --report-api-errors explicit --error-exitcode 99 --print-limit 100000 "$exe" "${args[@]}") >"$log" 2>&1
     rc=$?
     errors=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -oE '[0-9]+' || true)
-    # Driver calls that returned an error: "<executable> <call> <status>", one line per
-    # hit. Each is either an expected answer (scripts/memcheck_expected.txt says why) or
+    # Driver calls that returned an error: "<executable> <test> <call> <status>", one
+    # line per hit, the test being the GoogleTest case running at the time ("-" outside
+    # one). Each is either an expected answer (scripts/memcheck_expected.txt says why) or
     # a finding; neither is a memory error.
     local api
-    api=$(grep -oE 'Program hit [A-Z_0-9]+ \(error [0-9]+\) due to .* on CUDA API call to [A-Za-z_0-9]+' "$log" |
-      sed -E "s/^Program hit ([A-Z_0-9]+) .* on CUDA API call to ([A-Za-z_0-9]+)$/$name \2 \1/")
+    api=$(awk -v exe="$name" '
+      /\[ RUN      \] / { test = $NF }
+      /\[       (OK|FAILED) \] / { test = "-" }
+      match($0, /Program hit [A-Z_0-9]+ \(error [0-9]+\)/) {
+        split(substr($0, RSTART, RLENGTH), hit, " ")
+        if (match($0, /on CUDA API call to [A-Za-z_0-9]+/)) {
+          n = split(substr($0, RSTART, RLENGTH), call, " ")
+          print exe, (test == "" ? "-" : test), call[n], hit[3]
+        }
+      }' "$log")
     [ -n "$api" ] && echo "$api" >>"$LOGS/memcheck/api-errors.raw"
     local api_count
     api_count=$(printf '%s' "$api" | grep -c . || true)
@@ -159,14 +168,16 @@ if has_stage memcheck && [ -x "$sanitizer" ]; then
         while ((getline line < expected) > 0) {
           if (line ~ /^[[:space:]]*(#|$)/) continue
           split(line, f, /[[:space:]]+/); why = line; sub(/^[^#]*#[[:space:]]*/, "", why)
-          n++; re[n] = f[1]; call[n] = f[2]; status[n] = f[3]; reason[n] = why
+          n++; exe[n] = f[1]; test[n] = f[2]; call[n] = f[3]; status[n] = f[4]; reason[n] = why
         }
       }
       {
         verdict = "UNEXPECTED"
         for (i = 1; i <= n; i++)
-          if ($2 ~ ("^" re[i] "$") && $3 == call[i] && $4 == status[i]) { verdict = "expected: " reason[i]; break }
-        printf "    - %s: %s %s x%d: %s\n", $2, $3, $4, $1, verdict
+          if ($2 ~ ("^" exe[i] "$") && $3 ~ ("^" test[i] "$") && $4 == call[i] && $5 == status[i]) {
+            verdict = "expected: " reason[i]; break
+          }
+        printf "    - %s %s: %s %s x%d: %s\n", $2, $3, $4, $5, $1, verdict
       }' >"$LOGS/memcheck/api-errors.txt"
   note "- driver errors under memcheck: $(grep -c . "$LOGS/memcheck/api-errors.txt") distinct, $(grep -c UNEXPECTED "$LOGS/memcheck/api-errors.txt") unexpected (memcheck/api-errors.txt)"
   cat "$LOGS/memcheck/api-errors.txt" | tee -a "$SUMMARY"
