@@ -26,19 +26,25 @@ void require_same_size(const char* operation, const char* what_other, std::size_
 }
 
 // Ask the driver about memory that came without a resource. Returns false when the
-// driver does not know the pointer (ordinary pageable host memory).
+// driver does not know the pointer (ordinary pageable host memory). cuPointerGetAttributes
+// answers such a pointer with success and a memory type of 0, where cuPointerGetAttribute
+// would answer CUDA_ERROR_INVALID_VALUE: no error is provoked to learn it.
 bool query_pointer(CUdeviceptr ptr, CUpointer_attribute attribute, void* value) {
   detail::ensure_driver_initialized();
-  CUresult status = driver::raw::cuPointerGetAttribute(value, attribute, ptr);
+  unsigned int type = 0;
+  std::array<CUpointer_attribute, 2> attributes{CU_POINTER_ATTRIBUTE_MEMORY_TYPE, attribute};
+  std::array<void*, 2> values{&type, value};
+  const auto ask = [&] {
+    return driver::raw::cuPointerGetAttributes(static_cast<unsigned int>(attributes.size()),
+                                               attributes.data(), values.data(), ptr);
+  };
+  CUresult status = ask();
   if (status == CUDA_ERROR_INVALID_CONTEXT) {
     const detail::ScopedCurrentOrPrimary scope(0);
-    status = driver::raw::cuPointerGetAttribute(value, attribute, ptr);
+    status = ask();
   }
-  if (status == CUDA_ERROR_INVALID_VALUE) {
-    return false;
-  }
-  detail::check(status, "cuPointerGetAttribute");
-  return true;
+  detail::check(status, "cuPointerGetAttributes");
+  return type != 0;
 }
 
 // Where foreign memory lives: {device-accessible, host-accessible}.
