@@ -7,11 +7,13 @@
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
+#include <cuwrap/detail/loader.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/green_context.hpp>
 #include <cuwrap/version.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -109,31 +111,42 @@ std::string join(const std::vector<unsigned>& values) {
   return "{" + text + "}";
 }
 
-// What the CUDA 12.4 split (cuDevSmResourceSplitByCount) cannot express: different
-// counts per group and the co-scheduling fields. Returns the common count.
-unsigned common_count(const SMResourceOptions& options) {
-  if (!options.coscheduled_sm_count.empty()) {
-    detail::throw_toolkit_too_old(kStructuredSplitVersion,
-                                  "SMResourceOptions::coscheduled_sm_count (cuDevSmResourceSplit)");
+[[noreturn]] void fail(const std::string& message) {
+  throw std::invalid_argument("SMResource::split: " + message);
+}
+
+// The checks on SMResourceOptions made before the driver: the per-group fields have one
+// entry per group, and no group asks for more SMs than `available`. Returns the number
+// of groups.
+std::size_t check_split_options(const SMResourceOptions& options, unsigned available) {
+  const std::size_t groups = options.count.empty() ? 1 : options.count.size();
+  for (const auto& [name, field] :
+       {std::pair<const char*, const std::vector<unsigned>*>{"coscheduled_sm_count",
+                                                             &options.coscheduled_sm_count},
+        std::pair<const char*, const std::vector<unsigned>*>{
+            "preferred_coscheduled_sm_count", &options.preferred_coscheduled_sm_count}}) {
+    if (!field->empty() && field->size() != groups) {
+      fail(std::string("SMResourceOptions::") + name + " has " + std::to_string(field->size()) +
+           " entries but count asks for " + std::to_string(groups) +
+           " group(s); give one entry per group or none");
+    }
   }
-  if (!options.preferred_coscheduled_sm_count.empty()) {
-    detail::throw_toolkit_too_old(
-        kStructuredSplitVersion,
-        "SMResourceOptions::preferred_coscheduled_sm_count (cuDevSmResourceSplit)");
+  for (std::size_t i = 0; i < options.count.size(); ++i) {
+    if (options.count[i] > available) {
+      fail("SMResourceOptions::count[" + std::to_string(i) + "] = " +
+           std::to_string(options.count[i]) + " exceeds the " + std::to_string(available) +
+           " SMs of this resource");
+    }
   }
-  if (options.count.empty()) {
-    return 0;
-  }
-  const unsigned first = options.count.front();
-  if (std::any_of(options.count.begin(), options.count.end(),
-                  [first](unsigned c) { return c != first; })) {
-    detail::throw_toolkit_too_old(
-        kStructuredSplitVersion,
-        ("SMResourceOptions::count with a different count per group " + join(options.count) +
-         " (cuDevSmResourceSplit)")
-            .c_str());
-  }
-  return first;
+  return groups;
+}
+
+bool uses_structured_fields(const SMResourceOptions& options) {
+  return !options.coscheduled_sm_count.empty() || !options.preferred_coscheduled_sm_count.empty();
+}
+
+bool all_counts_equal(const std::vector<unsigned>& counts) {
+  return std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) == counts.end();
 }
 
 unsigned split_flags(const SMResourceOptions& options) {
@@ -148,6 +161,22 @@ unsigned split_flags(const SMResourceOptions& options) {
   detail::throw_toolkit_too_old(kIgnoreCoschedulingVersion,
                                 "SMResourceOptions::backfill (CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING)");
 #endif
+}
+
+// A green context over `resources` of device `device_id` (its primary context must
+// exist first, the driver's rule), owned by the returned state.
+detail::Ref<detail::GreenContextState> make_green_context(int device_id, CUdevice device,
+                                                          std::vector<CUdevResource>& resources) {
+  const Device owner(device_id);
+  const detail::ScopedContext scope(owner.context());
+  const CUdevResourceDesc desc =
+      driver::cuDevResourceGenerateDesc(resources.data(), static_cast<unsigned>(resources.size()));
+  auto state = detail::make_ref<detail::GreenContextState>();
+  state->device_id = device_id;
+  state->green = driver::cuGreenCtxCreate(desc, device, CU_GREEN_CTX_DEFAULT_STREAM);
+  state->context = driver::cuCtxFromGreenCtx(state->green);  // on failure, state destroys green
+  state->context_id = detail::context_id(state->context);
+  return state;
 }
 
 }  // namespace
@@ -168,10 +197,31 @@ SMResourceSplit SMResource::split(const SMResourceOptions& options, bool dry_run
         "SMResource::split: this resource comes from a dry-run split and describes sizes "
         "only; split the resource it came from without dry_run");
   }
-  const unsigned count = common_count(options);
+  check_split_options(options, sm_count());
+  if (uses_structured_fields(options)) {
+    return split_structured(options, dry_run);
+  }
   const unsigned flags = split_flags(options);
   detail::require_driver(kGreenContextVersion, "green contexts (cuDevSmResourceSplitByCount)");
-  const unsigned wanted = options.count.empty() ? 1U : static_cast<unsigned>(options.count.size());
+  if (all_counts_equal(options.count)) {
+    return split_by_count(options.count.empty() ? 0U : options.count.front(),
+                          options.count.empty() ? 1U : static_cast<unsigned>(options.count.size()),
+                          flags, dry_run);
+  }
+  return split_in_steps(options.count, flags, dry_run);
+}
+
+SMResource SMResource::from_split(const CUdevResource& resource, bool usable,
+                                  const detail::Ref<const detail::GreenContextState>& keep) const {
+  const auto [min_size, alignment] =
+      granularity_of(resource, {min_partition_size_, coscheduled_alignment_});
+  SMResource made(resource, device_id_, min_size, alignment, usable);
+  made.keep_ = keep;
+  return made;
+}
+
+SMResourceSplit SMResource::split_by_count(unsigned count, unsigned wanted, unsigned flags,
+                                           bool dry_run) const {
   std::vector<CUdevResource> result(wanted);
   CUdevResource remaining{};
   unsigned made = wanted;
@@ -179,22 +229,117 @@ SMResourceSplit SMResource::split(const SMResourceOptions& options, bool dry_run
                                                          &remaining, flags, count),
                 "cuDevSmResourceSplitByCount");
   if (made == 0) {
-    throw std::invalid_argument("SMResource::split: the driver made no group of at least " +
-                                std::to_string(count) + " SMs from this resource's " +
-                                std::to_string(sm_count()) + " SMs");
+    fail("the driver made no group of at least " + std::to_string(count) + " SMs from this "
+         "resource's " + std::to_string(sm_count()) + " SMs");
   }
-  const std::pair<unsigned, unsigned> inherited{min_partition_size_, coscheduled_alignment_};
   SMResourceSplit split;
   split.groups.reserve(made);
   for (unsigned i = 0; i < made && i < wanted; ++i) {
-    const auto [min_size, alignment] = granularity_of(result[i], inherited);
-    split.groups.push_back(SMResource(result[i], device_id_, min_size, alignment, !dry_run));
+    split.groups.push_back(from_split(result[i], !dry_run, keep_));
   }
   if (remaining.type == CU_DEV_RESOURCE_TYPE_SM && remaining.sm.smCount > 0) {
-    const auto [min_size, alignment] = granularity_of(remaining, inherited);
-    split.remainder.push_back(SMResource(remaining, device_id_, min_size, alignment, !dry_run));
+    split.remainder.push_back(from_split(remaining, !dry_run, keep_));
   }
   return split;
+}
+
+// Different counts per group with the CUDA 12.4 split, which makes equal groups only:
+// one group per step, each split from what the step before left. The driver splits no
+// split result again until a green context is made over it, so each step but the last
+// makes a green context over the SMs left and splits that context's SMs; the groups
+// keep those intermediate contexts alive.
+SMResourceSplit SMResource::split_in_steps(const std::vector<unsigned>& counts, unsigned flags,
+                                           bool dry_run) const {
+  SMResourceSplit split;
+  split.groups.reserve(counts.size());
+  CUdevResource current = resource_;
+  detail::Ref<const detail::GreenContextState> holder = keep_;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    CUdevResource group{};
+    CUdevResource rest{};
+    unsigned made = 1;
+    detail::check(driver::raw::cuDevSmResourceSplitByCount(&group, &made, &current, &rest, flags,
+                                                           counts[i]),
+                  "cuDevSmResourceSplitByCount");
+    if (made == 0) {
+      fail("SMResourceOptions::count[" + std::to_string(i) + "] = " + std::to_string(counts[i]) +
+           ": the driver made no group of that size from the " +
+           std::to_string(current.sm.smCount) + " SMs left after groups 0.." +
+           std::to_string(i) + " of " + join(counts) + " (this resource has " +
+           std::to_string(sm_count()) + ")");
+    }
+    split.groups.push_back(from_split(group, !dry_run, holder));
+    const bool last = i + 1 == counts.size();
+    const bool has_rest = rest.type == CU_DEV_RESOURCE_TYPE_SM && rest.sm.smCount > 0;
+    if (last) {
+      if (has_rest) {
+        split.remainder.push_back(from_split(rest, !dry_run, holder));
+      }
+      break;
+    }
+    const unsigned left = has_rest ? rest.sm.smCount : 0U;
+    if (left == 0 || left < counts[i + 1]) {
+      fail("SMResourceOptions::count " + join(counts) + ": " + std::to_string(left) +
+           " SMs are left for group " + std::to_string(i + 1) + " (at least " +
+           std::to_string(counts[i + 1]) + ") after group " + std::to_string(i) + " took " +
+           std::to_string(group.sm.smCount) + " (this resource has " +
+           std::to_string(sm_count()) + ")");
+    }
+    std::vector<CUdevResource> leftover{rest};
+    Device owner(device_id_);
+    auto state = make_green_context(device_id_, owner.handle(), leftover);
+    current = driver::cuGreenCtxGetDevResource(state->green, CU_DEV_RESOURCE_TYPE_SM);
+    holder = detail::Ref<const detail::GreenContextState>(std::move(state));
+  }
+  return split;
+}
+
+SMResourceSplit SMResource::split_structured(const SMResourceOptions& options,
+                                             bool dry_run) const {
+#if CUDA_VERSION >= 13010
+  detail::require_driver(kStructuredSplitVersion,
+                         "SMResourceOptions::coscheduled_sm_count and "
+                         "preferred_coscheduled_sm_count (cuDevSmResourceSplit)");
+  if (options.backfill) {
+    fail("SMResourceOptions::backfill cannot be combined with coscheduled_sm_count or "
+         "preferred_coscheduled_sm_count (the structured split takes co-scheduling per group)");
+  }
+  const std::size_t groups = options.count.empty() ? 1 : options.count.size();
+  std::vector<CU_DEV_SM_RESOURCE_GROUP_PARAMS> params(groups);
+  for (std::size_t i = 0; i < groups; ++i) {
+    params[i] = CU_DEV_SM_RESOURCE_GROUP_PARAMS{};
+    params[i].smCount = options.count.empty() ? 0U : options.count[i];
+    if (!options.coscheduled_sm_count.empty()) {
+      params[i].coscheduledSmCount = options.coscheduled_sm_count[i];
+    }
+    if (!options.preferred_coscheduled_sm_count.empty()) {
+      params[i].preferredCoscheduledSmCount = options.preferred_coscheduled_sm_count[i];
+    }
+  }
+  using SplitFunction = decltype(&::cuDevSmResourceSplit);
+  static const auto split_function = reinterpret_cast<SplitFunction>(
+      detail::resolve_driver_proc("cuDevSmResourceSplit", kStructuredSplitVersion));
+  std::vector<CUdevResource> result(groups);
+  CUdevResource remaining{};
+  detail::check(split_function(result.data(), static_cast<unsigned>(groups), &resource_,
+                               &remaining, 0, params.data()),
+                "cuDevSmResourceSplit");
+  SMResourceSplit split;
+  split.groups.reserve(groups);
+  for (const CUdevResource& group : result) {
+    split.groups.push_back(from_split(group, !dry_run, keep_));
+  }
+  if (remaining.type == CU_DEV_RESOURCE_TYPE_SM && remaining.sm.smCount > 0) {
+    split.remainder.push_back(from_split(remaining, !dry_run, keep_));
+  }
+  return split;
+#else
+  static_cast<void>(options);
+  static_cast<void>(dry_run);
+  detail::throw_toolkit_too_old(kStructuredSplitVersion,
+                                "SMResourceOptions::coscheduled_sm_count and "
+                                "preferred_coscheduled_sm_count (cuDevSmResourceSplit)");
+#endif
 }
 
 // ---- DeviceResources ---------------------------------------------------------------
@@ -240,14 +385,7 @@ Context Device::create_context(const ContextOptions& options) const {
     }
     resources.push_back(r.handle());
   }
-  const detail::ScopedContext scope(context());  // the primary context must exist
-  const CUdevResourceDesc desc =
-      driver::cuDevResourceGenerateDesc(resources.data(), static_cast<unsigned>(resources.size()));
-  auto state = detail::make_ref<detail::GreenContextState>();
-  state->device_id = ordinal_;
-  state->green = driver::cuGreenCtxCreate(desc, device_, CU_GREEN_CTX_DEFAULT_STREAM);
-  state->context = driver::cuCtxFromGreenCtx(state->green);  // on failure, state destroys green
-  state->context_id = detail::context_id(state->context);
+  auto state = make_green_context(ordinal_, device_, resources);
   return Context(std::move(state));
 }
 

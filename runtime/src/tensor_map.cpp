@@ -44,8 +44,44 @@ void check_address(const Where& where, CUdeviceptr address, CUtensorMapInterleav
   }
 }
 
-// The checks shared by both encodings: rank, shape, strides, element strides, address.
-// Returns the element size.
+bool is_floating_point(CUtensorMapDataType dtype) {
+  switch (dtype) {
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The rules on the options that the driver documents for every rank and encoding.
+void check_options(const Where& where, CUtensorMapDataType dtype, std::size_t rank,
+                   const TensorMapOptions& options) {
+  if (options.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE && rank < 3) {
+    where.fail("an interleaved layout (TensorMapOptions::interleave = " +
+               std::to_string(static_cast<int>(options.interleave)) + ") needs rank 3 or more; "
+               "the rank (shape.size()) is " + std::to_string(rank));
+  }
+  if (options.interleave == CU_TENSOR_MAP_INTERLEAVE_32B &&
+      options.swizzle != CU_TENSOR_MAP_SWIZZLE_32B) {
+    where.fail("TensorMapOptions::interleave = CU_TENSOR_MAP_INTERLEAVE_32B needs swizzle = "
+               "CU_TENSOR_MAP_SWIZZLE_32B, not " +
+               std::to_string(static_cast<int>(options.swizzle)));
+  }
+  if (options.oob_fill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE && !is_floating_point(dtype)) {
+    where.fail("TensorMapOptions::oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA "
+               "needs a floating-point dtype; dtype is " +
+               std::to_string(static_cast<int>(dtype)));
+  }
+}
+
+// The checks shared by both encodings: rank, shape, strides, element strides, options,
+// address. Returns the element size.
 std::size_t check_tensor(const Where& where, CUtensorMapDataType dtype, CUdeviceptr address,
                          std::span<const std::uint64_t> shape,
                          std::span<const std::uint64_t> strides, const TensorMapOptions& options,
@@ -92,8 +128,30 @@ std::size_t check_tensor(const Where& where, CUtensorMapDataType dtype, CUdevice
       where.fail(item("element_strides", i, options.element_strides[i]) + " is outside 1..8");
     }
   }
+  check_options(where, dtype, rank, options);
   check_address(where, address, options.interleave);
   return element;
+}
+
+// The globalStrides array handed to the driver: the caller's strides, and for a rank-1
+// tensor (which has none) one entry the size of the tensor rounded up to the alignment.
+// The driver refuses a null globalStrides even where the rank needs no entry, and a
+// span of nothing may have a null data(); the entry is what a dimension 1 of extent 1
+// would have, so it meets every rule on strides.
+std::array<cuuint64_t, kMaxRank - 1> global_strides(std::span<const std::uint64_t> shape,
+                                                    std::span<const std::uint64_t> strides,
+                                                    std::size_t element,
+                                                    CUtensorMapInterleave interleave) {
+  std::array<cuuint64_t, kMaxRank - 1> result{};
+  if (strides.empty()) {
+    const std::uint64_t alignment = alignment_of(interleave);
+    result[0] = (shape[0] * element + alignment - 1) / alignment * alignment;
+    return result;
+  }
+  for (std::size_t i = 0; i < strides.size(); ++i) {
+    result[i] = strides[i];
+  }
+  return result;
 }
 
 // Bytes the tensor spans from its address.
@@ -168,11 +226,12 @@ CUtensorMap encode_tiled(CUdeviceptr address, std::optional<std::size_t> availab
     }
   }
   const auto element_strides = element_strides_or_ones(options);
+  const auto byte_strides = global_strides(shape, strides, element, options.interleave);
   CUtensorMap map{};
   detail::ensure_driver_initialized();
   detail::check(driver::raw::cuTensorMapEncodeTiled(
                     &map, dtype, static_cast<cuuint32_t>(shape.size()), as_pointer(address),
-                    shape.data(), strides.data(), box.data(), element_strides.data(),
+                    shape.data(), byte_strides.data(), box.data(), element_strides.data(),
                     options.interleave, options.swizzle, options.l2_promotion, options.oob_fill),
                 "cuTensorMapEncodeTiled");
   return map;
@@ -213,11 +272,12 @@ CUtensorMap encode_im2col(CUdeviceptr address, std::optional<std::size_t> availa
     where.fail("pixels_per_column = " + std::to_string(pixels_per_column) + " is outside 1..256");
   }
   const auto element_strides = element_strides_or_ones(options);
+  const auto byte_strides = global_strides(shape, strides, element, options.interleave);
   CUtensorMap map{};
   detail::ensure_driver_initialized();
   detail::check(driver::raw::cuTensorMapEncodeIm2col(
                     &map, dtype, static_cast<cuuint32_t>(shape.size()), as_pointer(address),
-                    shape.data(), strides.data(), lower_corner.data(), upper_corner.data(),
+                    shape.data(), byte_strides.data(), lower_corner.data(), upper_corner.data(),
                     channels_per_pixel, pixels_per_column, element_strides.data(),
                     options.interleave, options.swizzle, options.l2_promotion, options.oob_fill),
                 "cuTensorMapEncodeIm2col");

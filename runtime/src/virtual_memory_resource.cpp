@@ -161,9 +161,10 @@ Buffer VirtualMemoryResource::allocate(std::size_t size, const Stream& stream) {
   }
   rollback.commit();
   try {
-    return Buffer::from_handle(base, size, this, stream);
+    // The buffer reports the rounded size, as cuda.core's does: all of it is mapped.
+    return Buffer::from_handle(base, total, this, stream);
   } catch (...) {  // a closed stream: take the allocation back
-    deallocate(base, size, kLegacyDefaultStream);
+    deallocate(base, total, kLegacyDefaultStream);
     throw;
   }
 }

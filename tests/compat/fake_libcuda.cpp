@@ -157,6 +157,24 @@ CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, u
   return CUDA_SUCCESS;
 }
 
+// As the driver measured on an H100: a null globalStrides is CUDA_ERROR_INVALID_VALUE
+// even for rank 1, which needs no stride. Otherwise the rank and the first stride are
+// recorded for the test and the map is left zero.
+cuuint32_t g_encoded_rank = 0;
+cuuint64_t g_encoded_stride0 = 0;
+CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank,
+                                      void*, const cuuint64_t*, const cuuint64_t* strides,
+                                      const cuuint32_t*, const cuuint32_t*,
+                                      CUtensorMapInterleave, CUtensorMapSwizzle,
+                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  if (map == nullptr || strides == nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  g_encoded_rank = rank;
+  g_encoded_stride0 = strides[0];
+  return CUDA_SUCCESS;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -185,6 +203,7 @@ const Entry kEntries[] = {
     {"cuLaunchKernel", 4000, as_pointer(fake_launch_kernel)},
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
     {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
+    {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
 };
 
 }  // namespace
@@ -247,6 +266,10 @@ void cuwrap_fake_fail_ctx_set_current_in(int n) { g_fail_set_current_in = n; }
 /// How many launches ran so far, and the function of the last.
 int cuwrap_fake_launches() { return g_launches; }
 CUfunction cuwrap_fake_launched_function() { return g_launched; }
+
+/// The rank and the first globalStrides entry of the last successful cuTensorMapEncodeTiled.
+unsigned cuwrap_fake_encoded_rank() { return g_encoded_rank; }
+unsigned long long cuwrap_fake_encoded_stride0() { return g_encoded_stride0; }
 
 /// How many times cuKernelGetFunction succeeded so far.
 int cuwrap_fake_get_function_calls() { return g_get_function_calls; }

@@ -13,6 +13,7 @@
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
 #include <cuwrap/stream.hpp>
+#include <cuwrap/tensor_map.hpp>
 #include <cuwrap/version.hpp>
 
 #include "gtest_compat.hpp"
@@ -458,6 +459,23 @@ TEST_F(OldDriver, NewerDriverResolvesTheNewerForm) {
         std::exit(ms == (v2 ? 2.5F : 1.5F) ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "ms=");
+}
+
+// cuda.core's tma_tensor_map example (1024 floats, a box of 128, no strides): the fake
+// refuses a null globalStrides as the driver does, so the rank-1 encode passes only when
+// cuwrap hands over an array; its entry is the tensor's bytes rounded up to 16.
+TEST_F(OldDriver, RankOneTensorMapHandsTheDriverAStridesArray) {
+  const std::uint64_t shape[] = {1024};
+  const std::uint32_t box[] = {128};
+  EXPECT_NO_THROW(static_cast<void>(cuwrap::TensorMapDescriptor::from_tiled(
+      CUdeviceptr{0x10000}, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, shape, {}, box)));
+  EXPECT_EQ(fake_query<unsigned>("cuwrap_fake_encoded_rank"), 1U);
+  EXPECT_EQ(fake_query<unsigned long long>("cuwrap_fake_encoded_stride0"), 4096U);
+  const std::uint64_t odd[] = {1001};  // 4004 bytes
+  const std::uint32_t small_box[] = {4};
+  EXPECT_NO_THROW(static_cast<void>(cuwrap::TensorMapDescriptor::from_tiled(
+      CUdeviceptr{0x10000}, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, odd, {}, small_box)));
+  EXPECT_EQ(fake_query<unsigned long long>("cuwrap_fake_encoded_stride0"), 4016U);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Green contexts: device resources, SM splits, a green Context and its streams. The
 // central check: a kernel launched on a green context's stream runs on no more SMs than
 // its partition holds (read from %smid), while the same kernel on an ordinary stream
-// spreads wider.
+// spreads wider; groups of different sizes (split one per step) get their rounded counts.
 #include <cuwrap/cuwrap.hpp>
 
 #include <gtest/gtest.h>
@@ -125,27 +125,108 @@ TEST_F(GreenContextTest, SplitIntoSeveralEqualGroups) {
   EXPECT_GE(split.groups[0].sm_count(), count);
 }
 
-TEST_F(GreenContextTest, SplitAskingForMoreSmsThanExistCarriesTheDriversReason) {
+TEST_F(GreenContextTest, SplitAskingForMoreSmsThanExistIsRefusedBeforeTheDriver) {
   const SMResource all = device().resources().sm();
   const unsigned too_many = all.sm_count() + all.min_partition_size();
-  try {
-    static_cast<void>(all.split({.count = {too_many}}));
-    FAIL() << "a split asking for " << too_many << " of " << all.sm_count() << " SMs succeeded";
-  } catch (const cuwrap::DriverError& e) {
-    EXPECT_EQ(e.function(), "cuDevSmResourceSplitByCount");
-    EXPECT_TRUE(contains(e.what(), "CUDA_ERROR_")) << e.what();
-  } catch (const std::invalid_argument& e) {  // the driver answered with no group at all
-    EXPECT_TRUE(contains(e.what(), std::to_string(all.sm_count()))) << e.what();
+  const std::string message = cuwrap::testing::thrown_message<std::invalid_argument>(
+      [&] { static_cast<void>(all.split({.count = {all.min_partition_size(), too_many}})); });
+  EXPECT_TRUE(contains(message, "SMResourceOptions::count[1] = " + std::to_string(too_many) +
+                                    " exceeds the " + std::to_string(all.sm_count()) + " SMs"))
+      << message;
+}
+
+TEST_F(GreenContextTest, CoschedulingFieldsNeedOneEntryPerGroupAndCuda131) {
+  const SMResource all = device().resources().sm();
+  const unsigned count = all.min_partition_size();
+  const std::string message = cuwrap::testing::thrown_message<std::invalid_argument>([&] {
+    static_cast<void>(all.split({.count = {count, count}, .coscheduled_sm_count = {count}}));
+  });
+  EXPECT_TRUE(contains(message, "coscheduled_sm_count has 1 entries but count asks for 2"))
+      << message;
+  if (cuwrap::bindings_version() < 13010 || cuwrap::driver_version() < 13010) {
+    try {
+      static_cast<void>(all.split({.count = {count}, .coscheduled_sm_count = {count}}));
+      FAIL() << "coscheduled_sm_count was accepted below CUDA 13.1";
+    } catch (const cuwrap::UnsupportedError& e) {
+      EXPECT_EQ(e.required_version(), 13010);
+      EXPECT_TRUE(contains(e.what(), "coscheduled_sm_count")) << e.what();
+    }
+  } else {
+    const SMResourceSplit split =
+        all.split({.count = {count}, .coscheduled_sm_count = {all.coscheduled_alignment()}});
+    ASSERT_EQ(split.groups.size(), 1U);
+    EXPECT_GE(split.groups[0].sm_count(), count);
   }
 }
 
-TEST_F(GreenContextTest, OptionsTheCuda12SplitCannotExpressAreUnsupported) {
+// What the driver makes of a request of `count` SMs: at least the minimum partition size,
+// rounded up to the co-scheduling alignment (both as the device reports them).
+unsigned rounded(unsigned count, const SMResource& from) {
+  const unsigned alignment = from.coscheduled_alignment();
+  const unsigned aligned = (count + alignment - 1) / alignment * alignment;
+  return aligned < from.min_partition_size() ? from.min_partition_size() : aligned;
+}
+
+// As the sample asks of a 132-SM H100 (112 + 16): a small group of 16 SMs
+// (rounded) and a large one of every aligned SM left, each made and usable on its own.
+TEST_F(GreenContextTest, UnequalSplitGivesEachGroupItsRoundedCount) {
+  CUWRAP_REQUIRE_NVRTC();
   const SMResource all = device().resources().sm();
-  const unsigned count = all.min_partition_size();
-  EXPECT_THROW(static_cast<void>(all.split({.count = {count, 2 * count}})),
-               cuwrap::UnsupportedError);
-  EXPECT_THROW(static_cast<void>(all.split({.count = {count}, .coscheduled_sm_count = {count}})),
-               cuwrap::UnsupportedError);
+  const unsigned alignment = all.coscheduled_alignment();
+  const unsigned small = rounded(16, all);
+  if (all.sm_count() < small + rounded(small + alignment, all)) {
+    GTEST_SKIP() << "the device has " << all.sm_count() << " SMs: too few for two groups of "
+                 << "different sizes (alignment " << alignment << ")";
+  }
+  const unsigned large = (all.sm_count() - small) / alignment * alignment;
+  const SMResourceSplit split = all.split({.count = {large, small}});
+  ASSERT_EQ(split.groups.size(), 2U);
+  EXPECT_EQ(split.groups[0].sm_count(), rounded(large, all)) << "asked for " << large;
+  EXPECT_EQ(split.groups[1].sm_count(), rounded(small, all)) << "asked for " << small;
+  unsigned total = split.groups[0].sm_count() + split.groups[1].sm_count();
+  for (const SMResource& r : split.remainder) {
+    total += r.sm_count();
+  }
+  EXPECT_LE(total, all.sm_count()) << "groups and remainder are disjoint";
+
+  // Each group makes its own context, whose kernels stay within the group's SMs.
+  const cuwrap::Kernel kernel = smid_kernel();
+  for (const SMResource& group : split.groups) {
+    ASSERT_TRUE(group.is_usable());
+    Context green = device().create_context({.resources = {group}});
+    EXPECT_EQ(green.resources().sm().sm_count(), group.sm_count());
+    CUWRAP_EXPECT_UNSUPPORTED_BELOW(12050, "streams in a green context",
+                                    static_cast<void>(green.create_stream()));
+    const Stream stream = green.create_stream();
+    const std::set<unsigned> seen = smids_seen(kernel, stream, 8 * all.sm_count());
+    EXPECT_LE(seen.size(), group.sm_count());
+  }
+
+  // A dry run reports the same sizes and makes nothing usable.
+  const SMResourceSplit dry = all.split({.count = {large, small}}, /*dry_run=*/true);
+  ASSERT_EQ(dry.groups.size(), 2U);
+  EXPECT_EQ(dry.groups[0].sm_count(), split.groups[0].sm_count());
+  EXPECT_EQ(dry.groups[1].sm_count(), split.groups[1].sm_count());
+  EXPECT_FALSE(dry.groups[1].is_usable());
+}
+
+TEST_F(GreenContextTest, UnequalSplitWithNothingLeftForALaterGroupSaysSo) {
+  const SMResource all = device().resources().sm();
+  const unsigned alignment = all.coscheduled_alignment();
+  const unsigned first = all.sm_count() / alignment * alignment;  // every aligned SM
+  const unsigned second = all.min_partition_size();
+  if (first == second || first < all.min_partition_size()) {
+    GTEST_SKIP() << "the device's " << all.sm_count() << " SMs make no such request";
+  }
+  try {
+    static_cast<void>(all.split({.count = {first, second}}));
+    FAIL() << "groups of " << first << " and " << second << " SMs out of " << all.sm_count()
+           << " were made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "SMResourceOptions::count")) << e.what();
+  } catch (const cuwrap::DriverError& e) {  // the driver refused a step
+    EXPECT_TRUE(contains(e.what(), "CUDA_ERROR_")) << e.what();
+  }
 }
 
 TEST_F(GreenContextTest, CreateContextRejectsNoResourcesAndDryRuns) {

@@ -1,5 +1,5 @@
-// VirtualMemoryResource: allocations rounded to the granularity, usable by kernels and
-// copies; modify_allocation grows a buffer keeping every byte, both where the range
+// VirtualMemoryResource: allocations rounded to the granularity (reporting the rounded
+// size, as cuda.core's), usable by kernels and copies; modify_allocation grows a buffer keeping every byte, both where the range
 // after it is free (in place) and where it is taken (remapped to a new address);
 // deallocate and close release everything; misuse is refused.
 #include <cuwrap/buffer.hpp>
@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -53,8 +54,8 @@ TEST_F(VmmTest, AllocatesCopiesAndRunsKernels) {
   CUWRAP_REQUIRE_NVRTC();
   VirtualMemoryResource vmm(device(), plain());
   ASSERT_GT(vmm.granularity(), 0U);
-  const std::size_t size = vmm.granularity() + 17;  // two granules once rounded
-  Buffer buffer = vmm.allocate(size, stream());
+  Buffer buffer = vmm.allocate(vmm.granularity() + 17, stream());
+  const std::size_t size = 2 * vmm.granularity();  // rounded up, as cuda.core reports it
   EXPECT_EQ(buffer.size(), size);
   EXPECT_EQ(buffer.handle() % vmm.granularity(), 0U);
   EXPECT_TRUE(buffer.is_device_accessible());
@@ -74,8 +75,8 @@ TEST_F(VmmTest, AllocatesCopiesAndRunsKernels) {
 
 TEST_F(VmmTest, GrowingKeepsEveryByteAndTheNewPartIsUsable) {
   VirtualMemoryResource vmm(device(), plain());
-  const std::size_t small = 3 * vmm.granularity() / 2;
-  Buffer buffer = vmm.allocate(small, stream());
+  Buffer buffer = vmm.allocate(3 * vmm.granularity() / 2, stream());
+  const std::size_t small = buffer.size();  // two granules
   const std::vector<std::byte> data = random_bytes(small, 11);
   buffer.copy_from(std::span<const std::byte>(data), stream());
   stream().sync();  // growing may remap: the copy must be done first
@@ -128,15 +129,47 @@ TEST_F(VmmTest, GrowsByRemappingWhenTheNextRangeIsTaken) {
 
 TEST_F(VmmTest, ShrinkingOrGrowingWithinTheRoundingKeepsTheAddress) {
   VirtualMemoryResource vmm(device(), plain());
+  const std::size_t granule = vmm.granularity();
   Buffer buffer = vmm.allocate(100, stream());
+  EXPECT_EQ(buffer.size(), granule) << "allocate reports the size rounded to the granularity";
   const CUdeviceptr address = buffer.handle();
   vmm.modify_allocation(buffer, 50);
-  EXPECT_EQ(buffer.size(), 100U) << "modify_allocation never shrinks";
-  vmm.modify_allocation(buffer, vmm.granularity());
-  EXPECT_EQ(buffer.size(), vmm.granularity());
+  EXPECT_EQ(buffer.size(), granule) << "modify_allocation never shrinks";
   EXPECT_EQ(buffer.handle(), address);
+  vmm.modify_allocation(buffer, granule + 1);  // maps a second granule
+  EXPECT_EQ(buffer.size(), granule + 1) << "modify_allocation reports the size asked for";
+  const CUdeviceptr grown = buffer.handle();
+  vmm.modify_allocation(buffer, 2 * granule);  // within what is mapped already
+  EXPECT_EQ(buffer.size(), 2 * granule);
+  EXPECT_EQ(buffer.handle(), grown);
   buffer.fill(std::uint8_t{1}, stream());
   stream().sync();
+}
+
+// cuda.core's vmm_memory_example: buffers of 1 KiB, 4 KiB and 1 MiB, then a copy from
+// the first into the second. Each reports its size rounded up to the granularity, so
+// the two small ones have one size and the copy is accepted.
+TEST_F(VmmTest, SmallBuffersOfDifferentRequestedSizesCopyAsInCudaCore) {
+  VirtualMemoryResource vmm(device(), plain());
+  const std::size_t granule = vmm.granularity();
+  const std::size_t requested[] = {1024, 4096, 1024 * 1024};
+  std::vector<Buffer> buffers;
+  for (const std::size_t size : requested) {
+    buffers.push_back(vmm.allocate(size, stream()));
+    EXPECT_EQ(buffers.back().size(), (size + granule - 1) / granule * granule)
+        << "requested " << size << " bytes, granularity " << granule;
+    EXPECT_TRUE(buffers.back().is_device_accessible());
+    EXPECT_EQ(buffers.back().memory_resource(), &vmm);
+  }
+  ASSERT_EQ(buffers[0].size(), buffers[1].size());
+  const std::vector<std::byte> data = random_bytes(buffers[0].size(), 31);
+  buffers[0].copy_from(std::span<const std::byte>(data), stream());
+  buffers[1].copy_from(buffers[0], stream());
+  EXPECT_EQ(first_difference(read_back(buffers[1], stream()), data), -1);
+  for (Buffer& buffer : buffers) {
+    buffer.close(stream());
+  }
+  EXPECT_EQ(vmm.allocation_count(), 0U);
 }
 
 TEST_F(VmmTest, CloseReleasesWhatIsLeftAndRefusesMore) {

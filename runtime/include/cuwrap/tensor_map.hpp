@@ -54,13 +54,18 @@ class alignas(alignof(CUtensorMap)) TensorMapDescriptor {
   /// Encode a tiled map of `buffer` (cuTensorMapEncodeTiled).
   ///
   /// `shape` has rank 1 to 5 entries, `strides` rank - 1 byte strides (of dimensions 1
-  /// and up), `box` rank entries (the tile loaded per copy). Throws
-  /// std::invalid_argument, naming the dimension and values, before calling the driver:
-  /// a rank outside 1..5, a box entry outside 1..256 or larger than the shape, a
-  /// stride that is not a multiple of 16 (32 with 32-byte interleave) or too small for
-  /// the dimension below it, an inner box row that is not a multiple of 16 bytes or
-  /// wider than the swizzle span, an element stride outside 1..8, an address not
-  /// aligned to 16 bytes, or a buffer too small for the tensor.
+  /// and up; none for a rank-1 tensor), `box` rank entries (the tile loaded per copy).
+  /// Every rank 1..5 is encoded: cuwrap always hands the driver a globalStrides array
+  /// (for rank 1, one entry of the tensor's size rounded up to 16 bytes, which the driver
+  /// needs but does not use). Throws std::invalid_argument, naming the dimension and
+  /// values, before calling the driver: a rank outside 1..5, a `strides` of another
+  /// length than rank - 1, a box entry outside 1..256 or larger than the shape, a
+  /// stride that is not a multiple of 16 (32 with 32-byte interleave), not below 2^40 or
+  /// too small for the dimension below it, an inner box row that is not a multiple of 16
+  /// bytes or wider than the swizzle span, an element stride outside 1..8, an interleaved
+  /// layout below rank 3, 32-byte interleave without 32-byte swizzle, a NaN out-of-bounds
+  /// fill for an integer dtype, an address not aligned to 16 bytes (32 with 32-byte
+  /// interleave), or a buffer too small for the tensor.
   static TensorMapDescriptor from_tiled(const Buffer& buffer, CUtensorMapDataType dtype,
                                         std::span<const std::uint64_t> shape,
                                         std::span<const std::uint64_t> strides,
@@ -77,7 +82,8 @@ class alignas(alignof(CUtensorMap)) TensorMapDescriptor {
   /// `shape` has rank 3 to 5 entries (channels innermost); `lower_corner` and
   /// `upper_corner` rank - 2 entries bound the pixel box in the spatial dimensions
   /// (within ±2^15, ±2^7 or ±2^4 for ranks 3, 4, 5); `channels_per_pixel` and
-  /// `pixels_per_column` lie in 1..256. Checked as from_tiled, before the driver.
+  /// `pixels_per_column` lie in 1..256. Shape, strides and options are checked as in
+  /// from_tiled, before the driver.
   static TensorMapDescriptor from_im2col(const Buffer& buffer, CUtensorMapDataType dtype,
                                          std::span<const std::uint64_t> shape,
                                          std::span<const std::uint64_t> strides,

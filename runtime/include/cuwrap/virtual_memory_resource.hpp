@@ -104,7 +104,11 @@ class VirtualMemoryResource : public MemoryResource {
   /// Release every allocation still held (never throws).
   ~VirtualMemoryResource() override;
 
-  /// Reserve, create and map `size` bytes (rounded up to the granularity).
+  /// Reserve, create and map `size` bytes rounded up to granularity().
+  ///
+  /// The buffer's size() is the rounded size, as in cuda.core (so two buffers of 1024
+  /// and 4096 bytes asked for are one granule each, and copy into each other); a `size`
+  /// of 0 gives an empty buffer.
   Buffer allocate(std::size_t size, const Stream& stream) override;
   /// Sync `stream`, then unmap, release and free what `ptr`'s allocation holds.
   ///
@@ -119,6 +123,8 @@ class VirtualMemoryResource : public MemoryResource {
 
   /// Grow `buffer` (allocated here) to `new_size` bytes, keeping its contents.
   ///
+  /// The buffer's size() becomes `new_size` as given (cuda.core does the same), while the
+  /// memory mapped behind it is rounded up to granularity().
   /// The address stays the same when the range after the reservation is free, else
   /// the buffer moves to a new address (still without copying). A `new_size` not
   /// above the current size changes nothing. On failure the buffer is unchanged.
