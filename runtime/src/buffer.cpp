@@ -4,6 +4,7 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
 
+#include "context_registry.hpp"
 #include "resource_link.hpp"
 
 #include <cstring>
@@ -363,6 +364,10 @@ void Buffer::close() noexcept {
   }
   if (link_) {
     try {
+      // A free refused because the stream's context was destroyed is reported as such.
+      const detail::ContextKey key = detail::stream_context_key(stream_);
+      const detail::ContextUse use(key.context, key.id, "Stream",
+                                   reinterpret_cast<const void*>(stream_.handle_), "Buffer::close");
       if (!free_memory(stream_.is_open() ? stream_ : kLegacyDefaultStream)) {
         detail::report_release_failure(CUDA_ERROR_ILLEGAL_STATE, "MemoryResource::deallocate",
                                        "Buffer whose memory resource was destroyed first "
