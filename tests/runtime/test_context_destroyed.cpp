@@ -12,6 +12,7 @@
 #include "release_failures.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -98,6 +99,26 @@ TEST_F(ContextDestroyedTest, StreamEventAndBufferOfARawContextThrowAfterCuCtxDes
   EXPECT_TRUE(failures.reports.empty()) << first_report(failures);
 }
 
+// A buffer whose deallocation stream went with its context: its destructor does not use
+// the stream, and reports once that its memory is not freed.
+TEST_F(ContextDestroyedTest, BufferFreedOnAStreamOfADestroyedContextReportsOnce) {
+  cuwrap::testing::ReleaseFailures failures;
+  const CUcontext context = create_context(device().handle());
+  const unsigned long long id = driver::cuCtxGetId(context);
+  {
+    Stream stream = Stream::from_handle(driver::cuStreamCreate(CU_STREAM_NON_BLOCKING));
+    cuwrap::Buffer buffer = device().allocate(256, stream);
+    stream.sync();
+    driver::cuCtxDestroy(context);
+    device().set_current();
+    expect_destroyed([&] { buffer.fill(std::uint8_t{1}, stream); }, "Stream", id,
+                     "Buffer::fill");
+  }
+  ASSERT_EQ(failures.reports.size(), 1U) << first_report(failures);
+  EXPECT_EQ(failures.reports[0].code, CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_STREQ(failures.reports[0].function, "Buffer::close");
+}
+
 TEST_F(ContextDestroyedTest, LaunchOnAStreamOfARawContextThrowsAfterCuCtxDestroy) {
   cuwrap::Program program(R"(extern "C" __global__ void nothing() {})", cuwrap::CodeType::Cxx);
   const cuwrap::ObjectCode code = program.compile(cuwrap::TargetType::Cubin);
@@ -105,7 +126,8 @@ TEST_F(ContextDestroyedTest, LaunchOnAStreamOfARawContextThrowsAfterCuCtxDestroy
   const CUcontext context = create_context(device().handle());
   const unsigned long long id = driver::cuCtxGetId(context);
   Stream stream = Stream::from_handle(driver::cuStreamCreate(CU_STREAM_NON_BLOCKING));
-  cuwrap::launch(stream, {.grid = 1, .block = 1}, kernel);  // caches the kernel's function
+  // Launched while the context lives: caches the kernel's function there.
+  ASSERT_NO_THROW(cuwrap::launch(stream, {.grid = 1, .block = 1}, kernel));
   stream.sync();
   driver::cuCtxDestroy(context);
   device().set_current();
