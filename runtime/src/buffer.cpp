@@ -4,6 +4,7 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
 
+#include "context_registry.hpp"
 #include "resource_link.hpp"
 
 #include <cstring>
@@ -62,6 +63,13 @@ std::pair<bool, bool> query_access(CUdeviceptr ptr) {
     return {true, false};
   }
   return {false, true};  // not CUDA's: ordinary host memory
+}
+
+// The check for the stream an operation runs on (a default stream checks nothing).
+detail::ContextUse use_stream(const Stream& stream, const char* operation) {
+  const detail::ContextKey key = detail::stream_context_key(stream);
+  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()),
+          operation};
 }
 
 }  // namespace
@@ -196,6 +204,7 @@ void Buffer::copy_to(Buffer& dst, const Stream& stream) const {
   }
   require_same_size("copy_to", "the destination buffer", size_, dst.size_);
   const CUstream handle = stream.handle();
+  const detail::ContextUse use = use_stream(stream, "Buffer::copy_to");
   const CUdeviceptr src_ptr = ptr_;
   const CUdeviceptr dst_ptr = dst.ptr_;
   const std::size_t n = size_;
@@ -213,6 +222,7 @@ void Buffer::copy_from(const Buffer& src, const Stream& stream) {
   }
   require_same_size("copy_from", "the source buffer", size_, src.size_);
   const CUstream handle = stream.handle();
+  const detail::ContextUse use = use_stream(stream, "Buffer::copy_from");
   const CUdeviceptr src_ptr = src.ptr_;
   const CUdeviceptr dst_ptr = ptr_;
   const std::size_t n = size_;
@@ -227,6 +237,7 @@ void Buffer::copy_from(std::span<const std::byte> host, const Stream& stream) {
   require_open("copy_from");
   require_same_size("copy_from", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
+  const detail::ContextUse use = use_stream(stream, "Buffer::copy_from");
   const CUdeviceptr dst_ptr = ptr_;
   if (host.empty()) {
     return;
@@ -243,6 +254,7 @@ void Buffer::copy_to(std::span<std::byte> host, const Stream& stream) const {
   require_open("copy_to");
   require_same_size("copy_to", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
+  const detail::ContextUse use = use_stream(stream, "Buffer::copy_to");
   const CUdeviceptr src_ptr = ptr_;
   if (host.empty()) {
     return;
@@ -258,6 +270,7 @@ void Buffer::copy_to(std::span<std::byte> host, const Stream& stream) const {
 void Buffer::fill(std::uint8_t value, const Stream& stream) {
   require_open("fill");
   const CUstream handle = stream.handle();
+  const detail::ContextUse use = use_stream(stream, "Buffer::fill");
   const CUdeviceptr ptr = ptr_;
   const std::size_t n = size_;
   if (n == 0) {
@@ -276,6 +289,7 @@ void Buffer::fill(std::uint16_t value, const Stream& stream) {
         bytes(size_));
   }
   const CUstream handle = stream.handle();
+  const detail::ContextUse use = use_stream(stream, "Buffer::fill");
   const CUdeviceptr ptr = ptr_;
   const std::size_t n = size_ / 2;
   if (n == 0) {
@@ -294,6 +308,7 @@ void Buffer::fill(std::uint32_t value, const Stream& stream) {
         bytes(size_));
   }
   const CUstream handle = stream.handle();
+  const detail::ContextUse use = use_stream(stream, "Buffer::fill");
   const CUdeviceptr ptr = ptr_;
   const std::size_t n = size_ / 4;
   if (n == 0) {
@@ -369,6 +384,18 @@ void Buffer::close() noexcept {
   }
   if (link_) {
     try {
+      // The stream to order the free on went with its context: reported once, not used.
+      const detail::ContextKey key = detail::stream_context_key(stream_);
+      if (detail::context_recorded_destroyed(key.id)) [[unlikely]] {
+        detail::report_release_failure(CUDA_ERROR_CONTEXT_IS_DESTROYED, "Buffer::close",
+                                       "Buffer whose stream's context was destroyed (its memory "
+                                       "is not freed)");
+        reset();
+        return;
+      }
+      // A free refused because that context was destroyed meanwhile is reported as such.
+      const detail::ContextUse use(key.context, key.id, "Stream",
+                                   reinterpret_cast<const void*>(stream_.handle_), "Buffer::close");
       if (!free_memory(stream_.is_open() ? stream_ : kLegacyDefaultStream)) {
         detail::report_release_failure(CUDA_ERROR_ILLEGAL_STATE, "MemoryResource::deallocate",
                                        "Buffer whose memory resource was destroyed first "

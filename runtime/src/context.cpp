@@ -1,16 +1,20 @@
 // Driver initialisation, device count and primary contexts. See
 // cuwrap/detail/context.hpp for the design.
 #include "compat.hpp"
+#include "context_registry.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 
 namespace cuwrap::detail {
 namespace {
@@ -67,6 +71,17 @@ int query_device_count() {
     throw;
   }
   return driver::cuDeviceGetCount();
+}
+
+// The IDs of the contexts known destroyed; IDs are never reused, so entries never go.
+struct DestroyedContexts {
+  std::shared_mutex mutex;
+  std::unordered_set<unsigned long long> ids;
+};
+
+DestroyedContexts& destroyed_contexts() {
+  static auto* registry = new DestroyedContexts;  // never destroyed: objects may outlive statics
+  return *registry;
 }
 
 PrimaryContexts& primary_contexts() {
@@ -137,6 +152,70 @@ void ensure_current_context(int ordinal) {
 
 unsigned long long context_id(CUcontext context) {
   return driver::cuCtxGetId(context);
+}
+
+std::atomic<unsigned long long> g_destroyed_context_count{0};
+
+void note_context_destroyed(unsigned long long id) noexcept {
+  if (id == 0) {
+    return;
+  }
+  DestroyedContexts& registry = destroyed_contexts();
+  try {
+    const std::unique_lock<std::shared_mutex> lock(registry.mutex);
+    if (!registry.ids.insert(id).second) {
+      return;
+    }
+  } catch (...) {  // no memory: not recorded; a driver error still finds it gone
+    return;
+  }
+  g_destroyed_context_count.fetch_add(1, std::memory_order_release);
+}
+
+bool context_recorded_destroyed(unsigned long long id) noexcept {
+  if (id == 0 || g_destroyed_context_count.load(std::memory_order_acquire) == 0) {
+    return false;
+  }
+  DestroyedContexts& registry = destroyed_contexts();
+  const std::shared_lock<std::shared_mutex> lock(registry.mutex);
+  return registry.ids.count(id) != 0;
+}
+
+bool context_is_gone(CUcontext context, unsigned long long id) noexcept {
+  if (id == 0 || context == nullptr) {
+    return false;
+  }
+  if (context_recorded_destroyed(id)) {
+    return true;
+  }
+  unsigned long long now = 0;
+  const CUresult status = driver::raw::cuCtxGetId(context, &now);
+  // Another ID: a context created since at the destroyed one's address.
+  const bool gone = status == CUDA_SUCCESS ? now != id
+                                           : status == CUDA_ERROR_CONTEXT_IS_DESTROYED ||
+                                                 status == CUDA_ERROR_INVALID_CONTEXT;
+  if (gone) {
+    note_context_destroyed(id);
+  }
+  return gone;
+}
+
+void throw_context_destroyed(const char* object, const void* handle, unsigned long long id,
+                             const char* operation, const char* detail) {
+  char address[2 + 2 * sizeof(void*) + 1];
+  std::snprintf(address, sizeof(address), "%p", handle);
+  throw ContextDestroyedError(std::string(object) + " " + address, id, operation,
+                              detail != nullptr ? detail : "");
+}
+
+void ContextUse::translate(const DriverErrorFrame& frame, CUresult code, const char* function) {
+  const auto& use = static_cast<const ContextUse&>(frame);
+  if (code == CUDA_ERROR_DEINITIALIZED || !context_is_gone(use.context_, use.id_)) {
+    return;
+  }
+  const std::string detail =
+      std::string(function) + " answered " + std::string(to_string(code));
+  throw_context_destroyed(use.object_, use.handle_, use.id_, use.operation_, detail.c_str());
 }
 
 ScopedContext::ScopedContext(CUcontext context) {

@@ -7,6 +7,8 @@
 #endif
 #include <cuwrap/nvrtc.hpp>
 
+#include "driver_error_frame.hpp"
+
 #include <cstdio>
 #include <exception>
 #include <mutex>
@@ -50,6 +52,18 @@ DriverError::DriverError(CUresult code, std::string function)
       code_(code),
       name_(to_string(code)),
       function_(std::move(function)) {}
+
+DriverError::DriverError(CUresult code, std::string function, const std::string& message)
+    : Error(message), code_(code), name_(to_string(code)), function_(std::move(function)) {}
+
+ContextDestroyedError::ContextDestroyedError(std::string object, unsigned long long context_id,
+                                             std::string operation, const std::string& detail)
+    : DriverError(CUDA_ERROR_CONTEXT_IS_DESTROYED, operation,
+                  object + ": its context (id " + std::to_string(context_id) +
+                      ") was destroyed (" + operation + (detail.empty() ? "" : "; " + detail) +
+                      ")"),
+      object_(std::move(object)),
+      context_id_(context_id) {}
 
 NvrtcError::NvrtcError(nvrtcResult code, std::string function, std::string log)
     : Error(with_log(failure_message(function, to_string(code), detail::describe(code)), log)),
@@ -237,7 +251,32 @@ std::string nvjitlink_log(nvJitLinkHandle handle) {
 
 }  // namespace
 
+namespace {
+thread_local const DriverErrorFrame* t_driver_error_frames = nullptr;
+}  // namespace
+
+DriverErrorFrame::DriverErrorFrame(Translate translate) noexcept
+    : translate_(translate), outer_(t_driver_error_frames) {
+  t_driver_error_frames = this;
+}
+
+DriverErrorFrame::~DriverErrorFrame() { t_driver_error_frames = outer_; }
+
+void DriverErrorFrame::translate_failure(CUresult code, const char* function) {
+  const DriverErrorFrame* const frames = t_driver_error_frames;
+  // A translation that fails itself must not translate again.
+  t_driver_error_frames = nullptr;
+  struct Restore {
+    const DriverErrorFrame* frames;
+    ~Restore() { t_driver_error_frames = frames; }
+  } restore{frames};
+  for (const DriverErrorFrame* frame = frames; frame != nullptr; frame = frame->outer_) {
+    frame->translate_(*frame, code, function);
+  }
+}
+
 void throw_driver_error(CUresult code, const char* function) {
+  DriverErrorFrame::translate_failure(code, function);
   throw DriverError(code, function);
 }
 

@@ -1,5 +1,6 @@
 // Event. See cuwrap/event.hpp.
 #include "compat.hpp"
+#include "context_registry.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
@@ -18,6 +19,7 @@ Event::Event(const Device& device, const EventOptions& options)
 Event::Event(Event&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       context_(other.context_),
+      context_id_(other.context_id_),
       device_id_(other.device_id_),
       owning_(other.owning_),
       timing_disabled_(other.timing_disabled_),
@@ -29,6 +31,7 @@ Event& Event::operator=(Event&& other) noexcept {
     close();
     handle_ = std::exchange(other.handle_, nullptr);
     context_ = other.context_;
+    context_id_ = other.context_id_;
     device_id_ = other.device_id_;
     owning_ = other.owning_;
     timing_disabled_ = other.timing_disabled_;
@@ -65,6 +68,7 @@ Event Event::create(CUcontext context, int device_id, const EventOptions& option
   Event event;
   event.handle_ = driver::cuEventCreate(flags);
   event.context_ = context;
+  event.context_id_ = detail::context_id(context);
   event.device_id_ = device_id;
   event.owning_ = true;
   event.timing_disabled_ = !options.enable_timing;
@@ -91,6 +95,7 @@ Event Event::from_ipc_descriptor(const CUipcEventHandle& descriptor) {
   Event event;
   event.handle_ = driver::cuIpcOpenEventHandle(descriptor);
   event.context_ = context;
+  event.context_id_ = detail::context_id(context);
   event.owning_ = true;
   event.timing_disabled_ = true;
   event.ipc_enabled_ = true;
@@ -104,13 +109,25 @@ Event Event::from_ipc_descriptor(const CUipcEventHandle& descriptor, const Devic
   return event;
 }
 
+namespace {
+
+// The check at an Event's entry points (an Event from from_handle checks nothing).
+detail::ContextUse use_context(CUcontext context, unsigned long long id, CUevent handle,
+                               const char* operation) {
+  return {context, id, "Event", handle, operation};
+}
+
+}  // namespace
+
 void Event::sync() const {
   require_open("sync");
+  const detail::ContextUse use = use_context(context_, context_id_, handle_, "Event::sync");
   driver::cuEventSynchronize(handle_);
 }
 
 bool Event::is_done() const {
   require_open("is_done");
+  const detail::ContextUse use = use_context(context_, context_id_, handle_, "Event::is_done");
   return driver::cuEventQuery(handle_);
 }
 
@@ -121,12 +138,15 @@ CUipcEventHandle Event::get_ipc_descriptor() const {
         "Event::get_ipc_descriptor: the event was not created with "
         "EventOptions::ipc_enabled = true");
   }
+  const detail::ContextUse use =
+      use_context(context_, context_id_, handle_, "Event::get_ipc_descriptor");
   const detail::ScopedContext scope(context_ != nullptr ? context_ : detail::current_context());
   return driver::cuIpcGetEventHandle(handle_);
 }
 
 void Event::close() noexcept {
-  if (handle_ != nullptr && owning_) {
+  // An event whose context was destroyed went with it: its handle is not used again.
+  if (handle_ != nullptr && owning_ && !detail::context_is_gone(context_, context_id_)) {
     detail::report_release_failure(driver::raw::cuEventDestroy(handle_), "cuEventDestroy", "Event");
   }
   handle_ = nullptr;
@@ -143,11 +163,16 @@ float operator-(const Event& end, const Event& start) {
              : "end event was") +
         " created without EventOptions::enable_timing = true");
   }
+  const detail::ContextUse end_use =
+      use_context(end.context_, end.context_id_, end.handle_, "Event operator- (end)");
+  const detail::ContextUse start_use =
+      use_context(start.context_, start.context_id_, start.handle_, "Event operator- (start)");
   return detail::event_elapsed_ms(start.handle_, end.handle_);
 }
 
 CUevent Event::handle() const {
   require_open("handle");
+  detail::check_context_recorded(context_id_, "Event", handle_, "Event::handle");
   return handle_;
 }
 

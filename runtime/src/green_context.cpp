@@ -1,5 +1,6 @@
 // Green contexts: DeviceResources, SMResource, Context, and the Device members that make
 // them. See cuwrap/green_context.hpp and cuwrap/context.hpp.
+#include "context_registry.hpp"
 #include "kernel_impl.hpp"
 #include "ref_counted.hpp"
 
@@ -36,6 +37,9 @@ struct GreenContextState : RefCounted {
     if (green == nullptr) {
       return;
     }
+    if (context_is_gone(context, context_id)) {
+      return;  // destroyed outside cuwrap (cuGreenCtxDestroy): nothing is left to release
+    }
     // Its streams are gone (they kept this alive), but work they queued last, such as a
     // buffer's stream-ordered free, may still run: let it finish first.
     CUcontext previous = nullptr;
@@ -57,7 +61,11 @@ struct GreenContextState : RefCounted {
     if (context_id != 0) {
       forget_context_functions(context_id);
     }
-    report_release_failure(driver::raw::cuGreenCtxDestroy(green), "cuGreenCtxDestroy", "Context");
+    const CUresult status = driver::raw::cuGreenCtxDestroy(green);
+    report_release_failure(status, "cuGreenCtxDestroy", "Context");
+    if (status == CUDA_SUCCESS) {
+      note_context_destroyed(context_id);  // objects still bound to it throw from now on
+    }
   }
 };
 
@@ -345,6 +353,9 @@ SMResourceSplit SMResource::split_structured(const SMResourceOptions& options,
 // ---- DeviceResources ---------------------------------------------------------------
 
 SMResource DeviceResources::sm() const {
+  const detail::ContextUse use(green_ != nullptr ? green_->context : nullptr,
+                               green_ != nullptr ? green_->context_id : 0, "Context",
+                               green_ != nullptr ? green_->green : nullptr, "DeviceResources::sm");
   const CUdevResource resource =
       green_ != nullptr ? driver::cuGreenCtxGetDevResource(green_->green, CU_DEV_RESOURCE_TYPE_SM)
                         : driver::cuDeviceGetDevResource(Device(device_id_).handle(),
@@ -400,11 +411,16 @@ const detail::GreenContextState& Context::state(const char* operation) const {
   if (state_ == nullptr) {
     throw std::logic_error(std::string("Context::") + operation + " on a closed Context");
   }
+  if (detail::context_recorded_destroyed(state_->context_id)) [[unlikely]] {
+    detail::throw_context_destroyed("Context", state_->green, state_->context_id,
+                                    (std::string("Context::") + operation).c_str());
+  }
   return *state_;
 }
 
 Stream Context::create_stream(const StreamOptions& options) const {
   const detail::GreenContextState& s = state("create_stream");
+  const detail::ContextUse use(s.context, s.context_id, "Context", s.green, "Context::create_stream");
 #if CUDA_VERSION >= 12050
   detail::require_driver(kGreenStreamVersion, "streams in a green context (cuGreenCtxStreamCreate)");
   if (!options.nonblocking) {

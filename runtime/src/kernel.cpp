@@ -1,5 +1,6 @@
 // Kernel, KernelAttributes and KernelOccupancy.
 #include "compat.hpp"
+#include "context_registry.hpp"
 #include "kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
@@ -91,6 +92,7 @@ CUfunction kernel_function(const KernelImpl& kernel, CUcontext context,
   }
   CUfunction function = nullptr;
   {
+    const ContextUse use(context, context_id, "Context", context, "launch");
     const ScopedContext scope(context);
     function = driver::cuKernelGetFunction(kernel.handle);
   }

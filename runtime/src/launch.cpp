@@ -5,6 +5,7 @@
 // comparisons, no allocation and no driver call besides the launch, which goes through
 // the raw entry point and is checked with detail::check.
 #include "compat.hpp"
+#include "context_registry.hpp"
 #include "kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
@@ -100,18 +101,39 @@ void check_cluster_support(CUstream stream) {
 // Drivers before CUDA 13 launch a CUfunction only while its context is current: when a
 // launch fails for that reason, make the stream's context current and launch again.
 template <class Launch>
-CUresult launch_in_context(CUcontext context, Launch&& launch) {
+CUresult launch_in_context(CUstream stream, ContextKey context, Launch&& launch) {
   CUresult status = launch();
   if ((status == CUDA_ERROR_INVALID_CONTEXT || status == CUDA_ERROR_INVALID_HANDLE) &&
-      context != nullptr && current_context() != context) [[unlikely]] {
-    const ScopedContext scope(context);
+      context.context != nullptr && current_context() != context.context) [[unlikely]] {
+    const ContextUse use(context.context, context.id, "Stream", stream, "launch");
+    const ScopedContext scope(context.context);
     status = launch();
   }
   return status;
 }
 
+// Throw for a failed launch on `stream`: ContextDestroyedError when its context is gone
+// (destroyed outside cuwrap), else DriverError naming `function`.
+[[noreturn, gnu::noinline, gnu::cold]] void throw_launch_failure(CUresult status,
+                                                                 const char* function,
+                                                                 CUstream stream,
+                                                                 ContextKey context) {
+  const ContextUse use(context.context, context.id, "Stream", stream, "launch");
+  check(status, function);
+  throw std::logic_error("launch: a failing status passed the check");  // not reached
+}
+
+inline void check_launch(CUresult status, const char* function, CUstream stream,
+                         ContextKey context) {
+  if (status != CUDA_SUCCESS) [[unlikely]] {
+    throw_launch_failure(status, function, stream, context);
+  }
+}
+
 void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& kernel,
                     void** args, ContextKey context) {
+  // One relaxed load unless cuwrap destroyed a context: never launch on a stale stream.
+  check_context_recorded(context.id, "Stream", stream, "launch");
   if (config.shmem_size > kDefaultDynamicShared) [[unlikely]] {
     if (config.shmem_size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
       throw std::invalid_argument("LaunchConfig::shmem_size " + std::to_string(config.shmem_size) +
@@ -127,14 +149,15 @@ void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& k
                                   : reinterpret_cast<CUfunction>(kernel.handle());
   if (!config.cluster && !config.cooperative_launch && !config.programmatic_stream_serialization &&
       !config.priority) [[likely]] {
-    check(launch_in_context(context.context,
-                            [&] {
-                              return driver::raw::cuLaunchKernel(
-                                  function, config.grid.x, config.grid.y, config.grid.z,
-                                  config.block.x, config.block.y, config.block.z,
-                                  static_cast<unsigned>(config.shmem_size), stream, args, nullptr);
-                            }),
-          "cuLaunchKernel");
+    check_launch(launch_in_context(stream, context,
+                                   [&] {
+                                     return driver::raw::cuLaunchKernel(
+                                         function, config.grid.x, config.grid.y, config.grid.z,
+                                         config.block.x, config.block.y, config.block.z,
+                                         static_cast<unsigned>(config.shmem_size), stream, args,
+                                         nullptr);
+                                   }),
+                 "cuLaunchKernel", stream, context);
     return;
   }
   if (config.cluster) {
@@ -143,9 +166,12 @@ void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& k
   CUlaunchConfig cu_config;
   CUlaunchAttribute attributes[kMaxLaunchAttributes];
   to_cu_launch_config(config, stream, cu_config, attributes);
-  check(launch_in_context(
-            context.context, [&] { return driver::raw::cuLaunchKernelEx(&cu_config, function, args, nullptr); }),
-        "cuLaunchKernelEx");
+  check_launch(launch_in_context(stream, context,
+                                 [&] {
+                                   return driver::raw::cuLaunchKernelEx(&cu_config, function, args,
+                                                                        nullptr);
+                                 }),
+               "cuLaunchKernelEx", stream, context);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Stream and the default streams. See cuwrap/stream.hpp.
 #include "compat.hpp"
+#include "context_registry.hpp"
 #include "ref_counted.hpp"
 
 #include <cuwrap/detail/context.hpp>
@@ -28,7 +29,8 @@ struct StreamState : RefCounted {
   StreamState(const StreamState&) = delete;
   StreamState& operator=(const StreamState&) = delete;
   ~StreamState() {
-    if (owning && handle != nullptr) {
+    // A stream whose context was destroyed went with it: its handle is not used again.
+    if (owning && handle != nullptr && !context_is_gone(context, context_id)) {
       detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy", "Stream");
     }
   }
@@ -81,6 +83,14 @@ struct EventGuard {
     }
   }
 };
+
+// The check at a Stream's entry points (a default stream, bound to no context, checks
+// nothing).
+detail::ContextUse use_context(const detail::StreamState* state, std::uintptr_t handle,
+                               const char* operation) {
+  return {state != nullptr ? state->context : nullptr, state != nullptr ? state->context_id : 0,
+          "Stream", reinterpret_cast<const void*>(handle), operation};
+}
 
 }  // namespace
 
@@ -151,18 +161,23 @@ Stream Stream::from_handle(CUstream handle) {
 
 void Stream::sync() const {
   require_open("sync");
+  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::sync");
   const detail::ScopedContext scope(context());
   driver::cuStreamSynchronize(handle());
 }
 
 bool Stream::is_done() const {
   require_open("is_done");
+  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::is_done");
   const detail::ScopedContext scope(context());
   return driver::cuStreamQuery(handle());
 }
 
 void Stream::wait(const Event& event) const {
   require_open("wait");
+  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::wait");
+  const detail::ContextUse event_use(event.context_, event.context_id_, "Event", event.handle_,
+                                     "Stream::wait");
   const CUevent e = event.handle();
   const detail::ScopedContext scope(context());
   driver::cuStreamWaitEvent(handle(), e, CU_EVENT_WAIT_DEFAULT);
@@ -176,6 +191,9 @@ void Stream::wait(const Stream& other) const {
   if (other.handle_ == handle_ && other.state_ == state_ && state_ != nullptr) {
     return;  // a stream is always ordered after its own earlier work
   }
+  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::wait");
+  const detail::ContextUse other_use =
+      use_context(other.state_.get(), other.handle_, "Stream::wait (the stream waited for)");
   EventGuard marker;
   {
     const detail::ScopedContext scope(other.context());
@@ -188,6 +206,7 @@ void Stream::wait(const Stream& other) const {
 
 Event Stream::record(const EventOptions& options) const {
   require_open("record");
+  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::record");
   const CUcontext ctx = context();
   Event event = Event::create(ctx, state_ != nullptr ? state_->device_id : -1, options);
   const detail::ScopedContext scope(ctx);
@@ -197,6 +216,9 @@ Event Stream::record(const EventOptions& options) const {
 
 void Stream::record(const Event& event) const {
   require_open("record");
+  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::record");
+  const detail::ContextUse event_use(event.context_, event.context_id_, "Event", event.handle_,
+                                     "Stream::record");
   const CUevent e = event.handle();
   const detail::ScopedContext scope(context());
   driver::cuEventRecord(e, handle());
@@ -210,12 +232,14 @@ void Stream::close() noexcept {
 
 bool Stream::is_nonblocking() const {
   require_open("is_nonblocking");
+  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::is_nonblocking");
   const detail::ScopedContext scope(context());
   return (driver::cuStreamGetFlags(handle()) & CU_STREAM_NON_BLOCKING) != 0;
 }
 
 int Stream::priority() const {
   require_open("priority");
+  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::priority");
   const detail::ScopedContext scope(context());
   return driver::cuStreamGetPriority(handle());
 }
@@ -231,6 +255,8 @@ Device Stream::device() const {
 CUcontext Stream::context() const {
   require_open("context");
   if (state_ != nullptr) {
+    detail::check_context_recorded(state_->context_id, "Stream",
+                                   reinterpret_cast<const void*>(handle_), "Stream::context");
     return state_->context;
   }
   const CUcontext current = detail::current_context();

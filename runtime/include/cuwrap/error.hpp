@@ -41,10 +41,40 @@ class DriverError : public Error {
   /// Return the C function that failed, e.g. "cuMemAlloc".
   const std::string& function() const noexcept { return function_; }
 
+ protected:
+  /// Build the error for `code` in `function` with `message` as what(), for errors that
+  /// say more than the status.
+  DriverError(CUresult code, std::string function, const std::string& message);
+
  private:
   CUresult code_;
   std::string name_;
   std::string function_;
+};
+
+/// Thrown when a cuwrap object is used after the CUDA context it belongs to was destroyed.
+///
+/// The context may have been destroyed by cuwrap (a green Context whose last owner let
+/// go) or outside it (cuCtxDestroy, cuGreenCtxDestroy on a handle cuwrap gave out). The
+/// object's handle is not used again. code() is CUDA_ERROR_CONTEXT_IS_DESTROYED and
+/// function() the operation, e.g. "Stream::sync"; a `catch (const DriverError&)` catches
+/// it. The message names the object and the context: "Stream 0x55d0c1a0: its context
+/// (id 7) was destroyed (Stream::sync)".
+class ContextDestroyedError : public DriverError {
+ public:
+  /// Build the error for `object` (e.g. "Stream 0x55d0c1a0"), whose context with ID
+  /// `context_id` was destroyed, used by `operation`; `detail` (may be empty) says how it
+  /// was found ("cuStreamSynchronize answered CUDA_ERROR_INVALID_CONTEXT").
+  ContextDestroyedError(std::string object, unsigned long long context_id, std::string operation,
+                        const std::string& detail = {});
+  /// Return the object that was used, e.g. "Stream 0x55d0c1a0".
+  const std::string& object() const noexcept { return object_; }
+  /// Return the destroyed context's ID (cuCtxGetId).
+  unsigned long long context_id() const noexcept { return context_id_; }
+
+ private:
+  std::string object_;
+  unsigned long long context_id_;
 };
 
 /// Thrown for a non-success nvrtcResult; carries the program log of a failed compile.

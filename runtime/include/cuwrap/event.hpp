@@ -133,6 +133,7 @@ class Event {
 
   CUevent handle_ = nullptr;
   CUcontext context_ = nullptr;
+  unsigned long long context_id_ = 0;  // cuCtxGetId(context_); 0 when unknown
   int device_id_ = -1;
   bool owning_ = false;
   bool timing_disabled_ = true;
