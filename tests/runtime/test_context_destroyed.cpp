@@ -1,7 +1,9 @@
 // Objects whose context was destroyed under them, on a GPU: the next call throws
 // ContextDestroyedError naming the object and its context (never a stale handle used),
-// and the destructor neither throws nor reports. Contexts destroyed by cuwrap (a green
-// Context whose last owner let go) and outside it (cuCtxDestroy, cuGreenCtxDestroy).
+// and the destructor neither throws nor reports: a green Context destroyed by cuwrap
+// when its last owner let go. (A context destroyed outside cuwrap, by cuCtxDestroy or
+// cuGreenCtxDestroy, leaves handles the driver does not check: on driver 580 the next
+// call on them crashes in the driver, so no test can use them; docs/errors.md says so.)
 // The record and the translation themselves are tested without a GPU in
 // test_context_registry_nogpu.cpp.
 #include <cuwrap/cuwrap.hpp>
@@ -11,12 +13,9 @@
 #include "device_fixture.hpp"
 #include "release_failures.hpp"
 
-#include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
-#include <vector>
 
 namespace {
 
@@ -56,88 +55,6 @@ std::string first_report(const cuwrap::testing::ReleaseFailures& failures) {
   return std::string(f.object) + ": " + f.function + " " + std::string(cuwrap::to_string(f.code));
 }
 
-// A context of its own on device 0 (cuCtxCreate), current on this thread.
-CUcontext create_context(CUdevice device) {
-#if CUDA_VERSION >= 12050
-  return driver::cuCtxCreate(nullptr, 0, device);
-#else
-  return driver::cuCtxCreate(0, device);
-#endif
-}
-
-class ContextDestroyedTest : public cuwrap::testing::DeviceTest {};
-
-TEST_F(ContextDestroyedTest, StreamEventAndBufferOfARawContextThrowAfterCuCtxDestroy) {
-  cuwrap::testing::ReleaseFailures failures;
-  const CUcontext context = create_context(device().handle());
-  const unsigned long long id = driver::cuCtxGetId(context);
-  const CUstream raw_stream = driver::cuStreamCreate(CU_STREAM_NON_BLOCKING);
-  {
-    Stream stream = Stream::from_handle(raw_stream);
-    Event event = stream.record();
-    stream.sync();
-    driver::cuCtxDestroy(context);  // the stream and the event go with it
-    device().set_current();
-
-    // The first call finds out from the driver's error, the later ones from the record.
-    expect_destroyed([&] { stream.sync(); }, "Stream", id, "Stream::sync");
-    expect_destroyed([&] { event.sync(); }, "Event", id, "Event::sync");
-    expect_destroyed([&] { static_cast<void>(event.is_done()); }, "Event", id, "Event::is_done");
-    expect_destroyed([&] { static_cast<void>(event.handle()); }, "Event", id, "Event::handle");
-    expect_destroyed([&] { static_cast<void>(stream.record()); }, "Stream", id, "Stream::record");
-    expect_destroyed([&] { static_cast<void>(stream.priority()); }, "Stream", id,
-                     "Stream::priority");
-    Stream other = device().create_stream();
-    expect_destroyed([&] { other.wait(event); }, "Event", id, "Stream::wait");
-    expect_destroyed([&] { other.wait(stream); }, "Stream", id, "Stream::wait (the stream waited for)");
-    std::vector<std::byte> host(16);
-    Stream alive = device().create_stream();
-    cuwrap::Buffer buffer = device().allocate(host.size(), alive);
-    alive.sync();
-    expect_destroyed([&] { buffer.copy_to(host, stream); }, "Stream", id, "Buffer::copy_to");
-  }  // destructors: the event's release is skipped, nothing throws
-  EXPECT_TRUE(failures.reports.empty()) << first_report(failures);
-}
-
-// A buffer whose deallocation stream went with its context: its destructor does not use
-// the stream, and reports once that its memory is not freed.
-TEST_F(ContextDestroyedTest, BufferFreedOnAStreamOfADestroyedContextReportsOnce) {
-  cuwrap::testing::ReleaseFailures failures;
-  const CUcontext context = create_context(device().handle());
-  const unsigned long long id = driver::cuCtxGetId(context);
-  {
-    Stream stream = Stream::from_handle(driver::cuStreamCreate(CU_STREAM_NON_BLOCKING));
-    cuwrap::Buffer buffer = device().allocate(256, stream);
-    stream.sync();
-    driver::cuCtxDestroy(context);
-    device().set_current();
-    expect_destroyed([&] { buffer.fill(std::uint8_t{1}, stream); }, "Stream", id,
-                     "Buffer::fill");
-  }
-  ASSERT_EQ(failures.reports.size(), 1U) << first_report(failures);
-  EXPECT_EQ(failures.reports[0].code, CUDA_ERROR_CONTEXT_IS_DESTROYED);
-  EXPECT_STREQ(failures.reports[0].function, "Buffer::close");
-}
-
-TEST_F(ContextDestroyedTest, LaunchOnAStreamOfARawContextThrowsAfterCuCtxDestroy) {
-  cuwrap::Program program(R"(extern "C" __global__ void nothing() {})", cuwrap::CodeType::Cxx);
-  const cuwrap::ObjectCode code = program.compile(cuwrap::TargetType::Cubin);
-  const cuwrap::Kernel kernel = code.get_kernel("nothing");
-  const CUcontext context = create_context(device().handle());
-  const unsigned long long id = driver::cuCtxGetId(context);
-  Stream stream = Stream::from_handle(driver::cuStreamCreate(CU_STREAM_NON_BLOCKING));
-  // Launched while the context lives: caches the kernel's function there.
-  ASSERT_NO_THROW(cuwrap::launch(stream, {.grid = 1, .block = 1}, kernel));
-  stream.sync();
-  driver::cuCtxDestroy(context);
-  device().set_current();
-  expect_destroyed([&] { cuwrap::launch(stream, {.grid = 1, .block = 1}, kernel); }, "Stream",
-                   id, "launch");
-  // Recorded now: the next launch throws before any driver call.
-  expect_destroyed([&] { cuwrap::launch(stream, {.grid = 1, .block = 1}, kernel); }, "Stream",
-                   id, "launch");
-}
-
 class GreenContextDestroyedTest : public cuwrap::testing::DeviceTest {
  protected:
   void SetUp() override {
@@ -173,23 +90,6 @@ TEST_F(GreenContextDestroyedTest, EventThrowsAfterCuwrapDestroysItsGreenContext)
   expect_destroyed([&] { other.record(event); }, "Event", id, "Stream::record");
   event.close();  // skipped: the event went with the context
   EXPECT_FALSE(event.is_open());
-  EXPECT_TRUE(failures.reports.empty()) << first_report(failures);
-}
-
-TEST_F(GreenContextDestroyedTest, ContextAndItsStreamThrowAfterRawCuGreenCtxDestroy) {
-  cuwrap::testing::ReleaseFailures failures;
-  {
-    cuwrap::Context green = create_green();
-    const unsigned long long id = driver::cuCtxGetId(green.handle());
-    Stream stream = green.create_stream();
-    stream.sync();
-    driver::cuGreenCtxDestroy(green.green_handle());
-    expect_destroyed([&] { stream.sync(); }, "Stream", id, "Stream::sync");
-    expect_destroyed([&] { static_cast<void>(green.create_stream()); }, "Context", id,
-                     "Context::create_stream");
-    expect_destroyed([&] { static_cast<void>(green.handle()); }, "Context", id,
-                     "Context::handle");
-  }  // destructors: the stream's and the context's releases are skipped
   EXPECT_TRUE(failures.reports.empty()) << first_report(failures);
 }
 
