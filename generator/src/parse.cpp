@@ -79,6 +79,22 @@ std::string without_newline_commands(std::string s) {
   return s;
 }
 
+// Drop Doxygen's explicit link marker ("the given #nvvmResult code"): the generated
+// comment would ask Doxygen for a link to a C type it does not document.
+std::string without_link_markers(std::string s) {
+  for (std::size_t at = s.find('#'); at != std::string::npos; at = s.find('#', at)) {
+    const bool starts_word = at == 0 || std::isspace(static_cast<unsigned char>(s[at - 1])) != 0;
+    const bool names = at + 1 < s.size() &&
+                       (std::isalpha(static_cast<unsigned char>(s[at + 1])) != 0 || s[at + 1] == '_');
+    if (starts_word && names) {
+      s.erase(at, 1);
+    } else {
+      ++at;
+    }
+  }
+  return s;
+}
+
 // Cut text after its first sentence: a '.' followed by a space and an upper-case
 // letter ("e.g., x" and "1.5" do not end a sentence).
 std::string first_sentence(std::string s) {
@@ -784,9 +800,9 @@ DocComment parse_doc_comment(const std::string& raw) {
   if (doc.brief.empty()) {
     doc.brief = first_paragraph;
   }
-  doc.brief = first_sentence(squeeze(without_newline_commands(doc.brief)));
+  doc.brief = first_sentence(squeeze(without_link_markers(without_newline_commands(doc.brief))));
   for (auto& p : doc.params) {
-    p.text = squeeze(without_newline_commands(p.text));
+    p.text = squeeze(without_link_markers(without_newline_commands(p.text)));
   }
   return doc;
 }

@@ -3,6 +3,9 @@
 // Where the bindings have no libNVVM (headers without nvvm.h), the NVVM Program must
 // throw LoadError naming the missing header.
 #include <cuwrap/cuwrap.hpp>
+#if CUWRAP_HAS_NVVM
+#include <cuwrap/nvvm.hpp>
+#endif
 
 #include <gtest/gtest.h>
 
@@ -126,6 +129,7 @@ TEST(ProgramNvvm, MalformedIrThrowsNvvmErrorWithTheLog) {
     EXPECT_TRUE(contains(e.log(), "nowhere")) << e.log();
     EXPECT_TRUE(contains(e.what(), e.name())) << e.what();
     EXPECT_TRUE(contains(e.what(), e.log())) << e.what();
+    EXPECT_TRUE(contains(e.what(), cuwrap::nvvm::nvvmGetErrorString(e.code()))) << e.what();
     EXPECT_TRUE(e.function().starts_with("nvvm")) << e.function();
     EXPECT_NE(e.code(), NVVM_SUCCESS);
   }
@@ -229,6 +233,22 @@ TEST_F(ProgramNvvmLoading, MissingLibNvvmThrowsLoadErrorNamingIt) {
       },
       ::testing::ExitedWithCode(0), kMissingLibNvvm);
 }
+
+#if CUWRAP_HAS_NVVM
+TEST_F(ProgramNvvmLoading, RawFormReportsMissingLibNvvmAsStatus) {
+  EXPECT_EXIT(
+      {
+        setenv("CUWRAP_LIBNVVM", "/nonexistent/libnvvm.so.4", 1);
+        int major = 0;
+        int minor = 0;
+        const nvvmResult status = cuwrap::nvvm::raw::nvvmVersion(&major, &minor);
+        std::fprintf(stderr, "status=%d reason=%s\n", static_cast<int>(status),
+                     cuwrap::last_load_error().c_str());
+        std::exit(status == NVVM_ERROR_INVALID_INPUT ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "reason=.*/nonexistent/libnvvm.so.4");
+}
+#endif
 
 // ---- with a GPU --------------------------------------------------------------------
 

@@ -28,7 +28,7 @@
 
 namespace cuwrap::nvvm {
 
-/// \brief Get the message string for the given #nvvmResult code.
+/// \brief Get the message string for the given nvvmResult code.
 inline const char* nvvmGetErrorString(nvvmResult result) {
   auto* fn = reinterpret_cast<decltype(::nvvmGetErrorString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[0], ::cuwrap::detail::Library::Nvvm, 0));
   return fn(result);

@@ -17,7 +17,7 @@
 namespace cuwrap::nvvm {
 namespace raw {
 
-/// \brief Get the message string for the given #nvvmResult code.
+/// \brief Get the message string for the given nvvmResult code.
 inline const char* nvvmGetErrorString(nvvmResult result) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmGetErrorString)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[0], ::cuwrap::detail::Library::Nvvm, 0));
   if (fn == nullptr) {
