@@ -75,6 +75,16 @@ if(CUWRAP_HAVE_NVJITLINK)  # no nvJitLink.h (CUDA 11.8): cuwrap-gen writes no nv
        include/cuwrap/nvjitlink_raw.hpp include/cuwrap/nvjitlink_enums.hpp)
   list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/nvJitLink.h")
 endif()
+if(CUWRAP_HAVE_NVVM)  # no nvvm.h (header-only sets): cuwrap-gen writes no nvvm files
+  list(APPEND CUWRAP_GENERATED_SOURCE_NAMES nvvm)
+  list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/nvvm.hpp
+       include/cuwrap/nvvm_raw.hpp include/cuwrap/nvvm_enums.hpp)
+  if(CUWRAP_NVVM_INCLUDE_DIR)
+    list(APPEND _cuwrap_header_inputs "${CUWRAP_NVVM_INCLUDE_DIR}/nvvm.h")
+  else()
+    list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/nvvm.h")
+  endif()
+endif()
 
 set(CUWRAP_BINDINGS_DIR "" CACHE PATH
     "Bindings generated elsewhere for this toolkit (cuwrap-gen --output <dir>); empty: generated/ or generate at build time")

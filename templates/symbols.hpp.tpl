@@ -47,6 +47,14 @@ constexpr bool kPerThreadDefaultStream = true;
 #else
 constexpr bool kPerThreadDefaultStream = false;
 #endif
+{{BLANK_LINE}}
+/// The libraries the bindings load, one per wrapped header (cuwrap-gen's table), in the
+/// order of kLibraries.
+enum class Library : unsigned char {
+{{#ROW}}
+  {{LIBRARY}},  ///< {{HEADER}} → {{SONAME}}
+{{/ROW}}
+};
 {{#LIBRARY}}
 {{BLANK_LINE}}
 /// Number of {{HEADER}} entry points.
@@ -68,5 +76,13 @@ inline constexpr std::size_t k{{TABLE}}SymbolCount = 0;
 /// No table: the loader reports the library absent.
 inline constexpr const Symbol* k{{TABLE}}Symbols = nullptr;
 {{/ABSENT}}
+{{BLANK_LINE}}
+/// How the loader finds each library and its entry points, indexed by Library.
+inline constexpr LibraryInfo kLibraries[] = {
+{{#ROW}}
+    {"{{DISPLAY}}", "{{HEADER}}", "{{ENV}}", "{{SONAME}}", "{{LIB_DIRS}}", k{{TABLE}}Symbols,
+     k{{TABLE}}SymbolCount, {{GENERATED}}},
+{{/ROW}}
+};
 {{BLANK_LINE}}
 }  // namespace cuwrap::detail

@@ -109,6 +109,9 @@ struct Api {
   int cuda_version = 0;  ///< CUDA_VERSION from cuda.h
   AbiSource abi_source = AbiSource::Typedefs;
   std::vector<Header> headers;
+  /// The optional headers that were not found, each with where they were looked for and
+  /// what the bindings leave out ("nvvm.h not found (looked for ...): ...").
+  std::vector<std::string> omitted;
 
   /// Return the header named `file`, or nullptr.
   const Header* find(const std::string& file) const {

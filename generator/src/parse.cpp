@@ -79,6 +79,22 @@ std::string without_newline_commands(std::string s) {
   return s;
 }
 
+// Drop Doxygen's explicit link marker ("the given #nvvmResult code"): the generated
+// comment would ask Doxygen for a link to a C type it does not document.
+std::string without_link_markers(std::string s) {
+  for (std::size_t at = s.find('#'); at != std::string::npos; at = s.find('#', at)) {
+    const bool starts_word = at == 0 || std::isspace(static_cast<unsigned char>(s[at - 1])) != 0;
+    const bool names = at + 1 < s.size() &&
+                       (std::isalpha(static_cast<unsigned char>(s[at + 1])) != 0 || s[at + 1] == '_');
+    if (starts_word && names) {
+      s.erase(at, 1);
+    } else {
+      ++at;
+    }
+  }
+  return s;
+}
+
 // Cut text after its first sentence: a '.' followed by a space and an upper-case
 // letter ("e.g., x" and "1.5" do not end a sentence).
 std::string first_sentence(std::string s) {
@@ -156,13 +172,18 @@ UnitPtr parse_unit(CXIndex index, const std::filesystem::path& dir, const std::s
   return unit;
 }
 
+// A wrapped header and the file it was found as.
+struct LocatedHeader {
+  std::string name;              // "nvvm.h"
+  std::filesystem::path path;    // <include>/../nvvm/include/nvvm.h
+};
+
 // Return the wrapped header a cursor's expansion location lies in, or "".
 class HeaderFiles {
  public:
-  HeaderFiles(CXTranslationUnit tu, const std::filesystem::path& dir,
-              const std::vector<std::string>& headers) {
+  HeaderFiles(CXTranslationUnit tu, const std::vector<LocatedHeader>& headers) {
     for (const auto& h : headers) {
-      files_.emplace_back(clang_getFile(tu, (dir / h).string().c_str()), h);
+      files_.emplace_back(clang_getFile(tu, h.path.string().c_str()), h.name);
     }
   }
 
@@ -611,12 +632,72 @@ std::vector<VersionDefine> version_defines(const std::vector<Collected::Macro>& 
   return out;
 }
 
-std::string include_source(const std::vector<std::string>& headers) {
+std::string include_source(const std::vector<LocatedHeader>& headers) {
   std::string source;
   for (const auto& h : headers) {
-    source += "#include \"" + h + "\"\n";
+    source += "#include \"" + h.path.string() + "\"\n";
   }
   return source;
+}
+
+// Find each header of `wanted` through its table row's include directories (a header
+// not in the table is looked for in `include_dir` only). A missing optional header is
+// left out and named in `omitted`; a missing required one is a MissingInput.
+std::vector<LocatedHeader> locate_headers(const std::filesystem::path& include_dir,
+                                          const std::vector<std::string>& wanted,
+                                          std::vector<std::string>& omitted) {
+  std::vector<LocatedHeader> out;
+  std::error_code ec;
+  for (const auto& h : wanted) {
+    const LibraryConfig* config = library_config(h);
+    const std::vector<std::string> dirs =
+        config != nullptr ? config->include_dirs : std::vector<std::string>{"."};
+    std::string looked;
+    bool found = false;
+    for (const auto& dir : dirs) {
+      // Absolute: the parse includes it by this path from a file in another directory.
+      const std::filesystem::path candidate =
+          std::filesystem::absolute(include_dir / dir / h, ec).lexically_normal();
+      if (std::filesystem::is_regular_file(candidate, ec)) {
+        out.push_back({h, candidate});
+        found = true;
+        break;
+      }
+      looked += (looked.empty() ? "" : ", ") + candidate.string();
+    }
+    if (found) {
+      continue;
+    }
+    if (config == nullptr || !config->optional) {
+      throw MissingInput("header not found: " + looked);
+    }
+    omitted.push_back(h + " not found (looked for " + looked + "): the bindings omit <cuwrap/" +
+                      config->ns + ".hpp>, and calls into " + config->display +
+                      " throw LoadError saying so");
+  }
+  return out;
+}
+
+std::vector<std::string> names_of(const std::vector<LocatedHeader>& headers) {
+  std::vector<std::string> out;
+  for (const auto& h : headers) {
+    out.push_back(h.name);
+  }
+  return out;
+}
+
+// The search paths of a parse: the include directory, then each header's own.
+std::vector<std::string> include_flags(const std::filesystem::path& include_dir,
+                                       const std::vector<LocatedHeader>& headers) {
+  std::vector<std::string> flags;
+  for (const auto& h : headers) {
+    const std::string flag = "-I" + h.path.parent_path().string();
+    if (h.path.parent_path() != std::filesystem::absolute(include_dir).lexically_normal() &&
+        std::find(flags.begin(), flags.end(), flag) == flags.end()) {
+      flags.push_back(flag);
+    }
+  }
+  return flags;
 }
 
 // Whether a comment line starts a Doxygen block command (\\param, \\return, \\note ...);
@@ -719,9 +800,9 @@ DocComment parse_doc_comment(const std::string& raw) {
   if (doc.brief.empty()) {
     doc.brief = first_paragraph;
   }
-  doc.brief = first_sentence(squeeze(without_newline_commands(doc.brief)));
+  doc.brief = first_sentence(squeeze(without_link_markers(without_newline_commands(doc.brief))));
   for (auto& p : doc.params) {
-    p.text = squeeze(without_newline_commands(p.text));
+    p.text = squeeze(without_link_markers(without_newline_commands(p.text)));
   }
   return doc;
 }
@@ -733,19 +814,75 @@ std::string dotted(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
-// nvrtc.h functions whose first toolkit (added) or first toolkit without them (gone)
-// is known: nvrtc.h has no version macro, so these bound its version.
-struct NvrtcMarker {
+// Functions whose first toolkit (added) or first toolkit without them (gone) is known,
+// for headers whose table row reads their version so (VersionSource::FunctionMarkers):
+// nvrtc.h has no version macro, so these bound its version.
+struct FunctionMarker {
+  const char* header;
   const char* function;
   int added;  // first toolkit that declares it, 0 if unknown
   int gone;   // first toolkit that no longer declares it, 0 if still there
 };
-constexpr NvrtcMarker kNvrtcMarkers[] = {
+constexpr FunctionMarker kFunctionMarkers[] = {
     // The precompiled-header API, documented "(CUDA 12.8+)" in nvrtc.h.
-    {"nvrtcGetPCHHeapSize", 12080, 0},
+    {"nvrtc.h", "nvrtcGetPCHHeapSize", 12080, 0},
     // Declared by 12.x's nvrtc.h (deprecated), no longer by 13.0's.
-    {"nvrtcGetNVVM", 0, 13000},
+    {"nvrtc.h", "nvrtcGetNVVM", 0, 13000},
 };
+
+}  // namespace
+
+namespace {
+
+// The toolkit a header with versioned symbols names (`__nvJitLinkCreate_13_0` → 13000),
+// or 0.
+int symbol_suffix_version(const Header& header) {
+  static const std::regex kVersioned(R"(_(\d+)_(\d+)$)");
+  for (const auto& f : header.functions) {
+    std::smatch m;
+    if (f.inline_forwarder && std::regex_search(f.symbol, m, kVersioned)) {
+      return std::stoi(m[1]) * 1000 + std::stoi(m[2]) * 10;
+    }
+  }
+  return 0;
+}
+
+// Why a header checked by its functions of known toolkits (and its "(CUDA 12.8+)" notes
+// in `text`) is not CUDA `cuda`; "" when nothing says so.
+std::string function_marker_mismatch(const Header& header, const std::string& text, int cuda) {
+  const auto declares = [&](const std::string& name) {
+    return std::any_of(header.functions.begin(), header.functions.end(),
+                       [&](const Function& f) { return f.name == name; });
+  };
+  for (const auto& m : kFunctionMarkers) {
+    if (header.file != m.header) {
+      continue;
+    }
+    const bool has = declares(m.function);
+    if (m.added != 0 && has && cuda < m.added) {
+      return "CUDA " + dotted(m.added) + " or newer (it declares " + m.function + ", added in " +
+             dotted(m.added) + ")";
+    }
+    if (m.added != 0 && !has && cuda >= m.added) {
+      return "older than CUDA " + dotted(m.added) + " (it lacks " + m.function + ", added in " +
+             dotted(m.added) + ")";
+    }
+    if (m.gone != 0 && has && cuda >= m.gone) {
+      return "older than CUDA " + dotted(m.gone) + " (it declares " + m.function + ", which " +
+             dotted(m.gone) + " no longer has)";
+    }
+  }
+  // Its own notes: "\defgroup precompiled_header ... (CUDA 12.8+)".
+  static const std::regex kNote(R"(\(CUDA (\d+)\.(\d+)\+\))");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kNote);
+       it != std::sregex_iterator(); ++it) {
+    const int since = std::stoi((*it)[1]) * 1000 + std::stoi((*it)[2]) * 10;
+    if (since > cuda) {
+      return "CUDA " + dotted(since) + " or newer (it documents " + (*it)[0].str() + ")";
+    }
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -755,53 +892,35 @@ void check_one_toolkit(const Api& api, const std::string& nvrtc_text) {
   }
   const int cuda = api.cuda_version;
   std::vector<std::string> mismatches;
-  if (const Header* jit = api.find("nvJitLink.h"); jit != nullptr) {
-    static const std::regex kVersioned(R"(_(\d+)_(\d+)$)");
-    for (const auto& f : jit->functions) {
-      std::smatch m;
-      if (f.inline_forwarder && std::regex_search(f.symbol, m, kVersioned)) {
-        const int version = std::stoi(m[1]) * 1000 + std::stoi(m[2]) * 10;
-        if (version / 10 != cuda / 10) {
-          mismatches.push_back("nvJitLink.h is CUDA " + dotted(version) + " (its symbols are " +
-                               f.symbol + "-style)");
+  // Each header as its table row says its version can be read.
+  for (const auto& header : api.headers) {
+    const LibraryConfig* config = library_config(header.file);
+    if (config == nullptr) {
+      continue;
+    }
+    switch (config->version_source) {
+      case VersionSource::SymbolSuffix:
+        if (const int version = symbol_suffix_version(header);
+            version != 0 && version / 10 != cuda / 10) {
+          for (const auto& f : header.functions) {
+            if (f.inline_forwarder) {
+              mismatches.push_back(header.file + " is CUDA " + dotted(version) +
+                                   " (its symbols are " + f.symbol + "-style)");
+              break;
+            }
+          }
         }
         break;
-      }
-    }
-  }
-  if (const Header* rtc = api.find("nvrtc.h"); rtc != nullptr) {
-    const auto declares = [&](const std::string& name) {
-      return std::any_of(rtc->functions.begin(), rtc->functions.end(),
-                         [&](const Function& f) { return f.name == name; });
-    };
-    std::string why;
-    for (const auto& m : kNvrtcMarkers) {
-      const bool has = declares(m.function);
-      if (m.added != 0 && has && cuda < m.added) {
-        why = "CUDA " + dotted(m.added) + " or newer (it declares " + m.function + ", added in " +
-              dotted(m.added) + ")";
-      } else if (m.added != 0 && !has && cuda >= m.added) {
-        why = "older than CUDA " + dotted(m.added) + " (it lacks " + m.function + ", added in " +
-              dotted(m.added) + ")";
-      } else if (m.gone != 0 && has && cuda >= m.gone) {
-        why = "older than CUDA " + dotted(m.gone) + " (it declares " + m.function +
-              ", which " + dotted(m.gone) + " no longer has)";
-      }
-      if (!why.empty()) {
+      case VersionSource::FunctionMarkers:
+        if (const std::string why = function_marker_mismatch(
+                header, header.file == "nvrtc.h" ? nvrtc_text : std::string(), cuda);
+            !why.empty()) {
+          mismatches.push_back(header.file + " is " + why);
+        }
         break;
-      }
-    }
-    // Its own notes: "\defgroup precompiled_header ... (CUDA 12.8+)".
-    static const std::regex kNote(R"(\(CUDA (\d+)\.(\d+)\+\))");
-    for (auto it = std::sregex_iterator(nvrtc_text.begin(), nvrtc_text.end(), kNote);
-         why.empty() && it != std::sregex_iterator(); ++it) {
-      const int since = std::stoi((*it)[1]) * 1000 + std::stoi((*it)[2]) * 10;
-      if (since > cuda) {
-        why = "CUDA " + dotted(since) + " or newer (it documents " + (*it)[0].str() + ")";
-      }
-    }
-    if (!why.empty()) {
-      mismatches.push_back("nvrtc.h is " + why);
+      case VersionSource::CudaVersionMacro:  // the reference itself
+      case VersionSource::None:              // nothing to read: trusted to be the same toolkit
+        break;
     }
   }
   if (mismatches.empty()) {
@@ -821,15 +940,10 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
   if (!std::filesystem::is_directory(include_dir, ec)) {
     throw MissingInput("CUDA include directory not found: " + include_dir.string());
   }
-  std::vector<std::string> headers;
-  for (const auto& h : wanted) {
-    if (std::filesystem::is_regular_file(include_dir / h, ec)) {
-      headers.push_back(h);
-    } else if (std::find(kOptionalHeaders.begin(), kOptionalHeaders.end(), h) ==
-               kOptionalHeaders.end()) {
-      throw MissingInput("header not found: " + (include_dir / h).string());
-    }
-  }
+  std::vector<std::string> omitted;
+  const std::vector<LocatedHeader> located = locate_headers(include_dir, wanted, omitted);
+  const std::vector<std::string> headers = names_of(located);
+  const std::vector<std::string> extra_includes = include_flags(include_dir, located);
 
   IndexPtr index(clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0));
   // cudaTypedefs.h tells which driver ABI version each prototype is. Without it the
@@ -844,27 +958,30 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
         "--cuda-include at a complete toolkit include directory, or pass --abi-from-defines to "
         "take the versions from cuda.h's versioned names (cuCtxCreate_v4) instead");
   }
-  std::string source = include_source(headers);
+  std::string source = include_source(located);
+  const std::filesystem::path typedefs = std::filesystem::absolute(include_dir / "cudaTypedefs.h");
   if (has_typedefs) {
-    source += include_source({"cudaTypedefs.h"});
+    source += include_source({{"cudaTypedefs.h", typedefs}});
   }
-  UnitPtr unit = parse_unit(index.get(), include_dir, source, {});
-  const HeaderFiles files(unit.get(), include_dir, headers);
+  UnitPtr unit = parse_unit(index.get(), include_dir, source, extra_includes);
+  const HeaderFiles files(unit.get(), located);
   Collected found = collect(unit.get(), files, /*want_declarations=*/true);
   if (has_typedefs) {
     found.pfn_typedefs = collect_pfn_typedefs(
-        unit.get(), clang_getFile(unit.get(), (include_dir / "cudaTypedefs.h").string().c_str()));
+        unit.get(), clang_getFile(unit.get(), typedefs.string().c_str()));
   }
   const auto pfn = index_pfn(found.pfn_typedefs);
 
   // Per-thread-default-stream variants are only spelled out when the user asks for them.
   std::vector<Collected::Macro> ptds_macros = found.macros;
   if (std::find(headers.begin(), headers.end(), "cuda.h") != headers.end()) {
-    UnitPtr ptds = parse_unit(index.get(), include_dir, include_source({"cuda.h"}),
+    const std::vector<LocatedHeader> driver = {
+        *std::find_if(located.begin(), located.end(),
+                      [](const LocatedHeader& h) { return h.name == "cuda.h"; })};
+    UnitPtr ptds = parse_unit(index.get(), include_dir, include_source(driver),
                               {"-DCUDA_API_PER_THREAD_DEFAULT_STREAM"});
-    ptds_macros =
-        collect(ptds.get(), HeaderFiles(ptds.get(), include_dir, {"cuda.h"}), false).macros;
-    // nvrtc.h and nvJitLink.h macros still come from the first parse.
+    ptds_macros = collect(ptds.get(), HeaderFiles(ptds.get(), driver), false).macros;
+    // The other headers' macros still come from the first parse.
     for (const auto& m : found.macros) {
       if (m.header != "cuda.h") {
         ptds_macros.push_back(m);
@@ -951,9 +1068,12 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
   if (wants_driver && !has_typedefs) {
     assign_abi_from_defines(api);
   }
+  api.omitted = std::move(omitted);
   std::string nvrtc_text;
-  if (api.find("nvrtc.h") != nullptr) {
-    std::ifstream in(include_dir / "nvrtc.h", std::ios::binary);
+  if (const auto it = std::find_if(located.begin(), located.end(),
+                                   [](const LocatedHeader& h) { return h.name == "nvrtc.h"; });
+      it != located.end()) {
+    std::ifstream in(it->path, std::ios::binary);
     nvrtc_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   check_one_toolkit(api, nvrtc_text);

@@ -3,6 +3,7 @@
 // This is the only part of cuwrap-gen that knows libclang.
 #pragma once
 
+#include "libraries.hpp"
 #include "model.hpp"
 
 #include <filesystem>
@@ -12,12 +13,9 @@
 
 namespace cuwrap::gen {
 
-/// The headers cuwrap-gen wraps, in the order they are read and reported.
-inline const std::vector<std::string> kWrappedHeaders = {"cuda.h", "nvrtc.h", "nvJitLink.h"};
-
-/// Headers that may be missing: CUDA 11.8 has no nvJitLink.h. A missing optional
-/// header is not generated (its library gets an empty symbol table).
-inline const std::vector<std::string> kOptionalHeaders = {"nvJitLink.h"};
+/// The headers cuwrap-gen wraps, in the order they are read and reported: the headers of
+/// libraries.hpp's table.
+inline const std::vector<std::string> kWrappedHeaders = wrapped_headers();
 
 /// Thrown when the headers come from different toolkits (cuda.h 12.6 next to
 /// nvrtc.h 13.0); what() names each header's version and how it was found.
@@ -45,8 +43,10 @@ class ParseFailure : public std::runtime_error {
 /// defined to learn which functions have per-thread-default-stream variants. Its
 /// functions' ABI versions come from `abi_source`: cudaTypedefs.h beside it, or (only
 /// when asked) the versioned names and known_abi.hpp's table.
-/// \throws MissingInput when the directory or a header is missing (headers of
-///         kOptionalHeaders may be missing: they are left out of the model), or
+/// Each header is looked for in its table row's include directories (nvvm.h also in
+/// `include_dir`/../nvvm/include). \throws MissingInput when the directory or a header
+///         is missing (an optional header of the table may be missing: it is left out of
+///         the model and named in Api::omitted), or
 ///         cudaTypedefs.h when `abi_source` is AbiSource::Typedefs and cuda.h is listed.
 /// \throws ParseFailure when libclang reports errors.
 /// \throws MixedToolkits when the headers' versions disagree.

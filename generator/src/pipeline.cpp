@@ -16,6 +16,9 @@ ExitCode run(const Options& options, std::ostream& out, std::ostream& err) {
     const Api api =
         parse_headers(options.cuda_include, kWrappedHeaders,
                       options.abi_from_defines ? AbiSource::Defines : AbiSource::Typedefs);
+    for (const auto& omitted : api.omitted) {
+      out << "cuwrap-gen: " << omitted << '\n';
+    }
     const Plan plan = make_plan(api);
     for (const auto& stale : write_output(options.output, render(plan, options.templates))) {
       out << "cuwrap-gen: removed " << stale.generic_string()

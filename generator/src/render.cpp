@@ -465,6 +465,7 @@ void fill_common(Dict& d, const Plan& plan, const LibraryPlan& library) {
   d.SetValue("TABLE", c.table);
   d.SetValue("SLOTS", c.slots);
   d.SetValue("LIBRARY", c.library);
+  d.SetValue("ERROR_TYPE", c.error_type);
   for (const auto& e : library.enums) {
     Dict* ed = d.AddSectionDictionary("ENUM");
     ed->SetValue("NAME", e.name);
@@ -546,8 +547,9 @@ std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
       l->ShowSection("PER_THREAD");
     }
   }
-  // A library whose header was missing (nvJitLink.h before CUDA 12) keeps an empty
-  // table, so the loader compiles unchanged and nothing can call into it.
+  // A library whose header was missing (nvJitLink.h before CUDA 12, nvvm.h of a
+  // header-only set) keeps an empty table, so the loader compiles unchanged and says
+  // that the header was missing when anything calls into it.
   for (const auto& config : library_configs()) {
     const bool present =
         std::any_of(plan.libraries.begin(), plan.libraries.end(),
@@ -557,6 +559,19 @@ std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
       a->SetValue("HEADER", config.header);
       a->SetValue("TABLE", config.table);
     }
+    Dict* row = d.AddSectionDictionary("ROW");
+    row->SetValue("LIBRARY", config.library);
+    row->SetValue("HEADER", config.header);
+    row->SetValue("DISPLAY", config.display);
+    row->SetValue("ENV", config.env);
+    row->SetValue("SONAME", soname_for(config, plan.cuda_version));
+    std::string dirs;
+    for (const auto& dir : config.lib_dirs) {
+      dirs += (dirs.empty() ? "" : ":") + dir;
+    }
+    row->SetValue("LIB_DIRS", dirs);
+    row->SetValue("TABLE", config.table);
+    row->SetValue("GENERATED", present ? "true" : "false");
   }
   d.SetValue("HEADERS", headers);
   return expand(dir, "symbols.hpp.tpl", d);

@@ -63,6 +63,9 @@ constexpr ParamOverride kParamOverrides[] = {
     // "... flags are returned ... See ::cuStreamCreate for the list of valid flags": one
     // flags word, though the text mentions a list.
     {"cuStreamGetFlags", "flags", ParamRole::Output},
+    // nvvm.h marks it "[in] prog" though the brief says the call sets "*prog": the
+    // created handle is the result.
+    {"nvvmCreateProgram", "prog", ParamRole::Output},
     // "Returned Type and Value of RGBA color": four floats, an array the caller sizes.
     {"cuTexRefGetBorderColor", "pBorderColor", ParamRole::Input},
 };
@@ -353,18 +356,6 @@ void add_one_call_forms(std::vector<FunctionPlan>& functions) {
       plan.one_call = size_query(plan.function, functions);
     }
   }
-}
-
-const std::vector<LibraryConfig>& library_configs() {
-  static const std::vector<LibraryConfig> kConfigs = {
-      {"cuda.h", "Driver", "driver", "Driver", "driver", "CUresult", "CUDA_ERROR_NOT_FOUND", "",
-       true},
-      {"nvrtc.h", "Nvrtc", "nvrtc", "Nvrtc", "nvrtc", "nvrtcResult", "NVRTC_ERROR_INTERNAL_ERROR",
-       "nvrtcProgram", false},
-      {"nvJitLink.h", "NvJitLink", "nvjitlink", "NvJitLink", "nvjitlink", "nvJitLinkResult",
-       "NVJITLINK_ERROR_INTERNAL", "nvJitLinkHandle", false},
-  };
-  return kConfigs;
 }
 
 const char* shape_name(Shape shape) {

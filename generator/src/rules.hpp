@@ -7,6 +7,7 @@
 // attach a log to their exception, and which functions only get the raw form (and why).
 #pragma once
 
+#include "libraries.hpp"
 #include "model.hpp"
 #include "shapes.hpp"
 
@@ -16,22 +17,6 @@
 #include <vector>
 
 namespace cuwrap::gen {
-
-/// What is fixed about one wrapped library (cuda.h → the driver, ...).
-struct LibraryConfig {
-  std::string header;           ///< "cuda.h"
-  std::string library;          ///< detail::Library enumerator: "Driver"
-  std::string ns;               ///< namespace and file stem: "driver" (cuwrap::driver, driver.hpp)
-  std::string table;            ///< symbol table stem: "Driver" (kDriverSymbols)
-  std::string slots;            ///< slot array stem: "driver" (g_driver_slots)
-  std::string status_type;      ///< "CUresult"
-  std::string load_failure;     ///< what raw:: returns when the entry cannot be loaded
-  std::string log_handle_type;  ///< handle whose log an exception carries ("" for none)
-  bool per_thread = false;      ///< has per-thread-default-stream variants
-};
-
-/// Return the configuration of the three wrapped libraries, in kWrappedHeaders order.
-const std::vector<LibraryConfig>& library_configs();
 
 /// How one parameter appears in the typed form.
 enum class ParamRole {

@@ -6,6 +6,9 @@
 #include <cuwrap/nvjitlink.hpp>
 #endif
 #include <cuwrap/nvrtc.hpp>
+#if CUWRAP_HAS_NVVM
+#include <cuwrap/nvvm.hpp>
+#endif
 
 #include "driver_error_frame.hpp"
 
@@ -81,6 +84,27 @@ NvJitLinkError::NvJitLinkError(nvJitLinkResult code, std::string function, std::
       log_(std::move(log)) {}
 #endif
 
+#if CUWRAP_HAS_NVVM
+namespace {
+
+// libNVVM's own wording (nvvmGetErrorString) when it loads; else the generated one.
+std::string nvvm_description(nvvmResult code) {
+  if (const char* text = nvvm::raw::nvvmGetErrorString(code); text != nullptr && *text != '\0') {
+    return text;
+  }
+  return detail::describe(code);
+}
+
+}  // namespace
+
+NvvmError::NvvmError(nvvmResult code, std::string function, std::string log)
+    : Error(with_log(failure_message(function, to_string(code), nvvm_description(code)), log)),
+      code_(code),
+      name_(to_string(code)),
+      function_(std::move(function)),
+      log_(std::move(log)) {}
+#endif
+
 LoadError::LoadError(std::string library, std::string symbol, const std::string& message)
     : Error(message), library_(std::move(library)), symbol_(std::move(symbol)) {}
 
@@ -107,7 +131,8 @@ void default_release_handler(const ReleaseFailure& failure) {
     message = failure_message(failure.function, to_string(failure.code),
                               driver_description(failure.code));
   } else if (failure.kind == ReleaseFailureKind::Nvrtc ||
-             failure.kind == ReleaseFailureKind::NvJitLink) {
+             failure.kind == ReleaseFailureKind::NvJitLink ||
+             failure.kind == ReleaseFailureKind::Nvvm) {
     message = failure.message;  // already "function failed: NAME (description)"
   } else {
     message = std::string(failure.function) + " failed: " + failure.message;
@@ -183,6 +208,14 @@ void report_release_failure(nvJitLinkResult code, const char* function,
 }
 #endif
 
+#if CUWRAP_HAS_NVVM
+void report_release_failure(nvvmResult code, const char* function, const char* object) noexcept {
+  if (code != NVVM_SUCCESS) {
+    report_library_status(code, ReleaseFailureKind::Nvvm, function, object);
+  }
+}
+#endif
+
 void report_current_exception(const char* function, const char* object) noexcept {
   if (!std::current_exception()) {  // called outside a catch block: `throw;` would terminate
     deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
@@ -200,6 +233,11 @@ void report_current_exception(const char* function, const char* object) noexcept
   } catch (const NvJitLinkError& e) {
     deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, e.function().c_str(), object,
                            ReleaseFailureKind::NvJitLink, static_cast<int>(e.code()), e.what()});
+#endif
+#if CUWRAP_HAS_NVVM
+  } catch (const NvvmError& e) {
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, e.function().c_str(), object,
+                           ReleaseFailureKind::Nvvm, static_cast<int>(e.code()), e.what()});
 #endif
   } catch (const LoadError& e) {
     deliver(ReleaseFailure{CUDA_ERROR_NOT_FOUND,
@@ -242,6 +280,22 @@ std::string nvjitlink_log(nvJitLinkHandle handle) {
   }
   std::string log(size, '\0');
   if (nvjitlink::raw::nvJitLinkGetErrorLog(handle, log.data()) != NVJITLINK_SUCCESS) {
+    return {};
+  }
+  log.resize(size - 1);
+  return log;
+}
+#endif
+
+#if CUWRAP_HAS_NVVM
+std::string nvvm_log(nvvmProgram program) {
+  std::size_t size = 0;
+  if (program == nullptr || nvvm::raw::nvvmGetProgramLogSize(program, &size) != NVVM_SUCCESS ||
+      size <= 1) {
+    return {};
+  }
+  std::string log(size, '\0');
+  if (nvvm::raw::nvvmGetProgramLog(program, log.data()) != NVVM_SUCCESS) {
     return {};
   }
   log.resize(size - 1);
@@ -296,6 +350,14 @@ void throw_nvjitlink_error(nvJitLinkResult code, const char* function) {
 void throw_nvjitlink_handle_error(nvJitLinkResult code, const char* function,
                                   nvJitLinkHandle handle) {
   throw NvJitLinkError(code, function, nvjitlink_log(handle));
+}
+#endif
+
+#if CUWRAP_HAS_NVVM
+void throw_nvvm_error(nvvmResult code, const char* function) { throw NvvmError(code, function); }
+
+void throw_nvvm_program_error(nvvmResult code, const char* function, nvvmProgram program) {
+  throw NvvmError(code, function, nvvm_log(program));
 }
 #endif
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cuwrap {
@@ -34,44 +35,28 @@ static_assert(sizeof(CUdriverProcAddressQueryResult) == sizeof(int));
 #endif
 using GetProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
 
-struct LibraryInfo {
-  const char* display;      // what messages call it
-  const char* env;          // environment variable that overrides the file
-  std::string soname;       // default file name, opened through the dynamic loader
-  const Symbol* symbols;
-  std::size_t symbol_count;
-};
+constexpr std::size_t kLibraryCount = sizeof(kLibraries) / sizeof(kLibraries[0]);
 
-LibraryInfo info(Library library) {
-  const std::string major = std::to_string(kGeneratedCudaVersion / 1000);
-  switch (library) {
-    case Library::Driver:
-      return {"libcuda", "CUWRAP_LIBCUDA", "libcuda.so.1", kDriverSymbols, kDriverSymbolCount};
-    case Library::Nvrtc:
-      return {"libnvrtc", "CUWRAP_LIBNVRTC", "libnvrtc.so." + major, kNvrtcSymbols,
-              kNvrtcSymbolCount};
-    case Library::NvJitLink:
-      return {"libnvJitLink", "CUWRAP_LIBNVJITLINK", "libnvJitLink.so." + major,
-              kNvJitLinkSymbols, kNvJitLinkSymbolCount};
-  }
-  return {"unknown", "", "", nullptr, 0};
-}
+const LibraryInfo& info(Library library) { return kLibraries[static_cast<std::size_t>(library)]; }
 
-// Places a toolkit library may live when the dynamic loader does not know it.
-std::vector<std::string> toolkit_candidates(const std::string& soname) {
-  std::vector<std::string> dirs;
+// Places a toolkit library may live when the dynamic loader does not know it: the row's
+// directories below each toolkit root.
+std::vector<std::string> toolkit_candidates(const LibraryInfo& li) {
+  std::vector<std::string> roots;
   for (const char* env : {"CUDA_HOME", "CUDA_PATH"}) {
     if (const char* root = std::getenv(env); root != nullptr && *root != '\0') {
-      dirs.push_back(std::string(root) + "/lib64/");
-      dirs.push_back(std::string(root) + "/lib/");
+      roots.emplace_back(root);
     }
   }
-  dirs.emplace_back("/usr/local/cuda/lib64/");
-  dirs.emplace_back("/usr/local/cuda/lib/");
+  roots.emplace_back("/usr/local/cuda");
   std::vector<std::string> paths;
-  paths.reserve(dirs.size());
-  for (const auto& dir : dirs) {
-    paths.push_back(dir + soname);
+  for (const auto& root : roots) {
+    std::string_view dirs = li.lib_dirs;
+    while (!dirs.empty()) {
+      const std::size_t colon = dirs.find(':');
+      paths.push_back(root + "/" + std::string(dirs.substr(0, colon)) + "/" + li.soname);
+      dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+    }
   }
   return paths;
 }
@@ -118,17 +103,23 @@ void read_driver_version(OpenedLibrary& opened) {
 
 OpenedLibrary open_library(Library library) {
   OpenedLibrary opened;
-  const LibraryInfo li = info(library);
+  const LibraryInfo& li = info(library);
+  if (!li.generated) {
+    opened.error = std::string("cuwrap: ") + li.header +
+                   " was not found when cuwrap's bindings were generated, so cuwrap cannot "
+                   "call " + li.display + ". Regenerate cuwrap from a toolkit that has " +
+                   li.header + " (cuwrap-gen looks next to cuda.h and, for nvvm.h, in "
+                   "../nvvm/include).";
+    return opened;
+  }
   std::vector<std::string> tried;
   const char* override_path = std::getenv(li.env);
   if (override_path != nullptr && *override_path != '\0') {
     tried.emplace_back(override_path);
   } else {
-    tried.push_back(li.soname);
-    if (library != Library::Driver) {
-      for (auto& candidate : toolkit_candidates(li.soname)) {
-        tried.push_back(std::move(candidate));
-      }
+    tried.emplace_back(li.soname);
+    for (auto& candidate : toolkit_candidates(li)) {
+      tried.push_back(std::move(candidate));
     }
   }
   std::string reasons;
@@ -147,9 +138,10 @@ OpenedLibrary open_library(Library library) {
                    (library == Library::Driver
                         ? "Install the NVIDIA driver (it provides libcuda.so.1), or set "
                           "CUWRAP_LIBCUDA to the path of libcuda.so."
-                        : std::string("Add the CUDA toolkit's lib64 directory to "
-                                      "LD_LIBRARY_PATH, set CUDA_HOME, or set ") +
-                              li.env + " to the library's path.");
+                        : std::string("Add the directory holding ") + li.soname +
+                              " (in the CUDA toolkit's " + li.lib_dirs +
+                              ") to LD_LIBRARY_PATH, set CUDA_HOME, or set " + li.env +
+                              " to the library's path.");
     return opened;
   }
   if (library == Library::Driver) {
@@ -173,8 +165,8 @@ OpenedLibrary open_library(Library library) {
 }
 
 const OpenedLibrary& opened(Library library) {
-  static OpenedLibrary libraries[3];
-  static std::once_flag flags[3];
+  static OpenedLibrary libraries[kLibraryCount];
+  static std::once_flag flags[kLibraryCount];
   const auto i = static_cast<std::size_t>(library);
   std::call_once(flags[i], [&] { libraries[i] = open_library(library); });
   return libraries[i];
@@ -209,7 +201,11 @@ void* driver_proc_address(const OpenedLibrary& lib, const char* proc_name, const
 // Resolve one entry point; on failure fill `error` and return nullptr.
 void* lookup(Library library, std::size_t index, bool per_thread, std::string& error,
              std::string& symbol_name) {
-  const LibraryInfo li = info(library);
+  const LibraryInfo& li = info(library);
+  if (!li.generated) {
+    error = opened(library).error;  // the header was missing: says so
+    return nullptr;
+  }
   if (index >= li.symbol_count) {
     error = "cuwrap: entry index " + std::to_string(index) + " out of range for " + li.display;
     return nullptr;
@@ -259,7 +255,7 @@ void* resolve_entry(Library library, std::size_t index, bool per_thread) {
   void* fn = lookup(library, index, per_thread, error, symbol);
   if (fn == nullptr) {
     const OpenedLibrary& lib = opened(library);
-    throw LoadError(lib.handle != nullptr ? lib.path : info(library).soname,
+    throw LoadError(lib.handle != nullptr ? lib.path : std::string(info(library).soname),
                     lib.handle != nullptr ? symbol : std::string(), error);
   }
   return fn;
@@ -282,7 +278,7 @@ void* try_resolve_entry(Library library, std::size_t index, bool per_thread) noe
 int loaded_driver_version() {
   const OpenedLibrary& lib = opened(Library::Driver);
   if (!lib.error.empty()) {
-    throw LoadError(lib.handle != nullptr ? lib.path : info(Library::Driver).soname, "",
+    throw LoadError(lib.handle != nullptr ? lib.path : std::string(info(Library::Driver).soname), "",
                     lib.error);
   }
   return lib.driver_version;
@@ -308,7 +304,7 @@ void* resolve_driver_proc(const char* name, int version) {
 
 std::string library_path(Library library) {
   const OpenedLibrary& lib = opened(library);
-  return lib.handle != nullptr ? lib.path : info(library).soname;
+  return lib.handle != nullptr ? lib.path : std::string(info(library).soname);
 }
 
 }  // namespace detail

@@ -1,8 +1,12 @@
-// Program: NVRTC for CUDA C++, nvJitLink (through Linker) for PTX.
+// Program: NVRTC for CUDA C++, nvJitLink (through Linker) for PTX, libNVVM for NVVM IR.
 #include <cuwrap/error.hpp>
 #include <cuwrap/linker.hpp>
 #include <cuwrap/nvjitlink.hpp>
 #include <cuwrap/nvrtc.hpp>
+#if CUWRAP_HAS_NVVM
+#include <cuwrap/nvvm.hpp>
+#endif
+#include <cuwrap/detail/symbols.hpp>
 #include <cuwrap/program.hpp>
 #include <cuwrap/version.hpp>
 
@@ -202,6 +206,52 @@ std::vector<std::string> ProgramOptions::to_nvrtc_options() const {
   return options;
 }
 
+std::vector<std::string> ProgramOptions::to_nvvm_options() const {
+  // What libNVVM cannot be told: named all at once, so one fix suffices.
+  std::string unsupported;
+  const auto reject = [&](bool set, const char* field) {
+    if (set) {
+      unsupported += (unsupported.empty() ? "" : ", ") + std::string(field);
+    }
+  };
+  reject(std.has_value(), "std");
+  reject(relocatable_device_code, "relocatable_device_code");
+  reject(lineinfo, "lineinfo");
+  reject(use_fast_math, "use_fast_math");
+  reject(max_register_count.has_value(), "max_register_count");
+  reject(!define_macro.empty(), "define_macro");
+  reject(!include_path.empty(), "include_path");
+  if (!unsupported.empty()) {
+    throw std::invalid_argument("ProgramOptions: libNVVM (CodeType::Nvvm) has no option for " +
+                                unsupported + "; leave them unset for NVVM IR");
+  }
+  // libNVVM names virtual architectures: sm_90 → compute_90 (sm_90a → compute_90a).
+  const std::string arch_name = detail::resolve_arch(arch, "ProgramOptions::arch");
+  std::vector<std::string> options{"-arch=compute_" + arch_name.substr(3)};
+  if (debug) {
+    options.emplace_back("-g");
+  }
+  // libNVVM spells booleans 1 and 0.
+  const auto bit = [](bool value) { return value ? "1" : "0"; };
+  if (ftz) {
+    options.push_back(std::string("-ftz=") + bit(*ftz));
+  }
+  if (prec_sqrt) {
+    options.push_back(std::string("-prec-sqrt=") + bit(*prec_sqrt));
+  }
+  if (prec_div) {
+    options.push_back(std::string("-prec-div=") + bit(*prec_div));
+  }
+  if (fma) {
+    options.push_back(std::string("-fma=") + bit(*fma));
+  }
+  if (link_time_optimization) {
+    options.emplace_back("-gen-lto");
+  }
+  options.insert(options.end(), extra_options.begin(), extra_options.end());
+  return options;
+}
+
 // ---- Program ---------------------------------------------------------------------
 
 Program::Program(std::string code, CodeType type, ProgramOptions options)
@@ -216,10 +266,43 @@ Program::Program(std::string code, CodeType type, ProgramOptions options)
       }
       break;
     case CodeType::Nvvm:
-      throw std::invalid_argument(
-          "Program: CodeType::Nvvm is not supported yet (libNVVM is not wired into cuwrap); "
-          "compile NVVM IR with libNVVM and wrap the result with ObjectCode::from_ptx");
+      if (code_.empty()) {
+        throw std::invalid_argument("Program: the NVVM IR is empty");
+      }
+      create_nvvm_program();
+      break;
   }
+}
+
+void Program::create_nvvm_program() {
+#if CUWRAP_HAS_NVVM
+  nvvmProgram program = nvvm::nvvmCreateProgram();
+  try {
+    nvvm::nvvmAddModuleToProgram(program, code_.data(), code_.size(), options_.name.c_str());
+  } catch (...) {
+    detail::report_release_failure(nvvm::raw::nvvmDestroyProgram(&program), "nvvmDestroyProgram",
+                                   "Program");
+    throw;
+  }
+  nvvm_program_ = program;
+#else
+  // Built without nvvm.h: the loader's LoadError says that the header was missing.
+  static_cast<void>(detail::resolve_entry(detail::Library::Nvvm, 0, false));
+  throw LoadError(detail::kLibraries[static_cast<std::size_t>(detail::Library::Nvvm)].soname, "",
+                  "cuwrap: nvvm.h was not found when cuwrap was built; NVVM IR cannot be "
+                  "compiled");
+#endif
+}
+
+void Program::destroy_nvvm_program() noexcept {
+#if CUWRAP_HAS_NVVM
+  if (nvvm_program_ != nullptr) {
+    nvvmProgram program = nvvm_program_;
+    detail::report_release_failure(nvvm::raw::nvvmDestroyProgram(&program), "nvvmDestroyProgram",
+                                   "Program");
+  }
+#endif
+  nvvm_program_ = nullptr;
 }
 
 Program::Program(Program&& other) noexcept
@@ -227,6 +310,7 @@ Program::Program(Program&& other) noexcept
       type_(other.type_),
       options_(std::move(other.options_)),
       program_(std::exchange(other.program_, nullptr)),
+      nvvm_program_(std::exchange(other.nvvm_program_, nullptr)),
       compiled_(other.compiled_),
       closed_(std::exchange(other.closed_, true)) {}
 
@@ -237,6 +321,7 @@ Program& Program::operator=(Program&& other) noexcept {
     type_ = other.type_;
     options_ = std::move(other.options_);
     program_ = std::exchange(other.program_, nullptr);
+    nvvm_program_ = std::exchange(other.nvvm_program_, nullptr);
     compiled_ = other.compiled_;
     closed_ = std::exchange(other.closed_, true);
   }
@@ -251,6 +336,7 @@ void Program::close() noexcept {
                                    "nvrtcDestroyProgram", "Program");
     program_ = nullptr;
   }
+  destroy_nvvm_program();
   closed_ = true;
 }
 
@@ -261,6 +347,9 @@ void Program::require_open(const char* operation) const {
 }
 
 std::string Program::backend() const {
+  if (type_ == CodeType::Nvvm) {
+    return "NVVM";
+  }
   if (type_ != CodeType::Ptx) {
     return "NVRTC";
   }
@@ -295,16 +384,26 @@ std::string Program::program_cache_key(TargetType target,
                                        std::span<const std::string> name_expressions) const {
   require_open("program_cache_key");
   std::string key = "cuwrap program cache key 1";
-  append_field(key, type_ == CodeType::Ptx ? "ptx" : "c++");
+  append_field(key, type_ == CodeType::Ptx ? "ptx" : type_ == CodeType::Nvvm ? "nvvm" : "c++");
   append_field(key, code_);
   append_field(key, options_.name);
-  for (const std::string& option : options_.to_nvrtc_options()) {
+  for (const std::string& option :
+       type_ == CodeType::Nvvm ? options_.to_nvvm_options() : options_.to_nvrtc_options()) {
     append_field(key, option);
   }
   append_field(key, "target");
   append_field(key, to_string(target));
   for (const std::string& expression : name_expressions) {
     append_field(key, expression);
+  }
+  if (type_ == CodeType::Nvvm) {
+#if CUWRAP_HAS_NVVM
+    // libNVVM's version decides the output.
+    const auto [nvvm_major, nvvm_minor] = nvvm::nvvmVersion();
+    append_field(key, "nvvm " + std::to_string(nvvm_major) + "." + std::to_string(nvvm_minor));
+#endif
+    append_field(key, "driver " + std::to_string(driver_version_or_zero()));
+    return key;
   }
   const auto [major, minor] = nvrtc::nvrtcVersion();
   append_field(key, "nvrtc " + std::to_string(major) + "." + std::to_string(minor));
@@ -327,12 +426,13 @@ std::string Program::program_cache_key(TargetType target,
 ObjectCode Program::compile_uncached(TargetType target,
                                      std::span<const std::string> name_expressions,
                                      std::string* log) {
-  if (type_ == CodeType::Ptx) {
+  if (type_ == CodeType::Ptx || type_ == CodeType::Nvvm) {
     if (!name_expressions.empty()) {
       throw std::invalid_argument(
-          "Program::compile: name_expressions need C++ source; this program holds PTX");
+          std::string("Program::compile: name_expressions need C++ source; this program holds ") +
+          (type_ == CodeType::Ptx ? "PTX" : "NVVM IR"));
     }
-    return compile_ptx(target, log);
+    return type_ == CodeType::Ptx ? compile_ptx(target, log) : compile_nvvm(target, log);
   }
   return compile_cxx(target, name_expressions, log);
 }
@@ -451,6 +551,58 @@ ObjectCode Program::compile_ptx(TargetType target, std::string* log) {
     }
     throw;
   }
+}
+
+ObjectCode Program::compile_nvvm(TargetType target, std::string* log) {
+  if (target != TargetType::Ptx && target != TargetType::Ltoir) {
+    throw std::invalid_argument("Program::compile: libNVVM cannot produce TargetType::" +
+                                std::string(to_string(target)) + "; use Ptx or Ltoir");
+  }
+  std::vector<std::string> options = options_.to_nvvm_options();
+  if (target == TargetType::Ltoir && !options_.link_time_optimization) {
+    options.emplace_back("-gen-lto");
+  }
+#if CUWRAP_HAS_NVVM
+  std::vector<const char*> pointers;
+  pointers.reserve(options.size());
+  for (const auto& option : options) {
+    pointers.push_back(option.c_str());
+  }
+  // A libNVVM program is compiled once: a second compile() starts from a fresh one.
+  if (compiled_) {
+    destroy_nvvm_program();
+    create_nvvm_program();
+    compiled_ = false;
+  }
+  compiled_ = true;
+  const int count = static_cast<int>(pointers.size());
+  try {
+    // As cuda.core does: verify first, so that malformed IR reports the verifier's log.
+    nvvm::nvvmVerifyProgram(nvvm_program_, count, pointers.data());
+    nvvm::nvvmCompileProgram(nvvm_program_, count, pointers.data());
+  } catch (const NvvmError& e) {
+    if (log != nullptr) {
+      *log = e.log();
+    }
+    throw;
+  }
+  if (log != nullptr) {
+    *log = nvvm::nvvmGetProgramLog(nvvm_program_);
+  }
+  const std::vector<char> result = nvvm::nvvmGetCompiledResult(nvvm_program_);
+  std::string code(result.begin(), result.end());
+  if (target == TargetType::Ptx) {
+    // The size includes the terminating NUL; keep the text only.
+    if (const auto nul = code.find('\0'); nul != std::string::npos) {
+      code.resize(nul);
+    }
+  }
+  return ObjectCode::from_parts(target, std::move(code), options_.name, {});
+#else
+  static_cast<void>(log);
+  create_nvvm_program();  // throws the LoadError naming nvvm.h
+  return ObjectCode::from_ptx(code_, options_.name);
+#endif
 }
 
 }  // namespace cuwrap

@@ -58,6 +58,46 @@ TEST(Cli, GeneratesFixtureBindingsAndReport) {
   EXPECT_TRUE(found);
 }
 
+// nvvm.h is optional: its absence is said, naming the file and where it was looked for,
+// and its bindings are left out; found in a toolkit's nvvm/include, it is wrapped.
+TEST(Cli, NvvmHeaderAbsentIsReportedAndFoundInNvvmInclude) {
+  ScratchDir dir;
+  const auto include = dir.path() / "toolkit" / "include";
+  std::filesystem::create_directories(include);
+  std::filesystem::copy(kFixtures / "basic", include);
+  const auto without = generate(include, dir.path() / "without");
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_NE(without.output.find("cuwrap-gen: nvvm.h not found (looked for " +
+                                (include / "nvvm.h").string()),
+            std::string::npos)
+      << without.output;
+  EXPECT_NE(without.output.find("the bindings omit <cuwrap/nvvm.hpp>"), std::string::npos)
+      << without.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "without/include/cuwrap/nvvm.hpp"));
+  const std::string symbols = testing::read_file(dir.path() / "without/include/cuwrap/detail/symbols.hpp");
+  EXPECT_NE(symbols.find("\"libnvvm\", \"nvvm.h\", \"CUWRAP_LIBNVVM\", \"libnvvm.so.4\""),
+            std::string::npos)
+      << symbols;
+
+  std::filesystem::path nvvm_h = std::filesystem::path(CUWRAP_CUDA_INCLUDE_DIR) / "nvvm.h";
+  if (!std::filesystem::is_regular_file(nvvm_h)) {
+    nvvm_h = std::filesystem::path(CUWRAP_CUDA_INCLUDE_DIR) / "../nvvm/include/nvvm.h";
+  }
+  if (!std::filesystem::is_regular_file(nvvm_h)) {
+    GTEST_SKIP() << "the configured toolkit has no nvvm.h to place in nvvm/include";
+  }
+  std::filesystem::create_directories(dir.path() / "toolkit/nvvm/include");
+  std::filesystem::copy_file(nvvm_h, dir.path() / "toolkit/nvvm/include/nvvm.h");
+  const auto with = generate(include, dir.path() / "with");
+  ASSERT_EQ(with.exit_code, 0) << with.output;
+  EXPECT_EQ(with.output.find("nvvm.h not found"), std::string::npos) << with.output;
+  EXPECT_NE(with.output.find("\nnvvm.h: "), std::string::npos) << with.output;  // its coverage line
+  for (const char* f : {"include/cuwrap/nvvm.hpp", "include/cuwrap/nvvm_raw.hpp",
+                        "include/cuwrap/nvvm_enums.hpp", "src/nvvm.cpp"}) {
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "with" / f)) << f;
+  }
+}
+
 TEST(Cli, FixtureBindingsCompile) {
   ScratchDir dir;
   ASSERT_EQ(generate(kFixtures / "basic", dir.path()).exit_code, 0);

@@ -163,6 +163,16 @@ TEST(DocComment, BriefAndParams) {
   EXPECT_EQ(d.params[1].text, "Count");
 }
 
+TEST(DocComment, ExplicitLinkMarkersAreDropped) {
+  // nvvm.h writes "#nvvmResult"; Doxygen would fail on a link to an undocumented type.
+  const DocComment d = parse_doc_comment(
+      "/**\n * \\brief Get the message string for the given #nvvmResult code.\n"
+      " * \\param [in] result see #nvvmResult; C# 5 and a # alone stay.\n */");
+  EXPECT_EQ(d.brief, "Get the message string for the given nvvmResult code.");
+  ASSERT_EQ(d.params.size(), 1u);
+  EXPECT_EQ(d.params[0].text, "see nvvmResult; C# 5 and a # alone stay.");
+}
+
 TEST(DocComment, TrailingMemberComment) {
   EXPECT_EQ(parse_doc_comment("/**< Maximum number of threads per block */").brief,
             "Maximum number of threads per block");

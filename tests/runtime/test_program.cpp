@@ -491,15 +491,6 @@ TEST(Program, BadPtxThrowsNvJitLinkErrorWithLog) {
   }
 }
 
-TEST(Program, NvvmIsNotSupportedYet) {
-  try {
-    Program program("define void @k() { ret void }", CodeType::Nvvm, sm90());
-    FAIL() << "expected std::invalid_argument";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_TRUE(contains(e.what(), "not supported")) << e.what();
-  }
-}
-
 TEST(Program, CloseIsIdempotentAndLaterUseThrows) {
   CUWRAP_REQUIRE_NVRTC();
   Program program(kSaxpySource, CodeType::Cxx, sm90());

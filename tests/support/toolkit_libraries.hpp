@@ -17,6 +17,11 @@
 #define CUWRAP_TESTING_HAVE_NVJITLINK 1
 #endif
 
+#include <cuwrap/error.hpp>
+#if CUWRAP_HAS_NVVM
+#include <cuwrap/nvvm_raw.hpp>
+#endif
+
 #include <string>
 
 namespace cuwrap::testing {
@@ -61,6 +66,24 @@ inline const std::string& nvjitlink_unusable_reason() {
   return reason;
 }
 
+/// Return "" when libNVVM can be loaded by the bindings, else why not (naming the library,
+/// or the header the bindings were generated without).
+inline const std::string& nvvm_unusable_reason() {
+  static const std::string reason = [] {
+#if CUWRAP_HAS_NVVM
+    int major = 0;
+    int minor = 0;
+    if (nvvm::raw::nvvmVersion(&major, &minor) == NVVM_SUCCESS) {
+      return std::string();
+    }
+    return toolkit_library_missing("libNVVM", detail::Library::Nvvm);
+#else
+    return std::string("needs libNVVM, which these bindings do not have (no nvvm.h)");
+#endif
+  }();
+  return reason;
+}
+
 }  // namespace cuwrap::testing
 
 /// Skip the current test (GTEST_SKIP, from a test body or SetUp), naming the library,
@@ -77,5 +100,13 @@ inline const std::string& nvjitlink_unusable_reason() {
   do {                                                                \
     if (!::cuwrap::testing::nvjitlink_unusable_reason().empty()) {    \
       GTEST_SKIP() << ::cuwrap::testing::nvjitlink_unusable_reason(); \
+    }                                                                 \
+  } while (false)
+
+/// Skip the current test, naming the library, unless libNVVM can be used.
+#define CUWRAP_REQUIRE_NVVM()                                         \
+  do {                                                                \
+    if (!::cuwrap::testing::nvvm_unusable_reason().empty()) {         \
+      GTEST_SKIP() << ::cuwrap::testing::nvvm_unusable_reason();      \
     }                                                                 \
   } while (false)

@@ -14,6 +14,14 @@
 #else
 #define CUWRAP_HAS_NVJITLINK 0
 #endif
+// libNVVM's header is optional (header-only toolkit sets lack it): with it and the
+// bindings generated from it, NvvmError exists and Program compiles NVVM IR.
+#if __has_include(<nvvm.h>) && __has_include(<cuwrap/nvvm_enums.hpp>)
+#include <nvvm.h>
+#define CUWRAP_HAS_NVVM 1
+#else
+#define CUWRAP_HAS_NVVM 0
+#endif
 
 #include <cuwrap/detail/handler.hpp>
 
@@ -121,6 +129,32 @@ class NvJitLinkError : public Error {
 };
 #endif
 
+#if CUWRAP_HAS_NVVM
+/// Thrown for a non-success nvvmResult; carries libNVVM's program log.
+///
+/// what() reads "nvvmCompileProgram failed: NVVM_ERROR_COMPILATION (<nvvmGetErrorString
+/// text>)" followed by the log on the next lines.
+class NvvmError : public Error {
+ public:
+  /// Build the error for `code` returned by `function`, with the program log if any.
+  NvvmError(nvvmResult code, std::string function, std::string log = {});
+  /// Return the nvvmResult that was returned.
+  nvvmResult code() const noexcept { return code_; }
+  /// Return the enumerator name, e.g. "NVVM_ERROR_COMPILATION".
+  const std::string& name() const noexcept { return name_; }
+  /// Return the C function that failed, e.g. "nvvmCompileProgram".
+  const std::string& function() const noexcept { return function_; }
+  /// Return libNVVM's program log (empty when the failure had none).
+  const std::string& log() const noexcept { return log_; }
+
+ private:
+  nvvmResult code_;
+  std::string name_;
+  std::string function_;
+  std::string log_;
+};
+#endif
+
 /// Thrown when a CUDA library or one of its entry points cannot be loaded.
 class LoadError : public Error {
  public:
@@ -162,6 +196,7 @@ enum class ReleaseFailureKind {
   Driver,     ///< a CUresult from the driver (a DriverError): `code` is it
   Nvrtc,      ///< an nvrtcResult (e.g. from nvrtcDestroyProgram): `status` is it
   NvJitLink,  ///< an nvJitLinkResult (e.g. from nvJitLinkDestroy): `status` is it
+  Nvvm,       ///< an nvvmResult (from nvvmDestroyProgram): `status` is it
   Load,       ///< a LoadError: a library or entry point could not be loaded
   Exception,  ///< any other exception (a std::exception, or one of unknown type)
 };
@@ -180,7 +215,8 @@ struct ReleaseFailure {
   /// Which kind of failure this is (added members have defaults: aggregate
   /// initialisation with the first three members still works).
   ReleaseFailureKind kind = ReleaseFailureKind::Driver;
-  /// The nvrtcResult or nvJitLinkResult of an Nvrtc or NvJitLink failure; else 0.
+  /// The nvrtcResult, nvJitLinkResult or nvvmResult of an Nvrtc, NvJitLink or Nvvm
+  /// failure; else 0.
   int status = 0;
   /// The reason in words for a failure that is not a driver status (the exception's
   /// what(), or "NVRTC_ERROR_... (description)"); nullptr for a driver status.
@@ -229,9 +265,14 @@ void report_release_failure(nvJitLinkResult code, const char* function,
                             const char* object) noexcept;
 #endif
 
+#if CUWRAP_HAS_NVVM
+/// Report a failed libNVVM release (nvvmDestroyProgram); NVVM_SUCCESS is not reported.
+void report_release_failure(nvvmResult code, const char* function, const char* object) noexcept;
+#endif
+
 /// Report the exception being handled (call it inside a catch block), whatever its type:
-/// a DriverError with its status and function, NvrtcError and NvJitLinkError with their
-/// status, a LoadError as CUDA_ERROR_NOT_FOUND, anything else as CUDA_ERROR_UNKNOWN with
+/// a DriverError with its status and function, NvrtcError, NvJitLinkError and NvvmError
+/// with their status, a LoadError as CUDA_ERROR_NOT_FOUND, anything else as CUDA_ERROR_UNKNOWN with
 /// its what() ("unknown exception" for one not derived from std::exception). `function`
 /// names the operation for an exception that names no C function. Never throws.
 void report_current_exception(const char* function, const char* object) noexcept;
@@ -244,6 +285,11 @@ void report_current_exception(const char* function, const char* object) noexcept
 [[noreturn]] void throw_nvjitlink_error(nvJitLinkResult code, const char* function);
 [[noreturn]] void throw_nvjitlink_handle_error(nvJitLinkResult code, const char* function,
                                                nvJitLinkHandle handle);
+#endif
+#if CUWRAP_HAS_NVVM
+[[noreturn]] void throw_nvvm_error(nvvmResult code, const char* function);
+[[noreturn]] void throw_nvvm_program_error(nvvmResult code, const char* function,
+                                           nvvmProgram program);
 #endif
 
 /// Throw DriverError unless `code` is CUDA_SUCCESS.
@@ -281,6 +327,22 @@ inline void check(nvrtcResult code, const char* function, nvrtcProgram program) 
 inline void check(nvJitLinkResult code, const char* function, nvJitLinkHandle handle) {
   if (code != NVJITLINK_SUCCESS) [[unlikely]] {
     throw_nvjitlink_handle_error(code, function, handle);
+  }
+}
+#endif
+
+#if CUWRAP_HAS_NVVM
+/// Throw NvvmError unless `code` is NVVM_SUCCESS.
+inline void check(nvvmResult code, const char* function) {
+  if (code != NVVM_SUCCESS) [[unlikely]] {
+    throw_nvvm_error(code, function);
+  }
+}
+
+/// Throw NvvmError carrying `program`'s log unless `code` is NVVM_SUCCESS.
+inline void check(nvvmResult code, const char* function, nvvmProgram program) {
+  if (code != NVVM_SUCCESS) [[unlikely]] {
+    throw_nvvm_program_error(code, function, program);
   }
 }
 #endif

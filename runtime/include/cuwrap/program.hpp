@@ -26,8 +26,23 @@
 // Code types: CodeType::Cxx is compiled by NVRTC to PTX, CUBIN or LTO-IR (backend()
 // "NVRTC"). CodeType::Ptx is assembled to CUBIN by nvJitLink (backend() "nvJitLink";
 // the options arch, debug, lineinfo, max_register_count, ftz, prec_div, prec_sqrt, fma
-// and link_time_optimization apply). CodeType::Nvvm is not supported yet (libNVVM is
-// not wired into cuwrap): the constructor throws std::invalid_argument.
+// and link_time_optimization apply). CodeType::Nvvm is NVVM IR (LLVM text or bitcode)
+// compiled by libNVVM to PTX or LTO-IR (backend() "NVVM"), with these options
+// (ProgramOptions::to_nvvm_options()):
+//
+// | ProgramOptions field               | libNVVM option                            |
+// |------------------------------------|-------------------------------------------|
+// | arch "sm_90" / "90" / "compute_90" | -arch=compute_90 (default: the device's)  |
+// | debug                              | -g                                        |
+// | ftz, prec_sqrt, prec_div, fma = b  | -ftz=1/0, -prec-sqrt=, -prec-div=, -fma=  |
+// | link_time_optimization             | -gen-lto (also added for TargetType::Ltoir)|
+// | extra_options                      | passed verbatim                           |
+//
+// The other fields (std, relocatable_device_code, lineinfo, use_fast_math,
+// max_register_count, define_macro, include_path) have no libNVVM option: setting one
+// for NVVM IR throws std::invalid_argument naming them. libNVVM is loaded at run time
+// (libnvvm.so.4; CUWRAP_LIBNVVM names another file); where cuwrap was built without
+// nvvm.h, an NVVM Program throws LoadError saying so.
 #pragma once
 
 #include <cuwrap/object_code.hpp>
@@ -41,13 +56,17 @@
 #include <string>
 #include <vector>
 
+// nvvm.h's program type, declared here so that this header needs no nvvm.h (which a
+// toolkit may lack).
+struct _nvvmProgram;  // NOLINT(bugprone-reserved-identifier): nvvm.h's own name
+
 namespace cuwrap {
 
 /// Source kinds a Program accepts.
 enum class CodeType {
   Cxx,   ///< CUDA C++, compiled by NVRTC
   Ptx,   ///< PTX, assembled by nvJitLink
-  Nvvm,  ///< NVVM IR (not supported yet)
+  Nvvm,  ///< NVVM IR (LLVM text or bitcode), compiled by libNVVM
 };
 
 /// Compile options of a Program (cuda.core's ProgramOptions); see the table above.
@@ -71,10 +90,16 @@ struct ProgramOptions {
   /// Throws std::invalid_argument naming the field for a malformed arch, std, macro,
   /// or register count, and when no arch is given and no CUDA device is available.
   std::vector<std::string> to_nvrtc_options() const;
+
+  /// Return the libNVVM options these settings stand for (see the second table above).
+  ///
+  /// Throws std::invalid_argument naming every set field that libNVVM has no option for,
+  /// for a malformed arch, and when no arch is given and no CUDA device is available.
+  std::vector<std::string> to_nvvm_options() const;
 };
 
-/// A CUDA C++ or PTX program that compiles to an ObjectCode; move-only owner of the
-/// NVRTC program.
+/// A CUDA C++, PTX or NVVM IR program that compiles to an ObjectCode; move-only owner
+/// of the NVRTC (or libNVVM) program.
 ///
 /// Example:
 /// \code
@@ -87,13 +112,16 @@ class Program {
  public:
   /// Create a program from `code` of kind `type`.
   ///
-  /// Throws std::invalid_argument for CodeType::Nvvm (not supported yet).
+  /// For CodeType::Nvvm, `code` is NVVM IR as LLVM text (.ll) or bitcode (.bc), added to
+  /// a libNVVM program as one module named options.name. Throws std::invalid_argument for
+  /// empty PTX or NVVM IR, NvvmError when libNVVM rejects the module, and LoadError when
+  /// libNVVM cannot be loaded (or cuwrap was built without nvvm.h).
   Program(std::string code, CodeType type, ProgramOptions options = {});
   Program(Program&& other) noexcept;
   Program& operator=(Program&& other) noexcept;
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
-  /// Destroy the NVRTC program.
+  /// Destroy the NVRTC or libNVVM program.
   ~Program();
 
   /// Compile to `target`, registering `name_expressions` (e.g. "vector_add<float>").
@@ -101,8 +129,10 @@ class Program {
   /// The lowered names of the expressions are stored in the returned ObjectCode, so
   /// get_kernel() accepts the expressions. `log`, when not null, receives the compile
   /// log (also on failure). Throws NvrtcError whose log() holds NVRTC's log when the
-  /// compilation fails, NvJitLinkError for PTX that does not assemble,
-  /// std::invalid_argument for a target the code type cannot produce.
+  /// compilation fails, NvJitLinkError for PTX that does not assemble, NvvmError whose
+  /// log() holds libNVVM's log for NVVM IR that does not verify or compile,
+  /// std::invalid_argument for a target the code type cannot produce (NVVM IR: Ptx and
+  /// Ltoir) and for name expressions with PTX or NVVM IR.
   ///
   /// With a `cache`, the result is looked up first under a key made of the code, code
   /// type, every option (arch resolved), the target, the name expressions and the NVRTC
@@ -122,7 +152,7 @@ class Program {
   std::string program_cache_key(TargetType target,
                                 std::span<const std::string> name_expressions = {}) const;
 
-  /// Return "NVRTC" for C++ and "nvJitLink" for PTX.
+  /// Return "NVRTC" for C++, "nvJitLink" (or "driver") for PTX and "NVVM" for NVVM IR.
   std::string backend() const;
   /// Return the source kind.
   CodeType code_type() const noexcept { return type_; }
@@ -138,6 +168,9 @@ class Program {
   ObjectCode compile_cxx(TargetType target, std::span<const std::string> name_expressions,
                          std::string* log);
   ObjectCode compile_ptx(TargetType target, std::string* log);
+  ObjectCode compile_nvvm(TargetType target, std::string* log);
+  void create_nvvm_program();
+  void destroy_nvvm_program() noexcept;
   ObjectCode compile_uncached(TargetType target, std::span<const std::string> name_expressions,
                               std::string* log);
 
@@ -145,6 +178,7 @@ class Program {
   CodeType type_;
   ProgramOptions options_;
   nvrtcProgram program_ = nullptr;
+  _nvvmProgram* nvvm_program_ = nullptr;  ///< nvvm.h's nvvmProgram (CodeType::Nvvm)
   bool compiled_ = false;  ///< program_ was compiled once; the next compile re-creates it
   bool closed_ = false;
 };

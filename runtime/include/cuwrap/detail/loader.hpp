@@ -1,14 +1,15 @@
 // Run-time loading of the CUDA libraries and their entry points.
 //
-// Nothing in cuwrap links against libcuda, libnvrtc or libnvJitLink. Each generated
+// Nothing in cuwrap links against libcuda, libnvrtc, libnvJitLink or libnvvm. Each generated
 // wrapper owns one slot (a pointer in the generated symbol tables); the
 // first call resolves the entry point through this loader and stores it, later calls
 // cost one acquire load (a plain load on x86-64) and a predictable branch.
 //
 // Driver entry points come from cuGetProcAddress with, per function, the CUDA version
 // whose ABI matches the header's prototype (from cudaTypedefs.h), so the driver returns
-// the _v2/_v3 variant the wrapper was generated for. NVRTC and
-// nvJitLink entry points come from dlsym of the versioned symbol the header names.
+// the _v2/_v3 variant the wrapper was generated for. NVRTC,
+// nvJitLink and libNVVM entry points come from dlsym of the (versioned) symbol the header
+// names.
 //
 // The loader never asks the driver for an ABI newer than the driver itself
 // (cuDriverGetVersion, read once when libcuda is opened): cuGetProcAddress may answer
@@ -26,13 +27,14 @@ namespace cuwrap {
 ///
 /// The raw:: wrappers never throw: when a library or entry point is missing they
 /// return an error status (CUDA_ERROR_NOT_FOUND, NVRTC_ERROR_INTERNAL_ERROR,
-/// NVJITLINK_ERROR_INTERNAL) and leave the reason here.
+/// NVJITLINK_ERROR_INTERNAL, NVVM_ERROR_INVALID_INPUT) and leave the reason here.
 std::string last_load_error();
 
 namespace detail {
 
-/// The three libraries the generated bindings load.
-enum class Library : unsigned char { Driver, Nvrtc, NvJitLink };
+/// The libraries the generated bindings load: one enumerator per wrapped header, defined
+/// by the generated <cuwrap/detail/symbols.hpp> (Driver, Nvrtc, NvJitLink, Nvvm).
+enum class Library : unsigned char;
 
 /// One entry point as the generator saw it in the header.
 struct Symbol {
@@ -51,6 +53,21 @@ struct Symbol {
   /// (`cuGraphInstantiate` is `#define`d to cuGraphInstantiateWithFlags;
   /// `cuStreamGetCtx_v2` is cuStreamGetCtx at 12050). nullptr means `name`.
   const char* proc_name = nullptr;
+};
+
+/// How the loader finds one library: a row of the generated kLibraries table.
+struct LibraryInfo {
+  const char* display;  ///< how messages name it, e.g. "libnvvm"
+  const char* header;   ///< the header its bindings come from, e.g. "nvvm.h"
+  const char* env;      ///< environment variable naming another file, e.g. "CUWRAP_LIBNVVM"
+  const char* soname;   ///< file name opened through the dynamic loader, e.g. "libnvvm.so.4"
+  /// Directories below a toolkit root ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda) tried when
+  /// the dynamic loader does not find it, ':'-separated ("nvvm/lib64:lib64:lib"); "" for
+  /// the driver, which is never taken from a toolkit.
+  const char* lib_dirs;
+  const Symbol* symbols;     ///< its entry points (nullptr when the header was absent)
+  std::size_t symbol_count;  ///< how many
+  bool generated;            ///< false: the header was not found when generating
 };
 
 /// Resolve entry `index` of `library`; throw LoadError naming library/symbol on failure.

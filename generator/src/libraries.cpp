@@ -1,0 +1,124 @@
+// The table of wrapped libraries. See libraries.hpp; docs/regenerating.md shows it.
+#include "libraries.hpp"
+
+namespace cuwrap::gen {
+
+const char* version_source_name(VersionSource source) {
+  switch (source) {
+    case VersionSource::CudaVersionMacro:
+      return "CUDA_VERSION";
+    case VersionSource::SymbolSuffix:
+      return "versioned symbols";
+    case VersionSource::FunctionMarkers:
+      return "functions of known toolkits";
+    case VersionSource::None:
+      return "none";
+  }
+  return "unknown";
+}
+
+const std::vector<LibraryConfig>& library_configs() {
+  static const std::vector<LibraryConfig> kConfigs = [] {
+    std::vector<LibraryConfig> rows;
+    LibraryConfig driver;
+    driver.header = "cuda.h";
+    driver.library = "Driver";
+    driver.ns = "driver";
+    driver.table = "Driver";
+    driver.slots = "driver";
+    driver.status_type = "CUresult";
+    driver.load_failure = "CUDA_ERROR_NOT_FOUND";
+    driver.per_thread = true;
+    driver.error_type = "DriverError";
+    driver.display = "libcuda";
+    driver.soname = "libcuda.so.1";
+    driver.env = "CUWRAP_LIBCUDA";
+    driver.version_source = VersionSource::CudaVersionMacro;
+    rows.push_back(driver);
+
+    LibraryConfig nvrtc;
+    nvrtc.header = "nvrtc.h";
+    nvrtc.library = "Nvrtc";
+    nvrtc.ns = "nvrtc";
+    nvrtc.table = "Nvrtc";
+    nvrtc.slots = "nvrtc";
+    nvrtc.status_type = "nvrtcResult";
+    nvrtc.load_failure = "NVRTC_ERROR_INTERNAL_ERROR";
+    nvrtc.log_handle_type = "nvrtcProgram";
+    nvrtc.error_type = "NvrtcError";
+    nvrtc.display = "libnvrtc";
+    nvrtc.soname = "libnvrtc.so.{major}";
+    nvrtc.env = "CUWRAP_LIBNVRTC";
+    nvrtc.lib_dirs = {"lib64", "lib"};
+    nvrtc.version_source = VersionSource::FunctionMarkers;
+    rows.push_back(nvrtc);
+
+    LibraryConfig jit;
+    jit.header = "nvJitLink.h";
+    jit.optional = true;  // CUDA 11.8 has none
+    jit.library = "NvJitLink";
+    jit.ns = "nvjitlink";
+    jit.table = "NvJitLink";
+    jit.slots = "nvjitlink";
+    jit.status_type = "nvJitLinkResult";
+    jit.load_failure = "NVJITLINK_ERROR_INTERNAL";
+    jit.log_handle_type = "nvJitLinkHandle";
+    jit.error_type = "NvJitLinkError";
+    jit.display = "libnvJitLink";
+    jit.soname = "libnvJitLink.so.{major}";
+    jit.env = "CUWRAP_LIBNVJITLINK";
+    jit.lib_dirs = {"lib64", "lib"};
+    jit.version_source = VersionSource::SymbolSuffix;
+    rows.push_back(jit);
+
+    LibraryConfig nvvm;
+    nvvm.header = "nvvm.h";
+    // A toolkit keeps libNVVM in nvvm/; the pip wheels put nvvm.h next to cuda.h.
+    nvvm.include_dirs = {".", "../nvvm/include"};
+    nvvm.optional = true;  // header-only sets (and some distributions) lack it
+    nvvm.library = "Nvvm";
+    nvvm.ns = "nvvm";
+    nvvm.table = "Nvvm";
+    nvvm.slots = "nvvm";
+    nvvm.status_type = "nvvmResult";
+    nvvm.load_failure = "NVVM_ERROR_INVALID_INPUT";
+    nvvm.log_handle_type = "nvvmProgram";
+    nvvm.error_type = "NvvmError";
+    nvvm.display = "libnvvm";
+    nvvm.soname = "libnvvm.so.4";  // the same soname from CUDA 11.2 through 13.x
+    nvvm.env = "CUWRAP_LIBNVVM";
+    nvvm.lib_dirs = {"nvvm/lib64", "lib64", "lib"};
+    nvvm.version_source = VersionSource::None;
+    rows.push_back(nvvm);
+    return rows;
+  }();
+  return kConfigs;
+}
+
+const LibraryConfig* library_config(const std::string& header) {
+  for (const auto& c : library_configs()) {
+    if (c.header == header) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+std::string soname_for(const LibraryConfig& config, int cuda_version) {
+  std::string name = config.soname;
+  static constexpr std::string_view kMajor = "{major}";
+  if (const auto at = name.find(kMajor); at != std::string::npos) {
+    name.replace(at, kMajor.size(), std::to_string(cuda_version / 1000));
+  }
+  return name;
+}
+
+std::vector<std::string> wrapped_headers() {
+  std::vector<std::string> out;
+  for (const auto& c : library_configs()) {
+    out.push_back(c.header);
+  }
+  return out;
+}
+
+}  // namespace cuwrap::gen

@@ -1,0 +1,64 @@
+// The libraries cuwrap-gen wraps: one row per C header, holding every per-library fact
+// (where the header lives, what the shared library is called, its status type, how the
+// header's toolkit version is read). The stages read this table instead of naming a
+// header in code, so wrapping another NVIDIA C header is a row here plus rules.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cuwrap::gen {
+
+/// How a header tells which toolkit it comes from (for the mixed-toolkit check).
+enum class VersionSource {
+  CudaVersionMacro,  ///< `#define CUDA_VERSION 13000` (cuda.h): the reference version
+  SymbolSuffix,      ///< versioned symbols such as `__nvJitLinkCreate_13_0`
+  FunctionMarkers,   ///< functions whose first or last toolkit is known, "(CUDA 12.8+)" notes
+  None,              ///< nothing in the header: it is trusted to sit in the same toolkit
+};
+
+/// Return how the docs and the report name `source` ("CUDA_VERSION", ...).
+const char* version_source_name(VersionSource source);
+
+/// What is fixed about one wrapped library (cuda.h → the driver, ...): one table row.
+struct LibraryConfig {
+  std::string header;  ///< "cuda.h"
+  /// Where the header may be, relative to --cuda-include, in search order: "." is that
+  /// directory itself ("../nvvm/include" for nvvm.h in a toolkit tree).
+  std::vector<std::string> include_dirs = {"."};
+  /// The header may be missing (nvJitLink.h before CUDA 12, nvvm.h in header-only sets):
+  /// the bindings then omit the library, and the generator says so.
+  bool optional = false;
+  std::string library;          ///< detail::Library enumerator: "Driver"
+  std::string ns;               ///< namespace and file stem: "driver" (cuwrap::driver, driver.hpp)
+  std::string table;            ///< symbol table stem: "Driver" (kDriverSymbols)
+  std::string slots;            ///< slot array stem: "driver" (g_driver_slots)
+  std::string status_type;      ///< "CUresult"
+  std::string load_failure;     ///< what raw:: returns when the entry cannot be loaded
+  std::string log_handle_type;  ///< handle whose log an exception carries ("" for none)
+  bool per_thread = false;      ///< has per-thread-default-stream variants
+  std::string error_type;       ///< the exception the typed forms throw: "DriverError"
+  std::string display;          ///< how messages name the shared library: "libcuda"
+  /// The shared library's file name; "{major}" stands for the toolkit's major version
+  /// ("libnvrtc.so.{major}" → libnvrtc.so.13).
+  std::string soname;
+  std::string env;  ///< environment variable naming another file: "CUWRAP_LIBCUDA"
+  /// Directories below a toolkit root ($CUDA_HOME, /usr/local/cuda) where the library may
+  /// be when the dynamic loader does not find it, in search order; none for the driver.
+  std::vector<std::string> lib_dirs;
+  VersionSource version_source = VersionSource::None;
+};
+
+/// Return the table of wrapped libraries, in the order they are read and reported.
+const std::vector<LibraryConfig>& library_configs();
+
+/// Return the row of `header`, or nullptr when cuwrap-gen does not wrap it.
+const LibraryConfig* library_config(const std::string& header);
+
+/// Return `config.soname` for a toolkit of CUDA_VERSION `cuda_version` ("{major}" filled).
+std::string soname_for(const LibraryConfig& config, int cuda_version);
+
+/// The wrapped headers, in table order ("cuda.h", "nvrtc.h", ...).
+std::vector<std::string> wrapped_headers();
+
+}  // namespace cuwrap::gen
