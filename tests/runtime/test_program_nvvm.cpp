@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -113,6 +114,11 @@ TEST(ProgramNvvm, SecondCompileOfOneProgramWorks) {
   EXPECT_TRUE(std::equal(first.code().begin(), first.code().end(), second.code().begin(),
                          second.code().end()));
 }
+
+// NVVMError, the spelling libNVVM uses for itself, names the same type.
+#if CUWRAP_HAS_NVVM
+static_assert(std::is_same_v<cuwrap::NVVMError, cuwrap::NvvmError>);
+#endif
 
 TEST(ProgramNvvm, MalformedIrThrowsNvvmErrorWithTheLog) {
   CUWRAP_REQUIRE_NVVM();

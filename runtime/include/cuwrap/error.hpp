@@ -153,6 +153,9 @@ class NvvmError : public Error {
   std::string function_;
   std::string log_;
 };
+
+/// The same type under the library's own spelling (libNVVM names itself NVVM).
+using NVVMError = NvvmError;
 #endif
 
 /// Thrown when a CUDA library or one of its entry points cannot be loaded.
