@@ -71,7 +71,7 @@ inline constexpr bool kHasProperty = (std::is_same_v<Property, Properties> || ..
 /// is_host_accessible() and throws std::invalid_argument for a claim that does not hold.
 ///
 /// Alignment: every allocation accepts a power of two up to kResourceAlignment (256,
-/// what every built-in resource guarantees); another alignment throws
+/// what the device, pinned and managed resources guarantee); another alignment throws
 /// std::invalid_argument naming the alignment asked for and the limit (CCCL's own
 /// resources throw too), before any allocation. An address the resource returns
 /// misaligned (only a user's resource can) is freed and std::logic_error names it.

@@ -4,20 +4,13 @@
 // Free of CCCL, so the library compiles it without CCCL's headers.
 #pragma once
 
+#include <cuwrap/memory_resource.hpp>
+
 #include <cuda.h>
 
 #include <cstddef>
 
 namespace cuwrap {
-
-class MemoryResource;
-
-/// The alignment every built-in memory resource guarantees (what cudaMalloc guarantees,
-/// CCCL's cuda::mr::default_cuda_malloc_alignment): 256 bytes.
-///
-/// Raw allocations (CcclResource, StreamOrderedAllocator) accept an alignment that is a
-/// power of two no larger than this, and check the address the resource returns.
-inline constexpr std::size_t kResourceAlignment = 256;
 
 namespace detail {
 
