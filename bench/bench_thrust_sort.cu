@@ -33,7 +33,7 @@ struct Setup : cuwrap::bench::GpuSetup {
   std::optional<cuwrap::DeviceMemoryResource> pool;
   std::optional<cuwrap::Buffer> unsorted;  // copied into each side's keys before a sort
   std::optional<cuwrap::Buffer> pool_keys;
-  Key* raw_keys = nullptr;           // cudaMalloc
+  Key* raw_keys = nullptr;            // cudaMalloc
   cudaStream_t raw_stream = nullptr;  // cudaStreamCreate
   // Both raw handles live until the process exits: the CUDA runtime may be gone before
   // a static destructor could release them.
@@ -89,8 +89,7 @@ void BM_ThrustSort(benchmark::State& state) {
   const auto ours = [&] {
     check(cudaMemcpyAsync(pool_keys, unsorted, bytes, cudaMemcpyDeviceToDevice, ours_stream),
           "cudaMemcpyAsync");
-    thrust::sort(thrust::cuda::par_nosync(allocator).on(ours_stream), pool_keys,
-                 pool_keys + count);
+    thrust::sort(thrust::cuda::par_nosync(allocator).on(ours_stream), pool_keys, pool_keys + count);
     check(cudaStreamSynchronize(ours_stream), "cudaStreamSynchronize");
   };
   const auto raw = [&] {
@@ -101,8 +100,7 @@ void BM_ThrustSort(benchmark::State& state) {
   };
   ours();  // warm both up (thrust's kernels, the pool's first reservation)
   raw();
-  cuwrap::bench::measure_alternating(state, "sort_" + std::to_string(count), 4, ours, raw,
-                                     [] {});
+  cuwrap::bench::measure_alternating(state, "sort_" + std::to_string(count), 4, ours, raw, [] {});
   state.SetItemsProcessed(state.iterations() * 4 * static_cast<std::int64_t>(count));
 }
 BENCHMARK(BM_ThrustSort)->Arg(1 << 20)->Arg(1 << 24)->Unit(benchmark::kMillisecond);

@@ -48,10 +48,9 @@ int mdspan_transpose_example() {
   const ConstMatrix in_view = cuwrap::view<const float>(in, rows, cols);
   const Matrix out_view = cuwrap::view<float>(out, cols, rows);
   const unsigned tile = 16;
-  const cuwrap::LaunchConfig config{
-      .grid = {static_cast<unsigned>((cols + tile - 1) / tile),
-               static_cast<unsigned>((rows + tile - 1) / tile)},
-      .block = {tile, tile}};
+  const cuwrap::LaunchConfig config{.grid = {static_cast<unsigned>((cols + tile - 1) / tile),
+                                             static_cast<unsigned>((rows + tile - 1) / tile)},
+                                    .block = {tile, tile}};
   cuwrap::launch(stream, config, transpose, in_view, out_view);
 
   std::vector<float> result(host.size());

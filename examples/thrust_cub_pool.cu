@@ -14,9 +14,9 @@
 
 #include "support.hpp"
 
-#include <cub/device/device_reduce.cuh>
 #include <thrust/execution_policy.h>
 #include <thrust/sort.h>
+#include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
 #include <cstddef>

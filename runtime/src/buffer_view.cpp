@@ -21,17 +21,15 @@ void* view_address(const Buffer& buffer, std::size_t elements, std::size_t eleme
   }
   const std::size_t bytes = elements * element_size;
   if (bytes > size) {
-    throw std::invalid_argument(std::string(caller) + ": the extents need " +
-                                std::to_string(bytes) + " bytes (" + std::to_string(elements) +
-                                " elements of " + std::to_string(element_size) +
-                                " bytes), more than the buffer's " + std::to_string(size) +
-                                " bytes");
+    throw std::invalid_argument(
+        std::string(caller) + ": the extents need " + std::to_string(bytes) + " bytes (" +
+        std::to_string(elements) + " elements of " + std::to_string(element_size) +
+        " bytes), more than the buffer's " + std::to_string(size) + " bytes");
   }
   if (alignment != 0 && address % alignment != 0) {
     std::ostringstream message;
     message << caller << ": the buffer's address 0x" << std::hex << address << std::dec
-            << " is not aligned to " << alignment
-            << " bytes, the alignment of the element type";
+            << " is not aligned to " << alignment << " bytes, the alignment of the element type";
     throw std::invalid_argument(message.str());
   }
   return reinterpret_cast<void*>(address);
@@ -44,8 +42,8 @@ void check_view_extents(const std::uint64_t* extents, std::size_t rank, std::uin
     if (extents[i] > max_index) {
       throw std::invalid_argument(std::string(caller) + ": extent " + std::to_string(i) + " is " +
                                   std::to_string(extents[i]) +
-                                  ", more than the index type holds (" +
-                                  std::to_string(max_index) + ")");
+                                  ", more than the index type holds (" + std::to_string(max_index) +
+                                  ")");
     }
     empty = empty || extents[i] == 0;
   }

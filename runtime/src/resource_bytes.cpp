@@ -24,8 +24,8 @@ void require_resource_alignment(std::size_t alignment, const char* caller) {
   }
 }
 
-void* allocate_bytes(MemoryResource& mr, std::size_t bytes, std::size_t alignment,
-                     CUstream stream, const char* caller) {
+void* allocate_bytes(MemoryResource& mr, std::size_t bytes, std::size_t alignment, CUstream stream,
+                     const char* caller) {
   require_resource_alignment(alignment, caller);
   const Stream on = Stream::from_handle(stream);
   const CUdeviceptr ptr = mr.allocate(bytes, on).release();

@@ -5,13 +5,13 @@
 // Compiled by the host compiler: CCCL's <cuda/memory_resource> works in host C++. A
 // toolkit without CCCL (the 12.x header sets without it) leaves one skipped test.
 #if __has_include(<cuda/memory_resource>)
-#include <cuwrap/cccl_resource.hpp>
-#include <cuwrap/stream_allocator.hpp>
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/cccl_resource.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/memory_resource.hpp>
 #include <cuwrap/stream.hpp>
+#include <cuwrap/stream_allocator.hpp>
 
 #include <gtest/gtest.h>
 
@@ -32,11 +32,11 @@
 
 namespace {
 
+using cuda::mr::device_accessible;
+using cuda::mr::host_accessible;
 using cuwrap::CcclResource;
 using cuwrap::testing::contains;
 using cuwrap::testing::thrown_message;
-using cuda::mr::device_accessible;
-using cuda::mr::host_accessible;
 
 // CCCL 3.1 renamed the concepts and references (stream-ordered is the default name);
 // these aliases let one test check both generations.
@@ -116,8 +116,8 @@ static_assert(!cuda::has_property<BaseAdaptor, device_accessible>);
 static_assert(!cuda::has_property<BaseAdaptor, host_accessible>);
 static_assert(StreamOrderedResourceWith<CcclResource<cuwrap::MemoryResource, device_accessible>,
                                         device_accessible>);
-static_assert(!cuda::has_property<CcclResource<cuwrap::MemoryResource, device_accessible>,
-                                  host_accessible>);
+static_assert(
+    !cuda::has_property<CcclResource<cuwrap::MemoryResource, device_accessible>, host_accessible>);
 // A class derived from a built-in resource keeps its properties.
 class CountingDeviceResource : public cuwrap::DeviceMemoryResource {
   using DeviceMemoryResource::DeviceMemoryResource;
@@ -228,8 +228,8 @@ TEST(CcclResourceHost, MemoryReturnedMisalignedIsFreedAndNamed) {
   BaseAdaptor adaptor(misaligned);
   void* p = adaptor.allocate_async(64, 8, cuda::stream_ref{});  // 8 is met
   adaptor.deallocate_async(p, 64, 8, cuda::stream_ref{});
-  const std::string message = thrown_message<std::logic_error>(
-      [&] { adaptor.allocate_async(64, 16, cuda::stream_ref{}); });
+  const std::string message =
+      thrown_message<std::logic_error>([&] { adaptor.allocate_async(64, 16, cuda::stream_ref{}); });
   EXPECT_TRUE(contains(message, "not aligned to the 16 bytes")) << message;
   EXPECT_EQ(misaligned.allocations, 2);
   EXPECT_EQ(misaligned.deallocations, 2) << "the misaligned memory is given back";
@@ -317,8 +317,7 @@ TEST(StreamOrderedAllocatorHost, EqualityFollowsResourceAndStreamAcrossRebinding
   EXPECT_TRUE(rebound == on_a);
   EXPECT_TRUE(on_a == cuwrap::StreamOrderedAllocator<int>(a, cuwrap::kLegacyDefaultStream));
   EXPECT_FALSE(on_a == cuwrap::StreamOrderedAllocator<int>(b, cuwrap::kLegacyDefaultStream));
-  EXPECT_FALSE(on_a ==
-               cuwrap::StreamOrderedAllocator<int>(a, cuwrap::kPerThreadDefaultStream));
+  EXPECT_FALSE(on_a == cuwrap::StreamOrderedAllocator<int>(a, cuwrap::kPerThreadDefaultStream));
 }
 
 // ---- With a GPU: the built-in resources ----------------------------------------------------

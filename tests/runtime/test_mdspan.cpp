@@ -3,8 +3,8 @@
 //
 // The buffers wrap host memory (Buffer::from_handle, no driver call), so every test
 // runs without a GPU; the nvcc example examples/mdspan_kernel.cu indexes device memory.
-#include <cuwrap/mdspan.hpp>
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/mdspan.hpp>
 
 #include <gtest/gtest.h>
 
@@ -38,10 +38,10 @@ static_assert(std::is_same_v<decltype(cuwrap::view<float>(std::declval<cuwrap::B
                              cuda::std::mdspan<float, cuda::std::dextents<std::size_t, 2>>>,
               "integer extents: std::size_t indices, layout_right");
 static_assert(
-    std::is_same_v<decltype(cuwrap::view<float, cuda::std::layout_left>(
-                       std::declval<cuwrap::Buffer&>(), 2, 3)),
-                   cuda::std::mdspan<float, cuda::std::dextents<std::size_t, 2>,
-                                     cuda::std::layout_left>>);
+    std::is_same_v<
+        decltype(cuwrap::view<float, cuda::std::layout_left>(std::declval<cuwrap::Buffer&>(), 2,
+                                                             3)),
+        cuda::std::mdspan<float, cuda::std::dextents<std::size_t, 2>, cuda::std::layout_left>>);
 // Passed to a kernel by value: trivially copyable.
 static_assert(std::is_trivially_copyable_v<cuda::std::mdspan<float, cuda::std::dextents<int, 2>>>);
 

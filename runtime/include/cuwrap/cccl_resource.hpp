@@ -10,14 +10,16 @@
 #pragma once
 
 #if !__has_include(<cuda/memory_resource>) || !__has_include(<cuda/stream_ref>)
-#error "<cuwrap/cccl_resource.hpp> needs CCCL (<cuda/memory_resource>): CUDA 12.x has it in <cuda>/include, CUDA 13 in <cuda>/include/cccl (add that directory to the include path; nvcc adds it itself)"
+#error \
+    "<cuwrap/cccl_resource.hpp> needs CCCL (<cuda/memory_resource>): CUDA 12.x has it in <cuda>/include, CUDA 13 in <cuda>/include/cccl (add that directory to the include path; nvcc adds it itself)"
 #endif
 
 // CCCL declares cuda::mr only with this macro (CCCL 2.x and 3.x). Defined here unless the
 // user did; a <cuda/memory_resource> included before without it left cuda::mr empty.
 #if !defined(LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE)
 #if defined(_CUDA_MEMORY_RESOURCE) || defined(_CUDA__MEMORY_RESOURCE_RESOURCE_H)
-#error "<cuwrap/cccl_resource.hpp>: <cuda/memory_resource> was included before without LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE, so cuda::mr is empty; define that macro for the whole translation unit (or include this header first)"
+#error \
+    "<cuwrap/cccl_resource.hpp>: <cuda/memory_resource> was included before without LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE, so cuda::mr is empty; define that macro for the whole translation unit (or include this header first)"
 #endif
 #define LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
 #endif
@@ -39,11 +41,10 @@ namespace detail {
 /// properties are compile-time): the built-in resources and classes derived from them.
 template <class Resource>
 struct ResourceAccess {
-  static constexpr bool device =
-      std::is_base_of_v<DeviceMemoryResource, Resource> ||
-      std::is_base_of_v<PinnedMemoryResource, Resource> ||
-      std::is_base_of_v<LegacyPinnedMemoryResource, Resource> ||
-      std::is_base_of_v<ManagedMemoryResource, Resource>;
+  static constexpr bool device = std::is_base_of_v<DeviceMemoryResource, Resource> ||
+                                 std::is_base_of_v<PinnedMemoryResource, Resource> ||
+                                 std::is_base_of_v<LegacyPinnedMemoryResource, Resource> ||
+                                 std::is_base_of_v<ManagedMemoryResource, Resource>;
   static constexpr bool host = std::is_base_of_v<PinnedMemoryResource, Resource> ||
                                std::is_base_of_v<LegacyPinnedMemoryResource, Resource> ||
                                std::is_base_of_v<ManagedMemoryResource, Resource>;
@@ -95,8 +96,7 @@ class CcclResource {
   static_assert(std::is_base_of_v<MemoryResource, Resource>,
                 "cuwrap::CcclResource: Resource must be a cuwrap::MemoryResource");
   static_assert(((std::is_same_v<Claimed, cuda::mr::device_accessible> ||
-                  std::is_same_v<Claimed, cuda::mr::host_accessible>) &&
-                 ...),
+                  std::is_same_v<Claimed, cuda::mr::host_accessible>)&&...),
                 "cuwrap::CcclResource: only cuda::mr::device_accessible and "
                 "cuda::mr::host_accessible can be claimed");
 
@@ -115,10 +115,9 @@ class CcclResource {
   /// Throws std::invalid_argument for a claim the resource does not satisfy.
   explicit CcclResource(Resource& resource) : resource_(&resource) {
     if constexpr (sizeof...(Claimed) != 0) {
-      detail::require_access(resource,
-                             detail::kHasProperty<cuda::mr::device_accessible, Claimed...>,
-                             detail::kHasProperty<cuda::mr::host_accessible, Claimed...>,
-                             "cuwrap::CcclResource");
+      detail::require_access(
+          resource, detail::kHasProperty<cuda::mr::device_accessible, Claimed...>,
+          detail::kHasProperty<cuda::mr::host_accessible, Claimed...>, "cuwrap::CcclResource");
     }
   }
 
@@ -170,13 +169,11 @@ class CcclResource {
     return a.resource_ == b.resource_;
   }
   /// Declare cuda::mr::device_accessible (CCCL finds it by argument-dependent lookup).
-  friend void get_property(const CcclResource& /*self*/, cuda::mr::device_accessible) noexcept
-    requires kDeviceAccessible
-  {}
+  friend void get_property(const CcclResource& /*self*/,
+                           cuda::mr::device_accessible) noexcept requires kDeviceAccessible {}
   /// Declare cuda::mr::host_accessible.
-  friend void get_property(const CcclResource& /*self*/, cuda::mr::host_accessible) noexcept
-    requires kHostAccessible
-  {}
+  friend void get_property(const CcclResource& /*self*/,
+                           cuda::mr::host_accessible) noexcept requires kHostAccessible {}
 
  private:
   Resource* resource_;

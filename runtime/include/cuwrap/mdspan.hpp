@@ -34,7 +34,8 @@
 #endif
 
 #if !CUWRAP_HAS_CUDA_MDSPAN && !CUWRAP_HAS_STD_MDSPAN
-#error "<cuwrap/mdspan.hpp> needs CCCL's <cuda/std/mdspan> (CUDA 12.x: <cuda>/include; CUDA 13: <cuda>/include/cccl, which nvcc adds itself) or a standard library with std::mdspan"
+#error \
+    "<cuwrap/mdspan.hpp> needs CCCL's <cuda/std/mdspan> (CUDA 12.x: <cuda>/include; CUDA 13: <cuda>/include/cccl, which nvcc adds itself) or a standard library with std::mdspan"
 #endif
 
 #include <array>
@@ -55,7 +56,7 @@ concept ViewExtent = std::is_integral_v<Index> && !std::is_same_v<Index, bool>;
 template <class IndexType, class... Index>
 void check_integer_extents(const char* caller, Index... extents) {
   std::array<std::uint64_t, sizeof...(Index) + 1> values{};  // +1: rank 0 has no extents
-  [[maybe_unused]] std::size_t position = 0;  // unused for rank 0
+  [[maybe_unused]] std::size_t position = 0;                 // unused for rank 0
   (
       [&](auto extent) {
         if constexpr (std::is_signed_v<decltype(extent)>) {
@@ -121,8 +122,7 @@ cuda::std::mdspan<T, cuda::std::dextents<std::size_t, sizeof...(Index)>, Layout>
 
 /// View `buffer` as a cuda::std::mdspan of `T` with `extents` (static or dynamic, in any
 /// index type), checked as the integer form is.
-template <class T, class Layout = cuda::std::layout_right, class IndexType,
-          std::size_t... Extents>
+template <class T, class Layout = cuda::std::layout_right, class IndexType, std::size_t... Extents>
 cuda::std::mdspan<T, cuda::std::extents<IndexType, Extents...>, Layout> view(
     const Buffer& buffer, const cuda::std::extents<IndexType, Extents...>& extents) {
   using ExtentsType = cuda::std::extents<IndexType, Extents...>;
@@ -145,8 +145,8 @@ cuda::std::mdspan<T, typename Mapping::extents_type, typename Mapping::layout_ty
 #if CUWRAP_HAS_STD_MDSPAN
 /// View `buffer` as a std::mdspan of `T`: as view(), with the standard library's types.
 template <class T, class Layout = std::layout_right, detail::ViewExtent... Index>
-std::mdspan<T, std::dextents<std::size_t, sizeof...(Index)>, Layout> std_view(
-    const Buffer& buffer, Index... extents) {
+std::mdspan<T, std::dextents<std::size_t, sizeof...(Index)>, Layout> std_view(const Buffer& buffer,
+                                                                              Index... extents) {
   static_assert(!std::is_same_v<Layout, std::layout_stride>,
                 "cuwrap::std_view: a layout_stride view needs its strides: pass "
                 "std::layout_stride::mapping(extents, strides)");

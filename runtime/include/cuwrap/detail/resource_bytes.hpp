@@ -23,8 +23,8 @@ void require_resource_alignment(std::size_t alignment, const char* caller);
 ///
 /// Checks `alignment` first (require_resource_alignment); an address the resource
 /// returns misaligned is freed and std::logic_error names it. 0 bytes may give nullptr.
-void* allocate_bytes(MemoryResource& mr, std::size_t bytes, std::size_t alignment,
-                     CUstream stream, const char* caller);
+void* allocate_bytes(MemoryResource& mr, std::size_t bytes, std::size_t alignment, CUstream stream,
+                     const char* caller);
 /// Free `ptr` (`bytes` from allocate_bytes) through `mr`, ordered on `stream`.
 void deallocate_bytes(MemoryResource& mr, void* ptr, std::size_t bytes, CUstream stream);
 /// allocate_bytes on the legacy default stream, then synchronise it: the memory is
