@@ -28,6 +28,14 @@ namespace cuwrap {
 
 class Stream;
 
+/// The alignment the device, pinned, legacy pinned and managed resources guarantee for
+/// their allocations: 256 bytes, as cudaMalloc does (CCCL's
+/// cuda::mr::default_cuda_malloc_alignment).
+///
+/// CcclResource and StreamOrderedAllocator accept an alignment that is a power of two no
+/// larger than this.
+inline constexpr std::size_t kResourceAlignment = 256;
+
 /// The interface of every memory resource: allocate and free buffers, ordered on streams.
 ///
 /// Implement allocate() with Buffer::from_handle(ptr, size, this[, stream]) so the
