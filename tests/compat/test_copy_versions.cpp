@@ -80,27 +80,20 @@ TEST_F(CopyOnFakeDriver, OldDriverLoopsAndRefusesOptions) {
 }
 
 #if CUDA_VERSION >= 12080
-// Run `body` in a child process whose fake driver reports `version`; the child prints
-// "form=<which batch entry point ran> count=<copies> runs=<attribute runs>", matched
-// against `pattern`, and exits 0 (2 when `body` found the attributes wrong).
-void expect_batch_in_child(const char* version, void (*body)(), const std::string& pattern) {
-  EXPECT_EXIT(
-      {
-        setenv("CUWRAP_FAKE_DRIVER_VERSION", version, 1);
-        body();
-        std::fprintf(stderr, "form=%d count=%zu runs=%zu\n",
-                     fake_query<int>("cuwrap_fake_batch_form"),
-                     fake_query<std::size_t>("cuwrap_fake_batch_count"),
-                     fake_query<std::size_t>("cuwrap_fake_batch_runs"));
-        std::exit(0);
-      },
-      ::testing::ExitedWithCode(0), pattern);
+// The statement of a child process (EXPECT_EXIT) whose fake driver reports `version`:
+// run `body`, print "form=<which batch entry point ran> count=<copies> runs=<attribute
+// runs>" and exit 0 (`body` exits 2 when it finds the attributes wrong).
+[[noreturn]] void run_batch_child(const char* version, void (*body)()) {
+  setenv("CUWRAP_FAKE_DRIVER_VERSION", version, 1);
+  body();
+  std::fprintf(stderr, "form=%d count=%zu runs=%zu\n", fake_query<int>("cuwrap_fake_batch_form"),
+               fake_query<std::size_t>("cuwrap_fake_batch_count"),
+               fake_query<std::size_t>("cuwrap_fake_batch_runs"));
+  std::exit(0);
 }
 
 TEST_F(CopyOnFakeDriver, Driver12_8GetsTheFormWithFailIdxOneRunForSharedOptions) {
-  expect_batch_in_child(
-      "12080",
-      [] {
+  EXPECT_EXIT(run_batch_child("12080", [] {
         const cuwrap::Stream stream = fake_stream();
         const cuwrap::CopyOptions host{.src_location_hint = cuwrap::Host{},
                                        .dst_location_hint = cuwrap::Host::numa(1)};
@@ -112,14 +105,12 @@ TEST_F(CopyOnFakeDriver, Driver12_8GetsTheFormWithFailIdxOneRunForSharedOptions)
             a.srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM) {
           std::exit(2);
         }
-      },
-      "form=12080 count=3 runs=1");
+      }),
+      ::testing::ExitedWithCode(0), "form=12080 count=3 runs=1");
 }
 
 TEST_F(CopyOnFakeDriver, Driver13GetsTheFormWithoutFailIdxAndARunPerChange) {
-  expect_batch_in_child(
-      "13000",
-      [] {
+  EXPECT_EXIT(run_batch_child("13000", [] {
         const cuwrap::Stream stream = fake_stream();
         const cuwrap::CopyOptions stream_order{.src_location_hint = cuwrap::Host{},
                                                .dst_location_hint = cuwrap::Host{}};
@@ -134,7 +125,8 @@ TEST_F(CopyOnFakeDriver, Driver13GetsTheFormWithoutFailIdxAndARunPerChange) {
         if (last.srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || last.flags != 0) {
           std::exit(2);
         }
-      },
+      }),
+      ::testing::ExitedWithCode(0),
       cuwrap::bindings_version() >= 13000 ? "form=13000 count=3 runs=3"
                                           : "form=12080 count=3 runs=3");
 }
