@@ -18,19 +18,28 @@ std::string describe(DataType dtype) {
 
 // The tensor-map element type of `dtype`; throws for those TMA has none for.
 CUtensorMapDataType tensor_map_type(DataType dtype) {
-  const auto is = [&](std::uint8_t code, std::uint8_t bits) {
-    return dtype.code == code && dtype.bits == bits;
+  struct Match {
+    std::uint8_t code;
+    std::uint8_t bits;
+    CUtensorMapDataType type;
   };
-  if (is(DataType::kUInt, 8)) return CU_TENSOR_MAP_DATA_TYPE_UINT8;
-  if (is(DataType::kUInt, 16)) return CU_TENSOR_MAP_DATA_TYPE_UINT16;
-  if (is(DataType::kUInt, 32)) return CU_TENSOR_MAP_DATA_TYPE_UINT32;
-  if (is(DataType::kInt, 32)) return CU_TENSOR_MAP_DATA_TYPE_INT32;
-  if (is(DataType::kUInt, 64)) return CU_TENSOR_MAP_DATA_TYPE_UINT64;
-  if (is(DataType::kInt, 64)) return CU_TENSOR_MAP_DATA_TYPE_INT64;
-  if (is(DataType::kFloat, 16)) return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  if (is(DataType::kFloat, 32)) return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  if (is(DataType::kFloat, 64)) return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
-  if (is(DataType::kBfloat, 16)) return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  static constexpr Match kMatches[] = {
+      {DataType::kUInt, 8, CU_TENSOR_MAP_DATA_TYPE_UINT8},
+      {DataType::kUInt, 16, CU_TENSOR_MAP_DATA_TYPE_UINT16},
+      {DataType::kUInt, 32, CU_TENSOR_MAP_DATA_TYPE_UINT32},
+      {DataType::kInt, 32, CU_TENSOR_MAP_DATA_TYPE_INT32},
+      {DataType::kUInt, 64, CU_TENSOR_MAP_DATA_TYPE_UINT64},
+      {DataType::kInt, 64, CU_TENSOR_MAP_DATA_TYPE_INT64},
+      {DataType::kFloat, 16, CU_TENSOR_MAP_DATA_TYPE_FLOAT16},
+      {DataType::kFloat, 32, CU_TENSOR_MAP_DATA_TYPE_FLOAT32},
+      {DataType::kFloat, 64, CU_TENSOR_MAP_DATA_TYPE_FLOAT64},
+      {DataType::kBfloat, 16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16},
+  };
+  for (const Match& match : kMatches) {
+    if (dtype.code == match.code && dtype.bits == match.bits && dtype.lanes == 1) {
+      return match.type;
+    }
+  }
   throw std::invalid_argument("TensorMapDescriptor::from_tiled: the view's dtype " +
                               describe(dtype) +
                               " has no tensor-map element type (TMA takes uint8/16/32/64, "
