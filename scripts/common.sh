@@ -105,7 +105,8 @@ cuwrap_build() {
 #     (the build makes its own cuwrap-gen and generates the bindings into its tree), with
 #     $CUWRAP_EXTRA_GEN_CXX (default g++-11);
 #   - the others take the bindings from the main build's cuwrap-gen, generated beforehand
-#     and passed as CUWRAP_BINDINGS_DIR, with $CUWRAP_EXTRA_CXX (default clang++-14); and
+#     and passed as CUWRAP_BINDINGS_DIR, with $CUWRAP_EXTRA_CXX (default clang++-14), and
+#     without DLPack (CUWRAP_WITH_DLPACK=OFF: the refusing configuration is tested); and
 #     the build-time generation with that cuwrap-gen (CUWRAP_GEN_EXECUTABLE) must write
 #     the same bindings.
 # A compiler that is not installed is said so and the build uses the default one; an
@@ -144,8 +145,11 @@ cuwrap_build_other_toolkits() {
       fi
       compiler=${CUWRAP_EXTRA_CXX-clang++-14}
       "$gen" --cuda-include "$include" --output "$build/given-bindings" >/dev/null
-      how=(-DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BINDINGS_DIR="$build/given-bindings")
-      what="bindings from $gen"
+      # This build also leaves DLPack out (CUWRAP_WITH_DLPACK=OFF), so its suite tests
+      # that cuwrap's DLPack functions refuse, naming dlpack.h, where it was not found.
+      how=(-DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BINDINGS_DIR="$build/given-bindings"
+           -DCUWRAP_WITH_DLPACK=OFF)
+      what="bindings from $gen, without DLPack"
     fi
     i=$((i + 1))
     if [ -n "$compiler" ] && ! command -v "$compiler" >/dev/null; then

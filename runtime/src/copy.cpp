@@ -1,26 +1,34 @@
 // copy_batch and the pitched 2-D / 3-D copies. See cuwrap/copy.hpp.
 #include <cuwrap/copy.hpp>
+#include <cuwrap/detail/loader.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
+#include <cuwrap/memory_resource.hpp>
 #include <cuwrap/version.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace cuwrap {
 namespace {
 
-// cuMemcpyBatchAsync came with 12.8; CUDA 13 replaced it with a form without failIdx,
-// which a 12.x driver would hand out under the same name in its old shape, so bindings
-// of CUDA 13 need a CUDA 13 driver for it.
-#if CUDA_VERSION >= 13000
-constexpr int kBatchDriver = 13000;
-#elif CUDA_VERSION >= 12080  // older headers have no batch copy (an unused constant warns)
-constexpr int kBatchDriver = 12080;
+constexpr const char* kFunction = "copy_batch";
+
+#if CUDA_VERSION >= 12080
+// cuMemcpyBatchAsync came with 12.8 (toolkit and driver) with a failIdx output; CUDA 13.0
+// dropped that parameter and re-versioned the name, so a 12.8 or 12.9 driver hands out
+// only the first shape and a 13.0 driver both, each by its ABI version.
+using BatchAsync12080 = CUresult (*)(CUdeviceptr*, CUdeviceptr*, std::size_t*, std::size_t,
+                                     CUmemcpyAttributes*, std::size_t*, std::size_t,
+                                     std::size_t*, CUstream);
 #endif
+constexpr int kBatchVersion = 12080;
 
 void reject_legacy_stream(const Stream& stream) {
   if (detail::is_legacy_default_stream(stream)) {
@@ -30,42 +38,305 @@ void reject_legacy_stream(const Stream& stream) {
   }
 }
 
-void run_batch(const Stream& stream, std::vector<CUdeviceptr>& dsts,
-               std::vector<CUdeviceptr>& srcs, std::vector<std::size_t>& sizes) {
-  if (dsts.empty()) {
+std::string index_name(const char* range, std::size_t i) {
+  return std::string(range) + "[" + std::to_string(i) + "]";
+}
+
+// Check the count of options and each option's values; all before the driver.
+void check_options(std::span<const CopyOptions> options, std::size_t copies) {
+  if (options.size() > 1 && options.size() != copies) {
+    throw std::invalid_argument("copy_batch: " + std::to_string(options.size()) +
+                                " CopyOptions for " + std::to_string(copies) +
+                                " copies; give 1 (for every copy) or " + std::to_string(copies));
+  }
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const CopyOptions& o = options[i];
+    const auto order = static_cast<int>(o.src_access_order);
+    if (order < static_cast<int>(MemcpySrcAccessOrder::Stream) ||
+        order > static_cast<int>(MemcpySrcAccessOrder::Any)) {
+      throw std::invalid_argument("copy_batch: " + index_name("options", i) +
+                                  ".src_access_order " + std::to_string(order) +
+                                  " is not a MemcpySrcAccessOrder (0 to 2)");
+    }
+    const auto overlap = static_cast<int>(o.overlap_mode);
+    if (overlap < 0 || overlap > static_cast<int>(MemcpyOverlapMode::PreferOverlapWithCompute)) {
+      throw std::invalid_argument("copy_batch: " + index_name("options", i) + ".overlap_mode " +
+                                  std::to_string(overlap) + " is not a MemcpyOverlapMode (0 or 1)");
+    }
+    for (const auto* hint : {&o.src_location_hint, &o.dst_location_hint}) {
+      const Host* host = *hint ? std::get_if<Host>(&**hint) : nullptr;
+      if (host != nullptr && host->numa_id && *host->numa_id < 0) {
+        throw std::invalid_argument(
+            "copy_batch: " + index_name("options", i) +
+            (hint == &o.src_location_hint ? ".src_location_hint" : ".dst_location_hint") +
+            " names host NUMA node " + std::to_string(*host->numa_id) + ", which is negative");
+      }
+    }
+  }
+}
+
+// The copies of a batch after the checks: addresses and sizes as the driver takes them,
+// and for each the index of the copy it came from (empty copies are left out).
+struct Batch {
+  std::vector<CUdeviceptr> dsts;
+  std::vector<CUdeviceptr> srcs;
+  std::vector<std::size_t> sizes;
+  std::vector<std::size_t> copy_index;
+
+  void reserve(std::size_t n) {
+    dsts.reserve(n);
+    srcs.reserve(n);
+    sizes.reserve(n);
+    copy_index.reserve(n);
+  }
+  void add(CUdeviceptr dst, CUdeviceptr src, std::size_t size, std::size_t index) {
+    if (size == 0) {
+      return;  // nothing to move; the batch entry point refuses empty copies
+    }
+    dsts.push_back(dst);
+    srcs.push_back(src);
+    sizes.push_back(size);
+    copy_index.push_back(index);
+  }
+};
+
+#if CUDA_VERSION >= 12080
+CUmemLocation host_location() {
+  CUmemLocation where{};
+  where.type = CU_MEM_LOCATION_TYPE_HOST;
+  return where;
+}
+
+CUmemLocation device_location(int ordinal) {
+  CUmemLocation where{};
+  where.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  where.id = ordinal;
+  return where;
+}
+
+// Where one side of each copy is, for the hints copy_batch derives: read from the
+// Buffer's memory resource (the last one is remembered: batches usually share one), or
+// asked of the driver for memory without one.
+class HintSource {
+ public:
+  explicit HintSource(const Stream& stream) : stream_(stream) {}
+
+  // The stream's device: where a copy of unknown memory runs (asked once per batch).
+  CUmemLocation stream_device() {
+    if (!stream_device_) {
+      stream_device_ = device_location(stream_.device().device_id());
+    }
+    return *stream_device_;
+  }
+
+  CUmemLocation of(const detail::CopySide& side) {
+    if (side.is_host) {
+      return host_location();
+    }
+    const MemoryResource* mr = side.buffer->memory_resource();
+    if (mr == nullptr) {
+      return of_foreign(side.buffer->handle());
+    }
+    if (mr != last_mr_) {
+      last_mr_ = mr;
+      last_ = of_resource(*mr);
+    }
+    return last_;
+  }
+
+ private:
+  CUmemLocation of_resource(const MemoryResource& mr) {
+    if (const auto* managed = dynamic_cast<const ManagedMemoryResource*>(&mr)) {
+      const std::optional<int> preferred = managed->preferred_location();
+      if (!preferred) {
+        return stream_device();
+      }
+      return *preferred < 0 ? host_location() : device_location(*preferred);
+    }
+    if (const auto* pinned = dynamic_cast<const PinnedMemoryResource*>(&mr);
+        pinned != nullptr && pinned->numa_id() >= 0) {
+      CUmemLocation where{};
+      where.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+      where.id = pinned->numa_id();
+      return where;
+    }
+    if (mr.is_host_accessible()) {
+      return host_location();  // pinned or host-only memory
+    }
+    return mr.device_id() >= 0 ? device_location(mr.device_id()) : stream_device();
+  }
+
+  // One cuPointerGetAttributes for memory that came without a resource.
+  CUmemLocation of_foreign(CUdeviceptr ptr) {
+    unsigned int type = 0;
+    int managed = 0;
+    int ordinal = -1;
+    CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                        CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void* values[] = {&type, &managed, &ordinal};
+    detail::check_on_stream(stream_, "cuPointerGetAttributes", [&] {
+      return driver::raw::cuPointerGetAttributes(3, attributes, values, ptr);
+    });
+    if (managed != 0) {
+      return stream_device();
+    }
+    if (type == CU_MEMORYTYPE_DEVICE && ordinal >= 0) {
+      return device_location(ordinal);
+    }
+    return host_location();  // pinned, or memory the driver does not know (pageable)
+  }
+
+  const Stream& stream_;
+  std::optional<CUmemLocation> stream_device_;
+  const MemoryResource* last_mr_ = nullptr;
+  CUmemLocation last_{};
+};
+
+bool same_location(const CUmemLocation& a, const CUmemLocation& b) {
+  return a.type == b.type && a.id == b.id;
+}
+
+bool same_attributes(const CUmemcpyAttributes& a, const CUmemcpyAttributes& b) {
+  return a.srcAccessOrder == b.srcAccessOrder && a.flags == b.flags &&
+         same_location(a.srcLocHint, b.srcLocHint) && same_location(a.dstLocHint, b.dstLocHint);
+}
+
+CUmemcpySrcAccessOrder to_driver(MemcpySrcAccessOrder order) {
+  switch (order) {
+    case MemcpySrcAccessOrder::DuringApiCall:
+      return CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+    case MemcpySrcAccessOrder::Any:
+      return CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+    case MemcpySrcAccessOrder::Stream:
+      break;
+  }
+  return CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+}
+
+// The attributes of every copy of `batch`, as runs of equal neighbours: attributes[k]
+// applies to the copies from starts[k] up to starts[k + 1] (as cuMemcpyBatchAsync's
+// attrsIdxs), so options shared by the whole batch reach the driver once.
+struct AttributeRuns {
+  std::vector<CUmemcpyAttributes> attributes;
+  std::vector<std::size_t> starts;
+};
+
+AttributeRuns attribute_runs(const Stream& stream, const Batch& batch,
+                             std::span<const CopyOptions> options,
+                             std::span<const detail::CopySide> srcs,
+                             std::span<const detail::CopySide> dsts) {
+  static const CopyOptions kDefaults{};
+  HintSource hints(stream);
+  // Where a side has no CopySide (the address form), an unset hint is the stream's device.
+  const auto hint = [&](const std::optional<Location>& given,
+                        std::span<const detail::CopySide> sides, std::size_t i) {
+    if (given) {
+      return detail::to_cu_location(*given);
+    }
+    return sides.empty() ? hints.stream_device() : hints.of(sides[i]);
+  };
+  AttributeRuns runs;
+  for (std::size_t k = 0; k < batch.sizes.size(); ++k) {
+    const std::size_t i = batch.copy_index[k];
+    const CopyOptions& o = options.empty() ? kDefaults : options[options.size() == 1 ? 0 : i];
+    CUmemcpyAttributes a{};
+    a.srcAccessOrder = to_driver(o.src_access_order);
+    a.flags = o.overlap_mode == MemcpyOverlapMode::PreferOverlapWithCompute
+                  ? CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+                  : CU_MEMCPY_FLAG_DEFAULT;
+    a.srcLocHint = hint(o.src_location_hint, srcs, i);
+    a.dstLocHint = hint(o.dst_location_hint, dsts, i);
+    if (runs.attributes.empty() || !same_attributes(runs.attributes.back(), a)) {
+      runs.attributes.push_back(a);
+      runs.starts.push_back(k);
+    }
+  }
+  return runs;
+}
+
+// CUDA 13.0 bindings on a 12.8 or 12.9 driver: the 12.8 form, resolved once by its ABI.
+BatchAsync12080 batch_async_12080() {
+#if CUDA_VERSION >= 13000
+  static const auto fn =
+      reinterpret_cast<BatchAsync12080>(detail::resolve_driver_proc("cuMemcpyBatchAsync", 12080));
+  return fn;
+#else
+  return &driver::raw::cuMemcpyBatchAsync;  // the bindings' own entry point is this form
+#endif
+}
+#endif  // CUDA_VERSION >= 12080
+
+void run_batch(const Stream& stream, Batch& batch, std::span<const CopyOptions> options,
+               std::span<const detail::CopySide> srcs = {},
+               std::span<const detail::CopySide> dsts = {}) {
+  if (!has_native_copy_batch()) {
+    static const CopyOptions kDefaults{};
+    for (const CopyOptions& o : options) {
+      if (o != kDefaults) {
+        const bool toolkit_short = bindings_version() < kBatchVersion;
+        throw UnsupportedError("copy_batch with CopyOptions other than the defaults (they reach "
+                               "the driver only through cuMemcpyBatchAsync)",
+                               kBatchVersion,
+                               toolkit_short ? bindings_version() : driver_version(),
+                               toolkit_short ? "the toolkit cuwrap was built against"
+                                             : "the installed driver");
+      }
+    }
+  }
+  if (batch.sizes.empty()) {
     return;
   }
   const CUstream handle = stream.handle();
 #if CUDA_VERSION >= 12080
   if (has_native_copy_batch()) {
-    // One attribute set for the whole batch: sources read in stream order; the hints
-    // matter only for managed memory and name the stream's device.
-    CUmemcpyAttributes attributes{};
-    attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-    attributes.srcLocHint.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    attributes.srcLocHint.id = stream.device().handle();
-    attributes.dstLocHint = attributes.srcLocHint;
-    std::size_t first = 0;
-    detail::check_on_stream(stream, "cuMemcpyBatchAsync", [&] {
+    AttributeRuns runs = attribute_runs(stream, batch, options, srcs, dsts);
+    const std::size_t count = batch.sizes.size();
 #if CUDA_VERSION >= 13000
-      return driver::raw::cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(),
-                                             &attributes, &first, 1, handle);
-#else
-      std::size_t failed = 0;
-      return driver::raw::cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), dsts.size(),
-                                             &attributes, &first, 1, &failed, handle);
+    if (driver_version() >= 13000) {
+      detail::check_on_stream(stream, "cuMemcpyBatchAsync", [&] {
+        return driver::raw::cuMemcpyBatchAsync(batch.dsts.data(), batch.srcs.data(),
+                                               batch.sizes.data(), count, runs.attributes.data(),
+                                               runs.starts.data(), runs.starts.size(), handle);
+      });
+      return;
+    }
 #endif
+    const BatchAsync12080 fn = batch_async_12080();
+    std::size_t failed = 0;
+    detail::check_on_stream(stream, "cuMemcpyBatchAsync", [&] {
+      return fn(batch.dsts.data(), batch.srcs.data(), batch.sizes.data(), count,
+                runs.attributes.data(), runs.starts.data(), runs.starts.size(), &failed, handle);
     });
     return;
   }
+#else
+  static_cast<void>(srcs);
+  static_cast<void>(dsts);
 #endif
-  for (std::size_t i = 0; i < dsts.size(); ++i) {
-    const CUdeviceptr dst = dsts[i];
-    const CUdeviceptr src = srcs[i];
-    const std::size_t n = sizes[i];
+  for (std::size_t k = 0; k < batch.sizes.size(); ++k) {
+    const CUdeviceptr dst = batch.dsts[k];
+    const CUdeviceptr src = batch.srcs[k];
+    const std::size_t n = batch.sizes[k];
     detail::check_on_stream(stream, "cuMemcpyAsync",
                             [&] { return driver::raw::cuMemcpyAsync(dst, src, n, handle); });
   }
+}
+
+// The address and size of one side, after checking it (null or closed Buffers).
+std::pair<CUdeviceptr, std::size_t> resolve_side(const detail::CopySide& side, const char* range,
+                                                 std::size_t i) {
+  if (side.is_host) {
+    return {side.host, side.host_size};
+  }
+  if (side.buffer == nullptr) {
+    throw std::invalid_argument(std::string(kFunction) + ": " + index_name(range, i) + " is null");
+  }
+  if (!side.buffer->is_open()) {
+    throw std::invalid_argument(std::string(kFunction) + ": " + index_name(range, i) +
+                                " is a closed Buffer");
+  }
+  return {side.buffer->handle(), side.buffer->size()};
 }
 
 void require_pitch(const char* what, std::size_t pitch, std::size_t width_bytes) {
@@ -85,59 +356,61 @@ bool detail::is_legacy_default_stream(const Stream& stream) {
 
 bool has_native_copy_batch() {
 #if CUDA_VERSION >= 12080
-  return driver_version() >= kBatchDriver;
+  return driver_version() >= kBatchVersion;
 #else
   return false;
 #endif
 }
 
-void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
-                std::span<Buffer* const> dsts) {
+void detail::copy_batch_sides(const Stream& stream, std::span<const CopySide> srcs,
+                              std::span<const CopySide> dsts,
+                              std::span<const CopyOptions> options) {
   if (srcs.size() != dsts.size()) {
     throw std::invalid_argument("copy_batch: " + std::to_string(srcs.size()) + " sources but " +
                                 std::to_string(dsts.size()) + " destinations");
   }
-  std::vector<CopyOp> copies;
-  copies.reserve(srcs.size());
+  check_options(options, srcs.size());
+  Batch batch;
+  batch.reserve(srcs.size());
   for (std::size_t i = 0; i < srcs.size(); ++i) {
-    const std::string index = "[" + std::to_string(i) + "]";
-    if (srcs[i] == nullptr || dsts[i] == nullptr) {
-      const char* which = srcs[i] == nullptr ? "srcs" : "dsts";
-      throw std::invalid_argument(std::string("copy_batch: ") + which + index + " is null");
-    }
-    if (!srcs[i]->is_open() || !dsts[i]->is_open()) {
-      const char* which = !srcs[i]->is_open() ? "srcs" : "dsts";
-      throw std::invalid_argument(std::string("copy_batch: ") + which + index +
-                                  " is a closed Buffer");
-    }
-    if (srcs[i]->size() != dsts[i]->size()) {
-      std::string message = "copy_batch: srcs" + index;
-      message += " has " + std::to_string(srcs[i]->size()) + " bytes but dsts" + index;
-      message += " has " + std::to_string(dsts[i]->size()) + "; sizes must match";
+    const auto [src, src_size] = resolve_side(srcs[i], "srcs", i);
+    const auto [dst, dst_size] = resolve_side(dsts[i], "dsts", i);
+    if (src_size != dst_size) {
+      std::string message = "copy_batch: " + index_name("srcs", i);
+      message += " has " + std::to_string(src_size) + " bytes but " + index_name("dsts", i);
+      message += " has " + std::to_string(dst_size) + "; sizes must match";
       throw std::invalid_argument(message);
     }
-    copies.push_back({dsts[i]->handle(), srcs[i]->handle(), srcs[i]->size()});
+    batch.add(dst, src, src_size, i);
   }
-  copy_batch(stream, copies);
+  reject_legacy_stream(stream);
+  run_batch(stream, batch, options, srcs, dsts);
+}
+
+void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
+                std::span<Buffer* const> dsts) {
+  copy_batch(stream, srcs, dsts, std::span<const CopyOptions>{});
 }
 
 void copy_batch(const Stream& stream, std::span<const CopyOp> copies) {
+  copy_batch(stream, copies, std::span<const CopyOptions>{});
+}
+
+void copy_batch(const Stream& stream, std::span<const CopyOp> copies,
+                const CopyOptions& options) {
+  copy_batch(stream, copies, std::span<const CopyOptions>(&options, 1));
+}
+
+void copy_batch(const Stream& stream, std::span<const CopyOp> copies,
+                std::span<const CopyOptions> options) {
+  check_options(options, copies.size());
   reject_legacy_stream(stream);
-  std::vector<CUdeviceptr> dsts;
-  std::vector<CUdeviceptr> srcs;
-  std::vector<std::size_t> sizes;
-  dsts.reserve(copies.size());
-  srcs.reserve(copies.size());
-  sizes.reserve(copies.size());
-  for (const CopyOp& op : copies) {
-    if (op.size == 0) {
-      continue;  // nothing to move; the batch entry point refuses empty copies
-    }
-    dsts.push_back(op.dst);
-    srcs.push_back(op.src);
-    sizes.push_back(op.size);
+  Batch batch;
+  batch.reserve(copies.size());
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    batch.add(copies[i].dst, copies[i].src, copies[i].size, i);
   }
-  run_batch(stream, dsts, srcs, sizes);
+  run_batch(stream, batch, options);
 }
 
 void copy_2d(const Stream& stream, const Pitched2D& dst, const Pitched2D& src,

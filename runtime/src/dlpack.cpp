@@ -1,7 +1,23 @@
 // DLPack export and import. See cuwrap/dlpack.hpp.
+//
+// Compiled wherever a dlpack.h is found; without CUWRAP_HAS_DLPACK (cuwrap configured
+// without dlpack.h, or CUWRAP_WITH_DLPACK=OFF) the entry points refuse with
+// UnsupportedError after releasing what they were handed.
 #include <cuwrap/dlpack.hpp>
 
+namespace cuwrap {
+
+bool has_dlpack() noexcept {
 #if defined(CUWRAP_HAS_DLPACK) && CUWRAP_HAS_DLPACK
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace cuwrap
+
+#if defined(CUWRAP_DLPACK_DECLARED)
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
@@ -16,8 +32,6 @@
 
 namespace cuwrap {
 namespace {
-
-constexpr std::uint8_t kBoolCode = 6;  // kDLBool, in dlpack.h 0.8 and newer
 
 std::string device_name(const DLDevice& device) {
   switch (device.device_type) {
@@ -34,53 +48,39 @@ std::string device_name(const DLDevice& device) {
   }
 }
 
-// Bytes per element; throws for what a Buffer of bytes cannot describe.
-std::size_t element_bytes(const char* where, const DLDataType& dtype) {
-  const bool known = dtype.code == kDLInt || dtype.code == kDLUInt || dtype.code == kDLFloat ||
-                     dtype.code == kDLBfloat || dtype.code == kDLComplex || dtype.code == kBoolCode;
-  if (!known) {
-    throw std::invalid_argument(std::string(where) + ": dtype code " + std::to_string(dtype.code) +
-                                " is not an integer, floating-point, complex or bool type");
+// Throw UnsupportedError naming dlpack.h where cuwrap was built without it.
+void require_dlpack(const char* function) {
+  if (!has_dlpack()) {
+    throw UnsupportedError(
+        function, "dlpack/dlpack.h at configure time; cuwrap was built without it (install "
+                  "libdlpack-dev or pass -DCUWRAP_DLPACK_INCLUDE_DIR=<dir holding "
+                  "dlpack/dlpack.h>, with CUWRAP_WITH_DLPACK on)");
   }
-  if (dtype.lanes != 1) {
-    throw std::invalid_argument(std::string(where) + ": dtype lanes " +
-                                std::to_string(dtype.lanes) + " (vector types) are not supported");
-  }
-  if (dtype.bits == 0 || dtype.bits % 8 != 0) {
-    throw std::invalid_argument(std::string(where) + ": dtype bits " + std::to_string(dtype.bits) +
-                                " is not a whole number of bytes");
-  }
-  return dtype.bits / 8U;
 }
 
-// Bytes from the first element to the end of the last one; throws for negative extents.
+DataType data_type(const DLDataType& dtype) {
+  return {static_cast<std::uint8_t>(dtype.code), dtype.bits, dtype.lanes};
+}
+
+// Bytes per element; throws for what a Buffer of bytes cannot describe.
+std::size_t element_bytes(const char* where, const DLDataType& dtype) {
+  return detail::data_type_bytes(where, data_type(dtype));
+}
+
 std::size_t extent_bytes(const char* where, std::span<const std::int64_t> shape,
                          std::span<const std::int64_t> strides, std::size_t element) {
-  std::size_t last = 0;  // offset of the last element, in elements
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] < 0) {
-      throw std::invalid_argument(std::string(where) + ": shape[" + std::to_string(i) + "] = " +
-                                  std::to_string(shape[i]) + " is negative");
-    }
-    if (strides[i] < 0) {
-      throw std::invalid_argument(std::string(where) + ": strides[" + std::to_string(i) + "] = " +
-                                  std::to_string(strides[i]) +
-                                  " is negative; cuwrap takes only non-negative strides");
-    }
-    if (shape[i] == 0) {
-      return 0;
-    }
-    last += static_cast<std::size_t>(shape[i] - 1) * static_cast<std::size_t>(strides[i]);
-  }
-  return (last + 1) * element;
+  return detail::strided_extent_bytes(where, shape, strides, element);
 }
 
 std::vector<std::int64_t> compact_strides(std::span<const std::int64_t> shape) {
-  std::vector<std::int64_t> strides(shape.size(), 1);
-  for (std::size_t i = shape.size(); i > 1; --i) {
-    strides[i - 2] = strides[i - 1] * (shape[i - 1] > 0 ? shape[i - 1] : 1);
+  return detail::compact_strides(shape);
+}
+
+// The handshake of a hand-over, when the caller named both streams.
+void wait_for_producer(const detail::DLPackStreams& streams) {
+  if (streams.producer != nullptr && streams.consumer != nullptr) {
+    dlpack_stream_wait(*streams.producer, *streams.consumer);
   }
-  return strides;
 }
 
 // What keeps an exported tensor's memory valid: a heap-held owner (a Buffer, or a
@@ -100,8 +100,10 @@ struct ExportContext {
 // only once nothing can fail any more (a refused export leaves the buffer untouched).
 template <class Managed, class Take>
 Managed* export_tensor(const Buffer* buffer, DLDataType dtype, std::span<const std::int64_t> shape,
-                       std::span<const std::int64_t> strides, Take&& take) {
+                       std::span<const std::int64_t> strides, detail::DLPackStreams streams,
+                       Take&& take) {
   constexpr const char* kWhere = "to_dlpack";
+  require_dlpack(kWhere);
   if (buffer == nullptr || !buffer->is_open()) {
     throw std::invalid_argument("to_dlpack: the buffer is null or closed");
   }
@@ -127,6 +129,7 @@ Managed* export_tensor(const Buffer* buffer, DLDataType dtype, std::span<const s
   t.shape = context->shape.data();
   t.strides = context->strides.data();
   t.byte_offset = 0;
+  wait_for_producer(streams);
   context->owner = take();
   context->managed.manager_ctx = context.get();
   context->managed.deleter = [](Managed* self) {
@@ -172,19 +175,21 @@ void run_deleter(void* managed) {
 
 void check_import_device(const DLDevice& device, int device_id) {
   const bool ok = (device.device_type == kDLCUDA && device.device_id == device_id) ||
-                  device.device_type == kDLCUDAHost || device.device_type == kDLCUDAManaged;
+                  device.device_type == kDLCUDAHost || device.device_type == kDLCUDAManaged ||
+                  device.device_type == kDLCPU;
   if (!ok) {
     throw std::invalid_argument("DLPackTensor::from_dlpack: the tensor is on " +
                                 device_name(device) + ", which device " +
                                 std::to_string(device_id) +
                                 " cannot use; cuwrap takes kDLCUDA memory of that device, "
-                                "kDLCUDAHost or kDLCUDAManaged");
+                                "kDLCUDAHost, kDLCUDAManaged or kDLCPU");
   }
 }
 
 }  // namespace
 
 DLDevice dlpack_device(const Buffer& buffer) {
+  require_dlpack("dlpack_device");
   const MemoryResource* mr = buffer.memory_resource();
   if (const auto* owner = dynamic_cast<const DLPackOwner*>(mr)) {
     return owner->device();
@@ -212,9 +217,24 @@ DLDevice dlpack_device(const Buffer& buffer) {
   return {kDLCPU, 0};
 }
 
+void dlpack_stream_wait(const Stream& producer, const Stream& consumer) {
+  if (producer.handle() == consumer.handle()) {
+    return;  // a stream is ordered after its own earlier work
+  }
+  consumer.wait(producer);
+}
+
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
                            std::span<const std::int64_t> strides) {
-  return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, [&] {
+  return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, {}, [&] {
+    return BufferOwner(new Buffer(std::move(buffer)), &detail::delete_owner<Buffer>);  // NOLINT(cppcoreguidelines-owning-memory)
+  });
+}
+
+DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
+                           std::span<const std::int64_t> strides, const Stream& producer,
+                           const Stream& consumer) {
+  return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, {&producer, &consumer}, [&] {
     return BufferOwner(new Buffer(std::move(buffer)), &detail::delete_owner<Buffer>);  // NOLINT(cppcoreguidelines-owning-memory)
   });
 }
@@ -224,9 +244,9 @@ namespace detail {
 DLManagedTensor* to_dlpack_owned(const Buffer* buffer, void* owner,
                                  void (*release_owner)(void*) noexcept, DLDataType dtype,
                                  std::span<const std::int64_t> shape,
-                                 std::span<const std::int64_t> strides) {
+                                 std::span<const std::int64_t> strides, DLPackStreams streams) {
   BufferOwner held(owner, release_owner);  // released here if the export is refused
-  return export_tensor<DLManagedTensor>(buffer, dtype, shape, strides,
+  return export_tensor<DLManagedTensor>(buffer, dtype, shape, strides, streams,
                                         [&] { return std::move(held); });
 }
 
@@ -235,10 +255,11 @@ DLManagedTensorVersioned* to_dlpack_versioned_owned(const Buffer* buffer, void* 
                                                     void (*release_owner)(void*) noexcept,
                                                     DLDataType dtype,
                                                     std::span<const std::int64_t> shape,
-                                                    std::span<const std::int64_t> strides) {
+                                                    std::span<const std::int64_t> strides,
+                                                    DLPackStreams streams) {
   BufferOwner held(owner, release_owner);
   DLManagedTensorVersioned* tensor = export_tensor<DLManagedTensorVersioned>(
-      buffer, dtype, shape, strides, [&] { return std::move(held); });
+      buffer, dtype, shape, strides, streams, [&] { return std::move(held); });
   tensor->version.major = DLPACK_MAJOR_VERSION;
   tensor->version.minor = DLPACK_MINOR_VERSION;
   tensor->flags = 0;
@@ -260,6 +281,13 @@ DLPackTensor DLPackTensor::from_dlpack(DLManagedTensor* tensor, int device_id) {
   imported.tensor_ = &tensor->dl_tensor;
   // From here on `imported` owns the tensor: an exception runs the deleter.
   imported.validate(device_id);
+  return imported;
+}
+
+DLPackTensor DLPackTensor::from_dlpack(DLManagedTensor* tensor, int device_id,
+                                       const Stream& producer, const Stream& consumer) {
+  DLPackTensor imported = from_dlpack(tensor, device_id);
+  dlpack_stream_wait(producer, consumer);  // on failure `imported` runs the deleter
   return imported;
 }
 
@@ -323,6 +351,7 @@ const DLTensor& DLPackTensor::tensor() const {
 }
 
 void DLPackTensor::validate(int device_id) {
+  require_dlpack("DLPackTensor::from_dlpack");
   const DLTensor& t = *tensor_;
   check_import_device(t.device, device_id);
   if (t.ndim < 0) {
@@ -373,6 +402,25 @@ std::size_t DLPackTensor::size_bytes() const {
   return size_bytes_;
 }
 
+DLDevice DLPackTensor::device() const { return tensor().device; }
+
+bool DLPackTensor::is_host_accessible() const { return tensor().device.device_type != kDLCUDA; }
+
+std::span<std::byte> DLPackTensor::host_bytes() const {
+  if (!is_host_accessible()) {
+    throw std::logic_error("DLPackTensor::host_bytes: the tensor is device memory (" +
+                           device_name(tensor().device) + "); copy it to the host first");
+  }
+  return {reinterpret_cast<std::byte*>(data()), size_bytes_};
+}
+
+StridedMemoryView DLPackTensor::view() const {
+  const DLTensor& t = tensor();
+  const int device_id = t.device.device_type == kDLCUDA ? t.device.device_id : -1;
+  return StridedMemoryView::from_pointer(data(), size_bytes_, device_id, data_type(t.dtype),
+                                         shape(), strides(), read_only_);
+}
+
 bool DLPackTensor::is_contiguous() const {
   const std::span<const std::int64_t> dims = shape();
   const std::vector<std::int64_t> compact = compact_strides(dims);
@@ -387,4 +435,4 @@ bool DLPackTensor::is_contiguous() const {
 
 }  // namespace cuwrap
 
-#endif  // CUWRAP_HAS_DLPACK
+#endif  // CUWRAP_DLPACK_DECLARED

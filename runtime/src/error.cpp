@@ -120,6 +120,12 @@ UnsupportedError::UnsupportedError(std::string feature, int required, int availa
       required_(required),
       available_(available) {}
 
+UnsupportedError::UnsupportedError(std::string feature, std::string_view requirement)
+    : Error(feature + " needs " + std::string(requirement)),
+      feature_(std::move(feature)),
+      required_(0),
+      available_(0) {}
+
 namespace {
 
 std::mutex g_release_handler_mutex;

@@ -79,6 +79,11 @@ CUresult fake_ctx_synchronize() {
   g_synchronized_with = t_current;
   return CUDA_SUCCESS;
 }
+// What a 12.8 driver answers for any stream (only asked for when the driver is 12.8+).
+CUresult fake_stream_get_device(CUstream /*stream*/, CUdevice* device) {
+  *device = kFakeDevice;
+  return CUDA_SUCCESS;
+}
 CUresult fake_stream_get_ctx(CUstream /*stream*/, CUcontext* context) {
   *context = kFakeContext;
   return CUDA_SUCCESS;
@@ -174,6 +179,48 @@ CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuu
   g_encoded_stride0 = strides[0];
   return CUDA_SUCCESS;
 }
+// Copies: cuMemcpyAsync counts its calls; the two shapes of cuMemcpyBatchAsync record
+// which one ran (12080: with failIdx, 13000: without), the copies and the attribute runs.
+int g_memcpy_async_calls = 0;
+#if CUDA_VERSION >= 12080  // older headers have no batch copy
+int g_batch_form = 0;
+std::size_t g_batch_count = 0;
+std::size_t g_batch_runs = 0;
+CUmemcpyAttributes g_batch_first{};
+CUmemcpyAttributes g_batch_last{};
+
+#endif
+CUresult fake_memcpy_async(CUdeviceptr /*dst*/, CUdeviceptr /*src*/, std::size_t /*size*/,
+                           CUstream /*stream*/) {
+  ++g_memcpy_async_calls;
+  return CUDA_SUCCESS;
+}
+#if CUDA_VERSION >= 12080
+CUresult record_batch(int form, std::size_t count, const CUmemcpyAttributes* attrs,
+                      std::size_t runs) {
+  g_batch_form = form;
+  g_batch_count = count;
+  g_batch_runs = runs;
+  if (runs > 0) {
+    g_batch_first = attrs[0];
+    g_batch_last = attrs[runs - 1];
+  }
+  return CUDA_SUCCESS;
+}
+CUresult fake_memcpy_batch_12080(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
+                                 std::size_t* /*sizes*/, std::size_t count,
+                                 CUmemcpyAttributes* attrs, std::size_t* /*attrsIdxs*/,
+                                 std::size_t runs, std::size_t* /*failIdx*/,
+                                 CUstream /*stream*/) {
+  return record_batch(12080, count, attrs, runs);
+}
+CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
+                                 std::size_t* /*sizes*/, std::size_t count,
+                                 CUmemcpyAttributes* attrs, std::size_t* /*attrsIdxs*/,
+                                 std::size_t runs, CUstream /*stream*/) {
+  return record_batch(13000, count, attrs, runs);
+}
+#endif
 
 struct Entry {
   const char* name;
@@ -204,6 +251,12 @@ const Entry kEntries[] = {
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
     {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
+    {"cuStreamGetDevice", 12080, as_pointer(fake_stream_get_device)},
+    {"cuMemcpyAsync", 4000, as_pointer(fake_memcpy_async)},
+#if CUDA_VERSION >= 12080
+    {"cuMemcpyBatchAsync", 12080, as_pointer(fake_memcpy_batch_12080)},
+    {"cuMemcpyBatchAsync", 13000, as_pointer(fake_memcpy_batch_13000)},
+#endif
 };
 
 }  // namespace
@@ -273,5 +326,18 @@ unsigned long long cuwrap_fake_encoded_stride0() { return g_encoded_stride0; }
 
 /// How many times cuKernelGetFunction succeeded so far.
 int cuwrap_fake_get_function_calls() { return g_get_function_calls; }
+
+/// How many cuMemcpyAsync calls ran so far.
+int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }
+
+#if CUDA_VERSION >= 12080
+/// Which cuMemcpyBatchAsync ran last (12080 or 13000; 0: none), with how many copies and
+/// attribute runs, and the first and last run's attributes.
+int cuwrap_fake_batch_form() { return g_batch_form; }
+std::size_t cuwrap_fake_batch_count() { return g_batch_count; }
+std::size_t cuwrap_fake_batch_runs() { return g_batch_runs; }
+CUmemcpyAttributes cuwrap_fake_batch_first_attributes() { return g_batch_first; }
+CUmemcpyAttributes cuwrap_fake_batch_last_attributes() { return g_batch_last; }
+#endif
 
 }  // extern "C"

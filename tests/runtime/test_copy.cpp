@@ -9,6 +9,8 @@
 #include "checks.hpp"
 #include "device_fixture.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -67,6 +69,68 @@ TEST(CopyBatchChecks, TheLegacyDefaultStreamIsRefused) {
                        "legacy default stream"));
 }
 
+// The range forms: any range of Buffers (not only pointers), host memory on either side.
+TEST(CopyBatchChecks, RangesOfBuffersAndHostMemoryNameTheIndexAndBothSizes) {
+  std::vector<Buffer> srcs;
+  srcs.push_back(Buffer::from_handle(0x1000, 16));
+  srcs.push_back(Buffer::from_handle(0x2000, 32));
+  std::array<Buffer, 2> dsts{Buffer::from_handle(0x3000, 16), Buffer::from_handle(0x4000, 24)};
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, dsts);
+                       }),
+                       "srcs[1] has 32 bytes but dsts[1] has 24"));
+  std::vector<std::vector<std::byte>> host(2, std::vector<std::byte>(16));
+  host[1].resize(8);
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, host);
+                       }),
+                       "srcs[1] has 32 bytes but dsts[1] has 8"));
+  const std::vector<std::span<const std::byte>> from_host{std::span<const std::byte>(host[0])};
+  std::vector<Buffer*> one_dst{&dsts[1]};
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, from_host, one_dst);
+                       }),
+                       "srcs[0] has 16 bytes but dsts[0] has 24"));
+  std::vector<Buffer*> null_dst{nullptr, nullptr};
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, null_dst);
+                       }),
+                       "dsts[0] is null"));
+  // What the range forms take, and that a const Buffer is no destination.
+  EXPECT_TRUE((cuwrap::detail::CopyDestinationRange<std::vector<Buffer>&>));
+  EXPECT_TRUE((cuwrap::detail::CopyDestinationRange<std::vector<std::vector<std::byte>>&>));
+  EXPECT_FALSE((cuwrap::detail::CopyDestinationRange<const std::vector<Buffer>&>));
+  EXPECT_FALSE((cuwrap::detail::CopyDestinationRange<std::vector<const Buffer*>&>));
+  EXPECT_TRUE((cuwrap::detail::CopySourceRange<const std::vector<Buffer>&>));
+}
+
+TEST(CopyBatchChecks, OptionsAreCheckedBeforeTheDriver) {
+  const std::vector<CopyOp> ops{{0x1000, 0x2000, 16}, {0x1100, 0x2100, 16}};
+  const std::vector<cuwrap::CopyOptions> three(3);
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, three);
+                       }),
+                       "3 CopyOptions for 2 copies; give 1 (for every copy) or 2"));
+  cuwrap::CopyOptions bad_order;
+  bad_order.src_access_order = static_cast<cuwrap::MemcpySrcAccessOrder>(7);
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, bad_order);
+                       }),
+                       "options[0].src_access_order 7 is not a MemcpySrcAccessOrder"));
+  const std::vector<cuwrap::CopyOptions> second_bad{
+      cuwrap::CopyOptions{}, cuwrap::CopyOptions{.dst_location_hint = cuwrap::Host::numa(-2)}};
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, second_bad);
+                       }),
+                       "options[1].dst_location_hint names host NUMA node -2"));
+  cuwrap::CopyOptions bad_overlap;
+  bad_overlap.overlap_mode = static_cast<cuwrap::MemcpyOverlapMode>(5);
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, bad_overlap);
+                       }),
+                       "overlap_mode 5 is not a MemcpyOverlapMode"));
+}
+
 TEST(CopyChecks, PitchSmallerThanTheWidth) {
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([] {
                          cuwrap::copy_2d(cuwrap::kPerThreadDefaultStream, {0x1000, 8},
@@ -85,10 +149,9 @@ TEST(CopyChecks, PitchSmallerThanTheWidth) {
 class CopyGpu : public cuwrap::testing::DeviceStreamTest {};
 
 TEST_F(CopyGpu, NativeBatchMatchesTheToolkitAndDriverVersions) {
-  const int bindings = cuwrap::bindings_version();
-  const int needed = bindings >= 13000 ? 13000 : 12080;
+  // 12.8 on both sides: bindings of 13.0 headers call the 12.8 form on a 12.8 driver.
   EXPECT_EQ(cuwrap::has_native_copy_batch(),
-            bindings >= 12080 && cuwrap::driver_version() >= needed);
+            cuwrap::bindings_version() >= 12080 && cuwrap::driver_version() >= 12080);
 }
 
 TEST_F(CopyGpu, ManyBuffersOfDifferentSizes) {
@@ -137,6 +200,55 @@ TEST_F(CopyGpu, SubRangesInReversedOrderWithPinnedDestination) {
           << "chunk " << i << " byte " << b;
     }
   }
+}
+
+// Buffers by value, host memory on both sides, options (a host hint derived for the
+// host side, the caller's for the rest) where the driver has cuMemcpyBatchAsync.
+TEST_F(CopyGpu, RangesOfBuffersAndHostMemoryWithOptions) {
+  constexpr std::size_t kCount = 8;
+  std::vector<std::vector<std::byte>> host_in;
+  std::vector<Buffer> device_bufs;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    host_in.push_back(random_bytes(32 + i * 8, static_cast<unsigned>(100 + i)));
+    device_bufs.push_back(device().allocate(host_in.back().size(), stream()));
+  }
+  std::vector<cuwrap::CopyOptions> options(kCount);
+  options[1].src_access_order = cuwrap::MemcpySrcAccessOrder::DuringApiCall;
+  options[2].dst_location_hint = device();
+  if (!cuwrap::has_native_copy_batch()) {
+    EXPECT_THROW(cuwrap::copy_batch(stream(), host_in, device_bufs, options),
+                 cuwrap::UnsupportedError);
+    options.assign(kCount, cuwrap::CopyOptions{});
+  }
+  cuwrap::copy_batch(stream(), host_in, device_bufs, options);  // host -> device
+  std::vector<std::vector<std::byte>> host_out;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    host_out.emplace_back(host_in[i].size());
+  }
+  const cuwrap::CopyOptions any{.src_access_order = cuwrap::MemcpySrcAccessOrder::Any};
+  cuwrap::copy_batch(stream(), device_bufs, host_out,
+                     cuwrap::has_native_copy_batch() ? any : cuwrap::CopyOptions{});  // device -> host
+  stream().sync();
+  for (std::size_t i = 0; i < kCount; ++i) {
+    EXPECT_EQ(host_out[i], host_in[i]) << "copy " << i;
+  }
+}
+
+TEST_F(CopyGpu, ManagedAndPinnedBuffersGetTheirHints) {
+  cuwrap::ManagedMemoryResource managed_mr(cuwrap::ManagedMemoryResourceOptions{.preferred_location = -1});
+  cuwrap::LegacyPinnedMemoryResource pinned_mr;
+  const auto data = random_bytes(4096, 5);
+  std::array<Buffer, 2> srcs{managed_mr.allocate(data.size(), stream()),
+                             pinned_mr.allocate(data.size(), stream())};
+  stream().sync();
+  std::copy(data.begin(), data.end(), srcs[0].host_span().begin());
+  std::copy(data.begin(), data.end(), srcs[1].host_span().begin());
+  std::array<Buffer, 2> dsts{device().allocate(data.size(), stream()),
+                             managed_mr.allocate(data.size(), stream())};
+  cuwrap::copy_batch(stream(), srcs, dsts);
+  EXPECT_EQ(cuwrap::testing::read_back(dsts[0], stream()), data);
+  stream().sync();
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), dsts[1].host_span().begin()));
 }
 
 TEST_F(CopyGpu, TwoDimensionalBlockBetweenPitchedBuffers) {

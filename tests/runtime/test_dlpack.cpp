@@ -1,8 +1,11 @@
 // DLPack export and import. Without a GPU: buffers from stand-in pinned, managed and
 // device resources (host memory behind them, so no driver call) are exported with their
-// metadata, their deleters run exactly once and keep the buffer alive until then, and
-// imports refuse what cuwrap cannot take (with the deleter still run once). On a GPU:
-// a device buffer exported and imported again reads back the same bytes.
+// metadata, their deleters run exactly once and keep the buffer alive until then,
+// host tensors are imported as host views, and imports refuse what cuwrap cannot take
+// (with the deleter still run once). On a GPU: a device buffer exported and imported
+// again reads back the same bytes, also across streams (the protocol's handshake).
+// Where cuwrap was built without dlpack.h (CUWRAP_WITH_DLPACK=OFF) but this file finds
+// one: every entry point throws UnsupportedError naming dlpack.h, releasing its input.
 #include <cuwrap/cuwrap.hpp>
 
 #include <gtest/gtest.h>
@@ -11,15 +14,16 @@
 #include "checks.hpp"
 #include "device_fixture.hpp"
 
-#if defined(CUWRAP_HAS_DLPACK) && CUWRAP_HAS_DLPACK
-
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#if defined(CUWRAP_DLPACK_DECLARED)
 
 namespace {
 
@@ -82,7 +86,7 @@ struct ProducerTensor {
   }
 };
 
-std::string import_error(DLManagedTensor* tensor, int device_id = 0) {
+[[maybe_unused]] std::string import_error(DLManagedTensor* tensor, int device_id = 0) {
   try {
     DLPackTensor::from_dlpack(tensor, device_id);
   } catch (const std::invalid_argument& e) {
@@ -90,6 +94,8 @@ std::string import_error(DLManagedTensor* tensor, int device_id = 0) {
   }
   return "";
 }
+
+#if defined(CUWRAP_HAS_DLPACK) && CUWRAP_HAS_DLPACK
 
 TEST(DLPackExport, ManagedBufferMetadataAndOneDeleterRun) {
   FakeManaged mr;
@@ -211,9 +217,9 @@ TEST(DLPackImport, StridedTensorsAreViewsOfTheirWholeExtent) {
 TEST(DLPackImport, WhatCannotBeTakenIsRefusedAndDeletedOnce) {
   float storage[4] = {};
   int deletes = 0;
-  EXPECT_TRUE(contains(import_error(ProducerTensor::make({kDLCPU, 0}, kFloat32, {4}, {}, storage,
-                                                         &deletes)),
-                       "the tensor is on kDLCPU"));
+  EXPECT_TRUE(contains(import_error(ProducerTensor::make({kDLOpenCL, 0}, kFloat32, {4}, {},
+                                                         storage, &deletes)),
+                       "the tensor is on device type 4"));
   EXPECT_TRUE(contains(import_error(ProducerTensor::make({kDLCUDA, 1}, kFloat32, {4}, {}, storage,
                                                          &deletes),
                                     0),
@@ -226,6 +232,40 @@ TEST(DLPackImport, WhatCannotBeTakenIsRefusedAndDeletedOnce) {
                        "strides[0] = -2 is negative"));
   EXPECT_EQ(deletes, 4);
   EXPECT_TRUE(contains(import_error(nullptr), "null"));
+}
+
+TEST(DLPackImport, HostTensorsAreHostViews) {
+  int deletes = 0;
+  std::vector<float> storage{1.5F, 2.5F, 3.5F, 4.5F, 5.5F, 6.5F};
+  {
+    const DLPackTensor imported = DLPackTensor::from_dlpack(
+        ProducerTensor::make({kDLCPU, 0}, kFloat32, {2, 3}, {}, storage.data(), &deletes), 0);
+    EXPECT_TRUE(imported.is_host_accessible());
+    EXPECT_EQ(imported.device().device_type, kDLCPU);
+    const std::span<std::byte> bytes = imported.host_bytes();
+    EXPECT_EQ(bytes.data(), reinterpret_cast<std::byte*>(storage.data()));
+    EXPECT_EQ(bytes.size(), storage.size() * sizeof(float));
+    const cuwrap::StridedMemoryView view = imported.view();
+    EXPECT_EQ(view.dtype(), cuwrap::data_type_of<float>());
+    EXPECT_EQ(view.device_id(), -1);
+    EXPECT_EQ(std::vector<std::int64_t>(view.strides().begin(), view.strides().end()),
+              (std::vector<std::int64_t>{3, 1}));
+    EXPECT_EQ(view.host_span<float>()[4], 5.5F);
+    EXPECT_THROW(static_cast<void>(view.host_span<double>()), std::invalid_argument);
+  }
+  EXPECT_EQ(deletes, 1);
+  // Pinned memory is a host view too; device memory is not.
+  const DLPackTensor pinned = DLPackTensor::from_dlpack(
+      ProducerTensor::make({kDLCUDAHost, 0}, kFloat32, {6}, {}, storage.data(), &deletes), 0);
+  EXPECT_EQ(pinned.host_bytes().size(), 24U);
+  const DLPackTensor device = DLPackTensor::from_dlpack(
+      ProducerTensor::make({kDLCUDA, 0}, kFloat32, {6}, {}, storage.data(), &deletes), 0);
+  EXPECT_FALSE(device.is_host_accessible());
+  EXPECT_EQ(device.view().device_id(), 0);
+  EXPECT_TRUE(contains(cuwrap::testing::thrown_message<std::logic_error>(
+                           [&] { static_cast<void>(device.host_bytes()); }),
+                       "kDLCUDA:0"));
+  EXPECT_TRUE(cuwrap::has_dlpack());
 }
 
 #if defined(DLPACK_MAJOR_VERSION)
@@ -273,10 +313,79 @@ TEST_F(DLPackGpu, DeviceBufferRoundTrip) {
   EXPECT_EQ(cuwrap::testing::read_back(imported.buffer(), stream()), data);
 }
 
+// Written on one stream, read on another: the export and the import make the consumer
+// wait for the producer, so the reads see the writes without a host synchronisation.
+TEST_F(DLPackGpu, ConsumerStreamWaitsForTheProducer) {
+  const cuwrap::Stream consumer = device().create_stream();
+  constexpr std::size_t kBytes = 1 << 22;
+  auto shared = std::make_shared<Buffer>(device().allocate(kBytes, stream()));
+  shared->fill(std::uint8_t{0x11}, stream());
+  shared->fill(std::uint8_t{0x5a}, stream());  // the producer's last write
+  const std::int64_t shape[] = {static_cast<std::int64_t>(kBytes)};
+  DLManagedTensor* t =
+      cuwrap::to_dlpack(shared, {kDLUInt, 8, 1}, shape, {}, stream(), consumer);
+  std::vector<std::byte> back(kBytes);
+  shared->copy_to(std::span<std::byte>(back), consumer);
+  consumer.sync();
+  EXPECT_EQ(back.front(), std::byte{0x5a});
+  EXPECT_EQ(back.back(), std::byte{0x5a});
+  // The import form: the producer's stream writes again, the consumer reads after it.
+  shared->fill(std::uint8_t{0x33}, stream());
+  const DLPackTensor imported =
+      DLPackTensor::from_dlpack(t, device().device_id(), stream(), consumer);
+  imported.buffer().copy_to(std::span<std::byte>(back), consumer);
+  consumer.sync();
+  EXPECT_EQ(back.back(), std::byte{0x33});
+  // One stream on both sides: nothing to wait for, and nothing fails.
+  EXPECT_NO_THROW(cuwrap::dlpack_stream_wait(stream(), stream()));
+}
+
+#else  // cuwrap was built without dlpack.h; this file found one
+
+std::string unsupported(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const cuwrap::UnsupportedError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DLPackWithoutDlpackH, EveryEntryPointRefusesNamingDlpackH) {
+  EXPECT_FALSE(cuwrap::has_dlpack());
+  FakePinned mr;
+  Buffer buffer = mr.allocate(16, cuwrap::kPerThreadDefaultStream);
+  const std::int64_t four[] = {4};
+  EXPECT_TRUE(contains(unsupported([&] { cuwrap::to_dlpack(std::move(buffer), kFloat32, four); }),
+                       "to_dlpack needs dlpack/dlpack.h at configure time"));
+  EXPECT_TRUE(buffer.is_open()) << "a refused export leaves the buffer with its owner";
+  auto shared = std::make_shared<Buffer>(mr.allocate(16, cuwrap::kPerThreadDefaultStream));
+  EXPECT_TRUE(contains(unsupported([&] { cuwrap::to_dlpack(shared, kFloat32, four); }),
+                       "dlpack/dlpack.h"));
+  EXPECT_EQ(shared.use_count(), 1) << "the refused export released its share";
+  EXPECT_TRUE(contains(unsupported([&] { static_cast<void>(cuwrap::dlpack_device(buffer)); }),
+                       "dlpack_device needs dlpack/dlpack.h"));
+  int deletes = 0;
+  std::vector<float> storage(4);
+  EXPECT_TRUE(contains(unsupported([&] {
+                         DLPackTensor::from_dlpack(
+                             ProducerTensor::make({kDLCUDAHost, 0}, kFloat32, {4}, {},
+                                                  storage.data(), &deletes),
+                             0);
+                       }),
+                       "DLPackTensor::from_dlpack needs dlpack/dlpack.h"));
+  EXPECT_EQ(deletes, 1) << "the refused import ran the deleter once";
+}
+
+#endif  // CUWRAP_HAS_DLPACK
+
 }  // namespace
 
 #else
 
-TEST(DLPack, CompiledOut) { GTEST_SKIP() << "dlpack/dlpack.h was not found at configure time"; }
+TEST(DLPack, NoDlpackHeader) {
+  EXPECT_FALSE(cuwrap::has_dlpack());
+  GTEST_SKIP() << "no dlpack/dlpack.h here: <cuwrap/dlpack.hpp> declares only has_dlpack()";
+}
 
 #endif

@@ -1,29 +1,133 @@
-// Batched and strided copies: copy_batch (cuda.core.utils.copy_batch) over
-// cuMemcpyBatchAsync, and 2-D / 3-D copies between pitched buffers.
+// Batched and strided copies: copy_batch (cuda.core.utils.copy_batch, with its
+// CopyOptions) over cuMemcpyBatchAsync, and 2-D / 3-D copies between pitched buffers.
 //
 // copy_batch issues one cuMemcpyBatchAsync where the toolkit cuwrap was built against
-// and the installed driver both have it (12.8; 13.0 when built against CUDA 13, whose
-// entry point dropped the failIdx parameter), else one cuMemcpyAsync per copy; the
-// choice is made at run time from driver_version(). Copies to and from CUDA arrays are
-// Array methods (array.hpp).
+// and the installed driver both have it (CUDA 12.8), else one cuMemcpyAsync per copy;
+// the choice is made at run time from driver_version(). The entry point changed shape in
+// CUDA 13.0 (the failIdx parameter was dropped): bindings of 13.0 headers call the 13.0
+// form on a 13.0 driver and the 12.8 form, resolved by its ABI version, on a 12.8 or
+// 12.9 driver. Copies to and from CUDA arrays are Array methods (array.hpp).
 #pragma once
 
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/managed_memory.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cuda.h>
 
 #include <cstddef>
+#include <optional>
+#include <ranges>
 #include <span>
+#include <vector>
 
 namespace cuwrap {
 
-/// One copy of a batch: `size` bytes from `src` to `dst` (device, pinned or managed).
+/// How the copies of a batch read their sources (CUmemcpySrcAccessOrder; cuda.core's
+/// MemcpySrcAccessOrder).
+enum class MemcpySrcAccessOrder {
+  /// In stream order: earlier work on the stream may still be writing the source.
+  Stream,
+  /// Out of stream order, but all reads are done when copy_batch returns; no earlier
+  /// work on the stream may be accessing the source.
+  DuringApiCall,
+  /// Any time until the copy completes in stream order; the source must stay unchanged
+  /// until then, and no earlier work on the stream may be accessing it.
+  Any,
+};
+
+/// Whether a copy should overlap with compute work (CUmemcpyFlags; cuda.core's
+/// MemcpyOverlapMode). Advisory: devices that cannot do it ignore it.
+enum class MemcpyOverlapMode {
+  Default,                   ///< the driver's default scheduling
+  PreferOverlapWithCompute,  ///< CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+};
+
+/// The attributes of one copy of a batch (cuda.core.utils.CopyOptions).
+///
+/// A location hint tells the driver where the source or destination memory is; the
+/// driver honours it only for managed memory and for system (pageable) memory on
+/// devices that access it, and it moves nothing. An unset hint is derived by copy_batch
+/// from the memory: a Buffer's memory resource (device memory: its device; pinned: the
+/// host, or its NUMA node; managed: its preferred location, else the stream's device),
+/// host memory given as a span: the host; a Buffer without a resource: asked of the
+/// driver (cuPointerGetAttribute); a CopyOp address: the stream's device.
+struct CopyOptions {
+  /// How the source is read; Stream (stream order) by default.
+  MemcpySrcAccessOrder src_access_order = MemcpySrcAccessOrder::Stream;
+  /// Where the source is; unset: derived from the memory.
+  std::optional<Location> src_location_hint = std::nullopt;
+  /// Where the destination is; unset: derived from the memory.
+  std::optional<Location> dst_location_hint = std::nullopt;
+  /// Whether to prefer overlapping with compute (integrated GPUs).
+  MemcpyOverlapMode overlap_mode = MemcpyOverlapMode::Default;
+  /// Return whether both ask for the same.
+  friend bool operator==(const CopyOptions&, const CopyOptions&) = default;
+};
+
+/// One copy of a batch: `size` bytes from `src` to `dst` (device, pinned, managed or,
+/// with unified addressing, host memory).
 struct CopyOp {
   CUdeviceptr dst = 0;    ///< destination address
   CUdeviceptr src = 0;    ///< source address
   std::size_t size = 0;   ///< bytes to copy
 };
+
+namespace detail {
+
+/// One side of a copy as copy_batch's core takes it: a Buffer (or a null Buffer
+/// pointer, refused with its index), or host memory given as a span.
+struct CopySide {
+  const Buffer* buffer = nullptr;  ///< the Buffer; unused for host memory
+  CUdeviceptr host = 0;            ///< host memory's address (when `is_host`)
+  std::size_t host_size = 0;       ///< host memory's bytes (when `is_host`)
+  bool is_host = false;            ///< whether this side is host memory
+};
+
+/// Return the side a Buffer makes.
+inline CopySide copy_source(const Buffer& buffer) noexcept { return {&buffer, 0, 0, false}; }
+/// Return the side a Buffer pointer makes (null: refused by copy_batch).
+inline CopySide copy_source(const Buffer* buffer) noexcept { return {buffer, 0, 0, false}; }
+/// Return the side host memory makes.
+inline CopySide copy_source(std::span<const std::byte> host) noexcept {
+  return {nullptr, reinterpret_cast<CUdeviceptr>(host.data()), host.size(), true};
+}
+/// Return the destination side a Buffer makes.
+inline CopySide copy_destination(Buffer& buffer) noexcept { return {&buffer, 0, 0, false}; }
+/// Return the destination side a Buffer pointer makes (null: refused by copy_batch).
+inline CopySide copy_destination(Buffer* buffer) noexcept { return {buffer, 0, 0, false}; }
+/// Return the destination side writable host memory makes.
+inline CopySide copy_destination(std::span<std::byte> host) noexcept {
+  return {nullptr, reinterpret_cast<CUdeviceptr>(host.data()), host.size(), true};
+}
+
+/// A range of copy sources: Buffers, pointers to them, or host byte spans.
+template <class Range>
+concept CopySourceRange = std::ranges::input_range<Range> &&
+    requires(std::ranges::range_reference_t<Range> element) { copy_source(element); };
+/// A range of copy destinations: (non-const) Buffers, pointers to them, or host byte spans.
+template <class Range>
+concept CopyDestinationRange = std::ranges::input_range<Range> &&
+    requires(std::ranges::range_reference_t<Range> element) { copy_destination(element); };
+
+/// The non-template core of the range forms of copy_batch.
+void copy_batch_sides(const Stream& stream, std::span<const CopySide> srcs,
+                      std::span<const CopySide> dsts, std::span<const CopyOptions> options);
+
+/// Return the sides of `range`, made by `side` element by element.
+template <class Range, class Side>
+std::vector<CopySide> copy_sides(Range&& range, Side side) {
+  std::vector<CopySide> sides;
+  if constexpr (std::ranges::sized_range<Range>) {
+    sides.reserve(static_cast<std::size_t>(std::ranges::size(range)));
+  }
+  for (auto&& element : range) {
+    sides.push_back(side(element));
+  }
+  return sides;
+}
+
+}  // namespace detail
 
 /// Copy each of `srcs` into the matching buffer of `dsts`, ordered on `stream`.
 ///
@@ -40,10 +144,57 @@ struct CopyOp {
 /// \endcode
 void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
                 std::span<Buffer* const> dsts);
+/// Copy each of `srcs` into the matching element of `dsts` with per-copy `options`.
+///
+/// `srcs` is any range of Buffers, pointers to Buffers, or host memory (elements that
+/// convert to std::span<const std::byte>); `dsts` any range of non-const Buffers,
+/// pointers to them, or writable host memory (std::span<std::byte>), e.g.
+/// std::vector<Buffer>, std::array<Buffer, N> or std::vector<std::vector<std::byte>>.
+/// `options` holds one CopyOptions for every copy or one per copy; empty: the
+/// defaults. Sizes are the sources'; each destination must match.
+///
+/// Throws std::invalid_argument, before any driver call, as the pointer form does, and
+/// for a count of options that is neither 0, 1 nor the number of copies, an option
+/// value outside its enumeration, or a negative NUMA node. Where copy_batch falls back
+/// to a cuMemcpyAsync loop (toolkit or driver older than 12.8), options other than the
+/// defaults throw UnsupportedError, as cuda.core refuses them, rather than being
+/// dropped.
+///
+/// Example:
+/// \code
+///   std::vector<cuwrap::Buffer> srcs = ..., dsts = ...;
+///   cuwrap::copy_batch(stream, srcs, dsts,
+///                      cuwrap::CopyOptions{.src_access_order =
+///                                              cuwrap::MemcpySrcAccessOrder::Any});
+/// \endcode
+template <class Srcs, class Dsts>
+  requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
+void copy_batch(const Stream& stream, Srcs&& srcs, Dsts&& dsts,
+                std::span<const CopyOptions> options = {}) {
+  const auto sources = detail::copy_sides(
+      srcs, [](auto&& element) { return detail::copy_source(element); });
+  const auto destinations = detail::copy_sides(
+      dsts, [](auto&& element) { return detail::copy_destination(element); });
+  detail::copy_batch_sides(stream, sources, destinations, options);
+}
+/// Copy each of `srcs` into the matching element of `dsts`, every copy with `options`.
+template <class Srcs, class Dsts>
+  requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
+void copy_batch(const Stream& stream, Srcs&& srcs, Dsts&& dsts, const CopyOptions& options) {
+  copy_batch(stream, srcs, dsts, std::span<const CopyOptions>(&options, 1));
+}
 /// Run every copy of `copies`, ordered on `stream`, as one batch.
 ///
 /// The address form of copy_batch, for sub-ranges of buffers; same rules.
 void copy_batch(const Stream& stream, std::span<const CopyOp> copies);
+/// Run every copy of `copies` with per-copy `options` (one for all, or one per copy).
+///
+/// Unset location hints are the stream's device: give Host{} for host addresses.
+void copy_batch(const Stream& stream, std::span<const CopyOp> copies,
+                std::span<const CopyOptions> options);
+/// Run every copy of `copies`, each with `options`.
+void copy_batch(const Stream& stream, std::span<const CopyOp> copies,
+                const CopyOptions& options);
 /// Return whether copy_batch issues one cuMemcpyBatchAsync (else a cuMemcpyAsync loop).
 bool has_native_copy_batch();
 

@@ -23,6 +23,7 @@
 #include <cuwrap/array.hpp>
 #include <cuwrap/texture.hpp>
 #include <cuwrap/tensor_map.hpp>
+#include <cuwrap/strided_memory_view.hpp>
 #include <cuwrap/dlpack.hpp>
 #include <cuwrap/program.hpp>
 #include <cuwrap/object_code.hpp>

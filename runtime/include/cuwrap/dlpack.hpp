@@ -1,17 +1,34 @@
 // DLPack interop: export a Buffer as a DLManagedTensor and import one (the C++
 // counterpart of cuda.core's __dlpack__ / from_dlpack, and the exchange point with
-// PyTorch, CuPy and JAX).
+// PyTorch, CuPy and JAX), with the protocol's stream handshake.
 //
-// Compiled only where CMake found dlpack.h (Debian: libdlpack-dev; or
+// Built where CMake found dlpack.h (Debian: libdlpack-dev; or
 // -DCUWRAP_DLPACK_INCLUDE_DIR=<dir holding dlpack/dlpack.h>), which defines
-// CUWRAP_HAS_DLPACK=1 for cuwrap and its users. Without it this header declares nothing.
-// dlpack.h 0.6 has DLManagedTensor; a dlpack.h of 1.0 or newer (DLPACK_MAJOR_VERSION)
-// adds DLManagedTensorVersioned, which the *_versioned functions then handle.
+// CUWRAP_HAS_DLPACK=1 for cuwrap and its users. Where it was not (or
+// CUWRAP_WITH_DLPACK=OFF), the functions below are still declared for code that finds a
+// dlpack.h of its own, and throw UnsupportedError naming dlpack.h; has_dlpack() tells
+// which. dlpack.h 0.6 has DLManagedTensor; a dlpack.h of 1.0 or newer
+// (DLPACK_MAJOR_VERSION) adds DLManagedTensorVersioned, which the *_versioned functions
+// then handle. The typed view without an exchange is StridedMemoryView, which needs no
+// dlpack.h.
 #pragma once
 
-#if defined(CUWRAP_HAS_DLPACK) && CUWRAP_HAS_DLPACK
+#include <cuwrap/strided_memory_view.hpp>
+
+namespace cuwrap {
+
+/// Return whether cuwrap was built with dlpack.h (else the DLPack functions throw
+/// UnsupportedError naming it).
+bool has_dlpack() noexcept;
+
+}  // namespace cuwrap
+
+#if (defined(CUWRAP_HAS_DLPACK) && CUWRAP_HAS_DLPACK) || __has_include(<dlpack/dlpack.h>)
+/// Defined where <cuwrap/dlpack.hpp> declares the DLPack exchange (a dlpack.h is found).
+#define CUWRAP_DLPACK_DECLARED 1
 
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/stream.hpp>
 
 #include <dlpack/dlpack.h>
 
@@ -40,19 +57,27 @@ void delete_owner(void* owner) noexcept {
   delete static_cast<Pointer*>(owner);  // NOLINT(cppcoreguidelines-owning-memory)
 }
 
+/// The streams of a DLPack hand-over: the consumer's stream waits for the producer's.
+struct DLPackStreams {
+  const Stream* producer = nullptr;  ///< where the memory's writes were ordered
+  const Stream* consumer = nullptr;  ///< where the receiver will use it
+};
+
 /// Export `buffer`, kept valid by `owner`, which `release_owner(owner)` lets go: when the
 /// tensor's deleter runs, or right away when the export is refused (then it throws).
 DLManagedTensor* to_dlpack_owned(const Buffer* buffer, void* owner,
                                  void (*release_owner)(void*) noexcept, DLDataType dtype,
                                  std::span<const std::int64_t> shape,
-                                 std::span<const std::int64_t> strides);
+                                 std::span<const std::int64_t> strides,
+                                 DLPackStreams streams = {});
 #if defined(DLPACK_MAJOR_VERSION)
 /// Export `buffer` as a DLManagedTensorVersioned; as to_dlpack_owned.
 DLManagedTensorVersioned* to_dlpack_versioned_owned(const Buffer* buffer, void* owner,
                                                     void (*release_owner)(void*) noexcept,
                                                     DLDataType dtype,
                                                     std::span<const std::int64_t> shape,
-                                                    std::span<const std::int64_t> strides);
+                                                    std::span<const std::int64_t> strides,
+                                                    DLPackStreams streams = {});
 #endif
 
 }  // namespace detail
@@ -64,6 +89,11 @@ DLManagedTensorVersioned* to_dlpack_versioned_owned(const Buffer* buffer, void* 
 /// resources are classified by their resource, without a driver call; foreign ones
 /// (from_handle without a resource) by asking the driver.
 DLDevice dlpack_device(const Buffer& buffer);
+
+/// Make `consumer` wait for the work queued on `producer` so far, as DLPack's
+/// __dlpack__(stream=consumer) asks of a producer: one event recorded on `producer` and
+/// waited for on `consumer` (Stream::wait); nothing when both are the same stream.
+void dlpack_stream_wait(const Stream& producer, const Stream& consumer);
 
 /// Export `buffer` as a DLManagedTensor of `dtype` and `shape` (and `strides`, in
 /// elements; empty: compact row-major).
@@ -91,9 +121,27 @@ DLManagedTensor* to_dlpack(Pointer buffer, DLDataType dtype, std::span<const std
   return detail::to_dlpack_owned(view, new Pointer(std::move(buffer)),
                                  &detail::delete_owner<Pointer>, dtype, shape, strides);
 }
+/// Export `buffer` for use on `consumer`, whose later work first waits for the work
+/// queued on `producer` (the stream that wrote the buffer), as DLPack's
+/// __dlpack__(stream=...) does; nothing is waited for when both are the same stream.
+///
+/// The checks of to_dlpack run first: a refused export makes no stream wait.
+template <detail::SharedBuffer Pointer>
+DLManagedTensor* to_dlpack(Pointer buffer, DLDataType dtype, std::span<const std::int64_t> shape,
+                           std::span<const std::int64_t> strides, const Stream& producer,
+                           const Stream& consumer) {
+  const Buffer* view = buffer.get();
+  return detail::to_dlpack_owned(view, new Pointer(std::move(buffer)),
+                                 &detail::delete_owner<Pointer>, dtype, shape, strides,
+                                 {&producer, &consumer});
+}
 /// Export `buffer`, which the tensor then owns (closed when the deleter runs).
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
                            std::span<const std::int64_t> strides = {});
+/// Export `buffer`, which the tensor then owns, for use on `consumer` after `producer`.
+DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
+                           std::span<const std::int64_t> strides, const Stream& producer,
+                           const Stream& consumer);
 
 #if defined(DLPACK_MAJOR_VERSION)
 /// Export `buffer` as a DLManagedTensorVersioned (dlpack.h 1.0 and newer); see to_dlpack.
@@ -118,12 +166,18 @@ class DLPackTensor {
   /// Import `tensor` for use on device `device_id`, taking ownership of it.
   ///
   /// Accepted: kDLCUDA memory of that device, pinned (kDLCUDAHost) and managed
-  /// (kDLCUDAManaged) memory. Throws std::invalid_argument, before any driver call,
-  /// for a null tensor, memory on another device or not reachable by the GPU (kDLCPU,
-  /// other device types), a dtype with lanes != 1 or a size that is not whole bytes,
-  /// or a negative dimension or stride. On every error the tensor's deleter has run,
-  /// so nothing leaks.
+  /// (kDLCUDAManaged) memory, and host memory (kDLCPU, pageable: a host view, which
+  /// kernels cannot read; host_span() and copies can). Throws std::invalid_argument,
+  /// before any driver call, for a null tensor, memory on another device or of another
+  /// device type, a dtype with lanes != 1 or a size that is not whole bytes, or a
+  /// negative dimension or stride. On every error the tensor's deleter has run, so
+  /// nothing leaks.
   static DLPackTensor from_dlpack(DLManagedTensor* tensor, int device_id);
+  /// Import `tensor` for use on `consumer`, which first waits for the work queued on
+  /// `producer` (the stream the producer wrote it on): the handshake a C++ importer runs
+  /// for the producer, since a DLManagedTensor carries no stream. Checked first.
+  static DLPackTensor from_dlpack(DLManagedTensor* tensor, int device_id, const Stream& producer,
+                                  const Stream& consumer);
 #if defined(DLPACK_MAJOR_VERSION)
   /// Import a versioned tensor (dlpack.h 1.0 and newer); also refuses a major version
   /// other than DLPACK_MAJOR_VERSION.
@@ -154,6 +208,17 @@ class DLPackTensor {
   bool is_contiguous() const;
   /// Return whether the producer marked the tensor read-only (versioned tensors only).
   bool read_only() const noexcept { return read_only_; }
+  /// Return where the memory is (the producer's DLDevice).
+  DLDevice device() const;
+  /// Return whether the host can read the memory (kDLCPU, kDLCUDAHost, kDLCUDAManaged).
+  bool is_host_accessible() const;
+  /// Return the tensor's bytes (data() to the end of the last element) for the host.
+  ///
+  /// Throws std::logic_error for device memory (kDLCUDA).
+  std::span<std::byte> host_bytes() const;
+  /// Return a StridedMemoryView of the tensor (dtype, shape, strides; valid while this
+  /// object holds the tensor).
+  StridedMemoryView view() const;
 
  private:
   DLPackTensor() = default;
@@ -171,4 +236,4 @@ class DLPackTensor {
 
 }  // namespace cuwrap
 
-#endif  // CUWRAP_HAS_DLPACK
+#endif  // a dlpack.h is found

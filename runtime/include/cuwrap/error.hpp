@@ -180,6 +180,9 @@ class UnsupportedError : public Error {
   /// Build the error for `feature`, which needs CUDA `required` (e.g. 12080) where only
   /// `available` is there; `what` names the toolkit or the driver as the one short of it.
   UnsupportedError(std::string feature, int required, int available, std::string_view what);
+  /// Build the error for `feature`, which needs `requirement` that is not a CUDA version
+  /// ("DLPack interop needs dlpack/dlpack.h at configure time ..."); both versions are 0.
+  UnsupportedError(std::string feature, std::string_view requirement);
   /// Return what was asked for, e.g. "switch conditional graph nodes".
   const std::string& feature() const noexcept { return feature_; }
   /// Return the CUDA version the feature needs, e.g. 12080.

@@ -21,6 +21,8 @@
 
 namespace cuwrap {
 
+class StridedMemoryView;  // <cuwrap/strided_memory_view.hpp>
+
 /// Encoding options shared by the tiled and im2col forms.
 struct TensorMapOptions {
   /// Traversal stride per dimension (1 to 8 each); empty: 1 in every dimension.
@@ -75,6 +77,16 @@ class alignas(alignof(CUtensorMap)) TensorMapDescriptor {
   static TensorMapDescriptor from_tiled(CUdeviceptr address, CUtensorMapDataType dtype,
                                         std::span<const std::uint64_t> shape,
                                         std::span<const std::uint64_t> strides,
+                                        std::span<const std::uint32_t> box,
+                                        const TensorMapOptions& options = {});
+  /// Encode a tiled map of the memory `view` describes (cuda.core takes a
+  /// StridedMemoryView too): its dtype, shape and strides, reversed into the driver's
+  /// innermost-first order and byte strides; `box` is innermost first.
+  ///
+  /// Throws std::invalid_argument for a dtype TMA has no element type for, or an
+  /// innermost dimension whose stride is not 1, then checks as the Buffer form does.
+  /// Defined in strided_memory_view.cpp.
+  static TensorMapDescriptor from_tiled(const StridedMemoryView& view,
                                         std::span<const std::uint32_t> box,
                                         const TensorMapOptions& options = {});
   /// Encode an im2col map of `buffer` (cuTensorMapEncodeIm2col).
