@@ -158,6 +158,24 @@ else()
                  "${_cuwrap_checked_in_text}): bindings are generated into ${CUWRAP_BINDINGS_ROOT}")
 endif()
 
+# Bindings made before this configure (generated/ or CUWRAP_BINDINGS_DIR) decide for
+# themselves whether they wrap nvvm.h; they must agree with the toolkit's headers.
+if(NOT _cuwrap_stamp AND EXISTS "${CUWRAP_BINDINGS_ROOT}/include/cuwrap/detail/symbols.hpp")
+  if(EXISTS "${CUWRAP_BINDINGS_ROOT}/src/nvvm.cpp" AND NOT CUWRAP_HAVE_NVVM)
+    message(FATAL_ERROR "cuwrap: the bindings in ${CUWRAP_BINDINGS_ROOT} wrap libNVVM (nvvm.h), "
+                        "but this toolkit has no nvvm.h in ${CUWRAP_CUDA_INCLUDE_DIR} or in "
+                        "<CUWRAP_CUDA_ROOT>/nvvm/include. Install the toolkit's libNVVM "
+                        "(e.g. the cuda-nvvm package), or generate bindings for these headers "
+                        "(-DCUWRAP_BUILD_GENERATOR=ON, or cuwrap-gen and -DCUWRAP_BINDINGS_DIR).")
+  elseif(CUWRAP_HAVE_NVVM AND NOT EXISTS "${CUWRAP_BINDINGS_ROOT}/src/nvvm.cpp")
+    message(STATUS "cuwrap: the bindings in ${CUWRAP_BINDINGS_ROOT} have no libNVVM: Program "
+                   "with CodeType::Nvvm throws saying so")
+    list(REMOVE_ITEM CUWRAP_GENERATED_SOURCE_NAMES nvvm)
+    list(REMOVE_ITEM CUWRAP_GENERATED_HEADER_FILES include/cuwrap/nvvm.hpp
+         include/cuwrap/nvvm_raw.hpp include/cuwrap/nvvm_enums.hpp)
+  endif()
+endif()
+
 set(CUWRAP_GENERATED_SOURCES "")
 foreach(_name ${CUWRAP_GENERATED_SOURCE_NAMES})
   list(APPEND CUWRAP_GENERATED_SOURCES "${CUWRAP_BINDINGS_ROOT}/src/${_name}.cpp")
