@@ -42,9 +42,9 @@ int child() {
   }
   output.copy_from(values, stream);
   stream.sync();
-  channel.send_value('W');             // written
+  channel.send_value('W');                           // written
   static_cast<void>(channel.receive_value<char>());  // the parent has read it
-  input.close(stream);                 // an importer frees before the exporter
+  input.close(stream);                               // an importer frees before the exporter
   output.close(stream);
   stream.sync();
   return 0;
@@ -60,7 +60,8 @@ int parent() {
     return 0;
   }
   cuwrap::Stream stream = device.create_stream();
-  cuwrap::DeviceMemoryResource pool(device, cuwrap::DeviceMemoryResourceOptions{.ipc_enabled = true});
+  cuwrap::DeviceMemoryResource pool(device,
+                                    cuwrap::DeviceMemoryResourceOptions{.ipc_enabled = true});
   cuwrap::Buffer input = pool.allocate(kCount * sizeof(std::uint32_t), stream);
   cuwrap::Buffer output = pool.allocate(kCount * sizeof(std::uint32_t), stream);
   std::vector<std::uint32_t> values(kCount);

@@ -166,7 +166,8 @@ void Process::restore(std::span<const GpuPair> gpu_mapping) const {
   driver::cuCheckpointProcessRestore(pid_, pairs.empty() ? nullptr : &args);
 #elif CUDA_VERSION >= 12080
   if (!gpu_mapping.empty()) {
-    detail::throw_toolkit_too_old(kGpuRemapVersion, "checkpoint::Process::restore with a gpu_mapping");
+    detail::throw_toolkit_too_old(kGpuRemapVersion,
+                                  "checkpoint::Process::restore with a gpu_mapping");
   }
   driver::cuCheckpointProcessRestore(pid_, nullptr);
 #endif

@@ -131,7 +131,8 @@ TEST(Checkpoint, ChildSurvivesACheckpointAndRestore) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addclose(&actions, parent_fd);
   pid_t child = 0;
-  const int spawned = ::posix_spawn(&child, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
+  const int spawned =
+      ::posix_spawn(&child, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(child_fd);
   ASSERT_EQ(spawned, 0);

@@ -98,12 +98,7 @@ class ChannelVariable {
 
 template <class Call>
 std::string error_of(Call&& call) {
-  try {
-    call();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
+  return cuwrap::testing::thrown_message<std::exception>(static_cast<Call&&>(call));
 }
 
 TEST(IpcSharedBuffers, TravelAsOneMessage) {
@@ -131,7 +126,8 @@ TEST(IpcSharedBuffers, ADescriptorOfAnotherPoolIsRefusedBeforeSending) {
   const IPCSharedBuffers mixed{
       some_handle(id),
       {descriptor_of(id, 1, 0), descriptor_of(cuwrap::detail::new_pool_id(), 1, 0)}};
-  EXPECT_TRUE(contains(error_of([&] { left.send(mixed); }), "buffers[1] describes a buffer of another pool"));
+  EXPECT_TRUE(contains(error_of([&] { left.send(mixed); }),
+                       "buffers[1] describes a buffer of another pool"));
   EXPECT_THROW(left.send(IPCSharedBuffers{}), std::logic_error);  // closed pool handle
   // Nothing went: the next thing the peer reads is what is sent next.
   left.send_value(std::uint32_t{0xC0FFEE});
@@ -190,7 +186,8 @@ TEST(IpcSpawn, StartsAChildThatFindsItsChannel) {
   child.channel().send_value(std::int32_t{41});
   EXPECT_EQ(child.channel().receive_value<std::int32_t>(), 42);
   const cuwrap::IPCPoolId id = cuwrap::detail::new_pool_id();
-  child.channel().send(IPCSharedBuffers{some_handle(id), {descriptor_of(id, 5, 0), descriptor_of(id, 9, 0)}});
+  child.channel().send(
+      IPCSharedBuffers{some_handle(id), {descriptor_of(id, 5, 0), descriptor_of(id, 9, 0)}});
   EXPECT_EQ(child.channel().receive_value<std::uint64_t>(), 2U);
   EXPECT_EQ(child.channel().receive_value<std::uint64_t>(), 9U);
   EXPECT_EQ(child.wait(), 0) << "the child test failed (its output is above)";
@@ -210,8 +207,8 @@ TEST(IpcSpawn, RefusesWhatCannotBeStarted) {
                        "\"/nonexistent/worker\" is not an executable file"));
   EXPECT_TRUE(contains(error_of([] { IPCChildProcess child("sh"); }), "no PATH search"));
   // Executable but not a program: exec fails in the child, and the parent says so.
-  const fs::path garbage = fs::temp_directory_path() /
-                           ("cuwrap-not-a-program-" + std::to_string(::getpid()));
+  const fs::path garbage =
+      fs::temp_directory_path() / ("cuwrap-not-a-program-" + std::to_string(::getpid()));
   {
     std::ofstream out(garbage, std::ios::binary);
     out << std::string(64, '\x7f');
@@ -271,7 +268,7 @@ TEST(IpcChildHelper, ImportReadAndWrite) {
   stream.sync();
   channel.send_value('W');
   EXPECT_EQ(channel.receive_value<char>(), 'X');  // the parent has read the output
-  input.close(stream);  // importers free before the exporter does
+  input.close(stream);                            // importers free before the exporter does
   output.close(stream);
   stream.sync();
 }
@@ -283,7 +280,8 @@ TEST_F(IpcChildGpu, AChildImportsReadsAndWritesBuffers) {
   if ((types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
     GTEST_SKIP() << "device 0's memory pools cannot export POSIX file descriptors";
   }
-  cuwrap::DeviceMemoryResource mr(device(), cuwrap::DeviceMemoryResourceOptions{.ipc_enabled = true});
+  cuwrap::DeviceMemoryResource mr(device(),
+                                  cuwrap::DeviceMemoryResourceOptions{.ipc_enabled = true});
   Buffer input = mr.allocate(kBytes, stream());
   Buffer output = mr.allocate(kBytes, stream());
   const auto pattern = cuwrap::testing::random_bytes(kBytes, 77);
@@ -293,8 +291,8 @@ TEST_F(IpcChildGpu, AChildImportsReadsAndWritesBuffers) {
 
   IPCChildProcess child = start_self("IpcChildHelper.ImportReadAndWrite");
   child.channel().set_receive_timeout(120);
-  child.channel().send(
-      IPCSharedBuffers{mr.get_allocation_handle(), {input.ipc_descriptor(), output.ipc_descriptor()}});
+  child.channel().send(IPCSharedBuffers{mr.get_allocation_handle(),
+                                        {input.ipc_descriptor(), output.ipc_descriptor()}});
   ASSERT_EQ(child.channel().receive_value<char>(), 'W');
   const std::vector<std::byte> written = cuwrap::testing::read_back(output, stream());
   std::vector<std::byte> expected(pattern.size());

@@ -97,8 +97,8 @@ static_assert(std::is_trivially_copyable_v<IPCBufferDescriptor>);
 ///                                         {input.ipc_descriptor(), output.ipc_descriptor()}});
 /// \endcode
 struct IPCSharedBuffers {
-  IPCAllocationHandle pool;                 ///< the exported pool (owns its descriptor)
-  std::vector<IPCBufferDescriptor> buffers; ///< buffers of that pool
+  IPCAllocationHandle pool;                  ///< the exported pool (owns its descriptor)
+  std::vector<IPCBufferDescriptor> buffers;  ///< buffers of that pool
 };
 
 /// One end of a connected Unix domain socket to another process of the same user.
