@@ -68,6 +68,9 @@ struct {{NAME}}_result {
 {{#DEPRECATED}}
 [[deprecated]]
 {{/DEPRECATED}}
+{{#ANSWER}}
+[[nodiscard]]
+{{/ANSWER}}
 inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
   auto* {{FN}} = reinterpret_cast<decltype(::{{ENTRY}})*>(::cuwrap::detail::entry({{#PER_THREAD}}::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_{{SLOTS}}_ptds_slots[{{INDEX}}] : {{/PER_THREAD}}::cuwrap::detail::g_{{SLOTS}}_slots[{{INDEX}}], ::cuwrap::detail::Library::{{LIBRARY}}, {{INDEX}}{{#PER_THREAD}}, ::cuwrap::detail::kPerThreadDefaultStream{{/PER_THREAD}}));
 {{#VALUE}}

@@ -4,11 +4,40 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
+#include "ref_counted.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace cuwrap {
+
+namespace detail {
+
+// One CUarray or CUmipmappedArray, destroyed with the last reference: its Array or
+// MipmappedArray, and the texture and surface objects made from it.
+struct ArrayStorage : RefCounted {
+  ArrayStorage(CUarray a, CUmipmappedArray m) noexcept : array(a), mipmap(m) {}
+  ArrayStorage(const ArrayStorage&) = delete;
+  ArrayStorage& operator=(const ArrayStorage&) = delete;
+  ~ArrayStorage() {
+    if (array != nullptr) {
+      report_release_failure(driver::raw::cuArrayDestroy(array), "cuArrayDestroy", "Array");
+    }
+    if (mipmap != nullptr) {
+      report_release_failure(driver::raw::cuMipmappedArrayDestroy(mipmap),
+                             "cuMipmappedArrayDestroy", "MipmappedArray");
+    }
+  }
+  CUarray array;
+  CUmipmappedArray mipmap;
+};
+
+void ref_acquire(const ArrayStorage* storage) noexcept { acquire_counted(storage); }
+void ref_release(const ArrayStorage* storage) noexcept { release_counted(storage); }
+
+}  // namespace detail
+
 namespace {
 
 std::size_t at_least_one(std::size_t extent) { return extent == 0 ? 1 : extent; }
@@ -17,9 +46,10 @@ std::size_t at_least_one(std::size_t extent) { return extent == 0 ? 1 : extent; 
 std::size_t copy_rows(const CUDA_ARRAY3D_DESCRIPTOR& d) { return at_least_one(d.Height); }
 std::size_t copy_slices(const CUDA_ARRAY3D_DESCRIPTOR& d) { return at_least_one(d.Depth); }
 
-// Check a buffer against the array for a copy in either direction; returns the pitch.
-std::size_t checked_pitch(const ArrayRef& array, const Buffer& buffer, std::size_t pitch,
-                          const char* operation) {
+// Check linear memory of `available` bytes (`what`: "the buffer", "the host span")
+// against the array for a copy in either direction; returns the pitch.
+std::size_t checked_pitch(const ArrayRef& array, std::size_t available, const char* what,
+                          std::size_t pitch, const char* operation) {
   const std::size_t row = array.row_bytes();
   const std::size_t used_pitch = pitch == 0 ? row : pitch;
   if (used_pitch < row) {
@@ -30,9 +60,9 @@ std::size_t checked_pitch(const ArrayRef& array, const Buffer& buffer, std::size
   const CUDA_ARRAY3D_DESCRIPTOR& d = array.descriptor();
   const std::size_t rows = copy_rows(d) * copy_slices(d);
   const std::size_t needed = (rows - 1) * used_pitch + row;
-  if (buffer.size() < needed) {
-    throw std::invalid_argument(std::string("ArrayRef::") + operation + ": the buffer has " +
-                                std::to_string(buffer.size()) + " bytes but the array needs " +
+  if (available < needed) {
+    throw std::invalid_argument(std::string("ArrayRef::") + operation + ": " + what + " has " +
+                                std::to_string(available) + " bytes but the array needs " +
                                 std::to_string(needed) + " (" + std::to_string(rows) +
                                 " rows of " + std::to_string(row) + " bytes, pitch " +
                                 std::to_string(used_pitch) + ")");
@@ -40,25 +70,44 @@ std::size_t checked_pitch(const ArrayRef& array, const Buffer& buffer, std::size
   return used_pitch;
 }
 
-// Copy between the array and linear memory at `ptr`; `to_array` picks the direction.
-void copy_array(const ArrayRef& array, CUdeviceptr ptr, std::size_t pitch, bool to_array,
+// Linear memory on one side of a copy: a device (unified) address or host memory.
+struct Linear {
+  CUdeviceptr device = 0;
+  const void* host = nullptr;  // set for host memory
+  std::size_t pitch = 0;
+};
+
+// Point one side of a 2-D or 3-D copy descriptor at `memory`.
+template <class Copy>
+void set_source(Copy& copy, const Linear& memory) {
+  copy.srcMemoryType = memory.host != nullptr ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
+  copy.srcHost = memory.host;
+  copy.srcDevice = memory.device;
+  copy.srcPitch = memory.pitch;
+}
+template <class Copy>
+void set_destination(Copy& copy, const Linear& memory) {
+  copy.dstMemoryType = memory.host != nullptr ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED;
+  copy.dstHost = const_cast<void*>(memory.host);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  copy.dstDevice = memory.device;
+  copy.dstPitch = memory.pitch;
+}
+
+// Copy between the array and linear memory; `to_array` picks the direction.
+void copy_array(const ArrayRef& array, const Linear& memory, bool to_array,
                 const Stream& stream) {
   const CUDA_ARRAY3D_DESCRIPTOR& d = array.descriptor();
   const CUstream handle = stream.handle();
   if (d.Depth == 0) {
     CUDA_MEMCPY2D copy{};
     if (to_array) {
-      copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-      copy.srcDevice = ptr;
-      copy.srcPitch = pitch;
+      set_source(copy, memory);
       copy.dstMemoryType = CU_MEMORYTYPE_ARRAY;
       copy.dstArray = array.handle();
     } else {
       copy.srcMemoryType = CU_MEMORYTYPE_ARRAY;
       copy.srcArray = array.handle();
-      copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-      copy.dstDevice = ptr;
-      copy.dstPitch = pitch;
+      set_destination(copy, memory);
     }
     copy.WidthInBytes = array.row_bytes();
     copy.Height = copy_rows(d);
@@ -68,18 +117,14 @@ void copy_array(const ArrayRef& array, CUdeviceptr ptr, std::size_t pitch, bool 
   }
   CUDA_MEMCPY3D copy{};
   if (to_array) {
-    copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-    copy.srcDevice = ptr;
-    copy.srcPitch = pitch;
+    set_source(copy, memory);
     copy.srcHeight = copy_rows(d);
     copy.dstMemoryType = CU_MEMORYTYPE_ARRAY;
     copy.dstArray = array.handle();
   } else {
     copy.srcMemoryType = CU_MEMORYTYPE_ARRAY;
     copy.srcArray = array.handle();
-    copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-    copy.dstDevice = ptr;
-    copy.dstPitch = pitch;
+    set_destination(copy, memory);
     copy.dstHeight = copy_rows(d);
   }
   copy.WidthInBytes = array.row_bytes();
@@ -102,13 +147,26 @@ ArrayRef ArrayRef::from_handle(CUarray handle) {
 }
 
 void ArrayRef::copy_from(const Buffer& src, const Stream& stream, std::size_t src_pitch) const {
-  const std::size_t pitch = checked_pitch(*this, src, src_pitch, "copy_from");
-  copy_array(*this, src.handle(), pitch, true, stream);
+  const std::size_t pitch = checked_pitch(*this, src.size(), "the buffer", src_pitch, "copy_from");
+  copy_array(*this, {.device = src.handle(), .pitch = pitch}, true, stream);
 }
 
 void ArrayRef::copy_to(Buffer& dst, const Stream& stream, std::size_t dst_pitch) const {
-  const std::size_t pitch = checked_pitch(*this, dst, dst_pitch, "copy_to");
-  copy_array(*this, dst.handle(), pitch, false, stream);
+  const std::size_t pitch = checked_pitch(*this, dst.size(), "the buffer", dst_pitch, "copy_to");
+  copy_array(*this, {.device = dst.handle(), .pitch = pitch}, false, stream);
+}
+
+void ArrayRef::copy_from(std::span<const std::byte> host, const Stream& stream,
+                         std::size_t host_pitch) const {
+  const std::size_t pitch =
+      checked_pitch(*this, host.size(), "the host span", host_pitch, "copy_from");
+  copy_array(*this, {.host = host.data(), .pitch = pitch}, true, stream);
+}
+
+void ArrayRef::copy_to(std::span<std::byte> host, const Stream& stream,
+                       std::size_t host_pitch) const {
+  const std::size_t pitch = checked_pitch(*this, host.size(), "the host span", host_pitch, "copy_to");
+  copy_array(*this, {.host = host.data(), .pitch = pitch}, false, stream);
 }
 
 std::size_t ArrayRef::element_size() const {
@@ -124,11 +182,15 @@ std::size_t ArrayRef::size_bytes() const {
 Array::Array(const Device& device, const ArrayOptions& options) {
   const CUDA_ARRAY3D_DESCRIPTOR descriptor = detail::to_array_descriptor(options);
   const detail::ScopedContext scope(device.context());
-  assign(driver::cuArray3DCreate(&descriptor), descriptor, device.context());
+  const CUarray handle = driver::cuArray3DCreate(&descriptor);
+  storage_ = detail::Ref<const detail::ArrayStorage>::adopt(
+      new detail::ArrayStorage(handle, nullptr));  // NOLINT(cppcoreguidelines-owning-memory)
+  assign(handle, descriptor, device.context());
 }
 
 Array::Array(Array&& other) noexcept
-    : ArrayRef(other.handle(), other.descriptor(), other.context()) {
+    : ArrayRef(other.handle(), other.descriptor(), other.context()),
+      storage_(std::move(other.storage_)) {
   other.assign(nullptr, other.descriptor(), nullptr);
 }
 
@@ -136,6 +198,7 @@ Array& Array::operator=(Array&& other) noexcept {
   if (this != &other) {
     close();
     assign(other.handle(), other.descriptor(), other.context());
+    storage_ = std::move(other.storage_);
     other.assign(nullptr, other.descriptor(), nullptr);
   }
   return *this;
@@ -144,11 +207,8 @@ Array& Array::operator=(Array&& other) noexcept {
 Array::~Array() { close(); }
 
 void Array::close() noexcept {
-  if (handle() != nullptr) {
-    detail::report_release_failure(driver::raw::cuArrayDestroy(handle()), "cuArrayDestroy",
-                                   "Array");
-    assign(nullptr, descriptor(), nullptr);
-  }
+  storage_.reset();  // destroys the CUarray unless a texture or surface still holds it
+  assign(nullptr, descriptor(), nullptr);
 }
 
 // ---- MipmappedArray ----
@@ -162,16 +222,20 @@ MipmappedArray::MipmappedArray(const Device& device, const ArrayOptions& options
   const CUDA_ARRAY3D_DESCRIPTOR descriptor = detail::to_array_descriptor(options);
   const detail::ScopedContext scope(context_);
   handle_ = driver::cuMipmappedArrayCreate(&descriptor, levels);
+  storage_ = detail::Ref<const detail::ArrayStorage>::adopt(
+      new detail::ArrayStorage(nullptr, handle_));  // NOLINT(cppcoreguidelines-owning-memory)
 }
 
 MipmappedArray::MipmappedArray(MipmappedArray&& other) noexcept
-    : handle_(std::exchange(other.handle_, nullptr)),
+    : storage_(std::move(other.storage_)),
+      handle_(std::exchange(other.handle_, nullptr)),
       context_(other.context_),
       levels_(std::exchange(other.levels_, 0U)) {}
 
 MipmappedArray& MipmappedArray::operator=(MipmappedArray&& other) noexcept {
   if (this != &other) {
     close();
+    storage_ = std::move(other.storage_);
     handle_ = std::exchange(other.handle_, nullptr);
     context_ = other.context_;
     levels_ = std::exchange(other.levels_, 0U);
@@ -196,11 +260,8 @@ ArrayRef MipmappedArray::level(unsigned level) const {
 }
 
 void MipmappedArray::close() noexcept {
-  if (handle_ != nullptr) {
-    detail::report_release_failure(driver::raw::cuMipmappedArrayDestroy(handle_),
-                                   "cuMipmappedArrayDestroy", "MipmappedArray");
-    handle_ = nullptr;
-  }
+  storage_.reset();  // destroys the array unless a texture still holds it
+  handle_ = nullptr;
 }
 
 // ---- descriptors ----

@@ -2,19 +2,27 @@
 #include <cuwrap/ipc.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 #include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <system_error>
 #include <utility>
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, for execve
 
 namespace cuwrap {
 namespace {
@@ -132,6 +140,35 @@ IPCChannel IPCChannel::from_fd(int fd) {
   return IPCChannel(fd);
 }
 
+IPCChannel IPCChannel::from_parent() {
+  const char* text = std::getenv(kIPCChannelEnvironmentVariable);
+  if (text == nullptr) {
+    throw std::runtime_error(std::string("IPCChannel::from_parent: ") +
+                             kIPCChannelEnvironmentVariable +
+                             " is not set; this process was not started by IPCChildProcess");
+  }
+  const std::string value(text);
+  const auto refuse = [&](const std::string& why) {
+    return std::invalid_argument(std::string("IPCChannel::from_parent: ") +
+                                 kIPCChannelEnvironmentVariable + "=\"" + value + "\" " + why);
+  };
+  if (value.empty() || value.size() > 9 ||
+      value.find_first_not_of("0123456789") != std::string::npos) {
+    throw refuse("is not a file descriptor number");
+  }
+  const int fd = std::stoi(value);
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISSOCK(info.st_mode)) {
+    throw refuse("does not name an open Unix domain socket");
+  }
+  IPCChannel channel(fd);
+  const int flags = ::fcntl(fd, F_GETFD);
+  if (flags < 0 || ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0) {
+    throw_errno("fcntl(FD_CLOEXEC)");
+  }
+  return channel;
+}
+
 IPCChannel IPCChannel::connect_named(std::string_view path) {
   return connect(std::filesystem::path(path));
 }
@@ -217,6 +254,54 @@ IPCAllocationHandle IPCChannel::receive_allocation_handle() {
   }
   receive_bytes(std::as_writable_bytes(std::span(id)).subspan(static_cast<std::size_t>(received)));
   return IPCAllocationHandle(handle.release(), id);
+}
+
+namespace {
+// The most buffer descriptors one IPCSharedBuffers message may carry.
+constexpr std::uint64_t kMaxSharedBuffers = std::uint64_t{1} << 20;
+}  // namespace
+
+void IPCChannel::send(const IPCSharedBuffers& shared) {
+  require_open("send");
+  if (!shared.pool.is_open()) {
+    throw std::logic_error("IPCChannel::send: the IPCSharedBuffers' pool handle is closed");
+  }
+  for (std::size_t i = 0; i < shared.buffers.size(); ++i) {
+    if (shared.buffers[i].pool_id != shared.pool.pool_id()) {
+      throw std::invalid_argument("IPCChannel::send: IPCSharedBuffers::buffers[" +
+                                  std::to_string(i) +
+                                  "] describes a buffer of another pool than the handle's");
+    }
+  }
+  if (shared.buffers.size() > kMaxSharedBuffers) {
+    throw std::invalid_argument("IPCChannel::send: " + std::to_string(shared.buffers.size()) +
+                                " buffer descriptors; at most " +
+                                std::to_string(kMaxSharedBuffers) + " go in one message");
+  }
+  send(shared.pool);
+  send_value(static_cast<std::uint64_t>(shared.buffers.size()));
+  send_bytes(std::as_bytes(std::span(shared.buffers)));
+}
+
+IPCSharedBuffers IPCChannel::receive_shared_buffers() {
+  IPCSharedBuffers shared;
+  shared.pool = receive_allocation_handle();
+  const auto count = receive_value<std::uint64_t>();
+  if (count > kMaxSharedBuffers) {
+    throw std::runtime_error("IPCChannel::receive_shared_buffers: the peer announced " +
+                             std::to_string(count) + " buffer descriptors, more than " +
+                             std::to_string(kMaxSharedBuffers) +
+                             "; not a message of IPCChannel::send(IPCSharedBuffers)");
+  }
+  shared.buffers.resize(static_cast<std::size_t>(count));
+  receive_bytes(std::as_writable_bytes(std::span(shared.buffers)));
+  for (std::size_t i = 0; i < shared.buffers.size(); ++i) {
+    if (shared.buffers[i].pool_id != shared.pool.pool_id()) {
+      throw std::runtime_error("IPCChannel::receive_shared_buffers: descriptor " +
+                               std::to_string(i) + " names another pool than the handle");
+    }
+  }
+  return shared;
 }
 
 void IPCChannel::send_bytes(std::span<const std::byte> bytes) {
@@ -378,4 +463,136 @@ IPCPoolId new_pool_id() {
 }
 
 }  // namespace detail
+// ---- IPCChildProcess ----
+
+IPCChildProcess::IPCChildProcess(NamedPath /*tag*/, std::string_view program,
+                                 std::span<const std::string> arguments)
+    : IPCChildProcess(std::filesystem::path(program), arguments) {}
+
+IPCChildProcess::IPCChildProcess(const std::filesystem::path& program,
+                                 std::initializer_list<std::string> arguments)
+    : IPCChildProcess(program, std::span<const std::string>(arguments.begin(), arguments.size())) {}
+
+IPCChildProcess::IPCChildProcess(const std::filesystem::path& program,
+                                 std::span<const std::string> arguments) {
+  const std::string path = program.string();
+  struct stat info {};
+  if (path.empty() || ::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
+      ::access(path.c_str(), X_OK) != 0) {
+    throw std::invalid_argument("IPCChildProcess: \"" + path +
+                                "\" is not an executable file (give its path; there is no "
+                                "PATH search)");
+  }
+  auto [mine, theirs] = IPCChannel::create_pair();
+  // Everything the child needs is built before fork: between fork and exec, a process
+  // with threads (CUDA's) may only make async-signal-safe calls.
+  const std::string variable =
+      std::string(kIPCChannelEnvironmentVariable) + "=" + std::to_string(theirs.handle());
+  const std::string prefix = std::string(kIPCChannelEnvironmentVariable) + "=";
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(path.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  for (const std::string& argument : arguments) {
+    argv.push_back(const_cast<char*>(argument.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  }
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (std::strncmp(*entry, prefix.c_str(), prefix.size()) != 0) {
+      envp.push_back(*entry);
+    }
+  }
+  envp.push_back(const_cast<char*>(variable.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  envp.push_back(nullptr);
+  // exec failures travel back through a close-on-exec pipe: nothing arrives on success.
+  int report[2] = {-1, -1};
+  if (::pipe2(report, O_CLOEXEC) != 0) {
+    throw_errno("IPCChildProcess: pipe2");
+  }
+  const int child_fd = theirs.handle();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(report[0]);
+    const int flags = ::fcntl(child_fd, F_GETFD);
+    if (flags >= 0 && ::fcntl(child_fd, F_SETFD, flags & ~FD_CLOEXEC) == 0) {
+      ::execve(path.c_str(), argv.data(), envp.data());
+    }
+    const int error = errno;
+    static_cast<void>(::write(report[1], &error, sizeof(error)));
+    ::_exit(127);
+  }
+  const int fork_error = errno;
+  close_fd(report[1]);
+  theirs.close();  // so that a child that dies shows up as a closed connection
+  if (pid < 0) {
+    close_fd(report[0]);
+    throw std::system_error(fork_error, std::generic_category(),
+                            "IPCChildProcess: fork for \"" + path + "\"");
+  }
+  int exec_error = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(report[0], &exec_error, sizeof(exec_error));
+  } while (got < 0 && errno == EINTR);
+  close_fd(report[0]);
+  if (got == static_cast<ssize_t>(sizeof(exec_error))) {
+    int status = 0;
+    static_cast<void>(::waitpid(pid, &status, 0));
+    throw std::system_error(exec_error, std::generic_category(),
+                            "IPCChildProcess: exec of \"" + path + "\"");
+  }
+  channel_ = std::move(mine);
+  pid_ = static_cast<int>(pid);
+}
+
+IPCChildProcess::IPCChildProcess(IPCChildProcess&& other) noexcept
+    : channel_(std::move(other.channel_)), pid_(std::exchange(other.pid_, -1)) {}
+
+IPCChildProcess& IPCChildProcess::operator=(IPCChildProcess&& other) noexcept {
+  if (this != &other) {
+    reap();
+    channel_ = std::move(other.channel_);
+    pid_ = std::exchange(other.pid_, -1);
+  }
+  return *this;
+}
+
+IPCChildProcess::~IPCChildProcess() { reap(); }
+
+int IPCChildProcess::wait() {
+  if (pid_ < 0) {
+    throw std::logic_error("IPCChildProcess::wait: the child was already waited for");
+  }
+  int status = 0;
+  pid_t reaped = 0;
+  do {
+    reaped = ::waitpid(pid_, &status, 0);
+  } while (reaped < 0 && errno == EINTR);
+  if (reaped < 0) {
+    throw_errno("IPCChildProcess::wait: waitpid");
+  }
+  pid_ = -1;
+  if (WIFSIGNALED(status)) {
+    return 128 + WTERMSIG(status);
+  }
+  return WEXITSTATUS(status);
+}
+
+void IPCChildProcess::reap() noexcept {
+  channel_.close();
+  if (pid_ < 0) {
+    return;
+  }
+  int status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (::waitpid(pid_, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      static_cast<void>(::kill(pid_, SIGKILL));
+      static_cast<void>(::waitpid(pid_, &status, 0));
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  pid_ = -1;
+}
+
 }  // namespace cuwrap

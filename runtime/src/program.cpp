@@ -78,6 +78,9 @@ int driver_version_or_zero() noexcept {
   }
 }
 
+// The first bytes of every ObjectCode entry a ProgramCache holds.
+constexpr std::string_view kCachedProgramHeader = "cuwrap cached program 1";
+
 struct CachedProgram {
   ObjectCode code;
   std::string log;
@@ -85,7 +88,7 @@ struct CachedProgram {
 
 // The cache value: kind, name, compile log, name-expression pairs, then the code.
 std::string encode_cached_program(const ObjectCode& code, const std::string& log) {
-  std::string out = "cuwrap cached program 1";
+  std::string out(kCachedProgramHeader);
   append_field(out, to_string(code.code_type()));
   append_field(out, code.name());
   append_field(out, log);
@@ -101,11 +104,10 @@ std::string encode_cached_program(const ObjectCode& code, const std::string& log
 
 // Decode encode_cached_program's output; nothing for anything malformed (a miss).
 std::optional<CachedProgram> decode_cached_program(std::string_view data) {
-  constexpr std::string_view kHeader = "cuwrap cached program 1";
-  if (!data.starts_with(kHeader)) {
+  if (!data.starts_with(kCachedProgramHeader)) {
     return std::nullopt;
   }
-  std::size_t offset = kHeader.size();
+  std::size_t offset = kCachedProgramHeader.size();
   const auto kind = read_field(data, offset);
   auto name = read_field(data, offset);
   auto log = read_field(data, offset);
@@ -139,6 +141,67 @@ std::optional<CachedProgram> decode_cached_program(std::string_view data) {
   return CachedProgram{ObjectCode::from_parts(*type, std::move(*code), std::move(*name),
                                               std::move(lowered)),
                        std::move(*log)};
+}
+
+// The ObjectCode entry under `key`: nothing for a miss, an entry that is not one
+// (bytes put by hand, a damaged value) or, with `kind`, one of another kind.
+std::optional<CachedProgram> get_cached_program(ProgramCache& cache, std::string_view key,
+                                                std::optional<TargetType> kind) {
+  std::optional<std::string> stored = cache.get(key);
+  if (!stored) {
+    return std::nullopt;
+  }
+  std::optional<CachedProgram> cached = decode_cached_program(*stored);
+  if (!cached || (kind && cached->code.code_type() != *kind)) {
+    return std::nullopt;
+  }
+  return cached;
+}
+
+std::string_view to_key_string(CodeType type) {
+  switch (type) {
+    case CodeType::Cxx:
+      return "c++";
+    case CodeType::Ptx:
+      return "ptx";
+    case CodeType::Nvvm:
+      return "nvvm";
+  }
+  return "unknown";
+}
+
+// Refuse what no compile could do, before any key is built.
+void check_cache_key_inputs(CodeType code_type, TargetType target,
+                            std::span<const std::string> name_expressions) {
+  constexpr const char* kWhere = "make_program_cache_key: ";
+  if (code_type != CodeType::Cxx && code_type != CodeType::Ptx && code_type != CodeType::Nvvm) {
+    throw std::invalid_argument(std::string(kWhere) + "code_type " +
+                                std::to_string(static_cast<int>(code_type)) +
+                                " is not a CodeType");
+  }
+  const bool cxx = code_type == CodeType::Cxx;
+  const bool nvvm = code_type == CodeType::Nvvm;
+  const bool supported = nvvm ? (target == TargetType::Ptx || target == TargetType::Ltoir)
+                              : (target == TargetType::Ptx || target == TargetType::Cubin ||
+                                 (cxx && target == TargetType::Ltoir));
+  const char* source = cxx ? "C++" : nvvm ? "NVVM IR" : "PTX";
+  if (!supported) {
+    throw std::invalid_argument(std::string(kWhere) + source + " does not compile to TargetType::" +
+                                std::string(to_string(target)) +
+                                (cxx    ? "; use Ptx, Cubin or Ltoir"
+                                 : nvvm ? "; use Ptx or Ltoir"
+                                        : "; use Ptx or Cubin"));
+  }
+  if (!cxx && !name_expressions.empty()) {
+    throw std::invalid_argument(std::string(kWhere) + "name_expressions need C++ source; the code is " +
+                                source);
+  }
+  for (std::size_t i = 0; i < name_expressions.size(); ++i) {
+    if (name_expressions[i].empty()) {
+      throw std::invalid_argument(std::string(kWhere) + "name_expressions[" + std::to_string(i) +
+                                  "] is empty");
+    }
+  }
 }
 
 nvrtcProgram create_nvrtc_program(const std::string& code, const std::string& name) {
@@ -363,13 +426,11 @@ ObjectCode Program::compile(TargetType target, std::span<const std::string> name
     return compile_uncached(target, name_expressions, log);
   }
   const std::string key = program_cache_key(target, name_expressions);
-  if (std::optional<std::string> stored = cache->get(key)) {
-    if (std::optional<CachedProgram> cached = decode_cached_program(*stored)) {
-      if (log != nullptr) {
-        *log = std::move(cached->log);
-      }
-      return std::move(cached->code);
+  if (std::optional<CachedProgram> cached = get_cached_program(*cache, key, target)) {
+    if (log != nullptr) {
+      *log = std::move(cached->log);
     }
+    return std::move(cached->code);
   }
   std::string compile_log;
   ObjectCode code = compile_uncached(target, name_expressions, &compile_log);
@@ -383,44 +444,7 @@ ObjectCode Program::compile(TargetType target, std::span<const std::string> name
 std::string Program::program_cache_key(TargetType target,
                                        std::span<const std::string> name_expressions) const {
   require_open("program_cache_key");
-  std::string key = "cuwrap program cache key 1";
-  append_field(key, type_ == CodeType::Ptx ? "ptx" : type_ == CodeType::Nvvm ? "nvvm" : "c++");
-  append_field(key, code_);
-  append_field(key, options_.name);
-  for (const std::string& option :
-       type_ == CodeType::Nvvm ? options_.to_nvvm_options() : options_.to_nvrtc_options()) {
-    append_field(key, option);
-  }
-  append_field(key, "target");
-  append_field(key, to_string(target));
-  for (const std::string& expression : name_expressions) {
-    append_field(key, expression);
-  }
-  if (type_ == CodeType::Nvvm) {
-#if CUWRAP_HAS_NVVM
-    // libNVVM's version decides the output.
-    const auto [nvvm_major, nvvm_minor] = nvvm::nvvmVersion();
-    append_field(key, "nvvm " + std::to_string(nvvm_major) + "." + std::to_string(nvvm_minor));
-#endif
-    append_field(key, "driver " + std::to_string(driver_version_or_zero()));
-    return key;
-  }
-  const auto [major, minor] = nvrtc::nvrtcVersion();
-  append_field(key, "nvrtc " + std::to_string(major) + "." + std::to_string(minor));
-  if (type_ == CodeType::Ptx) {
-    // PTX is assembled by nvJitLink or the driver: its version decides the output.
-    unsigned link_major = 0;
-    unsigned link_minor = 0;
-    if (detail::nvjitlink_usable() &&
-        nvjitlink::raw::nvJitLinkVersion(&link_major, &link_minor) == NVJITLINK_SUCCESS) {
-      append_field(key, "nvJitLink " + std::to_string(link_major) + "." +
-                            std::to_string(link_minor));
-    } else {
-      append_field(key, "driver linker");
-    }
-  }
-  append_field(key, "driver " + std::to_string(driver_version_or_zero()));
-  return key;
+  return make_program_cache_key(code_, type_, options_, target, name_expressions);
 }
 
 ObjectCode Program::compile_uncached(TargetType target,
@@ -603,6 +627,77 @@ ObjectCode Program::compile_nvvm(TargetType target, std::string* log) {
   create_nvvm_program();  // throws the LoadError naming nvvm.h
   return ObjectCode::from_ptx(code_, options_.name);
 #endif
+}
+
+// ---- cache keys and entries ------------------------------------------------------
+
+std::string make_program_cache_key(std::string_view code, CodeType code_type,
+                                   const ProgramOptions& options, TargetType target,
+                                   std::span<const std::string> name_expressions) {
+  check_cache_key_inputs(code_type, target, name_expressions);
+  std::string key = "cuwrap program cache key 1";
+  append_field(key, to_key_string(code_type));
+  append_field(key, code);
+  append_field(key, options.name);
+  for (const std::string& option : code_type == CodeType::Nvvm ? options.to_nvvm_options()
+                                                               : options.to_nvrtc_options()) {
+    append_field(key, option);
+  }
+  append_field(key, "target");
+  append_field(key, to_string(target));
+  for (const std::string& expression : name_expressions) {
+    append_field(key, expression);
+  }
+  if (code_type == CodeType::Nvvm) {
+#if CUWRAP_HAS_NVVM
+    // libNVVM's version decides the output.
+    const auto [nvvm_major, nvvm_minor] = nvvm::nvvmVersion();
+    append_field(key, "nvvm " + std::to_string(nvvm_major) + "." + std::to_string(nvvm_minor));
+#endif
+    append_field(key, "driver " + std::to_string(driver_version_or_zero()));
+    return key;
+  }
+  const auto [major, minor] = nvrtc::nvrtcVersion();
+  append_field(key, "nvrtc " + std::to_string(major) + "." + std::to_string(minor));
+  if (code_type == CodeType::Ptx) {
+    // PTX is assembled by nvJitLink or the driver: its version decides the output.
+    unsigned link_major = 0;
+    unsigned link_minor = 0;
+    if (detail::nvjitlink_usable() &&
+        nvjitlink::raw::nvJitLinkVersion(&link_major, &link_minor) == NVJITLINK_SUCCESS) {
+      append_field(key, "nvJitLink " + std::to_string(link_major) + "." +
+                            std::to_string(link_minor));
+    } else {
+      append_field(key, "driver linker");
+    }
+  }
+  append_field(key, "driver " + std::to_string(driver_version_or_zero()));
+  return key;
+}
+
+std::string make_program_cache_key(std::string_view code, CodeType code_type,
+                                   const ProgramOptions& options, TargetType target,
+                                   std::initializer_list<std::string> name_expressions) {
+  return make_program_cache_key(
+      code, code_type, options, target,
+      std::span<const std::string>(name_expressions.begin(), name_expressions.size()));
+}
+
+// ProgramCache's ObjectCode entries live here, next to the format Program::compile
+// writes, so that both flows share it.
+void ProgramCache::put(std::string_view key, const ObjectCode& code) {
+  if (key.empty()) {
+    throw std::invalid_argument("ProgramCache::put: the key is empty");
+  }
+  put(key, std::string_view(encode_cached_program(code, "")));
+}
+
+std::optional<ObjectCode> ProgramCache::get_object_code(std::string_view key) {
+  std::optional<CachedProgram> cached = get_cached_program(*this, key, std::nullopt);
+  if (!cached) {
+    return std::nullopt;
+  }
+  return std::move(cached->code);
 }
 
 }  // namespace cuwrap

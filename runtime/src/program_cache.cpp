@@ -363,6 +363,9 @@ struct FileProgramCache::State {
   std::once_flag warned;
 };
 
+FileProgramCache::FileProgramCache(std::filesystem::path dir)
+    : FileProgramCache(std::move(dir), kNoSizeCap, {}) {}
+
 FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_bytes)
     : FileProgramCache(std::move(dir), max_bytes, {}) {}
 
@@ -385,7 +388,7 @@ FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_by
     // destructor, which frees the state.
     : FileProgramCache(new State{std::move(dir), on_warning, {}}, max_bytes) {  // NOLINT(cppcoreguidelines-owning-memory)
   if (max_bytes_ == 0) {
-    throw std::invalid_argument("FileProgramCache: max_bytes must be > 0");
+    throw std::invalid_argument("FileProgramCache: max_bytes must be > 0; for no size cap, leave it out or pass FileProgramCache::kNoSizeCap");
   }
   if (state_->dir.empty()) {
     throw std::invalid_argument("FileProgramCache: the directory path is empty");
@@ -465,6 +468,9 @@ void FileProgramCache::put(std::string_view key, std::string_view value) {
 }
 
 void FileProgramCache::evict() {
+  if (max_bytes_ == kNoSizeCap) {
+    return;  // no cap: no need to list the directory
+  }
   struct File {
     std::filesystem::path path;
     std::size_t size;

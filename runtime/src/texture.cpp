@@ -15,7 +15,17 @@ bool is_integer_format(CUarray_format format) {
   return format != CU_AD_FORMAT_FLOAT && format != CU_AD_FORMAT_HALF;
 }
 
+bool reads_elements(const TextureOptions& options) {
+  return options.read_as_integer || options.read_mode == ReadMode::ElementType;
+}
+
 CUDA_TEXTURE_DESC to_texture_desc(const TextureOptions& options) {
+  if (options.read_mode != ReadMode::ElementType &&
+      options.read_mode != ReadMode::NormalizedFloat) {
+    throw std::invalid_argument("TextureOptions::read_mode " +
+                                std::to_string(static_cast<int>(options.read_mode)) +
+                                " is not ReadMode::ElementType or ReadMode::NormalizedFloat");
+  }
   if (options.max_anisotropy > 16) {
     throw std::invalid_argument("TextureOptions::max_anisotropy " +
                                 std::to_string(options.max_anisotropy) + " is above 16");
@@ -26,7 +36,7 @@ CUDA_TEXTURE_DESC to_texture_desc(const TextureOptions& options) {
   }
   desc.filterMode = options.filter_mode;
   desc.flags = (options.normalized_coords ? CU_TRSF_NORMALIZED_COORDINATES : 0U) |
-               (options.read_as_integer ? CU_TRSF_READ_AS_INTEGER : 0U) |
+               (reads_elements(options) ? CU_TRSF_READ_AS_INTEGER : 0U) |
                (options.srgb ? CU_TRSF_SRGB : 0U);
   desc.maxAnisotropy = options.max_anisotropy;
   desc.mipmapFilterMode = options.mipmap_filter_mode;
@@ -59,11 +69,19 @@ CUtexObject create_texture(const CUDA_RESOURCE_DESC& resource, const CUDA_TEXTUR
 }
 
 void check_filtering(CUarray_format format, const TextureOptions& options) {
-  if (options.filter_mode == CU_TR_FILTER_MODE_LINEAR && options.read_as_integer &&
+  if (options.filter_mode == CU_TR_FILTER_MODE_LINEAR && reads_elements(options) &&
       is_integer_format(format)) {
     throw std::invalid_argument(
-        "TextureOptions: linear filtering of integer data read as integers is not possible; "
-        "drop read_as_integer (values are then normalised) or use point filtering");
+        "TextureOptions: linear filtering of integer data read as integers "
+        "(ReadMode::ElementType, the default) is not possible; use "
+        "read_mode = ReadMode::NormalizedFloat (and read_as_integer = false) or point "
+        "filtering");
+  }
+}
+
+void require_open(CUarray handle, const char* what) {
+  if (handle == nullptr) {
+    throw std::invalid_argument(std::string(what) + ": the Array is closed (or moved from)");
   }
 }
 
@@ -71,7 +89,13 @@ void check_filtering(CUarray_format format, const TextureOptions& options) {
 
 // ---- TextureObject ----
 
+TextureObject::TextureObject(const Array& array, const TextureOptions& options)
+    : TextureObject(static_cast<const ArrayRef&>(array), options) {
+  storage_ = array.storage_;
+}
+
 TextureObject::TextureObject(const ArrayRef& array, const TextureOptions& options) {
+  require_open(array.handle(), "TextureObject");
   check_filtering(array.descriptor().Format, options);
   const CUDA_TEXTURE_DESC texture = to_texture_desc(options);
   CUDA_RESOURCE_DESC resource{};
@@ -87,15 +111,17 @@ TextureObject::TextureObject(const MipmappedArray& array, const TextureOptions& 
   resource.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
   resource.res.mipmap.hMipmappedArray = array.handle();
   handle_ = create_texture(resource, texture, array.context());
+  storage_ = array.storage_;
 }
 
 TextureObject::TextureObject(TextureObject&& other) noexcept
-    : handle_(std::exchange(other.handle_, 0)) {}
+    : handle_(std::exchange(other.handle_, 0)), storage_(std::move(other.storage_)) {}
 
 TextureObject& TextureObject::operator=(TextureObject&& other) noexcept {
   if (this != &other) {
     close();
     handle_ = std::exchange(other.handle_, 0);
+    storage_ = std::move(other.storage_);
   }
   return *this;
 }
@@ -115,11 +141,18 @@ void TextureObject::close() noexcept {
                                    "TextureObject");
     handle_ = 0;
   }
+  storage_.reset();  // after the texture: the array may go with it
 }
 
 // ---- SurfaceObject ----
 
+SurfaceObject::SurfaceObject(const Array& array)
+    : SurfaceObject(static_cast<const ArrayRef&>(array)) {
+  storage_ = array.storage_;
+}
+
 SurfaceObject::SurfaceObject(const ArrayRef& array) {
+  require_open(array.handle(), "SurfaceObject");
   if ((array.descriptor().Flags & CUDA_ARRAY3D_SURFACE_LDST) == 0) {
     throw std::invalid_argument(
         "SurfaceObject: the array was not created with ArrayOptions::surface_load_store");
@@ -131,12 +164,13 @@ SurfaceObject::SurfaceObject(const ArrayRef& array) {
 }
 
 SurfaceObject::SurfaceObject(SurfaceObject&& other) noexcept
-    : handle_(std::exchange(other.handle_, 0)) {}
+    : handle_(std::exchange(other.handle_, 0)), storage_(std::move(other.storage_)) {}
 
 SurfaceObject& SurfaceObject::operator=(SurfaceObject&& other) noexcept {
   if (this != &other) {
     close();
     handle_ = std::exchange(other.handle_, 0);
+    storage_ = std::move(other.storage_);
   }
   return *this;
 }
@@ -156,6 +190,7 @@ void SurfaceObject::close() noexcept {
                                    "cuSurfObjectDestroy", "SurfaceObject");
     handle_ = 0;
   }
+  storage_.reset();  // after the surface: the array may go with it
 }
 
 }  // namespace cuwrap

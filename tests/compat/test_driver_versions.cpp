@@ -4,6 +4,7 @@
 // a fresh child process (gtest's threadsafe death-test style re-executes the binary),
 // because libcuda is opened once per process.
 #include <gtest/gtest.h>
+#include <cuwrap/checkpoint.hpp>
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/detail/loader.hpp>
 #include <cuwrap/detail/symbols.hpp>
@@ -105,6 +106,26 @@ TEST_F(OldDriver, UnsupportedFeatureIsCheckedThenSkipped) {
       12080, "a CUDA 12.8 feature",
       cuwrap::detail::require_driver(12080, "a CUDA 12.8 feature (switch nodes)"));
   ADD_FAILURE() << "a 12.4 driver ran a 12.8 feature";
+}
+
+// Checkpoints need a CUDA 12.8 driver: a 12.4 one is refused, naming the operation and
+// both versions, before any checkpoint entry point is looked up.
+TEST_F(OldDriver, CheckpointNeedsA128Driver) {
+#if CUDA_VERSION >= 12080
+  const cuwrap::checkpoint::Process process = cuwrap::checkpoint::Process::current();
+  try {
+    static_cast<void>(process.state());
+    ADD_FAILURE() << "a 12.4 driver ran a checkpoint";
+  } catch (const cuwrap::UnsupportedError& e) {
+    EXPECT_EQ(e.feature(), "checkpoint::Process::state");
+    EXPECT_EQ(e.required_version(), 12080);
+    EXPECT_EQ(e.available_version(), 12040);
+  }
+  EXPECT_THROW(static_cast<void>(process.lock(10)), cuwrap::UnsupportedError);
+  EXPECT_THROW(process.unlock(), cuwrap::UnsupportedError);
+#else
+  GTEST_SKIP() << "built against a toolkit without checkpoints (test_checkpoint covers it)";
+#endif
 }
 
 TEST_F(OldDriver, SupportedFeatureRunsOn) {

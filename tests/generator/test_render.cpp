@@ -115,8 +115,10 @@ TEST(Render, DriverHeadersSplitRawTypedAndEnums) {
   // Several outputs: an aggregate named after the C parameters.
   EXPECT_TRUE(has(h, "struct cuMemGetInfo_result {\n  size_t free;\n  size_t total;\n};"));
   EXPECT_TRUE(has(h, "fn(&result.free, &result.total)"));
-  // Answer status, through the per-thread slot when the TU asks for it.
-  EXPECT_TRUE(has(h, "inline bool cuStreamQuery(CUstream hStream) {"));
+  // Answer status, through the per-thread slot when the TU asks for it; [[nodiscard]],
+  // since dropping the answer (not ready, lock timed out) is a bug.
+  EXPECT_TRUE(has(h, "[[nodiscard]]\ninline bool cuStreamQuery(CUstream hStream) {"));
+  EXPECT_FALSE(has(h, "[[nodiscard]]\ninline CUdeviceptr cuMemAlloc"));
   EXPECT_TRUE(has(h, "check_answer(fn(hStream), CUDA_ERROR_NOT_READY, \"cuStreamQuery\")"));
   EXPECT_TRUE(has(h, "kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[1]"));
   // Raw-only: the typed form is absent and says why.

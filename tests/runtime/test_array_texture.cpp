@@ -1,8 +1,9 @@
-// CUDA arrays, textures and surfaces: shapes refused before the driver (no GPU needed);
-// on a GPU round trips of 1-D, 2-D (packed and pitched), 3-D and layered arrays, mipmap
-// levels, a texture sampled with linear filtering compared with the bilinear
-// interpolation computed on the host from the same data, and a surface written by a
-// kernel.
+// CUDA arrays, textures and surfaces: shapes and host copy sizes refused before the
+// driver (no GPU needed); on a GPU round trips of 1-D, 2-D (packed and pitched), 3-D and
+// layered arrays through buffers and host memory, mipmap levels, a texture sampled with
+// linear filtering compared with the bilinear interpolation computed on the host from
+// the same data, read modes on 8-bit data, a texture that outlives its Array handle (and
+// frees the array after it), and a surface written by a kernel.
 #include <cuwrap/cuwrap.hpp>
 
 #include <gtest/gtest.h>
@@ -15,6 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -58,6 +61,63 @@ TEST(ArrayChecks, ShapesAndFormatsAreCheckedFirst) {
   EXPECT_EQ(cuwrap::detail::channel_bytes(CU_AD_FORMAT_HALF), 2U);
 }
 
+// An ArrayRef of a given shape whose handle no driver call ever sees: the checks of the
+// host copies run before the driver.
+class ShapeOnly : public cuwrap::ArrayRef {
+ public:
+  explicit ShapeOnly(const ArrayOptions& options)
+      : ArrayRef(reinterpret_cast<CUarray>(std::uintptr_t{0x10}),  // NOLINT
+                 cuwrap::detail::to_array_descriptor(options)) {}
+};
+
+template <class Call>
+std::string copy_error(Call&& call) {
+  return cuwrap::testing::thrown_message<std::invalid_argument>(static_cast<Call&&>(call));
+}
+
+TEST(ArrayChecks, HostCopiesCheckSizesAndPitchBeforeTheDriver) {
+  const ShapeOnly image({.width = 8, .height = 4, .format = CU_AD_FORMAT_FLOAT});  // 32-byte rows
+  const auto& stream = cuwrap::kLegacyDefaultStream;
+  std::vector<float> small(8 * 4 - 1);
+  EXPECT_TRUE(contains(copy_error([&] { image.copy_from(small, stream); }),
+                       "the host span has 124 bytes but the array needs 128"));
+  EXPECT_TRUE(contains(copy_error([&] { image.copy_to(small, stream); }), "copy_to: the host span"));
+  std::vector<std::byte> rows(128);
+  EXPECT_TRUE(contains(copy_error([&] { image.copy_from(std::span<const std::byte>(rows), stream, 16); }),
+                       "pitch 16 is smaller than a row of 32 bytes"));
+  // Pitched: 3 rows of 48 bytes and a last row of 32 are needed, 176 bytes.
+  std::vector<std::byte> pitched(175);
+  EXPECT_TRUE(contains(copy_error([&] { image.copy_to(std::span<std::byte>(pitched), stream, 48); }),
+                       "has 175 bytes but the array needs 176 (4 rows of 32 bytes, pitch 48)"));
+  // 3-D: rows of every slice count.
+  const ShapeOnly volume({.width = 2, .height = 3, .depth = 4, .format = CU_AD_FORMAT_UNSIGNED_INT8});
+  std::vector<std::uint8_t> bytes(2 * 3 * 4 - 1);
+  EXPECT_TRUE(contains(copy_error([&] { volume.copy_from(bytes, stream); }),
+                       "has 23 bytes but the array needs 24 (12 rows of 2 bytes"));
+}
+
+TEST(TextureChecks, ReadModeAndFilteringAreCheckedFirst) {
+  // The cuda.core default: integer data read as stored, which cannot be interpolated.
+  EXPECT_EQ(cuwrap::TextureOptions{}.read_mode, cuwrap::ReadMode::ElementType);
+  const ShapeOnly bytes({.width = 4, .height = 4, .format = CU_AD_FORMAT_UNSIGNED_INT8});
+  const std::string linear_default = copy_error(
+      [&] { cuwrap::TextureObject t(bytes, {.filter_mode = CU_TR_FILTER_MODE_LINEAR}); });
+  EXPECT_TRUE(contains(linear_default, "ReadMode::NormalizedFloat")) << linear_default;
+  // The older flag still forces ElementType.
+  EXPECT_TRUE(contains(copy_error([&] {
+                         cuwrap::TextureObject t(bytes,
+                                                 {.filter_mode = CU_TR_FILTER_MODE_LINEAR,
+                                                  .read_mode = cuwrap::ReadMode::NormalizedFloat,
+                                                  .read_as_integer = true});
+                       }),
+                       "is not possible"));
+  EXPECT_TRUE(contains(copy_error([&] {
+                         cuwrap::TextureObject t(
+                             bytes, {.read_mode = static_cast<cuwrap::ReadMode>(7)});
+                       }),
+                       "read_mode 7"));
+}
+
 // ---- GPU ---------------------------------------------------------------------------
 
 const char* const kKernels = R"(
@@ -66,6 +126,14 @@ extern "C" __global__ void sample_2d(cudaTextureObject_t texture, const float* c
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
     out[i] = tex2D<float>(texture, coords[2 * i], coords[2 * i + 1]);
+  }
+}
+
+extern "C" __global__ void sample_2d_u8(cudaTextureObject_t texture, const float* coords,
+                                        float* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    out[i] = tex2D<unsigned char>(texture, coords[2 * i], coords[2 * i + 1]);
   }
 }
 
@@ -133,6 +201,148 @@ TEST_F(ArrayGpu, PitchedCopiesSkipThePadding) {
   Buffer small = device().allocate(array.size_bytes() - 1, stream());
   EXPECT_THROW(array.copy_from(small, stream()), std::invalid_argument);
   EXPECT_THROW(array.copy_to(small, stream(), 16), std::invalid_argument);  // pitch < row
+}
+
+TEST_F(ArrayGpu, HostCopiesRoundTripEveryShape) {
+  const ArrayOptions shapes[] = {
+      {.width = 100, .format = CU_AD_FORMAT_UNSIGNED_INT8},
+      {.width = 13, .height = 7, .format = CU_AD_FORMAT_FLOAT, .num_channels = 2},
+      {.width = 9, .height = 5, .depth = 3, .format = CU_AD_FORMAT_HALF},
+      {.width = 6, .height = 4, .depth = 5, .format = CU_AD_FORMAT_SIGNED_INT32, .layered = true}};
+  unsigned seed = 20;
+  for (const ArrayOptions& options : shapes) {
+    const Array array(device(), options);
+    const auto data = cuwrap::testing::random_bytes(array.size_bytes(), ++seed);
+    std::vector<std::byte> back(data.size());
+    array.copy_from(std::span<const std::byte>(data), stream());
+    array.copy_to(std::span<std::byte>(back), stream());
+    stream().sync();
+    EXPECT_EQ(back, data) << "width " << options.width << " height " << options.height
+                          << " depth " << options.depth;
+    // Host and device copies see the same layout.
+    Buffer device_copy = device().allocate(data.size(), stream());
+    array.copy_to(device_copy, stream());
+    EXPECT_EQ(cuwrap::testing::read_back(device_copy, stream()), data);
+  }
+}
+
+TEST_F(ArrayGpu, PitchedHostCopiesSkipThePadding) {
+  // A 3-D array of 3 slices of 4 rows of 8 floats, from host rows 48 bytes apart.
+  const Array array(device(), {.width = 8, .height = 4, .depth = 3, .format = CU_AD_FORMAT_FLOAT});
+  constexpr std::size_t kRow = 32;
+  constexpr std::size_t kPitch = 48;
+  constexpr std::size_t kRows = 12;
+  const auto data = cuwrap::testing::random_bytes(kPitch * kRows, 31);
+  array.copy_from(std::span<const std::byte>(data), stream(), kPitch);
+  std::vector<std::byte> packed(array.size_bytes());
+  array.copy_to(std::span<std::byte>(packed), stream());
+  std::vector<std::byte> repitched(kPitch * kRows, std::byte{0x5a});
+  array.copy_to(std::span<std::byte>(repitched), stream(), kPitch);
+  stream().sync();
+  for (std::size_t row = 0; row < kRows; ++row) {
+    const auto at = [](std::size_t offset) { return static_cast<std::ptrdiff_t>(offset); };
+    EXPECT_TRUE(std::equal(packed.begin() + at(row * kRow), packed.begin() + at(row * kRow + kRow),
+                           data.begin() + at(row * kPitch)))
+        << "row " << row;
+    EXPECT_TRUE(std::equal(repitched.begin() + at(row * kPitch),
+                           repitched.begin() + at(row * kPitch + kRow),
+                           data.begin() + at(row * kPitch)))
+        << "row " << row;
+    // The padding of the destination is left alone.
+    EXPECT_EQ(repitched[row * kPitch + kRow], std::byte{0x5a}) << "row " << row;
+  }
+}
+
+TEST_F(ArrayGpu, ATextureKeepsItsArrayAliveAndFreesItLast) {
+  CUWRAP_REQUIRE_NVRTC();
+  // 64 MiB, so that the free memory shows when the array is destroyed.
+  constexpr int kW = 4096;
+  constexpr int kH = 4096;
+  std::vector<float> texels(static_cast<std::size_t>(kW) * kH);
+  for (std::size_t i = 0; i < texels.size(); ++i) {
+    texels[i] = static_cast<float>(i % 1000) * 0.5f;
+  }
+  const auto free_memory = [&] {
+    stream().sync();
+    return cuwrap::driver::cuMemGetInfo().free;
+  };
+  const std::size_t before = free_memory();
+  std::optional<Array> array(std::in_place, device(),
+                             ArrayOptions{.width = kW, .height = kH, .format = CU_AD_FORMAT_FLOAT});
+  array->copy_from(texels, stream());
+  std::optional<cuwrap::TextureObject> texture(std::in_place, *array);
+  const std::size_t with_array = free_memory();
+  ASSERT_LT(with_array + (std::size_t{48} << 20), before);
+
+  array.reset();  // the user's handle goes first
+  EXPECT_LT(free_memory() + (std::size_t{48} << 20), before) << "the array was freed too early";
+  // The texture still reads the data.
+  const std::vector<float> coords = {0.5f, 0.5f, 1000.5f, 2.5f, 4095.5f, 4095.5f};
+  Buffer coord_buffer = device().allocate(coords.size() * sizeof(float), stream());
+  Buffer out = device().allocate(3 * sizeof(float), stream());
+  coord_buffer.copy_from(coords, stream());
+  cuwrap::launch(stream(), {.grid = 1, .block = 32}, kernel("sample_2d"), texture->handle(),
+                 coord_buffer, out, 3);
+  std::vector<float> sampled(3);
+  out.copy_to(sampled, stream());
+  stream().sync();
+  EXPECT_EQ(sampled[0], texels[0]);
+  EXPECT_EQ(sampled[1], texels[static_cast<std::size_t>(2 * kW + 1000)]);
+  EXPECT_EQ(sampled[2], texels.back());
+
+  texture.reset();  // the last user: the array goes with it
+  EXPECT_GT(free_memory(), with_array + (std::size_t{48} << 20)) << "the array was not freed";
+}
+
+TEST_F(ArrayGpu, ASurfaceKeepsItsArrayAlive) {
+  CUWRAP_REQUIRE_NVRTC();
+  constexpr int kW = 8;
+  constexpr int kH = 3;
+  std::optional<Array> array(std::in_place, device(),
+                             ArrayOptions{.width = kW, .height = kH, .format = CU_AD_FORMAT_FLOAT,
+                                          .surface_load_store = true});
+  const cuwrap::ArrayRef view = *array;  // a view, to read the array back afterwards
+  const cuwrap::SurfaceObject surface(*array);
+  array->close();
+  EXPECT_EQ(array->handle(), nullptr);
+  EXPECT_THROW(cuwrap::TextureObject{*array}, std::invalid_argument);  // closed
+  cuwrap::launch(stream(), {.grid = kH, .block = 32}, kernel("write_surface"), surface.handle(), kW,
+                 kH);
+  std::vector<float> back(kW * kH);
+  view.copy_to(back, stream());
+  stream().sync();
+  EXPECT_EQ(back[static_cast<std::size_t>(2 * kW + 5)], 205.0f);
+}
+
+TEST_F(ArrayGpu, ReadModesOfEightBitData) {
+  CUWRAP_REQUIRE_NVRTC();
+  const Array array(device(), {.width = 4, .height = 1, .format = CU_AD_FORMAT_UNSIGNED_INT8});
+  const std::vector<std::uint8_t> texels = {0, 51, 204, 255};
+  array.copy_from(texels, stream());
+  const std::vector<float> coords = {0.5f, 0.5f, 1.5f, 0.5f, 2.5f, 0.5f, 3.5f, 0.5f};
+  Buffer coord_buffer = device().allocate(coords.size() * sizeof(float), stream());
+  coord_buffer.copy_from(coords, stream());
+  Buffer out = device().allocate(4 * sizeof(float), stream());
+  // NormalizedFloat: bytes become floats in [0, 1]; linear filtering is allowed.
+  const cuwrap::TextureObject normalized(
+      array, {.filter_mode = CU_TR_FILTER_MODE_LINEAR, .read_mode = cuwrap::ReadMode::NormalizedFloat});
+  cuwrap::launch(stream(), {.grid = 1, .block = 32}, kernel("sample_2d"), normalized.handle(),
+                 coord_buffer, out, 4);
+  std::vector<float> sampled(4);
+  out.copy_to(sampled, stream());
+  stream().sync();
+  for (std::size_t i = 0; i < texels.size(); ++i) {
+    EXPECT_NEAR(sampled[i], static_cast<float>(texels[i]) / 255.0f, 1e-5f) << "texel " << i;
+  }
+  // ElementType: the bytes as stored.
+  const cuwrap::TextureObject elements(array);
+  cuwrap::launch(stream(), {.grid = 1, .block = 32}, kernel("sample_2d_u8"), elements.handle(),
+                 coord_buffer, out, 4);
+  out.copy_to(sampled, stream());
+  stream().sync();
+  for (std::size_t i = 0; i < texels.size(); ++i) {
+    EXPECT_EQ(sampled[i], static_cast<float>(texels[i])) << "texel " << i;
+  }
 }
 
 TEST_F(ArrayGpu, MipmapLevelsHalveTheExtents) {

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -119,6 +120,127 @@ TEST(ProgramCacheKey, ChangesWithEveryInput) {
   EXPECT_NE(key.find("nvrtc " + std::to_string(major) + "." + std::to_string(minor)),
             std::string::npos);
   EXPECT_NE(key.find("driver "), std::string::npos);
+}
+
+TEST(ProgramCacheKey, TheFreeFunctionIsTheKeyCompileUses) {
+  CUWRAP_REQUIRE_NVRTC();
+  const std::vector<std::string> names{"fill<int>"};
+  Program p(kSource, CodeType::Cxx, sm90());
+  EXPECT_EQ(cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Cubin, names),
+            p.program_cache_key(TargetType::Cubin, names));
+  EXPECT_EQ(cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Ptx,
+                                           {"fill<int>"}),
+            p.program_cache_key(TargetType::Ptx, names));
+  EXPECT_NE(cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Cubin),
+            cuwrap::make_program_cache_key(kSource, CodeType::Ptx, sm90(), TargetType::Cubin))
+      << "the code type is part of the key";
+}
+
+std::string key_error(CodeType type, TargetType target, std::vector<std::string> names = {}) {
+  try {
+    cuwrap::make_program_cache_key(kSource, type, sm90(), target, names);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ProgramCacheKey, RefusesWhatNoCompileCouldDo) {
+  EXPECT_NE(key_error(CodeType::Nvvm, TargetType::Cubin).find("NVVM IR does not compile to TargetType::"),
+            std::string::npos);
+  EXPECT_NE(key_error(CodeType::Nvvm, TargetType::Ptx, {"f"}).find("the code is NVVM IR"),
+            std::string::npos);
+  EXPECT_NE(key_error(CodeType::Cxx, TargetType::Fatbin).find("C++ does not compile to TargetType::"),
+            std::string::npos);
+  EXPECT_NE(key_error(CodeType::Ptx, TargetType::Ltoir).find("PTX does not compile"),
+            std::string::npos);
+  EXPECT_NE(key_error(CodeType::Ptx, TargetType::Cubin, {"f"}).find("need C++ source"),
+            std::string::npos);
+  EXPECT_NE(key_error(CodeType::Cxx, TargetType::Cubin, {"f", ""}).find("name_expressions[1] is empty"),
+            std::string::npos);
+}
+
+// ---- ObjectCode entries: put(key, code) and compile share one format ----------------
+
+TEST(ProgramCacheObjectCode, PutThenCompileWithTheSameKeyHits) {
+  CUWRAP_REQUIRE_NVRTC();
+  InMemoryProgramCache cache(std::size_t{16} << 20);
+  const std::vector<std::string> names{"fill<int>"};
+  // Compiled elsewhere (no cache), stored by hand under the key of the compile below.
+  Program elsewhere(kSource, CodeType::Cxx, sm90());
+  const ObjectCode compiled = elsewhere.compile(TargetType::Ptx, names);
+  // A marker in the code shows that the compile below returns the stored entry.
+  std::string marked(compiled.code().data(), compiled.code().size());
+  marked += "\n// stored by put\n";
+  const ObjectCode stored = ObjectCode::from_parts(TargetType::Ptx, marked, "stored",
+                                                   compiled.name_expressions());
+  const std::string key =
+      cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Ptx, names);
+  cache.put(key, stored);
+  EXPECT_EQ(cache.entry_count(), 1U);
+  Program p(kSource, CodeType::Cxx, sm90());
+  std::string log = "untouched";
+  const ObjectCode hit = p.compile(TargetType::Ptx, names, &log, &cache);
+  EXPECT_EQ(std::string(hit.code().data(), hit.code().size()), marked);
+  EXPECT_EQ(hit.name(), "stored");
+  EXPECT_EQ(hit.lowered_name("fill<int>"), compiled.lowered_name("fill<int>"));
+  EXPECT_EQ(log, "");  // put stores no compile log
+  EXPECT_EQ(cache.entry_count(), 1U);
+}
+
+TEST(ProgramCacheObjectCode, CompileThenGetReturnsTheObjectCode) {
+  CUWRAP_REQUIRE_NVRTC();
+  TempDir dir;
+  FileProgramCache cache(dir.path());  // no size cap
+  EXPECT_EQ(cache.max_bytes(), FileProgramCache::kNoSizeCap);
+  const std::vector<std::string> names{"fill<float>"};
+  Program p(kSource, CodeType::Cxx, sm90());
+  const ObjectCode compiled = p.compile(TargetType::Cubin, names, nullptr, &cache);
+  const std::optional<ObjectCode> got = cache.get_object_code(
+      cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Cubin, names));
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->code_type(), TargetType::Cubin);
+  ASSERT_EQ(got->code().size(), compiled.code().size());
+  EXPECT_TRUE(std::equal(compiled.code().begin(), compiled.code().end(), got->code().begin()));
+  EXPECT_EQ(got->lowered_name("fill<float>"), compiled.lowered_name("fill<float>"));
+  // What get returns goes back in with put, and a second cache reads it as compile does.
+  TempDir other_dir;
+  FileProgramCache other(other_dir.path().string());
+  other.put("copied", *got);
+  const std::optional<ObjectCode> again = other.get_object_code("copied");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->lowered_name("fill<float>"), compiled.lowered_name("fill<float>"));
+  // Bytes put by hand are not an ObjectCode entry; a missing key is a miss.
+  other.put("bytes", std::string_view("not an entry"));
+  EXPECT_FALSE(other.get_object_code("bytes").has_value());
+  EXPECT_FALSE(other.get_object_code("missing").has_value());
+}
+
+TEST(ProgramCacheObjectCode, PutChecksItsArguments) {
+  InMemoryProgramCache cache(1024);
+  const ObjectCode ptx = ObjectCode::from_ptx(".version 8.0\n", "tiny");
+  try {
+    cache.put("", ptx);
+    ADD_FAILURE() << "an empty key was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the key is empty"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(cache.entry_count(), 0U);
+  cache.put("k", ptx);
+  ASSERT_TRUE(cache.get_object_code("k").has_value());
+  EXPECT_EQ(cache.get_object_code("k")->name(), "tiny");
+}
+
+TEST(FileProgramCache, WithoutACapKeepsEveryEntry) {
+  TempDir dir;
+  FileProgramCache cache(dir.path());
+  const std::string value(4096, 'x');
+  for (int i = 0; i < 64; ++i) {
+    cache.put("key " + std::to_string(i), value);
+  }
+  EXPECT_EQ(entry_files(dir.path()).size(), 64U);
+  EXPECT_GE(cache.size_bytes(), 64U * 4096U);
+  EXPECT_THROW(FileProgramCache(dir.path(), 0), std::invalid_argument);
 }
 
 // ---- InMemoryProgramCache ---------------------------------------------------------

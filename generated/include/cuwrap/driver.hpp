@@ -2334,6 +2334,7 @@ inline void cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t le
 }
 
 /// \brief Determine status of a compute stream
+[[nodiscard]]
 inline bool cuStreamQuery(CUstream hStream) {
   auto* fn = reinterpret_cast<decltype(::cuStreamQuery)*>(::cuwrap::detail::entry(::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[227] : ::cuwrap::detail::g_driver_slots[227], ::cuwrap::detail::Library::Driver, 227, ::cuwrap::detail::kPerThreadDefaultStream));
   return ::cuwrap::detail::check_answer(fn(hStream), CUDA_ERROR_NOT_READY, "cuStreamQuery");
@@ -2392,6 +2393,7 @@ inline void cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned in
 }
 
 /// \brief Queries an event's status
+[[nodiscard]]
 inline bool cuEventQuery(CUevent hEvent) {
   auto* fn = reinterpret_cast<decltype(::cuEventQuery)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[236], ::cuwrap::detail::Library::Driver, 236));
   return ::cuwrap::detail::check_answer(fn(hEvent), CUDA_ERROR_NOT_READY, "cuEventQuery");
@@ -4398,6 +4400,7 @@ inline CUprocessState cuCheckpointProcessGetState(int pid) {
 }
 
 /// \brief Lock a running CUDA process
+[[nodiscard]]
 inline bool cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessLock)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[445], ::cuwrap::detail::Library::Driver, 445));
   return ::cuwrap::detail::check_answer(fn(pid, args), CUDA_ERROR_NOT_READY, "cuCheckpointProcessLock");

@@ -6,17 +6,31 @@
 // an ArrayRef. MipmappedArray owns a CUmipmappedArray and hands out its levels as
 // ArrayRefs. Every array is made with cuArray3DCreate / cuMipmappedArrayCreate: one
 // path for every shape (cuArrayCreate describes only the 1-D and 2-D subset).
+//
+// Array and MipmappedArray share their CUDA array with the TextureObjects and
+// SurfaceObjects made from them (as cuda.core's texture objects keep their array
+// alive): the array is destroyed when the last of them goes, whichever that is.
 #pragma once
 
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/detail/ref.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cuda.h>
 
 #include <cstddef>
+#include <span>
+#include <type_traits>
 
 namespace cuwrap {
+namespace detail {
+/// The destruction of a CUarray or CUmipmappedArray, shared by its owner and the
+/// texture and surface objects that read it (runtime/src/array.cpp).
+struct ArrayStorage;
+void ref_acquire(const ArrayStorage* storage) noexcept;
+void ref_release(const ArrayStorage* storage) noexcept;
+}  // namespace detail
 
 /// The shape and element format of a CUDA array.
 ///
@@ -48,6 +62,34 @@ class ArrayRef {
   void copy_from(const Buffer& src, const Stream& stream, std::size_t src_pitch = 0) const;
   /// Copy all elements into `dst` (rows `dst_pitch` bytes apart; 0: packed rows).
   void copy_to(Buffer& dst, const Stream& stream, std::size_t dst_pitch = 0) const;
+  /// Copy all elements from host memory `host` (rows `host_pitch` bytes apart; 0:
+  /// packed rows), ordered on `stream`.
+  ///
+  /// As for a Buffer: `host` holds height() rows per slice and depth() slices (or
+  /// layers), checked before any driver call (std::invalid_argument naming the sizes
+  /// and the pitch). The memory must stay valid until the stream reaches the copy.
+  /// cuMemcpy2DAsync for 1-D and 2-D arrays, cuMemcpy3DAsync for 3-D and layered ones.
+  void copy_from(std::span<const std::byte> host, const Stream& stream,
+                 std::size_t host_pitch = 0) const;
+  /// Copy all elements into host memory `host` (rows `host_pitch` bytes apart; 0:
+  /// packed rows); the data is there once the stream reaches the copy.
+  void copy_to(std::span<std::byte> host, const Stream& stream, std::size_t host_pitch = 0) const;
+  /// Copy all elements from a contiguous host range of trivially copyable elements (a
+  /// std::vector<float>, a std::span<const std::uint8_t>, ...); sizes as above.
+  template <std::ranges::contiguous_range Range>
+  requires std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>
+  void copy_from(const Range& host, const Stream& stream, std::size_t host_pitch = 0) const {
+    copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))), stream,
+              host_pitch);
+  }
+  /// Copy all elements into a contiguous host range of trivially copyable elements.
+  template <std::ranges::contiguous_range Range>
+  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
+           !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>>)
+  void copy_to(Range&& host, const Stream& stream, std::size_t host_pitch = 0) const {
+    copy_to(std::as_writable_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
+            stream, host_pitch);
+  }
 
   /// Return the CUDA array handle.
   CUarray handle() const noexcept { return handle_; }
@@ -87,10 +129,13 @@ class ArrayRef {
 
 /// A CUDA array owned by this object (cuArray3DCreate / cuArrayDestroy); move-only.
 ///
+/// The texture and surface objects made from an Array share it: the CUDA array is
+/// destroyed when the Array and all of them are gone (or closed), in any order.
+///
 /// Example:
 /// \code
 ///   cuwrap::Array image(dev, {.width = 64, .height = 32, .format = CU_AD_FORMAT_FLOAT});
-///   image.copy_from(pixels, stream);   // a Buffer of 64 * 32 floats
+///   image.copy_from(pixels, stream);   // 64 * 32 floats: a Buffer or host memory
 /// \endcode
 class Array : public ArrayRef {
  public:
@@ -103,14 +148,23 @@ class Array : public ArrayRef {
   Array& operator=(Array&& other) noexcept;
   Array(const Array&) = delete;
   Array& operator=(const Array&) = delete;
-  /// Destroy the array (never throws).
+  /// Drop this owner's share of the array (never throws).
   ~Array();
 
-  /// Destroy the array now; idempotent.
+  /// Drop this owner's share of the array now; idempotent. The CUDA array is destroyed
+  /// at once unless a TextureObject or SurfaceObject still uses it, then with the last.
   void close() noexcept;
+
+ private:
+  friend class TextureObject;
+  friend class SurfaceObject;
+  detail::Ref<const detail::ArrayStorage> storage_;  // null once closed or moved from
 };
 
 /// A mipmapped CUDA array (cuMipmappedArrayCreate / cuMipmappedArrayDestroy); move-only.
+///
+/// A TextureObject made from it shares it, as for Array. Its levels are views
+/// (ArrayRef): a texture or surface made from a level does not keep it alive.
 class MipmappedArray {
  public:
   /// Create `levels` mipmap levels whose level 0 has `options`' shape.
@@ -119,7 +173,7 @@ class MipmappedArray {
   MipmappedArray& operator=(MipmappedArray&& other) noexcept;
   MipmappedArray(const MipmappedArray&) = delete;
   MipmappedArray& operator=(const MipmappedArray&) = delete;
-  /// Destroy the array (never throws).
+  /// Drop this owner's share of the array (never throws).
   ~MipmappedArray();
 
   /// Return level `level` as a view (cuMipmappedArrayGetLevel); valid while this lives.
@@ -132,10 +186,13 @@ class MipmappedArray {
   CUmipmappedArray handle() const noexcept { return handle_; }
   /// Return the context the array was created in (its device's primary context).
   CUcontext context() const noexcept { return context_; }
-  /// Destroy the array now; idempotent.
+  /// Drop this owner's share of the array now; idempotent (destroyed with the last
+  /// TextureObject that uses it).
   void close() noexcept;
 
  private:
+  friend class TextureObject;
+  detail::Ref<const detail::ArrayStorage> storage_;
   CUmipmappedArray handle_ = nullptr;
   CUcontext context_ = nullptr;
   unsigned levels_ = 0;

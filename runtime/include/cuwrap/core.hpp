@@ -37,3 +37,4 @@
 #include <cuwrap/peer.hpp>
 #include <cuwrap/green_context.hpp>
 #include <cuwrap/context.hpp>
+#include <cuwrap/checkpoint.hpp>

@@ -1,6 +1,9 @@
 // Sharing memory pools and buffers between processes (cuda.core's _memory/_ipc): the
-// exported pool handle (a POSIX file descriptor), the descriptor of one buffer, and a
-// Unix-domain-socket channel that carries both to another process of the same user.
+// exported pool handle (a POSIX file descriptor), the descriptor of one buffer, a
+// Unix-domain-socket channel that carries both to another process of the same user,
+// IPCSharedBuffers (a pool handle and its buffers' descriptors, sent as one), and
+// IPCChildProcess, which starts a program with one end of a channel that the child
+// opens with IPCChannel::from_parent().
 //
 // Linux only: pools export POSIX file descriptors (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
 // which only SCM_RIGHTS over a Unix domain socket can hand to another process.
@@ -13,12 +16,18 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 namespace cuwrap {
+
+/// The environment variable through which IPCChildProcess gives a child the file
+/// descriptor of its end of the channel (read by IPCChannel::from_parent()).
+inline constexpr const char* kIPCChannelEnvironmentVariable = "CUWRAP_IPC_CHANNEL_FD";
 
 /// The 16 random bytes that name one exported pool, so that a buffer descriptor can be
 /// matched with the pool it came from before any driver call.
@@ -78,6 +87,20 @@ struct IPCBufferDescriptor {
 };
 static_assert(std::is_trivially_copyable_v<IPCBufferDescriptor>);
 
+/// What one process shares from an IPC-enabled pool, sent as one message: the pool's
+/// handle and the descriptors of some of its buffers (in the order the receiver will
+/// find them). cuda.core sends a Buffer through multiprocessing as the same two parts.
+///
+/// Example (exporter):
+/// \code
+///   channel.send(cuwrap::IPCSharedBuffers{mr.get_allocation_handle(),
+///                                         {input.ipc_descriptor(), output.ipc_descriptor()}});
+/// \endcode
+struct IPCSharedBuffers {
+  IPCAllocationHandle pool;                  ///< the exported pool (owns its descriptor)
+  std::vector<IPCBufferDescriptor> buffers;  ///< buffers of that pool
+};
+
 /// One end of a connected Unix domain socket to another process of the same user.
 ///
 /// Carries pool handles (the file descriptor travels as SCM_RIGHTS) and plain bytes
@@ -115,6 +138,14 @@ class IPCChannel {
   ///
   /// Throws std::invalid_argument for a negative `fd`.
   static IPCChannel from_fd(int fd);
+  /// In a process started by IPCChildProcess: take its end of the channel, whose file
+  /// descriptor the parent put in kIPCChannelEnvironmentVariable.
+  ///
+  /// The descriptor is made close-on-exec again, so that programs this process starts
+  /// do not inherit it. Throws std::runtime_error naming the variable when it is not
+  /// set (this process was not started by IPCChildProcess), std::invalid_argument
+  /// naming its value when that is not the descriptor of a Unix domain socket.
+  static IPCChannel from_parent();
   /// Connect to the socket a listening process bound at `path` (see IPCListener).
   static IPCChannel connect(const std::filesystem::path& path);
   /// Connect to the socket bound at the path named `path` (a string: no `<filesystem>`
@@ -131,6 +162,16 @@ class IPCChannel {
   void send(const IPCAllocationHandle& handle);
   /// Receive a pool handle sent with send(const IPCAllocationHandle&).
   IPCAllocationHandle receive_allocation_handle();
+  /// Send a pool handle and buffer descriptors as one message.
+  ///
+  /// Throws, before sending anything, std::logic_error for a closed pool handle and
+  /// std::invalid_argument naming the index of a descriptor of another pool.
+  void send(const IPCSharedBuffers& shared);
+  /// Receive what send(const IPCSharedBuffers&) sent.
+  ///
+  /// Throws std::runtime_error for a message that is not one (a buffer count above
+  /// 2^20, descriptors of another pool), after reading it.
+  IPCSharedBuffers receive_shared_buffers();
   /// Send exactly `bytes.size()` bytes.
   void send_bytes(std::span<const std::byte> bytes);
   /// Receive exactly `bytes.size()` bytes (blocks until they arrive).
@@ -204,6 +245,68 @@ class IPCListener {
 
   int fd_ = -1;
   std::string path_;  // not a std::filesystem::path: see detail/path.hpp
+};
+
+/// A child process started with one end of a connected IPCChannel (fork + execve).
+///
+/// The child finds its end with IPCChannel::from_parent(); the parent talks to it
+/// through channel(). Together with IPCSharedBuffers, sharing a pool's buffers with a
+/// child takes a few lines (examples/ipc_child_process.cpp):
+/// \code
+///   cuwrap::IPCChildProcess child("/path/to/worker", {"--mode", "import"});
+///   child.channel().send(cuwrap::IPCSharedBuffers{mr.get_allocation_handle(),
+///                                                 {buffer.ipc_descriptor()}});
+///   int status = child.wait();        // 0: the worker succeeded
+/// \endcode
+/// Move-only. The destructor of a child not waited for closes the channel, gives the
+/// child 5 seconds to exit (a child that reads its channel sees it closed), then kills
+/// it (SIGKILL) and reaps it; it never throws.
+class IPCChildProcess {
+ public:
+  /// Start `program` (a path: no PATH search) with `arguments` as argv[1...], its
+  /// environment this process's plus kIPCChannelEnvironmentVariable.
+  ///
+  /// Throws std::invalid_argument naming `program` when it is not an executable file,
+  /// std::system_error naming it when it cannot be started (fork or exec fails).
+  explicit IPCChildProcess(const std::filesystem::path& program,
+                           std::span<const std::string> arguments = {});
+  /// Start `program` with arguments written in place: `IPCChildProcess(exe, {"--child"})`.
+  IPCChildProcess(const std::filesystem::path& program,
+                  std::initializer_list<std::string> arguments);
+  /// Start the program named `program` (a string: no `<filesystem>` needed); as above.
+  template <detail::PathString Path>
+  explicit IPCChildProcess(const Path& program, std::span<const std::string> arguments = {})
+      : IPCChildProcess(NamedPath{}, std::string_view(program), arguments) {}
+  /// Start the program named `program` with arguments written in place.
+  template <detail::PathString Path>
+  IPCChildProcess(const Path& program, std::initializer_list<std::string> arguments)
+      : IPCChildProcess(NamedPath{}, std::string_view(program),
+                        std::span<const std::string>(arguments.begin(), arguments.size())) {}
+  IPCChildProcess(IPCChildProcess&& other) noexcept;
+  IPCChildProcess& operator=(IPCChildProcess&& other) noexcept;
+  IPCChildProcess(const IPCChildProcess&) = delete;
+  IPCChildProcess& operator=(const IPCChildProcess&) = delete;
+  /// Close the channel and reap the child, killing it after 5 seconds (never throws).
+  ~IPCChildProcess();
+
+  /// Return the parent's end of the channel.
+  IPCChannel& channel() noexcept { return channel_; }
+  /// Return the child's process ID (-1 once waited for).
+  int pid() const noexcept { return pid_; }
+  /// Wait for the child to exit and return its exit status (128 + the signal number
+  /// when a signal ended it). The channel stays open.
+  ///
+  /// Throws std::logic_error when the child was already waited for.
+  int wait();
+
+ private:
+  struct NamedPath {};
+  IPCChildProcess(NamedPath /*tag*/, std::string_view program,
+                  std::span<const std::string> arguments);
+  void reap() noexcept;
+
+  IPCChannel channel_;
+  int pid_ = -1;
 };
 
 namespace detail {

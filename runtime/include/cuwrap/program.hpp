@@ -146,9 +146,10 @@ class Program {
   /// `compile(TargetType::Cubin, {"vector_add<float>"})`; see above.
   ObjectCode compile(TargetType target, std::initializer_list<std::string> name_expressions = {},
                      std::string* log = nullptr, ProgramCache* cache = nullptr);
-  /// Return the cache key compile(target, name_expressions, ..., cache) uses.
+  /// Return the cache key compile(target, name_expressions, ..., cache) uses: that of
+  /// make_program_cache_key(code, code_type(), options(), target, name_expressions).
   ///
-  /// Throws as ProgramOptions::to_nvrtc_options() does.
+  /// Throws as make_program_cache_key does.
   std::string program_cache_key(TargetType target,
                                 std::span<const std::string> name_expressions = {}) const;
 
@@ -182,5 +183,29 @@ class Program {
   bool compiled_ = false;  ///< program_ was compiled once; the next compile re-creates it
   bool closed_ = false;
 };
+
+/// Return the ProgramCache key of compiling `code` of `code_type` with `options` to
+/// `target`, registering `name_expressions` (cuda.core's make_program_cache_key).
+///
+/// The key is what Program(code, code_type, options).compile(target, name_expressions,
+/// log, cache) looks up, so a user who stores an ObjectCode under it with
+/// ProgramCache::put(key, code) makes that compile a hit. It holds the code, the code
+/// type, the program name and every NVRTC option (the architecture resolved: an empty
+/// ProgramOptions::arch is the current device's), the target, the name expressions,
+/// the NVRTC version, for PTX the assembler (nvJitLink and its version, or the
+/// driver's linker) and the driver version. Files pulled in through include_path are
+/// not part of it (as cuda.core's extra_digest: change define_macro or the name).
+///
+/// Throws std::invalid_argument, before anything else, for CodeType::Nvvm (not
+/// supported), a target the code type cannot produce (C++: Ptx, Cubin, Ltoir; PTX:
+/// Ptx, Cubin), name expressions with PTX, or an empty name expression; otherwise as
+/// ProgramOptions::to_nvrtc_options() does.
+std::string make_program_cache_key(std::string_view code, CodeType code_type,
+                                   const ProgramOptions& options, TargetType target,
+                                   std::span<const std::string> name_expressions = {});
+/// Return the key as above, with name expressions written in place.
+std::string make_program_cache_key(std::string_view code, CodeType code_type,
+                                   const ProgramOptions& options, TargetType target,
+                                   std::initializer_list<std::string> name_expressions);
 
 }  // namespace cuwrap

@@ -2,10 +2,14 @@
 // compiles the same source again (or a new process, with FileProgramCache) skips NVRTC.
 //
 // Program::compile(target, names, log, cache) builds the key from everything that can
-// change the output (see detail::program_cache_key): the source, the code type, every
-// option, the target, the architecture, the name expressions, and the NVRTC and driver
-// versions. A cache stores opaque bytes under that key; the ObjectCode (code, kind,
-// name, name-expression → lowered-name map) is serialised by Program.
+// change the output (make_program_cache_key in program.hpp, cuda.core's function of the
+// same name): the source, the code type, every option, the target, the architecture,
+// the name expressions, and the NVRTC, nvJitLink (for PTX) and driver versions. A cache
+// stores bytes under that key. An ObjectCode is stored in one entry format, whether
+// Program::compile or a user's put(key, object_code) writes it: "cuwrap cached program
+// 1", then the kind, name, compile log, name-expression → lowered-name pairs and the
+// code, so that either flow reads what the other wrote. Anything else under a key
+// (bytes put by hand, a damaged value) is a miss for them.
 //
 // FileProgramCache keeps one file per entry, named by the SHA-256 of the key:
 //   "CUWRAPPC1\n", u64 key length, key, u64 value length, value, SHA-256(key ‖ value)
@@ -20,6 +24,7 @@
 
 #include <cuwrap/detail/handler.hpp>
 #include <cuwrap/detail/path.hpp>
+#include <cuwrap/object_code.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +51,19 @@ class ProgramCache {
   virtual void clear() = 0;
   /// Return the bytes the entries take (keys and values; for files, their sizes).
   virtual std::size_t size_bytes() const = 0;
+
+  /// Store `code` under `key` in the entry format Program::compile writes, so that a
+  /// compile with the same key (make_program_cache_key) is a hit (cuda.core's
+  /// `cache[key] = object_code`). The lowered names of its name expressions are kept.
+  ///
+  /// A subclass that overrides put(key, value) brings this one back into scope with
+  /// `using ProgramCache::put;`. Throws std::invalid_argument for an empty key, before
+  /// the store.
+  void put(std::string_view key, const ObjectCode& code);
+  /// Return the ObjectCode stored under `key` by put(key, code) or Program::compile
+  /// (its kind, name, lowered names), or nothing: a miss, or bytes that are not such
+  /// an entry (cuda.core's `cache.get(key)`, which returns the code).
+  std::optional<ObjectCode> get_object_code(std::string_view key);
 
  protected:
   ProgramCache() = default;
@@ -76,6 +94,7 @@ class InMemoryProgramCache final : public ProgramCache {
   std::optional<std::string> get(std::string_view key) override;
   /// Store `value`; an entry larger than max_bytes() is not stored.
   void put(std::string_view key, std::string_view value) override;
+  using ProgramCache::put;
   /// Remove every entry.
   void clear() override;
   /// Return the bytes held (keys and values).
@@ -97,8 +116,10 @@ class InMemoryProgramCache final : public ProgramCache {
 ///
 /// The directory is created private (0700) when missing. Because the cache holds code
 /// that the GPU will run, a directory owned by another user or writable by group or
-/// others is refused. Entries are least recently used first evicted (by modification
-/// time, refreshed on every hit) once the files exceed `max_bytes`. A directory that
+/// others is refused. Without a size cap (cuda.core's FileStreamProgramCache default)
+/// entries stay until clear(); with `max_bytes`, the least recently used are evicted
+/// first (by modification time, refreshed on every hit) once the files exceed it. A
+/// directory that
 /// turns out read-only or full makes put() drop the entry and report one warning
 /// through the warning handler (default: one line on stderr).
 ///
@@ -115,8 +136,19 @@ class FileProgramCache final : public ProgramCache {
   /// A function (or a lambda without captures) taking `const std::string&`, or a
   /// `{callback, user_data}` pair whose callback also takes the `void*` user data.
   using WarningHandler = detail::Handler<const std::string&>;
+  /// The max_bytes() of a cache without a size cap (and a `max_bytes` that asks for none).
+  static constexpr std::size_t kNoSizeCap = ~std::size_t{0};
 
-  /// Open (creating it 0700 when missing) the cache directory `dir`, capped at `max_bytes`.
+  /// Open (creating it 0700 when missing) the cache directory `dir`, without a size cap.
+  ///
+  /// Throws as the constructor with a cap does.
+  explicit FileProgramCache(std::filesystem::path dir);
+  /// Open the directory named `dir` (a string), without a size cap.
+  template <detail::PathString Path>
+  explicit FileProgramCache(const Path& dir)
+      : FileProgramCache(NamedPath{}, std::string_view(dir), kNoSizeCap, {}) {}
+  /// Open (creating it 0700 when missing) the cache directory `dir`, capped at `max_bytes`
+  /// (kNoSizeCap: no cap).
   ///
   /// Throws std::invalid_argument when `max_bytes` is 0, or when `dir` is not a
   /// directory, is owned by another user, or is writable by group or others (the
@@ -139,13 +171,14 @@ class FileProgramCache final : public ProgramCache {
   std::optional<std::string> get(std::string_view key) override;
   /// Write `value` atomically, then evict past the cap; never throws for I/O failures.
   void put(std::string_view key, std::string_view value) override;
+  using ProgramCache::put;
   /// Remove every entry file.
   void clear() override;
   /// Return the total size of the entry files.
   std::size_t size_bytes() const override;
   /// Return the directory.
   std::filesystem::path directory() const;
-  /// Return the size cap given at construction.
+  /// Return the size cap given at construction (kNoSizeCap without one).
   std::size_t max_bytes() const noexcept { return max_bytes_; }
   /// Return the path of the entry file for `key` (whether or not it exists).
   std::filesystem::path entry_path(std::string_view key) const;

@@ -1,7 +1,11 @@
 // Texture and surface objects over CUDA arrays (cuTexObjectCreate, cuSurfObjectCreate).
 //
 // Both are RAII, move-only owners of the object handle (a 64-bit value that kernels
-// take by value: pass handle() to launch). The array they read must outlive them.
+// take by value: pass handle() to launch). Made from an Array or a MipmappedArray, they
+// share it, as cuda.core's texture objects keep their array alive: the array outlives
+// its owner's destruction (or close()) until the last texture or surface made from it
+// is gone. Made from an ArrayRef view (ArrayRef::from_handle, a mipmap level), they do
+// not: that array must outlive them.
 #pragma once
 
 #include <cuwrap/array.hpp>
@@ -12,6 +16,16 @@
 
 namespace cuwrap {
 
+/// What a texture fetch of integer data returns (cuda.core's ReadMode; CUDA C++'s
+/// cudaReadModeElementType / cudaReadModeNormalizedFloat). Float data reads the same
+/// either way.
+enum class ReadMode {
+  /// The element as stored: integers stay integers (CU_TRSF_READ_AS_INTEGER).
+  ElementType,
+  /// 8- and 16-bit integers become floats in [0, 1] (unsigned) or [-1, 1] (signed).
+  NormalizedFloat,
+};
+
 /// How a texture samples: addressing, filtering, coordinates (cuda.core-style names).
 struct TextureOptions {
   /// Addressing per dimension (x, y, z) for coordinates outside the array.
@@ -21,8 +35,11 @@ struct TextureOptions {
   CUfilter_mode filter_mode = CU_TR_FILTER_MODE_POINT;
   /// Coordinates in [0, 1) instead of [0, extent) (CU_TRSF_NORMALIZED_COORDINATES).
   bool normalized_coords = false;
-  /// Return integer data as is instead of mapping it to [0, 1] / [-1, 1]
-  /// (CU_TRSF_READ_AS_INTEGER).
+  /// What a fetch of integer data returns; ElementType by default, as in cuda.core
+  /// and in CUDA C++'s cudaTextureDesc.
+  ReadMode read_mode = ReadMode::ElementType;
+  /// Older spelling of `read_mode = ReadMode::ElementType`: true forces ElementType
+  /// whatever read_mode says; false leaves read_mode to decide.
   bool read_as_integer = false;
   /// Treat 8-bit data as sRGB (CU_TRSF_SRGB).
   bool srgb = false;
@@ -49,13 +66,18 @@ struct TextureOptions {
 /// \endcode
 class TextureObject {
  public:
-  /// Create a texture over `array` (cuTexObjectCreate, in the current context or
-  /// device 0's primary context when none is current).
+  /// Create a texture over `array` and share it: the CUDA array stays alive while the
+  /// texture does, even when `array` is destroyed or closed first.
   ///
-  /// Throws std::invalid_argument for linear filtering with read_as_integer on integer
-  /// data (the hardware cannot interpolate it) and for max_anisotropy > 16.
+  /// Throws std::invalid_argument for linear filtering with ReadMode::ElementType on
+  /// integer data (the hardware cannot interpolate it: use ReadMode::NormalizedFloat),
+  /// for max_anisotropy > 16, and for a closed `array`.
+  explicit TextureObject(const Array& array, const TextureOptions& options = {});
+  /// Create a texture over the array view `array` (cuTexObjectCreate, in the array's
+  /// context, or the current one, device 0's primary context when none is, for a
+  /// from_handle view); the array must outlive the texture. Throws as above.
   explicit TextureObject(const ArrayRef& array, const TextureOptions& options = {});
-  /// Create a texture over all levels of `array`.
+  /// Create a texture over all levels of `array` and share it, as for an Array.
   explicit TextureObject(const MipmappedArray& array, const TextureOptions& options = {});
   TextureObject(TextureObject&& other) noexcept;
   TextureObject& operator=(TextureObject&& other) noexcept;
@@ -66,19 +88,24 @@ class TextureObject {
 
   /// Return the handle kernels take (`cudaTextureObject_t` in CUDA C++).
   CUtexObject handle() const;
-  /// Destroy the object now; idempotent.
+  /// Destroy the object now, and drop its share of the array; idempotent.
   void close() noexcept;
 
  private:
   CUtexObject handle_ = 0;
+  detail::Ref<const detail::ArrayStorage> storage_;  // null for views
 };
 
 /// A surface object for reading and writing a CUDA array from kernels; move-only owner.
 class SurfaceObject {
  public:
-  /// Create a surface over `array`, which needs ArrayOptions::surface_load_store.
+  /// Create a surface over `array`, which needs ArrayOptions::surface_load_store, and
+  /// share it as TextureObject does.
   ///
-  /// Throws std::invalid_argument, before the driver, when the array lacks that flag.
+  /// Throws std::invalid_argument, before the driver, when the array lacks that flag
+  /// or is closed.
+  explicit SurfaceObject(const Array& array);
+  /// Create a surface over the array view `array`, which must outlive the surface.
   explicit SurfaceObject(const ArrayRef& array);
   SurfaceObject(SurfaceObject&& other) noexcept;
   SurfaceObject& operator=(SurfaceObject&& other) noexcept;
@@ -89,11 +116,12 @@ class SurfaceObject {
 
   /// Return the handle kernels take (`cudaSurfaceObject_t` in CUDA C++).
   CUsurfObject handle() const;
-  /// Destroy the object now; idempotent.
+  /// Destroy the object now, and drop its share of the array; idempotent.
   void close() noexcept;
 
  private:
   CUsurfObject handle_ = 0;
+  detail::Ref<const detail::ArrayStorage> storage_;  // null for views
 };
 
 }  // namespace cuwrap
