@@ -321,7 +321,6 @@ std::string comparison_markdown(const nlohmann::json& c) {
   std::ostringstream md;
   md << "# cuwrap-gen comparison: CUDA " << version_text(c["old"]) << " → CUDA "
      << version_text(c["new"]) << "\n\n"
-     << "Old: `" << str(c["old"], "source") << "`; new: `" << str(c["new"], "source") << "`.\n\n"
      << "| change | count |\n|---|---|\n";
   for (const auto& kind : kKinds) {
     md << "| " << kind.label << " | " << c["summary"].value(kind.key, 0) << " |\n";

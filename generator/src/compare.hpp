@@ -42,8 +42,9 @@ nlohmann::json read_report(const std::filesystem::path& path);
 nlohmann::json compare_reports(const nlohmann::json& old_report, const nlohmann::json& new_report,
                                const std::string& old_source, const std::string& new_source);
 
-/// Return the comparison as Markdown: a title, the table of counts, one section per
-/// kind of change that has entries.
+/// Return the comparison as Markdown: a title naming the two CUDA versions, the table
+/// of counts, one section per kind of change that has entries. (The sources are in the
+/// JSON only, so that the Markdown of the same headers is the same on every machine.)
 std::string comparison_markdown(const nlohmann::json& comparison);
 
 /// Return the counts on one line: "CUDA 12.6 → CUDA 13.0: 14 functions added, ...".

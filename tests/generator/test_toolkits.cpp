@@ -59,10 +59,11 @@ std::string checked_in_headers_missing() {
 }
 
 // Run cuwrap-gen for `include` into `out`, with the JSON report; return the report.
-nlohmann::json generate(const fs::path& include, const fs::path& out, const fs::path& report) {
-  const auto r =
-      run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " + quoted(include.string()) +
-                  " --output " + quoted(out.string()) + " --report " + quoted(report.string()));
+nlohmann::json generate(const fs::path& include, const fs::path& out, const fs::path& report,
+                        const std::string& extra = {}) {
+  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                             quoted(include.string()) + " --output " + quoted(out.string()) +
+                             " --report " + quoted(report.string()) + " " + extra);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return r.exit_code == 0 ? nlohmann::json::parse(testing::read_file(report)) : nlohmann::json();
 }
@@ -128,7 +129,9 @@ TEST(Toolkit, GeneratedMatchesTheGenerator) {
     GTEST_SKIP() << missing;
   }
   ScratchDir dir;
-  generate(CUWRAP_CHECKED_IN_CUDA_INCLUDE, dir.path() / "out", dir.path() / "report.json");
+  // The coverage report and the classification list are checked in with the bindings.
+  generate(CUWRAP_CHECKED_IN_CUDA_INCLUDE, dir.path() / "out", dir.path() / "out" / "coverage.json",
+           "--classification " + quoted((dir.path() / "out" / "classification.txt").string()));
   const fs::path& checked_in = kCheckedIn;
   const auto expected = files_under(dir.path() / "out");
   const auto actual = files_under(checked_in);
@@ -136,6 +139,13 @@ TEST(Toolkit, GeneratedMatchesTheGenerator) {
   for (const auto& f : expected) {
     ASSERT_TRUE(actual.count(f) != 0)
         << "generated/" << f << " is missing; regenerate (target cuwrap-regenerate)";
+    if (f == "coverage.json" || f == "classification.txt") {  // too long to print
+      EXPECT_TRUE(testing::read_file(checked_in / f) == testing::read_file(dir.path() / "out" / f))
+          << "generated/" << f << " differs from what cuwrap-gen writes for "
+          << CUWRAP_CHECKED_IN_CUDA_INCLUDE
+          << "; regenerate it (cmake --build <dir> --target cuwrap-regenerate)";
+      continue;
+    }
     ASSERT_EQ(testing::read_file(checked_in / f), testing::read_file(dir.path() / "out" / f))
         << "generated/" << f << " differs from what cuwrap-gen writes for "
         << CUWRAP_CHECKED_IN_CUDA_INCLUDE
@@ -146,6 +156,57 @@ TEST(Toolkit, GeneratedMatchesTheGenerator) {
     EXPECT_TRUE(expected.count(f) != 0)
         << "generated/" << f << " is not produced by cuwrap-gen any more";
   }
+}
+
+// The lines of `text` that are not comments.
+std::vector<std::string> classification_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+// generated/classification.txt holds each function's classification (shape, inputs,
+// outputs, spans and the other roles of the second form, raw-only with its reason) for
+// the checked-in bindings: a rule change that reclassifies a function fails here until
+// the list is updated with it, and the review sees the changed lines.
+TEST(Toolkit, ClassificationMatchesTheCheckedInList) {
+  if (const std::string missing = checked_in_headers_missing(); !missing.empty()) {
+    GTEST_SKIP() << missing;
+  }
+  ScratchDir dir;
+  const fs::path list = dir.path() / "classification.txt";
+  generate(CUWRAP_CHECKED_IN_CUDA_INCLUDE, dir.path() / "out", dir.path() / "report.json",
+           "--classification " + quoted(list.string()));
+  const auto now = classification_lines(testing::read_file(list));
+  const auto checked_in = classification_lines(testing::read_file(kCheckedIn / "classification.txt"));
+  ASSERT_FALSE(now.empty());
+  const std::set<std::string> now_set(now.begin(), now.end());
+  const std::set<std::string> checked_in_set(checked_in.begin(), checked_in.end());
+  std::string changes;
+  for (const auto& line : checked_in) {
+    if (now_set.count(line) == 0) {
+      changes += "  - " + line + "\n";
+    }
+  }
+  for (const auto& line : now) {
+    if (checked_in_set.count(line) == 0) {
+      changes += "  + " + line + "\n";
+    }
+  }
+  EXPECT_TRUE(changes.empty() && now == checked_in)
+      << "the classification of the checked-in bindings changed (- generated/classification.txt, "
+         "+ cuwrap-gen now):\n"
+      << changes
+      << "If the change is intended, update the list with the bindings: cmake --build <dir> "
+         "--target cuwrap-regenerate (or cuwrap-gen --cuda-include "
+      << CUWRAP_CHECKED_IN_CUDA_INCLUDE
+      << " --output generated --report generated/coverage.json --classification "
+         "generated/classification.txt) and commit it with the rule change.";
 }
 
 // cmake/bindings.cmake names every header cuwrap-gen writes for the configured toolkit
