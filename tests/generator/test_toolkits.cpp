@@ -209,6 +209,58 @@ TEST(Toolkit, ClassificationMatchesTheCheckedInList) {
          "generated/classification.txt) and commit it with the rule change.";
 }
 
+// docs/regenerating.md shows two comparisons (12.6 → 13.0 and 13.0 → 12.4) with their
+// counts; docs/comparisons/ holds them whole. Both are what cuwrap-gen --compare writes
+// for those headers.
+void expect_documented_comparison(const fs::path& old_include, const fs::path& new_include,
+                                  const std::string& file) {
+  ScratchDir dir;
+  const fs::path md = dir.path() / "compare.md";
+  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                             quoted(new_include.string()) + " --compare " +
+                             quoted(old_include.string()) + " --compare-markdown " +
+                             quoted(md.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string marker = "cuwrap-gen: compared with " + old_include.string() + ": ";
+  const auto at = r.output.find(marker);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string summary =
+      r.output.substr(at + marker.size(), r.output.find('\n', at) - at - marker.size());
+  const std::string doc = testing::read_file(kSourceDir / "docs" / "regenerating.md");
+  EXPECT_NE(doc.find(summary), std::string::npos)
+      << "docs/regenerating.md does not show the counts cuwrap-gen gives now:\n" << summary;
+  // The excerpt the page shows after the 12.6 → 13.0 counts is part of that comparison.
+  const std::string excerpt_at = "An excerpt:\n\n```text\n";
+  const auto begin = doc.find(excerpt_at);
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = doc.find("```", begin + excerpt_at.size());
+  if (file == "cuda-12.6-to-13.0.md") {
+    std::istringstream excerpt(doc.substr(begin + excerpt_at.size(), end - begin - excerpt_at.size()));
+    for (std::string line; std::getline(excerpt, line);) {
+      EXPECT_NE(testing::read_file(md).find(line + "\n"), std::string::npos)
+          << "docs/regenerating.md's excerpt has a line the comparison does not: " << line;
+    }
+  }
+  EXPECT_TRUE(testing::read_file(kSourceDir / "docs" / "comparisons" / file) == testing::read_file(md))
+      << "docs/comparisons/" << file << " differs from what cuwrap-gen --compare writes; "
+      << "write it again: cuwrap-gen --cuda-include " << new_include.string() << " --compare "
+      << old_include.string() << " --compare-markdown docs/comparisons/" << file;
+}
+
+TEST(Toolkit, DocumentedComparisonsAreCurrent) {
+  if (const std::string missing = checked_in_headers_missing(); !missing.empty()) {
+    GTEST_SKIP() << missing;
+  }
+  const fs::path cuda126 = CUWRAP_CUDA_12_6_INCLUDE;
+  const fs::path cuda124 = CUWRAP_CUDA_12_4_INCLUDE;
+  if (!fs::is_regular_file(cuda126 / "cuda.h") || !fs::is_regular_file(cuda124 / "cuda.h")) {
+    GTEST_SKIP() << "needs the CUDA 12.6 and 12.4 headers (CUWRAP_CUDA_12_6_INCLUDE, "
+                    "CUWRAP_CUDA_12_4_INCLUDE)";
+  }
+  expect_documented_comparison(cuda126, CUWRAP_CHECKED_IN_CUDA_INCLUDE, "cuda-12.6-to-13.0.md");
+  expect_documented_comparison(CUWRAP_CHECKED_IN_CUDA_INCLUDE, cuda124, "cuda-13.0-to-12.4.md");
+}
+
 // cmake/bindings.cmake names every header cuwrap-gen writes for the configured toolkit
 // (the build-time generation declares them as its byproducts), and no other.
 TEST(Toolkit, CMakeListsEveryGeneratedHeader) {
