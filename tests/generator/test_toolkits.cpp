@@ -261,6 +261,25 @@ TEST(Toolkit, DocumentedComparisonsAreCurrent) {
   expect_documented_comparison(CUWRAP_CHECKED_IN_CUDA_INCLUDE, cuda124, "cuda-13.0-to-12.4.md");
 }
 
+// A build that generates its own bindings (another toolkit than generated/'s) compares
+// them with the checked-in report: compare.md and compare.json beside its coverage.json.
+TEST(Toolkit, ThisBuildsBindingsAreComparedWithTheCheckedInOnes) {
+  const fs::path root = CUWRAP_BINDINGS_ROOT;
+  if (!fs::exists(root / "bindings.stamp")) {
+    GTEST_SKIP() << "this build does not generate its bindings (they are " << root << ")";
+  }
+  const auto c = nlohmann::json::parse(testing::read_file(root / "compare.json"));
+  const auto coverage = nlohmann::json::parse(testing::read_file(root / "coverage.json"));
+  EXPECT_EQ(c["old"]["source"], (kCheckedIn / "coverage.json").string());
+  EXPECT_EQ(c["old"]["cuda_version"], CUWRAP_CHECKED_IN_VERSION);
+  EXPECT_EQ(c["new"]["cuda_version"], coverage["cuda_version"]);
+  EXPECT_EQ(c["summary"]["functions_added"], c["functions_added"].size());
+  EXPECT_NE(testing::read_file(root / "compare.md")
+                .find("# cuwrap-gen comparison: CUDA " + version_text(CUWRAP_CHECKED_IN_VERSION) +
+                      " → CUDA " + version_text(coverage["cuda_version"].get<int>())),
+            std::string::npos);
+}
+
 // cmake/bindings.cmake names every header cuwrap-gen writes for the configured toolkit
 // (the build-time generation declares them as its byproducts), and no other.
 TEST(Toolkit, CMakeListsEveryGeneratedHeader) {
