@@ -142,13 +142,20 @@ else()
   # A stamp is the output and the files are byproducts: cuwrap-gen leaves files whose
   # content did not change untouched, which must not make them look out of date forever.
   set(_cuwrap_stamp "${CUWRAP_BINDINGS_ROOT}/bindings.stamp")
+  # The run also compares these bindings with the checked-in ones (generated/coverage.json):
+  # it prints the counts of what changed, and writes the whole comparison as compare.md
+  # and compare.json beside coverage.json.
+  set(_cuwrap_checked_in_report "${PROJECT_SOURCE_DIR}/generated/coverage.json")
   add_custom_command(
     OUTPUT "${_cuwrap_stamp}"
     BYPRODUCTS ${_cuwrap_outputs}
     COMMAND "${_cuwrap_gen}" --cuda-include "${CUWRAP_CUDA_INCLUDE_DIR}"
             --output "${CUWRAP_BINDINGS_ROOT}" --report "${CUWRAP_BINDINGS_ROOT}/coverage.json"
+            --compare "${_cuwrap_checked_in_report}"
+            --compare-markdown "${CUWRAP_BINDINGS_ROOT}/compare.md"
+            --compare-json "${CUWRAP_BINDINGS_ROOT}/compare.json"
     COMMAND "${CMAKE_COMMAND}" -E touch "${_cuwrap_stamp}"
-    DEPENDS ${_cuwrap_gen} ${_cuwrap_header_inputs} ${_cuwrap_templates}
+    DEPENDS ${_cuwrap_gen} ${_cuwrap_header_inputs} ${_cuwrap_templates} "${_cuwrap_checked_in_report}"
     COMMENT "Generating bindings for CUDA ${_cuwrap_toolkit_text} into ${CUWRAP_BINDINGS_ROOT}"
     VERBATIM)
   add_custom_target(cuwrap_bindings DEPENDS "${_cuwrap_stamp}")

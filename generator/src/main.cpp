@@ -1,7 +1,10 @@
 // cuwrap-gen: generate cuwrap's bindings from the CUDA toolkit headers.
 //
 //   cuwrap-gen --cuda-include DIR --output DIR [--report FILE] [--templates DIR]
-//              [--abi-from-defines]
+//              [--abi-from-defines] [--classification FILE]
+//              [--compare OLD [--compare-markdown FILE] [--compare-json FILE]]
+//
+// With --compare, --output may be left out: nothing but the comparison is written.
 //
 // Exit status: 0 success, 1 a header does not parse or the output cannot be written,
 // 2 the include directory or a header (cudaTypedefs.h too, unless --abi-from-defines)
@@ -38,9 +41,22 @@ int main(int argc, char** argv) try {
   app.add_option("--cuda-include", options.cuda_include,
                  "Directory holding cuda.h, nvrtc.h and nvJitLink.h")
       ->required();
-  app.add_option("--output", options.output, "Directory that receives include/ and src/")
-      ->required();
+  app.add_option("--output", options.output,
+                 "Directory that receives include/ and src/ (required unless --compare)");
   app.add_option("--report", options.report, "Also write the coverage report as JSON to this file");
+  app.add_option("--classification", options.classification,
+                 "Also write each function's classification, one line each, to this file "
+                 "(generated/classification.txt is this list for the checked-in bindings)");
+  auto* compare = app.add_option(
+      "--compare", options.compare,
+      "Compare with an old side: a JSON report of this cuwrap-gen (--report) or an include "
+      "directory to read; print the counts, and the Markdown unless --compare-markdown");
+  app.add_option("--compare-markdown", options.compare_markdown,
+                 "Write the comparison as Markdown to this file")
+      ->needs(compare);
+  app.add_option("--compare-json", options.compare_json,
+                 "Write the comparison as JSON to this file")
+      ->needs(compare);
   app.add_option("--templates", options.templates, "Directory of the ctemplate templates")
       ->capture_default_str();
   app.add_flag("--abi-from-defines", options.abi_from_defines,
@@ -51,6 +67,9 @@ int main(int argc, char** argv) try {
   app.set_version_flag("--version", std::string("cuwrap-gen ") + CUWRAP_GEN_VERSION);
   try {
     app.parse(argc, argv);
+    if (options.output.empty() && options.compare.empty()) {
+      throw CLI::RequiredError("--output (required unless --compare is given)");
+    }
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(cuwrap::gen::ExitCode::MissingInput);

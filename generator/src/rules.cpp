@@ -144,9 +144,12 @@ bool returnable(const Param& p) {
          p.pointee_complete;
 }
 
-// Decide the roles of all parameters; return a reason when no typed form can be made.
-std::string infer_roles(const Function& f, std::vector<ParamRole>& roles) {
+// Decide the roles of all parameters and, in `why`, the rule that decided each; return
+// a reason when no typed form can be made.
+std::string infer_roles(const Function& f, std::vector<ParamRole>& roles,
+                        std::vector<std::string>& why) {
   roles.assign(f.params.size(), ParamRole::Input);
+  why.assign(f.params.size(), "nothing says the call writes it");
   const bool has_in_out_count = std::any_of(f.params.begin(), f.params.end(), is_in_out_count);
   // Getters write through every plain pointer they take; creators through undocumented
   // handle pointers (cuMemPoolCreate documents no parameter).
@@ -167,16 +170,28 @@ std::string infer_roles(const Function& f, std::vector<ParamRole>& roles) {
       const bool opaque = p.is_pointer && !p.pointee_const && !p.pointee_complete &&
                           p.pointee != "void" && p.pointee.find('(') == std::string::npos;
       if (opaque && (marked_out || doc_says_output(doc))) {
+        why[i] = marked_out ? "[out] marker on an incomplete type"
+                            : "documented as written by the call, of an incomplete type";
         return "output parameter '" + p.name + "' points to incomplete type '" + p.pointee + "'";
       }
+      why[i] = p.is_pointer ? "not a pointer to a value that can be returned" : "passed by value";
       continue;
     }
-    if (p.direction == "in" || p.direction == "in,out" || doc_says_in_out(doc) ||
-        doc_says_array(doc)) {
+    if (p.direction == "in" || p.direction == "in,out") {
+      why[i] = "[" + p.direction + "] marker";
+      continue;
+    }
+    if (doc_says_in_out(doc)) {
+      why[i] = "documented \"see description\": read and written by the call";
+      continue;
+    }
+    if (doc_says_array(doc)) {
+      why[i] = "documented as an array the caller sizes";
       continue;
     }
     // cuGraphGetNodes: `numNodes` is an in/out count, `nodes` the array it sizes.
     if (has_in_out_count && (is_in_out_count(p) || p.pointee.find('*') == std::string::npos)) {
+      why[i] = is_in_out_count(p) ? "in/out element count" : "array of an in/out element count";
       continue;
     }
     const bool buffer_size =
@@ -188,8 +203,20 @@ std::string infer_roles(const Function& f, std::vector<ParamRole>& roles) {
         i == 0 || p.name.ends_with("_out") || p.name.ends_with("Out") || p.name.ends_with("Ret");
     const bool by_name = p.direction.empty() && !buffer_size && (getter || creator) &&
                          (doc.empty() ? output_position : getter);
-    if (marked_out || doc_says_output(doc) || by_name) {
+    if (marked_out) {
       roles[i] = ParamRole::Output;
+      why[i] = "[out] marker";
+    } else if (doc_says_output(doc)) {
+      roles[i] = ParamRole::Output;
+      why[i] = "documented as written by the call (\"returned\", \"stores\", ...)";
+    } else if (by_name) {
+      roles[i] = ParamRole::Output;
+      why[i] = doc.empty() ? std::string(getter ? "Get" : "Create") +
+                                 " function, undocumented pointer in an output position"
+                           : "Get function: a documented pointer whose text does not say "
+                             "\"returned\" is still an output";
+    } else if (buffer_size) {
+      why[i] = "size of a void* buffer";
     }
   }
   for (const auto& o : kParamOverrides) {
@@ -199,6 +226,7 @@ std::string infer_roles(const Function& f, std::vector<ParamRole>& roles) {
     for (std::size_t i = 0; i < f.params.size(); ++i) {
       if (f.params[i].name == o.param) {
         roles[i] = o.role;
+        why[i] = "override (rules.cpp kParamOverrides)";
       }
     }
   }
@@ -206,7 +234,8 @@ std::string infer_roles(const Function& f, std::vector<ParamRole>& roles) {
 }
 
 // `(char* name, int len, ...)`: a string the call writes into a caller-sized buffer.
-bool mark_string_output(const Function& f, std::vector<ParamRole>& roles) {
+bool mark_string_output(const Function& f, std::vector<ParamRole>& roles,
+                        std::vector<std::string>& why) {
   for (std::size_t i = 0; i + 1 < f.params.size(); ++i) {
     const Param& buf = f.params[i];
     const Param& len = f.params[i + 1];
@@ -218,6 +247,8 @@ bool mark_string_output(const Function& f, std::vector<ParamRole>& roles) {
         is_integer(len.type) && length_name) {
       roles[i] = ParamRole::StringBuffer;
       roles[i + 1] = ParamRole::StringLength;
+      why[i] = "char* buffer followed by its length";
+      why[i + 1] = "length of the char* buffer before it";
       return true;
     }
   }
@@ -412,14 +443,14 @@ FunctionPlan plan_function(const Function& function, const LibraryConfig& config
       return plan;
     }
   }
-  plan.raw_only_reason = infer_roles(function, plan.roles);
+  plan.raw_only_reason = infer_roles(function, plan.roles, plan.role_rules);
   if (!plan.raw_only_reason.empty()) {
     plan.roles.assign(function.params.size(), ParamRole::Input);
     return plan;
   }
   plan.log_handle = log_handle(function, config);
   const std::size_t outputs = plan.outputs().size();
-  if (outputs == 0 && mark_string_output(function, plan.roles)) {
+  if (outputs == 0 && mark_string_output(function, plan.roles, plan.role_rules)) {
     plan.shape = Shape::String;
     plan.string_length = kStringLength;
     return plan;
@@ -477,6 +508,96 @@ std::string declare(const std::string& type, const std::string& name) {
   return type + " " + name;
 }
 
+namespace {
+
+// Plan every function of `header`: first forms, one-call forms, second forms.
+std::vector<FunctionPlan> plan_functions(const Header& header, const LibraryConfig& config) {
+  std::vector<FunctionPlan> functions;
+  for (const auto& f : header.functions) {
+    FunctionPlan fp = plan_function(f, config);
+    fp.index = functions.size();
+    functions.push_back(std::move(fp));
+  }
+  add_one_call_forms(functions);
+  add_second_forms(functions, header);
+  return functions;
+}
+
+void add_decision(std::vector<ProseDecision>& out, const std::string& param, std::string rule) {
+  for (const auto& d : out) {
+    if (d.param == param) {
+      return;  // one decision per parameter: the first form's rule comes first
+    }
+  }
+  out.push_back({param, std::move(rule)});
+}
+
+// What the documentation decided in `documented`, the plan of a function whose plan
+// without the parameters' documentation is `bare`.
+std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const FunctionPlan& bare) {
+  std::vector<ProseDecision> out;
+  const auto& params = documented.function.params;
+  for (std::size_t i = 0; i < params.size() && i < bare.roles.size(); ++i) {
+    if (documented.roles[i] != bare.roles[i]) {
+      add_decision(out, params[i].name, documented.role_rules.at(i));
+    }
+  }
+  if (documented.raw_only_reason != bare.raw_only_reason) {
+    std::string param;
+    std::string rule = documented.raw_only_reason.empty()
+                           ? "typed: without the documentation raw-only (" + bare.raw_only_reason + ")"
+                           : "raw-only: " + documented.raw_only_reason;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (i < documented.role_rules.size() && i < bare.role_rules.size() &&
+          documented.role_rules[i] != bare.role_rules[i] && !documented.raw_only_reason.empty()) {
+        param = params[i].name;
+        rule = documented.role_rules[i] + " (" + documented.raw_only_reason + ")";
+        break;
+      }
+    }
+    add_decision(out, param, rule);
+  }
+  if (documented.shape != bare.shape && out.empty()) {
+    add_decision(out, "", std::string("shape ") + shape_name(documented.shape) +
+                              "; without the documentation " + shape_name(bare.shape));
+  }
+  const SecondForm* a = documented.second ? &*documented.second : nullptr;
+  const SecondForm* b = bare.second ? &*bare.second : nullptr;
+  if (a == nullptr && b == nullptr) {
+    return out;
+  }
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const FormRole ra = a != nullptr ? a->params[i].role : FormRole::Input;
+    const FormRole rb = b != nullptr ? b->params[i].role : FormRole::Input;
+    if (ra != rb) {
+      add_decision(out, params[i].name,
+                   a != nullptr ? "second form (" + a->why + "): " + form_role_name(ra) +
+                                      "; without the documentation " + form_role_name(rb)
+                                : std::string("no second form; without the documentation ") +
+                                      form_role_name(rb) + " (" + b->why + ")");
+    } else if (a != nullptr && b != nullptr && a->params[i].optional != b->params[i].optional) {
+      add_decision(out, params[i].name, "documented \"optional\": the span may be empty");
+    }
+  }
+  if (out.empty() && (a == nullptr) != (b == nullptr)) {
+    add_decision(out, "", a != nullptr ? "second form (" + a->why + ") only with the documentation"
+                                       : "no second form; without the documentation " + b->why);
+  }
+  return out;
+}
+
+// `header` without the parameters' documentation (markers such as [out] stay).
+Header without_param_docs(Header header) {
+  for (auto& f : header.functions) {
+    for (auto& p : f.params) {
+      p.doc.clear();
+    }
+  }
+  return header;
+}
+
+}  // namespace
+
 Plan make_plan(const Api& api) {
   Plan plan;
   plan.cuda_version = api.cuda_version;
@@ -488,13 +609,11 @@ Plan make_plan(const Api& api) {
     }
     LibraryPlan lib;
     lib.config = config;
-    for (const auto& f : header->functions) {
-      FunctionPlan fp = plan_function(f, config);
-      fp.index = lib.functions.size();
-      lib.functions.push_back(std::move(fp));
+    lib.functions = plan_functions(*header, config);
+    const auto bare = plan_functions(without_param_docs(*header), config);
+    for (std::size_t i = 0; i < lib.functions.size(); ++i) {
+      lib.functions[i].to_review = prose_decisions(lib.functions[i], bare[i]);
     }
-    add_one_call_forms(lib.functions);
-    add_second_forms(lib.functions, *header);
     for (const auto& e : header->enums) {
       if (e.name.empty()) {
         lib.skipped_enums.push_back(
@@ -507,6 +626,9 @@ Plan make_plan(const Api& api) {
       ep.is_status = e.name == config.status_type;
       for (const Enumerator* k : distinct(e)) {
         ep.cases.push_back({k->name, ep.is_status ? describe_status(*k) : std::string()});
+      }
+      for (const auto& k : e.enumerators) {
+        ep.enumerators.push_back(k.name);
       }
       lib.enums.push_back(std::move(ep));
       if (e.name == "CUdevice_attribute") {

@@ -46,11 +46,22 @@ struct OneCall {
   bool text = false;          ///< std::string (PTX, logs) or std::vector<char> (images)
 };
 
+/// A decision that the header's prose made: without the parameters' documentation
+/// (their `\param` text; `[out]`-style markers kept) the types and names would
+/// classify the function otherwise. The report lists such functions "to review".
+struct ProseDecision {
+  std::string param;  ///< the parameter whose role or form the text decided ("" for none)
+  std::string rule;   ///< the rule that decided, as the report prints it
+};
+
 /// The decisions for one function.
 struct FunctionPlan {
   Function function;
   std::size_t index = 0;         ///< entry in the library's symbol table and slot arrays
   std::vector<ParamRole> roles;  ///< parallel to function.params
+  /// Parallel to roles: the rule that decided each role ("documented as written by the
+  /// call", "[out] marker", ...); empty where the function has no inferred roles.
+  std::vector<std::string> role_rules;
   Shape shape = Shape::RawOnly;
   bool returns_status = false;
   std::string answer_status;      ///< Shape::Answer: the status that means "not yet"
@@ -61,6 +72,9 @@ struct FunctionPlan {
   std::size_t string_length = 0;  ///< Shape::String: buffer size the wrapper allocates
   std::optional<OneCall> one_call;
   std::optional<SecondForm> second;  ///< a more typed overload (vectors, spans, ...)
+  /// The decisions the documentation made (see ProseDecision); empty when the types
+  /// and names alone classify the function the same way.
+  std::vector<ProseDecision> to_review;
 
   /// Return the indices of output parameters (Output role), in order.
   std::vector<std::size_t> outputs() const;
@@ -76,6 +90,7 @@ struct EnumCase {
 struct EnumPlan {
   std::string name;
   std::vector<EnumCase> cases;  ///< one per distinct value, the preferred name
+  std::vector<std::string> enumerators;  ///< every enumerator's name, aliases too (the report)
   bool is_status = false;       ///< the library's status type: also gets describe()
 };
 
@@ -110,7 +125,8 @@ struct Plan {
   std::vector<AttributeList> attribute_lists;
 };
 
-/// Build the plan for `api`.
+/// Build the plan for `api`. Each function's `to_review` is filled by planning the
+/// headers a second time without the parameters' documentation and comparing.
 Plan make_plan(const Api& api);
 
 /// Plan one function of `config`'s library (exposed for tests); size-query pairs are

@@ -578,6 +578,34 @@ std::string shape_of(const SecondForm& form) {
 
 }  // namespace
 
+const char* form_role_name(FormRole role) {
+  switch (role) {
+    case FormRole::Input:
+      return "input";
+    case FormRole::Output:
+      return "output";
+    case FormRole::InOut:
+      return "in-out";
+    case FormRole::Vector:
+      return "vector";
+    case FormRole::VectorCount:
+      return "vector size";
+    case FormRole::Fixed:
+      return "array";
+    case FormRole::Span:
+      return "span";
+    case FormRole::SpanCount:
+      return "span size";
+    case FormRole::Key:
+      return "template key";
+    case FormRole::KeyedValue:
+      return "keyed value";
+    case FormRole::KeyedSize:
+      return "sizeof value";
+  }
+  return "unknown";
+}
+
 void add_second_forms(std::vector<FunctionPlan>& functions, const Header& header) {
   for (auto& plan : functions) {
     if (plan.shape != Shape::Void && plan.shape != Shape::Value && plan.shape != Shape::Aggregate) {

@@ -35,6 +35,9 @@ enum class FormRole {
   KeyedSize,    ///< the size of that value: sizeof
 };
 
+/// Return the role's name as the report writes it ("span", "vector size", ...).
+const char* form_role_name(FormRole role);
+
 /// How the Vector outputs are sized.
 enum class Sizing {
   None,

@@ -29,7 +29,7 @@ TEST(Cli, GeneratesFixtureBindingsAndReport) {
   const auto r =
       generate(kFixtures / "basic", dir.path() / "out", "--report " + quoted(report.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("cuda.h: 8 functions declared, 6/8 with a typed form, 2 raw-only"),
+  EXPECT_NE(r.output.find("cuda.h: 8 functions declared, 6/8 with a typed form, 0 pass-through, 2 raw-only"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("raw-only: cuLogMessage (variadic parameter list)"), std::string::npos)
@@ -322,6 +322,83 @@ TEST(Cli, VersionAndUsage) {
   EXPECT_NE(version.output.find("cuwrap-gen"), std::string::npos);
   EXPECT_NE(run_command(quoted(CUWRAP_GEN_EXE)).exit_code, 0)
       << "--cuda-include and --output are required";
+}
+
+// --compare with an include directory parses it as the old side; without --output
+// nothing but the comparison is written. The same headers on both sides: no change.
+TEST(Cli, CompareWithAnIncludeDirOrAReportWritesMarkdownAndJson) {
+  ScratchDir dir;
+  const auto md = dir.path() / "compare.md";
+  const auto json = dir.path() / "compare.json";
+  const auto report = dir.path() / "report.json";
+  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                             quoted((kFixtures / "basic").string()) + " --report " +
+                             quoted(report.string()) + " --compare " +
+                             quoted((kFixtures / "basic").string()) + " --compare-markdown " +
+                             quoted(md.string()) + " --compare-json " + quoted(json.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("CUDA 12.3 -> CUDA 12.3: 0 functions added, 0 functions removed"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(testing::read_file(md).find("| functions added | 0 |"), std::string::npos);
+  const auto c = nlohmann::json::parse(testing::read_file(json));
+  EXPECT_EQ(c["summary"]["functions_added"], 0);
+  EXPECT_EQ(c["old"]["source"], (kFixtures / "basic").string());
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "include"));
+
+  // The report just written as the old side, less its first function: that function
+  // is "added" now.
+  auto old = nlohmann::json::parse(testing::read_file(report));
+  const std::string dropped = old["headers"][0]["functions"][0]["name"];
+  old["headers"][0]["functions"].erase(0);
+  std::ofstream(dir.path() / "old.json") << old.dump();
+  const auto again = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                                 quoted((kFixtures / "basic").string()) + " --compare " +
+                                 quoted((dir.path() / "old.json").string()));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find(": 1 functions added, 0 functions removed"), std::string::npos)
+      << again.output;
+  // Without --compare-markdown the Markdown goes to standard output.
+  EXPECT_NE(again.output.find("## Functions added\n\n- `" + dropped + "` (cuda.h)"), std::string::npos)
+      << again.output;
+}
+
+TEST(Cli, CompareWithABadReportFailsNamingIt) {
+  ScratchDir dir;
+  const auto compare = [&](const std::filesystem::path& old) {
+    return run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                       quoted((kFixtures / "basic").string()) + " --compare " + quoted(old.string()));
+  };
+  const auto missing = compare(dir.path() / "none.json");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("cuwrap-gen: --compare: report not found: " +
+                                (dir.path() / "none.json").string()),
+            std::string::npos)
+      << missing.output;
+
+  std::ofstream(dir.path() / "garbled.json") << "{\"headers\": [";
+  const auto garbled = compare(dir.path() / "garbled.json");
+  EXPECT_EQ(garbled.exit_code, 1) << garbled.output;
+  EXPECT_NE(garbled.output.find((dir.path() / "garbled.json").string() +
+                                " is not a cuwrap-gen report (not JSON"),
+            std::string::npos)
+      << garbled.output;
+
+  // A report of the first format (no format_version), as earlier cuwrap-gen wrote it.
+  std::ofstream(dir.path() / "v1.json") << R"({"cuda_version": 12030, "headers": []})";
+  const auto v1 = compare(dir.path() / "v1.json");
+  EXPECT_EQ(v1.exit_code, 1) << v1.output;
+  EXPECT_NE(v1.output.find("v1.json is a report of format version 1"), std::string::npos)
+      << v1.output;
+  EXPECT_NE(v1.output.find("this cuwrap-gen reads format version 2"), std::string::npos)
+      << v1.output;
+}
+
+TEST(Cli, OutputIsRequiredWithoutCompare) {
+  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                             quoted((kFixtures / "basic").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--output"), std::string::npos) << r.output;
 }
 
 }  // namespace

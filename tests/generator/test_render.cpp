@@ -189,7 +189,7 @@ TEST(Report, CountsAndReasons) {
   EXPECT_EQ(c[0].raw_only, 1u);
   std::ostringstream text;
   print_report(plan, text);
-  EXPECT_TRUE(has(text.str(), "cuda.h: 4 functions declared, 3/4 with a typed form, 1 raw-only"));
+  EXPECT_TRUE(has(text.str(), "cuda.h: 4 functions declared, 3/4 with a typed form, 0 pass-through, 1 raw-only"));
   EXPECT_TRUE(has(text.str(), "raw-only: cuLogMessage (variadic parameter list)"));
 
   const auto json = report_json(plan);
@@ -201,6 +201,40 @@ TEST(Report, CountsAndReasons) {
   EXPECT_EQ(fns[0]["inputs"][0]["name"], "bytesize");
   EXPECT_EQ(fns[1]["per_thread_symbol"], "cuStreamQuery_ptsz");
   EXPECT_EQ(fns[3]["raw_only_reason"], "variadic parameter list");
+}
+
+// A function that returns no status keeps its C signature in the typed namespace: it
+// is counted as pass-through, not as typed, in the counts, the text and the JSON.
+TEST(Report, PassThroughIsNotCountedAsTyped) {
+  Api api;
+  Header nvrtc;
+  nvrtc.file = "nvrtc.h";
+  nvrtc.functions = {
+      function("nvrtcGetErrorString", {value("nvrtcResult", "result")}, "const char*", "nvrtc.h"),
+      function("nvrtcVersion",
+               {pointer("int", "major", "CUDA Runtime Compilation major version number."),
+                pointer("int", "minor", "CUDA Runtime Compilation minor version number.")},
+               "nvrtcResult", "nvrtc.h"),
+  };
+  api.headers.push_back(nvrtc);
+  const Plan plan = make_plan(api);
+  const auto c = coverage(plan);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].declared, 2u);
+  EXPECT_EQ(c[0].typed, 1u);
+  EXPECT_EQ(c[0].pass_through, 1u);
+  EXPECT_EQ(c[0].raw_only, 0u);
+  std::ostringstream text;
+  print_report(plan, text);
+  EXPECT_TRUE(has(text.str(), "nvrtc.h: 2 functions declared, 1/2 with a typed form, 1 pass-through, 0 raw-only"))
+      << text.str();
+  const auto json = report_json(plan);
+  EXPECT_EQ(json["format_version"], kReportFormatVersion);
+  EXPECT_EQ(json["headers"][0]["typed"], 1);
+  EXPECT_EQ(json["headers"][0]["pass_through"], 1);
+  EXPECT_EQ(json["headers"][0]["functions"][0]["shape"], "pass-through");
+  EXPECT_EQ(json["headers"][0]["functions"][0]["typed"], false);
+  EXPECT_EQ(json["headers"][0]["functions"][1]["typed"], true);
 }
 
 TEST(Output, ReplacesFilesAndLeavesNoStaging) {

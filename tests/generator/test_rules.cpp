@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 namespace cuwrap::gen {
 namespace {
 
@@ -229,6 +231,65 @@ TEST(Rules, DeclaresFunctionPointerParameters) {
 
 // The first version of each variant, never another variant's: cuCtxCreate_v4 is 12.5's
 // ABI, cuCtxCreate_v2 3.2's; a variant the table does not know is 0, not a guess.
+// The decisions of the parameters' documentation are listed "to review" with the rule
+// that decided, and only they: a classification that the types, names and [out]
+// markers give as well has nothing to review.
+const FunctionPlan& planned_in(const Plan& plan, const std::string& name) {
+  for (const auto& lib : plan.libraries) {
+    for (const auto& f : lib.functions) {
+      if (f.function.name == name) {
+        return f;
+      }
+    }
+  }
+  throw std::runtime_error(name + " not planned");
+}
+
+TEST(Rules, DecisionsOfTheDocumentationAreListedToReview) {
+  Api api;
+  Header cuda;
+  cuda.file = "cuda.h";
+  cuda.functions = {
+      // An output only because the text says "Returned": no Get/Create in the name.
+      function("cuMemAlloc", {pointer("CUdeviceptr", "dptr", "Returned device pointer"),
+                              value("size_t", "bytesize", "Requested allocation size in bytes")}),
+      // Get + first position: an output with or without the text.
+      function("cuCtxGetDevice", {pointer("CUdevice", "device", "Returned device ID")}),
+      // Get + a documented pointer that is not first: an output because it has a text
+      // at all (one that does not say "returned").
+      function("cuThingGetFlags", {value("CUthing", "hThing"), pointer("unsigned int", "flags", "Flags")}),
+      // An [out] marker decides, not the text.
+      function("cuThingMake", {marked(pointer("CUthing", "thing", "The thing"), "out")}),
+      // "See description" makes numNodes an in/out count and nodes a vector.
+      function("cuGraphGetNodes", {value("CUgraph", "hGraph", "Graph to query"),
+                                   pointer("CUgraphNode", "nodes", "Pointer to return the nodes"),
+                                   pointer("size_t", "numNodes", "See description")}),
+  };
+  api.headers.push_back(cuda);
+  const Plan plan = make_plan(api);
+  const auto& alloc = planned_in(plan, "cuMemAlloc").to_review;
+  ASSERT_EQ(alloc.size(), 1u);
+  EXPECT_EQ(alloc[0].param, "dptr");
+  EXPECT_EQ(alloc[0].rule, "documented as written by the call (\"returned\", \"stores\", ...)");
+  EXPECT_TRUE(planned_in(plan, "cuCtxGetDevice").to_review.empty());
+  EXPECT_TRUE(planned_in(plan, "cuThingMake").to_review.empty());
+  const auto& flags = planned_in(plan, "cuThingGetFlags").to_review;
+  ASSERT_EQ(flags.size(), 1u);
+  EXPECT_EQ(flags[0].param, "flags");
+  EXPECT_NE(flags[0].rule.find("Get function: a documented pointer"), std::string::npos)
+      << flags[0].rule;
+  const auto& nodes = planned_in(plan, "cuGraphGetNodes").to_review;
+  ASSERT_FALSE(nodes.empty());
+  EXPECT_EQ(nodes[0].param, "nodes");
+  EXPECT_NE(nodes[0].rule.find("second form (enumeration counted by numNodes): vector"),
+            std::string::npos)
+      << nodes[0].rule;
+  // Each role has the rule that decided it.
+  const auto& rules = planned_in(plan, "cuThingMake").role_rules;
+  ASSERT_EQ(rules.size(), 1u);
+  EXPECT_EQ(rules[0], "[out] marker");
+}
+
 TEST(KnownAbi, EachVariantHasItsOwnFirstVersion) {
   EXPECT_EQ(known_abi_version("cuCtxCreate_v2"), 3020);
   EXPECT_EQ(known_abi_version("cuCtxCreate_v4"), 12050);

@@ -59,10 +59,11 @@ std::string checked_in_headers_missing() {
 }
 
 // Run cuwrap-gen for `include` into `out`, with the JSON report; return the report.
-nlohmann::json generate(const fs::path& include, const fs::path& out, const fs::path& report) {
-  const auto r =
-      run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " + quoted(include.string()) +
-                  " --output " + quoted(out.string()) + " --report " + quoted(report.string()));
+nlohmann::json generate(const fs::path& include, const fs::path& out, const fs::path& report,
+                        const std::string& extra = {}) {
+  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                             quoted(include.string()) + " --output " + quoted(out.string()) +
+                             " --report " + quoted(report.string()) + " " + extra);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return r.exit_code == 0 ? nlohmann::json::parse(testing::read_file(report)) : nlohmann::json();
 }
@@ -89,16 +90,35 @@ testing::CommandResult syntax_check(const fs::path& source, const fs::path& incl
                      quoted(cuda.string()) + " " + quoted(source.string()));
 }
 
-// Every header's functions all have a typed form.
+// Every header's functions all have a typed form, except those that return no status
+// (pass-through: the typed namespace repeats the C signature), which are not counted
+// as typed.
 void expect_full_coverage(const nlohmann::json& report) {
   ASSERT_TRUE(report.contains("headers"));
   for (const auto& h : report["headers"]) {
     EXPECT_GT(h["declared"].get<int>(), 0) << h["header"];
-    EXPECT_EQ(h["typed"], h["declared"]) << h["header"];
+    EXPECT_EQ(h["typed"].get<int>() + h["pass_through"].get<int>(), h["declared"].get<int>())
+        << h["header"];
     EXPECT_EQ(h["raw_only"], 0) << h["header"];
+    std::set<std::string> status_types;  // what the typed functions return
     for (const auto& f : h["functions"]) {
-      EXPECT_TRUE(f["typed"].get<bool>()) << f["name"] << ": " << f["raw_only_reason"];
+      if (f["typed"].get<bool>()) {
+        status_types.insert(f["return_type"].get<std::string>());
+      }
     }
+    EXPECT_EQ(status_types.size(), 1u) << h["header"];
+    int pass_through = 0;
+    for (const auto& f : h["functions"]) {
+      if (f["shape"] == "pass-through") {
+        ++pass_through;
+        EXPECT_FALSE(f["typed"].get<bool>()) << f["name"];
+        EXPECT_EQ(status_types.count(f["return_type"].get<std::string>()), 0u)
+            << f["name"] << " returns the status but has no typed form";
+      } else {
+        EXPECT_TRUE(f["typed"].get<bool>()) << f["name"] << ": " << f["raw_only_reason"];
+      }
+    }
+    EXPECT_EQ(pass_through, h["pass_through"].get<int>()) << h["header"];
   }
 }
 
@@ -109,7 +129,9 @@ TEST(Toolkit, GeneratedMatchesTheGenerator) {
     GTEST_SKIP() << missing;
   }
   ScratchDir dir;
-  generate(CUWRAP_CHECKED_IN_CUDA_INCLUDE, dir.path() / "out", dir.path() / "report.json");
+  // The coverage report and the classification list are checked in with the bindings.
+  generate(CUWRAP_CHECKED_IN_CUDA_INCLUDE, dir.path() / "out", dir.path() / "out" / "coverage.json",
+           "--classification " + quoted((dir.path() / "out" / "classification.txt").string()));
   const fs::path& checked_in = kCheckedIn;
   const auto expected = files_under(dir.path() / "out");
   const auto actual = files_under(checked_in);
@@ -117,6 +139,13 @@ TEST(Toolkit, GeneratedMatchesTheGenerator) {
   for (const auto& f : expected) {
     ASSERT_TRUE(actual.count(f) != 0)
         << "generated/" << f << " is missing; regenerate (target cuwrap-regenerate)";
+    if (f == "coverage.json" || f == "classification.txt") {  // too long to print
+      EXPECT_TRUE(testing::read_file(checked_in / f) == testing::read_file(dir.path() / "out" / f))
+          << "generated/" << f << " differs from what cuwrap-gen writes for "
+          << CUWRAP_CHECKED_IN_CUDA_INCLUDE
+          << "; regenerate it (cmake --build <dir> --target cuwrap-regenerate)";
+      continue;
+    }
     ASSERT_EQ(testing::read_file(checked_in / f), testing::read_file(dir.path() / "out" / f))
         << "generated/" << f << " differs from what cuwrap-gen writes for "
         << CUWRAP_CHECKED_IN_CUDA_INCLUDE
@@ -127,6 +156,128 @@ TEST(Toolkit, GeneratedMatchesTheGenerator) {
     EXPECT_TRUE(expected.count(f) != 0)
         << "generated/" << f << " is not produced by cuwrap-gen any more";
   }
+}
+
+// The lines of `text` that are not comments.
+std::vector<std::string> classification_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+// generated/classification.txt holds each function's classification (shape, inputs,
+// outputs, spans and the other roles of the second form, raw-only with its reason) for
+// the checked-in bindings: a rule change that reclassifies a function fails here until
+// the list is updated with it, and the review sees the changed lines.
+TEST(Toolkit, ClassificationMatchesTheCheckedInList) {
+  if (const std::string missing = checked_in_headers_missing(); !missing.empty()) {
+    GTEST_SKIP() << missing;
+  }
+  ScratchDir dir;
+  const fs::path list = dir.path() / "classification.txt";
+  generate(CUWRAP_CHECKED_IN_CUDA_INCLUDE, dir.path() / "out", dir.path() / "report.json",
+           "--classification " + quoted(list.string()));
+  const auto now = classification_lines(testing::read_file(list));
+  const auto checked_in = classification_lines(testing::read_file(kCheckedIn / "classification.txt"));
+  ASSERT_FALSE(now.empty());
+  const std::set<std::string> now_set(now.begin(), now.end());
+  const std::set<std::string> checked_in_set(checked_in.begin(), checked_in.end());
+  std::string changes;
+  for (const auto& line : checked_in) {
+    if (now_set.count(line) == 0) {
+      changes += "  - " + line + "\n";
+    }
+  }
+  for (const auto& line : now) {
+    if (checked_in_set.count(line) == 0) {
+      changes += "  + " + line + "\n";
+    }
+  }
+  EXPECT_TRUE(changes.empty() && now == checked_in)
+      << "the classification of the checked-in bindings changed (- generated/classification.txt, "
+         "+ cuwrap-gen now):\n"
+      << changes
+      << "If the change is intended, update the list with the bindings: cmake --build <dir> "
+         "--target cuwrap-regenerate (or cuwrap-gen --cuda-include "
+      << CUWRAP_CHECKED_IN_CUDA_INCLUDE
+      << " --output generated --report generated/coverage.json --classification "
+         "generated/classification.txt) and commit it with the rule change.";
+}
+
+// docs/regenerating.md shows two comparisons (12.6 → 13.0 and 13.0 → 12.4) with their
+// counts; docs/comparisons/ holds them whole. Both are what cuwrap-gen --compare writes
+// for those headers.
+void expect_documented_comparison(const fs::path& old_include, const fs::path& new_include,
+                                  const std::string& file) {
+  ScratchDir dir;
+  const fs::path md = dir.path() / "compare.md";
+  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                             quoted(new_include.string()) + " --compare " +
+                             quoted(old_include.string()) + " --compare-markdown " +
+                             quoted(md.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string marker = "cuwrap-gen: compared with " + old_include.string() + ": ";
+  const auto at = r.output.find(marker);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string summary =
+      r.output.substr(at + marker.size(), r.output.find('\n', at) - at - marker.size());
+  const std::string doc = testing::read_file(kSourceDir / "docs" / "regenerating.md");
+  EXPECT_NE(doc.find(summary), std::string::npos)
+      << "docs/regenerating.md does not show the counts cuwrap-gen gives now:\n" << summary;
+  // The excerpt the page shows after the 12.6 → 13.0 counts is part of that comparison.
+  const std::string excerpt_at = "An excerpt:\n\n```text\n";
+  const auto begin = doc.find(excerpt_at);
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = doc.find("```", begin + excerpt_at.size());
+  if (file == "cuda-12.6-to-13.0.md") {
+    std::istringstream excerpt(doc.substr(begin + excerpt_at.size(), end - begin - excerpt_at.size()));
+    for (std::string line; std::getline(excerpt, line);) {
+      EXPECT_NE(testing::read_file(md).find(line + "\n"), std::string::npos)
+          << "docs/regenerating.md's excerpt has a line the comparison does not: " << line;
+    }
+  }
+  EXPECT_TRUE(testing::read_file(kSourceDir / "docs" / "comparisons" / file) == testing::read_file(md))
+      << "docs/comparisons/" << file << " differs from what cuwrap-gen --compare writes; "
+      << "write it again: cuwrap-gen --cuda-include " << new_include.string() << " --compare "
+      << old_include.string() << " --compare-markdown docs/comparisons/" << file;
+}
+
+TEST(Toolkit, DocumentedComparisonsAreCurrent) {
+  if (const std::string missing = checked_in_headers_missing(); !missing.empty()) {
+    GTEST_SKIP() << missing;
+  }
+  const fs::path cuda126 = CUWRAP_CUDA_12_6_INCLUDE;
+  const fs::path cuda124 = CUWRAP_CUDA_12_4_INCLUDE;
+  if (!fs::is_regular_file(cuda126 / "cuda.h") || !fs::is_regular_file(cuda124 / "cuda.h")) {
+    GTEST_SKIP() << "needs the CUDA 12.6 and 12.4 headers (CUWRAP_CUDA_12_6_INCLUDE, "
+                    "CUWRAP_CUDA_12_4_INCLUDE)";
+  }
+  expect_documented_comparison(cuda126, CUWRAP_CHECKED_IN_CUDA_INCLUDE, "cuda-12.6-to-13.0.md");
+  expect_documented_comparison(CUWRAP_CHECKED_IN_CUDA_INCLUDE, cuda124, "cuda-13.0-to-12.4.md");
+}
+
+// A build that generates its own bindings (another toolkit than generated/'s) compares
+// them with the checked-in report: compare.md and compare.json beside its coverage.json.
+TEST(Toolkit, ThisBuildsBindingsAreComparedWithTheCheckedInOnes) {
+  const fs::path root = CUWRAP_BINDINGS_ROOT;
+  if (!fs::exists(root / "bindings.stamp")) {
+    GTEST_SKIP() << "this build does not generate its bindings (they are " << root << ")";
+  }
+  const auto c = nlohmann::json::parse(testing::read_file(root / "compare.json"));
+  const auto coverage = nlohmann::json::parse(testing::read_file(root / "coverage.json"));
+  EXPECT_EQ(c["old"]["source"], (kCheckedIn / "coverage.json").string());
+  EXPECT_EQ(c["old"]["cuda_version"], CUWRAP_CHECKED_IN_VERSION);
+  EXPECT_EQ(c["new"]["cuda_version"], coverage["cuda_version"]);
+  EXPECT_EQ(c["summary"]["functions_added"], c["functions_added"].size());
+  EXPECT_NE(testing::read_file(root / "compare.md")
+                .find("# cuwrap-gen comparison: CUDA " + version_text(CUWRAP_CHECKED_IN_VERSION) +
+                      " → CUDA " + version_text(coverage["cuda_version"].get<int>())),
+            std::string::npos);
 }
 
 // cmake/bindings.cmake names every header cuwrap-gen writes for the configured toolkit
