@@ -65,10 +65,11 @@ Event Event::create(CUcontext context, int device_id, const EventOptions& option
     flags |= CU_EVENT_INTERPROCESS;
   }
   const detail::ScopedContext scope(context);
+  const unsigned long long context_id = detail::context_id(context);  // before the event
   Event event;
   event.handle_ = driver::cuEventCreate(flags);
   event.context_ = context;
-  event.context_id_ = detail::context_id(context);
+  event.context_id_ = context_id;
   event.device_id_ = device_id;
   event.owning_ = true;
   event.timing_disabled_ = !options.enable_timing;
@@ -92,10 +93,11 @@ Event Event::from_ipc_descriptor(const CUipcEventHandle& descriptor) {
   const CUcontext current = detail::current_context();
   const CUcontext context = current != nullptr ? current : detail::primary_context(0);
   const detail::ScopedContext scope(context);
+  const unsigned long long context_id = detail::context_id(context);  // before the event
   Event event;
   event.handle_ = driver::cuIpcOpenEventHandle(descriptor);
   event.context_ = context;
-  event.context_id_ = detail::context_id(context);
+  event.context_id_ = context_id;
   event.owning_ = true;
   event.timing_disabled_ = true;
   event.ipc_enabled_ = true;
@@ -145,8 +147,9 @@ CUipcEventHandle Event::get_ipc_descriptor() const {
 }
 
 void Event::close() noexcept {
-  // An event whose context was destroyed went with it: its handle is not used again.
-  if (handle_ != nullptr && owning_ && !detail::context_is_gone(context_, context_id_)) {
+  // An event whose context cuwrap destroyed went with it: its handle is not used again.
+  // No driver call decides this (a release path must not fail on a query).
+  if (handle_ != nullptr && owning_ && !detail::context_recorded_destroyed(context_id_)) {
     detail::report_release_failure(driver::raw::cuEventDestroy(handle_), "cuEventDestroy", "Event");
   }
   handle_ = nullptr;

@@ -37,8 +37,8 @@ struct GreenContextState : RefCounted {
     if (green == nullptr) {
       return;
     }
-    if (context_is_gone(context, context_id)) {
-      return;  // destroyed outside cuwrap (cuGreenCtxDestroy): nothing is left to release
+    if (context_recorded_destroyed(context_id)) {
+      return;  // recorded destroyed already: nothing is left to release
     }
     // Its streams are gone (they kept this alive), but work they queued last, such as a
     // buffer's stream-ordered free, may still run: let it finish first.

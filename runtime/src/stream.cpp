@@ -29,8 +29,9 @@ struct StreamState : RefCounted {
   StreamState(const StreamState&) = delete;
   StreamState& operator=(const StreamState&) = delete;
   ~StreamState() {
-    // A stream whose context was destroyed went with it: its handle is not used again.
-    if (owning && handle != nullptr && !context_is_gone(context, context_id)) {
+    // A stream whose context cuwrap destroyed went with it: its handle is not used again.
+    // No driver call decides this (a release path must not fail on a query).
+    if (owning && handle != nullptr && !context_recorded_destroyed(context_id)) {
       detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy", "Stream");
     }
   }

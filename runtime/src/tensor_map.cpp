@@ -154,10 +154,15 @@ std::array<cuuint64_t, kMaxRank - 1> global_strides(std::span<const std::uint64_
   return result;
 }
 
-// Bytes the tensor spans from its address.
+// Bytes the tensor spans from its address: to the end of its last element (the padding
+// after the last row of a pitched tensor is not part of it; the driver reads none of it).
 std::uint64_t tensor_bytes(std::span<const std::uint64_t> shape,
                            std::span<const std::uint64_t> strides, std::size_t element) {
-  return strides.empty() ? shape[0] * element : strides.back() * shape.back();
+  std::uint64_t last = (shape[0] - 1) * element;
+  for (std::size_t i = 0; i < strides.size() && i + 1 < shape.size(); ++i) {
+    last += (shape[i + 1] - 1) * strides[i];
+  }
+  return last + element;
 }
 
 // Throw when the tensor spans more than the `available` bytes of its buffer (if known).

@@ -330,7 +330,9 @@ std::vector<unsigned char> fill_and_read(void* p, std::size_t bytes, unsigned ch
   const auto ptr = reinterpret_cast<CUdeviceptr>(p);
   cuwrap::driver::cuMemsetD8Async(ptr, value, bytes, stream.handle());
   std::vector<unsigned char> back(bytes);
-  cuwrap::driver::cuMemcpyDtoHAsync(back.data(), ptr, bytes, stream.handle());
+  // cuMemcpyAsync infers both sides (pinned pool memory is not device memory to DtoH).
+  cuwrap::driver::cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(back.data()), ptr, bytes,
+                                stream.handle());
   stream.sync();
   return back;
 }
