@@ -42,7 +42,7 @@ std::size_t checked_pitch(const ArrayRef& array, const Buffer& buffer, std::size
 
 // Copy between the array and linear memory at `ptr`; `to_array` picks the direction.
 void copy_array(const ArrayRef& array, CUdeviceptr ptr, std::size_t pitch, bool to_array,
-                const Stream& stream) {
+                StreamRef stream) {
   const CUDA_ARRAY3D_DESCRIPTOR& d = array.descriptor();
   const CUstream handle = stream.handle();
   if (d.Depth == 0) {
@@ -101,12 +101,12 @@ ArrayRef ArrayRef::from_handle(CUarray handle) {
   return ArrayRef(handle, driver::cuArray3DGetDescriptor(handle));
 }
 
-void ArrayRef::copy_from(const Buffer& src, const Stream& stream, std::size_t src_pitch) const {
+void ArrayRef::copy_from(const Buffer& src, StreamRef stream, std::size_t src_pitch) const {
   const std::size_t pitch = checked_pitch(*this, src, src_pitch, "copy_from");
   copy_array(*this, src.handle(), pitch, true, stream);
 }
 
-void ArrayRef::copy_to(Buffer& dst, const Stream& stream, std::size_t dst_pitch) const {
+void ArrayRef::copy_to(Buffer& dst, StreamRef stream, std::size_t dst_pitch) const {
   const std::size_t pitch = checked_pitch(*this, dst, dst_pitch, "copy_to");
   copy_array(*this, dst.handle(), pitch, false, stream);
 }

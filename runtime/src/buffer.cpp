@@ -95,7 +95,7 @@ Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr
 }
 
 Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr,
-                           const Stream& stream) {
+                           StreamRef stream) {
   stream.require_open("from_handle");
   Buffer buffer;
   buffer.ptr_ = ptr;
@@ -103,15 +103,13 @@ Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr
   buffer.open_ = true;
   if (mr != nullptr) {  // only an owning buffer needs the stream for its free
     buffer.link_ = mr->link_;
-    buffer.stream_.handle_ = stream.handle_;
-    buffer.stream_.state_ = stream.state_;
-    buffer.stream_.open_ = true;
+    buffer.stream_ = stream.share();
   }
   return buffer;
 }
 
 Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDescriptor& descriptor,
-                                   const Stream& stream) {
+                                   StreamRef stream) {
   if (!mr.is_open()) {
     throw std::logic_error("Buffer::from_ipc_descriptor: the DeviceMemoryResource is closed");
   }
@@ -166,7 +164,7 @@ IPCBufferDescriptor Buffer::ipc_descriptor() const {
   return descriptor;
 }
 
-void Buffer::set_deallocation_stream(const Stream& stream) {
+void Buffer::set_deallocation_stream(StreamRef stream) {
   require_open("set_deallocation_stream");
   stream.require_open("set_deallocation_stream");
   stream_ = stream.share();
@@ -183,7 +181,7 @@ CUdeviceptr Buffer::release() {
   return ptr;
 }
 
-void Buffer::copy_to(Buffer& dst, const Stream& stream) const {
+void Buffer::copy_to(Buffer& dst, StreamRef stream) const {
   require_open("copy_to");
   if (!dst.open_) {
     throw std::logic_error("Buffer::copy_to: the destination Buffer is closed");
@@ -200,7 +198,7 @@ void Buffer::copy_to(Buffer& dst, const Stream& stream) const {
                           [&] { return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, n, handle); });
 }
 
-void Buffer::copy_from(const Buffer& src, const Stream& stream) {
+void Buffer::copy_from(const Buffer& src, StreamRef stream) {
   require_open("copy_from");
   if (!src.open_) {
     throw std::logic_error("Buffer::copy_from: the source Buffer is closed");
@@ -217,7 +215,7 @@ void Buffer::copy_from(const Buffer& src, const Stream& stream) {
                           [&] { return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, n, handle); });
 }
 
-void Buffer::copy_from(std::span<const std::byte> host, const Stream& stream) {
+void Buffer::copy_from(std::span<const std::byte> host, StreamRef stream) {
   require_open("copy_from");
   require_same_size("copy_from", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
@@ -233,7 +231,7 @@ void Buffer::copy_from(std::span<const std::byte> host, const Stream& stream) {
   });
 }
 
-void Buffer::copy_to(std::span<std::byte> host, const Stream& stream) const {
+void Buffer::copy_to(std::span<std::byte> host, StreamRef stream) const {
   require_open("copy_to");
   require_same_size("copy_to", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
@@ -249,7 +247,7 @@ void Buffer::copy_to(std::span<std::byte> host, const Stream& stream) const {
   });
 }
 
-void Buffer::fill(std::uint8_t value, const Stream& stream) {
+void Buffer::fill(std::uint8_t value, StreamRef stream) {
   require_open("fill");
   const CUstream handle = stream.handle();
   const CUdeviceptr ptr = ptr_;
@@ -261,7 +259,7 @@ void Buffer::fill(std::uint8_t value, const Stream& stream) {
                           [&] { return driver::raw::cuMemsetD8Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(std::uint16_t value, const Stream& stream) {
+void Buffer::fill(std::uint16_t value, StreamRef stream) {
   require_open("fill");
   if (size_ % 2 != 0) {
     throw std::invalid_argument(
@@ -279,7 +277,7 @@ void Buffer::fill(std::uint16_t value, const Stream& stream) {
                           [&] { return driver::raw::cuMemsetD16Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(std::uint32_t value, const Stream& stream) {
+void Buffer::fill(std::uint32_t value, StreamRef stream) {
   require_open("fill");
   if (size_ % 4 != 0) {
     throw std::invalid_argument(
@@ -297,7 +295,7 @@ void Buffer::fill(std::uint32_t value, const Stream& stream) {
                           [&] { return driver::raw::cuMemsetD32Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(int value, const Stream& stream) {
+void Buffer::fill(int value, StreamRef stream) {
   if (value != 0) {
     throw std::invalid_argument(
         "Buffer::fill: fill(" + std::to_string(value) +
@@ -308,7 +306,7 @@ void Buffer::fill(int value, const Stream& stream) {
   fill(std::uint8_t{0}, stream);
 }
 
-void Buffer::fill(std::int64_t value, int width, const Stream& stream) {
+void Buffer::fill(std::int64_t value, int width, StreamRef stream) {
   if (width != 1 && width != 2 && width != 4) {
     throw std::invalid_argument("Buffer::fill: width " + std::to_string(width) +
                                 " is not 1, 2 or 4 bytes");
@@ -342,7 +340,7 @@ Buffer Buffer::slice(std::size_t offset, std::size_t count) const {
   return from_handle(ptr_ + offset, count);
 }
 
-void Buffer::close(const Stream& stream) {
+void Buffer::close(StreamRef stream) {
   if (!open_) {
     return;
   }
@@ -363,7 +361,7 @@ void Buffer::close() noexcept {
   }
   if (link_) {
     try {
-      if (!free_memory(stream_.is_open() ? stream_ : kLegacyDefaultStream)) {
+      if (!free_memory(stream_.is_open() ? StreamRef(stream_) : StreamRef::legacy())) {
         detail::report_release_failure(CUDA_ERROR_ILLEGAL_STATE, "MemoryResource::deallocate",
                                        "Buffer whose memory resource was destroyed first "
                                        "(its memory leaks)");
@@ -375,13 +373,13 @@ void Buffer::close() noexcept {
   reset();
 }
 
-bool Buffer::free_memory(const Stream& stream) {
+bool Buffer::free_memory(StreamRef stream) {
   if (MemoryResource* mr = link_->alive(); mr != nullptr) {
     mr->deallocate(ptr_, size_, stream);
     return true;
   }
   if (link_->detached_deallocate != nullptr) {
-    link_->detached_deallocate(ptr_, size_, stream);
+    link_->detached_deallocate(ptr_, size_, stream.share());
     return true;
   }
   return false;

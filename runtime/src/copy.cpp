@@ -22,7 +22,7 @@ constexpr int kBatchDriver = 13000;
 constexpr int kBatchDriver = 12080;
 #endif
 
-void reject_legacy_stream(const Stream& stream) {
+void reject_legacy_stream(StreamRef stream) {
   if (detail::is_legacy_default_stream(stream)) {
     throw std::invalid_argument(
         "copy_batch: the legacy default stream cannot order a batch (cuMemcpyBatchAsync "
@@ -30,7 +30,7 @@ void reject_legacy_stream(const Stream& stream) {
   }
 }
 
-void run_batch(const Stream& stream, std::vector<CUdeviceptr>& dsts,
+void run_batch(StreamRef stream, std::vector<CUdeviceptr>& dsts,
                std::vector<CUdeviceptr>& srcs, std::vector<std::size_t>& sizes) {
   if (dsts.empty()) {
     return;
@@ -78,7 +78,7 @@ void require_pitch(const char* what, std::size_t pitch, std::size_t width_bytes)
 
 }  // namespace
 
-bool detail::is_legacy_default_stream(const Stream& stream) {
+bool detail::is_legacy_default_stream(StreamRef stream) {
   const auto bits = reinterpret_cast<std::uintptr_t>(stream.handle());
   return bits == 0 || bits == kLegacyStreamBits;
 }
@@ -91,7 +91,7 @@ bool has_native_copy_batch() {
 #endif
 }
 
-void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
+void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
                 std::span<Buffer* const> dsts) {
   if (srcs.size() != dsts.size()) {
     throw std::invalid_argument("copy_batch: " + std::to_string(srcs.size()) + " sources but " +
@@ -121,7 +121,7 @@ void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
   copy_batch(stream, copies);
 }
 
-void copy_batch(const Stream& stream, std::span<const CopyOp> copies) {
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies) {
   reject_legacy_stream(stream);
   std::vector<CUdeviceptr> dsts;
   std::vector<CUdeviceptr> srcs;
@@ -140,7 +140,7 @@ void copy_batch(const Stream& stream, std::span<const CopyOp> copies) {
   run_batch(stream, dsts, srcs, sizes);
 }
 
-void copy_2d(const Stream& stream, const Pitched2D& dst, const Pitched2D& src,
+void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src,
              std::size_t width_bytes, std::size_t height) {
   require_pitch("copy_2d: the destination", dst.pitch, width_bytes);
   require_pitch("copy_2d: the source", src.pitch, width_bytes);
@@ -161,7 +161,7 @@ void copy_2d(const Stream& stream, const Pitched2D& dst, const Pitched2D& src,
                           [&] { return driver::raw::cuMemcpy2DAsync(&copy, handle); });
 }
 
-void copy_3d(const Stream& stream, const Pitched2D& dst, std::size_t dst_height,
+void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height,
              const Pitched2D& src, std::size_t src_height, std::size_t width_bytes,
              std::size_t height, std::size_t depth) {
   require_pitch("copy_3d: the destination", dst.pitch, width_bytes);

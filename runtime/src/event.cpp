@@ -16,8 +16,7 @@ Event::Event(const Device& device, const EventOptions& options)
     : Event(create(device.context(), device.device_id(), options)) {}
 
 Event::Event(Event&& other) noexcept
-    : handle_(std::exchange(other.handle_, nullptr)),
-      context_(other.context_),
+    : EventRef(std::exchange(other.handle_, nullptr), other.context_),
       device_id_(other.device_id_),
       owning_(other.owning_),
       timing_disabled_(other.timing_disabled_),
@@ -104,14 +103,24 @@ Event Event::from_ipc_descriptor(const CUipcEventHandle& descriptor, const Devic
   return event;
 }
 
-void Event::sync() const {
+void EventRef::sync() const {
   require_open("sync");
   driver::cuEventSynchronize(handle_);
 }
 
-bool Event::is_done() const {
+bool EventRef::is_done() const {
   require_open("is_done");
   return driver::cuEventQuery(handle_);
+}
+
+void EventRef::throw_closed(const char* operation) {
+  // Only an Event can be empty (an EventRef from a handle is never null).
+  throw std::logic_error(std::string("Event::") + operation + " on a closed Event");
+}
+
+void EventRef::throw_null_handle() {
+  throw std::invalid_argument(
+      "cuwrap::EventRef(CUevent): the event handle is null (an EventRef always names an event)");
 }
 
 CUipcEventHandle Event::get_ipc_descriptor() const {
@@ -146,11 +155,6 @@ float operator-(const Event& end, const Event& start) {
   return detail::event_elapsed_ms(start.handle_, end.handle_);
 }
 
-CUevent Event::handle() const {
-  require_open("handle");
-  return handle_;
-}
-
 Device Event::device() const {
   require_open("device");
   if (device_id_ >= 0) {
@@ -160,12 +164,6 @@ Device Event::device() const {
     return Device(detail::device_of_context(context_));
   }
   throw std::logic_error("Event::device: unknown for an event made by Event::from_handle");
-}
-
-void Event::require_open(const char* operation) const {
-  if (handle_ == nullptr) [[unlikely]] {
-    throw std::logic_error(std::string("Event::") + operation + " on a closed Event");
-  }
 }
 
 }  // namespace cuwrap

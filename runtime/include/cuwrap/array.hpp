@@ -45,9 +45,9 @@ class ArrayRef {
   /// std::invalid_argument, before any driver call, when `src` is too small or the
   /// pitch is smaller than a row. cuMemcpy2DAsync for 1-D and 2-D arrays,
   /// cuMemcpy3DAsync for 3-D and layered ones.
-  void copy_from(const Buffer& src, const Stream& stream, std::size_t src_pitch = 0) const;
+  void copy_from(const Buffer& src, StreamRef stream, std::size_t src_pitch = 0) const;
   /// Copy all elements into `dst` (rows `dst_pitch` bytes apart; 0: packed rows).
-  void copy_to(Buffer& dst, const Stream& stream, std::size_t dst_pitch = 0) const;
+  void copy_to(Buffer& dst, StreamRef stream, std::size_t dst_pitch = 0) const;
 
   /// Return the CUDA array handle.
   CUarray handle() const noexcept { return handle_; }

@@ -38,12 +38,12 @@ struct CopyOp {
 ///   std::vector<cuwrap::Buffer*> dsts{&c, &d};
 ///   cuwrap::copy_batch(stream, srcs, dsts);
 /// \endcode
-void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
+void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
                 std::span<Buffer* const> dsts);
 /// Run every copy of `copies`, ordered on `stream`, as one batch.
 ///
 /// The address form of copy_batch, for sub-ranges of buffers; same rules.
-void copy_batch(const Stream& stream, std::span<const CopyOp> copies);
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies);
 /// Return whether copy_batch issues one cuMemcpyBatchAsync (else a cuMemcpyAsync loop).
 bool has_native_copy_batch();
 
@@ -57,12 +57,12 @@ struct Pitched2D {
 ///
 /// cuMemcpy2DAsync with unified addressing (any device, pinned or managed pointers).
 /// Throws std::invalid_argument when a pitch is smaller than `width_bytes`.
-void copy_2d(const Stream& stream, const Pitched2D& dst, const Pitched2D& src,
+void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src,
              std::size_t width_bytes, std::size_t height);
 /// Copy a `width_bytes` x `height` x `depth` box between two pitched 3-D regions.
 ///
 /// `dst_height` / `src_height` are the rows per slice of each region (cuMemcpy3DAsync).
-void copy_3d(const Stream& stream, const Pitched2D& dst, std::size_t dst_height,
+void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height,
              const Pitched2D& src, std::size_t src_height, std::size_t width_bytes,
              std::size_t height, std::size_t depth);
 
@@ -70,7 +70,7 @@ namespace detail {
 
 /// Return whether `stream` is the legacy default stream (nullptr or CU_STREAM_LEGACY),
 /// which the driver's batch entry points refuse.
-bool is_legacy_default_stream(const Stream& stream);
+bool is_legacy_default_stream(StreamRef stream);
 
 }  // namespace detail
 }  // namespace cuwrap

@@ -304,7 +304,7 @@ class GraphBuilder {
 
  private:
   friend class Device;
-  friend class Stream;
+  friend class StreamRef;
   friend class Graph;
   template <class... Args>
   friend void launch(GraphBuilder&, const LaunchConfig&, const Kernel&, const Args&...);
@@ -350,9 +350,9 @@ class Graph {
   ~Graph();
 
   /// Upload the graph's work to the device ahead of its first launch (cuGraphUpload).
-  void upload(const Stream& stream);
+  void upload(StreamRef stream);
   /// Launch the graph in `stream` (cuGraphLaunch).
-  void launch(const Stream& stream);
+  void launch(StreamRef stream);
   /// Update the graph in place from `builder`'s graph of the same topology (cuGraphExecUpdate).
   ///
   /// Throws std::logic_error when `builder` is building or built nothing, and

@@ -24,7 +24,7 @@
 namespace cuwrap {
 
 class Device;
-class Stream;
+class StreamRef;
 
 /// The usage counters of a device's graph memory pool, read live (cuda.core's
 /// GraphMemoryResourceAttributes), as MemoryPoolAttributes are a pool's.
@@ -71,9 +71,9 @@ class GraphMemoryResource : public MemoryResource {
   ///
   /// Throws std::logic_error when `stream` is not capturing (cuda.core raises too) or
   /// the resource is closed.
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Free `ptr`, ordered on `stream` (cuMemFreeAsync): a free node while capturing.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return false.

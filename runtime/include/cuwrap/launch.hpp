@@ -87,7 +87,7 @@ struct LaunchConfig {
 ///                  2.0f, x, y, out, n);
 /// \endcode
 template <class... Args>
-void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
+void launch(StreamRef stream, const LaunchConfig& config, const Kernel& kernel,
             const Args&... args);
 
 namespace detail {
@@ -197,7 +197,7 @@ void with_packed_arguments(Fn&& fn, const Args&... args) {
 }  // namespace detail
 
 template <class... Args>
-void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
+void launch(StreamRef stream, const LaunchConfig& config, const Kernel& kernel,
             const Args&... args) {
   detail::with_packed_arguments(
       [&](void** pointers, std::size_t count, const std::size_t* sizes,

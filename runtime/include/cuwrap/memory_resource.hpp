@@ -73,14 +73,32 @@ class MemoryResource {
   virtual ~MemoryResource();
 
   /// Allocate `size` bytes, ordered on `stream`.
-  virtual Buffer allocate(std::size_t size, const Stream& stream) = 0;
+  ///
+  /// A resource overrides this form or the `const Stream&` form below (written before
+  /// StreamRef existed): each one's default calls the other, so a call of either
+  /// reaches the override. A resource that overrides neither throws std::logic_error
+  /// when allocate is called. A class derived from a built-in resource overrides this
+  /// form (the built-in resources implement it).
+  virtual Buffer allocate(std::size_t size, StreamRef stream);
+  /// Allocate `size` bytes, ordered on `stream`: the signature before StreamRef, kept so
+  /// that resources overriding it keep working; by default it calls the StreamRef form.
+  ///
+  /// A call with a Stream (or a GraphBuilder) picks this form, so both forms must
+  /// allocate alike; overriding either is enough.
+  virtual Buffer allocate(std::size_t size, const Stream& stream);
   /// Allocate `size` bytes, ordered on the legacy default stream (cuda.core's default).
   ///
   /// A derived class that declares allocate() hides this one; the built-in resources
   /// bring it back (`using MemoryResource::allocate;`).
   Buffer allocate(std::size_t size);
   /// Free `ptr` (of `size` bytes) from this resource, ordered on `stream`.
-  virtual void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) = 0;
+  ///
+  /// As allocate: override this form or the `const Stream&` one; each one's default
+  /// calls the other, and a resource that overrides neither throws std::logic_error.
+  virtual void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream);
+  /// Free `ptr` ordered on `stream`: the signature before StreamRef, kept so that
+  /// resources overriding it keep working; by default it calls the StreamRef form.
+  virtual void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream);
   /// Return whether the GPU can access the memory.
   virtual bool is_device_accessible() const = 0;
   /// Return whether the host can access the memory.
@@ -201,11 +219,11 @@ class DeviceMemoryResource : public MemoryResource {
   /// Allocate `size` bytes from the pool, ordered on `stream`.
   ///
   /// Throws std::logic_error on a closed or an imported (mapped) resource.
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Return `ptr` to the pool, ordered on `stream` (cuMemFreeAsync).
   ///
   /// Still works after close(): the driver destroys a pool once its last buffer is freed.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return false.
@@ -309,12 +327,12 @@ class PinnedMemoryResource : public MemoryResource {
   ~PinnedMemoryResource() override;
 
   /// Allocate `size` bytes of page-locked memory, ordered on `stream`.
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Free `ptr`, ordered on `stream` (pool), or after syncing `stream` (fallback).
   ///
   /// The fallback frees even when the sync fails, reporting that failure to the
   /// release-failure handler.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return true.
@@ -363,12 +381,12 @@ class LegacyPinnedMemoryResource : public MemoryResource {
   LegacyPinnedMemoryResource();
 
   /// Allocate `size` bytes with cuMemAllocHost (in the stream's context).
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then cuMemFreeHost.
   ///
   /// The free happens even when the sync fails: that failure goes to the
   /// release-failure handler. Throws DriverError when cuMemFreeHost fails.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return true.
@@ -397,12 +415,12 @@ class ManagedMemoryResource : public MemoryResource {
   explicit ManagedMemoryResource(const ManagedMemoryResourceOptions& options);
 
   /// Allocate `size` bytes of managed memory (in the stream's context).
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then cuMemFree.
   ///
   /// The free happens even when the sync fails: that failure goes to the
   /// release-failure handler. Throws DriverError when cuMemFree fails.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return true.
