@@ -187,15 +187,7 @@ void Buffer::copy_to(Buffer& dst, StreamRef stream) const {
     throw std::logic_error("Buffer::copy_to: the destination Buffer is closed");
   }
   require_same_size("copy_to", "the destination buffer", size_, dst.size_);
-  const CUstream handle = stream.handle();
-  const CUdeviceptr src_ptr = ptr_;
-  const CUdeviceptr dst_ptr = dst.ptr_;
-  const std::size_t n = size_;
-  if (n == 0) {
-    return;
-  }
-  detail::check_on_stream(stream, "cuMemcpyAsync",
-                          [&] { return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, n, handle); });
+  copy_device(dst.ptr_, ptr_, size_, stream);
 }
 
 void Buffer::copy_from(const Buffer& src, StreamRef stream) {
@@ -204,15 +196,28 @@ void Buffer::copy_from(const Buffer& src, StreamRef stream) {
     throw std::logic_error("Buffer::copy_from: the source Buffer is closed");
   }
   require_same_size("copy_from", "the source buffer", size_, src.size_);
+  copy_device(ptr_, src.ptr_, size_, stream);
+}
+
+void Buffer::copy_to(BufferRef dst, StreamRef stream) const {
+  require_open("copy_to");
+  require_same_size("copy_to", "the destination memory", size_, dst.size());
+  copy_device(dst.handle(), ptr_, size_, stream);
+}
+
+void Buffer::copy_from(BufferRef src, StreamRef stream) {
+  require_open("copy_from");
+  require_same_size("copy_from", "the source memory", size_, src.size());
+  copy_device(ptr_, src.handle(), size_, stream);
+}
+
+void Buffer::copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stream) {
   const CUstream handle = stream.handle();
-  const CUdeviceptr src_ptr = src.ptr_;
-  const CUdeviceptr dst_ptr = ptr_;
-  const std::size_t n = size_;
   if (n == 0) {
     return;
   }
   detail::check_on_stream(stream, "cuMemcpyAsync",
-                          [&] { return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, n, handle); });
+                          [&] { return driver::raw::cuMemcpyAsync(dst, src, n, handle); });
 }
 
 void Buffer::copy_from(std::span<const std::byte> host, StreamRef stream) {
@@ -330,14 +335,35 @@ void Buffer::fill(std::int64_t value, int width, StreamRef stream) {
   }
 }
 
+namespace {
+
+// Throw std::invalid_argument unless [offset, offset + count) lies within `size` bytes.
+void require_within(const char* function, std::size_t offset, std::size_t count,
+                    std::size_t size) {
+  if (offset > size || count > size - offset) {
+    throw std::invalid_argument(std::string(function) + ": offset " + std::to_string(offset) +
+                                " and count " + std::to_string(count) + " reach past the " +
+                                bytes(size));
+  }
+}
+
+}  // namespace
+
 Buffer Buffer::slice(std::size_t offset, std::size_t count) const {
   require_open("slice");
-  if (offset > size_ || count > size_ - offset) {
-    throw std::invalid_argument("Buffer::slice: offset " + std::to_string(offset) + " and count " +
-                                std::to_string(count) + " reach past the buffer's " +
-                                bytes(size_));
-  }
+  require_within("Buffer::slice", offset, count, size_);
   return from_handle(ptr_ + offset, count);
+}
+
+BufferRef BufferRef::slice(std::size_t offset, std::size_t count) const {
+  require_within("BufferRef::slice", offset, count, size_);
+  return {ptr_ + offset, count};
+}
+
+void BufferRef::throw_null_address() {
+  throw std::invalid_argument(
+      "cuwrap::BufferRef(CUdeviceptr, size): the address is 0 but the size is not (only an "
+      "empty BufferRef may have no address)");
 }
 
 void Buffer::close(StreamRef stream) {

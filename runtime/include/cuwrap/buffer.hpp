@@ -32,6 +32,58 @@ void ref_acquire(const ResourceLink* link) noexcept;
 void ref_release(const ResourceLink* link) noexcept;
 }  // namespace detail
 
+class Buffer;
+
+/// Memory of `size()` bytes at `handle()` that this object does not own: what a
+/// function that only reads or writes memory takes (a copy, a kernel argument).
+///
+/// Trivially copyable, passed by value, as a std::span of device memory. It converts
+/// implicitly from a Buffer (the whole buffer; a closed one throws std::logic_error)
+/// and is made from an address of any library with BufferRef(ptr, size). The memory
+/// must outlive it. Buffer::slice() gives an owning-type view of a part; slice() here
+/// gives a BufferRef, with the same range check.
+///
+/// Example:
+/// \code
+///   cuwrap::BufferRef part = cuwrap::BufferRef(buffer).slice(256, 128);
+///   other.copy_from(part.slice(0, other.size()), stream);
+///   cuwrap::launch(stream, config, kernel, part, part.size());
+/// \endcode
+class BufferRef {
+ public:
+  /// Refer to the `size` bytes at `ptr` (device, managed or pinned host memory).
+  ///
+  /// Throws std::invalid_argument when `ptr` is 0 and `size` is not (only an empty
+  /// BufferRef may have no address).
+  BufferRef(CUdeviceptr ptr, std::size_t size) : ptr_(ptr), size_(size) {
+    if (ptr == 0 && size != 0) [[unlikely]] {
+      throw_null_address();
+    }
+  }
+  /// Refer to all of `buffer`; throws std::logic_error when it is closed.
+  BufferRef(const Buffer& buffer);  // NOLINT(google-explicit-constructor)
+
+  /// Return the `count` bytes at `offset` of this memory.
+  ///
+  /// Throws std::invalid_argument naming offset, count and size when the range does not
+  /// lie within this one.
+  BufferRef slice(std::size_t offset, std::size_t count) const;
+  /// Return the address of the memory.
+  CUdeviceptr handle() const noexcept { return ptr_; }
+  /// Return the size in bytes.
+  std::size_t size() const noexcept { return size_; }
+  /// Return whether both name the same bytes.
+  friend bool operator==(BufferRef a, BufferRef b) noexcept {
+    return a.ptr_ == b.ptr_ && a.size_ == b.size_;
+  }
+
+ private:
+  [[noreturn]] static void throw_null_address();
+
+  CUdeviceptr ptr_;
+  std::size_t size_;
+};
+
 /// Memory of `size()` bytes at `handle()`; an RAII, move-only owner.
 ///
 /// A buffer made by a memory resource (or by from_handle with one) frees its memory
@@ -90,6 +142,13 @@ class Buffer {
   void copy_to(Buffer& dst, StreamRef stream) const;
   /// Copy `src` (same size) into this buffer, ordered on `stream`.
   void copy_from(const Buffer& src, StreamRef stream);
+  /// Copy this buffer into the memory `dst` (same size; another library's too),
+  /// ordered on `stream`.
+  ///
+  /// Throws std::invalid_argument naming both sizes when they differ.
+  void copy_to(BufferRef dst, StreamRef stream) const;
+  /// Copy the memory `src` (same size) into this buffer, ordered on `stream`.
+  void copy_from(BufferRef src, StreamRef stream);
   /// Copy host memory (exactly size() bytes) into this buffer, ordered on `stream`.
   ///
   /// The host memory must stay valid until the stream reaches the copy. With pageable
@@ -261,6 +320,8 @@ class Buffer {
   // Free through the resource, or once it is gone its detached deallocate; false when
   // neither exists. Throws what the free throws.
   bool free_memory(StreamRef stream);
+  // The device-to-device copy of copy_to/copy_from, once their checks passed.
+  static void copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stream);
   void reset() noexcept;  // the state of a closed buffer
   void require_multiple(const char* operation, std::size_t element_size) const;
   void require_open(const char* operation) const {
@@ -276,5 +337,7 @@ class Buffer {
   bool open_ = false;
   bool mapped_ = false;
 };
+
+inline BufferRef::BufferRef(const Buffer& buffer) : ptr_(buffer.handle()), size_(buffer.size()) {}
 
 }  // namespace cuwrap

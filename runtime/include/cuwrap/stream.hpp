@@ -54,6 +54,11 @@ struct ContextKey {
 /// driver call); {nullptr, 0} for the default streams, which use the current context,
 /// and for streams of other libraries (launch then uses the current context's function).
 ContextKey stream_context_key(StreamRef stream) noexcept;
+/// True for another library's non-owning stream type that StreamRef converts to and from
+/// (made from a CUstream, `get()` returns it): <cuwrap/cccl.hpp> sets it for
+/// cuda::stream_ref, so that this header needs no CCCL.
+template <class T>
+inline constexpr bool kForeignStreamRef = false;
 }  // namespace detail
 
 /// A CUDA stream that this object does not own: what a function that only uses a
@@ -92,6 +97,21 @@ class StreamRef {
   }
   /// Not a stream: a null literal says no stream; name a default stream instead.
   StreamRef(std::nullptr_t) = delete;
+  /// Refer to the stream of another library's stream reference (cuda::stream_ref, with
+  /// <cuwrap/cccl.hpp>): the same handle, no driver call.
+  ///
+  /// Throws std::invalid_argument when its handle is null, as StreamRef(CUstream).
+  template <class T>
+  requires detail::kForeignStreamRef<T>
+  StreamRef(const T& other)  // NOLINT(google-explicit-constructor)
+      : StreamRef(static_cast<CUstream>(other.get())) {}
+  /// Return another library's stream reference (cuda::stream_ref, with
+  /// <cuwrap/cccl.hpp>) to the same handle.
+  template <class T>
+  requires detail::kForeignStreamRef<T>
+  operator T() const {  // NOLINT(google-explicit-constructor)
+    return T(handle());
+  }
 
   /// Return the legacy default stream (CU_STREAM_LEGACY) of the context current when
   /// it is used; it synchronises with blocking streams.
@@ -136,7 +156,9 @@ class StreamRef {
            bits_ == detail::kPerThreadStreamBits;
   }
   /// Return whether both refer to the same CUDA stream handle.
-  friend bool operator==(StreamRef a, StreamRef b) noexcept { return a.bits_ == b.bits_; }
+  friend constexpr bool operator==(StreamRef a, StreamRef b) noexcept {
+    return a.bits_ == b.bits_;
+  }
 
  protected:
   /// The bits of a closed (or default-constructed, or moved-from) Stream.
