@@ -30,5 +30,6 @@ inline constexpr bool kForeignStreamRef<::cuda::stream_ref> = true;
 }  // namespace cuwrap::detail
 
 #else
+/// 0: <cuda/stream_ref> was not found, and this header adds nothing.
 #define CUWRAP_HAS_CCCL_STREAM_REF 0
 #endif
