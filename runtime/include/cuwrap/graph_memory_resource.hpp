@@ -61,6 +61,7 @@ class GraphMemoryAttributes {
 class GraphMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): the legacy default stream never captures
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Use `device`'s graph memory pool.
   explicit GraphMemoryResource(const Device& device);
   GraphMemoryResource(const GraphMemoryResource&) = delete;

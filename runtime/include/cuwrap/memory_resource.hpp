@@ -79,6 +79,10 @@ class MemoryResource {
   /// reaches the override. A resource that overrides neither throws std::logic_error
   /// when allocate is called. A class derived from a built-in resource overrides this
   /// form (the built-in resources implement it).
+  ///
+  /// A class that overrides one form brings the other back with
+  /// `using MemoryResource::allocate;` (and `deallocate`), else it hides it (and nvcc
+  /// warns that the function is only partially overridden, #611-D).
   virtual Buffer allocate(std::size_t size, StreamRef stream);
   /// Allocate `size` bytes, ordered on `stream`: the signature before StreamRef, kept so
   /// that resources overriding it keep working; by default it calls the StreamRef form.
@@ -197,6 +201,7 @@ struct DeviceMemoryResourceOptions {
 class DeviceMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Use `device`'s default memory pool, or a new pool as `options` ask.
   ///
   /// Throws DriverError when the device does not support memory pools.
@@ -312,6 +317,7 @@ struct PinnedMemoryResourceOptions {
 class PinnedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (and its pool, when the driver supports host pools).
   ///
   /// A driver that answers it has no host pools gets the cuMemHostAlloc fallback; any
@@ -377,6 +383,7 @@ class PinnedMemoryResource : public MemoryResource {
 class LegacyPinnedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call).
   LegacyPinnedMemoryResource();
 
@@ -406,6 +413,7 @@ struct ManagedMemoryResourceOptions {
 class ManagedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call).
   ManagedMemoryResource();
   /// Create the resource; allocations follow `options`.
