@@ -60,7 +60,7 @@ GraphMemoryResource::GraphMemoryResource(const Device& device)
       });
 }
 
-Buffer GraphMemoryResource::allocate(std::size_t size, StreamRef stream) {
+Buffer GraphMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   if (closed_) [[unlikely]] {
     throw std::logic_error("GraphMemoryResource::allocate on a closed GraphMemoryResource");
   }
@@ -80,7 +80,7 @@ Buffer GraphMemoryResource::allocate(std::size_t size, StreamRef stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void GraphMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
+void GraphMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
   free_graph_memory(ptr, stream);
 }
 

@@ -173,8 +173,9 @@ Buffer MemoryResource::allocate(std::size_t size) { return allocate(size, kLegac
 
 namespace {
 
-// The resource whose StreamRef form of allocate/deallocate is calling its `const Stream&`
-// form on this thread: reaching that form's default again means neither is overridden.
+// The resource whose allocate (or deallocate) default form is calling the other form on
+// this thread: when that other form is not overridden either, its default finds this
+// resource here and runs do_allocate (do_deallocate) instead of calling back.
 thread_local const MemoryResource* forwarding_resource = nullptr;
 
 class ForwardingScope {
@@ -189,36 +190,57 @@ class ForwardingScope {
   const MemoryResource* previous_;
 };
 
-void require_override(const MemoryResource* resource, const char* function) {
-  if (forwarding_resource == resource) {
-    throw std::logic_error(std::string("MemoryResource::") + function +
-                           ": the resource overrides neither " + function +
-                           "(..., StreamRef) nor " + function + "(..., const Stream&)");
-  }
+[[noreturn]] void throw_not_overridden(const char* function) {
+  throw std::logic_error(std::string("MemoryResource::") + function +
+                         ": the resource overrides neither " + function + "(..., StreamRef) nor " +
+                         function + "(..., const Stream&)");
 }
 
 }  // namespace
 
 Buffer MemoryResource::allocate(std::size_t size, StreamRef stream) {
+  if (forwarding_resource == this) {  // the `const Stream&` form is not overridden
+    return do_allocate(size, stream);
+  }
   const Stream shared = stream.share();  // what the `const Stream&` form takes
   const ForwardingScope scope(this);
   return allocate(size, shared);
 }
 
 Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
-  require_override(this, "allocate");
+  if (forwarding_resource == this) {  // the StreamRef form is not overridden
+    return do_allocate(size, stream);
+  }
+  const ForwardingScope scope(this);
   return allocate(size, static_cast<StreamRef>(stream));
 }
 
 void MemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
+  if (forwarding_resource == this) {
+    do_deallocate(ptr, size, stream);
+    return;
+  }
   const Stream shared = stream.share();
   const ForwardingScope scope(this);
   deallocate(ptr, size, shared);
 }
 
 void MemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) {
-  require_override(this, "deallocate");
+  if (forwarding_resource == this) {
+    do_deallocate(ptr, size, stream);
+    return;
+  }
+  const ForwardingScope scope(this);
   deallocate(ptr, size, static_cast<StreamRef>(stream));
+}
+
+Buffer MemoryResource::do_allocate(std::size_t /*size*/, StreamRef /*stream*/) {
+  throw_not_overridden("allocate");
+}
+
+void MemoryResource::do_deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
+                                   StreamRef /*stream*/) {
+  throw_not_overridden("deallocate");
 }
 
 void MemoryResource::set_detached_deallocate(DetachedDeallocate deallocate) noexcept {
@@ -332,7 +354,7 @@ DeviceMemoryResource DeviceMemoryResource::from_allocation_handle(Device device,
   return DeviceMemoryResource(ImportedTag{}, device.device_id(), pool, owned.pool_id());
 }
 
-Buffer DeviceMemoryResource::allocate(std::size_t size, StreamRef stream) {
+Buffer DeviceMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   require_open("allocate");
   if (mapped_) [[unlikely]] {
     throw std::logic_error(
@@ -343,7 +365,7 @@ Buffer DeviceMemoryResource::allocate(std::size_t size, StreamRef stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void DeviceMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
+void DeviceMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   free_pool_memory(ptr, size, stream);
 }
 
@@ -615,7 +637,7 @@ void PinnedMemoryResource::require_open(const char* operation) const {
   }
 }
 
-Buffer PinnedMemoryResource::allocate(std::size_t size, StreamRef stream) {
+Buffer PinnedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   require_open("allocate");
   CUdeviceptr ptr = 0;
   if (size != 0) {
@@ -630,7 +652,7 @@ Buffer PinnedMemoryResource::allocate(std::size_t size, StreamRef stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void PinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
+void PinnedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   if (pooled_) {  // also after close(): the driver frees the pool after its last buffer
     free_pool_memory(ptr, size, stream);
   } else {
@@ -644,7 +666,7 @@ LegacyPinnedMemoryResource::LegacyPinnedMemoryResource() {
   set_detached_deallocate(&detached<&free_host_after_sync<kLegacyPinnedName>>);
 }
 
-Buffer LegacyPinnedMemoryResource::allocate(std::size_t size, StreamRef stream) {
+Buffer LegacyPinnedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   CUdeviceptr ptr = 0;
   if (size != 0) {
     const detail::ScopedContext scope(stream.context());
@@ -653,7 +675,7 @@ Buffer LegacyPinnedMemoryResource::allocate(std::size_t size, StreamRef stream) 
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void LegacyPinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size,
+void LegacyPinnedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size,
                                             StreamRef stream) {
   free_host_after_sync<kLegacyPinnedName>(ptr, size, stream);
 }
@@ -678,7 +700,7 @@ ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions&
   }
 }
 
-Buffer ManagedMemoryResource::allocate(std::size_t size, StreamRef stream) {
+Buffer ManagedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   if (closed_) [[unlikely]] {
     throw std::logic_error("ManagedMemoryResource::allocate on a closed ManagedMemoryResource");
   }
@@ -699,7 +721,7 @@ Buffer ManagedMemoryResource::allocate(std::size_t size, StreamRef stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void ManagedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size,
+void ManagedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size,
                                        StreamRef stream) {
   free_managed_after_sync(ptr, size, stream);
 }

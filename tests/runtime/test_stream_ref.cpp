@@ -329,6 +329,50 @@ TEST(NoGpuStreamRefResource, NestedResourcesOfBothFormsWork) {
   EXPECT_EQ(upstream.calls, expected);
 }
 
+// Derived from a built-in resource (made without a driver call), overriding one form;
+// every call must reach the override, none the built-in allocation.
+class NewFormOnBuiltIn : public cuwrap::LegacyPinnedMemoryResource {
+ public:
+  using LegacyPinnedMemoryResource::allocate;
+  using LegacyPinnedMemoryResource::deallocate;
+  Buffer allocate(std::size_t size, StreamRef stream) override {
+    calls.push_back({"allocate(StreamRef)", stream.handle()});
+    return Buffer::from_handle(kFakePointer, size, this, stream);
+  }
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, StreamRef stream) override {
+    calls.push_back({"deallocate(StreamRef)", stream.handle()});
+  }
+  std::vector<Call> calls;
+};
+
+class OldFormOnBuiltIn : public cuwrap::LegacyPinnedMemoryResource {
+ public:
+  using LegacyPinnedMemoryResource::allocate;
+  using LegacyPinnedMemoryResource::deallocate;
+  Buffer allocate(std::size_t size, const Stream& stream) override {
+    calls.push_back({"allocate(const Stream&)", stream.handle()});
+    return Buffer::from_handle(kFakePointer, size, this, stream);
+  }
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const Stream& stream) override {
+    calls.push_back({"deallocate(const Stream&)", stream.handle()});
+  }
+  std::vector<Call> calls;
+};
+
+TEST(NoGpuStreamRefResource, OverridesOfABuiltInResourceReceiveBothForms) {
+  NewFormOnBuiltIn new_form;
+  EXPECT_EQ(exercise(new_form), (std::vector<Call>{{"allocate(StreamRef)", kFakeStream},
+                                                   {"deallocate(StreamRef)", kFakeStream},
+                                                   {"allocate(StreamRef)", CU_STREAM_PER_THREAD},
+                                                   {"deallocate(StreamRef)", CU_STREAM_LEGACY}}));
+  OldFormOnBuiltIn old_form;
+  EXPECT_EQ(exercise(old_form),
+            (std::vector<Call>{{"allocate(const Stream&)", kFakeStream},
+                               {"deallocate(const Stream&)", kFakeStream},
+                               {"allocate(const Stream&)", CU_STREAM_PER_THREAD},
+                               {"deallocate(const Stream&)", CU_STREAM_LEGACY}}));
+}
+
 // ---- Operations through refs on real streams (GPU) --------------------------------------
 
 // A stream made by the driver directly, as another library would; destroyed at the end.

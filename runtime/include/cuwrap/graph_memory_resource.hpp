@@ -68,13 +68,16 @@ class GraphMemoryResource : public MemoryResource {
   GraphMemoryResource& operator=(const GraphMemoryResource&) = delete;
   ~GraphMemoryResource() override = default;
 
+ protected:
   /// Allocate `size` bytes in the graph `stream` is capturing (cuMemAllocAsync).
   ///
   /// Throws std::logic_error when `stream` is not capturing (cuda.core raises too) or
   /// the resource is closed.
-  Buffer allocate(std::size_t size, StreamRef stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Free `ptr`, ordered on `stream` (cuMemFreeAsync): a free node while capturing.
-  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return false.

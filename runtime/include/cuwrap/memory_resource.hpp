@@ -76,9 +76,9 @@ class MemoryResource {
   ///
   /// A resource overrides this form or the `const Stream&` form below (written before
   /// StreamRef existed): each one's default calls the other, so a call of either
-  /// reaches the override. A resource that overrides neither throws std::logic_error
-  /// when allocate is called. A class derived from a built-in resource overrides this
-  /// form (the built-in resources implement it).
+  /// reaches the override, also in a class derived from a built-in resource. When
+  /// neither is overridden, both reach do_allocate() (what the built-in resources
+  /// implement; by default it throws std::logic_error).
   ///
   /// A class that overrides one form brings the other back with
   /// `using MemoryResource::allocate;` (and `deallocate`), else it hides it (and nvcc
@@ -98,7 +98,7 @@ class MemoryResource {
   /// Free `ptr` (of `size` bytes) from this resource, ordered on `stream`.
   ///
   /// As allocate: override this form or the `const Stream&` one; each one's default
-  /// calls the other, and a resource that overrides neither throws std::logic_error.
+  /// calls the other, and when neither is overridden both reach do_deallocate().
   virtual void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream);
   /// Free `ptr` ordered on `stream`: the signature before StreamRef, kept so that
   /// resources overriding it keep working; by default it calls the StreamRef form.
@@ -112,6 +112,13 @@ class MemoryResource {
   virtual int device_id() const { return -1; }
 
  protected:
+  /// Allocate `size` bytes ordered on `stream`: what both forms of allocate() reach when
+  /// neither is overridden. The built-in resources implement this; the default throws
+  /// std::logic_error (the resource implements no allocation).
+  virtual Buffer do_allocate(std::size_t size, StreamRef stream);
+  /// Free `ptr` ordered on `stream`: what both forms of deallocate() reach when neither
+  /// is overridden. The default throws std::logic_error.
+  virtual void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream);
   /// Let buffers that outlive this resource free their memory with `deallocate`
   /// (nullptr: they cannot; closing them reports a release failure).
   void set_detached_deallocate(DetachedDeallocate deallocate) noexcept;
@@ -221,14 +228,17 @@ class DeviceMemoryResource : public MemoryResource {
   /// Throws std::invalid_argument for a closed `handle` (before any driver call).
   static DeviceMemoryResource from_allocation_handle(Device device, IPCAllocationHandle&& handle);
 
+ protected:
   /// Allocate `size` bytes from the pool, ordered on `stream`.
   ///
   /// Throws std::logic_error on a closed or an imported (mapped) resource.
-  Buffer allocate(std::size_t size, StreamRef stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Return `ptr` to the pool, ordered on `stream` (cuMemFreeAsync).
   ///
   /// Still works after close(): the driver destroys a pool once its last buffer is freed.
-  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return false.
@@ -332,13 +342,16 @@ class PinnedMemoryResource : public MemoryResource {
   /// Destroy the pool (never throws).
   ~PinnedMemoryResource() override;
 
+ protected:
   /// Allocate `size` bytes of page-locked memory, ordered on `stream`.
-  Buffer allocate(std::size_t size, StreamRef stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Free `ptr`, ordered on `stream` (pool), or after syncing `stream` (fallback).
   ///
   /// The fallback frees even when the sync fails, reporting that failure to the
   /// release-failure handler.
-  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return true.
@@ -387,13 +400,16 @@ class LegacyPinnedMemoryResource : public MemoryResource {
   /// Create the resource (no driver call).
   LegacyPinnedMemoryResource();
 
+ protected:
   /// Allocate `size` bytes with cuMemAllocHost (in the stream's context).
-  Buffer allocate(std::size_t size, StreamRef stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then cuMemFreeHost.
   ///
   /// The free happens even when the sync fails: that failure goes to the
   /// release-failure handler. Throws DriverError when cuMemFreeHost fails.
-  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return true.
@@ -422,13 +438,16 @@ class ManagedMemoryResource : public MemoryResource {
   /// device ordinal.
   explicit ManagedMemoryResource(const ManagedMemoryResourceOptions& options);
 
+ protected:
   /// Allocate `size` bytes of managed memory (in the stream's context).
-  Buffer allocate(std::size_t size, StreamRef stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then cuMemFree.
   ///
   /// The free happens even when the sync fails: that failure goes to the
   /// release-failure handler. Throws DriverError when cuMemFree fails.
-  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return true.
