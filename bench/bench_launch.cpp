@@ -4,7 +4,9 @@
 // Baselines: cuLaunchKernel called through the pointer cuGetProcAddress returns (what a
 // C program does), once with a context-bound CUfunction and once with the CUkernel that
 // cuwrap::launch passes. The stream is synchronised every kSyncEvery launches in every
-// variant alike, so the queue never fills. After the run the ratios are printed; the
+// variant alike, so the queue never fills. cuwrap::launch runs on the Stream, on a
+// StreamRef made from it, and on the bare CUstream (a StreamRef that knows no context,
+// as another library's stream arrives). After the run the ratios are printed; the
 // target is cuwrap / raw <= 1.03.
 //
 // Programmatic dependent launch (sm_90+): pairs of short kernels (the first triggers its
@@ -139,11 +141,37 @@ void BM_CuwrapLaunch(benchmark::State& state) {
 }
 BENCHMARK(BM_CuwrapLaunch);
 
+// cuwrap::launch through a StreamRef: made once from the Stream (what a function taking
+// StreamRef receives), and made from the bare CUstream as another library would pass it.
+void BM_CuwrapLaunchStreamRef(benchmark::State& state) {
+  const cuwrap::LaunchConfig config{.grid = 1, .block = 32};
+  const float a = 2.0f;
+  const std::size_t n = 256;
+  measure(state, "cuwrap_ref", [&](Setup& s) {
+    const cuwrap::StreamRef stream = *s.stream;
+    cuwrap::launch(stream, config, *s.kernel, a, *s.x, *s.y, n);
+  });
+}
+BENCHMARK(BM_CuwrapLaunchStreamRef);
+
+void BM_CuwrapLaunchForeignStreamRef(benchmark::State& state) {
+  const cuwrap::LaunchConfig config{.grid = 1, .block = 32};
+  const float a = 2.0f;
+  const std::size_t n = 256;
+  measure(state, "cuwrap_foreign", [&](Setup& s) {
+    const CUstream foreign = s.stream->handle();  // as another library hands it over
+    cuwrap::launch(foreign, config, *s.kernel, a, *s.x, *s.y, n);
+  });
+}
+BENCHMARK(BM_CuwrapLaunchForeignStreamRef);
+
 // cuwrap::launch and the raw cuLaunchKernel (CUfunction) in alternating blocks of 64
 // within one loop (bench_support.hpp's measure_alternating): the like-for-like ratio that
 // separate benchmark runs, minutes apart, measure less steadily. The stream is
 // synchronised, untimed, every 1024 launches.
-void BM_LaunchAlternating(benchmark::State& state) {
+// `foreign`: cuwrap::launch takes the bare CUstream (a StreamRef made from it, no context
+// known) instead of the Stream.
+void launch_alternating(benchmark::State& state, const char* name, bool foreign) {
   Setup& s = setup();
   if (!cuwrap::bench::ready(state, s)) {
     return;
@@ -159,8 +187,14 @@ void BM_LaunchAlternating(benchmark::State& state) {
   bool failed = false;
   int rounds = 0;
   cuwrap::bench::measure_alternating(
-      state, "alternating", kBlock,
-      [&] { cuwrap::launch(*s.stream, config, *s.kernel, a, *s.x, *s.y, n); },
+      state, name, kBlock,
+      [&] {
+        if (foreign) {
+          cuwrap::launch(stream, config, *s.kernel, a, *s.x, *s.y, n);
+        } else {
+          cuwrap::launch(*s.stream, config, *s.kernel, a, *s.x, *s.y, n);
+        }
+      },
       [&] {
         failed |= s.launch_kernel(s.function, 1, 1, 1, 32, 1, 1, 0, stream, args, nullptr) !=
                   CUDA_SUCCESS;
@@ -175,7 +209,15 @@ void BM_LaunchAlternating(benchmark::State& state) {
     state.SkipWithError("cuLaunchKernel failed");
   }
 }
+void BM_LaunchAlternating(benchmark::State& state) {
+  launch_alternating(state, "alternating", false);
+}
 BENCHMARK(BM_LaunchAlternating);
+
+void BM_LaunchAlternatingForeignStreamRef(benchmark::State& state) {
+  launch_alternating(state, "alternating_foreign", true);
+}
+BENCHMARK(BM_LaunchAlternatingForeignStreamRef);
 
 // GPU time per pair of dependent kernels, plain or with PDL; the gap of the last pair.
 void pair_launch(benchmark::State& state, const char* name, bool pdl) {
@@ -221,11 +263,13 @@ BENCHMARK(BM_PairPdl)->Unit(benchmark::kMicrosecond);
 
 int main(int argc, char** argv) {
   return cuwrap::bench::run_benchmarks(argc, argv, [] {
-    for (const char* baseline : {"raw_cufunction", "raw_cukernel"}) {
-      if (const auto c = cuwrap::bench::compare("cuwrap", baseline)) {
-        std::printf(
-            "launch ratio cuwrap/%s = %.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
-            baseline, c->ratio(), c->ours_ns, c->raw_ns);
+    for (const char* ours : {"cuwrap", "cuwrap_ref", "cuwrap_foreign"}) {
+      for (const char* baseline : {"raw_cufunction", "raw_cukernel"}) {
+        if (const auto c = cuwrap::bench::compare(ours, baseline)) {
+          std::printf(
+              "launch ratio %s/%s = %.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
+              ours, baseline, c->ratio(), c->ours_ns, c->raw_ns);
+        }
       }
     }
     if (setup().error.empty()) {
@@ -235,6 +279,12 @@ int main(int argc, char** argv) {
       std::printf(
           "launch ratio cuwrap/raw_cufunction, alternating blocks = %.3f (%.1f ns vs %.1f ns "
           "per launch; target <= 1.03)\n",
+          c->ratio(), c->ours_ns, c->raw_ns);
+    }
+    if (const auto c = cuwrap::bench::alternating_ratio("alternating_foreign")) {
+      std::printf(
+          "launch ratio cuwrap(StreamRef from a CUstream)/raw_cufunction, alternating blocks = "
+          "%.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
           c->ratio(), c->ours_ns, c->raw_ns);
     }
     if (const auto c = cuwrap::bench::compare("pair_pdl", "pair_plain")) {

@@ -95,7 +95,7 @@ void set_destination(Copy& copy, const Linear& memory) {
 
 // Copy between the array and linear memory; `to_array` picks the direction.
 void copy_array(const ArrayRef& array, const Linear& memory, bool to_array,
-                const Stream& stream) {
+                StreamRef stream) {
   const CUDA_ARRAY3D_DESCRIPTOR& d = array.descriptor();
   const CUstream handle = stream.handle();
   if (d.Depth == 0) {
@@ -146,24 +146,24 @@ ArrayRef ArrayRef::from_handle(CUarray handle) {
   return ArrayRef(handle, driver::cuArray3DGetDescriptor(handle));
 }
 
-void ArrayRef::copy_from(const Buffer& src, const Stream& stream, std::size_t src_pitch) const {
+void ArrayRef::copy_from(const Buffer& src, StreamRef stream, std::size_t src_pitch) const {
   const std::size_t pitch = checked_pitch(*this, src.size(), "the buffer", src_pitch, "copy_from");
   copy_array(*this, {.device = src.handle(), .pitch = pitch}, true, stream);
 }
 
-void ArrayRef::copy_to(Buffer& dst, const Stream& stream, std::size_t dst_pitch) const {
+void ArrayRef::copy_to(Buffer& dst, StreamRef stream, std::size_t dst_pitch) const {
   const std::size_t pitch = checked_pitch(*this, dst.size(), "the buffer", dst_pitch, "copy_to");
   copy_array(*this, {.device = dst.handle(), .pitch = pitch}, false, stream);
 }
 
-void ArrayRef::copy_from(std::span<const std::byte> host, const Stream& stream,
+void ArrayRef::copy_from(std::span<const std::byte> host, StreamRef stream,
                          std::size_t host_pitch) const {
   const std::size_t pitch =
       checked_pitch(*this, host.size(), "the host span", host_pitch, "copy_from");
   copy_array(*this, {.host = host.data(), .pitch = pitch}, true, stream);
 }
 
-void ArrayRef::copy_to(std::span<std::byte> host, const Stream& stream,
+void ArrayRef::copy_to(std::span<std::byte> host, StreamRef stream,
                        std::size_t host_pitch) const {
   const std::size_t pitch = checked_pitch(*this, host.size(), "the host span", host_pitch, "copy_to");
   copy_array(*this, {.host = host.data(), .pitch = pitch}, false, stream);

@@ -66,7 +66,7 @@ std::pair<bool, bool> query_access(CUdeviceptr ptr) {
 }
 
 // The check for the stream an operation runs on (a default stream checks nothing).
-detail::ContextUse use_stream(const Stream& stream, const char* operation) {
+detail::ContextUse use_stream(StreamRef stream, const char* operation) {
   const detail::ContextKey key = detail::stream_context_key(stream);
   return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()),
           operation};
@@ -109,7 +109,7 @@ Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr
 }
 
 Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr,
-                           const Stream& stream) {
+                           StreamRef stream) {
   stream.require_open("from_handle");
   Buffer buffer;
   buffer.ptr_ = ptr;
@@ -117,15 +117,13 @@ Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr
   buffer.open_ = true;
   if (mr != nullptr) {  // only an owning buffer needs the stream for its free
     buffer.link_ = mr->link_;
-    buffer.stream_.handle_ = stream.handle_;
-    buffer.stream_.state_ = stream.state_;
-    buffer.stream_.open_ = true;
+    buffer.stream_ = stream.share();
   }
   return buffer;
 }
 
 Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDescriptor& descriptor,
-                                   const Stream& stream) {
+                                   StreamRef stream) {
   if (!mr.is_open()) {
     throw std::logic_error("Buffer::from_ipc_descriptor: the DeviceMemoryResource is closed");
   }
@@ -180,7 +178,7 @@ IPCBufferDescriptor Buffer::ipc_descriptor() const {
   return descriptor;
 }
 
-void Buffer::set_deallocation_stream(const Stream& stream) {
+void Buffer::set_deallocation_stream(StreamRef stream) {
   require_open("set_deallocation_stream");
   stream.require_open("set_deallocation_stream");
   stream_ = stream.share();
@@ -197,43 +195,47 @@ CUdeviceptr Buffer::release() {
   return ptr;
 }
 
-void Buffer::copy_to(Buffer& dst, const Stream& stream) const {
+void Buffer::copy_to(Buffer& dst, StreamRef stream) const {
   require_open("copy_to");
   if (!dst.open_) {
     throw std::logic_error("Buffer::copy_to: the destination Buffer is closed");
   }
   require_same_size("copy_to", "the destination buffer", size_, dst.size_);
-  const CUstream handle = stream.handle();
-  const detail::ContextUse use = use_stream(stream, "Buffer::copy_to");
-  const CUdeviceptr src_ptr = ptr_;
-  const CUdeviceptr dst_ptr = dst.ptr_;
-  const std::size_t n = size_;
-  if (n == 0) {
-    return;
-  }
-  detail::check_on_stream(stream, "cuMemcpyAsync",
-                          [&] { return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, n, handle); });
+  copy_device(dst.ptr_, ptr_, size_, stream);
 }
 
-void Buffer::copy_from(const Buffer& src, const Stream& stream) {
+void Buffer::copy_from(const Buffer& src, StreamRef stream) {
   require_open("copy_from");
   if (!src.open_) {
     throw std::logic_error("Buffer::copy_from: the source Buffer is closed");
   }
   require_same_size("copy_from", "the source buffer", size_, src.size_);
+  copy_device(ptr_, src.ptr_, size_, stream);
+}
+
+void Buffer::copy_to(BufferRef dst, StreamRef stream) const {
+  require_open("copy_to");
+  require_same_size("copy_to", "the destination memory", size_, dst.size());
+  copy_device(dst.handle(), ptr_, size_, stream);
+}
+
+void Buffer::copy_from(BufferRef src, StreamRef stream) {
+  require_open("copy_from");
+  require_same_size("copy_from", "the source memory", size_, src.size());
+  copy_device(ptr_, src.handle(), size_, stream);
+}
+
+void Buffer::copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stream) {
   const CUstream handle = stream.handle();
-  const detail::ContextUse use = use_stream(stream, "Buffer::copy_from");
-  const CUdeviceptr src_ptr = src.ptr_;
-  const CUdeviceptr dst_ptr = ptr_;
-  const std::size_t n = size_;
+  const detail::ContextUse use = use_stream(stream, "Buffer::copy");
   if (n == 0) {
     return;
   }
   detail::check_on_stream(stream, "cuMemcpyAsync",
-                          [&] { return driver::raw::cuMemcpyAsync(dst_ptr, src_ptr, n, handle); });
+                          [&] { return driver::raw::cuMemcpyAsync(dst, src, n, handle); });
 }
 
-void Buffer::copy_from(std::span<const std::byte> host, const Stream& stream) {
+void Buffer::copy_from(std::span<const std::byte> host, StreamRef stream) {
   require_open("copy_from");
   require_same_size("copy_from", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
@@ -250,7 +252,7 @@ void Buffer::copy_from(std::span<const std::byte> host, const Stream& stream) {
   });
 }
 
-void Buffer::copy_to(std::span<std::byte> host, const Stream& stream) const {
+void Buffer::copy_to(std::span<std::byte> host, StreamRef stream) const {
   require_open("copy_to");
   require_same_size("copy_to", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
@@ -267,7 +269,7 @@ void Buffer::copy_to(std::span<std::byte> host, const Stream& stream) const {
   });
 }
 
-void Buffer::fill(std::uint8_t value, const Stream& stream) {
+void Buffer::fill(std::uint8_t value, StreamRef stream) {
   require_open("fill");
   const CUstream handle = stream.handle();
   const detail::ContextUse use = use_stream(stream, "Buffer::fill");
@@ -280,7 +282,7 @@ void Buffer::fill(std::uint8_t value, const Stream& stream) {
                           [&] { return driver::raw::cuMemsetD8Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(std::uint16_t value, const Stream& stream) {
+void Buffer::fill(std::uint16_t value, StreamRef stream) {
   require_open("fill");
   if (size_ % 2 != 0) {
     throw std::invalid_argument(
@@ -299,7 +301,7 @@ void Buffer::fill(std::uint16_t value, const Stream& stream) {
                           [&] { return driver::raw::cuMemsetD16Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(std::uint32_t value, const Stream& stream) {
+void Buffer::fill(std::uint32_t value, StreamRef stream) {
   require_open("fill");
   if (size_ % 4 != 0) {
     throw std::invalid_argument(
@@ -318,7 +320,7 @@ void Buffer::fill(std::uint32_t value, const Stream& stream) {
                           [&] { return driver::raw::cuMemsetD32Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(int value, const Stream& stream) {
+void Buffer::fill(int value, StreamRef stream) {
   if (value != 0) {
     throw std::invalid_argument(
         "Buffer::fill: fill(" + std::to_string(value) +
@@ -329,7 +331,7 @@ void Buffer::fill(int value, const Stream& stream) {
   fill(std::uint8_t{0}, stream);
 }
 
-void Buffer::fill(std::int64_t value, int width, const Stream& stream) {
+void Buffer::fill(std::int64_t value, int width, StreamRef stream) {
   if (width != 1 && width != 2 && width != 4) {
     throw std::invalid_argument("Buffer::fill: width " + std::to_string(width) +
                                 " is not 1, 2 or 4 bytes");
@@ -353,17 +355,38 @@ void Buffer::fill(std::int64_t value, int width, const Stream& stream) {
   }
 }
 
+namespace {
+
+// Throw std::invalid_argument unless [offset, offset + count) lies within `size` bytes.
+void require_within(const char* function, std::size_t offset, std::size_t count,
+                    std::size_t size) {
+  if (offset > size || count > size - offset) {
+    throw std::invalid_argument(std::string(function) + ": offset " + std::to_string(offset) +
+                                " and count " + std::to_string(count) + " reach past the " +
+                                bytes(size));
+  }
+}
+
+}  // namespace
+
 Buffer Buffer::slice(std::size_t offset, std::size_t count) const {
   require_open("slice");
-  if (offset > size_ || count > size_ - offset) {
-    throw std::invalid_argument("Buffer::slice: offset " + std::to_string(offset) + " and count " +
-                                std::to_string(count) + " reach past the buffer's " +
-                                bytes(size_));
-  }
+  require_within("Buffer::slice", offset, count, size_);
   return from_handle(ptr_ + offset, count);
 }
 
-void Buffer::close(const Stream& stream) {
+BufferRef BufferRef::slice(std::size_t offset, std::size_t count) const {
+  require_within("BufferRef::slice", offset, count, size_);
+  return {ptr_ + offset, count};
+}
+
+void BufferRef::throw_null_address() {
+  throw std::invalid_argument(
+      "cuwrap::BufferRef(CUdeviceptr, size): the address is 0 but the size is not (only an "
+      "empty BufferRef may have no address)");
+}
+
+void Buffer::close(StreamRef stream) {
   if (!open_) {
     return;
   }
@@ -395,8 +418,9 @@ void Buffer::close() noexcept {
       }
       // A free refused because that context was destroyed meanwhile is reported as such.
       const detail::ContextUse use(key.context, key.id, "Stream",
-                                   reinterpret_cast<const void*>(stream_.handle_), "Buffer::close");
-      if (!free_memory(stream_.is_open() ? stream_ : kLegacyDefaultStream)) {
+                                   stream_.is_open() ? static_cast<const void*>(stream_.handle()) : nullptr,
+                                   "Buffer::close");
+      if (!free_memory(stream_.is_open() ? StreamRef(stream_) : StreamRef::legacy())) {
         detail::report_release_failure(CUDA_ERROR_ILLEGAL_STATE, "MemoryResource::deallocate",
                                        "Buffer whose memory resource was destroyed first "
                                        "(its memory leaks)");
@@ -408,13 +432,13 @@ void Buffer::close() noexcept {
   reset();
 }
 
-bool Buffer::free_memory(const Stream& stream) {
+bool Buffer::free_memory(StreamRef stream) {
   if (MemoryResource* mr = link_->alive(); mr != nullptr) {
     mr->deallocate(ptr_, size_, stream);
     return true;
   }
   if (link_->detached_deallocate != nullptr) {
-    link_->detached_deallocate(ptr_, size_, stream);
+    link_->detached_deallocate(ptr_, size_, stream.share());
     return true;
   }
   return false;

@@ -30,7 +30,7 @@ using BatchAsync12080 = CUresult (*)(CUdeviceptr*, CUdeviceptr*, std::size_t*, s
 #endif
 constexpr int kBatchVersion = 12080;
 
-void reject_legacy_stream(const Stream& stream) {
+void reject_legacy_stream(StreamRef stream) {
   if (detail::is_legacy_default_stream(stream)) {
     throw std::invalid_argument(
         "copy_batch: the legacy default stream cannot order a batch (cuMemcpyBatchAsync "
@@ -119,7 +119,7 @@ CUmemLocation device_location(int ordinal) {
 // asked of the driver for memory without one.
 class HintSource {
  public:
-  explicit HintSource(const Stream& stream) : stream_(stream) {}
+  explicit HintSource(StreamRef stream) : stream_(stream) {}
 
   // The stream's device: where a copy of unknown memory runs (asked once per batch).
   CUmemLocation stream_device() {
@@ -187,7 +187,7 @@ class HintSource {
     return host_location();  // pinned, or memory the driver does not know (pageable)
   }
 
-  const Stream& stream_;
+  StreamRef stream_;
   std::optional<CUmemLocation> stream_device_;
   const MemoryResource* last_mr_ = nullptr;
   CUmemLocation last_{};
@@ -222,7 +222,7 @@ struct AttributeRuns {
   std::vector<std::size_t> starts;
 };
 
-AttributeRuns attribute_runs(const Stream& stream, const Batch& batch,
+AttributeRuns attribute_runs(StreamRef stream, const Batch& batch,
                              std::span<const CopyOptions> options,
                              std::span<const detail::CopySide> srcs,
                              std::span<const detail::CopySide> dsts) {
@@ -267,7 +267,7 @@ BatchAsync12080 batch_async_12080() {
 }
 #endif  // CUDA_VERSION >= 12080
 
-void run_batch(const Stream& stream, Batch& batch, std::span<const CopyOptions> options,
+void run_batch(StreamRef stream, Batch& batch, std::span<const CopyOptions> options,
                std::span<const detail::CopySide> srcs = {},
                std::span<const detail::CopySide> dsts = {}) {
   if (!has_native_copy_batch()) {
@@ -349,7 +349,7 @@ void require_pitch(const char* what, std::size_t pitch, std::size_t width_bytes)
 
 }  // namespace
 
-bool detail::is_legacy_default_stream(const Stream& stream) {
+bool detail::is_legacy_default_stream(StreamRef stream) {
   const auto bits = reinterpret_cast<std::uintptr_t>(stream.handle());
   return bits == 0 || bits == kLegacyStreamBits;
 }
@@ -362,7 +362,7 @@ bool has_native_copy_batch() {
 #endif
 }
 
-void detail::copy_batch_sides(const Stream& stream, std::span<const CopySide> srcs,
+void detail::copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
                               std::span<const CopySide> dsts,
                               std::span<const CopyOptions> options) {
   if (srcs.size() != dsts.size()) {
@@ -387,21 +387,21 @@ void detail::copy_batch_sides(const Stream& stream, std::span<const CopySide> sr
   run_batch(stream, batch, options, srcs, dsts);
 }
 
-void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
+void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
                 std::span<Buffer* const> dsts) {
   copy_batch(stream, srcs, dsts, std::span<const CopyOptions>{});
 }
 
-void copy_batch(const Stream& stream, std::span<const CopyOp> copies) {
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies) {
   copy_batch(stream, copies, std::span<const CopyOptions>{});
 }
 
-void copy_batch(const Stream& stream, std::span<const CopyOp> copies,
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
                 const CopyOptions& options) {
   copy_batch(stream, copies, std::span<const CopyOptions>(&options, 1));
 }
 
-void copy_batch(const Stream& stream, std::span<const CopyOp> copies,
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
                 std::span<const CopyOptions> options) {
   check_options(options, copies.size());
   reject_legacy_stream(stream);
@@ -413,7 +413,7 @@ void copy_batch(const Stream& stream, std::span<const CopyOp> copies,
   run_batch(stream, batch, options);
 }
 
-void copy_2d(const Stream& stream, const Pitched2D& dst, const Pitched2D& src,
+void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src,
              std::size_t width_bytes, std::size_t height) {
   require_pitch("copy_2d: the destination", dst.pitch, width_bytes);
   require_pitch("copy_2d: the source", src.pitch, width_bytes);
@@ -434,7 +434,7 @@ void copy_2d(const Stream& stream, const Pitched2D& dst, const Pitched2D& src,
                           [&] { return driver::raw::cuMemcpy2DAsync(&copy, handle); });
 }
 
-void copy_3d(const Stream& stream, const Pitched2D& dst, std::size_t dst_height,
+void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height,
              const Pitched2D& src, std::size_t src_height, std::size_t width_bytes,
              std::size_t height, std::size_t depth) {
   require_pitch("copy_3d: the destination", dst.pitch, width_bytes);

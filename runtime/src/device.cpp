@@ -86,7 +86,7 @@ Event Device::create_event(const EventOptions& options) const { return Event(*th
 
 MemoryResource& Device::memory_resource() const { return default_resources().get(*this); }
 
-Buffer Device::allocate(std::size_t size, const Stream& stream) const {
+Buffer Device::allocate(std::size_t size, StreamRef stream) const {
   return memory_resource().allocate(size, stream);
 }
 

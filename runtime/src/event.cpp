@@ -17,9 +17,7 @@ Event::Event(const Device& device, const EventOptions& options)
     : Event(create(device.context(), device.device_id(), options)) {}
 
 Event::Event(Event&& other) noexcept
-    : handle_(std::exchange(other.handle_, nullptr)),
-      context_(other.context_),
-      context_id_(other.context_id_),
+    : EventRef(std::exchange(other.handle_, nullptr), other.context_, other.context_id_),
       device_id_(other.device_id_),
       owning_(other.owning_),
       timing_disabled_(other.timing_disabled_),
@@ -121,16 +119,26 @@ detail::ContextUse use_context(CUcontext context, unsigned long long id, CUevent
 
 }  // namespace
 
-void Event::sync() const {
+void EventRef::sync() const {
   require_open("sync");
   const detail::ContextUse use = use_context(context_, context_id_, handle_, "Event::sync");
   driver::cuEventSynchronize(handle_);
 }
 
-bool Event::is_done() const {
+bool EventRef::is_done() const {
   require_open("is_done");
   const detail::ContextUse use = use_context(context_, context_id_, handle_, "Event::is_done");
   return driver::cuEventQuery(handle_);
+}
+
+void EventRef::throw_closed(const char* operation) {
+  // Only an Event can be empty (an EventRef from a handle is never null).
+  throw std::logic_error(std::string("Event::") + operation + " on a closed Event");
+}
+
+void EventRef::throw_null_handle() {
+  throw std::invalid_argument(
+      "cuwrap::EventRef(CUevent): the event handle is null (an EventRef always names an event)");
 }
 
 CUipcEventHandle Event::get_ipc_descriptor() const {
@@ -173,7 +181,7 @@ float operator-(const Event& end, const Event& start) {
   return detail::event_elapsed_ms(start.handle_, end.handle_);
 }
 
-CUevent Event::handle() const {
+CUevent EventRef::handle() const {
   require_open("handle");
   detail::check_context_recorded(context_id_, "Event", handle_, "Event::handle");
   return handle_;
@@ -188,12 +196,6 @@ Device Event::device() const {
     return Device(detail::device_of_context(context_));
   }
   throw std::logic_error("Event::device: unknown for an event made by Event::from_handle");
-}
-
-void Event::require_open(const char* operation) const {
-  if (handle_ == nullptr) [[unlikely]] {
-    throw std::logic_error(std::string("Event::") + operation + " on a closed Event");
-  }
 }
 
 }  // namespace cuwrap

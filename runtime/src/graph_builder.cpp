@@ -124,9 +124,10 @@ GraphBuilder Device::create_graph_builder() const {
                                              State::Kind::Primary));
 }
 
-GraphBuilder Stream::create_graph_builder() const {
+GraphBuilder StreamRef::create_graph_builder() const {
+  require_open("create_graph_builder");
   // share(): a non-owning Stream that keeps this CUDA stream alive while the builder
-  // uses it, even if this Stream object is closed first.
+  // uses it, even if the Stream it came from is closed first.
   return GraphBuilder(
       detail::make_ref<State>(share(), device().device_id(), context(), State::Kind::Primary));
 }

@@ -172,14 +172,14 @@ void Graph::close() noexcept {
   delete std::exchange(keep_alive_, nullptr);  // NOLINT(cppcoreguidelines-owning-memory)
 }
 
-void Graph::launch(const Stream& stream) {
+void Graph::launch(StreamRef stream) {
   if (exec_ == nullptr) [[unlikely]] {
     detail::throw_closed_graph("launch");
   }
   detail::check(driver::raw::cuGraphLaunch(exec_, stream.handle()), "cuGraphLaunch");
 }
 
-void Graph::upload(const Stream& stream) {
+void Graph::upload(StreamRef stream) {
   if (exec_ == nullptr) {
     detail::throw_closed_graph("upload");
   }

@@ -12,7 +12,7 @@ namespace cuwrap {
 namespace {
 
 // cuMemFreeAsync: a free node while capturing. Needs nothing from the resource object.
-void free_graph_memory(CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+void free_graph_memory(CUdeviceptr ptr, StreamRef stream) {
   if (ptr != 0) {
     const CUstream handle = stream.handle();
     detail::check_on_stream(stream, "cuMemFreeAsync",
@@ -54,10 +54,13 @@ void GraphMemoryAttributes::reset_reserved_mem_high() const {
 
 GraphMemoryResource::GraphMemoryResource(const Device& device)
     : device_id_(device.device_id()), device_(device.handle()) {
-  set_detached_deallocate(&free_graph_memory);
+  set_detached_deallocate(
+      [](CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+        free_graph_memory(ptr, stream);
+      });
 }
 
-Buffer GraphMemoryResource::allocate(std::size_t size, const Stream& stream) {
+Buffer GraphMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   if (closed_) [[unlikely]] {
     throw std::logic_error("GraphMemoryResource::allocate on a closed GraphMemoryResource");
   }
@@ -77,8 +80,8 @@ Buffer GraphMemoryResource::allocate(std::size_t size, const Stream& stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void GraphMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) {
-  free_graph_memory(ptr, size, stream);
+void GraphMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
+  free_graph_memory(ptr, stream);
 }
 
 std::uint64_t GraphMemoryResource::used_mem_current() const { return attributes().used_mem_current(); }

@@ -45,7 +45,7 @@ void advise_range(CUdeviceptr ptr, std::size_t size, CUmem_advise advice,
 }
 
 void prefetch_range(CUdeviceptr ptr, std::size_t size, const Location& location,
-                    const Stream& stream) {
+                    StreamRef stream) {
   const CUmemLocation where = detail::to_cu_location(location);
   const CUstream handle = stream.handle();
 #if CUDA_VERSION >= 13000
@@ -107,7 +107,7 @@ Batch make_batch(const char* function, std::span<const Buffer* const> buffers,
 
 // Check what a cuMem*BatchAsync call needs before it is made: CUDA 13 (toolkit and
 // driver), and a stream other than the legacy default stream, which those calls refuse.
-void require_batch(const char* feature, const Stream& stream) {
+void require_batch(const char* feature, StreamRef stream) {
 #if CUDA_VERSION >= 13000
   detail::require_driver(kBatchVersion, feature);
 #else
@@ -120,7 +120,7 @@ void require_batch(const char* feature, const Stream& stream) {
   }
 }
 
-void discard_batch_raw(const Stream& stream, Batch& batch) {
+void discard_batch_raw(StreamRef stream, Batch& batch) {
   require_batch(kDiscardFeature, stream);
   if (batch.ptrs.empty()) {
     return;
@@ -136,7 +136,7 @@ void discard_batch_raw(const Stream& stream, Batch& batch) {
 #endif
 }
 
-void discard_prefetch_batch_raw(const Stream& stream, Batch& batch) {
+void discard_prefetch_batch_raw(StreamRef stream, Batch& batch) {
   require_batch(kDiscardPrefetchFeature, stream);
   if (batch.ptrs.empty()) {
     return;
@@ -240,16 +240,16 @@ std::optional<Location> ManagedBufferRef::last_prefetch_location() const {
   return detail::from_cu_location(static_cast<CUmemLocationType>(type), id);
 }
 
-void ManagedBufferRef::prefetch(const Location& location, const Stream& stream) const {
+void ManagedBufferRef::prefetch(const Location& location, StreamRef stream) const {
   prefetch_range(ptr_, size_, location, stream);
 }
 
-void ManagedBufferRef::discard(const Stream& stream) const {
+void ManagedBufferRef::discard(StreamRef stream) const {
   Batch batch = single(ptr_, size_, nullptr);
   discard_batch_raw(stream, batch);
 }
 
-void ManagedBufferRef::discard_prefetch(const Location& location, const Stream& stream) const {
+void ManagedBufferRef::discard_prefetch(const Location& location, StreamRef stream) const {
   Batch batch = single(ptr_, size_, &location);
   discard_prefetch_batch_raw(stream, batch);
 }
@@ -262,15 +262,15 @@ void advise(const Buffer& buffer, CUmem_advise advice, const Location& location)
   advise_range(buffer.handle(), buffer.size(), advice, location);
 }
 
-void prefetch(const Buffer& buffer, const Location& location, const Stream& stream) {
+void prefetch(const Buffer& buffer, const Location& location, StreamRef stream) {
   prefetch_range(buffer.handle(), buffer.size(), location, stream);
 }
 
-void discard(const Buffer& buffer, const Stream& stream) {
+void discard(const Buffer& buffer, StreamRef stream) {
   ManagedBufferRef::from_handle(buffer.handle(), buffer.size()).discard(stream);
 }
 
-void discard_prefetch(const Buffer& buffer, const Location& location, const Stream& stream) {
+void discard_prefetch(const Buffer& buffer, const Location& location, StreamRef stream) {
   ManagedBufferRef::from_handle(buffer.handle(), buffer.size()).discard_prefetch(location, stream);
 }
 
@@ -282,7 +282,7 @@ bool has_native_prefetch_batch() {
 #endif
 }
 
-void prefetch_batch(const Stream& stream, std::span<const Buffer* const> buffers,
+void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                     std::span<const Location> locations) {
   Batch batch = make_batch("prefetch_batch", buffers, locations, true);
   if (batch.ptrs.empty()) {
@@ -306,12 +306,12 @@ void prefetch_batch(const Stream& stream, std::span<const Buffer* const> buffers
   }
 }
 
-void discard_batch(const Stream& stream, std::span<const Buffer* const> buffers) {
+void discard_batch(StreamRef stream, std::span<const Buffer* const> buffers) {
   Batch batch = make_batch("discard_batch", buffers, {}, false);
   discard_batch_raw(stream, batch);
 }
 
-void discard_prefetch_batch(const Stream& stream, std::span<const Buffer* const> buffers,
+void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                             std::span<const Location> locations) {
   Batch batch = make_batch("discard_prefetch_batch", buffers, locations, true);
   discard_prefetch_batch_raw(stream, batch);

@@ -46,7 +46,7 @@ struct PoolGuard {
 };
 
 // Allocate from `pool` ordered on `stream` (the hot path: one raw driver call).
-CUdeviceptr allocate_from_pool(CUmemoryPool pool, std::size_t size, const Stream& stream) {
+CUdeviceptr allocate_from_pool(CUmemoryPool pool, std::size_t size, StreamRef stream) {
   CUdeviceptr ptr = 0;
   const CUstream handle = stream.handle();
   detail::check_on_stream(stream, "cuMemAllocFromPoolAsync", [&] {
@@ -94,7 +94,7 @@ void advise_preferred_location(CUdeviceptr ptr, std::size_t size, int location) 
 // naming `function` when the free itself fails, std::logic_error (freeing nothing) for a
 // closed `stream`.
 template <class Release>
-void free_after_sync(const Stream& stream, const char* function, const char* object, Release release) {
+void free_after_sync(StreamRef stream, const char* function, const char* object, Release release) {
   try {
     stream.sync();
   } catch (const DriverError& e) {
@@ -111,7 +111,7 @@ void free_after_sync(const Stream& stream, const char* function, const char* obj
   detail::check(status, function);
 }
 
-void free_async(CUdeviceptr ptr, const Stream& stream) {
+void free_async(CUdeviceptr ptr, StreamRef stream) {
   const CUstream handle = stream.handle();
   detail::check_on_stream(stream, "cuMemFreeAsync",
                           [&] { return driver::raw::cuMemFreeAsync(ptr, handle); });
@@ -120,14 +120,14 @@ void free_async(CUdeviceptr ptr, const Stream& stream) {
 // The frees of the built-in resources, as MemoryResource::DetachedDeallocate: each needs
 // only the driver, so buffers that outlive their resource object still free with them.
 
-void free_pool_memory(CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+void free_pool_memory(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
   if (ptr != 0) {  // a pool outlives its buffers in the driver: cuMemPoolDestroy waits
     free_async(ptr, stream);
   }
 }
 
 template <const char* Object>
-void free_host_after_sync(CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+void free_host_after_sync(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
   if (ptr != 0) {
     free_after_sync(stream, "cuMemFreeHost", Object,
                     [ptr] { return driver::raw::cuMemFreeHost(reinterpret_cast<void*>(ptr)); });
@@ -137,11 +137,17 @@ void free_host_after_sync(CUdeviceptr ptr, std::size_t /*size*/, const Stream& s
 constexpr char kPinnedName[] = "PinnedMemoryResource";
 constexpr char kLegacyPinnedName[] = "LegacyPinnedMemoryResource";
 
-void free_managed_after_sync(CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+void free_managed_after_sync(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
   if (ptr != 0) {
     free_after_sync(stream, "cuMemFree", "ManagedMemoryResource",
                     [ptr] { return driver::raw::cuMemFree(ptr); });
   }
+}
+
+// `Free` as a MemoryResource::DetachedDeallocate (which takes the Buffer's Stream).
+template <void (*Free)(CUdeviceptr, std::size_t, StreamRef)>
+void detached(CUdeviceptr ptr, std::size_t size, const Stream& stream) {
+  Free(ptr, size, stream);
 }
 
 }  // namespace
@@ -164,6 +170,78 @@ MemoryResource& MemoryResource::operator=(const MemoryResource& /*other*/) noexc
 MemoryResource::~MemoryResource() { link_->detach(); }
 
 Buffer MemoryResource::allocate(std::size_t size) { return allocate(size, kLegacyDefaultStream); }
+
+namespace {
+
+// The resource whose allocate (or deallocate) default form is calling the other form on
+// this thread: when that other form is not overridden either, its default finds this
+// resource here and runs do_allocate (do_deallocate) instead of calling back.
+thread_local const MemoryResource* forwarding_resource = nullptr;
+
+class ForwardingScope {
+ public:
+  explicit ForwardingScope(const MemoryResource* resource) noexcept
+      : previous_(std::exchange(forwarding_resource, resource)) {}
+  ForwardingScope(const ForwardingScope&) = delete;
+  ForwardingScope& operator=(const ForwardingScope&) = delete;
+  ~ForwardingScope() { forwarding_resource = previous_; }
+
+ private:
+  const MemoryResource* previous_;
+};
+
+[[noreturn]] void throw_not_overridden(const char* function) {
+  throw std::logic_error(std::string("MemoryResource::") + function +
+                         ": the resource overrides neither " + function + "(..., StreamRef) nor " +
+                         function + "(..., const Stream&)");
+}
+
+}  // namespace
+
+Buffer MemoryResource::allocate(std::size_t size, StreamRef stream) {
+  if (forwarding_resource == this) {  // the `const Stream&` form is not overridden
+    return do_allocate(size, stream);
+  }
+  const Stream shared = stream.share();  // what the `const Stream&` form takes
+  const ForwardingScope scope(this);
+  return allocate(size, shared);
+}
+
+Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
+  if (forwarding_resource == this) {  // the StreamRef form is not overridden
+    return do_allocate(size, stream);
+  }
+  const ForwardingScope scope(this);
+  return allocate(size, static_cast<StreamRef>(stream));
+}
+
+void MemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
+  if (forwarding_resource == this) {
+    do_deallocate(ptr, size, stream);
+    return;
+  }
+  const Stream shared = stream.share();
+  const ForwardingScope scope(this);
+  deallocate(ptr, size, shared);
+}
+
+void MemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) {
+  if (forwarding_resource == this) {
+    do_deallocate(ptr, size, stream);
+    return;
+  }
+  const ForwardingScope scope(this);
+  deallocate(ptr, size, static_cast<StreamRef>(stream));
+}
+
+Buffer MemoryResource::do_allocate(std::size_t /*size*/, StreamRef /*stream*/) {
+  throw_not_overridden("allocate");
+}
+
+void MemoryResource::do_deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
+                                   StreamRef /*stream*/) {
+  throw_not_overridden("deallocate");
+}
 
 void MemoryResource::set_detached_deallocate(DetachedDeallocate deallocate) noexcept {
   link_->detached_deallocate = deallocate;
@@ -209,7 +287,7 @@ void MemoryPoolAttributes::reset_used_mem_high() const {
 DeviceMemoryResource::DeviceMemoryResource(const Device& device,
                                            const DeviceMemoryResourceOptions& options)
     : device_id_(device.device_id()) {
-  set_detached_deallocate(&free_pool_memory);
+  set_detached_deallocate(&detached<&free_pool_memory>);
   const bool own_pool = options.create_pool || options.max_size != 0 || options.ipc_enabled;
   if (!own_pool) {
     pool_ = driver::cuDeviceGetDefaultMemPool(device.handle());
@@ -255,7 +333,7 @@ DeviceMemoryResource::DeviceMemoryResource(ImportedTag /*tag*/, int device_id, C
       ipc_enabled_(true),
       mapped_(true),
       pool_id_(pool_id) {
-  set_detached_deallocate(&free_pool_memory);
+  set_detached_deallocate(&detached<&free_pool_memory>);
 }
 
 DeviceMemoryResource::~DeviceMemoryResource() { close(); }
@@ -276,7 +354,7 @@ DeviceMemoryResource DeviceMemoryResource::from_allocation_handle(Device device,
   return DeviceMemoryResource(ImportedTag{}, device.device_id(), pool, owned.pool_id());
 }
 
-Buffer DeviceMemoryResource::allocate(std::size_t size, const Stream& stream) {
+Buffer DeviceMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   require_open("allocate");
   if (mapped_) [[unlikely]] {
     throw std::logic_error(
@@ -287,7 +365,7 @@ Buffer DeviceMemoryResource::allocate(std::size_t size, const Stream& stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void DeviceMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) {
+void DeviceMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   free_pool_memory(ptr, size, stream);
 }
 
@@ -476,14 +554,16 @@ CUmemoryPool default_host_pool() {
 }  // namespace
 
 PinnedMemoryResource::PinnedMemoryResource() : pool_(default_host_pool()), pooled_(pool_ != nullptr) {
-  set_detached_deallocate(pooled_ ? &free_pool_memory : &free_host_after_sync<kPinnedName>);
+  set_detached_deallocate(pooled_ ? &detached<&free_pool_memory>
+                                  : &detached<&free_host_after_sync<kPinnedName>>);
 }
 
 PinnedMemoryResource::PinnedMemoryResource(const PinnedMemoryResourceOptions& options) {
   if (!options.ipc_enabled && !options.numa_id && options.max_size == 0) {
     pool_ = default_host_pool();  // no option needs a pool of its own
     pooled_ = pool_ != nullptr;
-    set_detached_deallocate(pooled_ ? &free_pool_memory : &free_host_after_sync<kPinnedName>);
+    set_detached_deallocate(pooled_ ? &detached<&free_pool_memory>
+                                  : &detached<&free_host_after_sync<kPinnedName>>);
     return;
   }
   if (options.numa_id && *options.numa_id < 0) {
@@ -510,7 +590,7 @@ PinnedMemoryResource::PinnedMemoryResource(const PinnedMemoryResourceOptions& op
   set_release_threshold(guard.pool, kKeepEverything);
   pool_ = guard.release();
   pooled_ = true;
-  set_detached_deallocate(&free_pool_memory);
+  set_detached_deallocate(&detached<&free_pool_memory>);
   if (numa) {
     numa_id_ = props.location.id;
   }
@@ -557,7 +637,7 @@ void PinnedMemoryResource::require_open(const char* operation) const {
   }
 }
 
-Buffer PinnedMemoryResource::allocate(std::size_t size, const Stream& stream) {
+Buffer PinnedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   require_open("allocate");
   CUdeviceptr ptr = 0;
   if (size != 0) {
@@ -572,7 +652,7 @@ Buffer PinnedMemoryResource::allocate(std::size_t size, const Stream& stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void PinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) {
+void PinnedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   if (pooled_) {  // also after close(): the driver frees the pool after its last buffer
     free_pool_memory(ptr, size, stream);
   } else {
@@ -583,10 +663,10 @@ void PinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, const S
 // ---- LegacyPinnedMemoryResource -----------------------------------------------------
 
 LegacyPinnedMemoryResource::LegacyPinnedMemoryResource() {
-  set_detached_deallocate(&free_host_after_sync<kLegacyPinnedName>);
+  set_detached_deallocate(&detached<&free_host_after_sync<kLegacyPinnedName>>);
 }
 
-Buffer LegacyPinnedMemoryResource::allocate(std::size_t size, const Stream& stream) {
+Buffer LegacyPinnedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   CUdeviceptr ptr = 0;
   if (size != 0) {
     const detail::ScopedContext scope(stream.context());
@@ -595,20 +675,20 @@ Buffer LegacyPinnedMemoryResource::allocate(std::size_t size, const Stream& stre
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void LegacyPinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size,
-                                            const Stream& stream) {
+void LegacyPinnedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size,
+                                            StreamRef stream) {
   free_host_after_sync<kLegacyPinnedName>(ptr, size, stream);
 }
 
 // ---- ManagedMemoryResource ----------------------------------------------------------
 
 ManagedMemoryResource::ManagedMemoryResource() {
-  set_detached_deallocate(&free_managed_after_sync);
+  set_detached_deallocate(&detached<&free_managed_after_sync>);
 }
 
 ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions& options)
     : preferred_location_(options.preferred_location) {
-  set_detached_deallocate(&free_managed_after_sync);
+  set_detached_deallocate(&detached<&free_managed_after_sync>);
   if (preferred_location_ && *preferred_location_ != -1) {
     const int count = detail::device_count();
     if (*preferred_location_ < 0 || *preferred_location_ >= count) {
@@ -620,7 +700,7 @@ ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions&
   }
 }
 
-Buffer ManagedMemoryResource::allocate(std::size_t size, const Stream& stream) {
+Buffer ManagedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   if (closed_) [[unlikely]] {
     throw std::logic_error("ManagedMemoryResource::allocate on a closed ManagedMemoryResource");
   }
@@ -641,8 +721,8 @@ Buffer ManagedMemoryResource::allocate(std::size_t size, const Stream& stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void ManagedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size,
-                                       const Stream& stream) {
+void ManagedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size,
+                                       StreamRef stream) {
   free_managed_after_sync(ptr, size, stream);
 }
 

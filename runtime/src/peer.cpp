@@ -95,7 +95,7 @@ bool Device::peer_access_enabled(const Device& peer) const {
   return peer == *this || peer_access_record().get(ordinal_, peer.ordinal_);
 }
 
-void copy_peer(Buffer& dst, const Buffer& src, const Stream& stream) {
+void copy_peer(Buffer& dst, const Buffer& src, StreamRef stream) {
   if (!dst.is_open()) {
     throw std::logic_error("copy_peer: the destination Buffer is closed");
   }
@@ -112,7 +112,7 @@ void copy_peer(Buffer& dst, const Buffer& src, const Stream& stream) {
 }
 
 void copy_peer(CUdeviceptr dst, const Device& dst_device, CUdeviceptr src,
-               const Device& src_device, std::size_t size, const Stream& stream) {
+               const Device& src_device, std::size_t size, StreamRef stream) {
   if (size == 0) {
     return;
   }

@@ -40,14 +40,14 @@ struct StreamState : RefCounted {
 void ref_acquire(const StreamState* state) noexcept { acquire_counted(state); }
 void ref_release(const StreamState* state) noexcept { release_counted(state); }
 
-ContextKey stream_context_key(const Stream& stream) noexcept {
+ContextKey stream_context_key(StreamRef stream) noexcept {
   if (stream.state_ == nullptr) {
     return {};
   }
   return {stream.state_->context, stream.state_->context_id};
 }
 
-bool stream_context_is_other(const Stream& stream) {
+bool stream_context_is_other(StreamRef stream) {
   const CUcontext current = current_context();
   return current != nullptr && current != stream.context();
 }
@@ -61,11 +61,7 @@ Stream adopt_stream(CUstream handle, CUcontext context, int device_id,
   state->device_id = device_id;
   state->owning = true;
   state->keep_alive = std::move(keep_alive);
-  Stream stream;
-  stream.handle_ = reinterpret_cast<std::uintptr_t>(handle);
-  stream.state_ = std::move(state);
-  stream.open_ = true;
-  return stream;
+  return Stream(reinterpret_cast<std::uintptr_t>(handle), state.release());
 }
 
 }  // namespace detail
@@ -95,7 +91,8 @@ detail::ContextUse use_context(const detail::StreamState* state, std::uintptr_t 
 
 }  // namespace
 
-Stream::Stream(const Device& device, const StreamOptions& options) {
+Stream::Stream(const Device& device, const StreamOptions& options)
+    : StreamRef(kClosedBits, nullptr) {
   const CUcontext context = device.context();
   const detail::ScopedContext scope(context);
   const auto [least, greatest] = driver::cuCtxGetStreamPriorityRange();
@@ -113,25 +110,18 @@ Stream::Stream(const Device& device, const StreamOptions& options) {
   const unsigned flags = options.nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
   state->handle = driver::cuStreamCreateWithPriority(flags, options.priority);
   state->owning = true;
-  handle_ = reinterpret_cast<std::uintptr_t>(state->handle);
-  state_ = std::move(state);
-  open_ = true;
+  bits_ = reinterpret_cast<std::uintptr_t>(state->handle);
+  state_ = state.release();
 }
 
 Stream::Stream(Stream&& other) noexcept
-    : handle_(other.handle_), state_(std::move(other.state_)), open_(other.open_) {
-  other.handle_ = 0;
-  other.open_ = false;
-}
+    : StreamRef(std::exchange(other.bits_, kClosedBits), std::exchange(other.state_, nullptr)) {}
 
 Stream& Stream::operator=(Stream&& other) noexcept {
   if (this != &other) {
     close();
-    handle_ = other.handle_;
-    state_ = std::move(other.state_);
-    open_ = other.open_;
-    other.handle_ = 0;
-    other.open_ = false;
+    bits_ = std::exchange(other.bits_, kClosedBits);
+    state_ = std::exchange(other.state_, nullptr);
   }
   return *this;
 }
@@ -153,48 +143,53 @@ Stream Stream::from_handle(CUstream handle) {
     state->context = detail::primary_context(state->device_id);
   }
   state->context_id = detail::context_id(state->context);
-  Stream stream;
-  stream.handle_ = bits;
-  stream.state_ = std::move(state);
-  stream.open_ = true;
-  return stream;
+  return Stream(bits, state.release());
 }
 
-void Stream::sync() const {
-  require_open("sync");
-  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::sync");
+void Stream::close() noexcept {
+  if (const detail::StreamState* state = std::exchange(state_, nullptr); state != nullptr) {
+    detail::ref_release(state);
+  }
+  bits_ = kClosedBits;
+}
+
+bool Stream::is_owning() const noexcept { return state_ != nullptr && state_->owning; }
+
+void StreamRef::sync() const {
+  const CUstream stream = handle_for("sync");
+  const detail::ContextUse use = use_context(state_, bits_, "Stream::sync");
   const detail::ScopedContext scope(context());
-  driver::cuStreamSynchronize(handle());
+  driver::cuStreamSynchronize(stream);
 }
 
-bool Stream::is_done() const {
-  require_open("is_done");
-  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::is_done");
+bool StreamRef::is_done() const {
+  const CUstream stream = handle_for("is_done");
+  const detail::ContextUse use = use_context(state_, bits_, "Stream::is_done");
   const detail::ScopedContext scope(context());
-  return driver::cuStreamQuery(handle());
+  return driver::cuStreamQuery(stream);
 }
 
-void Stream::wait(const Event& event) const {
-  require_open("wait");
-  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::wait");
+void StreamRef::wait(EventRef event) const {
+  const CUstream stream = handle_for("wait");
+  const detail::ContextUse use = use_context(state_, bits_, "Stream::wait");
   const detail::ContextUse event_use(event.context_, event.context_id_, "Event", event.handle_,
                                      "Stream::wait");
   const CUevent e = event.handle();
   const detail::ScopedContext scope(context());
-  driver::cuStreamWaitEvent(handle(), e, CU_EVENT_WAIT_DEFAULT);
+  driver::cuStreamWaitEvent(stream, e, CU_EVENT_WAIT_DEFAULT);
 }
 
-void Stream::wait(const Stream& other) const {
-  require_open("wait");
-  if (!other.open_) {
+void StreamRef::wait(StreamRef other) const {
+  const CUstream stream = handle_for("wait");
+  if (other.bits_ == kClosedBits) {
     throw std::logic_error("Stream::wait: the Stream to wait for is closed");
   }
-  if (other.handle_ == handle_ && other.state_ == state_ && state_ != nullptr) {
+  if (other.bits_ == bits_ && !is_default()) {
     return;  // a stream is always ordered after its own earlier work
   }
-  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::wait");
+  const detail::ContextUse use = use_context(state_, bits_, "Stream::wait");
   const detail::ContextUse other_use =
-      use_context(other.state_.get(), other.handle_, "Stream::wait (the stream waited for)");
+      use_context(other.state_, other.bits_, "Stream::wait (the stream waited for)");
   EventGuard marker;
   {
     const detail::ScopedContext scope(other.context());
@@ -202,80 +197,91 @@ void Stream::wait(const Stream& other) const {
     driver::cuEventRecord(marker.event, other.handle());
   }
   const detail::ScopedContext scope(context());
-  driver::cuStreamWaitEvent(handle(), marker.event, CU_EVENT_WAIT_DEFAULT);
+  driver::cuStreamWaitEvent(stream, marker.event, CU_EVENT_WAIT_DEFAULT);
 }
 
-Event Stream::record(const EventOptions& options) const {
-  require_open("record");
-  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::record");
+Event StreamRef::record(const EventOptions& options) const {
+  const CUstream stream = handle_for("record");
+  const detail::ContextUse use = use_context(state_, bits_, "Stream::record");
   const CUcontext ctx = context();
   Event event = Event::create(ctx, state_ != nullptr ? state_->device_id : -1, options);
   const detail::ScopedContext scope(ctx);
-  driver::cuEventRecord(event.handle(), handle());
+  driver::cuEventRecord(event.handle(), stream);
   return event;
 }
 
-void Stream::record(const Event& event) const {
-  require_open("record");
-  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::record");
+void StreamRef::record(EventRef event) const {
+  const CUstream stream = handle_for("record");
+  const detail::ContextUse use = use_context(state_, bits_, "Stream::record");
   const detail::ContextUse event_use(event.context_, event.context_id_, "Event", event.handle_,
                                      "Stream::record");
   const CUevent e = event.handle();
   const detail::ScopedContext scope(context());
-  driver::cuEventRecord(e, handle());
+  driver::cuEventRecord(e, stream);
 }
 
-void Stream::close() noexcept {
-  state_.reset();
-  handle_ = 0;
-  open_ = false;
-}
-
-bool Stream::is_nonblocking() const {
-  require_open("is_nonblocking");
-  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::is_nonblocking");
+bool StreamRef::is_nonblocking() const {
+  const CUstream stream = handle_for("is_nonblocking");
+  const detail::ContextUse use = use_context(state_, bits_, "Stream::is_nonblocking");
   const detail::ScopedContext scope(context());
-  return (driver::cuStreamGetFlags(handle()) & CU_STREAM_NON_BLOCKING) != 0;
+  return (driver::cuStreamGetFlags(stream) & CU_STREAM_NON_BLOCKING) != 0;
 }
 
-int Stream::priority() const {
-  require_open("priority");
-  const detail::ContextUse use = use_context(state_.get(), handle_, "Stream::priority");
+int StreamRef::priority() const {
+  const CUstream stream = handle_for("priority");
+  const detail::ContextUse use = use_context(state_, bits_, "Stream::priority");
   const detail::ScopedContext scope(context());
-  return driver::cuStreamGetPriority(handle());
+  return driver::cuStreamGetPriority(stream);
 }
 
-Device Stream::device() const {
+Device StreamRef::device() const {
   require_open("device");
   if (state_ != nullptr) {
     return Device(state_->device_id);
   }
+  if (!is_default()) {  // another library's stream: ask the driver
+    detail::ensure_driver_initialized();
+    return Device(detail::ordinal_of(detail::stream_device(reinterpret_cast<CUstream>(bits_))));
+  }
   return Device(detail::device_of_context(context()));
 }
 
-CUcontext Stream::context() const {
+CUcontext StreamRef::context() const {
   require_open("context");
   if (state_ != nullptr) {
     detail::check_context_recorded(state_->context_id, "Stream",
-                                   reinterpret_cast<const void*>(handle_), "Stream::context");
+                                   reinterpret_cast<const void*>(bits_), "Stream::context");
     return state_->context;
+  }
+  if (!is_default()) {  // another library's stream: ask the driver
+    detail::ensure_driver_initialized();
+    const auto handle = reinterpret_cast<CUstream>(bits_);
+    const CUcontext context = detail::stream_contexts(handle).context;
+    // A green context's stream has no regular context: use its device's primary one.
+    return context != nullptr
+               ? context
+               : detail::primary_context(detail::ordinal_of(detail::stream_device(handle)));
   }
   const CUcontext current = detail::current_context();
   return current != nullptr ? current : detail::primary_context(0);
 }
 
-bool Stream::is_owning() const noexcept { return state_ != nullptr && state_->owning; }
-
-Stream Stream::share() const noexcept {
-  Stream stream;
-  stream.handle_ = handle_;
-  stream.state_ = state_;
-  stream.open_ = open_;
-  return stream;
+Stream StreamRef::share() const noexcept {
+  if (state_ != nullptr) {
+    detail::ref_acquire(state_);
+  }
+  return Stream(bits_, state_);
 }
 
-void Stream::throw_closed(const char* operation) const {
+void StreamRef::throw_closed(const char* operation) {
+  // Only a Stream can be empty (a StreamRef from a handle is never null).
   throw std::logic_error(std::string("Stream::") + operation + " on a closed Stream");
+}
+
+void StreamRef::throw_null_handle() {
+  throw std::invalid_argument(
+      "cuwrap::StreamRef(CUstream): the stream handle is null; name the default stream "
+      "you mean with StreamRef::legacy() or StreamRef::per_thread()");
 }
 
 }  // namespace cuwrap

@@ -59,9 +59,9 @@ class ArrayRef {
   /// std::invalid_argument, before any driver call, when `src` is too small or the
   /// pitch is smaller than a row. cuMemcpy2DAsync for 1-D and 2-D arrays,
   /// cuMemcpy3DAsync for 3-D and layered ones.
-  void copy_from(const Buffer& src, const Stream& stream, std::size_t src_pitch = 0) const;
+  void copy_from(const Buffer& src, StreamRef stream, std::size_t src_pitch = 0) const;
   /// Copy all elements into `dst` (rows `dst_pitch` bytes apart; 0: packed rows).
-  void copy_to(Buffer& dst, const Stream& stream, std::size_t dst_pitch = 0) const;
+  void copy_to(Buffer& dst, StreamRef stream, std::size_t dst_pitch = 0) const;
   /// Copy all elements from host memory `host` (rows `host_pitch` bytes apart; 0:
   /// packed rows), ordered on `stream`.
   ///
@@ -69,16 +69,16 @@ class ArrayRef {
   /// layers), checked before any driver call (std::invalid_argument naming the sizes
   /// and the pitch). The memory must stay valid until the stream reaches the copy.
   /// cuMemcpy2DAsync for 1-D and 2-D arrays, cuMemcpy3DAsync for 3-D and layered ones.
-  void copy_from(std::span<const std::byte> host, const Stream& stream,
+  void copy_from(std::span<const std::byte> host, StreamRef stream,
                  std::size_t host_pitch = 0) const;
   /// Copy all elements into host memory `host` (rows `host_pitch` bytes apart; 0:
   /// packed rows); the data is there once the stream reaches the copy.
-  void copy_to(std::span<std::byte> host, const Stream& stream, std::size_t host_pitch = 0) const;
+  void copy_to(std::span<std::byte> host, StreamRef stream, std::size_t host_pitch = 0) const;
   /// Copy all elements from a contiguous host range of trivially copyable elements (a
   /// std::vector<float>, a std::span<const std::uint8_t>, ...); sizes as above.
   template <std::ranges::contiguous_range Range>
   requires std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>
-  void copy_from(const Range& host, const Stream& stream, std::size_t host_pitch = 0) const {
+  void copy_from(const Range& host, StreamRef stream, std::size_t host_pitch = 0) const {
     copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))), stream,
               host_pitch);
   }
@@ -86,7 +86,7 @@ class ArrayRef {
   template <std::ranges::contiguous_range Range>
   requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
            !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>>)
-  void copy_to(Range&& host, const Stream& stream, std::size_t host_pitch = 0) const {
+  void copy_to(Range&& host, StreamRef stream, std::size_t host_pitch = 0) const {
     copy_to(std::as_writable_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
             stream, host_pitch);
   }

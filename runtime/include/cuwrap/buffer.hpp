@@ -32,6 +32,58 @@ void ref_acquire(const ResourceLink* link) noexcept;
 void ref_release(const ResourceLink* link) noexcept;
 }  // namespace detail
 
+class Buffer;
+
+/// Memory of `size()` bytes at `handle()` that this object does not own: what a
+/// function that only reads or writes memory takes (a copy, a kernel argument).
+///
+/// Trivially copyable, passed by value, as a std::span of device memory. It converts
+/// implicitly from a Buffer (the whole buffer; a closed one throws std::logic_error)
+/// and is made from an address of any library with BufferRef(ptr, size). The memory
+/// must outlive it. Buffer::slice() gives an owning-type view of a part; slice() here
+/// gives a BufferRef, with the same range check.
+///
+/// Example:
+/// \code
+///   cuwrap::BufferRef part = cuwrap::BufferRef(buffer).slice(256, 128);
+///   other.copy_from(part.slice(0, other.size()), stream);
+///   cuwrap::launch(stream, config, kernel, part, part.size());
+/// \endcode
+class BufferRef {
+ public:
+  /// Refer to the `size` bytes at `ptr` (device, managed or pinned host memory).
+  ///
+  /// Throws std::invalid_argument when `ptr` is 0 and `size` is not (only an empty
+  /// BufferRef may have no address).
+  BufferRef(CUdeviceptr ptr, std::size_t size) : ptr_(ptr), size_(size) {
+    if (ptr == 0 && size != 0) [[unlikely]] {
+      throw_null_address();
+    }
+  }
+  /// Refer to all of `buffer`; throws std::logic_error when it is closed.
+  BufferRef(const Buffer& buffer);  // NOLINT(google-explicit-constructor)
+
+  /// Return the `count` bytes at `offset` of this memory.
+  ///
+  /// Throws std::invalid_argument naming offset, count and size when the range does not
+  /// lie within this one.
+  BufferRef slice(std::size_t offset, std::size_t count) const;
+  /// Return the address of the memory.
+  CUdeviceptr handle() const noexcept { return ptr_; }
+  /// Return the size in bytes.
+  std::size_t size() const noexcept { return size_; }
+  /// Return whether both name the same bytes.
+  friend bool operator==(BufferRef a, BufferRef b) noexcept {
+    return a.ptr_ == b.ptr_ && a.size_ == b.size_;
+  }
+
+ private:
+  [[noreturn]] static void throw_null_address();
+
+  CUdeviceptr ptr_;
+  std::size_t size_;
+};
+
 /// Memory of `size()` bytes at `handle()`; an RAII, move-only owner.
 ///
 /// A buffer made by a memory resource (or by from_handle with one) frees its memory
@@ -73,7 +125,7 @@ class Buffer {
   ///
   /// The buffer keeps `stream` alive until then. Memory resources use this in allocate().
   static Buffer from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr,
-                            const Stream& stream);
+                            StreamRef stream);
   /// Import a buffer another process exported with ipc_descriptor(), from the pool
   /// `mr` imported with DeviceMemoryResource::from_allocation_handle; close() releases
   /// the import ordered on `stream` (free it before the exporting process frees it).
@@ -82,76 +134,87 @@ class Buffer {
   /// `mr`, std::logic_error when `mr` is closed or not IPC-enabled (all before any
   /// driver call).
   static Buffer from_ipc_descriptor(DeviceMemoryResource& mr,
-                                    const IPCBufferDescriptor& descriptor, const Stream& stream);
+                                    const IPCBufferDescriptor& descriptor, StreamRef stream);
 
   /// Copy this buffer into `dst` (same size), ordered on `stream`.
   ///
   /// Throws std::invalid_argument naming both sizes when they differ.
-  void copy_to(Buffer& dst, const Stream& stream) const;
+  void copy_to(Buffer& dst, StreamRef stream) const;
   /// Copy `src` (same size) into this buffer, ordered on `stream`.
-  void copy_from(const Buffer& src, const Stream& stream);
+  void copy_from(const Buffer& src, StreamRef stream);
+  /// Copy this buffer into the memory `dst` (same size; another library's too),
+  /// ordered on `stream`.
+  ///
+  /// Throws std::invalid_argument naming both sizes when they differ.
+  void copy_to(BufferRef dst, StreamRef stream) const;
+  /// Copy the memory `src` (same size) into this buffer, ordered on `stream`.
+  void copy_from(BufferRef src, StreamRef stream);
   /// Copy host memory (exactly size() bytes) into this buffer, ordered on `stream`.
   ///
   /// The host memory must stay valid until the stream reaches the copy. With pageable
   /// host memory, `stream` must belong to the buffer's device: the driver refuses a
   /// stream of another device (DriverError, CUDA_ERROR_INVALID_VALUE); order it after
   /// that stream's work with Stream::wait.
-  void copy_from(std::span<const std::byte> host, const Stream& stream);
+  void copy_from(std::span<const std::byte> host, StreamRef stream);
   /// Copy this buffer into host memory (exactly size() bytes), ordered on `stream`.
   ///
   /// The data is there once the stream reaches the copy (sync the stream first). With
   /// pageable host memory, `stream` must belong to the buffer's device (see copy_from).
-  void copy_to(std::span<std::byte> host, const Stream& stream) const;
+  void copy_to(std::span<std::byte> host, StreamRef stream) const;
   /// Copy a contiguous host range of trivially copyable elements (a std::span<T>, a
   /// std::vector<T>, ...; exactly size() bytes) into this buffer.
-  template <std::ranges::contiguous_range Range>
-  requires std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>
-  void copy_from(const Range& host, const Stream& stream) {
-    copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))), stream);
+  ///
+  /// `stream` is anything a StreamRef is made from (a Stream, a CUstream, ...).
+  template <std::ranges::contiguous_range Range, class S>
+  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
+           std::is_convertible_v<const S&, StreamRef>)
+  void copy_from(const Range& host, const S& stream) {
+    copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
+              StreamRef(stream));
   }
   /// Copy this buffer into a contiguous host range of trivially copyable elements
   /// (exactly size() bytes).
-  template <std::ranges::contiguous_range Range>
+  template <std::ranges::contiguous_range Range, class S>
   requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
-           !std::is_const_v<std::remove_reference_t<
-               std::ranges::range_reference_t<Range>>>) void copy_to(Range&& host,
-                                                                     const Stream& stream) const {
+           !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>> &&
+           std::is_convertible_v<const S&, StreamRef>)
+  void copy_to(Range&& host, const S& stream) const {
     copy_to(std::as_writable_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
-            stream);
+            StreamRef(stream));
   }
   /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
   ///
   /// The width of a fill is the type of `value`: exactly std::uint8_t, std::uint16_t or
   /// std::uint32_t, or the `width` of fill(value, width, stream). An `int` says no width
   /// (fill(int) below); any other type does not compile.
-  void fill(std::uint8_t value, const Stream& stream);
+  void fill(std::uint8_t value, StreamRef stream);
   /// Set every 16-bit word to `value` (cuMemsetD16Async).
   ///
   /// Throws std::invalid_argument unless size() is a multiple of 2.
-  void fill(std::uint16_t value, const Stream& stream);
+  void fill(std::uint16_t value, StreamRef stream);
   /// Set every 32-bit word to `value` (cuMemsetD32Async).
   ///
   /// Throws std::invalid_argument unless size() is a multiple of 4.
-  void fill(std::uint32_t value, const Stream& stream);
+  void fill(std::uint32_t value, StreamRef stream);
   /// Set every `width`-byte word to `value`, as cuda.core's fill(value, width).
   ///
   /// `width` is 1, 2 or 4. Throws std::invalid_argument (before any driver call) for
   /// another width, a value that does not fit in `width` bytes, or a size that is not
   /// a multiple of `width`.
-  void fill(std::int64_t value, int width, const Stream& stream);
+  void fill(std::int64_t value, int width, StreamRef stream);
   /// Zero the buffer: `fill(0, stream)`, where every width writes the same bytes.
   ///
   /// Any other int leaves the width unsaid (bytes, as cuda.core's fill(value)? 32-bit
   /// words, as `fill(1u, stream)`?), so it throws std::invalid_argument before any
   /// driver call, naming the two ways to say it: fill(value, width, stream) or a value
   /// of type std::uint8_t, std::uint16_t or std::uint32_t.
-  void fill(int value, const Stream& stream);
+  void fill(int value, StreamRef stream);
   /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t, std::uint32_t
   /// (or a zero int) leaves the width unsaid; pass fill(value, width, stream) or a typed value.
-  template <class T>
+  template <class T, class S>
   requires(!std::is_same_v<T, std::uint8_t> && !std::is_same_v<T, std::uint16_t> &&
            !std::is_same_v<T, std::uint32_t> && !std::is_same_v<T, int>)
-  void fill(T value, const Stream& stream) = delete;
+  void fill(T value, const S& stream) = delete;
 
   /// Return a non-owning buffer for the `count` bytes at `offset` of this one.
   ///
@@ -163,15 +226,44 @@ class Buffer {
   Buffer slice(std::size_t offset, std::size_t count) const;
   /// Copy this buffer into `dst` (same size), a temporary such as another buffer's
   /// slice(): `src.copy_to(dst.slice(8, 4), stream)`.
-  void copy_to(Buffer&& dst, const Stream& stream) const { copy_to(dst, stream); }
+  void copy_to(Buffer&& dst, StreamRef stream) const { copy_to(dst, stream); }
   /// Free the memory through its resource, ordered on `stream`; idempotent.
-  void close(const Stream& stream);
+  void close(StreamRef stream);
   /// Free the memory through its resource, ordered on the allocation stream; idempotent.
   ///
   /// Buffers without an allocation stream (from_handle with a resource) are freed on
   /// the legacy default stream. A DriverError from the free goes to the release-failure
   /// handler (docs/errors.md) instead of being thrown; use close(stream) to catch it.
   void close() noexcept;
+
+  /// \name The `const Stream&` signatures
+  /// The same operations with the signatures they had before StreamRef, kept so that a
+  /// pointer to one of these members still compiles; a call with a Stream (or a
+  /// GraphBuilder) picks them, and they call the StreamRef forms.
+  /// @{
+  /// Copy this buffer into `dst`; as copy_to(Buffer&, StreamRef).
+  void copy_to(Buffer& dst, const Stream& stream) const { copy_to(dst, StreamRef(stream)); }
+  /// Copy `src` into this buffer; as copy_from(const Buffer&, StreamRef).
+  void copy_from(const Buffer& src, const Stream& stream) { copy_from(src, StreamRef(stream)); }
+  /// Copy host memory into this buffer; as copy_from(std::span<const std::byte>, StreamRef).
+  void copy_from(std::span<const std::byte> host, const Stream& stream) {
+    copy_from(host, StreamRef(stream));
+  }
+  /// Copy this buffer into host memory; as copy_to(std::span<std::byte>, StreamRef).
+  void copy_to(std::span<std::byte> host, const Stream& stream) const {
+    copy_to(host, StreamRef(stream));
+  }
+  /// Set every byte; as fill(std::uint8_t, StreamRef).
+  void fill(std::uint8_t value, const Stream& stream) { fill(value, StreamRef(stream)); }
+  /// Set every 16-bit word; as fill(std::uint16_t, StreamRef).
+  void fill(std::uint16_t value, const Stream& stream) { fill(value, StreamRef(stream)); }
+  /// Set every 32-bit word; as fill(std::uint32_t, StreamRef).
+  void fill(std::uint32_t value, const Stream& stream) { fill(value, StreamRef(stream)); }
+  /// Zero the buffer; as fill(int, StreamRef).
+  void fill(int value, const Stream& stream) { fill(value, StreamRef(stream)); }
+  /// Free the memory ordered on `stream`; as close(StreamRef).
+  void close(const Stream& stream) { close(StreamRef(stream)); }
+  /// @}
 
   /// Return the descriptor another process imports with from_ipc_descriptor().
   ///
@@ -181,7 +273,7 @@ class Buffer {
   IPCBufferDescriptor ipc_descriptor() const;
   /// Order the free of this buffer (close() and the destructor) on `stream` instead
   /// of the allocation stream; the buffer keeps `stream`'s CUDA stream alive.
-  void set_deallocation_stream(const Stream& stream);
+  void set_deallocation_stream(StreamRef stream);
   /// Give up ownership: return the address and leave the buffer empty; the caller
   /// frees the memory (through the resource's deallocate).
   CUdeviceptr release();
@@ -227,7 +319,9 @@ class Buffer {
   [[noreturn]] void throw_closed(const char* operation) const;
   // Free through the resource, or once it is gone its detached deallocate; false when
   // neither exists. Throws what the free throws.
-  bool free_memory(const Stream& stream);
+  bool free_memory(StreamRef stream);
+  // The device-to-device copy of copy_to/copy_from, once their checks passed.
+  static void copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stream);
   void reset() noexcept;  // the state of a closed buffer
   void require_multiple(const char* operation, std::size_t element_size) const;
   void require_open(const char* operation) const {
@@ -243,5 +337,7 @@ class Buffer {
   bool open_ = false;
   bool mapped_ = false;
 };
+
+inline BufferRef::BufferRef(const Buffer& buffer) : ptr_(buffer.handle()), size_(buffer.size()) {}
 
 }  // namespace cuwrap

@@ -111,7 +111,7 @@ concept CopyDestinationRange = std::ranges::input_range<Range> &&
     requires(std::ranges::range_reference_t<Range> element) { copy_destination(element); };
 
 /// The non-template core of the range forms of copy_batch.
-void copy_batch_sides(const Stream& stream, std::span<const CopySide> srcs,
+void copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
                       std::span<const CopySide> dsts, std::span<const CopyOptions> options);
 
 /// Return the sides of `range`, made by `side` element by element.
@@ -142,7 +142,7 @@ std::vector<CopySide> copy_sides(Range&& range, Side side) {
 ///   std::vector<cuwrap::Buffer*> dsts{&c, &d};
 ///   cuwrap::copy_batch(stream, srcs, dsts);
 /// \endcode
-void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
+void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
                 std::span<Buffer* const> dsts);
 /// Copy each of `srcs` into the matching element of `dsts` with per-copy `options`.
 ///
@@ -169,7 +169,7 @@ void copy_batch(const Stream& stream, std::span<const Buffer* const> srcs,
 /// \endcode
 template <class Srcs, class Dsts>
   requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
-void copy_batch(const Stream& stream, Srcs&& srcs, Dsts&& dsts,
+void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts,
                 std::span<const CopyOptions> options = {}) {
   const auto sources = detail::copy_sides(
       srcs, [](auto&& element) { return detail::copy_source(element); });
@@ -180,20 +180,20 @@ void copy_batch(const Stream& stream, Srcs&& srcs, Dsts&& dsts,
 /// Copy each of `srcs` into the matching element of `dsts`, every copy with `options`.
 template <class Srcs, class Dsts>
   requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
-void copy_batch(const Stream& stream, Srcs&& srcs, Dsts&& dsts, const CopyOptions& options) {
+void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts, const CopyOptions& options) {
   copy_batch(stream, srcs, dsts, std::span<const CopyOptions>(&options, 1));
 }
 /// Run every copy of `copies`, ordered on `stream`, as one batch.
 ///
 /// The address form of copy_batch, for sub-ranges of buffers; same rules.
-void copy_batch(const Stream& stream, std::span<const CopyOp> copies);
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies);
 /// Run every copy of `copies` with per-copy `options` (one for all, or one per copy).
 ///
 /// Unset location hints are the stream's device: give Host{} for host addresses.
-void copy_batch(const Stream& stream, std::span<const CopyOp> copies,
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
                 std::span<const CopyOptions> options);
 /// Run every copy of `copies`, each with `options`.
-void copy_batch(const Stream& stream, std::span<const CopyOp> copies,
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
                 const CopyOptions& options);
 /// Return whether copy_batch issues one cuMemcpyBatchAsync (else a cuMemcpyAsync loop).
 bool has_native_copy_batch();
@@ -208,12 +208,12 @@ struct Pitched2D {
 ///
 /// cuMemcpy2DAsync with unified addressing (any device, pinned or managed pointers).
 /// Throws std::invalid_argument when a pitch is smaller than `width_bytes`.
-void copy_2d(const Stream& stream, const Pitched2D& dst, const Pitched2D& src,
+void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src,
              std::size_t width_bytes, std::size_t height);
 /// Copy a `width_bytes` x `height` x `depth` box between two pitched 3-D regions.
 ///
 /// `dst_height` / `src_height` are the rows per slice of each region (cuMemcpy3DAsync).
-void copy_3d(const Stream& stream, const Pitched2D& dst, std::size_t dst_height,
+void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height,
              const Pitched2D& src, std::size_t src_height, std::size_t width_bytes,
              std::size_t height, std::size_t depth);
 
@@ -221,7 +221,7 @@ namespace detail {
 
 /// Return whether `stream` is the legacy default stream (nullptr or CU_STREAM_LEGACY),
 /// which the driver's batch entry points refuse.
-bool is_legacy_default_stream(const Stream& stream);
+bool is_legacy_default_stream(StreamRef stream);
 
 }  // namespace detail
 }  // namespace cuwrap

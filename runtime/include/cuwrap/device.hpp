@@ -79,7 +79,7 @@ class Device {
   /// Created on first use (thread-safe) and alive until the process exits.
   MemoryResource& memory_resource() const;
   /// Allocate `size` bytes from memory_resource(), ordered on `stream`.
-  Buffer allocate(std::size_t size, const Stream& stream) const;
+  Buffer allocate(std::size_t size, StreamRef stream) const;
   /// Allocate `size` bytes from memory_resource(), ordered on default_stream() (the
   /// legacy default stream), as cuda.core's allocate without a stream.
   Buffer allocate(std::size_t size) const;

@@ -1,8 +1,11 @@
 // Event: a marker recorded in a stream, for synchronisation and timing (cuda.core's
-// Event). Created by Device::create_event or Stream::record.
+// Event), and EventRef, its non-owning form. Created by Device::create_event or
+// Stream::record.
 #pragma once
 
 #include <cuda.h>
+
+#include <cstddef>
 
 namespace cuwrap {
 
@@ -52,7 +55,71 @@ struct EventOptions {
   detail::DeprecatedBool busy_waited_sync{};
 };
 
+/// A CUDA event that this object does not own: what a function that only waits for
+/// or records an event takes.
+///
+/// Trivially copyable, passed by value; converts implicitly from an Event (an Event is
+/// an EventRef) and from a CUevent of any library (no driver call). The event must
+/// outlive it. A null CUevent is refused with std::invalid_argument.
+///
+/// Example:
+/// \code
+///   void after(cuwrap::StreamRef stream, cuwrap::EventRef ready) { stream.wait(ready); }
+///   after(stream, event);               // a cuwrap::Event
+///   after(stream, other_library_event); // a CUevent / cudaEvent_t
+/// \endcode
+class EventRef {
+ public:
+  /// Refer to `handle`, an event made by any library (a CUevent or cudaEvent_t).
+  ///
+  /// Throws std::invalid_argument when `handle` is null.
+  EventRef(CUevent handle)  // NOLINT(google-explicit-constructor)
+      : handle_(handle) {
+    if (handle == nullptr) [[unlikely]] {
+      throw_null_handle();
+    }
+  }
+  /// Not an event: a null literal names none.
+  EventRef(std::nullptr_t) = delete;
+
+  /// Block the calling thread until all work captured by the event is done.
+  void sync() const;
+  /// Return whether all work captured by the event is done (never blocks).
+  bool is_done() const;
+  /// Return the CUDA event handle (the same pointer as the CUevent it was made from).
+  CUevent handle() const;
+  /// Return the context the event was created in (nullptr when unknown: an event of
+  /// another library).
+  CUcontext context() const noexcept { return context_; }
+  /// Return whether both refer to the same CUDA event handle.
+  friend bool operator==(EventRef a, EventRef b) noexcept { return a.handle_ == b.handle_; }
+
+ protected:
+  constexpr EventRef(CUevent handle, CUcontext context,
+                     unsigned long long context_id = 0) noexcept
+      : handle_(handle), context_(context), context_id_(context_id) {}
+  void require_open(const char* operation) const {
+    if (handle_ == nullptr) [[unlikely]] {
+      throw_closed(operation);
+    }
+  }
+  [[noreturn]] static void throw_closed(const char* operation);
+  friend class StreamRef;  // checks the event's context where a stream uses it
+
+  CUevent handle_;              // null only for a closed Event
+  CUcontext context_ = nullptr;  // null when unknown
+  unsigned long long context_id_ = 0;  // cuCtxGetId(context_); 0 when unknown
+
+ private:
+  [[noreturn]] static void throw_null_handle();
+};
+
 /// A CUDA event; an RAII, move-only owner unless made by from_handle.
+///
+/// An Event is an EventRef: it passes where an EventRef is taken, and adds ownership
+/// (close() and the destructor destroy an event it created) and what is known from its
+/// creation (timing, IPC). A closed or moved-from Event is empty (is_open() false); an
+/// operation on it, also through an EventRef made from it, throws std::logic_error.
 ///
 /// Example:
 /// \code
@@ -62,7 +129,7 @@ struct EventOptions {
 ///   end.sync();
 ///   float ms = end - start;
 /// \endcode
-class Event {
+class Event : public EventRef {
  public:
   /// Create an event in the primary context of `device`.
   ///
@@ -88,10 +155,6 @@ class Event {
   /// Open an exported event in the primary context of `device`.
   static Event from_ipc_descriptor(const CUipcEventHandle& descriptor, const Device& device);
 
-  /// Block the calling thread until all work captured by the event is done.
-  void sync() const;
-  /// Return whether all work captured by the event is done (never blocks).
-  bool is_done() const;
   /// Return the descriptor that another process passes to from_ipc_descriptor.
   ///
   /// Throws std::logic_error unless the event was created with ipc_enabled.
@@ -105,12 +168,8 @@ class Event {
   /// enable_timing; DriverError (CUDA_ERROR_NOT_READY) when one is not yet complete.
   friend float operator-(const Event& end, const Event& start);
 
-  /// Return the CUDA event handle.
-  CUevent handle() const;
   /// Return the device the event belongs to.
   Device device() const;
-  /// Return the context the event was created in (nullptr when unknown).
-  CUcontext context() const noexcept { return context_; }
   /// Return whether the event was created without timing.
   bool is_timing_disabled() const noexcept { return timing_disabled_; }
   /// Return whether a host thread waiting on the event busy-waits (not blocking_sync).
@@ -125,15 +184,11 @@ class Event {
   bool is_owning() const noexcept { return owning_; }
 
  private:
-  friend class Stream;
-  Event() = default;
+  friend class StreamRef;
+  constexpr Event() noexcept : EventRef(nullptr, nullptr) {}
   /// Create an event in `context` (made current for the call).
   static Event create(CUcontext context, int device_id, const EventOptions& options);
-  void require_open(const char* operation) const;
 
-  CUevent handle_ = nullptr;
-  CUcontext context_ = nullptr;
-  unsigned long long context_id_ = 0;  // cuCtxGetId(context_); 0 when unknown
   int device_id_ = -1;
   bool owning_ = false;
   bool timing_disabled_ = true;

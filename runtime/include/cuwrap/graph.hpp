@@ -8,8 +8,8 @@
 //   Graph graph = builder.end_building().complete();
 //   for (int i = 0; i < 100; ++i) graph.launch(stream);
 //
-// A GraphBuilder is usable wherever a `const Stream&` is expected (allocation, fill,
-// copies), so that work is captured too. split()/join() fork and join concurrent
+// A GraphBuilder is usable wherever a `const Stream&` or a StreamRef is expected
+// (allocation, fill, copies), so that work is captured too. split()/join() fork and join concurrent
 // branches of one capture; if_then()/if_else()/while_loop()/switch_() add conditional
 // nodes whose bodies are builders of their own, driven by a conditional handle that a
 // kernel sets with the device-side cudaGraphSetConditional(handle, value).
@@ -292,7 +292,8 @@ class GraphBuilder {
   bool is_join_required() const;
   /// Return the stream this builder captures on.
   const Stream& stream() const;
-  /// Return stream(), so that a builder can be passed where a `const Stream&` is expected.
+  /// Return stream(), so that a builder can be passed where a `const Stream&` or a
+  /// StreamRef (which a Stream is) is expected.
   operator const Stream&() const { return stream(); }  // NOLINT(google-explicit-constructor)
   /// Return the graph: the capture graph while building, the built graph after, or nullptr.
   CUgraph handle() const;
@@ -304,7 +305,7 @@ class GraphBuilder {
 
  private:
   friend class Device;
-  friend class Stream;
+  friend class StreamRef;
   friend class Graph;
   template <class... Args>
   friend void launch(GraphBuilder&, const LaunchConfig&, const Kernel&, const Args&...);
@@ -350,9 +351,9 @@ class Graph {
   ~Graph();
 
   /// Upload the graph's work to the device ahead of its first launch (cuGraphUpload).
-  void upload(const Stream& stream);
+  void upload(StreamRef stream);
   /// Launch the graph in `stream` (cuGraphLaunch).
-  void launch(const Stream& stream);
+  void launch(StreamRef stream);
   /// Update the graph in place from `builder`'s graph of the same topology (cuGraphExecUpdate).
   ///
   /// Throws std::logic_error when `builder` is building or built nothing, and

@@ -24,7 +24,7 @@
 namespace cuwrap {
 
 class Device;
-class Stream;
+class StreamRef;
 
 /// The usage counters of a device's graph memory pool, read live (cuda.core's
 /// GraphMemoryResourceAttributes), as MemoryPoolAttributes are a pool's.
@@ -61,19 +61,23 @@ class GraphMemoryAttributes {
 class GraphMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): the legacy default stream never captures
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Use `device`'s graph memory pool.
   explicit GraphMemoryResource(const Device& device);
   GraphMemoryResource(const GraphMemoryResource&) = delete;
   GraphMemoryResource& operator=(const GraphMemoryResource&) = delete;
   ~GraphMemoryResource() override = default;
 
+ protected:
   /// Allocate `size` bytes in the graph `stream` is capturing (cuMemAllocAsync).
   ///
   /// Throws std::logic_error when `stream` is not capturing (cuda.core raises too) or
   /// the resource is closed.
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Free `ptr`, ordered on `stream` (cuMemFreeAsync): a free node while capturing.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return false.

@@ -86,7 +86,7 @@ void launch_host_func_raw(CUstream stream, HostFunction* function);
 ///   stream.sync();  // done is true here
 /// \endcode
 template <class F>
-void launch_host_func(const Stream& stream, F&& function) {
+void launch_host_func(StreamRef stream, F&& function) {
   const CUstream handle = stream.handle();  // may throw: before the allocation
   detail::launch_host_func_raw(handle, detail::make_host_function(std::forward<F>(function)));
 }

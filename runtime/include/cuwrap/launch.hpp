@@ -74,10 +74,10 @@ struct LaunchConfig {
 
 /// Launch `kernel` on `stream` with `config` and `args`.
 ///
-/// Arguments: scalars and trivially copyable structs by value, Buffer as its device
-/// pointer, raw CUdeviceptr, pointers. Throws std::invalid_argument when the number of
-/// arguments or an argument's size differs from the kernel's parameters, or when the
-/// configuration is invalid (zero extents, too many threads per block, a cluster that
+/// Arguments: scalars and trivially copyable structs by value, Buffer and BufferRef as
+/// their device pointer, raw CUdeviceptr, pointers. Throws std::invalid_argument when the
+/// number of arguments or an argument's size differs from the kernel's parameters, or
+/// when the configuration is invalid (zero extents, too many threads per block, a cluster that
 /// does not divide the grid, a cluster on a device older than sm_90); DriverError
 /// naming cuLaunchKernel / cuLaunchKernelEx when the driver refuses the launch.
 ///
@@ -87,12 +87,13 @@ struct LaunchConfig {
 ///                  2.0f, x, y, out, n);
 /// \endcode
 template <class... Args>
-void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
+void launch(StreamRef stream, const LaunchConfig& config, const Kernel& kernel,
             const Args&... args);
 
 namespace detail {
 
-/// How one launch argument is passed: Buffer as CUdeviceptr, the rest by value.
+/// How one launch argument is passed: Buffer and BufferRef as CUdeviceptr, the rest by
+/// value.
 template <class T>
 struct LaunchArgument {
   static_assert(std::is_trivially_copyable_v<T>,
@@ -105,6 +106,12 @@ template <>
 struct LaunchArgument<Buffer> {
   using type = CUdeviceptr;
   static CUdeviceptr convert(const Buffer& buffer) { return buffer.handle(); }
+};
+
+template <>
+struct LaunchArgument<BufferRef> {
+  using type = CUdeviceptr;
+  static CUdeviceptr convert(BufferRef buffer) noexcept { return buffer.handle(); }
 };
 
 /// Return the name of `T` as the compiler spells it ("float", "unsigned long").
@@ -197,7 +204,7 @@ void with_packed_arguments(Fn&& fn, const Args&... args) {
 }  // namespace detail
 
 template <class... Args>
-void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
+void launch(StreamRef stream, const LaunchConfig& config, const Kernel& kernel,
             const Args&... args) {
   detail::with_packed_arguments(
       [&](void** pointers, std::size_t count, const std::size_t* sizes,

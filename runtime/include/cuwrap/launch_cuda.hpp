@@ -163,7 +163,7 @@ inline void launch_cuda_kernel(CUstream stream, const LaunchConfig& config, cons
 ///   cuwrap::launch(stream, {.grid = (n + 255) / 256, .block = 256}, saxpy, 2.0f, x, y, n);
 /// \endcode
 template <class... Params, class... Args>
-void launch(const Stream& stream, const LaunchConfig& config, void (*kernel)(Params...),
+void launch(StreamRef stream, const LaunchConfig& config, void (*kernel)(Params...),
             Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args),
                 "cuwrap::launch: the number of arguments differs from the kernel's parameters");

@@ -88,13 +88,13 @@ class ManagedBufferRef {
   std::optional<Location> last_prefetch_location() const;
 
   /// Prefetch the range to `location`, ordered on `stream`.
-  void prefetch(const Location& location, const Stream& stream) const;
+  void prefetch(const Location& location, StreamRef stream) const;
   /// Discard the range's contents, ordered on `stream` (CUDA 13 toolkit and driver).
   ///
   /// Throws UnsupportedError naming 13.0 where the toolkit or driver is older.
-  void discard(const Stream& stream) const;
+  void discard(StreamRef stream) const;
   /// Discard the contents and prefetch the range to `location` (CUDA 13).
-  void discard_prefetch(const Location& location, const Stream& stream) const;
+  void discard_prefetch(const Location& location, StreamRef stream) const;
 
   /// Return the address of the range.
   CUdeviceptr handle() const noexcept { return ptr_; }
@@ -117,11 +117,11 @@ namespace managed_memory {
 /// location) any location may be passed.
 void advise(const Buffer& buffer, CUmem_advise advice, const Location& location);
 /// Prefetch all of `buffer` to `location`, ordered on `stream` (cuMemPrefetchAsync).
-void prefetch(const Buffer& buffer, const Location& location, const Stream& stream);
+void prefetch(const Buffer& buffer, const Location& location, StreamRef stream);
 /// Discard the contents of `buffer`, ordered on `stream` (cuMemDiscardBatchAsync, CUDA 13).
-void discard(const Buffer& buffer, const Stream& stream);
+void discard(const Buffer& buffer, StreamRef stream);
 /// Discard and prefetch `buffer` to `location` (cuMemDiscardAndPrefetchBatchAsync, CUDA 13).
-void discard_prefetch(const Buffer& buffer, const Location& location, const Stream& stream);
+void discard_prefetch(const Buffer& buffer, const Location& location, StreamRef stream);
 
 /// Prefetch each of `buffers` to its location, ordered on `stream`.
 ///
@@ -129,12 +129,12 @@ void discard_prefetch(const Buffer& buffer, const Location& location, const Stre
 /// cuMemPrefetchBatchAsync where toolkit and driver have it (CUDA 13), else a loop of
 /// cuMemPrefetchAsync. Throws std::invalid_argument for a null buffer or a count of
 /// locations that is neither 1 nor buffers.size().
-void prefetch_batch(const Stream& stream, std::span<const Buffer* const> buffers,
+void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                     std::span<const Location> locations);
 /// Discard the contents of each of `buffers`, ordered on `stream` (CUDA 13).
-void discard_batch(const Stream& stream, std::span<const Buffer* const> buffers);
+void discard_batch(StreamRef stream, std::span<const Buffer* const> buffers);
 /// Discard each of `buffers` and prefetch it to its location (CUDA 13).
-void discard_prefetch_batch(const Stream& stream, std::span<const Buffer* const> buffers,
+void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                             std::span<const Location> locations);
 /// Return whether prefetch_batch issues one cuMemPrefetchBatchAsync (else a loop).
 bool has_native_prefetch_batch();

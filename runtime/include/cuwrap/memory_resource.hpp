@@ -81,14 +81,36 @@ class MemoryResource {
   virtual ~MemoryResource();
 
   /// Allocate `size` bytes, ordered on `stream`.
-  virtual Buffer allocate(std::size_t size, const Stream& stream) = 0;
+  ///
+  /// A resource overrides this form or the `const Stream&` form below (written before
+  /// StreamRef existed): each one's default calls the other, so a call of either
+  /// reaches the override, also in a class derived from a built-in resource. When
+  /// neither is overridden, both reach do_allocate() (what the built-in resources
+  /// implement; by default it throws std::logic_error).
+  ///
+  /// A class that overrides one form brings the other back with
+  /// `using MemoryResource::allocate;` (and `deallocate`), else it hides it (and nvcc
+  /// warns that the function is only partially overridden, #611-D).
+  virtual Buffer allocate(std::size_t size, StreamRef stream);
+  /// Allocate `size` bytes, ordered on `stream`: the signature before StreamRef, kept so
+  /// that resources overriding it keep working; by default it calls the StreamRef form.
+  ///
+  /// A call with a Stream (or a GraphBuilder) picks this form, so both forms must
+  /// allocate alike; overriding either is enough.
+  virtual Buffer allocate(std::size_t size, const Stream& stream);
   /// Allocate `size` bytes, ordered on the legacy default stream (cuda.core's default).
   ///
   /// A derived class that declares allocate() hides this one; the built-in resources
   /// bring it back (`using MemoryResource::allocate;`).
   Buffer allocate(std::size_t size);
   /// Free `ptr` (of `size` bytes) from this resource, ordered on `stream`.
-  virtual void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) = 0;
+  ///
+  /// As allocate: override this form or the `const Stream&` one; each one's default
+  /// calls the other, and when neither is overridden both reach do_deallocate().
+  virtual void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream);
+  /// Free `ptr` ordered on `stream`: the signature before StreamRef, kept so that
+  /// resources overriding it keep working; by default it calls the StreamRef form.
+  virtual void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream);
   /// Return whether the GPU can access the memory.
   virtual bool is_device_accessible() const = 0;
   /// Return whether the host can access the memory.
@@ -98,6 +120,13 @@ class MemoryResource {
   virtual int device_id() const { return -1; }
 
  protected:
+  /// Allocate `size` bytes ordered on `stream`: what both forms of allocate() reach when
+  /// neither is overridden. The built-in resources implement this; the default throws
+  /// std::logic_error (the resource implements no allocation).
+  virtual Buffer do_allocate(std::size_t size, StreamRef stream);
+  /// Free `ptr` ordered on `stream`: what both forms of deallocate() reach when neither
+  /// is overridden. The default throws std::logic_error.
+  virtual void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream);
   /// Let buffers that outlive this resource free their memory with `deallocate`
   /// (nullptr: they cannot; closing them reports a release failure).
   void set_detached_deallocate(DetachedDeallocate deallocate) noexcept;
@@ -187,6 +216,7 @@ struct DeviceMemoryResourceOptions {
 class DeviceMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Use `device`'s default memory pool, or a new pool as `options` ask.
   ///
   /// Throws DriverError when the device does not support memory pools.
@@ -206,14 +236,17 @@ class DeviceMemoryResource : public MemoryResource {
   /// Throws std::invalid_argument for a closed `handle` (before any driver call).
   static DeviceMemoryResource from_allocation_handle(Device device, IPCAllocationHandle&& handle);
 
+ protected:
   /// Allocate `size` bytes from the pool, ordered on `stream`.
   ///
   /// Throws std::logic_error on a closed or an imported (mapped) resource.
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Return `ptr` to the pool, ordered on `stream` (cuMemFreeAsync).
   ///
   /// Still works after close(): the driver destroys a pool once its last buffer is freed.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return false.
@@ -302,6 +335,7 @@ struct PinnedMemoryResourceOptions {
 class PinnedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (and its pool, when the driver supports host pools).
   ///
   /// A driver that answers it has no host pools gets the cuMemHostAlloc fallback; any
@@ -316,13 +350,16 @@ class PinnedMemoryResource : public MemoryResource {
   /// Destroy the pool (never throws).
   ~PinnedMemoryResource() override;
 
+ protected:
   /// Allocate `size` bytes of page-locked memory, ordered on `stream`.
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Free `ptr`, ordered on `stream` (pool), or after syncing `stream` (fallback).
   ///
   /// The fallback frees even when the sync fails, reporting that failure to the
   /// release-failure handler.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return true.
@@ -367,16 +404,20 @@ class PinnedMemoryResource : public MemoryResource {
 class LegacyPinnedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call).
   LegacyPinnedMemoryResource();
 
+ protected:
   /// Allocate `size` bytes with cuMemAllocHost (in the stream's context).
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then cuMemFreeHost.
   ///
   /// The free happens even when the sync fails: that failure goes to the
   /// release-failure handler. Throws DriverError when cuMemFreeHost fails.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return true.
@@ -396,6 +437,7 @@ struct ManagedMemoryResourceOptions {
 class ManagedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call).
   ManagedMemoryResource();
   /// Create the resource; allocations follow `options`.
@@ -404,13 +446,16 @@ class ManagedMemoryResource : public MemoryResource {
   /// device ordinal.
   explicit ManagedMemoryResource(const ManagedMemoryResourceOptions& options);
 
+ protected:
   /// Allocate `size` bytes of managed memory (in the stream's context).
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then cuMemFree.
   ///
   /// The free happens even when the sync fails: that failure goes to the
   /// release-failure handler. Throws DriverError when cuMemFree fails.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+
+ public:
   /// Return true.
   bool is_device_accessible() const override { return true; }
   /// Return true.

@@ -29,13 +29,13 @@ namespace cuwrap {
 ///   s1.wait(s0.record());              // b's copy starts after a is written on s0
 ///   cuwrap::copy_peer(b, a, s1);       // device 0 → device 1, on device 1's stream
 /// \endcode
-void copy_peer(Buffer& dst, const Buffer& src, const Stream& stream);
+void copy_peer(Buffer& dst, const Buffer& src, StreamRef stream);
 
 /// Copy `size` bytes from `src` on `src_device` to `dst` on `dst_device`, ordered on
 /// `stream` (cuMemcpyPeerAsync), for device pointers that no Buffer owns.
 ///
 /// Throws DriverError naming cuMemcpyPeerAsync when the driver refuses the copy.
 void copy_peer(CUdeviceptr dst, const Device& dst_device, CUdeviceptr src,
-               const Device& src_device, std::size_t size, const Stream& stream);
+               const Device& src_device, std::size_t size, StreamRef stream);
 
 }  // namespace cuwrap

@@ -1,5 +1,6 @@
-// Stream: an in-order queue of GPU work (cuda.core's Stream), and the legacy and
-// per-thread default streams.
+// Stream: an in-order queue of GPU work (cuda.core's Stream); StreamRef, the non-owning
+// form that functions which only use a stream take; the legacy and per-thread default
+// streams.
 #pragma once
 
 #include <cuwrap/detail/context.hpp>
@@ -9,6 +10,7 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace cuwrap {
@@ -16,6 +18,7 @@ namespace cuwrap {
 class Device;
 class GraphBuilder;
 class Stream;
+class StreamRef;
 
 /// Options of a new stream, as cuda.core's StreamOptions.
 struct StreamOptions {
@@ -48,61 +51,90 @@ struct ContextKey {
   unsigned long long id = 0;
 };
 /// Return the context of `stream` and its ID, both read when the Stream was made (no
-/// driver call); {nullptr, 0} for the default streams, which use the current context.
-ContextKey stream_context_key(const Stream& stream) noexcept;
+/// driver call); {nullptr, 0} for the default streams, which use the current context,
+/// and for streams of other libraries (launch then uses the current context's function).
+ContextKey stream_context_key(StreamRef stream) noexcept;
+/// True for another library's non-owning stream type that StreamRef converts to and from
+/// (made from a CUstream, `get()` returns it): <cuwrap/cccl.hpp> sets it for
+/// cuda::stream_ref, so that this header needs no CCCL.
+template <class T>
+inline constexpr bool kForeignStreamRef = false;
 }  // namespace detail
 
-/// A CUDA stream; an RAII, move-only owner unless made by from_handle.
+/// A CUDA stream that this object does not own: what a function that only uses a
+/// stream takes (as CCCL's cuda::stream_ref).
 ///
-/// Buffers allocated on a stream keep its CUDA stream alive for their stream-ordered
-/// free: close() releases this object's ownership, and the CUDA stream is destroyed
-/// once no such buffer needs it any more (as cuda.core's reference-counted handles).
+/// Trivially copyable (a handle and a pointer), passed by value. It converts
+/// implicitly from a Stream (an owning Stream is a StreamRef), from a CUstream or
+/// cudaStream_t of any library (the same type; no driver call), and names the default
+/// streams with legacy() and per_thread(). It never owns: the stream must outlive it,
+/// as a std::string_view must outlive its string.
 ///
-/// Example:
+/// A null CUstream is refused (std::invalid_argument): for the driver it means the
+/// legacy default stream, which StreamRef::legacy() says explicitly.
+///
+/// Example (a function that works with any stream, from cuwrap or not):
 /// \code
-///   cuwrap::Stream s = cuwrap::Device(0).create_stream();
-///   // ... enqueue work on s.handle() ...
-///   s.sync();
+///   void zero(cuwrap::Buffer& buffer, cuwrap::StreamRef stream) {
+///     buffer.fill(std::uint8_t{0}, stream);
+///   }
+///   zero(buffer, owned_stream);                    // a cuwrap::Stream
+///   zero(buffer, other_library_stream);            // a CUstream / cudaStream_t
+///   zero(buffer, cuwrap::StreamRef::per_thread());
 /// \endcode
-class Stream {
+class StreamRef {
  public:
-  /// Create a stream on `device` (in its primary context).
+  /// Refer to `handle`, a stream made by any library (a CUstream or cudaStream_t).
   ///
-  /// Throws std::invalid_argument when options.priority is outside the device's range.
-  explicit Stream(const Device& device, const StreamOptions& options = {});
-  /// Make an empty stream (is_open() false), to be assigned later; using it throws
-  /// std::logic_error.
-  Stream() = default;
-  Stream(Stream&& other) noexcept;
-  Stream& operator=(Stream&& other) noexcept;
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  /// Close the stream (never throws).
-  ~Stream();
+  /// Never calls the driver: the stream's context and device are looked up when asked.
+  /// Throws std::invalid_argument when `handle` is null (name the legacy default
+  /// stream with StreamRef::legacy()).
+  StreamRef(CUstream handle)  // NOLINT(google-explicit-constructor)
+      : bits_(reinterpret_cast<std::uintptr_t>(handle)) {
+    if (handle == nullptr) [[unlikely]] {
+      throw_null_handle();
+    }
+  }
+  /// Not a stream: a null literal says no stream; name a default stream instead.
+  StreamRef(std::nullptr_t) = delete;
+  /// Refer to the stream of another library's stream reference (cuda::stream_ref, with
+  /// <cuwrap/cccl.hpp>): the same handle, no driver call.
+  ///
+  /// Throws std::invalid_argument when its handle is null, as StreamRef(CUstream).
+  template <class T>
+  requires detail::kForeignStreamRef<T>
+  StreamRef(const T& other)  // NOLINT(google-explicit-constructor)
+      : StreamRef(static_cast<CUstream>(other.get())) {}
+  /// Return another library's stream reference (cuda::stream_ref, with
+  /// <cuwrap/cccl.hpp>) to the same handle.
+  template <class T>
+  requires detail::kForeignStreamRef<T>
+  operator T() const {  // NOLINT(google-explicit-constructor)
+    return T(handle());
+  }
 
-  /// Wrap an existing stream without taking ownership; it is never destroyed here.
-  ///
-  /// nullptr, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name the default streams of
-  /// whichever context is current when the stream is used; any other handle is bound
-  /// to its context (cuStreamGetCtx) right away.
-  static Stream from_handle(CUstream handle);
+  /// Return the legacy default stream (CU_STREAM_LEGACY) of the context current when
+  /// it is used; it synchronises with blocking streams.
+  static constexpr StreamRef legacy() noexcept { return {detail::kLegacyStreamBits, nullptr}; }
+  /// Return the per-thread default stream (CU_STREAM_PER_THREAD) of the calling thread.
+  static constexpr StreamRef per_thread() noexcept {
+    return {detail::kPerThreadStreamBits, nullptr};
+  }
 
   /// Block the calling thread until all work queued on the stream is done.
   void sync() const;
   /// Return whether all work queued on the stream is done (never blocks).
   bool is_done() const;
   /// Make later work on this stream wait until `event` completes (cuStreamWaitEvent).
-  void wait(const Event& event) const;
+  void wait(EventRef event) const;
   /// Make later work on this stream wait for the work queued on `other` so far.
-  void wait(const Stream& other) const;
+  void wait(StreamRef other) const;
   /// Record a new event on this stream and return it.
   Event record(const EventOptions& options = {}) const;
   /// Record `event` on this stream (re-recording moves the marker).
-  void record(const Event& event) const;
+  void record(EventRef event) const;
   /// Return a graph builder that captures work from this stream (defined with Graph).
   GraphBuilder create_graph_builder() const;
-  /// Release the stream now; idempotent, never throws. Later use throws logic_error.
-  void close() noexcept;
 
   /// Return whether the stream does not synchronise with the legacy default stream.
   bool is_nonblocking() const;
@@ -113,15 +145,102 @@ class Stream {
   /// Return the context the stream belongs to.
   ///
   /// For the default streams, the context current on this thread, or device 0's
-  /// primary context when none is current.
+  /// primary context when none is current; for a stream of another library, the one
+  /// the driver reports (cuStreamGetCtx).
   CUcontext context() const;
-  /// Return the CUDA stream handle.
-  CUstream handle() const {
-    require_open("handle");
-    return reinterpret_cast<CUstream>(handle_);
+  /// Return the CUDA stream handle (the same pointer as the CUstream it was made from).
+  CUstream handle() const { return handle_for("handle"); }
+  /// Return whether this is the legacy or the per-thread default stream.
+  bool is_default() const noexcept {
+    return bits_ == 0 || bits_ == detail::kLegacyStreamBits ||
+           bits_ == detail::kPerThreadStreamBits;
   }
+  /// Return whether both refer to the same CUDA stream handle.
+  friend constexpr bool operator==(StreamRef a, StreamRef b) noexcept {
+    return a.bits_ == b.bits_;
+  }
+
+ protected:
+  /// The bits of a closed (or default-constructed, or moved-from) Stream.
+  static constexpr std::uintptr_t kClosedBits = ~std::uintptr_t{0};
+
+  constexpr StreamRef(std::uintptr_t bits, const detail::StreamState* state) noexcept
+      : bits_(bits), state_(state) {}
+  [[noreturn]] static void throw_closed(const char* operation);
+  void require_open(const char* operation) const {
+    if (bits_ == kClosedBits) [[unlikely]] {
+      throw_closed(operation);
+    }
+  }
+  /// Return the handle for `operation`; throws std::logic_error for an empty Stream.
+  CUstream handle_for(const char* operation) const {
+    require_open(operation);
+    return reinterpret_cast<CUstream>(bits_);
+  }
+
+  std::uintptr_t bits_;                          // the CUstream's bits
+  const detail::StreamState* state_ = nullptr;  // a cuwrap stream's state, else null
+
+ private:
+  friend class Buffer;
+  friend class MemoryResource;
+  friend detail::ContextKey detail::stream_context_key(StreamRef stream) noexcept;
+  /// Return a Stream on the same CUDA stream that keeps it alive when cuwrap made it
+  /// (for Buffer, GraphBuilder); a non-owning Stream for any other handle.
+  Stream share() const noexcept;
+  [[noreturn]] static void throw_null_handle();
+};
+
+/// A CUDA stream; an RAII, move-only owner unless made by from_handle.
+///
+/// A Stream is a StreamRef (as CCCL's cuda::stream is a cuda::stream_ref): it has the
+/// same operations, and passes where a StreamRef is taken. It adds ownership: the
+/// destructor and close() release the stream.
+///
+/// Buffers allocated on a stream keep its CUDA stream alive for their stream-ordered
+/// free: close() releases this object's ownership, and the CUDA stream is destroyed
+/// once no such buffer needs it any more (as cuda.core's reference-counted handles).
+///
+/// A Stream can be empty: default-constructed (to be assigned later), closed or moved
+/// from; is_open() says so, and every operation on an empty Stream, also through a
+/// StreamRef made from it, throws std::logic_error.
+///
+/// Example:
+/// \code
+///   cuwrap::Stream s = cuwrap::Device(0).create_stream();
+///   // ... enqueue work on s.handle() ...
+///   s.sync();
+/// \endcode
+class Stream : public StreamRef {
+ public:
+  /// Create a stream on `device` (in its primary context).
+  ///
+  /// Throws std::invalid_argument when options.priority is outside the device's range.
+  explicit Stream(const Device& device, const StreamOptions& options = {});
+  /// Make an empty stream (is_open() false), to be assigned later; using it throws
+  /// std::logic_error.
+  constexpr Stream() noexcept : StreamRef(kClosedBits, nullptr) {}
+  Stream(Stream&& other) noexcept;
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  /// Close the stream (never throws).
+  ~Stream();
+
+  /// Return a non-owning Stream for an existing stream; it is never destroyed here.
+  ///
+  /// nullptr, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name the default streams of
+  /// whichever context is current when the stream is used; any other handle is bound
+  /// to its context (cuStreamGetCtx) right away. A function that only uses a stream
+  /// takes a StreamRef, which a CUstream converts to without this (and without a
+  /// driver call).
+  static Stream from_handle(CUstream handle);
+
+  /// Release the stream now; idempotent, never throws. Later use throws logic_error.
+  void close() noexcept;
+
   /// Return whether the object still refers to a stream (false after close or a move).
-  bool is_open() const noexcept { return open_; }
+  bool is_open() const noexcept { return bits_ != kClosedBits; }
   /// Return whether this object created the stream (false for from_handle streams).
   bool is_owning() const noexcept;
 
@@ -131,25 +250,15 @@ class Stream {
   /// Constant-initialisable, so those constants are usable during static
   /// initialisation; it never calls the driver.
   constexpr Stream(detail::DefaultStreamTag /*tag*/, std::uintptr_t handle) noexcept
-      : handle_(handle), open_(true) {}
+      : StreamRef(handle, nullptr) {}
 
  private:
-  friend class Buffer;
+  friend class StreamRef;
   friend Stream detail::adopt_stream(CUstream, CUcontext, int,
                                      detail::Ref<const detail::GreenContextState>);
-  friend detail::ContextKey detail::stream_context_key(const Stream&) noexcept;
-  /// Return a Stream on the same CUDA stream that keeps it alive (for Buffer, GraphBuilder).
-  Stream share() const noexcept;
-  [[noreturn]] void throw_closed(const char* operation) const;
-  void require_open(const char* operation) const {
-    if (!open_) [[unlikely]] {
-      throw_closed(operation);
-    }
-  }
-
-  std::uintptr_t handle_ = 0;                   // the CUstream's bits
-  detail::Ref<detail::StreamState> state_;  // null for the default streams
-  bool open_ = false;
+  /// Take over the reference the caller holds on `state` (null for none).
+  Stream(std::uintptr_t bits, const detail::StreamState* state) noexcept
+      : StreamRef(bits, state) {}
 };
 
 /// The legacy default stream (CU_STREAM_LEGACY): synchronises with blocking streams.
@@ -174,7 +283,7 @@ namespace detail {
 
 /// Return whether a context other than `stream`'s is current on this thread (a stream
 /// of another device than the current one).
-bool stream_context_is_other(const Stream& stream);
+bool stream_context_is_other(StreamRef stream);
 
 /// Call `call` (a raw driver call on `stream`, returning CUresult) and check its status.
 ///
@@ -189,7 +298,7 @@ bool stream_context_is_other(const Stream& stream);
 /// thread's current context is what it was before. Throws DriverError naming `function`
 /// on failure.
 template <class Call>
-inline void check_on_stream(const Stream& stream, const char* function, Call&& call) {
+inline void check_on_stream(StreamRef stream, const char* function, Call&& call) {
   CUresult status = call();
   if (status == CUDA_ERROR_INVALID_CONTEXT) [[unlikely]] {
     const ScopedContext scope(stream.context());

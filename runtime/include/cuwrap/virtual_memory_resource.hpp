@@ -93,6 +93,7 @@ struct VirtualMemoryResourceOptions {
 class VirtualMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource for `device`.
   ///
   /// Throws UnsupportedError when the device lacks virtual memory management (or
