@@ -28,7 +28,7 @@ fi
 if [ $# -gt 0 ]; then
   files=("$@")
 else
-  mapfile -t files < <(cd "$CUWRAP_ROOT" && ls runtime/src/*.cpp generator/src/*.cpp 2>/dev/null)
+  mapfile -t files < <(cd "$CUWRAP_ROOT" && ls runtime/src/*/*.cpp generator/src/*.cpp 2>/dev/null)
 fi
 # Only files the build knows (a file being written may not be in the build yet).
 checked=()

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "compat.hpp"       // runtime/src: the fallbacks under test
-#include "kernel_impl.hpp"  // runtime/src: the parameter query and the kernel cache
+#include "core/compat.hpp"       // runtime/src: the fallbacks under test
+#include "launch/kernel_impl.hpp"  // runtime/src: the parameter query and the kernel cache
 #include "versions.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "context_registry.hpp"  // runtime/src
+#include "core/context_registry.hpp"  // runtime/src
 
 #include <atomic>
 #include <string>

@@ -26,7 +26,7 @@
 namespace cuwrap {
 namespace detail {
 /// The destruction of a CUarray or CUmipmappedArray, shared by its owner and the
-/// texture and surface objects that read it (runtime/src/array.cpp).
+/// texture and surface objects that read it (runtime/src/memory/array.cpp).
 struct ArrayStorage;
 void ref_acquire(const ArrayStorage* storage) noexcept;
 void ref_release(const ArrayStorage* storage) noexcept;

@@ -27,7 +27,7 @@ class DeviceMemoryResource;
 struct IPCBufferDescriptor;  // <cuwrap/ipc.hpp>
 class VirtualMemoryResource;
 namespace detail {
-struct ResourceLink;  // runtime/src/resource_link.hpp
+struct ResourceLink;  // runtime/src/memory/resource_link.hpp
 void ref_acquire(const ResourceLink* link) noexcept;
 void ref_release(const ResourceLink* link) noexcept;
 }  // namespace detail

@@ -43,10 +43,10 @@ class Graph;
 class GraphBuilder;
 
 namespace detail {
-struct GraphBuilderState;  // runtime/src/graph_state.hpp
+struct GraphBuilderState;  // runtime/src/graph/graph_state.hpp
 void ref_acquire(const GraphBuilderState* state) noexcept;
 void ref_release(const GraphBuilderState* state) noexcept;
-struct GraphKeepAlive;  // what a Graph keeps alive; runtime/src/graph_state.hpp
+struct GraphKeepAlive;  // what a Graph keeps alive; runtime/src/graph/graph_state.hpp
 [[noreturn]] void throw_closed_graph(const char* operation);
 }  // namespace detail
 

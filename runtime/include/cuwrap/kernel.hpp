@@ -24,7 +24,7 @@ class KernelAttributes;
 class KernelOccupancy;
 
 namespace detail {
-struct KernelImpl;  // runtime/src/kernel_impl.hpp
+struct KernelImpl;  // runtime/src/launch/kernel_impl.hpp
 void ref_acquire(const KernelImpl* impl) noexcept;
 void ref_release(const KernelImpl* impl) noexcept;
 }  // namespace detail

@@ -41,7 +41,7 @@ enum class TargetType {
 std::string_view to_string(TargetType type) noexcept;
 
 namespace detail {
-struct ObjectCodeImpl;  // runtime/src/object_code.cpp
+struct ObjectCodeImpl;  // runtime/src/launch/object_code.cpp
 void ref_acquire(const ObjectCodeImpl* impl) noexcept;
 void ref_release(const ObjectCodeImpl* impl) noexcept;
 }  // namespace detail

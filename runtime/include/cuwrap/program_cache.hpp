@@ -105,7 +105,7 @@ class InMemoryProgramCache final : public ProgramCache {
   std::size_t max_bytes() const noexcept { return max_bytes_; }
 
  private:
-  struct State;  // entries, index, mutex: runtime/src/program_cache.cpp
+  struct State;  // entries, index, mutex: runtime/src/compile/program_cache.cpp
   void evict_locked();
 
   std::size_t max_bytes_;

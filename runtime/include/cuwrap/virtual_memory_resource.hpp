@@ -178,7 +178,7 @@ class VirtualMemoryResource : public MemoryResource {
   VirtualMemoryResourceOptions options_;
   std::size_t granularity_ = 0;
   // The allocations by base address, with their mutex: behind a pointer, so that
-  // <map> and <mutex> stay out of this header (runtime/src/virtual_memory_resource.cpp).
+  // <map> and <mutex> stay out of this header (runtime/src/memory/virtual_memory_resource.cpp).
   struct Allocations;
   Allocations* allocations_ = nullptr;  // owned
   bool open_ = true;

@@ -5,7 +5,7 @@
 
 #include <cuwrap/memory_resource.hpp>
 
-#include "ref_counted.hpp"
+#include "core/ref_counted.hpp"
 
 namespace cuwrap::detail {
 

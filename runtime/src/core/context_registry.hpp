@@ -15,7 +15,7 @@
 
 #include <cuwrap/error.hpp>
 
-#include "driver_error_frame.hpp"
+#include "core/driver_error_frame.hpp"
 
 #include <cuda.h>
 
@@ -29,6 +29,14 @@ extern std::atomic<unsigned long long> g_destroyed_context_count;
 
 /// Record that the context with ID `id` was destroyed (0: ignored). Never throws.
 void note_context_destroyed(unsigned long long id) noexcept;
+
+/// What a higher concept drops when cuwrap destroys a context (the launch concept's
+/// kernel cache: functions cached for that context). One hook; set once, never throws.
+using ContextDestroyHook = void (*)(unsigned long long context_id) noexcept;
+/// Install `hook` (the launch concept does, when its first kernel is registered).
+void set_context_destroy_hook(ContextDestroyHook hook) noexcept;
+/// Run the hook, if any, for the context with ID `id`, before cuwrap destroys it.
+void run_context_destroy_hook(unsigned long long id) noexcept;
 
 /// Return whether the context with ID `id` was recorded destroyed (no driver call).
 bool context_recorded_destroyed(unsigned long long id) noexcept;

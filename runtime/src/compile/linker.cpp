@@ -1,5 +1,5 @@
 // Linker over nvJitLink, and the architecture helpers shared with Program.
-#include "kernel_impl.hpp"
+#include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>

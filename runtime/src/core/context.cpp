@@ -1,7 +1,7 @@
 // Driver initialisation, device count and primary contexts. See
 // cuwrap/detail/context.hpp for the design.
-#include "compat.hpp"
-#include "context_registry.hpp"
+#include "core/compat.hpp"
+#include "core/context_registry.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
@@ -155,6 +155,21 @@ unsigned long long context_id(CUcontext context) {
 }
 
 std::atomic<unsigned long long> g_destroyed_context_count{0};
+
+namespace {
+std::atomic<ContextDestroyHook> g_context_destroy_hook{nullptr};
+}  // namespace
+
+void set_context_destroy_hook(ContextDestroyHook hook) noexcept {
+  g_context_destroy_hook.store(hook, std::memory_order_release);
+}
+
+void run_context_destroy_hook(unsigned long long id) noexcept {
+  if (const ContextDestroyHook hook = g_context_destroy_hook.load(std::memory_order_acquire);
+      hook != nullptr && id != 0) {
+    hook(id);
+  }
+}
 
 void note_context_destroyed(unsigned long long id) noexcept {
   if (id == 0) {

@@ -1,7 +1,7 @@
 // Kernel, KernelAttributes and KernelOccupancy.
-#include "compat.hpp"
-#include "context_registry.hpp"
-#include "kernel_impl.hpp"
+#include "core/compat.hpp"
+#include "core/context_registry.hpp"
+#include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
@@ -45,7 +45,12 @@ struct KernelRegistry {
 };
 
 KernelRegistry& kernel_registry() {
-  static auto* registry = new KernelRegistry;  // never destroyed: kernels may outlive statics
+  static auto* registry = [] {
+    // Contexts that cuwrap destroys drop what the kernels cached for them (core calls
+    // back; it may not include this concept).
+    set_context_destroy_hook(&forget_context_functions);
+    return new KernelRegistry;  // never destroyed: kernels may outlive statics
+  }();
   return *registry;
 }
 

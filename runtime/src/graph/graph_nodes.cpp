@@ -4,7 +4,7 @@
 // Every add_* goes through GraphBuilder::add_node: without a capture the node joins the
 // builder's own graph after the given dependencies; during a capture it joins the
 // capture graph after the work captured so far, and the capture continues after it.
-#include "graph_state.hpp"
+#include "graph/graph_state.hpp"
 
 #include <cuwrap/device.hpp>
 #include <cuwrap/event.hpp>

@@ -3,7 +3,7 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
 
-#include "resource_link.hpp"
+#include "memory/resource_link.hpp"
 
 #include <fcntl.h>
 

@@ -1,6 +1,6 @@
 // ObjectCode: code storage, lazy thread-safe loading through the library API, and
 // kernel lookup by symbol or name expression.
-#include "kernel_impl.hpp"
+#include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>

@@ -1,6 +1,6 @@
 // Graph, the executable graph: lifetime, upload/launch, update from a builder, and
 // changes in place (set_kernel_node, set_node_enabled); the graph error types.
-#include "graph_state.hpp"
+#include "graph/graph_state.hpp"
 
 #include <cuwrap/detail/context.hpp>
 

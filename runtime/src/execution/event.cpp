@@ -1,6 +1,6 @@
 // Event. See cuwrap/event.hpp.
-#include "compat.hpp"
-#include "context_registry.hpp"
+#include "core/compat.hpp"
+#include "core/context_registry.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>

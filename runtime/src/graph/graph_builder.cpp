@@ -1,7 +1,7 @@
 // GraphBuilder: creation, lifetime, stream capture (begin/end, split/join) and
 // complete(). The state behind it and why things are kept alive: graph_state.hpp.
 // Nodes: graph_nodes.cpp; conditionals: graph_conditional.cpp; Graph: graph_exec.cpp.
-#include "graph_state.hpp"
+#include "graph/graph_state.hpp"
 
 #include <cuwrap/device.hpp>
 #include <cuwrap/event.hpp>

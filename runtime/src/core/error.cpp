@@ -10,7 +10,7 @@
 #include <cuwrap/nvvm.hpp>
 #endif
 
-#include "driver_error_frame.hpp"
+#include "core/driver_error_frame.hpp"
 
 #include <cstdio>
 #include <exception>

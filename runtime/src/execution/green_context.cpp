@@ -1,8 +1,7 @@
 // Green contexts: DeviceResources, SMResource, Context, and the Device members that make
 // them. See cuwrap/green_context.hpp and cuwrap/context.hpp.
-#include "context_registry.hpp"
-#include "kernel_impl.hpp"
-#include "ref_counted.hpp"
+#include "core/context_registry.hpp"
+#include "core/ref_counted.hpp"
 
 #include <cuwrap/context.hpp>
 #include <cuwrap/detail/context.hpp>
@@ -58,9 +57,7 @@ struct GreenContextState : RefCounted {
     }
     // A context made later may get this one's address, never its ID: drop what the
     // kernels cached for this one.
-    if (context_id != 0) {
-      forget_context_functions(context_id);
-    }
+    run_context_destroy_hook(context_id);
     const CUresult status = driver::raw::cuGreenCtxDestroy(green);
     report_release_failure(status, "cuGreenCtxDestroy", "Context");
     if (status == CUDA_SUCCESS) {

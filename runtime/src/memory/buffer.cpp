@@ -4,8 +4,8 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
 
-#include "context_registry.hpp"
-#include "resource_link.hpp"
+#include "core/context_registry.hpp"
+#include "memory/resource_link.hpp"
 
 #include <cstring>
 #include <stdexcept>

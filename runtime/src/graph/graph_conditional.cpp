@@ -5,7 +5,7 @@
 // Versions: if and while nodes need CUDA 12.3 (below cuwrap's minimum driver, 12.4);
 // if/else (an `if` node with two bodies) needs a 12.8 driver; switch needs 12.8 headers
 // (CU_GRAPH_COND_TYPE_SWITCH) and a 12.8 driver.
-#include "graph_state.hpp"
+#include "graph/graph_state.hpp"
 
 #include <cuwrap/device.hpp>
 #include <cuwrap/version.hpp>
