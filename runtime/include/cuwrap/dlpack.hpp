@@ -59,8 +59,8 @@ void delete_owner(void* owner) noexcept {
 
 /// The streams of a DLPack hand-over: the consumer's stream waits for the producer's.
 struct DLPackStreams {
-  const Stream* producer = nullptr;  ///< where the memory's writes were ordered
-  const Stream* consumer = nullptr;  ///< where the receiver will use it
+  const StreamRef* producer = nullptr;  ///< where the memory's writes were ordered
+  const StreamRef* consumer = nullptr;  ///< where the receiver will use it
 };
 
 /// Export `buffer`, kept valid by `owner`, which `release_owner(owner)` lets go: when the
@@ -93,7 +93,7 @@ DLDevice dlpack_device(const Buffer& buffer);
 /// Make `consumer` wait for the work queued on `producer` so far, as DLPack's
 /// __dlpack__(stream=consumer) asks of a producer: one event recorded on `producer` and
 /// waited for on `consumer` (Stream::wait); nothing when both are the same stream.
-void dlpack_stream_wait(const Stream& producer, const Stream& consumer);
+void dlpack_stream_wait(StreamRef producer, StreamRef consumer);
 
 /// Export `buffer` as a DLManagedTensor of `dtype` and `shape` (and `strides`, in
 /// elements; empty: compact row-major).
@@ -128,8 +128,8 @@ DLManagedTensor* to_dlpack(Pointer buffer, DLDataType dtype, std::span<const std
 /// The checks of to_dlpack run first: a refused export makes no stream wait.
 template <detail::SharedBuffer Pointer>
 DLManagedTensor* to_dlpack(Pointer buffer, DLDataType dtype, std::span<const std::int64_t> shape,
-                           std::span<const std::int64_t> strides, const Stream& producer,
-                           const Stream& consumer) {
+                           std::span<const std::int64_t> strides, StreamRef producer,
+                           StreamRef consumer) {
   const Buffer* view = buffer.get();
   return detail::to_dlpack_owned(view, new Pointer(std::move(buffer)),
                                  &detail::delete_owner<Pointer>, dtype, shape, strides,
@@ -140,8 +140,8 @@ DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const st
                            std::span<const std::int64_t> strides = {});
 /// Export `buffer`, which the tensor then owns, for use on `consumer` after `producer`.
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
-                           std::span<const std::int64_t> strides, const Stream& producer,
-                           const Stream& consumer);
+                           std::span<const std::int64_t> strides, StreamRef producer,
+                           StreamRef consumer);
 
 #if defined(DLPACK_MAJOR_VERSION)
 /// Export `buffer` as a DLManagedTensorVersioned (dlpack.h 1.0 and newer); see to_dlpack.
@@ -176,8 +176,8 @@ class DLPackTensor {
   /// Import `tensor` for use on `consumer`, which first waits for the work queued on
   /// `producer` (the stream the producer wrote it on): the handshake a C++ importer runs
   /// for the producer, since a DLManagedTensor carries no stream. Checked first.
-  static DLPackTensor from_dlpack(DLManagedTensor* tensor, int device_id, const Stream& producer,
-                                  const Stream& consumer);
+  static DLPackTensor from_dlpack(DLManagedTensor* tensor, int device_id, StreamRef producer,
+                                  StreamRef consumer);
 #if defined(DLPACK_MAJOR_VERSION)
   /// Import a versioned tensor (dlpack.h 1.0 and newer); also refuses a major version
   /// other than DLPACK_MAJOR_VERSION.

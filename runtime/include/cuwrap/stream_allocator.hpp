@@ -45,7 +45,7 @@ class StreamOrderedAllocator {
   using value_type = T;
 
   /// Allocate from `mr`, ordered on `stream`.
-  StreamOrderedAllocator(MemoryResource& mr, const Stream& stream)
+  StreamOrderedAllocator(MemoryResource& mr, StreamRef stream)
       : mr_(&mr), stream_(stream.handle()) {}
   /// Rebind an allocator of another type to `T` (same resource and stream).
   template <class U>

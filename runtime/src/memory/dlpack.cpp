@@ -217,7 +217,7 @@ DLDevice dlpack_device(const Buffer& buffer) {
   return {kDLCPU, 0};
 }
 
-void dlpack_stream_wait(const Stream& producer, const Stream& consumer) {
+void dlpack_stream_wait(StreamRef producer, StreamRef consumer) {
   if (producer.handle() == consumer.handle()) {
     return;  // a stream is ordered after its own earlier work
   }
@@ -232,8 +232,8 @@ DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const st
 }
 
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
-                           std::span<const std::int64_t> strides, const Stream& producer,
-                           const Stream& consumer) {
+                           std::span<const std::int64_t> strides, StreamRef producer,
+                           StreamRef consumer) {
   return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, {&producer, &consumer}, [&] {
     return BufferOwner(new Buffer(std::move(buffer)), &detail::delete_owner<Buffer>);  // NOLINT(cppcoreguidelines-owning-memory)
   });
@@ -285,7 +285,7 @@ DLPackTensor DLPackTensor::from_dlpack(DLManagedTensor* tensor, int device_id) {
 }
 
 DLPackTensor DLPackTensor::from_dlpack(DLManagedTensor* tensor, int device_id,
-                                       const Stream& producer, const Stream& consumer) {
+                                       StreamRef producer, StreamRef consumer) {
   DLPackTensor imported = from_dlpack(tensor, device_id);
   dlpack_stream_wait(producer, consumer);  // on failure `imported` runs the deleter
   return imported;

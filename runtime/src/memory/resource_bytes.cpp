@@ -24,10 +24,18 @@ void require_resource_alignment(std::size_t alignment, const char* caller) {
   }
 }
 
+// The stream of a CCCL stream_ref or an allocator: a null handle is the legacy default
+// stream, as in the runtime API (cuda::stream_ref{} holds one).
+namespace {
+StreamRef stream_of(CUstream stream) {
+  return stream == nullptr ? StreamRef::legacy() : StreamRef(stream);
+}
+}  // namespace
+
 void* allocate_bytes(MemoryResource& mr, std::size_t bytes, std::size_t alignment, CUstream stream,
                      const char* caller) {
   require_resource_alignment(alignment, caller);
-  const Stream on = Stream::from_handle(stream);
+  const StreamRef on = stream_of(stream);
   const CUdeviceptr ptr = mr.allocate(bytes, on).release();
   if (ptr % alignment != 0) [[unlikely]] {
     mr.deallocate(ptr, bytes, on);
@@ -40,7 +48,7 @@ void* allocate_bytes(MemoryResource& mr, std::size_t bytes, std::size_t alignmen
 }
 
 void deallocate_bytes(MemoryResource& mr, void* ptr, std::size_t bytes, CUstream stream) {
-  mr.deallocate(reinterpret_cast<CUdeviceptr>(ptr), bytes, Stream::from_handle(stream));
+  mr.deallocate(reinterpret_cast<CUdeviceptr>(ptr), bytes, stream_of(stream));
 }
 
 void* allocate_bytes_sync(MemoryResource& mr, std::size_t bytes, std::size_t alignment,
