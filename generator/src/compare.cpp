@@ -3,10 +3,12 @@
 
 #include "report.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -78,15 +80,28 @@ std::string abi_text(const nlohmann::json& f) {
 
 bool raw_only(const nlohmann::json& f) { return str(f, "shape") == "raw-only"; }
 
-// Every function of a report by (header, name), in report order.
+// The headers a report covers, in report order.
+std::vector<std::string> headers_of(const nlohmann::json& report) {
+  std::vector<std::string> out;
+  for (const auto& h : array_at(report, "headers")) {
+    out.push_back(str(h, "header"));
+  }
+  return out;
+}
+
+// Every function of a report by (header, name), in report order; the headers in `skip`
+// are left out.
 using Key = std::pair<std::string, std::string>;
 struct Functions {
   std::vector<Key> order;
   std::map<Key, const nlohmann::json*> by_key;
 };
-Functions functions_of(const nlohmann::json& report) {
+Functions functions_of(const nlohmann::json& report, const std::set<std::string>& skip) {
   Functions out;
   for (const auto& h : array_at(report, "headers")) {
+    if (skip.count(str(h, "header")) != 0) {
+      continue;
+    }
     for (const auto& f : array_at(h, "functions")) {
       Key key{str(h, "header"), str(f, "name")};
       if (out.by_key.emplace(key, &f).second) {
@@ -97,15 +112,19 @@ Functions functions_of(const nlohmann::json& report) {
   return out;
 }
 
-// Every enum of a report by (header, name) → its enumerators, in report order.
+// Every enum of a report by (header, name) → its enumerators, in report order; the
+// headers in `skip` are left out.
 struct Enums {
   std::vector<Key> order;
   std::map<Key, std::vector<std::string>> by_key;
   std::map<std::string, std::string> enum_of;  // enumerator → its enum
 };
-Enums enums_of(const nlohmann::json& report) {
+Enums enums_of(const nlohmann::json& report, const std::set<std::string>& skip) {
   Enums out;
   for (const auto& h : array_at(report, "headers")) {
+    if (skip.count(str(h, "header")) != 0) {
+      continue;
+    }
     for (const auto& e : array_at(h, "enums")) {
       Key key{str(h, "header"), str(e, "name")};
       auto names = e.value("enumerators", std::vector<std::string>());
@@ -121,8 +140,10 @@ Enums enums_of(const nlohmann::json& report) {
 }
 
 // The value type of every typed attribute: the keyed forms' value types and the
-// attribute lists' accessor types, by enumerator.
-std::map<std::string, std::string> value_types_of(const nlohmann::json& report) {
+// attribute lists' accessor types, by enumerator (the keyed forms of the headers in
+// `skip` left out).
+std::map<std::string, std::string> value_types_of(const nlohmann::json& report,
+                                                  const std::set<std::string>& skip) {
   std::map<std::string, std::string> out;
   for (const auto& list : array_at(report, "attribute_lists")) {
     for (const auto& e : array_at(list, "entries")) {
@@ -130,6 +151,9 @@ std::map<std::string, std::string> value_types_of(const nlohmann::json& report) 
     }
   }
   for (const auto& h : array_at(report, "headers")) {
+    if (skip.count(str(h, "header")) != 0) {
+      continue;
+    }
     for (const auto& f : array_at(h, "functions")) {
       const auto second = f.find("second_form");
       if (second == f.end() || !second->contains("value_types")) {
@@ -201,8 +225,26 @@ nlohmann::json compare_reports(const nlohmann::json& old_report, const nlohmann:
   for (const auto& kind : kKinds) {
     out[kind.key] = nlohmann::json::array();
   }
-  const Functions before = functions_of(old_report);
-  const Functions after = functions_of(new_report);
+  // A header in one report only (nvvm.h where one set of headers lacks it) is not
+  // compared: the other report cannot tell whether its toolkit lacks the library or
+  // the header was not found, so its functions are neither added nor removed.
+  const auto old_headers = headers_of(old_report);
+  const auto new_headers = headers_of(new_report);
+  std::set<std::string> one_sided;
+  out["headers_only_in_old"] = nlohmann::json::array();
+  out["headers_only_in_new"] = nlohmann::json::array();
+  for (const auto& [mine, theirs, key] :
+       {std::tuple{&old_headers, &new_headers, "headers_only_in_old"},
+        std::tuple{&new_headers, &old_headers, "headers_only_in_new"}}) {
+    for (const auto& h : *mine) {
+      if (std::find(theirs->begin(), theirs->end(), h) == theirs->end()) {
+        out[key].push_back(h);
+        one_sided.insert(h);
+      }
+    }
+  }
+  const Functions before = functions_of(old_report, one_sided);
+  const Functions after = functions_of(new_report, one_sided);
   for (const auto& key : before.order) {
     if (after.by_key.count(key) == 0) {
       const auto& f = *before.by_key.at(key);
@@ -249,8 +291,8 @@ nlohmann::json compare_reports(const nlohmann::json& old_report, const nlohmann:
           {{"header", key.first}, {"name", key.second}, {"decisions", f["to_review"]}});
     }
   }
-  const Enums old_enums = enums_of(old_report);
-  const Enums new_enums = enums_of(new_report);
+  const Enums old_enums = enums_of(old_report, one_sided);
+  const Enums new_enums = enums_of(new_report, one_sided);
   for (const auto& key : old_enums.order) {
     if (new_enums.by_key.count(key) == 0) {
       out["enums_removed"].push_back({{"header", key.first}, {"name", key.second}});
@@ -277,8 +319,8 @@ nlohmann::json compare_reports(const nlohmann::json& old_report, const nlohmann:
       }
     }
   }
-  const auto old_types = value_types_of(old_report);
-  const auto new_types = value_types_of(new_report);
+  const auto old_types = value_types_of(old_report, one_sided);
+  const auto new_types = value_types_of(new_report, one_sided);
   std::set<std::string> attributes;
   for (const auto* types : {&old_types, &new_types}) {
     for (const auto& [k, t] : *types) {
@@ -307,6 +349,30 @@ nlohmann::json compare_reports(const nlohmann::json& old_report, const nlohmann:
   return out;
 }
 
+namespace {
+
+// "; not compared, in the CUDA 13.0 headers only: nvvm.h", or "" when both reports
+// cover the same headers.
+std::string one_sided_text(const nlohmann::json& c) {
+  std::string out;
+  for (const auto& [key, side] : {std::pair{"headers_only_in_old", "old"},
+                                  std::pair{"headers_only_in_new", "new"}}) {
+    const auto& headers = array_at(c, key);
+    if (headers.empty()) {
+      continue;
+    }
+    out += "; not compared, in the CUDA " + version_text(c[side]) + " headers only:";
+    bool first = true;
+    for (const auto& h : headers) {
+      out += (first ? " " : ", ") + h.get<std::string>();
+      first = false;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string comparison_summary(const nlohmann::json& c) {
   std::string out = "CUDA " + version_text(c["old"]) + " -> CUDA " + version_text(c["new"]) + ":";
   bool first = true;
@@ -314,7 +380,7 @@ std::string comparison_summary(const nlohmann::json& c) {
     out += (first ? " " : ", ") + std::to_string(c["summary"].value(kind.key, 0)) + " " + kind.label;
     first = false;
   }
-  return out;
+  return out + one_sided_text(c);
 }
 
 std::string comparison_markdown(const nlohmann::json& c) {
@@ -324,6 +390,12 @@ std::string comparison_markdown(const nlohmann::json& c) {
      << "| change | count |\n|---|---|\n";
   for (const auto& kind : kKinds) {
     md << "| " << kind.label << " | " << c["summary"].value(kind.key, 0) << " |\n";
+  }
+  if (const std::string one_sided = one_sided_text(c); !one_sided.empty()) {
+    // "; not compared, ..." as a sentence of its own.
+    md << "\nN" << one_sided.substr(3)
+       << " (the other set of headers has no such header, so nothing of it is counted as "
+          "added or removed).\n";
   }
   const auto section = [&](const char* key, const char* title, auto&& line) {
     if (c[key].empty()) {

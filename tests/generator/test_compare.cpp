@@ -172,6 +172,40 @@ TEST(Compare, MarkdownHasTheCountsAndOneSectionPerKind) {
   EXPECT_FALSE(has(same, "\n## ")) << same;
 }
 
+// A header in one report only (nvvm.h, which a set of headers may lack) is named as not
+// compared; its functions and enums are neither added nor removed, and the headers both
+// reports have are still compared.
+TEST(Compare, AHeaderInOneReportOnlyIsNamedNotCompared) {
+  Api with_nvvm = new_api();
+  Header nvvm;
+  nvvm.file = "nvvm.h";
+  nvvm.functions = {function("nvvmVersion", {pointer("int", "major", "Returned major"),
+                                             pointer("int", "minor", "Returned minor")})};
+  nvvm.enums.push_back({"nvvmResult", {{"NVVM_SUCCESS", 0, "", false}}, "nvvm.h"});
+  with_nvvm.headers.push_back(nvvm);
+  const auto c = compare_models(old_api(), with_nvvm);
+  EXPECT_EQ(c["headers_only_in_new"], nlohmann::json::array({"nvvm.h"}));
+  EXPECT_EQ(c["headers_only_in_old"], nlohmann::json::array());
+  EXPECT_EQ(names(c, "functions_added"), Names{"cuNew"});
+  EXPECT_EQ(names(c, "enums_added"), Names{"CUnew"});
+  EXPECT_EQ(names(c, "functions_removed"), Names{"cuGone"});
+  const std::string summary = comparison_summary(c);
+  const std::string tail = "changed functions to review; not compared, in the CUDA 13.0 headers only: nvvm.h";
+  EXPECT_EQ(summary.substr(summary.size() - std::min(summary.size(), tail.size())), tail) << summary;
+  EXPECT_TRUE(has(comparison_markdown(c), "\nNot compared, in the CUDA 13.0 headers only: nvvm.h ("))
+      << comparison_markdown(c);
+  // The other way round: in the old headers only; removed nothing of it.
+  const auto back = compare_models(with_nvvm, old_api());
+  EXPECT_EQ(back["headers_only_in_old"], nlohmann::json::array({"nvvm.h"}));
+  EXPECT_EQ(names(back, "functions_removed"), Names{"cuNew"});
+  EXPECT_EQ(names(back, "enums_removed"), Names{"CUnew"});
+  EXPECT_TRUE(has(comparison_summary(back), "; not compared, in the CUDA 13.0 headers only: nvvm.h"))
+      << comparison_summary(back);
+  // The same headers on both sides: nothing said.
+  EXPECT_FALSE(has(comparison_summary(compare_models(old_api(), new_api())), "not compared"));
+  EXPECT_FALSE(has(comparison_markdown(compare_models(old_api(), new_api())), "Not compared"));
+}
+
 TEST(Compare, ReportOfAnotherFormatVersionIsRefusedNamingBoth) {
   auto report = report_json(make_plan(old_api()));
   EXPECT_NO_THROW(check_report(report, "old.json"));

@@ -261,6 +261,49 @@ TEST(Toolkit, DocumentedComparisonsAreCurrent) {
   expect_documented_comparison(CUWRAP_CHECKED_IN_CUDA_INCLUDE, cuda124, "cuda-13.0-to-12.4.md");
 }
 
+// docs/regenerating.md shows the summary cuwrap-gen prints for the headers generated/
+// was generated from (all of it, from the cuda.h line on), and the number of functions
+// per header of the 12.6 and 12.4 headers, which lack nvvm.h (the run says the bindings
+// omit it).
+TEST(Toolkit, DocumentedSummaryIsCurrent) {
+  if (const std::string missing = checked_in_headers_missing(); !missing.empty()) {
+    GTEST_SKIP() << missing;
+  }
+  const std::string doc = testing::read_file(kSourceDir / "docs" / "regenerating.md");
+  ScratchDir dir;
+  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                             quoted(CUWRAP_CHECKED_IN_CUDA_INCLUDE) + " --output " +
+                             quoted((dir.path() / "out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string block_at = "```text\ncuda.h: ";
+  const auto begin = doc.find(block_at);
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = doc.find("```", begin + 3);
+  const auto printed = r.output.find("cuda.h: ");
+  ASSERT_NE(printed, std::string::npos) << r.output;
+  EXPECT_EQ(doc.substr(begin + 8, end - begin - 8), r.output.substr(printed))
+      << "docs/regenerating.md's summary differs from what cuwrap-gen prints now";
+  const fs::path cuda126 = CUWRAP_CUDA_12_6_INCLUDE;
+  const fs::path cuda124 = CUWRAP_CUDA_12_4_INCLUDE;
+  for (const auto& [include, text] : {std::pair{cuda126, std::string("the 12.6 headers give ")},
+                                      std::pair{cuda124, std::string("the 12.4 headers ")}}) {
+    if (!fs::is_regular_file(include / "cuda.h")) {
+      continue;
+    }
+    const auto report = generate(include, dir.path() / "x", dir.path() / "x.json");
+    std::vector<int> declared;
+    for (const auto& h : report["headers"]) {
+      EXPECT_NE(h["header"], "nvvm.h") << include;
+      declared.push_back(h["declared"].get<int>());
+    }
+    ASSERT_EQ(declared.size(), 3u) << include;
+    const std::string counts = text + std::to_string(declared[0]) + ", " +
+                               std::to_string(declared[1]) + " and " + std::to_string(declared[2]);
+    EXPECT_NE(doc.find(counts), std::string::npos)
+        << "docs/regenerating.md does not say: " << counts;
+  }
+}
+
 // A build that generates its own bindings (another toolkit than generated/'s) compares
 // them with the checked-in report: compare.md and compare.json beside its coverage.json.
 TEST(Toolkit, ThisBuildsBindingsAreComparedWithTheCheckedInOnes) {

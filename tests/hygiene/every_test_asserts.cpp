@@ -78,6 +78,9 @@ constexpr std::array kAssertingHelpers = {
     AssertingHelper{"expect_regenerates",
                     "generator/test_toolkits.cpp: EXPECT full coverage and compiling output "
                     "(skips without that toolkit's headers)"},
+    AssertingHelper{"expect_documented_comparison",
+                    "generator/test_toolkits.cpp: EXPECT that docs/regenerating.md's counts "
+                    "and docs/comparisons/ are what cuwrap-gen --compare writes"},
 };
 
 bool is_ident_char(char c) {
