@@ -183,7 +183,9 @@ TEST(CcclResourceHost, AllocatesThroughAResourceRefOnTheGivenStream) {
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0U);
   std::memset(p, 0xab, 1000);  // host memory: usable right away
   EXPECT_EQ(host.allocations, 1);
-  EXPECT_EQ(host.last_stream, stream.get());
+  // A null stream_ref is the legacy default stream, as in the runtime API: it reaches the
+  // resource as CU_STREAM_LEGACY.
+  EXPECT_EQ(host.last_stream, CU_STREAM_LEGACY);
   ordered_deallocate(ref, p, 1000, 64, stream);
   EXPECT_EQ(host.deallocations, 1);
   EXPECT_EQ(host.last_size, 1000U);

@@ -517,7 +517,8 @@ IPCChildProcess::IPCChildProcess(const std::filesystem::path& program,
       ::execve(path.c_str(), argv.data(), envp.data());
     }
     const int error = errno;
-    static_cast<void>(::write(report[1], &error, sizeof(error)));
+    // The child exits next either way: a failed report leaves the parent its EOF.
+    [[maybe_unused]] const ssize_t reported = ::write(report[1], &error, sizeof(error));
     ::_exit(127);
   }
   const int fork_error = errno;

@@ -4,6 +4,7 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/texture.hpp>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -53,19 +54,39 @@ CUDA_TEXTURE_DESC to_texture_desc(const TextureOptions& options) {
 // current one (device 0's primary context when none is); the caller's current context
 // is what it was afterwards.
 template <class Create>
-auto create_in(CUcontext context, Create&& create) {
+auto create_in(CUcontext context, CUcontext& used, Create&& create) {
   detail::ensure_driver_initialized();
   if (context != nullptr) {
     const detail::ScopedContext scope(context);
+    used = context;
     return create();
   }
   const detail::ScopedCurrentOrPrimary scope(0);
+  used = scope.context();
   return create();
 }
 
 CUtexObject create_texture(const CUDA_RESOURCE_DESC& resource, const CUDA_TEXTURE_DESC& texture,
-                           CUcontext context) {
-  return create_in(context, [&] { return driver::cuTexObjectCreate(&resource, &texture, nullptr); });
+                           CUcontext context, CUcontext& used) {
+  return create_in(context, used,
+                   [&] { return driver::cuTexObjectCreate(&resource, &texture, nullptr); });
+}
+
+// Destroy an object of `context` with that context current, as the driver requires (with
+// none current it answers CUDA_ERROR_INVALID_CONTEXT and the object stays); what was
+// current before is restored. Never throws: a failure goes to the release-failure handler.
+template <class Destroy>
+void destroy_in(CUcontext context, const char* function, const char* object,
+                Destroy&& destroy) noexcept {
+  std::optional<detail::ScopedContext> scope;
+  if (context != nullptr) {
+    try {
+      scope.emplace(context);
+    } catch (...) {
+      detail::report_current_exception(function, object);
+    }
+  }
+  detail::report_release_failure(destroy(), function, object);
 }
 
 void check_filtering(CUarray_format format, const TextureOptions& options) {
@@ -101,7 +122,7 @@ TextureObject::TextureObject(const ArrayRef& array, const TextureOptions& option
   CUDA_RESOURCE_DESC resource{};
   resource.resType = CU_RESOURCE_TYPE_ARRAY;
   resource.res.array.hArray = array.handle();
-  handle_ = create_texture(resource, texture, array.context());
+  handle_ = create_texture(resource, texture, array.context(), context_);
 }
 
 TextureObject::TextureObject(const MipmappedArray& array, const TextureOptions& options) {
@@ -110,17 +131,20 @@ TextureObject::TextureObject(const MipmappedArray& array, const TextureOptions& 
   CUDA_RESOURCE_DESC resource{};
   resource.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
   resource.res.mipmap.hMipmappedArray = array.handle();
-  handle_ = create_texture(resource, texture, array.context());
+  handle_ = create_texture(resource, texture, array.context(), context_);
   storage_ = array.storage_;
 }
 
 TextureObject::TextureObject(TextureObject&& other) noexcept
-    : handle_(std::exchange(other.handle_, 0)), storage_(std::move(other.storage_)) {}
+    : handle_(std::exchange(other.handle_, 0)),
+      context_(other.context_),
+      storage_(std::move(other.storage_)) {}
 
 TextureObject& TextureObject::operator=(TextureObject&& other) noexcept {
   if (this != &other) {
     close();
     handle_ = std::exchange(other.handle_, 0);
+    context_ = other.context_;
     storage_ = std::move(other.storage_);
   }
   return *this;
@@ -137,8 +161,8 @@ CUtexObject TextureObject::handle() const {
 
 void TextureObject::close() noexcept {
   if (handle_ != 0) {
-    detail::report_release_failure(driver::raw::cuTexObjectDestroy(handle_), "cuTexObjectDestroy",
-                                   "TextureObject");
+    destroy_in(context_, "cuTexObjectDestroy", "TextureObject",
+               [&] { return driver::raw::cuTexObjectDestroy(handle_); });
     handle_ = 0;
   }
   storage_.reset();  // after the texture: the array may go with it
@@ -160,16 +184,20 @@ SurfaceObject::SurfaceObject(const ArrayRef& array) {
   CUDA_RESOURCE_DESC resource{};
   resource.resType = CU_RESOURCE_TYPE_ARRAY;
   resource.res.array.hArray = array.handle();
-  handle_ = create_in(array.context(), [&] { return driver::cuSurfObjectCreate(&resource); });
+  handle_ = create_in(array.context(), context_,
+                      [&] { return driver::cuSurfObjectCreate(&resource); });
 }
 
 SurfaceObject::SurfaceObject(SurfaceObject&& other) noexcept
-    : handle_(std::exchange(other.handle_, 0)), storage_(std::move(other.storage_)) {}
+    : handle_(std::exchange(other.handle_, 0)),
+      context_(other.context_),
+      storage_(std::move(other.storage_)) {}
 
 SurfaceObject& SurfaceObject::operator=(SurfaceObject&& other) noexcept {
   if (this != &other) {
     close();
     handle_ = std::exchange(other.handle_, 0);
+    context_ = other.context_;
     storage_ = std::move(other.storage_);
   }
   return *this;
@@ -186,8 +214,8 @@ CUsurfObject SurfaceObject::handle() const {
 
 void SurfaceObject::close() noexcept {
   if (handle_ != 0) {
-    detail::report_release_failure(driver::raw::cuSurfObjectDestroy(handle_),
-                                   "cuSurfObjectDestroy", "SurfaceObject");
+    destroy_in(context_, "cuSurfObjectDestroy", "SurfaceObject",
+               [&] { return driver::raw::cuSurfObjectDestroy(handle_); });
     handle_ = 0;
   }
   storage_.reset();  // after the surface: the array may go with it
