@@ -76,7 +76,10 @@ Setup& setup(std::size_t count) {
   return s;
 }
 
-void BM_ThrustSort(benchmark::State& state) {
+// Time thrust::sort of the unsorted keys on a cuwrap stream (`pool_temporaries`: thrust's
+// temporary storage from the cuwrap pool, else thrust allocates it) against thrust on a
+// cudaStreamCreate stream allocating its own, in alternating blocks named `name`.
+void sort_pair(benchmark::State& state, const std::string& name, bool pool_temporaries) {
   const auto count = static_cast<std::size_t>(state.range(0));
   Setup& s = setup(count);
   if (!cuwrap::bench::ready(state, s)) {
@@ -90,7 +93,12 @@ void BM_ThrustSort(benchmark::State& state) {
   const auto ours = [&] {
     check(cudaMemcpyAsync(pool_keys, unsorted, bytes, cudaMemcpyDeviceToDevice, ours_stream),
           "cudaMemcpyAsync");
-    thrust::sort(thrust::cuda::par_nosync(allocator).on(ours_stream), pool_keys, pool_keys + count);
+    if (pool_temporaries) {
+      thrust::sort(thrust::cuda::par_nosync(allocator).on(ours_stream), pool_keys,
+                   pool_keys + count);
+    } else {
+      thrust::sort(thrust::cuda::par_nosync.on(ours_stream), pool_keys, pool_keys + count);
+    }
     check(cudaStreamSynchronize(ours_stream), "cudaStreamSynchronize");
   };
   const auto raw = [&] {
@@ -101,41 +109,16 @@ void BM_ThrustSort(benchmark::State& state) {
   };
   ours();  // warm both up (thrust's kernels, the pool's first reservation)
   raw();
-  cuwrap::bench::measure_alternating(state, "sort_" + std::to_string(count), 4, ours, raw, [] {});
+  cuwrap::bench::measure_alternating(state, name + std::to_string(count), 4, ours, raw, [] {});
   state.SetItemsProcessed(state.iterations() * 4 * static_cast<std::int64_t>(count));
 }
+
+void BM_ThrustSort(benchmark::State& state) { sort_pair(state, "sort_", true); }
 BENCHMARK(BM_ThrustSort)->Arg(1 << 20)->Arg(1 << 24)->Unit(benchmark::kMillisecond);
 
 // The stream alone: both sides let thrust allocate its temporary storage itself
 // (cudaMalloc), so only the stream differs: a cuwrap Stream against a cudaStreamCreate one.
-void BM_ThrustSortStreamOnly(benchmark::State& state) {
-  const auto count = static_cast<std::size_t>(state.range(0));
-  Setup& s = setup(count);
-  if (!cuwrap::bench::ready(state, s)) {
-    return;
-  }
-  const std::size_t bytes = count * sizeof(Key);
-  const auto unsorted = reinterpret_cast<const Key*>(s.unsorted->handle());
-  auto* pool_keys = reinterpret_cast<Key*>(s.pool_keys->handle());
-  const cudaStream_t ours_stream = s.stream->handle();
-  const auto ours = [&] {
-    check(cudaMemcpyAsync(pool_keys, unsorted, bytes, cudaMemcpyDeviceToDevice, ours_stream),
-          "cudaMemcpyAsync");
-    thrust::sort(thrust::cuda::par_nosync.on(ours_stream), pool_keys, pool_keys + count);
-    check(cudaStreamSynchronize(ours_stream), "cudaStreamSynchronize");
-  };
-  const auto raw = [&] {
-    check(cudaMemcpyAsync(s.raw_keys, unsorted, bytes, cudaMemcpyDeviceToDevice, s.raw_stream),
-          "cudaMemcpyAsync");
-    thrust::sort(thrust::cuda::par_nosync.on(s.raw_stream), s.raw_keys, s.raw_keys + count);
-    check(cudaStreamSynchronize(s.raw_stream), "cudaStreamSynchronize");
-  };
-  ours();
-  raw();
-  cuwrap::bench::measure_alternating(state, "sort_stream_" + std::to_string(count), 4, ours, raw,
-                                     [] {});
-  state.SetItemsProcessed(state.iterations() * 4 * static_cast<std::int64_t>(count));
-}
+void BM_ThrustSortStreamOnly(benchmark::State& state) { sort_pair(state, "sort_stream_", false); }
 BENCHMARK(BM_ThrustSortStreamOnly)->Arg(1 << 20)->Arg(1 << 24)->Unit(benchmark::kMillisecond);
 
 }  // namespace
