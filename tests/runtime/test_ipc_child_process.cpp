@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -102,7 +103,10 @@ std::string error_of(Call&& call) {
 }
 
 TEST(IpcSharedBuffers, TravelAsOneMessage) {
-  auto [left, right] = IPCChannel::create_pair();
+  // References, not a structured binding: clang 14 cannot capture those in a lambda.
+  std::array<IPCChannel, 2> channels = IPCChannel::create_pair();
+  IPCChannel& left = channels[0];
+  IPCChannel& right = channels[1];
   const cuwrap::IPCPoolId id = cuwrap::detail::new_pool_id();
   IPCSharedBuffers shared{some_handle(id), {descriptor_of(id, 100, 1), descriptor_of(id, 7, 2)}};
   left.send(shared);
@@ -121,7 +125,10 @@ TEST(IpcSharedBuffers, TravelAsOneMessage) {
 }
 
 TEST(IpcSharedBuffers, ADescriptorOfAnotherPoolIsRefusedBeforeSending) {
-  auto [left, right] = IPCChannel::create_pair();
+  // References, not a structured binding: clang 14 cannot capture those in a lambda.
+  std::array<IPCChannel, 2> channels = IPCChannel::create_pair();
+  IPCChannel& left = channels[0];
+  IPCChannel& right = channels[1];
   const cuwrap::IPCPoolId id = cuwrap::detail::new_pool_id();
   const IPCSharedBuffers mixed{
       some_handle(id),
@@ -135,7 +142,10 @@ TEST(IpcSharedBuffers, ADescriptorOfAnotherPoolIsRefusedBeforeSending) {
 }
 
 TEST(IpcSharedBuffers, AMessageOfAnotherKindIsRefusedByTheReceiver) {
-  auto [left, right] = IPCChannel::create_pair();
+  // References, not a structured binding: clang 14 cannot capture those in a lambda.
+  std::array<IPCChannel, 2> channels = IPCChannel::create_pair();
+  IPCChannel& left = channels[0];
+  IPCChannel& right = channels[1];
   const cuwrap::IPCPoolId id = cuwrap::detail::new_pool_id();
   left.send(some_handle(id));
   left.send_value(std::uint64_t{1} << 40);  // a count no sender writes
