@@ -671,15 +671,18 @@ std::vector<LocatedHeader> locate_headers(const std::filesystem::path& include_d
     if (config == nullptr || !config->optional) {
       throw MissingInput("header not found: " + looked);
     }
-    omitted.push_back(h + " not found (looked for " + looked + "): the bindings omit <cuwrap/" +
-                      config->ns + ".hpp>, and calls into " + config->display +
-                      " throw LoadError saying so");
+    std::string note = h;
+    note += " not found (looked for " + looked + "): the bindings omit <cuwrap/";
+    note += config->ns;
+    note += ".hpp>, and calls into " + config->display + " throw LoadError saying so";
+    omitted.push_back(std::move(note));
   }
   return out;
 }
 
 std::vector<std::string> names_of(const std::vector<LocatedHeader>& headers) {
   std::vector<std::string> out;
+  out.reserve(headers.size());
   for (const auto& h : headers) {
     out.push_back(h.name);
   }

@@ -208,7 +208,7 @@ std::string infer_roles(const Function& f, std::vector<ParamRole>& roles,
       why[i] = "[out] marker";
     } else if (doc_says_output(doc)) {
       roles[i] = ParamRole::Output;
-      why[i] = "documented as written by the call (\"returned\", \"stores\", ...)";
+      why[i] = R"(documented as written by the call ("returned", "stores", ...))";
     } else if (by_name) {
       roles[i] = ParamRole::Output;
       why[i] = doc.empty() ? std::string(getter ? "Get" : "Create") +

@@ -73,8 +73,8 @@ class ContextDestroyedError : public DriverError {
   /// Build the error for `object` (e.g. "Stream 0x55d0c1a0"), whose context with ID
   /// `context_id` was destroyed, used by `operation`; `detail` (may be empty) says how it
   /// was found ("cuStreamSynchronize answered CUDA_ERROR_INVALID_CONTEXT").
-  ContextDestroyedError(std::string object, unsigned long long context_id, std::string operation,
-                        const std::string& detail = {});
+  ContextDestroyedError(std::string object, unsigned long long context_id,
+                        const std::string& operation, const std::string& detail = {});
   /// Return the object that was used, e.g. "Stream 0x55d0c1a0".
   const std::string& object() const noexcept { return object_; }
   /// Return the destroyed context's ID (cuCtxGetId).

@@ -60,7 +60,8 @@ DriverError::DriverError(CUresult code, std::string function, const std::string&
     : Error(message), code_(code), name_(to_string(code)), function_(std::move(function)) {}
 
 ContextDestroyedError::ContextDestroyedError(std::string object, unsigned long long context_id,
-                                             std::string operation, const std::string& detail)
+                                             const std::string& operation,
+                                             const std::string& detail)
     : DriverError(CUDA_ERROR_CONTEXT_IS_DESTROYED, operation,
                   object + ": its context (id " + std::to_string(context_id) +
                       ") was destroyed (" + operation + (detail.empty() ? "" : "; " + detail) +
