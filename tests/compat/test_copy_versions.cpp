@@ -10,9 +10,9 @@
 #include <cuwrap/stream.hpp>
 #include <cuwrap/version.hpp>
 
+#include "fake_driver.hpp"
 #include "gtest_compat.hpp"
 
-#include <dlfcn.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -22,24 +22,8 @@
 
 namespace {
 
-const bool kFakeInstalled = [] {
-  setenv("CUWRAP_LIBCUDA", CUWRAP_FAKE_LIBCUDA, 1);
-  return true;
-}();
-
-template <typename T>
-T fake_query(const char* name) {
-  (void)cuwrap::driver_version();  // the loader opens the fake, if nothing did yet
-  void* handle = ::dlopen(CUWRAP_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
-  EXPECT_NE(handle, nullptr) << "the fake libcuda is not loaded";
-  auto* fn = handle != nullptr ? reinterpret_cast<T (*)()>(::dlsym(handle, name)) : nullptr;
-  EXPECT_NE(fn, nullptr) << name;
-  const T value = fn != nullptr ? fn() : T{};
-  if (handle != nullptr) {
-    ::dlclose(handle);
-  }
-  return value;
-}
+using cuwrap::testing::fake_query;
+using cuwrap::testing::kFakeInstalled;
 
 cuwrap::Stream fake_stream() {
   return cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));

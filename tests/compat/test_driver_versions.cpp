@@ -17,6 +17,7 @@
 #include <cuwrap/tensor_map.hpp>
 #include <cuwrap/version.hpp>
 
+#include "fake_driver.hpp"
 #include "gtest_compat.hpp"
 
 #include <dlfcn.h>
@@ -34,25 +35,8 @@
 
 namespace {
 
-// Before anything loads libcuda: every test of this process talks to the fake.
-const bool kFakeInstalled = [] {
-  setenv("CUWRAP_LIBCUDA", CUWRAP_FAKE_LIBCUDA, 1);
-  return true;
-}();
-
-template <typename T>
-T fake_query(const char* name) {
-  (void)cuwrap::driver_version();  // the loader opens the fake, if nothing did yet
-  void* handle = ::dlopen(CUWRAP_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
-  EXPECT_NE(handle, nullptr) << "the fake libcuda is not loaded";
-  auto* fn = reinterpret_cast<T (*)()>(::dlsym(handle, name));
-  EXPECT_NE(fn, nullptr) << name;
-  const T value = fn != nullptr ? fn() : T{};
-  if (handle != nullptr) {
-    ::dlclose(handle);
-  }
-  return value;
-}
+using cuwrap::testing::fake_query;
+using cuwrap::testing::kFakeInstalled;
 
 int max_requested_version() { return fake_query<int>("cuwrap_fake_max_requested_version"); }
 

@@ -25,7 +25,6 @@ using cuwrap::Event;
 using cuwrap::Stream;
 namespace driver = cuwrap::driver;
 
-constexpr int kGreenStreamDriver = 12050;  // streams in green contexts
 
 // Expect `call` to throw ContextDestroyedError (caught as a DriverError) for an object of
 // kind `object` bound to the context with ID `id`, in `operation`.
@@ -55,19 +54,8 @@ std::string first_report(const cuwrap::testing::ReleaseFailures& failures) {
   return std::string(f.object) + ": " + f.function + " " + std::string(cuwrap::to_string(f.code));
 }
 
-class GreenContextDestroyedTest : public cuwrap::testing::DeviceTest {
+class GreenContextDestroyedTest : public cuwrap::testing::GreenStreamTest {
  protected:
-  void SetUp() override {
-    DeviceTest::SetUp();
-    if (IsSkipped()) {
-      return;
-    }
-    if (cuwrap::driver_version() < kGreenStreamDriver) {
-      GTEST_SKIP() << "green-context streams need a CUDA 12.5 driver; this one is "
-                   << cuwrap::version_string(cuwrap::driver_version());
-    }
-  }
-
   cuwrap::Context create_green() {
     const cuwrap::SMResource all = device().resources().sm();
     const cuwrap::SMResourceSplit split = all.split({.count = {all.min_partition_size()}});

@@ -50,22 +50,8 @@ extern "C" __global__ void record_smid(unsigned* smids, long long spin_cycles) {
 
 constexpr long long kSpinCycles = 20'000;  // about 10 microseconds per block
 
-// Green contexts need a 12.4 driver, streams in them 12.5: skip with the reason below.
-constexpr int kGreenStreamDriver = 12050;
-
-class GreenContextTest : public cuwrap::testing::DeviceTest {
+class GreenContextTest : public cuwrap::testing::GreenStreamTest {
  protected:
-  void SetUp() override {
-    DeviceTest::SetUp();
-    if (IsSkipped()) {
-      return;
-    }
-    if (cuwrap::driver_version() < kGreenStreamDriver) {
-      GTEST_SKIP() << "green-context streams need a CUDA 12.5 driver; this one is "
-                   << cuwrap::version_string(cuwrap::driver_version());
-    }
-  }
-
   // Return the distinct SMs `blocks` spinning blocks ran on, launched on `stream`.
   std::set<unsigned> smids_seen(const cuwrap::Kernel& kernel, const Stream& stream,
                                 unsigned blocks) {

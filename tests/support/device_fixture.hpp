@@ -4,6 +4,7 @@
 
 #include <cuwrap/device.hpp>
 #include <cuwrap/stream.hpp>
+#include <cuwrap/version.hpp>
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,25 @@ class DeviceStreamTest : public DeviceTest {
   const Stream& stream() const { return *stream_; }
 
   std::optional<Stream> stream_;  // engaged only when a GPU is there
+};
+
+/// DeviceTest for green contexts with streams: also skips, naming the driver, where the
+/// driver is older than 12.5 (green contexts need 12.4, streams in them 12.5).
+class GreenStreamTest : public DeviceTest {
+ protected:
+  /// The first driver with streams in green contexts.
+  static constexpr int kGreenStreamDriver = 12050;
+
+  void SetUp() override {
+    DeviceTest::SetUp();
+    if (IsSkipped()) {
+      return;
+    }
+    if (cuwrap::driver_version() < kGreenStreamDriver) {
+      GTEST_SKIP() << "green-context streams need a CUDA 12.5 driver; this one is "
+                   << cuwrap::version_string(cuwrap::driver_version());
+    }
+  }
 };
 
 }  // namespace cuwrap::testing
