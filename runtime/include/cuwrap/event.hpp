@@ -186,8 +186,10 @@ class Event : public EventRef {
  private:
   friend class StreamRef;
   constexpr Event() noexcept : EventRef(nullptr, nullptr) {}
-  /// Create an event in `context` (made current for the call).
-  static Event create(CUcontext context, int device_id, const EventOptions& options);
+  /// Create an event in `context` (made current for the call), whose ID is `context_id`
+  /// when the caller knows it (a cuwrap stream's state does), else 0: looked up.
+  static Event create(CUcontext context, int device_id, const EventOptions& options,
+                      unsigned long long context_id = 0);
 
   int device_id_ = -1;
   bool owning_ = false;

@@ -41,7 +41,8 @@ Event& Event::operator=(Event&& other) noexcept {
 
 Event::~Event() { close(); }
 
-Event Event::create(CUcontext context, int device_id, const EventOptions& options) {
+Event Event::create(CUcontext context, int device_id, const EventOptions& options,
+                    unsigned long long context_id) {
   if (options.ipc_enabled && options.enable_timing) {
     throw std::invalid_argument(
         "EventOptions: ipc_enabled = true requires enable_timing = false (the driver "
@@ -63,7 +64,9 @@ Event Event::create(CUcontext context, int device_id, const EventOptions& option
     flags |= CU_EVENT_INTERPROCESS;
   }
   const detail::ScopedContext scope(context);
-  const unsigned long long context_id = detail::context_id(context);  // before the event
+  if (context_id == 0) {
+    context_id = detail::context_id(context);  // before the event: a failure leaks nothing
+  }
   Event event;
   event.handle_ = driver::cuEventCreate(flags);
   event.context_ = context;

@@ -204,7 +204,10 @@ Event StreamRef::record(const EventOptions& options) const {
   const CUstream stream = handle_for("record");
   const detail::ContextUse use = use_context(state_, bits_, "Stream::record");
   const CUcontext ctx = context();
-  Event event = Event::create(ctx, state_ != nullptr ? state_->device_id : -1, options);
+  // A cuwrap stream's state knows its context's ID: no second cuCtxGetId per record.
+  Event event = state_ != nullptr
+                    ? Event::create(ctx, state_->device_id, options, state_->context_id)
+                    : Event::create(ctx, -1, options);
   const detail::ScopedContext scope(ctx);
   driver::cuEventRecord(event.handle(), stream);
   return event;
