@@ -39,9 +39,11 @@ function(step name)
   set(step_output "${_out}" PARENT_SCOPE)
 endfunction()
 
-# Run a command that must fail with output matching every regular expression given.
+# Run a command that must fail with output matching every regular expression of MATCHES
+# and holding every text of CONTAINS as it is (a path is text, never a regular
+# expression: a build directory may be called build-g++).
 function(expect_failure name)
-  cmake_parse_arguments(PARSE_ARGV 1 _arg "" "" "COMMAND;MATCHES")
+  cmake_parse_arguments(PARSE_ARGV 1 _arg "" "" "COMMAND;MATCHES;CONTAINS")
   execute_process(COMMAND ${_arg_COMMAND} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
                   ERROR_VARIABLE _out)
   if(_rc EQUAL 0)
@@ -52,6 +54,13 @@ function(expect_failure name)
   foreach(_regex ${_arg_MATCHES})
     if(NOT _flat MATCHES "${_regex}")
       message(FATAL_ERROR "consumer: ${name} failed without saying '${_regex}':\n${_out}")
+    endif()
+  endforeach()
+  foreach(_text ${_arg_CONTAINS})
+    string(REGEX REPLACE "[ \n]+" " " _flat_text "${_text}")
+    string(FIND "${_flat}" "${_flat_text}" _at)
+    if(_at EQUAL -1)
+      message(FATAL_ERROR "consumer: ${name} failed without saying '${_text}':\n${_out}")
     endif()
   endforeach()
   message(STATUS "consumer: ${name}: fails as it should")
@@ -133,7 +142,8 @@ elseif(MODE STREQUAL "deb")
     message(FATAL_ERROR "consumer: cpack wrote ${_count} .deb files, not one: '${_debs}'")
   endif()
   step("dpkg-deb --info" "${_dpkg_deb}" --info "${_debs}")
-  foreach(_field "Package: cuwrap-dev" "Version: ${EXPECTED_VERSION}" "Maintainer: " "Depends: [^\n]*libssl3")
+  string(REPLACE "." "\\." _version_regex "${EXPECTED_VERSION}")
+  foreach(_field "Package: cuwrap-dev" "Version: ${_version_regex}" "Maintainer: " "Depends: [^\n]*libssl3")
     if(NOT step_output MATCHES "${_field}")
       message(FATAL_ERROR "consumer: the .deb's control has no '${_field}':\n${step_output}")
     endif()
@@ -195,7 +205,7 @@ elseif(MODE STREQUAL "no_cuda_headers")
       "-DCUWRAP_CONSUME=add_subdirectory" "-DCUWRAP_CHECKOUT=${CUWRAP_SOURCE_DIR}" "-D${_case}")
     string(REGEX REPLACE "=.*" "" _name "${_case}")
     expect_failure("subproject with ${_name} holding no cuda.h" COMMAND ${_configure}
-                   MATCHES "CUWRAP_CUDA_ROOT" "${_empty}")
+                   MATCHES "CUWRAP_CUDA_ROOT" CONTAINS "${_empty}")
   endforeach()
 
   # The installed package.
@@ -210,7 +220,7 @@ elseif(MODE STREQUAL "no_cuda_headers")
     consumer_configure(_configure "${CONSUMER_DIR}/project" "${WORK_DIR}/package-${_name}"
       "-DCMAKE_PREFIX_PATH=${_prefix}" "-D${_case}")
     expect_failure("find_package with ${_name} holding no CUDA headers" COMMAND ${_configure}
-                   MATCHES "CUWRAP_CUDA_ROOT" "CUWRAP_CUDA_INCLUDE_DIR" "looked in: ${_empty}")
+                   MATCHES "CUWRAP_CUDA_ROOT" "CUWRAP_CUDA_INCLUDE_DIR" CONTAINS "looked in: ${_empty}")
   endforeach()
   consumer_configure(_configure "${CONSUMER_DIR}/project" "${WORK_DIR}/package-other"
     "-DCMAKE_PREFIX_PATH=${_prefix}" "-DCUWRAP_CUDA_ROOT=${WORK_DIR}/cuda-11.8")
