@@ -48,10 +48,27 @@ std::string ipc_connect_literal() {
 
 }  // namespace
 
-// The calls above were made without <filesystem> (libstdc++ defines this guard).
-#if defined(_GLIBCXX_FILESYSTEM)
-#error "<filesystem> was included before the calls: the test proves nothing"
+namespace path_probe {
+
+// Whether std::filesystem::path was a complete type where the calls above were made
+// (evaluated here once, before anything below includes <filesystem>). A guard macro of
+// one standard library would tell nothing on another; the type's completeness is what
+// overload resolution saw.
+template <class T>
+concept Complete = requires {
+  sizeof(T);
+};
+inline constexpr bool kPathWasComplete = Complete<std::filesystem::path>;
+
+#if defined(__GLIBCXX__)
+// With libstdc++, <cuwrap/detail/path.hpp> declares path without defining it. Other
+// standard libraries get <filesystem> from it: there the calls below run with path
+// complete, as in test_path_arguments_fs.cpp.
+static_assert(!kPathWasComplete,
+              "std::filesystem::path was defined before the calls: the test proves nothing");
 #endif
+
+}  // namespace path_probe
 
 #include <gtest/gtest.h>
 
