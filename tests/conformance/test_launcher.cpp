@@ -214,6 +214,7 @@ TEST_F(test_launcher, test_launch_scalar_argument) {
        "write_scalar<signed short>", "write_scalar<signed int>", "write_scalar<signed long long>",
        "write_scalar<unsigned char>", "write_scalar<unsigned short>", "write_scalar<unsigned int>",
        "write_scalar<unsigned long long>", "write_scalar<float>"});
+  ASSERT_EQ(code.name_expressions().size(), 11U);
   expect_scalar_arrives<bool>(code, device(), "bool", true);
   expect_scalar_arrives<double>(code, device(), "double", 2.718);
   expect_scalar_arrives<signed char>(code, device(), "signed char", -42);
