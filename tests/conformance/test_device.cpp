@@ -10,6 +10,7 @@
 
 #include <concepts>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -35,6 +36,15 @@ TEST_F(test_device, test_device_set_current) {
   dev.set_current();
   EXPECT_NE(driver::cuCtxGetCurrent(), nullptr);
   EXPECT_EQ(driver::cuCtxGetDevice(), dev.handle());
+}
+
+// cuda.core's str(device) is cuwrap's operator<<.
+TEST_F(test_device, test_device_repr) {
+  const Device dev(0);
+  dev.set_current();
+  std::ostringstream text;
+  text << dev;
+  EXPECT_TRUE(text.str().starts_with("<Device 0")) << text.str();
 }
 
 TEST_F(test_device, test_device_alloc) {
