@@ -1,0 +1,256 @@
+// Port of cuda.core's tests/memory/test_copy_batch.py: one TEST per Python test function
+// (classes become fixtures of the same name; see README.md for those not ported and why).
+#include <gtest/gtest.h>
+#include <cuwrap/cuwrap.hpp>
+
+#include "device_fixture.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+using cuwrap::Buffer;
+
+constexpr std::size_t kCopyBatchSize = 4096;  // cuda.core's COPY_BATCH_SIZE
+constexpr std::size_t kBuffers = 4;
+
+// cuda.core's copy_batch fixtures: a device, a stream, and buffers on both sides.
+class CopyBatchTest : public cuwrap::testing::DeviceStreamTest {
+ protected:
+  Buffer pinned(std::size_t size = kCopyBatchSize) { return pinned_.allocate(size); }
+  Buffer on_device(std::size_t size = kCopyBatchSize) {
+    return device().memory_resource().allocate(size, stream());
+  }
+  // Host-side set_buffer: every byte of pinned memory to `value`.
+  static void set_buffer(Buffer& buffer, int value) {
+    std::memset(buffer.host_span().data(), value, buffer.size());
+  }
+  // Whether every byte of `buffer` (anywhere) is `value`, read back through pinned memory.
+  bool equals_constant(const Buffer& buffer, int value, cuwrap::StreamRef on) {
+    Buffer host = pinned(buffer.size());
+    buffer.copy_to(host, on);
+    cuwrap::StreamRef(on).sync();
+    for (const std::byte b : host.host_span()) {
+      if (b != static_cast<std::byte>(value)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  bool equals_constant(const Buffer& buffer, int value) {
+    return equals_constant(buffer, value, stream());
+  }
+  // Whether two buffers hold the same bytes.
+  bool equal_buffers(const Buffer& a, const Buffer& b) {
+    Buffer host_a = pinned(a.size());
+    Buffer host_b = pinned(b.size());
+    a.copy_to(host_a, stream());
+    b.copy_to(host_b, stream());
+    stream().sync();
+    return a.size() == b.size() &&
+           std::memcmp(host_a.host_span().data(), host_b.host_span().data(), a.size()) == 0;
+  }
+  static std::vector<const Buffer*> sources(const std::vector<Buffer>& buffers) {
+    std::vector<const Buffer*> out;
+    for (const Buffer& b : buffers) {
+      out.push_back(&b);
+    }
+    return out;
+  }
+  static std::vector<Buffer*> destinations(std::vector<Buffer>& buffers) {
+    std::vector<Buffer*> out;
+    for (Buffer& b : buffers) {
+      out.push_back(&b);
+    }
+    return out;
+  }
+  // cuda.core's h2d_bufs: pinned sources, device destinations.
+  void make_h2d() {
+    for (std::size_t i = 0; i < kBuffers; ++i) {
+      srcs_.push_back(pinned());
+      dsts_.push_back(on_device());
+    }
+  }
+  // cuda.core's device_bufs: device sources and destinations.
+  void make_d2d() {
+    for (std::size_t i = 0; i < kBuffers; ++i) {
+      srcs_.push_back(on_device());
+      dsts_.push_back(on_device());
+    }
+  }
+  static std::uint8_t byte(std::size_t value) { return static_cast<std::uint8_t>(value); }
+
+  cuwrap::LegacyPinnedMemoryResource pinned_;
+  std::vector<Buffer> srcs_;
+  std::vector<Buffer> dsts_;
+};
+
+class TestCopyBatchCore : public CopyBatchTest {};
+
+TEST_F(TestCopyBatchCore, test_h2d_batch) {
+  make_h2d();
+  for (std::size_t i = 0; i < srcs_.size(); ++i) {
+    set_buffer(srcs_[i], static_cast<int>(i + 1));
+  }
+  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+  stream().sync();
+  for (std::size_t i = 0; i < dsts_.size(); ++i) {
+    EXPECT_TRUE(equals_constant(dsts_[i], static_cast<int>(i + 1))) << i;
+  }
+}
+
+TEST_F(TestCopyBatchCore, test_d2h_batch) {
+  make_h2d();
+  for (std::size_t i = 0; i < dsts_.size(); ++i) {
+    dsts_[i].fill(byte(i + 10), stream());
+  }
+  std::vector<Buffer> host;
+  for (std::size_t i = 0; i < dsts_.size(); ++i) {
+    host.push_back(pinned());
+  }
+  cuwrap::copy_batch(stream(), sources(dsts_), destinations(host));
+  stream().sync();
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    for (const std::byte b : host[i].host_span()) {
+      ASSERT_EQ(b, static_cast<std::byte>(i + 10)) << i;
+    }
+  }
+}
+
+TEST_F(TestCopyBatchCore, test_d2d_batch) {
+  make_d2d();
+  for (std::size_t i = 0; i < srcs_.size(); ++i) {
+    srcs_[i].fill(byte(i + 20), stream());
+  }
+  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+  stream().sync();
+  for (std::size_t i = 0; i < dsts_.size(); ++i) {
+    EXPECT_TRUE(equals_constant(dsts_[i], static_cast<int>(i + 20))) << i;
+  }
+}
+
+TEST_F(TestCopyBatchCore, test_various_sizes) {
+  for (const std::size_t size : {1024U, 2048U, 512U, 4096U}) {
+    srcs_.push_back(pinned(size));
+    dsts_.push_back(on_device(size));
+  }
+  for (std::size_t i = 0; i < srcs_.size(); ++i) {
+    set_buffer(srcs_[i], static_cast<int>(i + 1));
+  }
+  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+  stream().sync();
+  for (std::size_t i = 0; i < dsts_.size(); ++i) {
+    EXPECT_TRUE(equals_constant(dsts_[i], static_cast<int>(i + 1))) << i;
+  }
+}
+
+TEST_F(TestCopyBatchCore, test_single_element_batch) {
+  srcs_.push_back(pinned());
+  dsts_.push_back(on_device());
+  set_buffer(srcs_[0], 7);
+  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+  stream().sync();
+  EXPECT_TRUE(equals_constant(dsts_[0], 7));
+}
+
+class TestCopyBatchEquivalence : public CopyBatchTest {
+ protected:
+  // Copy srcs_ one by one and as a batch to new device buffers; the results must agree.
+  void expect_batch_matches_sequential(const std::vector<std::size_t>& sizes) {
+    std::vector<Buffer> sequential;
+    std::vector<Buffer> batched;
+    for (const std::size_t size : sizes) {
+      sequential.push_back(on_device(size));
+      batched.push_back(on_device(size));
+    }
+    for (std::size_t i = 0; i < srcs_.size(); ++i) {
+      srcs_[i].copy_to(sequential[i], stream());
+    }
+    cuwrap::copy_batch(stream(), sources(srcs_), destinations(batched));
+    stream().sync();
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      EXPECT_TRUE(equal_buffers(sequential[i], batched[i])) << i;
+    }
+  }
+};
+
+TEST_F(TestCopyBatchEquivalence, test_batch_matches_sequential_copy_to) {
+  make_h2d();
+  for (std::size_t i = 0; i < srcs_.size(); ++i) {
+    set_buffer(srcs_[i], static_cast<int>(i + 50));
+  }
+  EXPECT_NO_FATAL_FAILURE(
+      expect_batch_matches_sequential(std::vector<std::size_t>(kBuffers, kCopyBatchSize)));
+}
+
+TEST_F(TestCopyBatchEquivalence, test_batch_matches_sequential_varied_sizes) {
+  const std::vector<std::size_t> sizes{1024, 2048, 512};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    srcs_.push_back(pinned(sizes[i]));
+    set_buffer(srcs_[i], static_cast<int>(i + 60));
+  }
+  EXPECT_NO_FATAL_FAILURE(expect_batch_matches_sequential(sizes));
+}
+
+TEST_F(TestCopyBatchEquivalence, test_batch_matches_sequential_d2d) {
+  make_d2d();
+  for (std::size_t i = 0; i < srcs_.size(); ++i) {
+    srcs_[i].fill(byte(i + 70), stream());
+  }
+  EXPECT_NO_FATAL_FAILURE(
+      expect_batch_matches_sequential(std::vector<std::size_t>(kBuffers, kCopyBatchSize)));
+}
+
+class TestCopyBatchStreamSemantics : public CopyBatchTest {};
+
+TEST_F(TestCopyBatchStreamSemantics, test_ordered_between_prior_and_later_stream_work) {
+  make_d2d();
+  constexpr std::uint8_t kBefore = 11;
+  constexpr std::uint8_t kAfter = 22;
+  for (Buffer& src : srcs_) {
+    src.fill(kBefore, stream());
+  }
+  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+  for (Buffer& src : srcs_) {
+    src.fill(kAfter, stream());
+  }
+  stream().sync();
+  for (const Buffer& dst : dsts_) {
+    EXPECT_TRUE(equals_constant(dst, kBefore));
+  }
+  for (const Buffer& src : srcs_) {
+    EXPECT_TRUE(equals_constant(src, kAfter));
+  }
+}
+
+// cuda.core refuses the capturing stream of a GraphBuilder (a TypeError): a batched copy
+// cannot be captured.
+TEST_F(TestCopyBatchStreamSemantics, test_capturing_stream_is_rejected) {
+  make_d2d();
+  cuwrap::GraphBuilder builder = device().create_graph_builder();
+  builder.begin_building();
+  EXPECT_THROW(cuwrap::copy_batch(builder.stream(), sources(srcs_), destinations(dsts_)),
+               std::invalid_argument);
+  builder.end_building();
+}
+
+TEST_F(TestCopyBatchStreamSemantics, test_legacy_default_stream_token_is_rejected) {
+  make_h2d();
+  EXPECT_THROW(cuwrap::copy_batch(cuwrap::StreamRef::legacy(), sources(srcs_), destinations(dsts_)),
+               std::invalid_argument);
+}
+
+TEST_F(TestCopyBatchStreamSemantics, test_per_thread_default_stream_token_is_accepted) {
+  const cuwrap::StreamRef per_thread = cuwrap::StreamRef::per_thread();
+  srcs_.push_back(pinned());
+  dsts_.push_back(device().memory_resource().allocate(kCopyBatchSize, per_thread));
+  set_buffer(srcs_[0], 99);
+  cuwrap::copy_batch(per_thread, sources(srcs_), destinations(dsts_));
+  device().sync();
+  EXPECT_TRUE(equals_constant(dsts_[0], 99, per_thread));
+}
+
+}  // namespace
