@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <cuwrap/cuwrap.hpp>
 
-#include "device_fixture.hpp"
+#include "copy_batch_fixture.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -13,80 +13,9 @@
 namespace {
 
 using cuwrap::Buffer;
-
-constexpr std::size_t kCopyBatchSize = 4096;  // cuda.core's COPY_BATCH_SIZE
-constexpr std::size_t kBuffers = 4;
-
-// cuda.core's copy_batch fixtures: a device, a stream, and buffers on both sides.
-class CopyBatchTest : public cuwrap::testing::DeviceStreamTest {
- protected:
-  Buffer pinned(std::size_t size = kCopyBatchSize) { return pinned_.allocate(size); }
-  Buffer on_device(std::size_t size = kCopyBatchSize) {
-    return device().memory_resource().allocate(size, stream());
-  }
-  // Host-side set_buffer: every byte of pinned memory to `value`.
-  static void set_buffer(Buffer& buffer, int value) {
-    std::memset(buffer.host_span().data(), value, buffer.size());
-  }
-  // Whether every byte of `buffer` (anywhere) is `value`, read back through pinned memory.
-  bool equals_constant(const Buffer& buffer, int value, cuwrap::StreamRef on) {
-    Buffer host = pinned(buffer.size());
-    buffer.copy_to(host, on);
-    cuwrap::StreamRef(on).sync();
-    for (const std::byte b : host.host_span()) {
-      if (b != static_cast<std::byte>(value)) {
-        return false;
-      }
-    }
-    return true;
-  }
-  bool equals_constant(const Buffer& buffer, int value) {
-    return equals_constant(buffer, value, stream());
-  }
-  // Whether two buffers hold the same bytes.
-  bool equal_buffers(const Buffer& a, const Buffer& b) {
-    Buffer host_a = pinned(a.size());
-    Buffer host_b = pinned(b.size());
-    a.copy_to(host_a, stream());
-    b.copy_to(host_b, stream());
-    stream().sync();
-    return a.size() == b.size() &&
-           std::memcmp(host_a.host_span().data(), host_b.host_span().data(), a.size()) == 0;
-  }
-  static std::vector<const Buffer*> sources(const std::vector<Buffer>& buffers) {
-    std::vector<const Buffer*> out;
-    for (const Buffer& b : buffers) {
-      out.push_back(&b);
-    }
-    return out;
-  }
-  static std::vector<Buffer*> destinations(std::vector<Buffer>& buffers) {
-    std::vector<Buffer*> out;
-    for (Buffer& b : buffers) {
-      out.push_back(&b);
-    }
-    return out;
-  }
-  // cuda.core's h2d_bufs: pinned sources, device destinations.
-  void make_h2d() {
-    for (std::size_t i = 0; i < kBuffers; ++i) {
-      srcs_.push_back(pinned());
-      dsts_.push_back(on_device());
-    }
-  }
-  // cuda.core's device_bufs: device sources and destinations.
-  void make_d2d() {
-    for (std::size_t i = 0; i < kBuffers; ++i) {
-      srcs_.push_back(on_device());
-      dsts_.push_back(on_device());
-    }
-  }
-  static std::uint8_t byte(std::size_t value) { return static_cast<std::uint8_t>(value); }
-
-  cuwrap::LegacyPinnedMemoryResource pinned_;
-  std::vector<Buffer> srcs_;
-  std::vector<Buffer> dsts_;
-};
+using cuwrap::testing::CopyBatchTest;
+using cuwrap::testing::kBuffers;
+using cuwrap::testing::kCopyBatchSize;
 
 class TestCopyBatchCore : public CopyBatchTest {};
 
