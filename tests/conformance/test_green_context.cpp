@@ -76,6 +76,21 @@ class GreenTest : public cuwrap::testing::DeviceTest {
     return std::nullopt;
   }
 
+  // Two green contexts over the two groups of any split the device accepts (cuda.core's
+  // _find_any_two_group_split): without backfill, else with it; nullopt when none.
+  std::optional<std::pair<Context, Context>> two_group_contexts() const {
+    std::optional<std::pair<unsigned, SMResourceSplit>> found = find_split(2, false);
+    if (!found && cuwrap::driver_version() >= 12060) {
+      found = find_split(2, true);
+    }
+    if (!found) {
+      return std::nullopt;
+    }
+    const SMResourceSplit& split = found->second;
+    return std::pair{device().create_context(ContextOptions{.resources = {split.groups[0]}}),
+                     device().create_context(ContextOptions{.resources = {split.groups[1]}})};
+  }
+
   std::optional<SMResource> sm_;
 };
 
@@ -300,16 +315,11 @@ TEST_F(TestContextResources, test_green_ctx_sm_resources) {
 }
 
 TEST_F(TestContextResources, test_green_ctx_resources_reflect_partition) {
-  std::optional<std::pair<unsigned, SMResourceSplit>> found = find_split(2, false);
-  if (!found && cuwrap::driver_version() >= 12060) {
-    found = find_split(2, true);
-  }
-  if (!found) {
+  const std::optional<std::pair<Context, Context>> contexts = two_group_contexts();
+  if (!contexts) {
     GTEST_SKIP() << "the device has no two-group split";
   }
-  const SMResourceSplit& split = found->second;
-  const Context a = device().create_context(ContextOptions{.resources = {split.groups[0]}});
-  const Context b = device().create_context(ContextOptions{.resources = {split.groups[1]}});
+  const auto& [a, b] = *contexts;
   const unsigned sm_a = a.resources().sm().sm_count();
   const unsigned sm_b = b.resources().sm().sm_count();
   EXPECT_GT(sm_a, 0U);
@@ -368,16 +378,11 @@ TEST_F(TestGreenContextKernelLaunch, test_launch_and_verify) {
 }
 
 TEST_F(TestGreenContextKernelLaunch, test_two_green_contexts_independent) {
-  std::optional<std::pair<unsigned, SMResourceSplit>> found = find_split(2, false);
-  if (!found && cuwrap::driver_version() >= 12060) {
-    found = find_split(2, true);
-  }
-  if (!found) {
+  const std::optional<std::pair<Context, Context>> contexts = two_group_contexts();
+  if (!contexts) {
     GTEST_SKIP() << "the device has no two-group split";
   }
-  const SMResourceSplit& split = found->second;
-  const Context a = device().create_context(ContextOptions{.resources = {split.groups[0]}});
-  const Context b = device().create_context(ContextOptions{.resources = {split.groups[1]}});
+  const auto& [a, b] = *contexts;
   EXPECT_EQ(fill(a.create_stream(), 64, 10), std::vector<int>(64, 10));
   EXPECT_EQ(fill(b.create_stream(), 64, 20), std::vector<int>(64, 20));
 }
