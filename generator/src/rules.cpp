@@ -18,8 +18,8 @@ namespace cuwrap::gen {
 namespace {
 
 using text::has_word;
-using text::is_word_char;
 using text::is_integer;
+using text::is_word_char;
 using text::lower;
 
 // ---------------------------------------------------------------------------------
@@ -342,9 +342,29 @@ std::string common_prefix(const Enum& e) {
 // Whether an attribute answers yes or no, by its name (..._SUPPORTED: the header's
 // documentation of some is worded otherwise, or misspelled, e.g. "Device suports") or by
 // its documentation: "1 if ...", "Device supports ...", "Device can ...", "Device is ...",
-// "Device has ...", "Whether ...".
+// "Device has ...", "Whether ...". A few are named here, because cuda.core types them as
+// bool while the header words them otherwise ("Specifies whether ...", "Indicates ...",
+// "... are supported ...", or "Deprecated").
 bool is_yes_no(const Enumerator& k) {
   if (k.name.ends_with("_SUPPORTED")) {
+    return true;
+  }
+  static constexpr std::string_view kNamed[] = {
+      "CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT",
+      "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING",
+      "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES",
+      "CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST",
+      "CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER",
+      "CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES",
+      "CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH",
+      "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS",
+      "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR",
+      "CU_DEVICE_ATTRIBUTE_MPS_ENABLED",
+      "CU_FUNC_ATTRIBUTE_CACHE_MODE_CA",
+      "CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET",
+      "CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED",
+  };
+  if (std::find(std::begin(kNamed), std::end(kNamed), k.name) != std::end(kNamed)) {
     return true;
   }
   const std::string doc = lower(k.doc);
@@ -534,7 +554,8 @@ void add_decision(std::vector<ProseDecision>& out, const std::string& param, std
 
 // What the documentation decided in `documented`, the plan of a function whose plan
 // without the parameters' documentation is `bare`.
-std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const FunctionPlan& bare) {
+std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented,
+                                           const FunctionPlan& bare) {
   std::vector<ProseDecision> out;
   const auto& params = documented.function.params;
   for (std::size_t i = 0; i < params.size() && i < bare.roles.size(); ++i) {
@@ -544,9 +565,10 @@ std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const
   }
   if (documented.raw_only_reason != bare.raw_only_reason) {
     std::string param;
-    std::string rule = documented.raw_only_reason.empty()
-                           ? "typed: without the documentation raw-only (" + bare.raw_only_reason + ")"
-                           : "raw-only: " + documented.raw_only_reason;
+    std::string rule =
+        documented.raw_only_reason.empty()
+            ? "typed: without the documentation raw-only (" + bare.raw_only_reason + ")"
+            : "raw-only: " + documented.raw_only_reason;
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (i < documented.role_rules.size() && i < bare.role_rules.size() &&
           documented.role_rules[i] != bare.role_rules[i] && !documented.raw_only_reason.empty()) {
@@ -558,8 +580,9 @@ std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const
     add_decision(out, param, rule);
   }
   if (documented.shape != bare.shape && out.empty()) {
-    add_decision(out, "", std::string("shape ") + shape_name(documented.shape) +
-                              "; without the documentation " + shape_name(bare.shape));
+    add_decision(out, "",
+                 std::string("shape ") + shape_name(documented.shape) +
+                     "; without the documentation " + shape_name(bare.shape));
   }
   const SecondForm* a = documented.second ? &*documented.second : nullptr;
   const SecondForm* b = bare.second ? &*bare.second : nullptr;
@@ -580,8 +603,9 @@ std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const
     }
   }
   if (out.empty() && (a == nullptr) != (b == nullptr)) {
-    add_decision(out, "", a != nullptr ? "second form (" + a->why + ") only with the documentation"
-                                       : "no second form; without the documentation " + b->why);
+    add_decision(out, "",
+                 a != nullptr ? "second form (" + a->why + ") only with the documentation"
+                              : "no second form; without the documentation " + b->why);
   }
   return out;
 }

@@ -33,14 +33,11 @@ std::vector<Device> Device::all() {
 
 void Device::set_current() const { driver::cuCtxSetCurrent(detail::primary_context(ordinal_)); }
 
-void Device::sync() const {
-  detail::context_synchronize(detail::primary_context(ordinal_));
-}
+void Device::sync() const { detail::context_synchronize(detail::primary_context(ordinal_)); }
 
 Stream Device::create_stream(const StreamOptions& options) const { return Stream(*this, options); }
 
 Event Device::create_event(const EventOptions& options) const { return Event(*this, options); }
-
 
 bool Device::can_access_peer(const Device& peer) const {
   if (peer == *this) {
@@ -65,8 +62,8 @@ std::string Device::pci_bus_id() const { return driver::cuDeviceGetPCIBusId(devi
 
 std::string Device::uuid() const {
   const CUuuid id = driver::cuDeviceGetUuid(device_);
-  // nvidia-smi's layout: GPU-8-4-4-4-12 lowercase hex digits.
-  std::string text = "GPU-";
+  // cuda.core's layout: 8-4-4-4-12 lowercase hex digits (nvidia-smi adds "GPU-").
+  std::string text;
   char digits[3];
   for (int i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) {

@@ -9,6 +9,7 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
+#include <cuwrap/stream.hpp>
 
 #include <atomic>
 #include <mutex>
@@ -138,16 +139,16 @@ Kernel Kernel::from_handle(CUkernel kernel, std::string name) {
 
 CUfunction Kernel::function(CUcontext context) const {
   if (context == nullptr) {
-    throw std::invalid_argument("Kernel::function: context is null (kernel '" + impl_->name +
-                                "')");
+    throw std::invalid_argument("Kernel::function: context is null (kernel '" + impl_->name + "')");
   }
   unsigned long long id = 0;
   const CUresult status = driver::raw::cuCtxGetId(context, &id);
   if (status != CUDA_SUCCESS) {
     // A destroyed context, or not a context: never look up (or use) a stale handle.
-    throw std::invalid_argument("Kernel::function: kernel '" + impl_->name +
-                                "': the context is not valid (destroyed?): cuCtxGetId failed with " +
-                                std::string(to_string(status)));
+    throw std::invalid_argument(
+        "Kernel::function: kernel '" + impl_->name +
+        "': the context is not valid (destroyed?): cuCtxGetId failed with " +
+        std::string(to_string(status)));
   }
   return detail::kernel_function(*impl_, context, id);
 }
@@ -166,8 +167,7 @@ const std::string& Kernel::symbol() const { return impl_->symbol; }
 
 // ---- KernelAttributes --------------------------------------------------------------
 
-KernelAttributes::KernelAttributes(detail::Ref<detail::KernelImpl> impl)
-    : impl_(std::move(impl)) {}
+KernelAttributes::KernelAttributes(detail::Ref<detail::KernelImpl> impl) : impl_(std::move(impl)) {}
 
 int KernelAttributes::get(CUfunction_attribute attribute) const {
   return driver::cuKernelGetAttribute(attribute, impl_->handle,
@@ -180,15 +180,12 @@ int KernelAttributes::get(CUfunction_attribute attribute, const Device& device) 
 
 // ---- KernelOccupancy ---------------------------------------------------------------
 
-KernelOccupancy::KernelOccupancy(detail::Ref<detail::KernelImpl> impl)
-    : impl_(std::move(impl)) {}
+KernelOccupancy::KernelOccupancy(detail::Ref<detail::KernelImpl> impl) : impl_(std::move(impl)) {}
 
 // The occupancy queries run in the current context, or in device 0's primary context
 // when none is current (and none is afterwards): each holds a ScopedCurrentOrPrimary
 // for the whole query, so the CUfunction's context is current while it is used.
-CUfunction KernelOccupancy::function() const {
-  return driver::cuKernelGetFunction(impl_->handle);
-}
+CUfunction KernelOccupancy::function() const { return driver::cuKernelGetFunction(impl_->handle); }
 
 int KernelOccupancy::max_active_blocks_per_multiprocessor(
     int block_size, std::size_t dynamic_shared_memory_size) const {
@@ -237,27 +234,43 @@ std::size_t KernelOccupancy::available_dynamic_shared_memory_per_block(
                                                          block_size);
 }
 
-int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) const {
+// A cluster query of `config` on `stream` (nullptr: none) in `context` (nullptr: the
+// current one, or device 0's primary one): cuOccupancyMaxActiveClusters when `active`,
+// else cuOccupancyMaxPotentialClusterSize.
+int KernelOccupancy::cluster_query(const LaunchConfig& config, CUstream stream, CUcontext context,
+                                   bool active) const {
   detail::check_config(config);
   CUlaunchConfig cu_config{};
   CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
-  detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
+  detail::to_cu_launch_config(config, stream, cu_config, attributes);
+  const auto query = [&] {
+    const CUfunction fn = function();
+    return active ? driver::cuOccupancyMaxActiveClusters(fn, &cu_config)
+                  : driver::cuOccupancyMaxPotentialClusterSize(fn, &cu_config);
+  };
+  if (context != nullptr) {
+    const detail::ScopedContext scope(context);
+    return query();
+  }
   const detail::ScopedCurrentOrPrimary scope(0);
-  const CUfunction fn = function();
-  return driver::cuOccupancyMaxPotentialClusterSize(fn, &cu_config);
+  return query();
+}
+
+int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) const {
+  return cluster_query(config, nullptr, nullptr, false);
+}
+
+int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config,
+                                                StreamRef stream) const {
+  return cluster_query(config, stream.handle(), detail::stream_context_key(stream).context, false);
 }
 
 int KernelOccupancy::max_active_clusters(const LaunchConfig& config) const {
-  if (!config.cluster) {
-    throw std::invalid_argument("KernelOccupancy::max_active_clusters: config.cluster must be set");
-  }
-  detail::check_config(config);
-  CUlaunchConfig cu_config{};
-  CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
-  detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
-  const detail::ScopedCurrentOrPrimary scope(0);
-  const CUfunction fn = function();
-  return driver::cuOccupancyMaxActiveClusters(fn, &cu_config);
+  return cluster_query(config, nullptr, nullptr, true);
+}
+
+int KernelOccupancy::max_active_clusters(const LaunchConfig& config, StreamRef stream) const {
+  return cluster_query(config, stream.handle(), detail::stream_context_key(stream).context, true);
 }
 
 // ---- detail ------------------------------------------------------------------------

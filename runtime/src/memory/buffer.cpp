@@ -68,8 +68,7 @@ std::pair<bool, bool> query_access(CUdeviceptr ptr) {
 // The check for the stream an operation runs on (a default stream checks nothing).
 detail::ContextUse use_stream(StreamRef stream, const char* operation) {
   const detail::ContextKey key = detail::stream_context_key(stream);
-  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()),
-          operation};
+  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()), operation};
 }
 
 }  // namespace
@@ -321,14 +320,14 @@ void Buffer::fill(std::uint32_t value, StreamRef stream) {
 }
 
 void Buffer::fill(int value, StreamRef stream) {
-  if (value != 0) {
-    throw std::invalid_argument(
-        "Buffer::fill: fill(" + std::to_string(value) +
-        ", stream) does not say the width of the pattern: pass fill(value, width, stream) "
-        "with width 1, 2 or 4, or a std::uint8_t, std::uint16_t or std::uint32_t value "
-        "(only a zero int needs no width)");
+  if (value < 0 || value > 255) {
+    throw std::invalid_argument("Buffer::fill: value " + std::to_string(value) +
+                                " is not a byte (0..255); fill(int, stream) fills bytes, as "
+                                "cuda.core's fill(value): for wider words pass "
+                                "fill(value, width, stream) or a std::uint16_t or "
+                                "std::uint32_t value");
   }
-  fill(std::uint8_t{0}, stream);
+  fill(static_cast<std::uint8_t>(value), stream);
 }
 
 void Buffer::fill(std::int64_t value, int width, StreamRef stream) {
@@ -358,8 +357,7 @@ void Buffer::fill(std::int64_t value, int width, StreamRef stream) {
 namespace {
 
 // Throw std::invalid_argument unless [offset, offset + count) lies within `size` bytes.
-void require_within(const char* function, std::size_t offset, std::size_t count,
-                    std::size_t size) {
+void require_within(const char* function, std::size_t offset, std::size_t count, std::size_t size) {
   if (offset > size || count > size - offset) {
     throw std::invalid_argument(std::string(function) + ": offset " + std::to_string(offset) +
                                 " and count " + std::to_string(count) + " reach past the " +
@@ -417,9 +415,10 @@ void Buffer::close() noexcept {
         return;
       }
       // A free refused because that context was destroyed meanwhile is reported as such.
-      const detail::ContextUse use(key.context, key.id, "Stream",
-                                   stream_.is_open() ? static_cast<const void*>(stream_.handle()) : nullptr,
-                                   "Buffer::close");
+      const detail::ContextUse use(
+          key.context, key.id, "Stream",
+          stream_.is_open() ? static_cast<const void*>(stream_.handle()) : nullptr,
+          "Buffer::close");
       if (!free_memory(stream_.is_open() ? StreamRef(stream_) : StreamRef::legacy())) {
         detail::report_release_failure(CUDA_ERROR_ILLEGAL_STATE, "MemoryResource::deallocate",
                                        "Buffer whose memory resource was destroyed first "
