@@ -29,7 +29,7 @@ int g_max_requested = 0;
 CUcontext g_synchronized_with = nullptr;
 unsigned long long g_context_id = 1;
 int g_get_function_calls = 0;
-int g_context_calls = 0;  // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
+int g_context_calls = 0;        // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
 int g_fail_set_current_in = 0;  // > 0: that cuCtxSetCurrent from now fails (1: the next)
 int g_launches = 0;
 CUfunction g_launched = nullptr;
@@ -167,11 +167,11 @@ CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, u
 // recorded for the test and the map is left zero.
 cuuint32_t g_encoded_rank = 0;
 cuuint64_t g_encoded_stride0 = 0;
-CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank,
-                                      void*, const cuuint64_t*, const cuuint64_t* strides,
-                                      const cuuint32_t*, const cuuint32_t*,
-                                      CUtensorMapInterleave, CUtensorMapSwizzle,
-                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void*,
+                                      const cuuint64_t*, const cuuint64_t* strides,
+                                      const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                      CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                      CUtensorMapFloatOOBfill) {
   if (map == nullptr || strides == nullptr) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -210,8 +210,7 @@ CUresult record_batch(int form, std::size_t count, const CUmemcpyAttributes* att
 CUresult fake_memcpy_batch_12080(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
                                  std::size_t* /*sizes*/, std::size_t count,
                                  CUmemcpyAttributes* attrs, std::size_t* /*attrsIdxs*/,
-                                 std::size_t runs, std::size_t* /*failIdx*/,
-                                 CUstream /*stream*/) {
+                                 std::size_t runs, std::size_t* /*failIdx*/, CUstream /*stream*/) {
   return record_batch(12080, count, attrs, runs);
 }
 CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
@@ -222,6 +221,50 @@ CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
 }
 #endif
 
+// Fills, UUID, attributes and events, for the cuda.core-behaviour tests: the last byte
+// fill's value and count, the last event's flags; the UUID is the bytes 0x00..0x0f, an
+// attribute answers 1 (yes) unless it is odd-numbered past 100 (0).
+int g_memset_d8_calls = 0;
+unsigned g_memset_d8_value = 0;
+std::size_t g_memset_d8_count = 0;
+unsigned g_event_flags = 0;
+int g_live_events = 0;
+CUresult fake_memset_d8_async(CUdeviceptr /*dst*/, unsigned char value, std::size_t count,
+                              CUstream /*stream*/) {
+  ++g_memset_d8_calls;
+  g_memset_d8_value = value;
+  g_memset_d8_count = count;
+  return CUDA_SUCCESS;
+}
+CUresult fake_device_get_uuid(CUuuid* uuid, CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  for (int i = 0; i < 16; ++i) {
+    uuid->bytes[i] = static_cast<char>(i);
+  }
+  return CUDA_SUCCESS;
+}
+CUresult fake_device_get_attribute(int* value, CUdevice_attribute attribute, CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *value = (attribute > 100 && attribute % 2 == 1) ? 0 : 1;
+  return CUDA_SUCCESS;
+}
+CUresult fake_event_create(CUevent* event, unsigned flags) {
+  if (t_current == nullptr) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  g_event_flags = flags;
+  ++g_live_events;
+  *event = reinterpret_cast<CUevent>(static_cast<std::uintptr_t>(0xE000 + g_live_events));
+  return CUDA_SUCCESS;
+}
+CUresult fake_event_destroy(CUevent /*event*/) {
+  --g_live_events;
+  return CUDA_SUCCESS;
+}
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -253,6 +296,11 @@ const Entry kEntries[] = {
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
     {"cuStreamGetDevice", 12080, as_pointer(fake_stream_get_device)},
     {"cuMemcpyAsync", 4000, as_pointer(fake_memcpy_async)},
+    {"cuMemsetD8Async", 3020, as_pointer(fake_memset_d8_async)},
+    {"cuDeviceGetUuid", 11040, as_pointer(fake_device_get_uuid)},
+    {"cuDeviceGetAttribute", 2000, as_pointer(fake_device_get_attribute)},
+    {"cuEventCreate", 2000, as_pointer(fake_event_create)},
+    {"cuEventDestroy", 4000, as_pointer(fake_event_destroy)},
 #if CUDA_VERSION >= 12080
     {"cuMemcpyBatchAsync", 12080, as_pointer(fake_memcpy_batch_12080)},
     {"cuMemcpyBatchAsync", 13000, as_pointer(fake_memcpy_batch_13000)},
@@ -326,6 +374,15 @@ unsigned long long cuwrap_fake_encoded_stride0() { return g_encoded_stride0; }
 
 /// How many times cuKernelGetFunction succeeded so far.
 int cuwrap_fake_get_function_calls() { return g_get_function_calls; }
+
+/// How many cuMemsetD8Async calls ran so far, and the last one's byte and count.
+int cuwrap_fake_memset_d8_calls() { return g_memset_d8_calls; }
+unsigned cuwrap_fake_memset_d8_value() { return g_memset_d8_value; }
+std::size_t cuwrap_fake_memset_d8_count() { return g_memset_d8_count; }
+
+/// The flags of the last cuEventCreate, and how many events are alive.
+unsigned cuwrap_fake_event_flags() { return g_event_flags; }
+int cuwrap_fake_live_events() { return g_live_events; }
 
 /// How many cuMemcpyAsync calls ran so far.
 int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }
