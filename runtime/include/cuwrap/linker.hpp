@@ -17,8 +17,9 @@
 // input is reported there; link() completes the link. Linking to PTX needs -ptx at
 // creation time, so link(TargetType::Ptx) re-creates the handle with it when needed.
 //
-// Driver fallback (as cuda.core does): when libnvJitLink cannot be loaded or is older
-// than 12.3 (it lacks nvJitLinkVersion), the Linker uses the driver's cuLinkCreate /
+// Driver fallback (as cuda.core does): when libnvJitLink cannot be loaded, is older
+// than 12.3 (it lacks nvJitLinkVersion) or is of another major version than the driver
+// (13.x with a 12.x driver), the Linker uses the driver's cuLinkCreate /
 // cuLinkAddData / cuLinkComplete, and backend() returns "driver". The options map to
 // CUjit_option as follows; the rest need nvJitLink and throw std::invalid_argument:
 //
@@ -122,7 +123,7 @@ class Linker {
   bool completed_ = false;
   bool use_driver_ = false;
   bool closed_ = false;
-  std::string driver_info_log_;   ///< the driver linker's logs, kept after its state is gone
+  std::string driver_info_log_;  ///< the driver linker's logs, kept after its state is gone
   std::string driver_error_log_;
 };
 
@@ -133,9 +134,13 @@ namespace detail {
 /// Throws std::invalid_argument naming `what` and the value when it is malformed.
 std::string normalize_arch(std::string_view arch, std::string_view what);
 
-/// Return true when libnvJitLink loads and is 12.3 or newer (decided once per process);
-/// otherwise Linker and PTX Programs use the driver's linker.
+/// Return true when libnvJitLink loads, is 12.3 or newer and of the driver's major
+/// version (decided once per process); otherwise Linker and PTX Programs use the
+/// driver's linker, as cuda.core's.
 bool nvjitlink_usable() noexcept;
+
+/// Return why the Linker uses the driver's linker ("" when it uses nvJitLink).
+std::string nvjitlink_fallback_reason();
 
 /// Return `arch` normalised, or the current device's ("sm_90") when it is empty.
 ///

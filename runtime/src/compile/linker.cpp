@@ -141,9 +141,9 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
 void Linker::check_driver_options() const {
   const auto reject = [](const char* field) {
     throw std::invalid_argument(std::string("LinkerOptions::") + field +
-                                " needs nvJitLink 12.3 or newer; this Linker uses the driver's "
-                                "linker because nvJitLink is absent or older (set "
-                                "CUWRAP_LIBNVJITLINK to its path)");
+                                " needs nvJitLink (12.3 or newer, of the driver's major "
+                                "version); this Linker uses the driver's linker because " +
+                                detail::nvjitlink_fallback_reason());
   };
   if (options_.link_time_optimization) {
     reject("link_time_optimization");
@@ -210,9 +210,9 @@ ObjectCode Linker::link_with_driver() {
     const std::span<const char> code = input.code();
     // PTX must reach the driver NUL-terminated; ObjectCode keeps it in a std::string.
     const std::size_t size = input.code_type() == TargetType::Ptx ? code.size() + 1 : code.size();
-    status = driver::raw::cuLinkAddData(state, driver_input_type(input),
-                                        const_cast<char*>(code.data()), size, name.c_str(), 0,
-                                        nullptr, nullptr);
+    status =
+        driver::raw::cuLinkAddData(state, driver_input_type(input), const_cast<char*>(code.data()),
+                                   size, name.c_str(), 0, nullptr, nullptr);
     failed = "cuLinkAddData";
   }
   if (status == CUDA_SUCCESS) {
@@ -373,15 +373,32 @@ std::string Linker::backend() const { return use_driver_ ? "driver" : "nvJitLink
 
 namespace detail {
 
-bool nvjitlink_usable() noexcept {
+namespace {
+
+// Why the Linker uses the driver's linker ("" when nvJitLink is used), decided once.
+const std::string& fallback_reason() noexcept {
   // nvJitLinkVersion arrived in nvJitLink 12.3: its absence means too old, and a library
   // that does not load fails the call the same way (raw:: never throws).
-  static const bool usable = [] {
+  static const std::string reason = []() -> std::string {
     unsigned major = 0;
     unsigned minor = 0;
     if (nvjitlink::raw::nvJitLinkVersion(&major, &minor) != NVJITLINK_SUCCESS ||
         major * 1000 + minor * 10 < 12030) {
-      return false;
+      return "nvJitLink is absent or older than 12.3 (set CUWRAP_LIBNVJITLINK to its path)";
+    }
+    // As cuda.core: nvJitLink of another major version than the driver's produces code
+    // the driver may not load, so the driver links (without LTO). No driver: nothing to
+    // compare, nvJitLink links.
+    int driver = 0;
+    try {
+      driver = driver_version();
+    } catch (const std::exception&) {
+      driver = 0;
+    }
+    if (driver != 0 && driver / 1000 != static_cast<int>(major)) {
+      return "nvJitLink " + std::to_string(major) + "." + std::to_string(minor) +
+             " is of another major version than the driver (" + std::to_string(driver / 1000) +
+             "." + std::to_string(driver % 1000 / 10) + ")";
     }
     // The entry points are versioned symbols (__nvJitLinkCreate_12_4): a library of
     // another major version (CUWRAP_LIBNVJITLINK pointing elsewhere) may lack the ones
@@ -389,14 +406,21 @@ bool nvjitlink_usable() noexcept {
     const char* options[] = {"-arch=sm_90"};
     nvJitLinkHandle handle = nullptr;
     if (nvjitlink::raw::nvJitLinkCreate(&handle, 1, options) != NVJITLINK_SUCCESS) {
-      return false;
+      return "nvJitLink " + std::to_string(major) + "." + std::to_string(minor) +
+             " lacks the entry points the bindings name (another major version)";
     }
     detail::report_release_failure(nvjitlink::raw::nvJitLinkDestroy(&handle), "nvJitLinkDestroy",
                                    "Linker");
-    return true;
+    return {};
   }();
-  return usable;
+  return reason;
 }
+
+}  // namespace
+
+bool nvjitlink_usable() noexcept { return fallback_reason().empty(); }
+
+std::string nvjitlink_fallback_reason() { return fallback_reason(); }
 
 std::string normalize_arch(std::string_view arch, std::string_view what) {
   std::string_view rest = arch;
