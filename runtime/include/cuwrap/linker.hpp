@@ -60,8 +60,24 @@ struct LinkerOptions {
   std::optional<int> max_register_count{};  ///< -maxrregcount=N
   /// -ftz=, -prec-div=, -prec-sqrt=, -fma= (true/false); unset leaves nvJitLink's default.
   std::optional<bool> ftz{}, prec_div{}, prec_sqrt{}, fma{};
-
-  /// Return the nvJitLink options these settings stand for (see the table above).
+  /// \name cuda.core's other LinkerOptions (nvJitLink's spelling in each comment)
+  /// Kept last, so that initialisers written before still compile. With the driver's
+  /// linker, verbose, optimization_level and no_cache map to CU_JIT_LOG_VERBOSE,
+  /// CU_JIT_OPTIMIZATION_LEVEL and CU_JIT_CACHE_MODE; the others need nvJitLink and
+  /// throw std::invalid_argument there.
+  /// @{
+  bool verbose = false;                         ///< -verbose
+  std::optional<int> optimization_level{};      ///< -O<n>, 0..4
+  bool time = false;                            ///< -time
+  bool optimize_unused_variables = false;       ///< -optimize-unused-variables
+  std::vector<std::string> ptxas_options{};     ///< -Xptxas=<each>
+  std::optional<int> split_compile{};           ///< -split-compile=N (0: all threads)
+  std::optional<int> split_compile_extended{};  ///< -split-compile-extended=N (LTO)
+  std::vector<std::string> kernels_used{};      ///< -kernels-used=<each>
+  std::vector<std::string> variables_used{};    ///< -variables-used=<each>
+  bool no_cache = false;                        ///< -no-cache
+  bool ptx = false;  ///< -ptx from creation on (link(TargetType::Ptx) adds it anyway)
+  /// @} these settings stand for (see the table above).
   ///
   /// Throws std::invalid_argument for a malformed arch or when no arch is given and no
   /// CUDA device is available.
