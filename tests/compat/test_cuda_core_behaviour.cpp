@@ -1,12 +1,16 @@
 // Where cuwrap follows cuda.core 1.3's behaviour (issue 28), checked without a GPU
 // against the stand-in driver (tests/compat/fake_libcuda.cpp): fills with an int or a
 // char fill bytes, Device::uuid() has no "GPU-" prefix, yes/no attributes are bool, and
-// a default event is not busy-waited (no CU_EVENT_BLOCKING_SYNC, and says so).
+// a default event is not busy-waited (no CU_EVENT_BLOCKING_SYNC, and says so), and
+// memory the device cannot reach is refused by a tensor map and has no DLPack device.
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/device.hpp>
+#include <cuwrap/dlpack.hpp>
 #include <cuwrap/event.hpp>
 #include <cuwrap/kernel.hpp>
+#include <cuwrap/memory_resource.hpp>
 #include <cuwrap/stream.hpp>
+#include <cuwrap/tensor_map.hpp>
 
 #include <gtest/gtest.h>
 
@@ -124,5 +128,48 @@ TEST_F(OnFakeDriver, DefaultEventIsNotBusyWaited) {
   }
   EXPECT_EQ(fake_query<int>("cuwrap_fake_live_events"), 0);
 }
+
+// A user resource whose memory is reachable as it says; it allocates nothing real.
+class ReachableResource : public cuwrap::MemoryResource {
+ public:
+  ReachableResource(bool device, bool host) : device_(device), host_(host) {}
+  Buffer allocate(std::size_t size, const cuwrap::Stream& stream) override {
+    return Buffer::from_handle(0x20000, size, this, stream);
+  }
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
+                  const cuwrap::Stream& /*stream*/) override {}
+  bool is_device_accessible() const override { return device_; }
+  bool is_host_accessible() const override { return host_; }
+
+ private:
+  bool device_;
+  bool host_;
+};
+
+TEST_F(OnFakeDriver, TensorMapRefusesMemoryTheDeviceCannotReach) {
+  const std::uint64_t shape[] = {1024};
+  const std::uint32_t box[] = {128};
+  cuwrap::TensorMapDescriptor map = cuwrap::TensorMapDescriptor::from_tiled(
+      CUdeviceptr{0x10000}, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, shape, {}, box);
+  ReachableResource host_only(false, true);
+  Buffer host = host_only.allocate(4096, kLegacyDefaultStream);
+  try {
+    map.replace_address(host);
+    ADD_FAILURE() << "a tensor map took memory the device cannot access";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not device-accessible"), std::string::npos) << e.what();
+  }
+}
+
+#if defined(CUWRAP_HAS_DLPACK) && CUWRAP_HAS_DLPACK
+TEST_F(OnFakeDriver, DlpackDeviceOfUnreachableMemoryIsAnError) {
+  ReachableResource nowhere(false, false);
+  Buffer unreachable = nowhere.allocate(64, kLegacyDefaultStream);
+  EXPECT_THROW((void)cuwrap::dlpack_device(unreachable), std::invalid_argument);
+  ReachableResource host_only(false, true);
+  Buffer host = host_only.allocate(64, kLegacyDefaultStream);
+  EXPECT_EQ(cuwrap::dlpack_device(host).device_type, kDLCPU);
+}
+#endif
 
 }  // namespace
