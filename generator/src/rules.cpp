@@ -554,8 +554,7 @@ void add_decision(std::vector<ProseDecision>& out, const std::string& param, std
 
 // What the documentation decided in `documented`, the plan of a function whose plan
 // without the parameters' documentation is `bare`.
-std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented,
-                                           const FunctionPlan& bare) {
+std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const FunctionPlan& bare) {
   std::vector<ProseDecision> out;
   const auto& params = documented.function.params;
   for (std::size_t i = 0; i < params.size() && i < bare.roles.size(); ++i) {
@@ -565,10 +564,9 @@ std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented,
   }
   if (documented.raw_only_reason != bare.raw_only_reason) {
     std::string param;
-    std::string rule =
-        documented.raw_only_reason.empty()
-            ? "typed: without the documentation raw-only (" + bare.raw_only_reason + ")"
-            : "raw-only: " + documented.raw_only_reason;
+    std::string rule = documented.raw_only_reason.empty()
+                           ? "typed: without the documentation raw-only (" + bare.raw_only_reason + ")"
+                           : "raw-only: " + documented.raw_only_reason;
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (i < documented.role_rules.size() && i < bare.role_rules.size() &&
           documented.role_rules[i] != bare.role_rules[i] && !documented.raw_only_reason.empty()) {
@@ -580,9 +578,8 @@ std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented,
     add_decision(out, param, rule);
   }
   if (documented.shape != bare.shape && out.empty()) {
-    add_decision(out, "",
-                 std::string("shape ") + shape_name(documented.shape) +
-                     "; without the documentation " + shape_name(bare.shape));
+    add_decision(out, "", std::string("shape ") + shape_name(documented.shape) +
+                              "; without the documentation " + shape_name(bare.shape));
   }
   const SecondForm* a = documented.second ? &*documented.second : nullptr;
   const SecondForm* b = bare.second ? &*bare.second : nullptr;
@@ -603,9 +600,8 @@ std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented,
     }
   }
   if (out.empty() && (a == nullptr) != (b == nullptr)) {
-    add_decision(out, "",
-                 a != nullptr ? "second form (" + a->why + ") only with the documentation"
-                              : "no second form; without the documentation " + b->why);
+    add_decision(out, "", a != nullptr ? "second form (" + a->why + ") only with the documentation"
+                                       : "no second form; without the documentation " + b->why);
   }
   return out;
 }

@@ -35,8 +35,7 @@ using cuwrap::LaunchConfig;
 using cuwrap::Stream;
 
 // Ownership: builders and graphs are move-only owners; a builder is used where a stream is.
-static_assert(!std::is_copy_constructible_v<GraphBuilder> &&
-              !std::is_copy_assignable_v<GraphBuilder>);
+static_assert(!std::is_copy_constructible_v<GraphBuilder> && !std::is_copy_assignable_v<GraphBuilder>);
 static_assert(std::is_nothrow_move_constructible_v<GraphBuilder> &&
               std::is_nothrow_move_assignable_v<GraphBuilder>);
 static_assert(!std::is_copy_constructible_v<Graph> && std::is_nothrow_move_constructible_v<Graph>);
@@ -196,13 +195,11 @@ TEST(GraphTypes, MovingAGraphHandsItOver) {
   Graph first = Graph::from_handle(exec);
   Graph second = std::move(first);
   EXPECT_EQ(second.handle(), exec);
-  EXPECT_LOGIC_ERROR(first.handle(),
-                     "Graph::handle on a closed Graph");  // NOLINT(bugprone-use-after-move)
+  EXPECT_LOGIC_ERROR(first.handle(), "Graph::handle on a closed Graph");  // NOLINT(bugprone-use-after-move)
   Graph third;
   third = std::move(second);
   EXPECT_EQ(third.handle(), exec);
-  EXPECT_LOGIC_ERROR(second.handle(),
-                     "Graph::handle on a closed Graph");  // NOLINT(bugprone-use-after-move)
+  EXPECT_LOGIC_ERROR(second.handle(), "Graph::handle on a closed Graph");  // NOLINT(bugprone-use-after-move)
   EXPECT_THROW(static_cast<void>(Graph::from_handle(nullptr)), std::invalid_argument);
 }
 
@@ -331,8 +328,7 @@ TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
   Graph graph = builder.end_building().complete();
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x += 5u;
+  for (unsigned& x : expected) x += 5u;
   EXPECT_EQ(download(data, stream_), expected);
 }
 
@@ -352,8 +348,7 @@ TEST_F(GraphTest, DeviceBuilderCapturesOnItsOwnStream) {
   graph.launch(stream_);
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x += 14u;
+  for (unsigned& x : expected) x += 14u;
   EXPECT_EQ(download(data, stream_), expected);
 }
 
@@ -504,8 +499,7 @@ TEST_F(GraphTest, IfElseRunsExactlyOneBody) {
     EXPECT_THROW(builder.if_else(handle), cuwrap::UnsupportedError)
         << "if/else nodes need a CUDA 12.8 driver";
     GTEST_SKIP() << "if/else nodes need a CUDA 12.8 driver; this one is "
-                 << cuwrap::version_string(cuwrap::driver_version())
-                 << " (the refusal was checked)";
+                 << cuwrap::version_string(cuwrap::driver_version()) << " (the refusal was checked)";
   }
   auto [then_body, else_body] = builder.if_else(handle);
   then_body.begin_building();
@@ -559,8 +553,7 @@ TEST_F(GraphTest, SwitchNodeRunsTheMatchingBody) {
         << "switch nodes need CUDA 12.8 headers and driver";
     GTEST_SKIP() << "switch nodes need CUDA 12.8 headers and driver; these are "
                  << cuwrap::version_string(cuwrap::bindings_version()) << " and "
-                 << cuwrap::version_string(cuwrap::driver_version())
-                 << " (the refusal was checked)";
+                 << cuwrap::version_string(cuwrap::driver_version()) << " (the refusal was checked)";
   }
   Buffer selector = device_->allocate(sizeof(unsigned), stream_);
   Buffer counter = device_->allocate(sizeof(unsigned), stream_);
@@ -641,15 +634,13 @@ TEST_F(GraphTest, UpdateChangesKernelArgument) {
   Graph graph = first.complete();
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x += 3u;
+  for (unsigned& x : expected) x += 3u;
   EXPECT_EQ(download(data, stream_), expected);
 
   GraphBuilder second = build(1000u);
   graph.update(second);
   graph.launch(stream_);
-  for (unsigned& x : expected)
-    x += 1000u;
+  for (unsigned& x : expected) x += 1000u;
   EXPECT_EQ(download(data, stream_), expected);
 }
 
@@ -752,8 +743,7 @@ TEST_F(GraphTest, ExplicitNodesRunInDependencyOrder) {
   stream_.sync();
   EXPECT_EQ(host_calls.load(), 1);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x += 9u;
+  for (unsigned& x : expected) x += 9u;
   EXPECT_EQ(download(dst, stream_), expected);
   std::vector<unsigned> expected_src = initial;
   std::fill_n(expected_src.begin(), 16, 0xABCD1234u);
@@ -782,8 +772,7 @@ TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
   Graph graph = builder.end_building().complete();
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x = (x + 1u) * 2u + 1u;
+  for (unsigned& x : expected) x = (x + 1u) * 2u + 1u;
   EXPECT_EQ(download(data, stream_), expected);
   EXPECT_EQ(host_calls.load(), 1);
 }
@@ -810,8 +799,7 @@ TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
   child.close();  // the node holds a copy
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x = ((x + 1u) * 2u + 3u) + 1u;
+  for (unsigned& x : expected) x = ((x + 1u) * 2u + 3u) + 1u;
   EXPECT_EQ(download(data, stream_), expected);
 
   GraphBuilder unfinished = device_->create_graph_builder();
@@ -952,8 +940,7 @@ TEST_F(GraphTest, ChainedBuildingCapturesAndReplays) {
   graph.launch(stream_);
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x += 2u;
+  for (unsigned& x : expected) x += 2u;
   EXPECT_EQ(download(data, stream_), expected);
 }
 
@@ -992,16 +979,14 @@ TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
   const CUgraphExec exec = graph.handle();
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x += first;
+  for (unsigned& x : expected) x += first;
   EXPECT_EQ(download(data, stream_), expected);
 
   // New argument, and a configuration that covers only the first 128 words.
   graph.set_kernel_node(node, config_for(128), kernels().add_value, data,
                         static_cast<unsigned long long>(kN), second);
   graph.launch(stream_);
-  for (std::size_t i = 0; i < 128; ++i)
-    expected[i] += second;
+  for (std::size_t i = 0; i < 128; ++i) expected[i] += second;
   EXPECT_EQ(download(data, stream_), expected);
   EXPECT_EQ(graph.handle(), exec);  // the same executable graph, changed in place
 
@@ -1010,8 +995,7 @@ TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
   graph.set_kernel_node(node, config_for(kN), kernels().times_two, data,
                         static_cast<unsigned long long>(kN));
   graph.launch(stream_);
-  for (unsigned& x : expected)
-    x *= 2u;
+  for (unsigned& x : expected) x *= 2u;
   EXPECT_EQ(download(data, stream_), expected);
 }
 
@@ -1030,8 +1014,7 @@ TEST_F(GraphTest, SetKernelNodeOnACapturedLaunch) {
                         static_cast<unsigned long long>(kN), 7u);
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x = (x + 7u) * 2u;
+  for (unsigned& x : expected) x = (x + 7u) * 2u;
   EXPECT_EQ(download(data, stream_), expected);
 }
 
@@ -1058,9 +1041,9 @@ TEST_F(GraphTest, SetKernelNodeRefusesBadInput) {
   // Checked as launch() checks: count, then each argument's size.
   EXPECT_THROW(graph.set_kernel_node(kernel, config_for(kN), kernels().add_value, data, n),
                std::invalid_argument);
-  EXPECT_THROW(
-      graph.set_kernel_node(kernel, config_for(kN), kernels().add_value, data, n, std::uint64_t{1}),
-      std::invalid_argument);
+  EXPECT_THROW(graph.set_kernel_node(kernel, config_for(kN), kernels().add_value, data, n,
+                                     std::uint64_t{1}),
+               std::invalid_argument);
   LaunchConfig zero = config_for(kN);
   zero.block = cuwrap::Dim3(0);
   EXPECT_THROW(graph.set_kernel_node(kernel, zero, kernels().add_value, data, n, 1u),
@@ -1099,15 +1082,13 @@ TEST_F(GraphTest, DisabledNodeDoesNothingUntilEnabled) {
   EXPECT_FALSE(graph.is_node_enabled(doubling));
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x += 5u;
+  for (unsigned& x : expected) x += 5u;
   EXPECT_EQ(download(data, stream_), expected);
 
   graph.set_node_enabled(doubling, true);
   EXPECT_TRUE(graph.is_node_enabled(doubling));
   graph.launch(stream_);
-  for (unsigned& x : expected)
-    x = x * 2u + 5u;
+  for (unsigned& x : expected) x = x * 2u + 5u;
   EXPECT_EQ(download(data, stream_), expected);
   EXPECT_THROW(graph.set_node_enabled(GraphNode(), true), std::invalid_argument);
 }
@@ -1137,8 +1118,7 @@ TEST_F(GraphTest, EventRecordNodeRecordsWhenTheGraphRuns) {
   // Elapsed time needs both events recorded: a graph that never recorded `done` throws.
   EXPECT_GE(done - before, 0.0f);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x += 1u;
+  for (unsigned& x : expected) x += 1u;
   EXPECT_EQ(download(data, stream_), expected);
 }
 
@@ -1160,8 +1140,7 @@ TEST_F(GraphTest, EventWaitNodeWaitsForWorkOutsideTheGraph) {
   other.record(ready);
   graph.launch(stream_);
   std::vector<unsigned> expected = initial;
-  for (unsigned& x : expected)
-    x = (x + 1u) * 2u;
+  for (unsigned& x : expected) x = (x + 1u) * 2u;
   EXPECT_EQ(download(data, stream_), expected);
   other.sync();
 }

@@ -206,8 +206,7 @@ TEST_F(ManagedGpu, DiscardWorksOrNamesCuda13) {
     EXPECT_THROW(managed.discard_prefetch(device(), stream()), cuwrap::UnsupportedError);
     GTEST_SKIP() << "discard needs CUDA 13.0 headers and driver; these are "
                  << cuwrap::version_string(cuwrap::bindings_version()) << " and "
-                 << cuwrap::version_string(cuwrap::driver_version())
-                 << " (the refusal was checked)";
+                 << cuwrap::version_string(cuwrap::driver_version()) << " (the refusal was checked)";
   }
   EXPECT_THROW(managed.discard(cuwrap::kLegacyDefaultStream), std::invalid_argument);
   EXPECT_NO_THROW(managed.discard(stream()));

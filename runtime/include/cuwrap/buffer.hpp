@@ -133,8 +133,8 @@ class Buffer {
   /// Throws std::invalid_argument when the descriptor comes from another pool than
   /// `mr`, std::logic_error when `mr` is closed or not IPC-enabled (all before any
   /// driver call).
-  static Buffer from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDescriptor& descriptor,
-                                    StreamRef stream);
+  static Buffer from_ipc_descriptor(DeviceMemoryResource& mr,
+                                    const IPCBufferDescriptor& descriptor, StreamRef stream);
 
   /// Copy this buffer into `dst` (same size), ordered on `stream`.
   ///
@@ -166,9 +166,9 @@ class Buffer {
   ///
   /// `stream` is anything a StreamRef is made from (a Stream, a CUstream, ...).
   template <std::ranges::contiguous_range Range, class S>
-  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>&&
-               std::is_convertible_v<const S&, StreamRef>) void copy_from(const Range& host,
-                                                                          const S& stream) {
+  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
+           std::is_convertible_v<const S&, StreamRef>)
+  void copy_from(const Range& host, const S& stream) {
     copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
               StreamRef(stream));
   }
@@ -177,8 +177,8 @@ class Buffer {
   template <std::ranges::contiguous_range Range, class S>
   requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
            !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>> &&
-           std::is_convertible_v<const S&, StreamRef>) void copy_to(Range&& host,
-                                                                    const S& stream) const {
+           std::is_convertible_v<const S&, StreamRef>)
+  void copy_to(Range&& host, const S& stream) const {
     copy_to(std::as_writable_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
             StreamRef(stream));
   }
@@ -217,7 +217,8 @@ class Buffer {
   template <class T, class S>
   requires(!std::is_same_v<T, std::uint8_t> && !std::is_same_v<T, std::uint16_t> &&
            !std::is_same_v<T, std::uint32_t> && !std::is_same_v<T, int> &&
-           !std::is_same_v<T, char>) void fill(T value, const S& stream) = delete;
+           !std::is_same_v<T, char>)
+  void fill(T value, const S& stream) = delete;
 
   /// Return a non-owning buffer for the `count` bytes at `offset` of this one.
   ///
@@ -293,8 +294,8 @@ class Buffer {
   /// Throws std::invalid_argument unless size() is a multiple of sizeof(T), and as
   /// host_span() does for device memory.
   template <class T>
-  requires std::is_trivially_copyable_v<T> std::span<T> host_span()
-  const {
+  requires std::is_trivially_copyable_v<T>
+  std::span<T> host_span() const {
     const std::span<std::byte> bytes = host_span();
     require_multiple("host_span", sizeof(T));
     return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};

@@ -21,14 +21,11 @@ namespace detail {
 class DeprecatedBool {
  public:
   constexpr DeprecatedBool() noexcept = default;
-  [[deprecated(
-      "use EventOptions::blocking_sync (its meaning is the opposite)")]] constexpr DeprecatedBool(bool
-                                                                                                      value) noexcept  // NOLINT(google-explicit-constructor)
+  [[deprecated("use EventOptions::blocking_sync (its meaning is the opposite)")]]
+  constexpr DeprecatedBool(bool value) noexcept  // NOLINT(google-explicit-constructor)
       : value_(value) {}
   /// Return the value set.
-  constexpr operator bool() const noexcept {
-    return value_;
-  }  // NOLINT(google-explicit-constructor)
+  constexpr operator bool() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
 
  private:
   bool value_ = false;
@@ -100,7 +97,8 @@ class EventRef {
   friend bool operator==(EventRef a, EventRef b) noexcept { return a.handle_ == b.handle_; }
 
  protected:
-  constexpr EventRef(CUevent handle, CUcontext context, unsigned long long context_id = 0) noexcept
+  constexpr EventRef(CUevent handle, CUcontext context,
+                     unsigned long long context_id = 0) noexcept
       : handle_(handle), context_(context), context_id_(context_id) {}
   void require_open(const char* operation) const {
     if (handle_ == nullptr) [[unlikely]] {
@@ -110,8 +108,8 @@ class EventRef {
   [[noreturn]] static void throw_closed(const char* operation);
   friend class StreamRef;  // checks the event's context where a stream uses it
 
-  CUevent handle_;                     // null only for a closed Event
-  CUcontext context_ = nullptr;        // null when unknown
+  CUevent handle_;              // null only for a closed Event
+  CUcontext context_ = nullptr;  // null when unknown
   unsigned long long context_id_ = 0;  // cuCtxGetId(context_); 0 when unknown
 
  private:

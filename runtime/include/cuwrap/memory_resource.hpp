@@ -215,7 +215,7 @@ struct DeviceMemoryResourceOptions {
 /// holds one file descriptor (close-on-exec) until close().
 class DeviceMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Use `device`'s default memory pool, or a new pool as `options` ask.
   ///
@@ -336,7 +336,7 @@ struct PinnedMemoryResourceOptions {
 /// allocation stream reaches it: sync the stream before touching it from the host.
 class PinnedMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (and its pool, when the driver supports host pools).
   ///
@@ -405,7 +405,7 @@ class PinnedMemoryResource : public MemoryResource {
 /// still uses the memory completes before the memory goes away.
 class LegacyPinnedMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call).
   LegacyPinnedMemoryResource();
@@ -438,7 +438,7 @@ struct ManagedMemoryResourceOptions {
 /// Allocation is synchronous; deallocate() syncs the stream, then cuMemFree.
 class ManagedMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call).
   ManagedMemoryResource();

@@ -283,9 +283,9 @@ ObjectCode Linker::link_with_driver() {
     const std::span<const char> code = input.code();
     // PTX must reach the driver NUL-terminated; ObjectCode keeps it in a std::string.
     const std::size_t size = input.code_type() == TargetType::Ptx ? code.size() + 1 : code.size();
-    status =
-        driver::raw::cuLinkAddData(state, driver_input_type(input), const_cast<char*>(code.data()),
-                                   size, name.c_str(), 0, nullptr, nullptr);
+    status = driver::raw::cuLinkAddData(state, driver_input_type(input),
+                                        const_cast<char*>(code.data()), size, name.c_str(), 0,
+                                        nullptr, nullptr);
     failed = "cuLinkAddData";
   }
   if (status == CUDA_SUCCESS) {

@@ -138,9 +138,9 @@ std::optional<CachedProgram> decode_cached_program(std::string_view data) {
   if (!type || !code || code->empty() || offset != data.size()) {
     return std::nullopt;
   }
-  return CachedProgram{
-      ObjectCode::from_parts(*type, std::move(*code), std::move(*name), std::move(lowered)),
-      std::move(*log)};
+  return CachedProgram{ObjectCode::from_parts(*type, std::move(*code), std::move(*name),
+                                              std::move(lowered)),
+                       std::move(*log)};
 }
 
 // The ObjectCode entry under `key`: nothing for a miss, an entry that is not one
@@ -176,7 +176,8 @@ void check_cache_key_inputs(CodeType code_type, TargetType target,
   constexpr const char* kWhere = "make_program_cache_key: ";
   if (code_type != CodeType::Cxx && code_type != CodeType::Ptx && code_type != CodeType::Nvvm) {
     throw std::invalid_argument(std::string(kWhere) + "code_type " +
-                                std::to_string(static_cast<int>(code_type)) + " is not a CodeType");
+                                std::to_string(static_cast<int>(code_type)) +
+                                " is not a CodeType");
   }
   const bool cxx = code_type == CodeType::Cxx;
   const bool nvvm = code_type == CodeType::Nvvm;
@@ -192,8 +193,8 @@ void check_cache_key_inputs(CodeType code_type, TargetType target,
                                         : "; use Ptx or Cubin"));
   }
   if (!cxx && !name_expressions.empty()) {
-    throw std::invalid_argument(std::string(kWhere) +
-                                "name_expressions need C++ source; the code is " + source);
+    throw std::invalid_argument(std::string(kWhere) + "name_expressions need C++ source; the code is " +
+                                source);
   }
   for (std::size_t i = 0; i < name_expressions.size(); ++i) {
     if (name_expressions[i].empty()) {
@@ -837,8 +838,8 @@ std::string make_program_cache_key(std::string_view code, CodeType code_type,
   append_field(key, to_key_string(code_type));
   append_field(key, code);
   append_field(key, options.name);
-  for (const std::string& option :
-       code_type == CodeType::Nvvm ? options.to_nvvm_options() : options.to_nvrtc_options()) {
+  for (const std::string& option : code_type == CodeType::Nvvm ? options.to_nvvm_options()
+                                                               : options.to_nvrtc_options()) {
     append_field(key, option);
   }
   append_field(key, "target");
@@ -863,8 +864,8 @@ std::string make_program_cache_key(std::string_view code, CodeType code_type,
     unsigned link_minor = 0;
     if (detail::nvjitlink_usable() &&
         nvjitlink::raw::nvJitLinkVersion(&link_major, &link_minor) == NVJITLINK_SUCCESS) {
-      append_field(key,
-                   "nvJitLink " + std::to_string(link_major) + "." + std::to_string(link_minor));
+      append_field(key, "nvJitLink " + std::to_string(link_major) + "." +
+                            std::to_string(link_minor));
     } else {
       append_field(key, "driver linker");
     }

@@ -68,7 +68,8 @@ std::pair<bool, bool> query_access(CUdeviceptr ptr) {
 // The check for the stream an operation runs on (a default stream checks nothing).
 detail::ContextUse use_stream(StreamRef stream, const char* operation) {
   const detail::ContextKey key = detail::stream_context_key(stream);
-  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()), operation};
+  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()),
+          operation};
 }
 
 }  // namespace
@@ -357,7 +358,8 @@ void Buffer::fill(std::int64_t value, int width, StreamRef stream) {
 namespace {
 
 // Throw std::invalid_argument unless [offset, offset + count) lies within `size` bytes.
-void require_within(const char* function, std::size_t offset, std::size_t count, std::size_t size) {
+void require_within(const char* function, std::size_t offset, std::size_t count,
+                    std::size_t size) {
   if (offset > size || count > size - offset) {
     throw std::invalid_argument(std::string(function) + ": offset " + std::to_string(offset) +
                                 " and count " + std::to_string(count) + " reach past the " +
@@ -415,10 +417,9 @@ void Buffer::close() noexcept {
         return;
       }
       // A free refused because that context was destroyed meanwhile is reported as such.
-      const detail::ContextUse use(
-          key.context, key.id, "Stream",
-          stream_.is_open() ? static_cast<const void*>(stream_.handle()) : nullptr,
-          "Buffer::close");
+      const detail::ContextUse use(key.context, key.id, "Stream",
+                                   stream_.is_open() ? static_cast<const void*>(stream_.handle()) : nullptr,
+                                   "Buffer::close");
       if (!free_memory(stream_.is_open() ? StreamRef(stream_) : StreamRef::legacy())) {
         detail::report_release_failure(CUDA_ERROR_ILLEGAL_STATE, "MemoryResource::deallocate",
                                        "Buffer whose memory resource was destroyed first "

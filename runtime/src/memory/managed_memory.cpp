@@ -44,7 +44,8 @@ void advise_range(CUdeviceptr ptr, std::size_t size, CUmem_advise advice,
 #endif
 }
 
-void prefetch_range(CUdeviceptr ptr, std::size_t size, const Location& location, StreamRef stream) {
+void prefetch_range(CUdeviceptr ptr, std::size_t size, const Location& location,
+                    StreamRef stream) {
   const CUmemLocation where = detail::to_cu_location(location);
   const CUstream handle = stream.handle();
 #if CUDA_VERSION >= 13000

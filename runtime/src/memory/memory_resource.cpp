@@ -39,8 +39,7 @@ struct PoolGuard {
   PoolGuard& operator=(const PoolGuard&) = delete;
   ~PoolGuard() {
     if (pool != nullptr) {
-      detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool), "cuMemPoolDestroy",
-                                     "DeviceMemoryResource");
+      detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool), "cuMemPoolDestroy", "DeviceMemoryResource");
     }
   }
   CUmemoryPool release() noexcept { return std::exchange(pool, nullptr); }
@@ -442,8 +441,8 @@ void DeviceMemoryResource::set_peer_access(std::span<const int> device_ids) {
   for (const int id : device_ids) {
     if (id >= count) {
       throw std::invalid_argument("DeviceMemoryResource::set_peer_accessible_by: device " +
-                                  std::to_string(id) + " does not exist (" + std::to_string(count) +
-                                  " devices)");
+                                  std::to_string(id) + " does not exist (" +
+                                  std::to_string(count) + " devices)");
     }
     if (id == device_id_) {
       continue;  // the owner always has access
@@ -561,8 +560,7 @@ CUmemoryPool default_host_pool() {
 
 }  // namespace
 
-PinnedMemoryResource::PinnedMemoryResource()
-    : pool_(default_host_pool()), pooled_(pool_ != nullptr) {
+PinnedMemoryResource::PinnedMemoryResource() : pool_(default_host_pool()), pooled_(pool_ != nullptr) {
   set_detached_deallocate(pooled_ ? &detached<&free_pool_memory>
                                   : &detached<&free_host_after_sync<kPinnedName>>);
 }
@@ -572,7 +570,7 @@ PinnedMemoryResource::PinnedMemoryResource(const PinnedMemoryResourceOptions& op
     pool_ = default_host_pool();  // no option needs a pool of its own
     pooled_ = pool_ != nullptr;
     set_detached_deallocate(pooled_ ? &detached<&free_pool_memory>
-                                    : &detached<&free_host_after_sync<kPinnedName>>);
+                                  : &detached<&free_host_after_sync<kPinnedName>>);
     return;
   }
   if (options.numa_id && *options.numa_id < 0) {
@@ -685,7 +683,7 @@ Buffer LegacyPinnedMemoryResource::do_allocate(std::size_t size, StreamRef strea
 }
 
 void LegacyPinnedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size,
-                                               StreamRef stream) {
+                                            StreamRef stream) {
   free_host_after_sync<kLegacyPinnedName>(ptr, size, stream);
 }
 
@@ -701,9 +699,10 @@ ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions&
   if (preferred_location_ && *preferred_location_ != -1) {
     const int count = detail::device_count();
     if (*preferred_location_ < 0 || *preferred_location_ >= count) {
-      throw std::invalid_argument(
-          "ManagedMemoryResource: preferred_location " + std::to_string(*preferred_location_) +
-          " is neither -1 (the host) nor a device ordinal (" + std::to_string(count) + " devices)");
+      throw std::invalid_argument("ManagedMemoryResource: preferred_location " +
+                                  std::to_string(*preferred_location_) +
+                                  " is neither -1 (the host) nor a device ordinal (" +
+                                  std::to_string(count) + " devices)");
     }
   }
 }
@@ -729,7 +728,8 @@ Buffer ManagedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void ManagedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
+void ManagedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size,
+                                       StreamRef stream) {
   free_managed_after_sync(ptr, size, stream);
 }
 
