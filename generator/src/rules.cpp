@@ -18,8 +18,8 @@ namespace cuwrap::gen {
 namespace {
 
 using text::has_word;
-using text::is_word_char;
 using text::is_integer;
+using text::is_word_char;
 using text::lower;
 
 // ---------------------------------------------------------------------------------
@@ -342,9 +342,29 @@ std::string common_prefix(const Enum& e) {
 // Whether an attribute answers yes or no, by its name (..._SUPPORTED: the header's
 // documentation of some is worded otherwise, or misspelled, e.g. "Device suports") or by
 // its documentation: "1 if ...", "Device supports ...", "Device can ...", "Device is ...",
-// "Device has ...", "Whether ...".
+// "Device has ...", "Whether ...". A few are named here, because cuda.core types them as
+// bool while the header words them otherwise ("Specifies whether ...", "Indicates ...",
+// "... are supported ...", or "Deprecated").
 bool is_yes_no(const Enumerator& k) {
   if (k.name.ends_with("_SUPPORTED")) {
+    return true;
+  }
+  static constexpr std::string_view kNamed[] = {
+      "CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT",
+      "CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING",
+      "CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES",
+      "CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST",
+      "CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER",
+      "CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES",
+      "CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH",
+      "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS",
+      "CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR",
+      "CU_DEVICE_ATTRIBUTE_MPS_ENABLED",
+      "CU_FUNC_ATTRIBUTE_CACHE_MODE_CA",
+      "CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET",
+      "CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED",
+  };
+  if (std::find(std::begin(kNamed), std::end(kNamed), k.name) != std::end(kNamed)) {
     return true;
   }
   const std::string doc = lower(k.doc);

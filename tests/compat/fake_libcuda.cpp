@@ -222,6 +222,50 @@ CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
 }
 #endif
 
+// Fills, UUID, attributes and events, for the cuda.core-behaviour tests: the last byte
+// fill's value and count, the last event's flags; the UUID is the bytes 0x00..0x0f, an
+// attribute answers 1 (yes) unless it is odd-numbered past 100 (0).
+int g_memset_d8_calls = 0;
+unsigned g_memset_d8_value = 0;
+std::size_t g_memset_d8_count = 0;
+unsigned g_event_flags = 0;
+int g_live_events = 0;
+CUresult fake_memset_d8_async(CUdeviceptr /*dst*/, unsigned char value, std::size_t count,
+                              CUstream /*stream*/) {
+  ++g_memset_d8_calls;
+  g_memset_d8_value = value;
+  g_memset_d8_count = count;
+  return CUDA_SUCCESS;
+}
+CUresult fake_device_get_uuid(CUuuid* uuid, CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  for (int i = 0; i < 16; ++i) {
+    uuid->bytes[i] = static_cast<char>(i);
+  }
+  return CUDA_SUCCESS;
+}
+CUresult fake_device_get_attribute(int* value, CUdevice_attribute attribute, CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *value = (attribute > 100 && attribute % 2 == 1) ? 0 : 1;
+  return CUDA_SUCCESS;
+}
+CUresult fake_event_create(CUevent* event, unsigned flags) {
+  if (t_current == nullptr) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  g_event_flags = flags;
+  ++g_live_events;
+  *event = reinterpret_cast<CUevent>(static_cast<std::uintptr_t>(0xE000 + g_live_events));
+  return CUDA_SUCCESS;
+}
+CUresult fake_event_destroy(CUevent /*event*/) {
+  --g_live_events;
+  return CUDA_SUCCESS;
+}
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -253,6 +297,11 @@ const Entry kEntries[] = {
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
     {"cuStreamGetDevice", 12080, as_pointer(fake_stream_get_device)},
     {"cuMemcpyAsync", 4000, as_pointer(fake_memcpy_async)},
+    {"cuMemsetD8Async", 3020, as_pointer(fake_memset_d8_async)},
+    {"cuDeviceGetUuid", 11040, as_pointer(fake_device_get_uuid)},
+    {"cuDeviceGetAttribute", 2000, as_pointer(fake_device_get_attribute)},
+    {"cuEventCreate", 2000, as_pointer(fake_event_create)},
+    {"cuEventDestroy", 4000, as_pointer(fake_event_destroy)},
 #if CUDA_VERSION >= 12080
     {"cuMemcpyBatchAsync", 12080, as_pointer(fake_memcpy_batch_12080)},
     {"cuMemcpyBatchAsync", 13000, as_pointer(fake_memcpy_batch_13000)},
@@ -326,6 +375,15 @@ unsigned long long cuwrap_fake_encoded_stride0() { return g_encoded_stride0; }
 
 /// How many times cuKernelGetFunction succeeded so far.
 int cuwrap_fake_get_function_calls() { return g_get_function_calls; }
+
+/// How many cuMemsetD8Async calls ran so far, and the last one's byte and count.
+int cuwrap_fake_memset_d8_calls() { return g_memset_d8_calls; }
+unsigned cuwrap_fake_memset_d8_value() { return g_memset_d8_value; }
+std::size_t cuwrap_fake_memset_d8_count() { return g_memset_d8_count; }
+
+/// The flags of the last cuEventCreate, and how many events are alive.
+unsigned cuwrap_fake_event_flags() { return g_event_flags; }
+int cuwrap_fake_live_events() { return g_live_events; }
 
 /// How many cuMemcpyAsync calls ran so far.
 int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }

@@ -233,14 +233,14 @@ concept Fills = requires(Buffer& b, T value) {
   b.fill(value, kLegacyDefaultStream);
 };
 
-// Fills say their width: exactly the three widths' types, an int (zero only, else it
-// throws), or fill(value, width, stream).
+// Fills say their width: exactly the three widths' types, an int or a char (bytes, as
+// cuda.core's fill(value)), or fill(value, width, stream).
 static_assert(Fills<std::uint8_t>);
 static_assert(Fills<std::uint16_t>);
 static_assert(Fills<std::uint32_t>);
-static_assert(Fills<int>);  // compiles: fill(0, s) zeroes; any other int throws (below)
+static_assert(Fills<int>);   // bytes: 0..255, any other int throws (below)
+static_assert(Fills<char>);  // bytes: fill('b', s)
 static_assert(!Fills<long>);
-static_assert(!Fills<char>);
 static_assert(!Fills<signed char>);
 static_assert(!Fills<short>);
 static_assert(!Fills<bool>);
@@ -277,11 +277,16 @@ TEST(FillWidth, BadWidthValueOrSizeThrowsBeforeTheDriver) {
   EXPECT_NE(what.find("multiple of 4"), std::string::npos) << what;
 }
 
-TEST(FillWidth, ANonZeroIntSaysNoWidthAndThrowsBeforeTheDriver) {
+TEST(FillWidth, AnIntOutsideAByteThrowsNamingItBeforeTheDriver) {
   Buffer four = Buffer::from_handle(kFakePointer, 4);
-  const std::string what = invalid_argument_message([&] { four.fill(1, kLegacyDefaultStream); });
-  EXPECT_NE(what.find("fill(1, stream) does not say the width"), std::string::npos) << what;
-  EXPECT_NE(what.find("fill(value, width, stream)"), std::string::npos) << what;
+  for (const int value : {256, -1, 0x12345678}) {
+    const std::string what =
+        invalid_argument_message([&] { four.fill(value, kLegacyDefaultStream); });
+    EXPECT_NE(what.find("value " + std::to_string(value) + " is not a byte (0..255)"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("fill(value, width, stream)"), std::string::npos) << what;
+  }
 }
 
 // ---- part of a buffer --------------------------------------------------------------------

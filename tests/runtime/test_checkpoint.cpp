@@ -55,6 +55,16 @@ TEST(Checkpoint, GpuMappingIsCheckedBeforeAnythingElse) {
     EXPECT_TRUE(contains(e.what(), "gpu_mapping[1].new_uuid 'GPU-1234' is not a GPU UUID"))
         << e.what();
   }
+  // Both forms parse: Device::uuid()'s (no prefix) and nvidia-smi's ("GPU-"); the
+  // error names the second pair, so the first pair's four UUIDs were accepted.
+  const std::string plain = "0123abcd-4567-89ab-cdef-0123456789ab";
+  const std::vector<GpuPair> mixed = {{plain, good}, {plain, "1234"}};
+  try {
+    process.restore(mixed);
+    ADD_FAILURE() << "a short UUID was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "gpu_mapping[1].new_uuid '1234' is not a GPU UUID")) << e.what();
+  }
   const std::vector<GpuPair> bad_digit = {{"0123abcd456789abcdef0123456789ag", good}};
   EXPECT_THROW(process.restore(bad_digit), std::invalid_argument);
   const std::vector<GpuPair> too_long = {{good + "00", good}};

@@ -67,8 +67,9 @@ TEST(Event, DefaultOptions) {
   EXPECT_TRUE(event.is_open());
   EXPECT_TRUE(event.is_owning());
   EXPECT_TRUE(event.is_timing_disabled());
-  // As cuda.core 1.3: a waiting thread busy-waits unless blocking_sync is asked for.
-  EXPECT_TRUE(event.is_sync_busy_waited());
+  // As cuda.core 1.3's tests assert: a default event is not busy-waited (the context's
+  // scheduling policy decides) and not blocking.
+  EXPECT_FALSE(event.is_sync_busy_waited());
   EXPECT_FALSE(event.is_blocking_sync());
   EXPECT_FALSE(event.is_ipc_enabled());
   EXPECT_EQ(event.device(), Device(0));
@@ -81,7 +82,7 @@ TEST(Event, OptionsAreReported) {
   const Device device(0);
   Event timed = device.create_event({.enable_timing = true});
   EXPECT_FALSE(timed.is_timing_disabled());
-  EXPECT_TRUE(timed.is_sync_busy_waited());
+  EXPECT_FALSE(timed.is_sync_busy_waited());
   Event blocking = device.create_event({.enable_timing = false, .blocking_sync = true});
   EXPECT_TRUE(blocking.is_timing_disabled());
   EXPECT_TRUE(blocking.is_blocking_sync());
@@ -103,10 +104,9 @@ TEST(Event, DeprecatedBusyWaitedSyncStillWorks) {
   EXPECT_TRUE(busy.is_sync_busy_waited());
   EXPECT_FALSE(busy.is_timing_disabled());
   old_style.busy_waited_sync = false;  // the old default: no longer asks for anything
-  EXPECT_TRUE(device.create_event(old_style).is_sync_busy_waited());
-  const std::string message = cuwrap::testing::thrown_message<std::invalid_argument>([&] {
-    (void)device.create_event({.blocking_sync = true, .busy_waited_sync = true});
-  });
+  EXPECT_FALSE(device.create_event(old_style).is_sync_busy_waited());
+  const std::string message = cuwrap::testing::thrown_message<std::invalid_argument>(
+      [&] { (void)device.create_event({.blocking_sync = true, .busy_waited_sync = true}); });
   EXPECT_TRUE(cuwrap::testing::contains(message, "blocking_sync")) << message;
   EXPECT_TRUE(cuwrap::testing::contains(message, "busy_waited_sync")) << message;
 }

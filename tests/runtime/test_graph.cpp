@@ -272,6 +272,29 @@ TEST_F(GraphTest, CapturedKernelsReplay) {
   EXPECT_EQ(download(data, stream_), expected);
 }
 
+// As cuda.core: a pool's allocation on a capturing stream is refused, naming the
+// resource that allocates graph memory; the capture goes on and ends cleanly.
+TEST_F(GraphTest, DeviceMemoryResourceRefusesACapturingStream) {
+  cuwrap::DeviceMemoryResource pool(*device_);
+  GraphBuilder builder = stream_.create_graph_builder();
+  builder.begin_building();
+  EXPECT_LOGIC_ERROR((void)pool.allocate(256, builder), "GraphMemoryResource");
+  // Device::allocate keeps giving graph memory there (an allocation node), as before.
+  Buffer via_device = device_->allocate(256, builder);
+  EXPECT_EQ(via_device.size(), 256u);
+  via_device.close(builder);
+  EXPECT_TRUE(builder.is_building());
+  cuwrap::GraphMemoryResource graph_memory(*device_);
+  Buffer in_graph = graph_memory.allocate(256, builder);  // the graph's memory: allowed
+  in_graph.close(builder);
+  Graph graph = builder.end_building().complete();
+  EXPECT_NE(graph.handle(), nullptr);
+  Buffer outside = pool.allocate(256, stream_);  // not capturing: allowed
+  EXPECT_EQ(outside.size(), 256u);
+  outside.close(stream_);
+  stream_.sync();
+}
+
 TEST_F(GraphTest, MovingABuilderHandsItOver) {
   GraphBuilder first = stream_.create_graph_builder();
   GraphBuilder second = std::move(first);

@@ -536,6 +536,22 @@ TEST_F(LaunchGpu, OccupancyAgreesWithTheDriver) {
     EXPECT_EQ(occupancy.max_active_clusters(config),
               cuwrap::driver::cuOccupancyMaxActiveClusters(function, &raw));
     EXPECT_GT(occupancy.max_active_clusters(config), 0);
+    // A stream, as cuda.core's (config, stream): the same answers in its context.
+    raw.hStream = stream_->handle();
+    EXPECT_EQ(occupancy.max_potential_cluster_size(config, *stream_),
+              cuwrap::driver::cuOccupancyMaxPotentialClusterSize(function, &raw));
+    EXPECT_EQ(occupancy.max_active_clusters(config, *stream_),
+              cuwrap::driver::cuOccupancyMaxActiveClusters(function, &raw));
+    // No cluster: a count (the driver's answer for the kernel's own cluster size), as
+    // cuda.core's max_active_clusters(config), not an error.
+    const LaunchConfig plain{.grid = 64, .block = 128};
+    raw.attrs = nullptr;
+    raw.numAttrs = 0;
+    raw.hStream = nullptr;
+    const int without_cluster = occupancy.max_active_clusters(plain);
+    EXPECT_EQ(without_cluster, cuwrap::driver::cuOccupancyMaxActiveClusters(function, &raw));
+    EXPECT_GT(without_cluster, 0);
+    EXPECT_EQ(occupancy.max_active_clusters(plain, *stream_), without_cluster);
   }
 }
 

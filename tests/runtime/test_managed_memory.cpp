@@ -55,10 +55,22 @@ TEST(ManagedBatchChecks, LocationCountAndNullBuffers) {
   } catch (const std::invalid_argument& e) {
     EXPECT_TRUE(contains(e.what(), "3 locations for 2 buffers")) << e.what();
   }
-  const std::vector<const Buffer*> with_null{&a, nullptr};
+  // A list of one location for two buffers is not broadcast (cuda.core: lists of
+  // different lengths are a ValueError); a single Location is.
   const std::vector<Location> one{Host{}};
   try {
-    cuwrap::managed_memory::prefetch_batch(cuwrap::kPerThreadDefaultStream, with_null, one);
+    cuwrap::managed_memory::prefetch_batch(cuwrap::kPerThreadDefaultStream, two, one);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "1 locations for 2 buffers")) << e.what();
+  }
+  EXPECT_THROW(
+      cuwrap::managed_memory::discard_prefetch_batch(cuwrap::kPerThreadDefaultStream, two, one),
+      std::invalid_argument);
+  const std::vector<const Buffer*> with_null{&a, nullptr};
+  try {
+    cuwrap::managed_memory::prefetch_batch(cuwrap::kPerThreadDefaultStream, with_null,
+                                           Location(Host{}));
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_TRUE(contains(e.what(), "buffers[1] is null")) << e.what();
@@ -157,7 +169,7 @@ TEST_F(ManagedGpu, BatchPrefetchReachesEveryBuffer) {
   for (const Buffer& b : buffers) {
     pointers.push_back(&b);
   }
-  const std::vector<Location> to_device{Location(device())};
+  const Location to_device(device());  // one location for all
   cuwrap::managed_memory::prefetch_batch(stream(), pointers, to_device);
   stream().sync();
   for (const Buffer& b : buffers) {

@@ -171,6 +171,31 @@ TEST_F(MemoryTest, FillPatternsOf8And16And32Bits) {
   }
 }
 
+// cuda.core's fill(value) fills bytes: its example checks bytes([42]) * size.
+TEST_F(MemoryTest, FillWithAnIntOrACharFillsBytes) {
+  const std::size_t size = 1024 + 3;
+  Buffer buffer = device().allocate(size, stream());
+  std::vector<std::byte> back(size);
+  buffer.fill(42, stream());
+  buffer.copy_to(std::span<std::byte>(back), stream());
+  stream().sync();
+  for (std::size_t i = 0; i < size; ++i) {
+    ASSERT_EQ(back[i], std::byte{42}) << i;
+  }
+  buffer.fill('b', stream());
+  buffer.copy_to(std::span<std::byte>(back), stream());
+  stream().sync();
+  for (std::size_t i = 0; i < size; ++i) {
+    ASSERT_EQ(back[i], std::byte{'b'}) << i;
+  }
+  buffer.fill(255, cuwrap::StreamRef(stream()));
+  buffer.copy_to(std::span<std::byte>(back), stream());
+  stream().sync();
+  EXPECT_EQ(back.front(), std::byte{0xFF});
+  EXPECT_EQ(back.back(), std::byte{0xFF});
+  EXPECT_THROW(buffer.fill(256, stream()), std::invalid_argument);
+}
+
 TEST_F(MemoryTest, FillRejectsSizesThePatternDoesNotDivide) {
   Buffer odd = device().allocate(7, stream());
   EXPECT_THROW(odd.fill(std::uint16_t{1}, stream()), std::invalid_argument);

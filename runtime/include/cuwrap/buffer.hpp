@@ -184,9 +184,10 @@ class Buffer {
   }
   /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
   ///
-  /// The width of a fill is the type of `value`: exactly std::uint8_t, std::uint16_t or
-  /// std::uint32_t, or the `width` of fill(value, width, stream). An `int` says no width
-  /// (fill(int) below); any other type does not compile.
+  /// The width of a fill is the type of `value`: std::uint8_t, `int` and `char` fill
+  /// bytes (as cuda.core's fill(value)), std::uint16_t and std::uint32_t fill 16- and
+  /// 32-bit words, and fill(value, width, stream) says the width; any other type does
+  /// not compile.
   void fill(std::uint8_t value, StreamRef stream);
   /// Set every 16-bit word to `value` (cuMemsetD16Async).
   ///
@@ -202,18 +203,21 @@ class Buffer {
   /// another width, a value that does not fit in `width` bytes, or a size that is not
   /// a multiple of `width`.
   void fill(std::int64_t value, int width, StreamRef stream);
-  /// Zero the buffer: `fill(0, stream)`, where every width writes the same bytes.
+  /// Set every byte to `value`, as cuda.core's fill(value) (cuMemsetD8Async).
   ///
-  /// Any other int leaves the width unsaid (bytes, as cuda.core's fill(value)? 32-bit
-  /// words, as `fill(1u, stream)`?), so it throws std::invalid_argument before any
-  /// driver call, naming the two ways to say it: fill(value, width, stream) or a value
-  /// of type std::uint8_t, std::uint16_t or std::uint32_t.
+  /// `value` is a byte: 0..255, else std::invalid_argument naming it, before any driver
+  /// call. (Before, only a zero int was accepted; a 32-bit pattern is
+  /// fill(std::uint32_t, stream) or fill(value, 4, stream).)
   void fill(int value, StreamRef stream);
-  /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t, std::uint32_t
-  /// (or a zero int) leaves the width unsaid; pass fill(value, width, stream) or a typed value.
+  /// Set every byte to the character `value` (`fill('b', stream)`), as cuda.core's
+  /// fill(b"b"); a negative char is its unsigned byte.
+  void fill(char value, StreamRef stream) { fill(static_cast<std::uint8_t>(value), stream); }
+  /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t, std::uint32_t,
+  /// int or char leaves the width unsaid; pass fill(value, width, stream) or a typed value.
   template <class T, class S>
   requires(!std::is_same_v<T, std::uint8_t> && !std::is_same_v<T, std::uint16_t> &&
-           !std::is_same_v<T, std::uint32_t> && !std::is_same_v<T, int>)
+           !std::is_same_v<T, std::uint32_t> && !std::is_same_v<T, int> &&
+           !std::is_same_v<T, char>)
   void fill(T value, const S& stream) = delete;
 
   /// Return a non-owning buffer for the `count` bytes at `offset` of this one.
@@ -259,8 +263,10 @@ class Buffer {
   void fill(std::uint16_t value, const Stream& stream) { fill(value, StreamRef(stream)); }
   /// Set every 32-bit word; as fill(std::uint32_t, StreamRef).
   void fill(std::uint32_t value, const Stream& stream) { fill(value, StreamRef(stream)); }
-  /// Zero the buffer; as fill(int, StreamRef).
+  /// Set every byte to an int in 0..255; as fill(int, StreamRef).
   void fill(int value, const Stream& stream) { fill(value, StreamRef(stream)); }
+  /// Set every byte to a character; as fill(char, StreamRef).
+  void fill(char value, const Stream& stream) { fill(value, StreamRef(stream)); }
   /// Free the memory ordered on `stream`; as close(StreamRef).
   void close(const Stream& stream) { close(StreamRef(stream)); }
   /// @}

@@ -34,8 +34,8 @@ enum class ProcessState {
 std::string_view to_string(ProcessState state) noexcept;
 
 /// One GPU of a restore that moves a process: the GPU it was checkpointed on and the
-/// one to restore it onto, as UUID text ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as
-/// Device::uuid() and nvidia-smi write it; the "GPU-" prefix and the hyphens optional).
+/// one to restore it onto, as UUID text ("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as
+/// Device::uuid() writes it, or with nvidia-smi's "GPU-" prefix; the hyphens optional).
 struct GpuPair {
   std::string old_uuid;  ///< the GPU that was checkpointed
   std::string new_uuid;  ///< the GPU to restore onto (same chip, enough memory)

@@ -79,6 +79,10 @@ class Device {
   /// Created on first use (thread-safe) and alive until the process exits.
   MemoryResource& memory_resource() const;
   /// Allocate `size` bytes from memory_resource(), ordered on `stream`.
+  ///
+  /// On a stream that is capturing a graph (a GraphBuilder) the memory is the graph's
+  /// (cuMemAllocAsync, an allocation node), as a GraphMemoryResource gives; the
+  /// DeviceMemoryResource itself refuses a capturing stream, as cuda.core's.
   Buffer allocate(std::size_t size, StreamRef stream) const;
   /// Allocate `size` bytes from memory_resource(), ordered on default_stream() (the
   /// legacy default stream), as cuda.core's allocate without a stream.
@@ -127,7 +131,10 @@ class Device {
   std::string arch() const;
   /// Return the PCI bus id, e.g. "0000:3B:00.0".
   std::string pci_bus_id() const;
-  /// Return the UUID formatted as nvidia-smi does: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+  /// Return the UUID as cuda.core's Device.uuid: "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx".
+  ///
+  /// Lowercase hex digits, without the "GPU-" prefix that nvidia-smi writes (cuwrap
+  /// before this release wrote it; checkpoint restore accepts both forms).
   std::string uuid() const;
   /// Return the value of one device attribute.
   int attribute(CUdevice_attribute attribute) const;

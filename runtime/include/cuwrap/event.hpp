@@ -40,8 +40,9 @@ struct EventOptions {
   /// Let a host thread waiting in Event::sync sleep instead of spinning
   /// (CU_EVENT_BLOCKING_SYNC).
   ///
-  /// false (the default, as cuda.core 1.3) busy-waits: the waiting thread spins on the
-  /// event, which wakes it soonest and holds a core while it waits.
+  /// false (the default, as cuda.core 1.3) leaves the wait to the context's scheduling
+  /// policy (CU_CTX_SCHED_AUTO unless set otherwise: spin while the CUDA contexts are
+  /// fewer than the logical processors, else yield); is_sync_busy_waited() is false.
   bool blocking_sync = false;
   /// Allow sharing the event with other processes (CU_EVENT_INTERPROCESS).
   ///
@@ -49,7 +50,8 @@ struct EventOptions {
   bool ipc_enabled = false;
   /// \deprecated Use blocking_sync. Setting it warns; it will be removed in a later release.
   ///
-  /// true asks for a busy-waiting event, which is now the default; combined with
+  /// true asks for a busy-waiting event: the flags are the default's (the driver has no
+  /// spin flag for events), and is_sync_busy_waited() answers true. Combined with
   /// blocking_sync = true it is a contradiction, and creation throws std::invalid_argument.
   /// false (the old default, which meant a blocking event) no longer changes anything.
   detail::DeprecatedBool busy_waited_sync{};
@@ -172,8 +174,14 @@ class Event : public EventRef {
   Device device() const;
   /// Return whether the event was created without timing.
   bool is_timing_disabled() const noexcept { return timing_disabled_; }
-  /// Return whether a host thread waiting on the event busy-waits (not blocking_sync).
-  bool is_sync_busy_waited() const noexcept { return !blocking_sync_; }
+  /// Return whether the event was created asking for a busy-waiting sync.
+  ///
+  /// false for a default event, as cuda.core's: without blocking_sync a waiting thread
+  /// follows the context's scheduling policy (CU_CTX_SCHED_AUTO unless set otherwise:
+  /// it spins while the CUDA contexts are fewer than the logical processors, else
+  /// yields), so no busy wait is promised. true only for an event created with the
+  /// deprecated busy_waited_sync = true.
+  bool is_sync_busy_waited() const noexcept { return busy_waited_; }
   /// Return whether a host thread waiting on the event sleeps (EventOptions::blocking_sync).
   bool is_blocking_sync() const noexcept { return blocking_sync_; }
   /// Return whether the event can be shared with other processes.
@@ -196,6 +204,7 @@ class Event : public EventRef {
   bool timing_disabled_ = true;
   bool blocking_sync_ = false;
   bool ipc_enabled_ = false;
+  bool busy_waited_ = false;
 };
 
 }  // namespace cuwrap

@@ -19,6 +19,7 @@
 namespace cuwrap {
 
 class Device;
+class StreamRef;
 struct LaunchConfig;
 class KernelAttributes;
 class KernelOccupancy;
@@ -91,13 +92,14 @@ class KernelAttributes {
   /// Return the value of attribute `attribute` for `device`.
   int get(CUfunction_attribute attribute, const Device& device) const;
 
-#define CUWRAP_FUNCTION_ATTRIBUTE(accessor, enumerator)         \
-  /** Return enumerator for the current (or default) device. */ \
-  int accessor() const { return get(enumerator); }              \
-  /** Return enumerator for `device`. */                        \
-  int accessor(const Device& device) const { return get(enumerator, device); }
+// Yes/no attributes (cache_mode_ca, cluster_size_must_be_set, ...) are bool, as cuda.core's.
+#define CUWRAP_FUNCTION_ATTRIBUTE_TYPED(accessor, enumerator, type)    \
+  /** Return enumerator for the current (or default) device. */        \
+  type accessor() const { return static_cast<type>(get(enumerator)); } \
+  /** Return enumerator for `device`. */                               \
+  type accessor(const Device& device) const { return static_cast<type>(get(enumerator, device)); }
 #include <cuwrap/detail/function_attributes.inc>
-#undef CUWRAP_FUNCTION_ATTRIBUTE
+#undef CUWRAP_FUNCTION_ATTRIBUTE_TYPED
 
  private:
   friend class Kernel;
@@ -145,13 +147,26 @@ class KernelOccupancy {
                                                         int block_size) const;
   /// Return the largest cluster size `config` could use (grid and block considered).
   int max_potential_cluster_size(const LaunchConfig& config) const;
-  /// Return how many clusters of `config.cluster` can be co-resident on the device.
+  /// Return the largest cluster size `config` could use when launched on `stream`, as
+  /// cuda.core's max_potential_cluster_size(config, stream) (the query runs in the
+  /// stream's context).
+  int max_potential_cluster_size(const LaunchConfig& config, StreamRef stream) const;
+  /// Return how many clusters of `config` can be co-resident on the device.
+  ///
+  /// Without config.cluster the driver answers for the kernel's own cluster size (one
+  /// block where it has none), as cuda.core's max_active_clusters(config).
   int max_active_clusters(const LaunchConfig& config) const;
+  /// Return how many clusters of `config` launched on `stream` can be co-resident, as
+  /// cuda.core's max_active_clusters(config, stream) (the query runs in the stream's
+  /// context).
+  int max_active_clusters(const LaunchConfig& config, StreamRef stream) const;
 
  private:
   friend class Kernel;
   explicit KernelOccupancy(detail::Ref<detail::KernelImpl> impl);
   CUfunction function() const;
+  int cluster_query(const LaunchConfig& config, CUstream stream, CUcontext context,
+                    bool active) const;
 
   detail::Ref<detail::KernelImpl> impl_;
 };

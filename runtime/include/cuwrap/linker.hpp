@@ -17,8 +17,9 @@
 // input is reported there; link() completes the link. Linking to PTX needs -ptx at
 // creation time, so link(TargetType::Ptx) re-creates the handle with it when needed.
 //
-// Driver fallback (as cuda.core does): when libnvJitLink cannot be loaded or is older
-// than 12.3 (it lacks nvJitLinkVersion), the Linker uses the driver's cuLinkCreate /
+// Driver fallback (as cuda.core does): when libnvJitLink cannot be loaded, is older
+// than 12.3 (it lacks nvJitLinkVersion) or is of another major version than the driver
+// (13.x with a 12.x driver), the Linker uses the driver's cuLinkCreate /
 // cuLinkAddData / cuLinkComplete, and backend() returns "driver". The options map to
 // CUjit_option as follows; the rest need nvJitLink and throw std::invalid_argument:
 //
@@ -59,8 +60,24 @@ struct LinkerOptions {
   std::optional<int> max_register_count{};  ///< -maxrregcount=N
   /// -ftz=, -prec-div=, -prec-sqrt=, -fma= (true/false); unset leaves nvJitLink's default.
   std::optional<bool> ftz{}, prec_div{}, prec_sqrt{}, fma{};
-
-  /// Return the nvJitLink options these settings stand for (see the table above).
+  /// \name cuda.core's other LinkerOptions (nvJitLink's spelling in each comment)
+  /// Kept last, so that initialisers written before still compile. With the driver's
+  /// linker, verbose, optimization_level and no_cache map to CU_JIT_LOG_VERBOSE,
+  /// CU_JIT_OPTIMIZATION_LEVEL and CU_JIT_CACHE_MODE; the others need nvJitLink and
+  /// throw std::invalid_argument there.
+  /// @{
+  bool verbose = false;                         ///< -verbose
+  std::optional<int> optimization_level{};      ///< -O<n>, 0..4
+  bool time = false;                            ///< -time
+  bool optimize_unused_variables = false;       ///< -optimize-unused-variables
+  std::vector<std::string> ptxas_options{};     ///< -Xptxas=<each>
+  std::optional<int> split_compile{};           ///< -split-compile=N (0: all threads)
+  std::optional<int> split_compile_extended{};  ///< -split-compile-extended=N (LTO)
+  std::vector<std::string> kernels_used{};      ///< -kernels-used=<each>
+  std::vector<std::string> variables_used{};    ///< -variables-used=<each>
+  bool no_cache = false;                        ///< -no-cache
+  bool ptx = false;  ///< -ptx from creation on (link(TargetType::Ptx) adds it anyway)
+  /// @} these settings stand for (see the table above).
   ///
   /// Throws std::invalid_argument for a malformed arch or when no arch is given and no
   /// CUDA device is available.
@@ -133,9 +150,13 @@ namespace detail {
 /// Throws std::invalid_argument naming `what` and the value when it is malformed.
 std::string normalize_arch(std::string_view arch, std::string_view what);
 
-/// Return true when libnvJitLink loads and is 12.3 or newer (decided once per process);
-/// otherwise Linker and PTX Programs use the driver's linker.
+/// Return true when libnvJitLink loads, is 12.3 or newer and of the driver's major
+/// version (decided once per process); otherwise Linker and PTX Programs use the
+/// driver's linker, as cuda.core's.
 bool nvjitlink_usable() noexcept;
+
+/// Return why the Linker uses the driver's linker ("" when it uses nvJitLink).
+std::string nvjitlink_fallback_reason();
 
 /// Return `arch` normalised, or the current device's ("sm_90") when it is empty.
 ///

@@ -125,17 +125,27 @@ void discard_prefetch(const Buffer& buffer, const Location& location, StreamRef 
 
 /// Prefetch each of `buffers` to its location, ordered on `stream`.
 ///
-/// `locations` holds one location for all buffers or one per buffer. One
+/// `locations` holds one location per buffer, as cuda.core's list of locations. One
 /// cuMemPrefetchBatchAsync where toolkit and driver have it (CUDA 13), else a loop of
 /// cuMemPrefetchAsync. Throws std::invalid_argument for a null buffer or a count of
-/// locations that is neither 1 nor buffers.size().
+/// locations other than buffers.size() (a list of one is not broadcast: pass a single
+/// Location for that, as cuda.core).
 void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                     std::span<const Location> locations);
+/// Prefetch every one of `buffers` to `location`, ordered on `stream` (cuda.core's
+/// single location for all).
+void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
+                    const Location& location);
 /// Discard the contents of each of `buffers`, ordered on `stream` (CUDA 13).
 void discard_batch(StreamRef stream, std::span<const Buffer* const> buffers);
 /// Discard each of `buffers` and prefetch it to its location (CUDA 13).
+///
+/// One location per buffer; throws std::invalid_argument for another count.
 void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                             std::span<const Location> locations);
+/// Discard every one of `buffers` and prefetch it to `location` (CUDA 13).
+void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
+                            const Location& location);
 /// Return whether prefetch_batch issues one cuMemPrefetchBatchAsync (else a loop).
 bool has_native_prefetch_batch();
 

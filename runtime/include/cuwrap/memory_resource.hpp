@@ -239,7 +239,9 @@ class DeviceMemoryResource : public MemoryResource {
  protected:
   /// Allocate `size` bytes from the pool, ordered on `stream`.
   ///
-  /// Throws std::logic_error on a closed or an imported (mapped) resource.
+  /// Throws std::logic_error on a closed or an imported (mapped) resource, and, as
+  /// cuda.core, on a stream that is capturing a graph (graph memory comes from a
+  /// GraphMemoryResource).
   Buffer do_allocate(std::size_t size, StreamRef stream) override;
   /// Return `ptr` to the pool, ordered on `stream` (cuMemFreeAsync).
   ///

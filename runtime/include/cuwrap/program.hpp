@@ -17,16 +17,21 @@
 // | max_register_count = N             | -maxrregcount=N                           |
 // | define_macro "NAME[=VALUE]"        | -DNAME[=VALUE]                            |
 // | include_path dir                   | -I<dir>                                   |
-// | link_time_optimization             | -dlto (also added for TargetType::Ltoir)  |
+// | link_time_optimization             | -dlto (also added for TargetType::Ltoir;  |
+// |                                    | left out for TargetType::Ptx: real PTX)   |
 // | extra_options                      | passed verbatim                           |
+// | cuda.core's other options          | as each field's comment says (cuda.core's |
+// |                                    | spelling); the pch fields need NVRTC 12.8 |
 //
 // When `arch` is not given it is the architecture of the current context's device, or
 // of device 0 when no context is current; without a usable device it is required.
 //
 // Code types: CodeType::Cxx is compiled by NVRTC to PTX, CUBIN or LTO-IR (backend()
 // "NVRTC"). CodeType::Ptx is assembled to CUBIN by nvJitLink (backend() "nvJitLink";
-// the options arch, debug, lineinfo, max_register_count, ftz, prec_div, prec_sqrt, fma
-// and link_time_optimization apply). CodeType::Nvvm is NVVM IR (LLVM text or bitcode)
+// the options arch, debug, lineinfo, max_register_count, ftz, prec_div, prec_sqrt, fma,
+// link_time_optimization, ptxas_options, split_compile, time and no_cache apply, as
+// the LinkerOptions of that name; setting any other field throws std::invalid_argument
+// naming them, as for NVVM IR). CodeType::Nvvm is NVVM IR (LLVM text or bitcode)
 // compiled by libNVVM to PTX or LTO-IR (backend() "NVVM"), with these options
 // (ProgramOptions::to_nvvm_options()):
 //
@@ -34,13 +39,16 @@
 // |------------------------------------|-------------------------------------------|
 // | arch "sm_90" / "90" / "compute_90" | -arch=compute_90 (default: the device's)  |
 // | debug                              | -g                                        |
+// | device_code_optimize = b           | -opt=3 / -opt=0                           |
 // | ftz, prec_sqrt, prec_div, fma = b  | -ftz=1/0, -prec-sqrt=, -prec-div=, -fma=  |
-// | link_time_optimization             | -gen-lto (also added for TargetType::Ltoir)|
+// | link_time_optimization             | -gen-lto (also added for TargetType::Ltoir;|
+// |                                    | left out for TargetType::Ptx: real PTX)   |
 // | extra_options                      | passed verbatim                           |
 //
 // The other fields (std, relocatable_device_code, lineinfo, use_fast_math,
-// max_register_count, define_macro, include_path) have no libNVVM option: setting one
-// for NVVM IR throws std::invalid_argument naming them. libNVVM is loaded at run time
+// max_register_count, define_macro, include_path and the NVRTC-only ones of cuda.core)
+// have no libNVVM option: setting one for NVVM IR throws std::invalid_argument naming
+// them. libNVVM is loaded at run time
 // (libnvvm.so.4; CUWRAP_LIBNVVM names another file); where cuwrap was built without
 // nvvm.h, an NVVM Program throws LoadError saying so.
 #pragma once
@@ -84,6 +92,49 @@ struct ProgramOptions {
   std::vector<std::string> include_path{};   ///< -I<dir>
   std::vector<std::string> extra_options{};  ///< passed through verbatim
   bool link_time_optimization = false;       ///< -dlto
+
+  /// \name cuda.core's other NVRTC options (NVRTC's own spelling in each comment)
+  /// Kept after the fields above, so that designated initialisers written before
+  /// still compile. Unset (false, empty) passes nothing.
+  /// @{
+  bool extensible_whole_program = false;            ///< --extensible-whole-program
+  std::optional<bool> device_code_optimize{};       ///< --dopt=on (true); libNVVM -opt=3 / -opt=0
+  std::vector<std::string> ptxas_options{};         ///< --ptxas-options=<each>
+  bool extra_device_vectorization = false;          ///< --extra-device-vectorization
+  bool gen_opt_lto = false;                         ///< --gen-opt-lto
+  std::vector<std::string> undefine_macro{};        ///< --undefine-macro=<each>
+  std::vector<std::string> pre_include{};           ///< --pre-include=<each>
+  bool no_source_include = false;                   ///< --no-source-include
+  std::optional<bool> builtin_move_forward{};       ///< --builtin-move-forward=true/false
+  std::optional<bool> builtin_initializer_list{};   ///< --builtin-initializer-list=true/false
+  bool disable_warnings = false;                    ///< --disable-warnings
+  bool restrict = false;                            ///< --restrict
+  bool device_as_default_execution_space = false;   ///< --device-as-default-execution-space
+  bool device_int128 = false;                       ///< --device-int128
+  bool device_float128 = false;                     ///< --device-float128
+  std::optional<std::string> optimization_info{};   ///< --optimization-info=<kind>
+  bool no_display_error_number = false;             ///< --no-display-error-number
+  std::vector<int> diag_error{};                    ///< --diag-error=<each>
+  std::vector<int> diag_suppress{};                 ///< --diag-suppress=<each>
+  std::vector<int> diag_warn{};                     ///< --diag-warn=<each>
+  std::optional<bool> brief_diagnostics{};          ///< --brief-diagnostics=true/false
+  std::optional<std::string> time{};                ///< --time=<csv file>
+  std::optional<int> split_compile{};               ///< --split-compile=N (0: all threads)
+  bool fdevice_syntax_only = false;                 ///< --fdevice-syntax-only
+  bool minimal = false;                             ///< --minimal
+  bool no_cache = false;                            ///< --no-cache
+  std::optional<std::string> fdevice_time_trace{};  ///< --fdevice-time-trace=<file>
+  std::optional<std::string> frandom_seed{};        ///< --frandom-seed=<seed>
+  std::optional<std::string> ofast_compile{};       ///< --Ofast-compile=0/min/mid/max
+  bool pch = false;                                 ///< --pch (NVRTC 12.8)
+  std::optional<std::string> create_pch{};          ///< --create-pch=<file> (NVRTC 12.8)
+  std::optional<std::string> use_pch{};             ///< --use-pch=<file> (NVRTC 12.8)
+  std::optional<std::string> pch_dir{};             ///< --pch-dir=<dir> (NVRTC 12.8)
+  std::optional<bool> pch_verbose{};                ///< --pch-verbose=true/false (NVRTC 12.8)
+  std::optional<bool> pch_messages{};               ///< --pch-messages=true/false (NVRTC 12.8)
+  /// --instantiate-templates-in-pch=true/false (NVRTC 12.8)
+  std::optional<bool> instantiate_templates_in_pch{};
+  /// @}
 
   /// Return the NVRTC options these settings stand for (see the table above).
   ///
@@ -159,12 +210,25 @@ class Program {
   CodeType code_type() const noexcept { return type_; }
   /// Return the options given at construction.
   const ProgramOptions& options() const noexcept { return options_; }
-  /// Return the NVRTC program (nullptr for PTX programs and once closed).
+  /// Return the NVRTC program (nullptr for PTX and NVVM IR programs and once closed).
   nvrtcProgram handle() const noexcept { return program_; }
+  /// Return the libNVVM program of an NVVM IR program (nvm.h's nvvmProgram; nullptr for
+  /// C++ and PTX programs and once closed), as cuda.core's handle of the NVVM backend.
+  _nvvmProgram* nvvm_handle() const noexcept { return nvvm_program_; }
+  /// Wrap an NVRTC program made elsewhere (nvrtcCreateProgram), as C++ of `options`.
+  ///
+  /// With `owning` the Program destroys it (nvrtcDestroyProgram) when closed, else the
+  /// caller does, after the Program is gone. Its source is not known to cuwrap, so it
+  /// compiles once (a second compile() throws std::logic_error) and has no cache key
+  /// (compile with a cache and program_cache_key() throw std::logic_error). Throws
+  /// std::invalid_argument for a null handle.
+  static Program from_handle(nvrtcProgram handle, ProgramOptions options = {}, bool owning = false);
   /// Release the NVRTC program; idempotent. Any later compile() throws logic_error.
   void close() noexcept;
 
  private:
+  struct AdoptTag {};
+  Program(AdoptTag /*tag*/, ProgramOptions options);
   void require_open(const char* operation) const;
   ObjectCode compile_cxx(TargetType target, std::span<const std::string> name_expressions,
                          std::string* log);
@@ -182,6 +246,8 @@ class Program {
   _nvvmProgram* nvvm_program_ = nullptr;  ///< nvvm.h's nvvmProgram (CodeType::Nvvm)
   bool compiled_ = false;  ///< program_ was compiled once; the next compile re-creates it
   bool closed_ = false;
+  bool owning_ = true;    ///< close() destroys program_ (false: from_handle, not owning)
+  bool adopted_ = false;  ///< from_handle: the source is unknown
 };
 
 /// Return the ProgramCache key of compiling `code` of `code_type` with `options` to

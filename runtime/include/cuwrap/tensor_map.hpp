@@ -46,7 +46,8 @@ struct TensorMapOptions {
 ///   const std::uint32_t box[] = {64, 32};
 ///   auto map = cuwrap::TensorMapDescriptor::from_tiled(
 ///       buf, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, shape, strides, box);
-///   cuwrap::launch(stream, config, kernel, map, out);  // kernel(const __grid_constant__ CUtensorMap, ...)
+///   cuwrap::launch(stream, config, kernel, map, out);  // kernel(const __grid_constant__
+///   CUtensorMap, ...)
 /// \endcode
 class alignas(alignof(CUtensorMap)) TensorMapDescriptor {
  public:
@@ -116,7 +117,8 @@ class alignas(alignof(CUtensorMap)) TensorMapDescriptor {
 
   /// Point the descriptor at `buffer` keeping everything else (cuTensorMapReplaceAddress).
   ///
-  /// Throws std::invalid_argument for an address not aligned to 16 bytes.
+  /// Throws std::invalid_argument for an address not aligned to 16 bytes and, as
+  /// cuda.core, for a buffer that is not device-accessible.
   void replace_address(const Buffer& buffer);
   /// Point the descriptor at `address` keeping everything else.
   void replace_address(CUdeviceptr address);

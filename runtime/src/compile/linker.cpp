@@ -116,6 +116,52 @@ std::vector<std::string> LinkerOptions::to_nvjitlink_options() const {
   if (fma) {
     options.push_back(std::string("-fma=") + flag(*fma));
   }
+  if (verbose) {
+    options.emplace_back("-verbose");
+  }
+  if (optimization_level) {
+    if (*optimization_level < 0 || *optimization_level > 4) {
+      throw std::invalid_argument("LinkerOptions::optimization_level must be 0..4, got " +
+                                  std::to_string(*optimization_level));
+    }
+    options.push_back("-O" + std::to_string(*optimization_level));
+  }
+  if (time) {
+    options.emplace_back("-time");
+  }
+  if (optimize_unused_variables) {
+    options.emplace_back("-optimize-unused-variables");
+  }
+  const auto each = [&](const std::vector<std::string>& values, const char* option,
+                        const char* field) {
+    for (const std::string& value : values) {
+      if (value.empty()) {
+        throw std::invalid_argument(std::string("LinkerOptions::") + field +
+                                    " holds an empty entry");
+      }
+      options.push_back(std::string(option) + value);
+    }
+  };
+  each(ptxas_options, "-Xptxas=", "ptxas_options");
+  each(kernels_used, "-kernels-used=", "kernels_used");
+  each(variables_used, "-variables-used=", "variables_used");
+  const auto threads = [&](const std::optional<int>& value, const char* option, const char* field) {
+    if (value) {
+      if (*value < 0) {
+        throw std::invalid_argument(std::string("LinkerOptions::") + field + " must be >= 0, got " +
+                                    std::to_string(*value));
+      }
+      options.push_back(std::string(option) + std::to_string(*value));
+    }
+  };
+  threads(split_compile, "-split-compile=", "split_compile");
+  threads(split_compile_extended, "-split-compile-extended=", "split_compile_extended");
+  if (no_cache) {
+    options.emplace_back("-no-cache");
+  }
+  if (ptx) {
+    options.emplace_back("-ptx");
+  }
   options.insert(options.end(), extra_options.begin(), extra_options.end());
   return options;
 }
@@ -135,15 +181,15 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
     }
     return;
   }
-  create(false);
+  create(options_.ptx);
 }
 
 void Linker::check_driver_options() const {
   const auto reject = [](const char* field) {
     throw std::invalid_argument(std::string("LinkerOptions::") + field +
-                                " needs nvJitLink 12.3 or newer; this Linker uses the driver's "
-                                "linker because nvJitLink is absent or older (set "
-                                "CUWRAP_LIBNVJITLINK to its path)");
+                                " needs nvJitLink (12.3 or newer, of the driver's major "
+                                "version); this Linker uses the driver's linker because " +
+                                detail::nvjitlink_fallback_reason());
   };
   if (options_.link_time_optimization) {
     reject("link_time_optimization");
@@ -153,6 +199,27 @@ void Linker::check_driver_options() const {
   }
   if (!options_.extra_options.empty()) {
     reject("extra_options");
+  }
+  if (options_.time) {
+    reject("time");
+  }
+  if (options_.optimize_unused_variables || !options_.kernels_used.empty() ||
+      !options_.variables_used.empty()) {
+    reject("optimize_unused_variables/kernels_used/variables_used");
+  }
+  if (!options_.ptxas_options.empty()) {
+    reject("ptxas_options");
+  }
+  if (options_.split_compile || options_.split_compile_extended) {
+    reject("split_compile/split_compile_extended");
+  }
+  if (options_.ptx) {
+    reject("ptx");
+  }
+  if (options_.optimization_level &&
+      (*options_.optimization_level < 0 || *options_.optimization_level > 4)) {
+    throw std::invalid_argument("LinkerOptions::optimization_level must be 0..4, got " +
+                                std::to_string(*options_.optimization_level));
   }
   if (options_.max_register_count && *options_.max_register_count <= 0) {
     throw std::invalid_argument("LinkerOptions::max_register_count must be > 0, got " +
@@ -180,7 +247,13 @@ ObjectCode Linker::link_with_driver() {
   add(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, kDriverLogSize);
   add(CU_JIT_ERROR_LOG_BUFFER, reinterpret_cast<std::uintptr_t>(driver_error_log_.data()));
   add(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, kDriverLogSize);
-  add(CU_JIT_LOG_VERBOSE, 1);
+  add(CU_JIT_LOG_VERBOSE, 1);  // always: the logs are kept (LinkerOptions::verbose too)
+  if (options_.optimization_level) {
+    add(CU_JIT_OPTIMIZATION_LEVEL, static_cast<std::uintptr_t>(*options_.optimization_level));
+  }
+  if (options_.no_cache) {
+    add(CU_JIT_CACHE_MODE, CU_JIT_CACHE_OPTION_NONE);
+  }
   if (options_.debug) {
     add(CU_JIT_GENERATE_DEBUG_INFO, 1);
   }
@@ -283,6 +356,7 @@ void Linker::require_open(const char* operation) const {
 
 void Linker::create(bool ptx) {
   std::vector<std::string> options = options_.to_nvjitlink_options();
+  std::erase(options, std::string("-ptx"));  // LinkerOptions::ptx: decided by `ptx`
   if (ptx) {
     options.emplace_back("-ptx");
   }
@@ -373,15 +447,32 @@ std::string Linker::backend() const { return use_driver_ ? "driver" : "nvJitLink
 
 namespace detail {
 
-bool nvjitlink_usable() noexcept {
+namespace {
+
+// Why the Linker uses the driver's linker ("" when nvJitLink is used), decided once.
+const std::string& fallback_reason() noexcept {
   // nvJitLinkVersion arrived in nvJitLink 12.3: its absence means too old, and a library
   // that does not load fails the call the same way (raw:: never throws).
-  static const bool usable = [] {
+  static const std::string reason = []() -> std::string {
     unsigned major = 0;
     unsigned minor = 0;
     if (nvjitlink::raw::nvJitLinkVersion(&major, &minor) != NVJITLINK_SUCCESS ||
         major * 1000 + minor * 10 < 12030) {
-      return false;
+      return "nvJitLink is absent or older than 12.3 (set CUWRAP_LIBNVJITLINK to its path)";
+    }
+    // As cuda.core: nvJitLink of another major version than the driver's produces code
+    // the driver may not load, so the driver links (without LTO). No driver: nothing to
+    // compare, nvJitLink links.
+    int driver = 0;
+    try {
+      driver = driver_version();
+    } catch (const std::exception&) {
+      driver = 0;
+    }
+    if (driver != 0 && driver / 1000 != static_cast<int>(major)) {
+      return "nvJitLink " + std::to_string(major) + "." + std::to_string(minor) +
+             " is of another major version than the driver (" + std::to_string(driver / 1000) +
+             "." + std::to_string(driver % 1000 / 10) + ")";
     }
     // The entry points are versioned symbols (__nvJitLinkCreate_12_4): a library of
     // another major version (CUWRAP_LIBNVJITLINK pointing elsewhere) may lack the ones
@@ -389,14 +480,21 @@ bool nvjitlink_usable() noexcept {
     const char* options[] = {"-arch=sm_90"};
     nvJitLinkHandle handle = nullptr;
     if (nvjitlink::raw::nvJitLinkCreate(&handle, 1, options) != NVJITLINK_SUCCESS) {
-      return false;
+      return "nvJitLink " + std::to_string(major) + "." + std::to_string(minor) +
+             " lacks the entry points the bindings name (another major version)";
     }
     detail::report_release_failure(nvjitlink::raw::nvJitLinkDestroy(&handle), "nvJitLinkDestroy",
                                    "Linker");
-    return true;
+    return {};
   }();
-  return usable;
+  return reason;
 }
+
+}  // namespace
+
+bool nvjitlink_usable() noexcept { return fallback_reason().empty(); }
+
+std::string nvjitlink_fallback_reason() { return fallback_reason(); }
 
 std::string normalize_arch(std::string_view arch, std::string_view what) {
   std::string_view rest = arch;

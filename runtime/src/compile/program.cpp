@@ -13,9 +13,9 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
-#include <string_view>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -204,6 +204,163 @@ void check_cache_key_inputs(CodeType code_type, TargetType target,
   }
 }
 
+// A text option must not be empty (NVRTC would read the next option as its value).
+void check_text(const std::optional<std::string>& value, const char* field) {
+  if (value && value->empty()) {
+    throw std::invalid_argument(std::string("ProgramOptions::") + field + " is empty");
+  }
+}
+
+// cuda.core's NVRTC options beyond the first table, spelled as cuda.core spells them.
+void append_cuda_core_nvrtc_options(const ProgramOptions& o, std::vector<std::string>& options) {
+  const auto on = [&](bool set, const char* option) {
+    if (set) {
+      options.emplace_back(option);
+    }
+  };
+  const auto boolean = [&](const std::optional<bool>& value, const char* option) {
+    if (value) {
+      options.push_back(std::string(option) + "=" + flag(*value));
+    }
+  };
+  const auto text = [&](const std::optional<std::string>& value, const char* option,
+                        const char* field) {
+    check_text(value, field);
+    if (value) {
+      options.push_back(std::string(option) + "=" + *value);
+    }
+  };
+  const auto each = [&](const std::vector<std::string>& values, const char* option,
+                        const char* field) {
+    for (const std::string& value : values) {
+      if (value.empty()) {
+        throw std::invalid_argument(std::string("ProgramOptions::") + field +
+                                    " holds an empty entry");
+      }
+      options.push_back(std::string(option) + "=" + value);
+    }
+  };
+  const auto numbers = [&](const std::vector<int>& values, const char* option) {
+    for (const int value : values) {
+      options.push_back(std::string(option) + "=" + std::to_string(value));
+    }
+  };
+  on(o.extensible_whole_program, "--extensible-whole-program");
+  on(o.device_code_optimize.value_or(false), "--dopt=on");
+  each(o.ptxas_options, "--ptxas-options", "ptxas_options");
+  on(o.extra_device_vectorization, "--extra-device-vectorization");
+  on(o.gen_opt_lto, "--gen-opt-lto");
+  each(o.undefine_macro, "--undefine-macro", "undefine_macro");
+  each(o.pre_include, "--pre-include", "pre_include");
+  on(o.no_source_include, "--no-source-include");
+  boolean(o.builtin_move_forward, "--builtin-move-forward");
+  boolean(o.builtin_initializer_list, "--builtin-initializer-list");
+  on(o.disable_warnings, "--disable-warnings");
+  on(o.restrict, "--restrict");
+  on(o.device_as_default_execution_space, "--device-as-default-execution-space");
+  on(o.device_int128, "--device-int128");
+  on(o.device_float128, "--device-float128");
+  text(o.optimization_info, "--optimization-info", "optimization_info");
+  on(o.no_display_error_number, "--no-display-error-number");
+  numbers(o.diag_error, "--diag-error");
+  numbers(o.diag_suppress, "--diag-suppress");
+  numbers(o.diag_warn, "--diag-warn");
+  boolean(o.brief_diagnostics, "--brief-diagnostics");
+  text(o.time, "--time", "time");
+  if (o.split_compile) {
+    if (*o.split_compile < 0) {
+      throw std::invalid_argument("ProgramOptions::split_compile must be >= 0, got " +
+                                  std::to_string(*o.split_compile));
+    }
+    options.push_back("--split-compile=" + std::to_string(*o.split_compile));
+  }
+  on(o.fdevice_syntax_only, "--fdevice-syntax-only");
+  on(o.minimal, "--minimal");
+  on(o.no_cache, "--no-cache");
+  text(o.fdevice_time_trace, "--fdevice-time-trace", "fdevice_time_trace");
+  text(o.frandom_seed, "--frandom-seed", "frandom_seed");
+  if (o.ofast_compile && *o.ofast_compile != "0" && *o.ofast_compile != "min" &&
+      *o.ofast_compile != "mid" && *o.ofast_compile != "max") {
+    throw std::invalid_argument("ProgramOptions::ofast_compile '" + *o.ofast_compile +
+                                "' is not \"0\", \"min\", \"mid\" or \"max\"");
+  }
+  text(o.ofast_compile, "--Ofast-compile", "ofast_compile");
+  const bool wants_pch = o.pch || o.create_pch || o.use_pch || o.pch_dir || o.pch_verbose ||
+                         o.pch_messages || o.instantiate_templates_in_pch;
+  if (wants_pch) {
+    const auto [major, minor] = nvrtc::nvrtcVersion();
+    const int version = major * 1000 + minor * 10;
+    if (version < 12080) {
+      throw UnsupportedError("ProgramOptions' precompiled-header fields (pch, ...)", 12080, version,
+                             "the installed NVRTC");
+    }
+  }
+  on(o.pch, "--pch");
+  text(o.create_pch, "--create-pch", "create_pch");
+  text(o.use_pch, "--use-pch", "use_pch");
+  text(o.pch_dir, "--pch-dir", "pch_dir");
+  boolean(o.pch_verbose, "--pch-verbose");
+  boolean(o.pch_messages, "--pch-messages");
+  boolean(o.instantiate_templates_in_pch, "--instantiate-templates-in-pch");
+}
+
+// The fields set in `o` that a PTX Program (the linker) or libNVVM cannot be told, by
+// name; `nvvm` tells which (libNVVM maps device_code_optimize, the linker
+// ptxas_options, split_compile, time and no_cache).
+std::string unmapped_fields(const ProgramOptions& o, bool nvvm) {
+  std::string fields;
+  const auto reject = [&](bool set, const char* field) {
+    if (set) {
+      fields += (fields.empty() ? "" : ", ") + std::string(field);
+    }
+  };
+  reject(o.std.has_value(), "std");
+  reject(o.relocatable_device_code, "relocatable_device_code");
+  reject(nvvm && o.lineinfo, "lineinfo");
+  reject(o.use_fast_math, "use_fast_math");
+  reject(nvvm && o.max_register_count.has_value(), "max_register_count");
+  reject(!o.define_macro.empty(), "define_macro");
+  reject(!o.include_path.empty(), "include_path");
+  reject(!nvvm && !o.extra_options.empty(), "extra_options");
+  reject(o.extensible_whole_program, "extensible_whole_program");
+  reject(!nvvm && o.device_code_optimize.has_value(), "device_code_optimize");
+  reject(nvvm && !o.ptxas_options.empty(), "ptxas_options");
+  reject(o.extra_device_vectorization, "extra_device_vectorization");
+  reject(o.gen_opt_lto, "gen_opt_lto");
+  reject(!o.undefine_macro.empty(), "undefine_macro");
+  reject(!o.pre_include.empty(), "pre_include");
+  reject(o.no_source_include, "no_source_include");
+  reject(o.builtin_move_forward.has_value(), "builtin_move_forward");
+  reject(o.builtin_initializer_list.has_value(), "builtin_initializer_list");
+  reject(o.disable_warnings, "disable_warnings");
+  reject(o.restrict, "restrict");
+  reject(o.device_as_default_execution_space, "device_as_default_execution_space");
+  reject(o.device_int128, "device_int128");
+  reject(o.device_float128, "device_float128");
+  reject(o.optimization_info.has_value(), "optimization_info");
+  reject(o.no_display_error_number, "no_display_error_number");
+  reject(!o.diag_error.empty(), "diag_error");
+  reject(!o.diag_suppress.empty(), "diag_suppress");
+  reject(!o.diag_warn.empty(), "diag_warn");
+  reject(o.brief_diagnostics.has_value(), "brief_diagnostics");
+  reject(nvvm && o.time.has_value(), "time");
+  reject(nvvm && o.split_compile.has_value(), "split_compile");
+  reject(o.fdevice_syntax_only, "fdevice_syntax_only");
+  reject(o.minimal, "minimal");
+  reject(nvvm && o.no_cache, "no_cache");
+  reject(o.fdevice_time_trace.has_value(), "fdevice_time_trace");
+  reject(o.frandom_seed.has_value(), "frandom_seed");
+  reject(o.ofast_compile.has_value(), "ofast_compile");
+  reject(o.pch, "pch");
+  reject(o.create_pch.has_value(), "create_pch");
+  reject(o.use_pch.has_value(), "use_pch");
+  reject(o.pch_dir.has_value(), "pch_dir");
+  reject(o.pch_verbose.has_value(), "pch_verbose");
+  reject(o.pch_messages.has_value(), "pch_messages");
+  reject(o.instantiate_templates_in_pch.has_value(), "instantiate_templates_in_pch");
+  return fields;
+}
+
 nvrtcProgram create_nvrtc_program(const std::string& code, const std::string& name) {
   return nvrtc::nvrtcCreateProgram(code.c_str(), name.c_str(), 0, nullptr, nullptr);
 }
@@ -265,25 +422,14 @@ std::vector<std::string> ProgramOptions::to_nvrtc_options() const {
   if (link_time_optimization) {
     options.emplace_back("-dlto");
   }
+  append_cuda_core_nvrtc_options(*this, options);
   options.insert(options.end(), extra_options.begin(), extra_options.end());
   return options;
 }
 
 std::vector<std::string> ProgramOptions::to_nvvm_options() const {
   // What libNVVM cannot be told: named all at once, so one fix suffices.
-  std::string unsupported;
-  const auto reject = [&](bool set, const char* field) {
-    if (set) {
-      unsupported += (unsupported.empty() ? "" : ", ") + std::string(field);
-    }
-  };
-  reject(std.has_value(), "std");
-  reject(relocatable_device_code, "relocatable_device_code");
-  reject(lineinfo, "lineinfo");
-  reject(use_fast_math, "use_fast_math");
-  reject(max_register_count.has_value(), "max_register_count");
-  reject(!define_macro.empty(), "define_macro");
-  reject(!include_path.empty(), "include_path");
+  const std::string unsupported = unmapped_fields(*this, true);
   if (!unsupported.empty()) {
     throw std::invalid_argument("ProgramOptions: libNVVM (CodeType::Nvvm) has no option for " +
                                 unsupported + "; leave them unset for NVVM IR");
@@ -293,6 +439,9 @@ std::vector<std::string> ProgramOptions::to_nvvm_options() const {
   std::vector<std::string> options{"-arch=compute_" + arch_name.substr(3)};
   if (debug) {
     options.emplace_back("-g");
+  }
+  if (device_code_optimize) {
+    options.emplace_back(*device_code_optimize ? "-opt=3" : "-opt=0");
   }
   // libNVVM spells booleans 1 and 0.
   const auto bit = [](bool value) { return value ? "1" : "0"; };
@@ -375,7 +524,9 @@ Program::Program(Program&& other) noexcept
       program_(std::exchange(other.program_, nullptr)),
       nvvm_program_(std::exchange(other.nvvm_program_, nullptr)),
       compiled_(other.compiled_),
-      closed_(std::exchange(other.closed_, true)) {}
+      closed_(std::exchange(other.closed_, true)),
+      owning_(other.owning_),
+      adopted_(other.adopted_) {}
 
 Program& Program::operator=(Program&& other) noexcept {
   if (this != &other) {
@@ -387,13 +538,32 @@ Program& Program::operator=(Program&& other) noexcept {
     nvvm_program_ = std::exchange(other.nvvm_program_, nullptr);
     compiled_ = other.compiled_;
     closed_ = std::exchange(other.closed_, true);
+    owning_ = other.owning_;
+    adopted_ = other.adopted_;
   }
   return *this;
 }
 
 Program::~Program() { close(); }
 
+Program::Program(AdoptTag /*tag*/, ProgramOptions options)
+    : type_(CodeType::Cxx), options_(std::move(options)) {}
+
+Program Program::from_handle(nvrtcProgram handle, ProgramOptions options, bool owning) {
+  if (handle == nullptr) {
+    throw std::invalid_argument("Program::from_handle: handle is nullptr");
+  }
+  Program program(AdoptTag{}, std::move(options));
+  program.program_ = handle;
+  program.owning_ = owning;
+  program.adopted_ = true;
+  return program;
+}
+
 void Program::close() noexcept {
+  if (program_ != nullptr && !owning_) {
+    program_ = nullptr;  // the caller's to destroy
+  }
   if (program_ != nullptr) {
     detail::report_release_failure(nvrtc::raw::nvrtcDestroyProgram(&program_),
                                    "nvrtcDestroyProgram", "Program");
@@ -444,6 +614,11 @@ ObjectCode Program::compile(TargetType target, std::span<const std::string> name
 std::string Program::program_cache_key(TargetType target,
                                        std::span<const std::string> name_expressions) const {
   require_open("program_cache_key");
+  if (adopted_) {
+    throw std::logic_error(
+        "Program::program_cache_key: a Program from from_handle has no cache key (its source "
+        "is not known)");
+  }
   return make_program_cache_key(code_, type_, options_, target, name_expressions);
 }
 
@@ -478,6 +653,11 @@ ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> 
   if (target == TargetType::Ltoir && !options_.link_time_optimization) {
     options.emplace_back("-dlto");
   }
+  if (target == TargetType::Ptx) {
+    // As cuda.core, PTX is PTX also with link_time_optimization: -dlto would make NVRTC
+    // produce LTO-IR and no PTX at all.
+    std::erase(options, std::string("-dlto"));
+  }
   std::vector<const char*> pointers;
   pointers.reserve(options.size());
   for (const auto& option : options) {
@@ -485,6 +665,11 @@ ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> 
   }
   // Name expressions are registered before compiling; a program compiles once, so a
   // second compile() starts from a fresh NVRTC program.
+  if (compiled_ && adopted_) {
+    throw std::logic_error(
+        "Program::compile: a Program from from_handle compiles once (its source is not known, "
+        "so no fresh NVRTC program can be made)");
+  }
   if (compiled_) {
     nvrtcProgram fresh = create_nvrtc_program(code_, options_.name);
     detail::report_release_failure(nvrtc::raw::nvrtcDestroyProgram(&program_),
@@ -542,6 +727,11 @@ ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> 
 }
 
 ObjectCode Program::compile_ptx(TargetType target, std::string* log) {
+  // What the linker cannot be told: named all at once, as for NVVM IR.
+  if (const std::string unmapped = unmapped_fields(options_, false); !unmapped.empty()) {
+    throw std::invalid_argument("ProgramOptions: a PTX Program (the linker) has no option for " +
+                                unmapped + "; leave them unset for PTX");
+  }
   if (target == TargetType::Ptx) {
     return ObjectCode::from_ptx(code_, options_.name);
   }
@@ -562,6 +752,10 @@ ObjectCode Program::compile_ptx(TargetType target, std::string* log) {
   link_options.prec_div = options_.prec_div;
   link_options.prec_sqrt = options_.prec_sqrt;
   link_options.fma = options_.fma;
+  link_options.ptxas_options = options_.ptxas_options;
+  link_options.split_compile = options_.split_compile;
+  link_options.time = options_.time.has_value();  // as cuda.core: any value asks for -time
+  link_options.no_cache = options_.no_cache;
   try {
     Linker linker({ObjectCode::from_ptx(code_, options_.name)}, std::move(link_options));
     ObjectCode result = linker.link(TargetType::Cubin);
@@ -585,6 +779,11 @@ ObjectCode Program::compile_nvvm(TargetType target, std::string* log) {
   std::vector<std::string> options = options_.to_nvvm_options();
   if (target == TargetType::Ltoir && !options_.link_time_optimization) {
     options.emplace_back("-gen-lto");
+  }
+  if (target == TargetType::Ptx) {
+    // PTX is PTX also with link_time_optimization: -gen-lto would make libNVVM produce
+    // LTO bitcode instead.
+    std::erase(options, std::string("-gen-lto"));
   }
 #if CUWRAP_HAS_NVVM
   std::vector<const char*> pointers;

@@ -62,7 +62,7 @@ CUuuid parse_uuid(std::string_view text, const std::string& what) {
   if (count != 32) {
     throw std::invalid_argument("checkpoint::Process::restore: " + what + " '" + std::string(text) +
                                 "' is not a GPU UUID (32 hex digits, as Device::uuid() "
-                                "writes it)");
+                                "writes it, optionally after nvidia-smi's \"GPU-\")");
   }
   return uuid;
 }

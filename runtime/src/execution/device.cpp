@@ -65,8 +65,8 @@ std::string Device::pci_bus_id() const { return driver::cuDeviceGetPCIBusId(devi
 
 std::string Device::uuid() const {
   const CUuuid id = driver::cuDeviceGetUuid(device_);
-  // nvidia-smi's layout: GPU-8-4-4-4-12 lowercase hex digits.
-  std::string text = "GPU-";
+  // cuda.core's layout: 8-4-4-4-12 lowercase hex digits (nvidia-smi adds "GPU-").
+  std::string text;
   char digits[3];
   for (int i = 0; i < 16; ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) {

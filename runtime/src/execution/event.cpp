@@ -22,7 +22,8 @@ Event::Event(Event&& other) noexcept
       owning_(other.owning_),
       timing_disabled_(other.timing_disabled_),
       blocking_sync_(other.blocking_sync_),
-      ipc_enabled_(other.ipc_enabled_) {}
+      ipc_enabled_(other.ipc_enabled_),
+      busy_waited_(other.busy_waited_) {}
 
 Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
@@ -35,6 +36,7 @@ Event& Event::operator=(Event&& other) noexcept {
     timing_disabled_ = other.timing_disabled_;
     blocking_sync_ = other.blocking_sync_;
     ipc_enabled_ = other.ipc_enabled_;
+    busy_waited_ = other.busy_waited_;
   }
   return *this;
 }
@@ -76,6 +78,7 @@ Event Event::create(CUcontext context, int device_id, const EventOptions& option
   event.timing_disabled_ = !options.enable_timing;
   event.blocking_sync_ = options.blocking_sync;
   event.ipc_enabled_ = options.ipc_enabled;
+  event.busy_waited_ = options.busy_waited_sync;
   return event;
 }
 

@@ -9,6 +9,7 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
+#include <cuwrap/stream.hpp>
 
 #include <atomic>
 #include <mutex>
@@ -237,27 +238,43 @@ std::size_t KernelOccupancy::available_dynamic_shared_memory_per_block(
                                                          block_size);
 }
 
-int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) const {
+// A cluster query of `config` on `stream` (nullptr: none) in `context` (nullptr: the
+// current one, or device 0's primary one): cuOccupancyMaxActiveClusters when `active`,
+// else cuOccupancyMaxPotentialClusterSize.
+int KernelOccupancy::cluster_query(const LaunchConfig& config, CUstream stream, CUcontext context,
+                                   bool active) const {
   detail::check_config(config);
   CUlaunchConfig cu_config{};
   CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
-  detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
+  detail::to_cu_launch_config(config, stream, cu_config, attributes);
+  const auto query = [&] {
+    const CUfunction fn = function();
+    return active ? driver::cuOccupancyMaxActiveClusters(fn, &cu_config)
+                  : driver::cuOccupancyMaxPotentialClusterSize(fn, &cu_config);
+  };
+  if (context != nullptr) {
+    const detail::ScopedContext scope(context);
+    return query();
+  }
   const detail::ScopedCurrentOrPrimary scope(0);
-  const CUfunction fn = function();
-  return driver::cuOccupancyMaxPotentialClusterSize(fn, &cu_config);
+  return query();
+}
+
+int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) const {
+  return cluster_query(config, nullptr, nullptr, false);
+}
+
+int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config,
+                                                StreamRef stream) const {
+  return cluster_query(config, stream.handle(), detail::stream_context_key(stream).context, false);
 }
 
 int KernelOccupancy::max_active_clusters(const LaunchConfig& config) const {
-  if (!config.cluster) {
-    throw std::invalid_argument("KernelOccupancy::max_active_clusters: config.cluster must be set");
-  }
-  detail::check_config(config);
-  CUlaunchConfig cu_config{};
-  CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
-  detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
-  const detail::ScopedCurrentOrPrimary scope(0);
-  const CUfunction fn = function();
-  return driver::cuOccupancyMaxActiveClusters(fn, &cu_config);
+  return cluster_query(config, nullptr, nullptr, true);
+}
+
+int KernelOccupancy::max_active_clusters(const LaunchConfig& config, StreamRef stream) const {
+  return cluster_query(config, stream.handle(), detail::stream_context_key(stream).context, true);
 }
 
 // ---- detail ------------------------------------------------------------------------

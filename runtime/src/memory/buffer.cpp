@@ -321,14 +321,14 @@ void Buffer::fill(std::uint32_t value, StreamRef stream) {
 }
 
 void Buffer::fill(int value, StreamRef stream) {
-  if (value != 0) {
-    throw std::invalid_argument(
-        "Buffer::fill: fill(" + std::to_string(value) +
-        ", stream) does not say the width of the pattern: pass fill(value, width, stream) "
-        "with width 1, 2 or 4, or a std::uint8_t, std::uint16_t or std::uint32_t value "
-        "(only a zero int needs no width)");
+  if (value < 0 || value > 255) {
+    throw std::invalid_argument("Buffer::fill: value " + std::to_string(value) +
+                                " is not a byte (0..255); fill(int, stream) fills bytes, as "
+                                "cuda.core's fill(value): for wider words pass "
+                                "fill(value, width, stream) or a std::uint16_t or "
+                                "std::uint32_t value");
   }
-  fill(std::uint8_t{0}, stream);
+  fill(static_cast<std::uint8_t>(value), stream);
 }
 
 void Buffer::fill(std::int64_t value, int width, StreamRef stream) {

@@ -4,7 +4,9 @@
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
+#include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
+#include <cuwrap/stream.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -44,6 +46,43 @@ class DefaultResources {
   std::mutex mutex_;
 };
 
+// cuMemFreeAsync: a free node while capturing, else an ordinary stream-ordered free.
+void free_captured(CUdeviceptr ptr, StreamRef stream) {
+  if (ptr != 0) {
+    const CUstream handle = stream.handle();
+    detail::check_on_stream(stream, "cuMemFreeAsync",
+                            [&] { return driver::raw::cuMemFreeAsync(ptr, handle); });
+  }
+}
+
+// Device::allocate's resource while its stream captures a graph: graph memory
+// (cuMemAllocAsync, an allocation node), as Device::allocate always gave there. A
+// DeviceMemoryResource itself refuses a capturing stream, as cuda.core's.
+class CaptureResource final : public MemoryResource {
+ public:
+  CaptureResource() {
+    set_detached_deallocate([](CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+      free_captured(ptr, stream);
+    });
+  }
+  bool is_device_accessible() const override { return true; }
+  bool is_host_accessible() const override { return false; }
+
+ protected:
+  Buffer do_allocate(std::size_t size, StreamRef stream) override {
+    CUdeviceptr ptr = 0;
+    if (size != 0) {
+      const CUstream handle = stream.handle();
+      detail::check_on_stream(stream, "cuMemAllocAsync",
+                              [&] { return driver::raw::cuMemAllocAsync(&ptr, size, handle); });
+    }
+    return Buffer::from_handle(ptr, size, this, stream);
+  }
+  void do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) override {
+    free_captured(ptr, stream);
+  }
+};
+
 DefaultResources& default_resources() {
   static auto* resources = new DefaultResources(detail::device_count());
   return *resources;
@@ -54,6 +93,11 @@ DefaultResources& default_resources() {
 MemoryResource& Device::memory_resource() const { return default_resources().get(*this); }
 
 Buffer Device::allocate(std::size_t size, StreamRef stream) const {
+  if (driver::cuStreamIsCapturing(stream.handle()) == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+      [[unlikely]] {
+    static auto* capture = new CaptureResource;  // never destroyed, as the default ones
+    return capture->allocate(size, stream);
+  }
   return memory_resource().allocate(size, stream);
 }
 

@@ -214,6 +214,12 @@ DLDevice dlpack_device(const Buffer& buffer) {
   if (device) {
     return {kDLCUDA, buffer.device_id()};
   }
+  if (!host) {
+    // As cuda.core: memory that neither side can reach has no DLPack device.
+    throw std::invalid_argument(
+        "dlpack_device: the buffer is neither device- nor host-accessible (its memory "
+        "resource says so); DLPack has no device for it");
+  }
   return {kDLCPU, 0};
 }
 

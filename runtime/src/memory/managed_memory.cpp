@@ -1,8 +1,8 @@
 // Managed memory advice, prefetch, discard and range queries. See cuwrap/managed_memory.hpp.
+#include <cuwrap/copy.hpp>
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
-#include <cuwrap/copy.hpp>
 #include <cuwrap/managed_memory.hpp>
 #include <cuwrap/version.hpp>
 
@@ -78,12 +78,15 @@ struct Batch {
 
 std::string batch_name(const char* function) { return std::string("managed_memory::") + function; }
 
+// `locations` holds one location per buffer, or, when `broadcast`, exactly one for all
+// (the overloads taking a single Location).
 Batch make_batch(const char* function, std::span<const Buffer* const> buffers,
-                 std::span<const Location> locations, bool with_locations) {
-  if (with_locations && locations.size() != 1 && locations.size() != buffers.size()) {
+                 std::span<const Location> locations, bool with_locations, bool broadcast = false) {
+  if (with_locations && !broadcast && locations.size() != buffers.size()) {
     throw std::invalid_argument(batch_name(function) + ": " + std::to_string(locations.size()) +
                                 " locations for " + std::to_string(buffers.size()) +
-                                " buffers; pass one location for all or one per buffer");
+                                " buffers; the lists must be as long as each other (pass a "
+                                "single Location, not a list, for one location for all)");
   }
   Batch batch;
   batch.ptrs.reserve(buffers.size());
@@ -282,9 +285,11 @@ bool has_native_prefetch_batch() {
 #endif
 }
 
-void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
-                    std::span<const Location> locations) {
-  Batch batch = make_batch("prefetch_batch", buffers, locations, true);
+namespace {
+
+void prefetch_batch_of(StreamRef stream, std::span<const Buffer* const> buffers,
+                       std::span<const Location> locations, bool broadcast) {
+  Batch batch = make_batch("prefetch_batch", buffers, locations, true, broadcast);
   if (batch.ptrs.empty()) {
     return;
   }
@@ -301,9 +306,20 @@ void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
   }
 #endif
   for (std::size_t i = 0; i < batch.ptrs.size(); ++i) {
-    prefetch_range(batch.ptrs[i], batch.sizes[i], locations[locations.size() == 1 ? 0 : i],
-                   stream);
+    prefetch_range(batch.ptrs[i], batch.sizes[i], locations[broadcast ? 0 : i], stream);
   }
+}
+
+}  // namespace
+
+void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
+                    std::span<const Location> locations) {
+  prefetch_batch_of(stream, buffers, locations, false);
+}
+
+void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
+                    const Location& location) {
+  prefetch_batch_of(stream, buffers, std::span<const Location>(&location, 1), true);
 }
 
 void discard_batch(StreamRef stream, std::span<const Buffer* const> buffers) {
@@ -314,6 +330,13 @@ void discard_batch(StreamRef stream, std::span<const Buffer* const> buffers) {
 void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                             std::span<const Location> locations) {
   Batch batch = make_batch("discard_prefetch_batch", buffers, locations, true);
+  discard_prefetch_batch_raw(stream, batch);
+}
+
+void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
+                            const Location& location) {
+  Batch batch = make_batch("discard_prefetch_batch", buffers,
+                           std::span<const Location>(&location, 1), true, true);
   discard_prefetch_batch_raw(stream, batch);
 }
 

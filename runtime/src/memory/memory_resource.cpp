@@ -361,6 +361,13 @@ Buffer DeviceMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
         "DeviceMemoryResource::allocate: this pool was imported from another process "
         "(from_allocation_handle); it only imports buffers (Buffer::from_ipc_descriptor)");
   }
+  // As cuda.core: memory of a pool outlives a graph's replays only by accident; memory
+  // allocated while a graph is built is the graph's (GraphMemoryResource).
+  if (driver::cuStreamIsCapturing(stream.handle()) == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    throw std::logic_error(
+        "DeviceMemoryResource::allocate on a stream that is capturing a graph: allocate "
+        "graph memory with a GraphMemoryResource instead");
+  }
   const CUdeviceptr ptr = size != 0 ? allocate_from_pool(pool_, size, stream) : 0;
   return Buffer::from_handle(ptr, size, this, stream);
 }

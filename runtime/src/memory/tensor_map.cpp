@@ -336,6 +336,12 @@ TensorMapDescriptor TensorMapDescriptor::from_im2col(
 }
 
 void TensorMapDescriptor::replace_address(const Buffer& buffer) {
+  // As cuda.core: the tensor core units read the memory, so the device must reach it.
+  if (!buffer.is_device_accessible()) {
+    throw std::invalid_argument(
+        "TensorMapDescriptor::replace_address: the buffer is not device-accessible (its "
+        "memory resource says so); a tensor map needs memory the device can read");
+  }
   replace_address(buffer.handle());
 }
 
