@@ -11,6 +11,8 @@
 // kernels whose handle's low 4 bits are their parameter count (0xBAD: a broken one).
 #include <cuda.h>
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -222,6 +224,77 @@ CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
 }
 #endif
 
+// IPC imports (tests/compat/test_ipc_import_checks.cpp): a pool imports from any open file
+// descriptor but a socket; a pointer import maps an allocation whose size the export
+// data's first 8 bytes give (0: refused), at its own base address, until cuMemFreeAsync.
+// cuMemGetAddressRange answers for the live imports only.
+struct FakeImport {
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  bool live = false;
+};
+FakeImport g_imports[256];
+int g_import_count = 0;
+int g_live_imports = 0;
+int g_live_pools = 0;
+
+CUresult fake_pool_import_handle(CUmemoryPool* pool, void* handle,
+                                 CUmemAllocationHandleType type, unsigned long long /*flags*/) {
+  const auto fd = static_cast<int>(reinterpret_cast<std::uintptr_t>(handle));
+  struct stat info {};
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || ::fstat(fd, &info) != 0 ||
+      S_ISSOCK(info.st_mode)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  ++g_live_pools;
+  *pool = reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x7000 + g_live_pools));
+  return CUDA_SUCCESS;
+}
+CUresult fake_pool_destroy(CUmemoryPool /*pool*/) {
+  --g_live_pools;
+  return CUDA_SUCCESS;
+}
+CUresult fake_pool_import_pointer(CUdeviceptr* ptr, CUmemoryPool /*pool*/,
+                                  CUmemPoolPtrExportData* data) {
+  std::uint64_t size = 0;
+  std::memcpy(&size, data->reserved, sizeof(size));
+  if (size == 0 || g_import_count >= 256) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  FakeImport& import = g_imports[g_import_count];
+  import.base = 0x100000000ULL + 0x100000ULL * static_cast<CUdeviceptr>(g_import_count);
+  import.size = static_cast<std::size_t>(size);
+  import.live = true;
+  ++g_import_count;
+  ++g_live_imports;
+  *ptr = import.base;
+  return CUDA_SUCCESS;
+}
+CUresult fake_mem_get_address_range(CUdeviceptr* base, std::size_t* size, CUdeviceptr ptr) {
+  for (const FakeImport& import : g_imports) {
+    if (import.live && ptr >= import.base && ptr < import.base + import.size) {
+      if (base != nullptr) {
+        *base = import.base;
+      }
+      if (size != nullptr) {
+        *size = import.size;
+      }
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_NOT_FOUND;
+}
+CUresult fake_mem_free_async(CUdeviceptr ptr, CUstream /*stream*/) {
+  for (FakeImport& import : g_imports) {
+    if (import.live && import.base == ptr) {
+      import.live = false;
+      --g_live_imports;
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -253,6 +326,11 @@ const Entry kEntries[] = {
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
     {"cuStreamGetDevice", 12080, as_pointer(fake_stream_get_device)},
     {"cuMemcpyAsync", 4000, as_pointer(fake_memcpy_async)},
+    {"cuMemPoolImportFromShareableHandle", 11020, as_pointer(fake_pool_import_handle)},
+    {"cuMemPoolDestroy", 11020, as_pointer(fake_pool_destroy)},
+    {"cuMemPoolImportPointer", 11020, as_pointer(fake_pool_import_pointer)},
+    {"cuMemGetAddressRange", 3020, as_pointer(fake_mem_get_address_range)},
+    {"cuMemFreeAsync", 11020, as_pointer(fake_mem_free_async)},
 #if CUDA_VERSION >= 12080
     {"cuMemcpyBatchAsync", 12080, as_pointer(fake_memcpy_batch_12080)},
     {"cuMemcpyBatchAsync", 13000, as_pointer(fake_memcpy_batch_13000)},
@@ -326,6 +404,11 @@ unsigned long long cuwrap_fake_encoded_stride0() { return g_encoded_stride0; }
 
 /// How many times cuKernelGetFunction succeeded so far.
 int cuwrap_fake_get_function_calls() { return g_get_function_calls; }
+
+/// How many pointer imports (cuMemPoolImportPointer) are not yet freed, and how many
+/// imported pools are not yet destroyed.
+int cuwrap_fake_live_imports() { return g_live_imports; }
+int cuwrap_fake_live_pools() { return g_live_pools; }
 
 /// How many cuMemcpyAsync calls ran so far.
 int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }

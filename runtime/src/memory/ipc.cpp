@@ -1,6 +1,8 @@
 // Pool handles, buffer descriptors and the Unix-domain-socket channel. See cuwrap/ipc.hpp.
 #include <cuwrap/ipc.hpp>
 
+#include "memory/ipc_checks.hpp"
+
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -452,6 +454,25 @@ void IPCListener::close() noexcept {
 }
 
 namespace detail {
+
+void check_imported_range(const char* operation, CUdeviceptr ptr, std::uint64_t offset,
+                          std::uint64_t claimed, CUdeviceptr base, std::size_t range_size) {
+  // All in 64-bit unsigned arithmetic, each step checked before it could wrap.
+  const std::uint64_t start = ptr;
+  const std::uint64_t range_begin = base;
+  const std::uint64_t range_end = range_begin + range_size;
+  const bool range_wraps = range_end < range_begin;
+  const std::uint64_t available =
+      (range_wraps || start < range_begin || start > range_end) ? 0 : range_end - start;
+  if (range_wraps || start < range_begin || start > range_end || offset > available ||
+      claimed > available - offset) {
+    throw std::invalid_argument(
+        std::string(operation) + ": the descriptor claims " + std::to_string(claimed) +
+        " bytes at offset " + std::to_string(offset) + ", but the driver shared " +
+        std::to_string(available) + " bytes at that address (an allocation of " +
+        std::to_string(range_size) + " bytes); refused");
+  }
+}
 
 IPCPoolId new_pool_id() {
   std::random_device source;
