@@ -127,4 +127,19 @@ TEST_F(IpcImportOnFakeDriver, RefusedPoolImportClosesTheFileDescriptor) {
   EXPECT_EQ(fake_query<int>("cuwrap_fake_live_pools"), pools);
 }
 
+TEST_F(IpcImportOnFakeDriver, PoolAttributesOfAClosedResourceThrowBeforeTheDriver) {
+  cuwrap::DeviceMemoryResource mr = imported_pool();
+  const cuwrap::MemoryPoolAttributes attributes = mr.attributes();
+  const int pools = fake_query<int>("cuwrap_fake_live_pools");
+  mr.close();
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_pools"), pools - 1);
+  try {
+    static_cast<void>(attributes.used_mem_current());
+    ADD_FAILURE() << "a view of a destroyed pool reached the driver";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(attributes.reset_reserved_mem_high(), std::logic_error);
+}
+
 }  // namespace
