@@ -144,7 +144,6 @@ TEST(IpcChannelRobustness, MessageOfAnotherKindIsReadToItsEndAndItsDescriptorClo
   const int before = open_fd_count();
   {
     RawPeer peer;
-    auto [left, right] = cuwrap::IPCChannel::create_pair();
     const IPCPoolId id = cuwrap::detail::new_pool_id();
     // A genuine shared-buffers message where a handle is expected, and the reverse.
     peer.write(shared_message(id, 0, {}), {});
@@ -284,7 +283,10 @@ TEST(IpcChannelRobustness, StalledPeerTimesOutInsteadOfHanging) {
 }
 
 TEST(IpcChannelRobustness, GenuineMessagesStillTravel) {
-  auto [left, right] = cuwrap::IPCChannel::create_pair();
+  // References, not a structured binding: clang 14 cannot capture those in a lambda.
+  std::array<cuwrap::IPCChannel, 2> channels = cuwrap::IPCChannel::create_pair();
+  cuwrap::IPCChannel& left = channels[0];
+  cuwrap::IPCChannel& right = channels[1];
   const IPCPoolId id = cuwrap::detail::new_pool_id();
   IPCBufferDescriptor d;
   d.pool_id = id;
