@@ -138,6 +138,15 @@ void mutate(std::vector<std::byte>& bytes, std::mt19937_64& rng) {
   }
 }
 
+// A pool id from the fuzzer's generator (not detail::new_pool_id: a run must repeat).
+IPCPoolId random_pool(std::mt19937_64& rng) {
+  IPCPoolId id{};
+  for (auto& byte : id) {
+    byte = static_cast<std::uint8_t>(rng());
+  }
+  return id;
+}
+
 IPCBufferDescriptor random_descriptor(const IPCPoolId& pool, std::mt19937_64& rng) {
   IPCBufferDescriptor d;
   for (auto& byte : d.payload) {
@@ -186,7 +195,7 @@ TEST_F(IpcFuzz, ChannelMessagesNeverCrashLeakOrLie) {
   std::uint64_t accepted = 0;
   std::uint64_t refused = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
-    const IPCPoolId pool = cuwrap::detail::new_pool_id();
+    const IPCPoolId pool = random_pool(rng);
     const bool send_shared = (rng() & 1U) != 0;
     std::vector<std::byte> bytes = genuine_message(send_shared, pool, rng);
     if (rng() % 8 != 0) {  // one in eight stays genuine
@@ -243,7 +252,7 @@ TEST_F(IpcFuzz, BufferDescriptorsNeverYieldMoreThanWasShared) {
   std::mt19937_64 rng(seed() + 1);
   std::printf("IpcFuzz.BufferDescriptors: %llu iterations, seed %llu\n",
               static_cast<unsigned long long>(n), static_cast<unsigned long long>(seed() + 1));
-  const IPCPoolId pool = cuwrap::detail::new_pool_id();
+  const IPCPoolId pool = random_pool(rng);
   cuwrap::DeviceMemoryResource mr = cuwrap::DeviceMemoryResource::from_allocation_handle(
       cuwrap::Device(0),
       cuwrap::IPCAllocationHandle(::open("/dev/null", O_RDONLY | O_CLOEXEC), pool));
