@@ -2,6 +2,7 @@
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
+#include <cuwrap/error.hpp>
 #include <cuwrap/memory_resource.hpp>
 
 #include "core/context_registry.hpp"
@@ -156,13 +157,18 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
     }
     CUdeviceptr base = 0;
     std::size_t range = 0;
-    detail::check(driver::raw::cuMemGetAddressRange(&base, &range, ptr), "cuMemGetAddressRange");
+    detail::check_on_stream(stream, "cuMemGetAddressRange",
+                            [&] { return driver::raw::cuMemGetAddressRange(&base, &range, ptr); });
     detail::check_imported_range("Buffer::from_ipc_descriptor", ptr, 0, descriptor.size, base,
                                  range);
   } catch (...) {
     const CUstream handle = stream.handle();
-    detail::report_release_failure(driver::raw::cuMemFreeAsync(ptr, handle), "cuMemFreeAsync",
-                                   "Buffer::from_ipc_descriptor");
+    try {  // in the stream's context where the current one is not the import's
+      detail::check_on_stream(stream, "cuMemFreeAsync",
+                              [&] { return driver::raw::cuMemFreeAsync(ptr, handle); });
+    } catch (const DriverError& e) {
+      detail::report_release_failure(e.code(), "cuMemFreeAsync", "Buffer::from_ipc_descriptor");
+    }
     throw;
   }
   Buffer buffer = from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
