@@ -181,6 +181,11 @@ TEST_F(VmmIpc, ExportNeedsAResourceMadeForIpcAndAnUngrownBuffer) {
   cuwrap::VirtualMemoryResource other(device());
   EXPECT_THROW(static_cast<void>(other.export_buffer(buffer)), std::invalid_argument);
   buffer.close(stream());
+  // A grown buffer is several physical allocations: refused, not half exported.
+  Buffer grown = other.allocate(1, stream());
+  other.modify_allocation(grown, 2 * other.granularity());
+  EXPECT_THROW(static_cast<void>(other.export_buffer(grown)), std::logic_error);
+  grown.close(stream());
 }
 
 TEST_F(VmmIpc, AnEnlargedPoolDescriptorIsRefusedInTheImportingProcess) {
