@@ -6,6 +6,7 @@
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/error.hpp>
+#include <cuwrap/event.hpp>
 #include <cuwrap/ipc.hpp>
 #include <cuwrap/memory_resource.hpp>
 #include <cuwrap/stream.hpp>
@@ -140,6 +141,19 @@ TEST_F(IpcImportOnFakeDriver, PoolAttributesOfAClosedResourceThrowBeforeTheDrive
     EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
   }
   EXPECT_THROW(attributes.reset_reserved_mem_high(), std::logic_error);
+}
+
+TEST_F(IpcImportOnFakeDriver, EventDescriptorWithUnknownFlagsIsRefusedBeforeTheDriver) {
+  cuwrap::IPCEventDescriptor descriptor;
+  descriptor.blocking_sync = 7;  // a peer's byte, not a flag
+  try {
+    static_cast<void>(cuwrap::Event::from_ipc_descriptor(descriptor));
+    ADD_FAILURE() << "an event descriptor with flag byte 7 was opened";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("blocking_sync is 7"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(static_cast<void>(cuwrap::Event::from_ipc_descriptor(descriptor, cuwrap::Device(0))),
+               std::invalid_argument);
 }
 
 }  // namespace
