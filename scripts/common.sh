@@ -158,6 +158,8 @@ cuwrap_build_other_toolkits() {
       compiler=""
     fi
     [ -n "$compiler" ] && cxx=(-DCMAKE_CXX_COMPILER="$compiler")
+    # Under clang, the libFuzzer targets too; ctest runs each briefly (tests/fuzz/README.md).
+    case "$compiler" in clang++*) how+=(-DCUWRAP_BUILD_FUZZERS=ON) ;; esac
     echo "== CUDA $version headers ($root) in $build: $what, compiler ${compiler:-default}"
     cmake -S "$CUWRAP_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${cxx[@]}" \
       -DCUWRAP_CUDA_ROOT="$root" -DCUWRAP_BUILD_BENCHMARKS=OFF -DCUWRAP_WERROR="${CUWRAP_WERROR:-OFF}" \

@@ -11,6 +11,8 @@
 // kernels whose handle's low 4 bits are their parameter count (0xBAD: a broken one).
 #include <cuda.h>
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -29,7 +31,7 @@ int g_max_requested = 0;
 CUcontext g_synchronized_with = nullptr;
 unsigned long long g_context_id = 1;
 int g_get_function_calls = 0;
-int g_context_calls = 0;  // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
+int g_context_calls = 0;        // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
 int g_fail_set_current_in = 0;  // > 0: that cuCtxSetCurrent from now fails (1: the next)
 int g_launches = 0;
 CUfunction g_launched = nullptr;
@@ -167,11 +169,11 @@ CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, u
 // recorded for the test and the map is left zero.
 cuuint32_t g_encoded_rank = 0;
 cuuint64_t g_encoded_stride0 = 0;
-CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank,
-                                      void*, const cuuint64_t*, const cuuint64_t* strides,
-                                      const cuuint32_t*, const cuuint32_t*,
-                                      CUtensorMapInterleave, CUtensorMapSwizzle,
-                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void*,
+                                      const cuuint64_t*, const cuuint64_t* strides,
+                                      const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                      CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                      CUtensorMapFloatOOBfill) {
   if (map == nullptr || strides == nullptr) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -210,8 +212,7 @@ CUresult record_batch(int form, std::size_t count, const CUmemcpyAttributes* att
 CUresult fake_memcpy_batch_12080(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
                                  std::size_t* /*sizes*/, std::size_t count,
                                  CUmemcpyAttributes* attrs, std::size_t* /*attrsIdxs*/,
-                                 std::size_t runs, std::size_t* /*failIdx*/,
-                                 CUstream /*stream*/) {
+                                 std::size_t runs, std::size_t* /*failIdx*/, CUstream /*stream*/) {
   return record_batch(12080, count, attrs, runs);
 }
 CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
@@ -266,6 +267,81 @@ CUresult fake_event_destroy(CUevent /*event*/) {
   --g_live_events;
   return CUDA_SUCCESS;
 }
+// IPC imports (tests/compat/test_ipc_import_checks.cpp): a pool imports from any open file
+// descriptor but a socket; a pointer import maps an allocation whose size the export
+// data's first 8 bytes give (0 or above 2^40: refused), at its own base address, until
+// cuMemFreeAsync.
+// cuMemGetAddressRange answers for the live imports only.
+struct FakeImport {
+  CUdeviceptr base = 0;
+  std::size_t size = 0;
+  bool live = false;
+};
+FakeImport g_imports[256];
+int g_live_imports = 0;
+int g_live_pools = 0;
+
+CUresult fake_pool_import_handle(CUmemoryPool* pool, void* handle, CUmemAllocationHandleType type,
+                                 unsigned long long /*flags*/) {
+  const auto fd = static_cast<int>(reinterpret_cast<std::uintptr_t>(handle));
+  struct stat info {};
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || ::fstat(fd, &info) != 0 ||
+      S_ISSOCK(info.st_mode)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  ++g_live_pools;
+  *pool = reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x7000 + g_live_pools));
+  return CUDA_SUCCESS;
+}
+CUresult fake_pool_destroy(CUmemoryPool /*pool*/) {
+  --g_live_pools;
+  return CUDA_SUCCESS;
+}
+CUresult fake_pool_import_pointer(CUdeviceptr* ptr, CUmemoryPool /*pool*/,
+                                  CUmemPoolPtrExportData* data) {
+  std::uint64_t size = 0;
+  std::memcpy(&size, data->reserved, sizeof(size));
+  if (size == 0 || size > (std::uint64_t{1} << 40)) {  // larger than any device's memory
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (std::size_t slot = 0; slot < sizeof(g_imports) / sizeof(g_imports[0]); ++slot) {
+    FakeImport& import = g_imports[slot];
+    if (!import.live) {  // each slot its own 2^40-byte stretch of addresses
+      import.base = (static_cast<CUdeviceptr>(slot) + 1) << 40;
+      import.size = static_cast<std::size_t>(size);
+      import.live = true;
+      ++g_live_imports;
+      *ptr = import.base;
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+CUresult fake_mem_get_address_range(CUdeviceptr* base, std::size_t* size, CUdeviceptr ptr) {
+  for (const FakeImport& import : g_imports) {
+    if (import.live && ptr >= import.base && ptr < import.base + import.size) {
+      if (base != nullptr) {
+        *base = import.base;
+      }
+      if (size != nullptr) {
+        *size = import.size;
+      }
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_NOT_FOUND;
+}
+CUresult fake_mem_free_async(CUdeviceptr ptr, CUstream /*stream*/) {
+  for (FakeImport& import : g_imports) {
+    if (import.live && import.base == ptr) {
+      import.live = false;
+      --g_live_imports;
+      return CUDA_SUCCESS;
+    }
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -302,6 +378,11 @@ const Entry kEntries[] = {
     {"cuDeviceGetAttribute", 2000, as_pointer(fake_device_get_attribute)},
     {"cuEventCreate", 2000, as_pointer(fake_event_create)},
     {"cuEventDestroy", 4000, as_pointer(fake_event_destroy)},
+    {"cuMemPoolImportFromShareableHandle", 11020, as_pointer(fake_pool_import_handle)},
+    {"cuMemPoolDestroy", 11020, as_pointer(fake_pool_destroy)},
+    {"cuMemPoolImportPointer", 11020, as_pointer(fake_pool_import_pointer)},
+    {"cuMemGetAddressRange", 3020, as_pointer(fake_mem_get_address_range)},
+    {"cuMemFreeAsync", 11020, as_pointer(fake_mem_free_async)},
 #if CUDA_VERSION >= 12080
     {"cuMemcpyBatchAsync", 12080, as_pointer(fake_memcpy_batch_12080)},
     {"cuMemcpyBatchAsync", 13000, as_pointer(fake_memcpy_batch_13000)},
@@ -384,6 +465,10 @@ std::size_t cuwrap_fake_memset_d8_count() { return g_memset_d8_count; }
 /// The flags of the last cuEventCreate, and how many events are alive.
 unsigned cuwrap_fake_event_flags() { return g_event_flags; }
 int cuwrap_fake_live_events() { return g_live_events; }
+/// How many pointer imports (cuMemPoolImportPointer) are not yet freed, and how many
+/// imported pools are not yet destroyed.
+int cuwrap_fake_live_imports() { return g_live_imports; }
+int cuwrap_fake_live_pools() { return g_live_pools; }
 
 /// How many cuMemcpyAsync calls ran so far.
 int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }

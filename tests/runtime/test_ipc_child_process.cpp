@@ -148,9 +148,12 @@ TEST(IpcSharedBuffers, AMessageOfAnotherKindIsRefusedByTheReceiver) {
   IPCChannel& right = channels[1];
   const cuwrap::IPCPoolId id = cuwrap::detail::new_pool_id();
   left.send(some_handle(id));
-  left.send_value(std::uint64_t{1} << 40);  // a count no sender writes
   EXPECT_TRUE(contains(error_of([&] { static_cast<void>(right.receive_shared_buffers()); }),
-                       "announced 1099511627776 buffer descriptors"));
+                       "received an allocation handle"));
+  // The refused message was read to its end: the channel is still in step.
+  EXPECT_TRUE(right.is_in_step());
+  left.send_value(std::uint32_t{0xC0FFEE});
+  EXPECT_EQ(right.receive_value<std::uint32_t>(), 0xC0FFEEU);
 }
 
 TEST(IpcChannelFromParent, SaysWhatIsWrongWithTheVariable) {

@@ -198,6 +198,23 @@ TEST_F(ResourceTest, ClosedDeviceResourceRefusesAllocationButItsBuffersLive) {
   stream().sync();
 }
 
+TEST_F(ResourceTest, PoolAttributesOutlivingTheirResourceThrowInsteadOfReachingTheDriver) {
+  std::optional<cuwrap::MemoryPoolAttributes> view;
+  {
+    DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.create_pool = true});
+    view = mr.attributes();
+    EXPECT_EQ(view->used_mem_current(), 0U);
+    mr.close();  // the pool is destroyed: its handle may name another pool next
+    expect_logic_error_naming([&] { static_cast<void>(view->used_mem_current()); },
+                              "MemoryPoolAttributes::used_mem_current");
+  }
+  expect_logic_error_naming([&] { view->reset_used_mem_high(); }, "is closed");
+  DeviceMemoryResource default_pool(device());
+  const cuwrap::MemoryPoolAttributes shared = default_pool.attributes();
+  default_pool.close();  // not owned, yet the view was this resource's
+  expect_logic_error_naming([&] { static_cast<void>(shared.release_threshold()); }, "closed");
+}
+
 TEST_F(ResourceTest, PinnedOptionsUseAHostPool) {
   std::optional<cuwrap::PinnedMemoryResource> pinned;
   try {

@@ -132,7 +132,10 @@ class Buffer {
   ///
   /// Throws std::invalid_argument when the descriptor comes from another pool than
   /// `mr`, std::logic_error when `mr` is closed or not IPC-enabled (all before any
-  /// driver call).
+  /// driver call). After the import, the descriptor's size is checked against the
+  /// allocation the driver mapped (cuMemGetAddressRange): a descriptor claiming more is
+  /// std::invalid_argument naming both sizes, and the import is released first
+  /// (docs/ipc.md).
   static Buffer from_ipc_descriptor(DeviceMemoryResource& mr,
                                     const IPCBufferDescriptor& descriptor, StreamRef stream);
 

@@ -6,6 +6,8 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 namespace cuwrap {
 
@@ -21,11 +23,14 @@ namespace detail {
 class DeprecatedBool {
  public:
   constexpr DeprecatedBool() noexcept = default;
-  [[deprecated("use EventOptions::blocking_sync (its meaning is the opposite)")]]
-  constexpr DeprecatedBool(bool value) noexcept  // NOLINT(google-explicit-constructor)
+  [[deprecated(
+      "use EventOptions::blocking_sync (its meaning is the opposite)")]] constexpr DeprecatedBool(bool
+                                                                                                      value) noexcept  // NOLINT(google-explicit-constructor)
       : value_(value) {}
   /// Return the value set.
-  constexpr operator bool() const noexcept { return value_; }  // NOLINT(google-explicit-constructor)
+  constexpr operator bool() const noexcept {
+    return value_;
+  }  // NOLINT(google-explicit-constructor)
 
  private:
   bool value_ = false;
@@ -56,6 +61,16 @@ struct EventOptions {
   /// false (the old default, which meant a blocking event) no longer changes anything.
   detail::DeprecatedBool busy_waited_sync{};
 };
+
+/// An IPC-enabled event as another process opens it (Event::ipc_descriptor,
+/// Event::from_ipc_descriptor): the driver's handle and the flag it does not carry, as
+/// cuda.core's IPCEventDescriptor. Trivially copyable: send it with
+/// IPCChannel::send_value.
+struct IPCEventDescriptor {
+  CUipcEventHandle handle{};       ///< the driver's handle (cuIpcGetEventHandle)
+  std::uint8_t blocking_sync = 0;  ///< 1: created with EventOptions::blocking_sync; else 0
+};
+static_assert(std::is_trivially_copyable_v<IPCEventDescriptor>);
 
 /// A CUDA event that this object does not own: what a function that only waits for
 /// or records an event takes.
@@ -97,8 +112,7 @@ class EventRef {
   friend bool operator==(EventRef a, EventRef b) noexcept { return a.handle_ == b.handle_; }
 
  protected:
-  constexpr EventRef(CUevent handle, CUcontext context,
-                     unsigned long long context_id = 0) noexcept
+  constexpr EventRef(CUevent handle, CUcontext context, unsigned long long context_id = 0) noexcept
       : handle_(handle), context_(context), context_id_(context_id) {}
   void require_open(const char* operation) const {
     if (handle_ == nullptr) [[unlikely]] {
@@ -108,8 +122,8 @@ class EventRef {
   [[noreturn]] static void throw_closed(const char* operation);
   friend class StreamRef;  // checks the event's context where a stream uses it
 
-  CUevent handle_;              // null only for a closed Event
-  CUcontext context_ = nullptr;  // null when unknown
+  CUevent handle_;                     // null only for a closed Event
+  CUcontext context_ = nullptr;        // null when unknown
   unsigned long long context_id_ = 0;  // cuCtxGetId(context_); 0 when unknown
 
  private:
@@ -157,10 +171,25 @@ class Event : public EventRef {
   /// Open an exported event in the primary context of `device`.
   static Event from_ipc_descriptor(const CUipcEventHandle& descriptor, const Device& device);
 
+  /// Open an event another process exported with ipc_descriptor(), keeping its flags:
+  /// the opened event reports is_blocking_sync() as the exporter's did.
+  ///
+  /// The descriptor is untrusted input: a flag byte other than 0 or 1 is
+  /// std::invalid_argument before any driver call. Opened as from_ipc_descriptor(
+  /// const CUipcEventHandle&).
+  static Event from_ipc_descriptor(const IPCEventDescriptor& descriptor);
+  /// Open an exported event, keeping its flags, in the primary context of `device`.
+  static Event from_ipc_descriptor(const IPCEventDescriptor& descriptor, const Device& device);
+
   /// Return the descriptor that another process passes to from_ipc_descriptor.
   ///
   /// Throws std::logic_error unless the event was created with ipc_enabled.
   CUipcEventHandle get_ipc_descriptor() const;
+  /// Return the descriptor with the event's flags (IPCEventDescriptor), which another
+  /// process opens with from_ipc_descriptor(const IPCEventDescriptor&).
+  ///
+  /// Throws std::logic_error unless the event was created with ipc_enabled.
+  IPCEventDescriptor ipc_descriptor() const;
   /// Destroy the event now (if owned); idempotent, never throws.
   void close() noexcept;
 

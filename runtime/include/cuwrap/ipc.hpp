@@ -87,6 +87,21 @@ struct IPCBufferDescriptor {
 };
 static_assert(std::is_trivially_copyable_v<IPCBufferDescriptor>);
 
+/// The most buffer descriptors one IPCSharedBuffers message may carry (both sides
+/// refuse more).
+inline constexpr std::uint64_t kIPCMaxSharedBuffers = std::uint64_t{1} << 20;
+
+/// The kinds of message IPCChannel frames (a 16-byte header names the kind and the
+/// body's length; see docs/ipc.md).
+enum class IPCMessageKind : std::uint16_t {
+  AllocationHandle = 1,  ///< IPCChannel::send(const IPCAllocationHandle&)
+  SharedBuffers = 2,     ///< IPCChannel::send(const IPCSharedBuffers&)
+};
+
+/// Return the most bytes the body of a message of `kind` may have (0 for a value that
+/// names no kind): a receive refuses a longer announcement before reading it.
+std::uint64_t ipc_message_max_length(IPCMessageKind kind) noexcept;
+
 /// What one process shares from an IPC-enabled pool, sent as one message: the pool's
 /// handle and the descriptors of some of its buffers (in the order the receiver will
 /// find them). cuda.core sends a Buffer through multiprocessing as the same two parts.
@@ -107,6 +122,16 @@ struct IPCSharedBuffers {
 /// (buffer descriptors, CUipcEventHandle). Every receive first checks the peer's
 /// credentials (SO_PEERCRED): a peer running as another user is refused with
 /// std::runtime_error, before anything is read. Move-only; owns its socket.
+///
+/// Handles and shared buffers travel as framed messages (kind and length first), and
+/// every receive treats the peer's bytes as untrusted: a message of another kind, of a
+/// wrong length or with other than one file descriptor is read to its end, its file
+/// descriptors closed, and refused with std::runtime_error, leaving the channel usable.
+/// Where the stream cannot be resynchronised (a length beyond
+/// ipc_message_max_length(), bytes that are no message, the peer gone or the receive
+/// timeout passed in the middle of a message) the exception says so, is_in_step()
+/// turns false and later receives throw std::logic_error. File descriptors sent along
+/// plain bytes are closed by the kernel, never installed here.
 ///
 /// Example (parent, then the child that inherited `child_end.handle()` over exec):
 /// \code
@@ -170,13 +195,17 @@ class IPCChannel {
   /// Receive what send(const IPCSharedBuffers&) sent.
   ///
   /// Throws std::runtime_error for a message that is not one (a buffer count above
-  /// 2^20, descriptors of another pool), after reading it.
+  /// kIPCMaxSharedBuffers, descriptors of another pool), after reading it. Memory for
+  /// the descriptors grows as they arrive, not with the count the peer announces.
   IPCSharedBuffers receive_shared_buffers();
   /// Send exactly `bytes.size()` bytes.
   void send_bytes(std::span<const std::byte> bytes);
-  /// Receive exactly `bytes.size()` bytes (blocks until they arrive).
+  /// Receive exactly `bytes.size()` bytes (blocks until they arrive, or up to the
+  /// receive timeout).
   ///
-  /// Throws std::runtime_error when the peer closes the connection first.
+  /// Throws std::runtime_error when the peer closes the connection first, and
+  /// std::system_error (ETIMEDOUT) when the receive timeout passes; either after some
+  /// of the bytes arrived leaves the channel out of step (is_in_step()).
   void receive_bytes(std::span<std::byte> bytes);
   /// Send a trivially copyable value as its bytes.
   template <class T>
@@ -192,7 +221,8 @@ class IPCChannel {
 
   /// Keep the socket open in a program started with exec (clear FD_CLOEXEC).
   void inherit_across_exec();
-  /// Fail receives that wait longer than `seconds` (SO_RCVTIMEO; 0: wait forever).
+  /// Fail receives that wait longer than `seconds` (SO_RCVTIMEO; 0: wait forever) with
+  /// std::system_error (ETIMEDOUT): a peer that stalls cannot hang this process.
   void set_receive_timeout(int seconds);
   /// Close the socket now; idempotent, never throws.
   void close() noexcept;
@@ -201,14 +231,28 @@ class IPCChannel {
   int handle() const;
   /// Return whether the channel still owns a socket.
   bool is_open() const noexcept { return fd_ >= 0; }
+  /// Return false once a receive stopped in the middle of a message (the next bytes are
+  /// not the start of one): every later receive throws std::logic_error.
+  bool is_in_step() const noexcept { return !broken_; }
 
  private:
+  using ReceivedFdsSink = void*;  // the receive's file descriptor list (ipc.cpp)
   explicit IPCChannel(int fd) noexcept : fd_(fd) {}
   static IPCChannel connect_named(std::string_view path);
   void require_open(const char* operation) const;
   void require_same_user(const char* operation) const;
+  void require_in_step(const char* operation) const;
+  void send_message(IPCMessageKind kind, const IPCAllocationHandle& handle,
+                    std::span<const std::byte> head, std::span<const std::byte> rest);
+  std::size_t receive_some(std::span<std::byte> bytes, ReceivedFdsSink fds, const char* operation,
+                           bool mid_message);
+  void receive_exactly(std::span<std::byte> bytes, const char* operation);
+  void skip(std::uint64_t length, const char* operation);
+  IPCAllocationHandle receive_message(IPCMessageKind expected, const char* operation,
+                                      std::uint64_t& length);
 
   int fd_ = -1;
+  bool broken_ = false;
 };
 
 /// A listening Unix domain socket at a path only this user can reach.

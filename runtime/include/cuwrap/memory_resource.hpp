@@ -17,9 +17,11 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -139,11 +141,17 @@ class MemoryResource {
 /// The attributes of a stream-ordered memory pool, read live (cuda.core's
 /// DeviceMemoryResourceAttributes): what the pool holds now and at most.
 ///
-/// A view: valid while the resource it came from is open.
+/// A view: valid while the resource it came from is open; used after that resource's
+/// close() (or destruction), every member throws std::logic_error before any driver call.
 class MemoryPoolAttributes {
  public:
-  /// View the attributes of `pool`.
+  /// View the attributes of `pool` (a handle the caller keeps valid).
   explicit MemoryPoolAttributes(CUmemoryPool pool) noexcept : pool_(pool) {}
+  /// View the attributes of `pool` while `open` holds true: what a resource's
+  /// attributes() returns, so that a view used after close() throws std::logic_error
+  /// instead of handing the driver a destroyed pool.
+  MemoryPoolAttributes(CUmemoryPool pool, std::shared_ptr<const std::atomic<bool>> open) noexcept
+      : pool_(pool), open_(std::move(open)) {}
 
   /// Return whether freed memory is reused across streams that an event orders.
   bool reuse_follow_event_dependencies() const;
@@ -167,7 +175,10 @@ class MemoryPoolAttributes {
   void reset_used_mem_high() const;
 
  private:
+  CUmemoryPool pool(const char* operation) const;
+
   CUmemoryPool pool_;
+  std::shared_ptr<const std::atomic<bool>> open_;  // null: a view of a caller's handle
 };
 
 /// A device named by a Device or by its ordinal, where cuda.core accepts either.
@@ -215,7 +226,7 @@ struct DeviceMemoryResourceOptions {
 /// holds one file descriptor (close-on-exec) until close().
 class DeviceMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Use `device`'s default memory pool, or a new pool as `options` ask.
   ///
@@ -305,6 +316,7 @@ class DeviceMemoryResource : public MemoryResource {
   void set_peer_access(std::span<const int> device_ids);
 
   CUmemoryPool pool_ = nullptr;
+  std::shared_ptr<std::atomic<bool>> pool_open_ = std::make_shared<std::atomic<bool>>(true);
   int device_id_ = 0;
   bool owns_pool_ = false;
   bool ipc_enabled_ = false;
@@ -336,7 +348,7 @@ struct PinnedMemoryResourceOptions {
 /// allocation stream reaches it: sync the stream before touching it from the host.
 class PinnedMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (and its pool, when the driver supports host pools).
   ///
@@ -394,6 +406,7 @@ class PinnedMemoryResource : public MemoryResource {
   CUmemoryPool pool_ = nullptr;
   bool pooled_ = false;  // allocations come from a pool (stays true after close)
   bool ipc_enabled_ = false;
+  std::shared_ptr<std::atomic<bool>> pool_open_ = std::make_shared<std::atomic<bool>>(true);
   bool closed_ = false;
   int numa_id_ = -1;
   IPCPoolId pool_id_{};
@@ -405,7 +418,7 @@ class PinnedMemoryResource : public MemoryResource {
 /// still uses the memory completes before the memory goes away.
 class LegacyPinnedMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call).
   LegacyPinnedMemoryResource();
@@ -438,7 +451,7 @@ struct ManagedMemoryResourceOptions {
 /// Allocation is synchronous; deallocate() syncs the stream, then cuMemFree.
 class ManagedMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call).
   ManagedMemoryResource();

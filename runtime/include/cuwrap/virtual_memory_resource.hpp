@@ -5,11 +5,13 @@
 
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/device.hpp>
+#include <cuwrap/ipc.hpp>
 #include <cuwrap/memory_resource.hpp>
 
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace cuwrap {
@@ -74,6 +76,15 @@ struct VirtualMemoryResourceOptions {
   int numa_id = 0;
 };
 
+/// One buffer of a VirtualMemoryResource as another process imports it
+/// (VirtualMemoryResource::export_buffer, import_buffer): its physical allocation as a
+/// POSIX file descriptor and its size. Send the handle with IPCChannel::send and the
+/// size as a value.
+struct IPCVirtualBuffer {
+  IPCAllocationHandle handle;  ///< the physical allocation (owns its file descriptor)
+  std::uint64_t size = 0;      ///< the buffer's size in bytes (a multiple of the granularity)
+};
+
 /// Memory reserved, created and mapped with the virtual memory management API.
 ///
 /// Each buffer is one address reservation mapped to physical allocations of a size
@@ -92,7 +103,7 @@ struct VirtualMemoryResourceOptions {
 /// \endcode
 class VirtualMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource for `device`.
   ///
@@ -132,6 +143,24 @@ class VirtualMemoryResource : public MemoryResource {
   /// Throws std::invalid_argument for a buffer of another resource, std::logic_error
   /// for a closed buffer or resource.
   void modify_allocation(Buffer& buffer, std::size_t new_size);
+  /// Export `buffer` (allocated here, never grown by modify_allocation) for another
+  /// process: its physical allocation as a POSIX file descriptor, and its size.
+  ///
+  /// Throws std::logic_error when the resource was not made for IPC (handle_type other
+  /// than VirtualMemoryHandleType::PosixFd) or the buffer was grown (several physical
+  /// allocations), std::invalid_argument for a buffer of another resource.
+  IPCVirtualBuffer export_buffer(const Buffer& buffer) const;
+  /// Map, in this process, `size` bytes of the physical allocation another process
+  /// exported with export_buffer(): a buffer of this resource, readable and writable as
+  /// the options grant, released by close() or deallocate like one allocated here.
+  ///
+  /// `handle` is consumed (its file descriptor closed) whatever happens. Untrusted input
+  /// is checked before a Buffer exists: a `size` of 0 or not a multiple of granularity()
+  /// is std::invalid_argument before any driver call; memory of another device or kind
+  /// than this resource's, or a `size` larger than the shared allocation (the driver
+  /// refuses to map it), is std::invalid_argument naming the sizes, with everything taken
+  /// so far released (docs/ipc.md).
+  Buffer import_buffer(IPCAllocationHandle&& handle, std::uint64_t size, const Stream& stream);
   /// Release every allocation still held, in order (unmap, release the physical
   /// memory, free the address range); idempotent, never throws.
   ///

@@ -117,6 +117,40 @@ Event Event::from_ipc_descriptor(const CUipcEventHandle& descriptor, const Devic
 
 namespace {
 
+// Throw std::invalid_argument unless the flag byte of an IPC event descriptor is 0 or 1.
+void check_event_flags(const IPCEventDescriptor& descriptor) {
+  if (descriptor.blocking_sync > 1) {
+    throw std::invalid_argument(
+        "Event::from_ipc_descriptor: IPCEventDescriptor::blocking_sync is " +
+        std::to_string(descriptor.blocking_sync) + "; only 0 and 1 are flags");
+  }
+}
+
+}  // namespace
+
+Event Event::from_ipc_descriptor(const IPCEventDescriptor& descriptor) {
+  check_event_flags(descriptor);
+  Event event = from_ipc_descriptor(descriptor.handle);
+  event.blocking_sync_ = descriptor.blocking_sync != 0;
+  return event;
+}
+
+Event Event::from_ipc_descriptor(const IPCEventDescriptor& descriptor, const Device& device) {
+  check_event_flags(descriptor);
+  Event event = from_ipc_descriptor(descriptor.handle, device);
+  event.blocking_sync_ = descriptor.blocking_sync != 0;
+  return event;
+}
+
+IPCEventDescriptor Event::ipc_descriptor() const {
+  IPCEventDescriptor descriptor;
+  descriptor.handle = get_ipc_descriptor();
+  descriptor.blocking_sync = blocking_sync_ ? 1 : 0;
+  return descriptor;
+}
+
+namespace {
+
 // The check at an Event's entry points (an Event from from_handle checks nothing).
 detail::ContextUse use_context(CUcontext context, unsigned long long id, CUevent handle,
                                const char* operation) {

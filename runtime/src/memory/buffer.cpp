@@ -2,12 +2,15 @@
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>
+#include <cuwrap/error.hpp>
 #include <cuwrap/memory_resource.hpp>
 
 #include "core/context_registry.hpp"
+#include "memory/ipc_checks.hpp"
 #include "memory/resource_link.hpp"
 
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -68,8 +71,7 @@ std::pair<bool, bool> query_access(CUdeviceptr ptr) {
 // The check for the stream an operation runs on (a default stream checks nothing).
 detail::ContextUse use_stream(StreamRef stream, const char* operation) {
   const detail::ContextKey key = detail::stream_context_key(stream);
-  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()),
-          operation};
+  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()), operation};
 }
 
 }  // namespace
@@ -145,6 +147,30 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
   CUdeviceptr ptr = 0;
   detail::check_on_stream(stream, "cuMemPoolImportPointer",
                           [&] { return driver::raw::cuMemPoolImportPointer(&ptr, pool, &data); });
+  // The descriptor's size is the peer's word; the driver's range of the import is the
+  // truth. A lie is refused before a Buffer exists, and the import is released.
+  try {
+    if (descriptor.size > std::numeric_limits<std::size_t>::max()) {
+      throw std::invalid_argument("Buffer::from_ipc_descriptor: the descriptor claims " +
+                                  std::to_string(descriptor.size) +
+                                  " bytes, more than this process can address; refused");
+    }
+    CUdeviceptr base = 0;
+    std::size_t range = 0;
+    detail::check_on_stream(stream, "cuMemGetAddressRange",
+                            [&] { return driver::raw::cuMemGetAddressRange(&base, &range, ptr); });
+    detail::check_imported_range("Buffer::from_ipc_descriptor", ptr, 0, descriptor.size, base,
+                                 range);
+  } catch (...) {
+    const CUstream handle = stream.handle();
+    try {  // in the stream's context where the current one is not the import's
+      detail::check_on_stream(stream, "cuMemFreeAsync",
+                              [&] { return driver::raw::cuMemFreeAsync(ptr, handle); });
+    } catch (const DriverError& e) {
+      detail::report_release_failure(e.code(), "cuMemFreeAsync", "Buffer::from_ipc_descriptor");
+    }
+    throw;
+  }
   Buffer buffer = from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
   buffer.mapped_ = true;
   return buffer;
@@ -358,8 +384,7 @@ void Buffer::fill(std::int64_t value, int width, StreamRef stream) {
 namespace {
 
 // Throw std::invalid_argument unless [offset, offset + count) lies within `size` bytes.
-void require_within(const char* function, std::size_t offset, std::size_t count,
-                    std::size_t size) {
+void require_within(const char* function, std::size_t offset, std::size_t count, std::size_t size) {
   if (offset > size || count > size - offset) {
     throw std::invalid_argument(std::string(function) + ": offset " + std::to_string(offset) +
                                 " and count " + std::to_string(count) + " reach past the " +
@@ -417,9 +442,10 @@ void Buffer::close() noexcept {
         return;
       }
       // A free refused because that context was destroyed meanwhile is reported as such.
-      const detail::ContextUse use(key.context, key.id, "Stream",
-                                   stream_.is_open() ? static_cast<const void*>(stream_.handle()) : nullptr,
-                                   "Buffer::close");
+      const detail::ContextUse use(
+          key.context, key.id, "Stream",
+          stream_.is_open() ? static_cast<const void*>(stream_.handle()) : nullptr,
+          "Buffer::close");
       if (!free_memory(stream_.is_open() ? StreamRef(stream_) : StreamRef::legacy())) {
         detail::report_release_failure(CUDA_ERROR_ILLEGAL_STATE, "MemoryResource::deallocate",
                                        "Buffer whose memory resource was destroyed first "

@@ -1,6 +1,8 @@
 // Pool handles, buffer descriptors and the Unix-domain-socket channel. See cuwrap/ipc.hpp.
 #include <cuwrap/ipc.hpp>
 
+#include "memory/ipc_checks.hpp"
+
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -8,19 +10,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
-#include <vector>
 #include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
+#include <vector>
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, for execve
 
@@ -112,12 +115,14 @@ int IPCAllocationHandle::handle() const {
 
 // ---- IPCChannel ----------------------------------------------------------------------
 
-IPCChannel::IPCChannel(IPCChannel&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+IPCChannel::IPCChannel(IPCChannel&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), broken_(std::exchange(other.broken_, false)) {}
 
 IPCChannel& IPCChannel::operator=(IPCChannel&& other) noexcept {
   if (this != &other) {
     close();
     fd_ = std::exchange(other.fd_, -1);
+    broken_ = std::exchange(other.broken_, false);
   }
   return *this;
 }
@@ -186,25 +191,101 @@ IPCChannel IPCChannel::connect(const std::filesystem::path& path) {
   return channel;
 }
 
-void IPCChannel::send(const IPCAllocationHandle& handle) {
-  require_open("send");
-  if (!handle.is_open()) {
-    throw std::logic_error("IPCChannel::send: the IPCAllocationHandle is closed");
+// ---- Messages: a 16-byte header (magic, version, kind, body length), then the body;
+// the pool's file descriptor travels with the header's first byte (SCM_RIGHTS).
+
+namespace {
+
+constexpr std::uint32_t kMessageMagic = 0x50494357U;  // "WCIP" read little-endian
+constexpr std::uint16_t kMessageVersion = 1;
+constexpr std::uint64_t kHandleBody = sizeof(IPCPoolId);
+constexpr std::uint64_t kSharedHead = sizeof(IPCPoolId) + sizeof(std::uint64_t);
+// File descriptors one receive accepts in its control data; more are closed by the kernel
+// (MSG_CTRUNC) and the message refused.
+constexpr std::size_t kMaxReceivedFds = 8;
+
+struct MessageHeader {
+  std::uint32_t magic = kMessageMagic;
+  std::uint16_t version = kMessageVersion;
+  std::uint16_t kind = 0;
+  std::uint64_t length = 0;
+};
+static_assert(sizeof(MessageHeader) == 16);
+
+const char* kind_name(std::uint16_t kind) {
+  switch (static_cast<IPCMessageKind>(kind)) {
+    case IPCMessageKind::AllocationHandle:
+      return "an allocation handle (IPCChannel::send(const IPCAllocationHandle&))";
+    case IPCMessageKind::SharedBuffers:
+      return "shared buffers (IPCChannel::send(const IPCSharedBuffers&))";
   }
-  IPCPoolId id = handle.pool_id();
-  iovec data{id.data(), id.size()};
+  return "an unknown kind";
+}
+
+// The file descriptors one message brought; closes those not released.
+struct ReceivedFds {
+  std::vector<int> fds;
+  bool truncated = false;
+  ReceivedFds() = default;
+  ReceivedFds(const ReceivedFds&) = delete;
+  ReceivedFds& operator=(const ReceivedFds&) = delete;
+  ~ReceivedFds() {
+    for (const int fd : fds) {
+      close_fd(fd);
+    }
+  }
+  void collect(msghdr& message) {
+    if ((message.msg_flags & MSG_CTRUNC) != 0) {
+      truncated = true;
+    }
+    for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
+         header = CMSG_NXTHDR(&message, header)) {
+      if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) {
+        continue;
+      }
+      const std::size_t bytes = header->cmsg_len - CMSG_LEN(0);
+      for (std::size_t i = 0; i < bytes / sizeof(int); ++i) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof(int));
+        fds.push_back(fd);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::uint64_t ipc_message_max_length(IPCMessageKind kind) noexcept {
+  switch (kind) {
+    case IPCMessageKind::AllocationHandle:
+      return kHandleBody;
+    case IPCMessageKind::SharedBuffers:
+      return kSharedHead + kIPCMaxSharedBuffers * sizeof(IPCBufferDescriptor);
+  }
+  return 0;
+}
+
+void IPCChannel::send_message(IPCMessageKind kind, const IPCAllocationHandle& handle,
+                              std::span<const std::byte> head, std::span<const std::byte> rest) {
+  MessageHeader header;
+  header.kind = static_cast<std::uint16_t>(kind);
+  header.length = head.size() + rest.size();
+  std::vector<std::byte> first(sizeof(header) + head.size());
+  std::memcpy(first.data(), &header, sizeof(header));
+  std::memcpy(first.data() + sizeof(header), head.data(), head.size());
+  iovec data{first.data(), first.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr message{};
   message.msg_iov = &data;
   message.msg_iovlen = 1;
   message.msg_control = control;
   message.msg_controllen = sizeof(control);
-  cmsghdr* header = CMSG_FIRSTHDR(&message);
-  header->cmsg_level = SOL_SOCKET;
-  header->cmsg_type = SCM_RIGHTS;
-  header->cmsg_len = CMSG_LEN(sizeof(int));
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&message);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
   const int fd = handle.handle();
-  std::memcpy(CMSG_DATA(header), &fd, sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
   ssize_t sent = 0;
   do {
     sent = ::sendmsg(fd_, &message, MSG_NOSIGNAL);
@@ -212,54 +293,136 @@ void IPCChannel::send(const IPCAllocationHandle& handle) {
   if (sent < 0) {
     throw_errno("sendmsg");
   }
-  // The descriptor went with the first byte; send the rest of the id as plain bytes.
-  const auto done = static_cast<std::size_t>(sent);
-  send_bytes(std::as_bytes(std::span(id)).subspan(done));
+  // The descriptor went with the first byte; the rest goes as plain bytes.
+  send_bytes(std::span<const std::byte>(first).subspan(static_cast<std::size_t>(sent)));
+  send_bytes(rest);
 }
 
-IPCAllocationHandle IPCChannel::receive_allocation_handle() {
-  require_open("receive_allocation_handle");
-  require_same_user("receive_allocation_handle");
-  IPCPoolId id{};
-  iovec data{id.data(), id.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+void IPCChannel::send(const IPCAllocationHandle& handle) {
+  require_open("send");
+  if (!handle.is_open()) {
+    throw std::logic_error("IPCChannel::send: the IPCAllocationHandle is closed");
+  }
+  const IPCPoolId id = handle.pool_id();
+  send_message(IPCMessageKind::AllocationHandle, handle, std::as_bytes(std::span(id)), {});
+}
+
+std::size_t IPCChannel::receive_some(std::span<std::byte> bytes, ReceivedFdsSink fds,
+                                     const char* operation, bool mid_message) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxReceivedFds)] = {};
+  iovec data{bytes.data(), bytes.size()};
   msghdr message{};
   message.msg_iov = &data;
   message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
+  if (fds != nullptr) {
+    message.msg_control = control;
+    message.msg_controllen = sizeof(control);
+  }
   ssize_t received = 0;
   do {
     received = ::recvmsg(fd_, &message, MSG_CMSG_CLOEXEC);
   } while (received < 0 && errno == EINTR);
+  if (fds != nullptr) {
+    static_cast<ReceivedFds*>(fds)->collect(message);
+  }
   if (received < 0) {
-    throw_errno("recvmsg");
-  }
-  int fd = -1;
-  for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr;
-       header = CMSG_NXTHDR(&message, header)) {
-    if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS) {
-      std::memcpy(&fd, CMSG_DATA(header), sizeof(int));
+    const int error = errno;
+    broken_ = broken_ || mid_message;
+    if (error == EAGAIN || error == EWOULDBLOCK) {
+      throw std::system_error(
+          ETIMEDOUT, std::generic_category(),
+          std::string("IPCChannel::") + operation + ": nothing arrived within the receive timeout" +
+              (mid_message ? " (mid-message: the channel is out of step)" : ""));
     }
+    throw std::system_error(error, std::generic_category(),
+                            std::string("IPCChannel::") + operation + ": recvmsg");
   }
-  if (fd < 0) {
-    throw std::runtime_error(
-        received == 0 ? "IPCChannel::receive_allocation_handle: the peer closed the connection"
-                      : "IPCChannel::receive_allocation_handle: the message carried no file "
-                        "descriptor (was it sent with IPCChannel::send?)");
+  if (received == 0) {
+    broken_ = broken_ || mid_message;
+    throw std::runtime_error(std::string("IPCChannel::") + operation +
+                             ": the peer closed the connection" +
+                             (mid_message ? " in the middle of a message" : ""));
   }
-  IPCAllocationHandle handle(fd, {});
-  if ((message.msg_flags & MSG_CTRUNC) != 0) {
-    throw std::runtime_error("IPCChannel::receive_allocation_handle: control data truncated");
-  }
-  receive_bytes(std::as_writable_bytes(std::span(id)).subspan(static_cast<std::size_t>(received)));
-  return IPCAllocationHandle(handle.release(), id);
+  return static_cast<std::size_t>(received);
 }
 
-namespace {
-// The most buffer descriptors one IPCSharedBuffers message may carry.
-constexpr std::uint64_t kMaxSharedBuffers = std::uint64_t{1} << 20;
-}  // namespace
+void IPCChannel::receive_exactly(std::span<std::byte> bytes, const char* operation) {
+  while (!bytes.empty()) {
+    bytes = bytes.subspan(receive_some(bytes, nullptr, operation, true));
+  }
+}
+
+void IPCChannel::skip(std::uint64_t length, const char* operation) {
+  std::array<std::byte, 4096> sink{};
+  while (length > 0) {
+    const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(length, sink.size()));
+    length -= receive_some(std::span(sink).first(chunk), nullptr, operation, true);
+  }
+}
+
+IPCAllocationHandle IPCChannel::receive_message(IPCMessageKind expected, const char* operation,
+                                                std::uint64_t& length) {
+  require_open(operation);
+  require_in_step(operation);
+  require_same_user(operation);
+  const auto refuse = [&](const std::string& why) {
+    return std::runtime_error(std::string("IPCChannel::") + operation + ": " + why);
+  };
+  ReceivedFds fds;
+  MessageHeader header;
+  auto header_bytes = std::as_writable_bytes(std::span(&header, 1));
+  std::size_t got = 0;
+  while (got < header_bytes.size()) {
+    got += receive_some(header_bytes.subspan(got), &fds, operation, got > 0);
+  }
+  if (header.magic != kMessageMagic || header.version != kMessageVersion) {
+    broken_ = true;
+    throw refuse("the peer sent something that is not a cuwrap IPC message (magic " +
+                 std::to_string(header.magic) + ", version " + std::to_string(header.version) +
+                 "); the channel is out of step");
+  }
+  const auto kind = static_cast<IPCMessageKind>(header.kind);
+  const std::uint64_t limit = ipc_message_max_length(kind);
+  if (limit == 0 || header.length > limit) {
+    broken_ = true;
+    throw refuse("the peer announced a message of " + std::to_string(header.length) +
+                 " bytes of kind " + std::to_string(header.kind) + " (" + kind_name(header.kind) +
+                 "), more than the " + std::to_string(limit) +
+                 " such a message may have; the channel is out of step");
+  }
+  if (kind != expected) {
+    skip(header.length, operation);  // the channel stays in step
+    throw refuse(std::string("expected ") + kind_name(static_cast<std::uint16_t>(expected)) +
+                 ", received " + kind_name(header.kind) +
+                 " (discarded, its file descriptors "
+                 "closed)");
+  }
+  if (fds.truncated || fds.fds.size() != 1) {
+    skip(header.length, operation);
+    throw refuse("the message carried " + std::to_string(fds.fds.size()) +
+                 (fds.truncated ? " or more" : "") +
+                 " file descriptors, not one (discarded, the descriptors closed)");
+  }
+  const int fd = fds.fds.front();
+  fds.fds.clear();
+  length = header.length;
+  return IPCAllocationHandle(fd, {});
+}
+
+IPCAllocationHandle IPCChannel::receive_allocation_handle() {
+  const char* operation = "receive_allocation_handle";
+  std::uint64_t length = 0;
+  IPCAllocationHandle handle = receive_message(IPCMessageKind::AllocationHandle, operation, length);
+  if (length != kHandleBody) {
+    skip(length, operation);
+    throw std::runtime_error("IPCChannel::receive_allocation_handle: a handle message of " +
+                             std::to_string(length) + " bytes, not " + std::to_string(kHandleBody) +
+                             " (discarded, its descriptor closed)");
+  }
+  IPCPoolId id{};
+  receive_exactly(std::as_writable_bytes(std::span(id)), operation);
+  return IPCAllocationHandle(handle.release(), id);
+}
 
 void IPCChannel::send(const IPCSharedBuffers& shared) {
   require_open("send");
@@ -273,32 +436,60 @@ void IPCChannel::send(const IPCSharedBuffers& shared) {
                                   "] describes a buffer of another pool than the handle's");
     }
   }
-  if (shared.buffers.size() > kMaxSharedBuffers) {
+  if (shared.buffers.size() > kIPCMaxSharedBuffers) {
     throw std::invalid_argument("IPCChannel::send: " + std::to_string(shared.buffers.size()) +
                                 " buffer descriptors; at most " +
-                                std::to_string(kMaxSharedBuffers) + " go in one message");
+                                std::to_string(kIPCMaxSharedBuffers) + " go in one message");
   }
-  send(shared.pool);
-  send_value(static_cast<std::uint64_t>(shared.buffers.size()));
-  send_bytes(std::as_bytes(std::span(shared.buffers)));
+  std::array<std::byte, kSharedHead> head{};
+  const IPCPoolId id = shared.pool.pool_id();
+  const auto count = static_cast<std::uint64_t>(shared.buffers.size());
+  std::memcpy(head.data(), id.data(), id.size());
+  std::memcpy(head.data() + id.size(), &count, sizeof(count));
+  send_message(IPCMessageKind::SharedBuffers, shared.pool, head,
+               std::as_bytes(std::span(shared.buffers)));
 }
 
 IPCSharedBuffers IPCChannel::receive_shared_buffers() {
-  IPCSharedBuffers shared;
-  shared.pool = receive_allocation_handle();
-  const auto count = receive_value<std::uint64_t>();
-  if (count > kMaxSharedBuffers) {
-    throw std::runtime_error("IPCChannel::receive_shared_buffers: the peer announced " +
-                             std::to_string(count) + " buffer descriptors, more than " +
-                             std::to_string(kMaxSharedBuffers) +
-                             "; not a message of IPCChannel::send(IPCSharedBuffers)");
+  const char* operation = "receive_shared_buffers";
+  std::uint64_t length = 0;
+  IPCAllocationHandle handle = receive_message(IPCMessageKind::SharedBuffers, operation, length);
+  const auto refuse = [&](const std::string& why) {
+    return std::runtime_error("IPCChannel::receive_shared_buffers: " + why);
+  };
+  if (length < kSharedHead) {
+    skip(length, operation);
+    throw refuse("a message of " + std::to_string(length) + " bytes, shorter than its " +
+                 std::to_string(kSharedHead) + "-byte head (discarded)");
   }
-  shared.buffers.resize(static_cast<std::size_t>(count));
-  receive_bytes(std::as_writable_bytes(std::span(shared.buffers)));
+  std::array<std::byte, kSharedHead> head{};
+  receive_exactly(head, operation);
+  IPCPoolId id{};
+  std::uint64_t count = 0;
+  std::memcpy(id.data(), head.data(), id.size());
+  std::memcpy(&count, head.data() + id.size(), sizeof(count));
+  const std::uint64_t body = length - kSharedHead;
+  if (count > kIPCMaxSharedBuffers || body != count * sizeof(IPCBufferDescriptor)) {
+    skip(body, operation);
+    throw refuse("the message announces " + std::to_string(count) + " buffer descriptors in " +
+                 std::to_string(body) + " bytes (at most " + std::to_string(kIPCMaxSharedBuffers) +
+                 " of " + std::to_string(sizeof(IPCBufferDescriptor)) + " bytes each; discarded)");
+  }
+  IPCSharedBuffers shared;
+  shared.pool = IPCAllocationHandle(handle.release(), id);
+  // Grown as the bytes arrive: an announced count costs memory only once it is sent.
+  constexpr std::size_t kChunk = 4096;
+  while (shared.buffers.size() < count) {
+    const std::size_t first = shared.buffers.size();
+    const auto more = static_cast<std::size_t>(std::min<std::uint64_t>(count - first, kChunk));
+    shared.buffers.resize(first + more);
+    receive_exactly(std::as_writable_bytes(std::span(shared.buffers).subspan(first, more)),
+                    operation);
+  }
   for (std::size_t i = 0; i < shared.buffers.size(); ++i) {
-    if (shared.buffers[i].pool_id != shared.pool.pool_id()) {
-      throw std::runtime_error("IPCChannel::receive_shared_buffers: descriptor " +
-                               std::to_string(i) + " names another pool than the handle");
+    if (shared.buffers[i].pool_id != id) {
+      throw refuse("descriptor " + std::to_string(i) +
+                   " names another pool than the handle (discarded, the handle closed)");
     }
   }
   return shared;
@@ -320,20 +511,12 @@ void IPCChannel::send_bytes(std::span<const std::byte> bytes) {
 
 void IPCChannel::receive_bytes(std::span<std::byte> bytes) {
   require_open("receive_bytes");
+  require_in_step("receive_bytes");
   require_same_user("receive_bytes");
+  const std::size_t total = bytes.size();
   while (!bytes.empty()) {
-    const ssize_t received = ::recv(fd_, bytes.data(), bytes.size(), 0);
-    if (received < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      throw_errno("recv");
-    }
-    if (received == 0) {
-      throw std::runtime_error("IPCChannel::receive_bytes: the peer closed the connection with " +
-                               std::to_string(bytes.size()) + " bytes still expected");
-    }
-    bytes = bytes.subspan(static_cast<std::size_t>(received));
+    // File descriptors sent along are not asked for: the kernel closes them.
+    bytes = bytes.subspan(receive_some(bytes, nullptr, "receive_bytes", bytes.size() < total));
   }
 }
 
@@ -358,7 +541,10 @@ void IPCChannel::set_receive_timeout(int seconds) {
   }
 }
 
-void IPCChannel::close() noexcept { close_fd(std::exchange(fd_, -1)); }
+void IPCChannel::close() noexcept {
+  close_fd(std::exchange(fd_, -1));
+  broken_ = false;
+}
 
 int IPCChannel::handle() const {
   require_open("handle");
@@ -372,6 +558,14 @@ void IPCChannel::require_open(const char* operation) const {
 }
 
 void IPCChannel::require_same_user(const char* operation) const { check_peer_user(fd_, operation); }
+
+void IPCChannel::require_in_step(const char* operation) const {
+  if (broken_) {
+    throw std::logic_error(std::string("IPCChannel::") + operation +
+                           ": an earlier receive stopped in the middle of a message, so the "
+                           "channel is out of step; close it");
+  }
+}
 
 // ---- IPCListener ---------------------------------------------------------------------
 
@@ -453,6 +647,25 @@ void IPCListener::close() noexcept {
 
 namespace detail {
 
+void check_imported_range(const char* operation, CUdeviceptr ptr, std::uint64_t offset,
+                          std::uint64_t claimed, CUdeviceptr base, std::size_t range_size) {
+  // All in 64-bit unsigned arithmetic, each step checked before it could wrap.
+  const std::uint64_t start = ptr;
+  const std::uint64_t range_begin = base;
+  const std::uint64_t range_end = range_begin + range_size;
+  const bool range_wraps = range_end < range_begin;
+  const std::uint64_t available =
+      (range_wraps || start < range_begin || start > range_end) ? 0 : range_end - start;
+  if (range_wraps || start < range_begin || start > range_end || offset > available ||
+      claimed > available - offset) {
+    throw std::invalid_argument(
+        std::string(operation) + ": the descriptor claims " + std::to_string(claimed) +
+        " bytes at offset " + std::to_string(offset) + ", but the driver shared " +
+        std::to_string(available) + " bytes at that address (an allocation of " +
+        std::to_string(range_size) + " bytes); refused");
+  }
+}
+
 IPCPoolId new_pool_id() {
   std::random_device source;
   IPCPoolId id{};
@@ -492,7 +705,8 @@ IPCChildProcess::IPCChildProcess(const std::filesystem::path& program,
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(path.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
   for (const std::string& argument : arguments) {
-    argv.push_back(const_cast<char*>(argument.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    argv.push_back(
+        const_cast<char*>(argument.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
   }
   argv.push_back(nullptr);
   std::vector<char*> envp;
@@ -501,7 +715,8 @@ IPCChildProcess::IPCChildProcess(const std::filesystem::path& program,
       envp.push_back(*entry);
     }
   }
-  envp.push_back(const_cast<char*>(variable.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  envp.push_back(
+      const_cast<char*>(variable.c_str()));  // NOLINT(cppcoreguidelines-pro-type-const-cast)
   envp.push_back(nullptr);
   // exec failures travel back through a close-on-exec pipe: nothing arrives on success.
   int report[2] = {-1, -1};

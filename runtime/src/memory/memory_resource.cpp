@@ -39,7 +39,8 @@ struct PoolGuard {
   PoolGuard& operator=(const PoolGuard&) = delete;
   ~PoolGuard() {
     if (pool != nullptr) {
-      detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool), "cuMemPoolDestroy", "DeviceMemoryResource");
+      detail::report_release_failure(driver::raw::cuMemPoolDestroy(pool), "cuMemPoolDestroy",
+                                     "DeviceMemoryResource");
     }
   }
   CUmemoryPool release() noexcept { return std::exchange(pool, nullptr); }
@@ -249,37 +250,48 @@ void MemoryResource::set_detached_deallocate(DetachedDeallocate deallocate) noex
 
 // ---- MemoryPoolAttributes -----------------------------------------------------------
 
+CUmemoryPool MemoryPoolAttributes::pool(const char* operation) const {
+  if (open_ != nullptr && !open_->load(std::memory_order_acquire)) {
+    throw std::logic_error(std::string("MemoryPoolAttributes::") + operation +
+                           ": the memory resource these attributes view is closed");
+  }
+  return pool_;
+}
+
 bool MemoryPoolAttributes::reuse_follow_event_dependencies() const {
-  return pool_flag(pool_, CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES);
+  return pool_flag(pool("reuse_follow_event_dependencies"),
+                   CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES);
 }
 bool MemoryPoolAttributes::reuse_allow_opportunistic() const {
-  return pool_flag(pool_, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC);
+  return pool_flag(pool("reuse_allow_opportunistic"), CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC);
 }
 bool MemoryPoolAttributes::reuse_allow_internal_dependencies() const {
-  return pool_flag(pool_, CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES);
+  return pool_flag(pool("reuse_allow_internal_dependencies"),
+                   CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES);
 }
 std::uint64_t MemoryPoolAttributes::release_threshold() const {
-  return pool_attribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+  return pool_attribute(pool("release_threshold"), CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
 }
 std::uint64_t MemoryPoolAttributes::reserved_mem_current() const {
-  return pool_attribute(pool_, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+  return pool_attribute(pool("reserved_mem_current"), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
 }
 std::uint64_t MemoryPoolAttributes::reserved_mem_high() const {
-  return pool_attribute(pool_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH);
+  return pool_attribute(pool("reserved_mem_high"), CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH);
 }
 std::uint64_t MemoryPoolAttributes::used_mem_current() const {
-  return pool_attribute(pool_, CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+  return pool_attribute(pool("used_mem_current"), CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
 }
 std::uint64_t MemoryPoolAttributes::used_mem_high() const {
-  return pool_attribute(pool_, CU_MEMPOOL_ATTR_USED_MEM_HIGH);
+  return pool_attribute(pool("used_mem_high"), CU_MEMPOOL_ATTR_USED_MEM_HIGH);
 }
 void MemoryPoolAttributes::reset_reserved_mem_high() const {
   cuuint64_t zero = 0;  // the only value the driver accepts: reset to current
-  driver::cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, &zero);
+  driver::cuMemPoolSetAttribute(pool("reset_reserved_mem_high"), CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+                                &zero);
 }
 void MemoryPoolAttributes::reset_used_mem_high() const {
   cuuint64_t zero = 0;
-  driver::cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero);
+  driver::cuMemPoolSetAttribute(pool("reset_used_mem_high"), CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero);
 }
 
 // ---- DeviceMemoryResource -----------------------------------------------------------
@@ -441,8 +453,8 @@ void DeviceMemoryResource::set_peer_access(std::span<const int> device_ids) {
   for (const int id : device_ids) {
     if (id >= count) {
       throw std::invalid_argument("DeviceMemoryResource::set_peer_accessible_by: device " +
-                                  std::to_string(id) + " does not exist (" +
-                                  std::to_string(count) + " devices)");
+                                  std::to_string(id) + " does not exist (" + std::to_string(count) +
+                                  " devices)");
     }
     if (id == device_id_) {
       continue;  // the owner always has access
@@ -480,10 +492,11 @@ void DeviceMemoryResource::set_peer_access(std::span<const int> device_ids) {
 
 MemoryPoolAttributes DeviceMemoryResource::attributes() const {
   require_open("attributes");
-  return MemoryPoolAttributes(pool_);
+  return MemoryPoolAttributes(pool_, pool_open_);
 }
 
 void DeviceMemoryResource::close() noexcept {
+  pool_open_->store(false, std::memory_order_release);
   export_handle_.close();
   const CUmemoryPool pool = std::exchange(pool_, nullptr);
   if (owns_pool_ && pool != nullptr) {
@@ -560,7 +573,8 @@ CUmemoryPool default_host_pool() {
 
 }  // namespace
 
-PinnedMemoryResource::PinnedMemoryResource() : pool_(default_host_pool()), pooled_(pool_ != nullptr) {
+PinnedMemoryResource::PinnedMemoryResource()
+    : pool_(default_host_pool()), pooled_(pool_ != nullptr) {
   set_detached_deallocate(pooled_ ? &detached<&free_pool_memory>
                                   : &detached<&free_host_after_sync<kPinnedName>>);
 }
@@ -570,7 +584,7 @@ PinnedMemoryResource::PinnedMemoryResource(const PinnedMemoryResourceOptions& op
     pool_ = default_host_pool();  // no option needs a pool of its own
     pooled_ = pool_ != nullptr;
     set_detached_deallocate(pooled_ ? &detached<&free_pool_memory>
-                                  : &detached<&free_host_after_sync<kPinnedName>>);
+                                    : &detached<&free_host_after_sync<kPinnedName>>);
     return;
   }
   if (options.numa_id && *options.numa_id < 0) {
@@ -616,7 +630,7 @@ MemoryPoolAttributes PinnedMemoryResource::attributes() const {
         "PinnedMemoryResource::attributes: this resource uses cuMemHostAlloc (the driver has "
         "no host memory pools), so it has no pool attributes");
   }
-  return MemoryPoolAttributes(pool_);
+  return MemoryPoolAttributes(pool_, pool_open_);
 }
 
 IPCAllocationHandle PinnedMemoryResource::get_allocation_handle() const {
@@ -631,6 +645,7 @@ IPCAllocationHandle PinnedMemoryResource::get_allocation_handle() const {
 
 void PinnedMemoryResource::close() noexcept {
   closed_ = true;
+  pool_open_->store(false, std::memory_order_release);
   if (pool_ != nullptr) {
     detail::report_release_failure(driver::raw::cuMemPoolDestroy(std::exchange(pool_, nullptr)),
                                    "cuMemPoolDestroy", "PinnedMemoryResource");
@@ -683,7 +698,7 @@ Buffer LegacyPinnedMemoryResource::do_allocate(std::size_t size, StreamRef strea
 }
 
 void LegacyPinnedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size,
-                                            StreamRef stream) {
+                                               StreamRef stream) {
   free_host_after_sync<kLegacyPinnedName>(ptr, size, stream);
 }
 
@@ -699,10 +714,9 @@ ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions&
   if (preferred_location_ && *preferred_location_ != -1) {
     const int count = detail::device_count();
     if (*preferred_location_ < 0 || *preferred_location_ >= count) {
-      throw std::invalid_argument("ManagedMemoryResource: preferred_location " +
-                                  std::to_string(*preferred_location_) +
-                                  " is neither -1 (the host) nor a device ordinal (" +
-                                  std::to_string(count) + " devices)");
+      throw std::invalid_argument(
+          "ManagedMemoryResource: preferred_location " + std::to_string(*preferred_location_) +
+          " is neither -1 (the host) nor a device ordinal (" + std::to_string(count) + " devices)");
     }
   }
 }
@@ -728,8 +742,7 @@ Buffer ManagedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   return Buffer::from_handle(ptr, size, this, stream);
 }
 
-void ManagedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size,
-                                       StreamRef stream) {
+void ManagedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   free_managed_after_sync(ptr, size, stream);
 }
 

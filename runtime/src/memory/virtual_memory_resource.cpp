@@ -5,7 +5,9 @@
 #include <cuwrap/version.hpp>
 #include <cuwrap/virtual_memory_resource.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -132,7 +134,8 @@ VirtualMemoryResource::VirtualMemoryResource(
         "VirtualMemoryResource: addr_align " + std::to_string(options_.addr_align) +
         " is not a multiple of the granularity " + std::to_string(granularity_));
   }
-  allocations_ = new Allocations();  // NOLINT(cppcoreguidelines-owning-memory): last, nothing throws after
+  allocations_ =
+      new Allocations();  // NOLINT(cppcoreguidelines-owning-memory): last, nothing throws after
 }
 
 VirtualMemoryResource::~VirtualMemoryResource() {
@@ -191,6 +194,112 @@ void VirtualMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/,
     allocations_->by_base.erase(found);
   }
   release(allocation);
+}
+
+IPCVirtualBuffer VirtualMemoryResource::export_buffer(const Buffer& buffer) const {
+  require_open("export_buffer");
+  if (options_.handle_type != VirtualMemoryHandleType::PosixFd) {
+    throw std::logic_error(
+        "VirtualMemoryResource::export_buffer: the resource was not made for IPC (its "
+        "handle_type is not VirtualMemoryHandleType::PosixFd)");
+  }
+  if (buffer.memory_resource() != this) {
+    throw std::invalid_argument(
+        "VirtualMemoryResource::export_buffer: the buffer was not allocated here");
+  }
+  CUmemGenericAllocationHandle physical = 0;
+  std::uint64_t size = 0;
+  {
+    const std::lock_guard lock(allocations_->mutex);
+    const auto found = allocations_->by_base.find(buffer.handle());
+    if (found == allocations_->by_base.end()) {
+      throw std::invalid_argument(
+          "VirtualMemoryResource::export_buffer: the buffer's address was not allocated here");
+    }
+    if (found->second.chunks.size() != 1) {
+      throw std::logic_error(
+          "VirtualMemoryResource::export_buffer: the buffer was grown by modify_allocation "
+          "into " +
+          std::to_string(found->second.chunks.size()) +
+          " physical allocations; export buffers before growing them");
+    }
+    physical = found->second.chunks.front().handle;
+    size = found->second.chunks.front().size;
+  }
+  const detail::ScopedContext scope(device_.context());
+  int fd = -1;
+  driver::cuMemExportToShareableHandle(&fd, physical, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+  return IPCVirtualBuffer{IPCAllocationHandle(fd, {}), size};
+}
+
+Buffer VirtualMemoryResource::import_buffer(IPCAllocationHandle&& handle, std::uint64_t size,
+                                            const Stream& stream) {
+  const IPCAllocationHandle owned = std::move(handle);  // closed when this returns
+  require_open("import_buffer");
+  if (!owned.is_open()) {
+    throw std::invalid_argument("VirtualMemoryResource::import_buffer: the handle is closed");
+  }
+  if (size == 0 || size % granularity_ != 0 || size > std::numeric_limits<std::size_t>::max()) {
+    throw std::invalid_argument("VirtualMemoryResource::import_buffer: size " +
+                                std::to_string(size) +
+                                " is not a positive multiple of the "
+                                "granularity " +
+                                std::to_string(granularity_) + " (export_buffer never gives one)");
+  }
+  const auto bytes = static_cast<std::size_t>(size);
+  const detail::ScopedContext scope(device_.context());
+  Chunk chunk{0, bytes, 0};
+  chunk.handle = driver::cuMemImportFromShareableHandle(
+      reinterpret_cast<void*>(static_cast<std::uintptr_t>(owned.handle())),
+      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+  Rollback rollback;
+  rollback.add([handle = chunk.handle] { release_handle(handle); });
+  const CUmemAllocationProp shared = driver::cuMemGetAllocationPropertiesFromHandle(chunk.handle);
+  const CUmemAllocationProp mine = allocation_prop();
+  if (shared.location.type != mine.location.type ||
+      (mine.location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+       shared.location.id != mine.location.id) ||
+      shared.type != mine.type) {
+    throw std::invalid_argument(
+        "VirtualMemoryResource::import_buffer: the shared memory lives at location type " +
+        std::to_string(static_cast<int>(shared.location.type)) + " id " +
+        std::to_string(shared.location.id) + ", not where this resource's does (type " +
+        std::to_string(static_cast<int>(mine.location.type)) + " id " +
+        std::to_string(mine.location.id) + "); import it into a resource of that device");
+  }
+  const std::size_t alignment = options_.addr_align != 0 ? options_.addr_align : granularity_;
+  chunk.ptr = driver::cuMemAddressReserve(bytes, alignment, 0, 0);
+  rollback.add([ptr = chunk.ptr, bytes] { free_range(ptr, bytes); });
+  // The driver maps no more than the allocation holds: a size larger than what was
+  // shared is refused here.
+  const CUresult mapped = driver::raw::cuMemMap(chunk.ptr, bytes, 0, chunk.handle, 0);
+  if (mapped == CUDA_ERROR_INVALID_VALUE) {
+    throw std::invalid_argument(
+        "VirtualMemoryResource::import_buffer: the descriptor claims " + std::to_string(size) +
+        " bytes, more than the shared allocation holds (the driver refused to map " +
+        std::to_string(size) + " bytes of it); refused");
+  }
+  detail::check(mapped, "cuMemMap");
+  rollback.add([ptr = chunk.ptr, bytes] { unmap(ptr, bytes); });
+  const std::vector<CUmemAccessDesc> access = access_descriptors();
+  if (!access.empty()) {
+    driver::cuMemSetAccess(chunk.ptr, bytes, access.data(), access.size());
+  }
+  Allocation allocation;
+  allocation.chunks.push_back(chunk);
+  allocation.ranges.push_back({chunk.ptr, bytes});
+  allocation.mapped = bytes;
+  {
+    const std::lock_guard lock(allocations_->mutex);
+    allocations_->by_base.emplace(chunk.ptr, std::move(allocation));
+  }
+  rollback.commit();
+  try {
+    return Buffer::from_handle(chunk.ptr, bytes, this, stream);
+  } catch (...) {
+    deallocate(chunk.ptr, bytes, kLegacyDefaultStream);
+    throw;
+  }
 }
 
 bool VirtualMemoryResource::is_device_accessible() const {

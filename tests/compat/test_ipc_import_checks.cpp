@@ -1,0 +1,159 @@
+// Imports from another process are checked against what the driver shared, without a
+// GPU: the stand-in libcuda (tests/compat/fake_libcuda.cpp) imports pools from any file
+// descriptor but a socket, maps an imported pointer over an allocation whose size the
+// export data's first 8 bytes give, and answers cuMemGetAddressRange for it.
+#include <gtest/gtest.h>
+#include <cuwrap/buffer.hpp>
+#include <cuwrap/device.hpp>
+#include <cuwrap/error.hpp>
+#include <cuwrap/event.hpp>
+#include <cuwrap/ipc.hpp>
+#include <cuwrap/memory_resource.hpp>
+#include <cuwrap/stream.hpp>
+
+#include "fake_driver.hpp"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using cuwrap::testing::fake_query;
+using cuwrap::testing::kFakeInstalled;
+
+cuwrap::Stream fake_stream() {
+  return cuwrap::Stream::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+}
+
+int open_fds() {
+  int count = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    ++count;
+  }
+  return count;
+}
+
+const cuwrap::IPCPoolId kPool = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+// A descriptor of an allocation of `shared` bytes (what the fake maps) claiming `claimed`.
+cuwrap::IPCBufferDescriptor descriptor(std::uint64_t shared, std::uint64_t claimed) {
+  cuwrap::IPCBufferDescriptor d;
+  std::memcpy(d.payload.data(), &shared, sizeof(shared));
+  d.size = claimed;
+  d.pool_id = kPool;
+  return d;
+}
+
+class IpcImportOnFakeDriver : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(kFakeInstalled); }
+
+  // An imported pool on the fake (its "file descriptor": one of /dev/null).
+  static cuwrap::DeviceMemoryResource imported_pool() {
+    const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    return cuwrap::DeviceMemoryResource::from_allocation_handle(
+        cuwrap::Device(0), cuwrap::IPCAllocationHandle(fd, kPool));
+  }
+};
+
+TEST_F(IpcImportOnFakeDriver, OversizedDescriptorIsRefusedNamingBothSizesAndReleasesTheImport) {
+  cuwrap::DeviceMemoryResource mr = imported_pool();
+  const cuwrap::Stream stream = fake_stream();
+  const int live = fake_query<int>("cuwrap_fake_live_imports");
+  try {
+    const cuwrap::Buffer lie =
+        cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 6400), stream);
+    ADD_FAILURE() << "a Buffer of " << lie.size() << " bytes over a 64-byte allocation";
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("6400"), std::string::npos) << what;
+    EXPECT_NE(what.find("shared 64 bytes"), std::string::npos) << what;
+  }
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live) << "the refused import was kept";
+  // One byte over is as much a lie; wrapping sizes too.
+  EXPECT_THROW(cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 65), stream),
+               std::invalid_argument);
+  EXPECT_THROW(cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, ~std::uint64_t{0}), stream),
+               std::invalid_argument);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
+}
+
+TEST_F(IpcImportOnFakeDriver, HonestOrSmallerDescriptorImportsAndCloseReleasesIt) {
+  cuwrap::DeviceMemoryResource mr = imported_pool();
+  const cuwrap::Stream stream = fake_stream();
+  const int live = fake_query<int>("cuwrap_fake_live_imports");
+  {
+    cuwrap::Buffer whole = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
+    cuwrap::Buffer part = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(4096, 100), stream);
+    EXPECT_EQ(whole.size(), 64U);
+    EXPECT_EQ(part.size(), 100U);
+    EXPECT_TRUE(whole.is_mapped());
+    EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live + 2);
+    whole.close(stream);
+  }
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
+}
+
+TEST_F(IpcImportOnFakeDriver, DescriptorOfAnotherPoolReachesNoDriverCall) {
+  cuwrap::DeviceMemoryResource mr = imported_pool();
+  cuwrap::IPCBufferDescriptor other = descriptor(64, 64);
+  other.pool_id[0] ^= 0xFFU;
+  const int live = fake_query<int>("cuwrap_fake_live_imports");
+  EXPECT_THROW(cuwrap::Buffer::from_ipc_descriptor(mr, other, fake_stream()),
+               std::invalid_argument);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
+}
+
+TEST_F(IpcImportOnFakeDriver, RefusedPoolImportClosesTheFileDescriptor) {
+  const int pools = fake_query<int>("cuwrap_fake_live_pools");
+  int pair[2] = {-1, -1};
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  ::close(pair[1]);
+  const int before = open_fds();
+  cuwrap::IPCAllocationHandle handle(pair[0], kPool);  // a socket: the fake refuses it
+  EXPECT_THROW(
+      cuwrap::DeviceMemoryResource::from_allocation_handle(cuwrap::Device(0), std::move(handle)),
+      cuwrap::DriverError);
+  EXPECT_FALSE(handle.is_open());  // NOLINT(bugprone-use-after-move): consumed either way
+  EXPECT_EQ(open_fds(), before - 1) << "the refused handle's file descriptor leaked";
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_pools"), pools);
+}
+
+TEST_F(IpcImportOnFakeDriver, PoolAttributesOfAClosedResourceThrowBeforeTheDriver) {
+  cuwrap::DeviceMemoryResource mr = imported_pool();
+  const cuwrap::MemoryPoolAttributes attributes = mr.attributes();
+  const int pools = fake_query<int>("cuwrap_fake_live_pools");
+  mr.close();
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_pools"), pools - 1);
+  try {
+    static_cast<void>(attributes.used_mem_current());
+    ADD_FAILURE() << "a view of a destroyed pool reached the driver";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(attributes.reset_reserved_mem_high(), std::logic_error);
+}
+
+TEST_F(IpcImportOnFakeDriver, EventDescriptorWithUnknownFlagsIsRefusedBeforeTheDriver) {
+  cuwrap::IPCEventDescriptor descriptor;
+  descriptor.blocking_sync = 7;  // a peer's byte, not a flag
+  try {
+    static_cast<void>(cuwrap::Event::from_ipc_descriptor(descriptor));
+    ADD_FAILURE() << "an event descriptor with flag byte 7 was opened";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("blocking_sync is 7"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(static_cast<void>(cuwrap::Event::from_ipc_descriptor(descriptor, cuwrap::Device(0))),
+               std::invalid_argument);
+}
+
+}  // namespace
