@@ -47,6 +47,8 @@ struct GraphBuilderState;  // runtime/src/graph/graph_state.hpp
 void ref_acquire(const GraphBuilderState* state) noexcept;
 void ref_release(const GraphBuilderState* state) noexcept;
 struct GraphKeepAlive;  // what a Graph keeps alive; runtime/src/graph/graph_state.hpp
+/// Return how many objects `graph` keeps alive for its nodes (for tests of its bound).
+std::size_t kept_alive_count(const Graph& graph) noexcept;
 [[noreturn]] void throw_closed_graph(const char* operation);
 }  // namespace detail
 
@@ -93,9 +95,9 @@ class GraphNode {
 
 /// A graph memory allocation made by GraphBuilder::add_alloc: its node and its address.
 struct GraphAllocation {
-  GraphNode node;          ///< The allocation node; later nodes that use the memory depend on it.
-  CUdeviceptr address = 0; ///< The address the memory has whenever the graph runs.
-  std::size_t size = 0;    ///< The size in bytes.
+  GraphNode node;           ///< The allocation node; later nodes that use the memory depend on it.
+  CUdeviceptr address = 0;  ///< The address the memory has whenever the graph runs.
+  std::size_t size = 0;     ///< The size in bytes.
 };
 
 /// Build a CUDA graph by stream capture or by adding nodes explicitly (cuda.core's GraphBuilder).
@@ -356,7 +358,8 @@ class Graph {
   void launch(StreamRef stream);
   /// Update the graph in place from `builder`'s graph of the same topology (cuGraphExecUpdate).
   ///
-  /// Throws std::logic_error when `builder` is building or built nothing, and
+  /// Throws std::invalid_argument when `builder` is still building (as cuda.core's
+  /// ValueError), std::logic_error when it is closed or built nothing, and
   /// GraphUpdateError (naming the CUgraphExecUpdateResult, e.g.
   /// CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED) when the driver refuses the update;
   /// the graph is then unchanged.
@@ -397,6 +400,7 @@ class Graph {
 
  private:
   friend class GraphBuilder;
+  friend std::size_t detail::kept_alive_count(const Graph& graph) noexcept;
   Graph(CUgraphExec exec, bool owned, CUcontext context);
   // Return what the graph keeps alive, created on first use.
   detail::GraphKeepAlive& keep_alive();
@@ -409,7 +413,8 @@ class Graph {
   bool owned_ = false;
   CUcontext context_ = nullptr;  // of the builder; null for from_handle
   // What the graph's nodes use and cuwrap must keep alive (kernels' modules, host
-  // functions, the graphs it was completed or updated from); owned, null until needed.
+  // functions, the graph it was completed from and the one it was last updated from;
+  // what an update replaces is released once no launch can use it); owned, null until needed.
   detail::GraphKeepAlive* keep_alive_ = nullptr;
 };
 

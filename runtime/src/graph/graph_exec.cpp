@@ -4,10 +4,13 @@
 
 #include <cuwrap/detail/context.hpp>
 
+#include <atomic>
+#include <cstddef>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace cuwrap {
 namespace detail {
@@ -26,8 +29,7 @@ std::string with_result(const char* message, Result result) {
 
 void check_node(GraphNode node, const char* operation) {
   if (node.handle() == nullptr) {
-    throw std::invalid_argument(std::string("Graph::") + operation +
-                                ": node is a null GraphNode");
+    throw std::invalid_argument(std::string("Graph::") + operation + ": node is a null GraphNode");
   }
 }
 
@@ -72,7 +74,116 @@ void check_fixed_attributes(CUgraphNode node, const LaunchConfig& config) {
   }
 }
 
+// Runs on a driver thread after the launches before it: only marks them done (a
+// release would call CUDA, which a host function must not).
+void CUDA_CB mark_done(void* data) noexcept {
+  auto* done = static_cast<GraphKeepAlive::Done*>(data);
+  (*done)->store(true, std::memory_order_release);
+  delete done;  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
 }  // namespace
+
+void GraphKeepAlive::start(const std::shared_ptr<GraphAttachments>& attachments,
+                           GraphDefinition definition) {
+  origin.attachments = attachments;
+  origin.definition = std::move(definition);
+  current = GraphGeneration{};
+  current.since = launches;
+}
+
+void GraphKeepAlive::replace(const std::shared_ptr<GraphAttachments>& attachments,
+                             GraphDefinition definition) {
+  prune();
+  GraphGeneration next;
+  next.since = launches;
+  // The graph it was completed from needs no second reference.
+  if (attachments != origin.attachments) {
+    next.attachments = attachments;
+  }
+  if (definition != origin.definition) {
+    next.definition = std::move(definition);
+  }
+  retire(std::exchange(current, std::move(next)));
+}
+
+void GraphKeepAlive::set_node_kernel(CUgraphNode node, const Kernel& kernel) {
+  prune();
+  for (std::size_t i = 0; i < current.node_of.size(); ++i) {
+    if (current.node_of[i] != node) {
+      continue;
+    }
+    if (current.kernels[i].handle() != kernel.handle()) {
+      GraphGeneration old;
+      old.since = current.kernel_since[i];
+      old.kernels.push_back(std::exchange(current.kernels[i], kernel));
+      current.kernel_since[i] = launches;
+      retire(std::move(old));
+    }
+    return;
+  }
+  current.node_of.push_back(node);
+  current.kernels.push_back(kernel);
+  current.kernel_since.push_back(launches);
+}
+
+void GraphKeepAlive::retire(GraphGeneration&& generation) {
+  if (generation.since == launches) {
+    return;  // never launched: nothing can use it (released here)
+  }
+  waiting.push_back(std::move(generation));
+}
+
+void GraphKeepAlive::after_launch(CUstream stream) {
+  ++launches;
+  prune();
+  if (waiting.empty()) {
+    return;
+  }
+  // A graph launched into a capture becomes a node of that graph: a fence there would
+  // only run when (and if) that graph does. Wait for a real launch instead.
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (driver::raw::cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS ||
+      capturing != CU_STREAM_CAPTURE_STATUS_NONE) {
+    return;
+  }
+  Retired batch;
+  batch.done = std::make_shared<std::atomic<bool>>(false);
+  auto* handed = new Done(batch.done);  // NOLINT(cppcoreguidelines-owning-memory)
+  if (driver::raw::cuLaunchHostFunc(stream, &mark_done, handed) != CUDA_SUCCESS) {
+    delete handed;  // NOLINT(cppcoreguidelines-owning-memory)
+    return;         // kept waiting; the next launch fences them
+  }
+  batch.generations = std::move(waiting);
+  waiting.clear();
+  fenced.push_back(std::move(batch));
+}
+
+void GraphKeepAlive::prune() noexcept {
+  std::erase_if(fenced,
+                [](const Retired& batch) { return batch.done->load(std::memory_order_acquire); });
+}
+
+std::size_t GraphKeepAlive::size() const noexcept {
+  const auto count = [](const GraphGeneration& g) {
+    return (g.attachments ? 1U : 0U) + (g.definition ? 1U : 0U) + g.kernels.size();
+  };
+  std::size_t total = count(origin) + count(current);
+  for (const GraphGeneration& g : waiting) {
+    total += count(g);
+  }
+  for (const Retired& batch : fenced) {
+    for (const GraphGeneration& g : batch.generations) {
+      total += count(g);
+    }
+  }
+  return total;
+}
+
+std::size_t kept_alive_count(const Graph& graph) noexcept {
+  return graph.keep_alive_ == nullptr ? 0 : graph.keep_alive_->size();
+}
+
 }  // namespace detail
 
 using State = detail::GraphBuilderState;
@@ -120,7 +231,7 @@ Graph GraphBuilder::complete(const GraphCompleteOptions& options) {
     throw GraphInstantiateError(status, params.result_out);
   }
   Graph graph(exec, true, s.context);
-  graph.keep_alive().add(s.attachments, s.definition);
+  graph.keep_alive().start(s.attachments, s.definition);
   return graph;
 }
 
@@ -164,7 +275,8 @@ Graph::~Graph() { close(); }
 
 void Graph::close() noexcept {
   if (exec_ != nullptr && owned_) {
-    detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec_), "cuGraphExecDestroy", "Graph");
+    detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec_), "cuGraphExecDestroy",
+                                   "Graph");
   }
   exec_ = nullptr;
   owned_ = false;
@@ -177,6 +289,9 @@ void Graph::launch(StreamRef stream) {
     detail::throw_closed_graph("launch");
   }
   detail::check(driver::raw::cuGraphLaunch(exec_, stream.handle()), "cuGraphLaunch");
+  if (keep_alive_ != nullptr) {
+    keep_alive_->after_launch(stream.handle());
+  }
 }
 
 void Graph::upload(StreamRef stream) {
@@ -195,8 +310,9 @@ void Graph::update(const GraphBuilder& builder) {
   }
   const State& s = *builder.state_;
   if (s.phase == State::Phase::Building) {
-    throw std::logic_error(
-        "Graph::update with a GraphBuilder that is still building: call end_building() first");
+    // cuda.core: ValueError("Graph has not finished building").
+    throw std::invalid_argument(
+        "Graph::update: builder: Graph has not finished building (call end_building() first)");
   }
   if (s.graph == nullptr) {
     throw std::logic_error("Graph::update with a GraphBuilder that has built nothing");
@@ -207,7 +323,7 @@ void Graph::update(const GraphBuilder& builder) {
   if (status != CUDA_SUCCESS) {
     throw GraphUpdateError(status, info);
   }
-  keep_alive().add(s.attachments, s.definition);  // nodes named later may be s's graph's
+  keep_alive().replace(s.attachments, s.definition);  // nodes named later may be s's graph's
 }
 
 CUgraphExec Graph::handle() const {
@@ -220,9 +336,9 @@ CUgraphExec Graph::handle() const {
 // ---------------------------------------------------------------------------------
 // Changes in place
 
-void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config,
-                                   const Kernel& kernel, void** args, std::size_t count,
-                                   const std::size_t* sizes, const std::string_view* type_names) {
+void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                                   void** args, std::size_t count, const std::size_t* sizes,
+                                   const std::string_view* type_names) {
   if (exec_ == nullptr) {
     detail::throw_closed_graph("set_kernel_node");
   }
@@ -240,11 +356,7 @@ void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config,
   // No context is made current: the parameters name it (or, for a Graph from
   // from_handle, leave it null so the driver uses the current one).
   driver::cuGraphExecKernelNodeSetParams(exec_, node.handle(), &params);
-  detail::GraphKeepAlive& keep = keep_alive();
-  if (keep.attachments.empty()) {
-    keep.attachments.push_back(std::make_shared<detail::GraphAttachments>());
-  }
-  keep.attachments.front()->retain(kernel);  // its module must outlive the graph's launches
+  keep_alive().set_node_kernel(node.handle(), kernel);  // its module must outlive the launches
 }
 
 void Graph::set_node_enabled(GraphNode node, bool enabled) {

@@ -6,9 +6,9 @@
 // capture graph after the work captured so far, and the capture continues after it.
 #include "graph/graph_state.hpp"
 
+#include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/event.hpp>
-#include <cuwrap/detail/context.hpp>
 
 #include <cstring>
 #include <memory>
@@ -36,8 +36,7 @@ CaptureTip capture_tip(CUstream stream) {
 
 CUgraphNode add_graph_node(CUgraph graph, std::span<const CUgraphNode> dependencies,
                            const CUgraphEdgeData* edges, CUgraphNodeParams& params) {
-  return driver::cuGraphAddNode_v2(graph, dependencies.data(), edges, dependencies.size(),
-                                   &params);
+  return driver::cuGraphAddNode_v2(graph, dependencies.data(), edges, dependencies.size(), &params);
 }
 
 void set_capture_tip(CUstream stream, CUgraphNode node) {
@@ -291,8 +290,7 @@ GraphNode GraphBuilder::add_event_wait(std::span<const GraphNode> dependencies,
   return add_node(dependencies, params, "add_event_wait");
 }
 
-GraphAllocation GraphBuilder::add_alloc(std::span<const GraphNode> dependencies,
-                                        std::size_t size) {
+GraphAllocation GraphBuilder::add_alloc(std::span<const GraphNode> dependencies, std::size_t size) {
   const State& s = state("add_alloc");
   if (size == 0) {
     throw std::invalid_argument("GraphBuilder::add_alloc: size must be positive, got 0");
