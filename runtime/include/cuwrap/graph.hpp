@@ -41,6 +41,7 @@ class Device;
 class Event;
 class Graph;
 class GraphBuilder;
+class GraphDefinition;
 
 namespace detail {
 struct GraphBuilderState;  // runtime/src/graph/graph_state.hpp
@@ -260,7 +261,8 @@ class GraphBuilder {
   ///
   /// The memory is valid from this node until a free node (add_free), a
   /// cuMemFreeAsync after a launch, or the next launch with auto_free_on_launch; its
-  /// address is fixed for the graph's lifetime. Throws std::invalid_argument for size 0.
+  /// address is fixed for the graph's lifetime. Size 0 is left to the driver, as in
+  /// cuda.core (DriverError); so is a null address given to add_free().
   GraphAllocation add_alloc(std::span<const GraphNode> dependencies, std::size_t size);
   /// Add a node that frees graph memory at `address` (from add_alloc or a captured allocation).
   GraphNode add_free(std::span<const GraphNode> dependencies, CUdeviceptr address);
@@ -309,6 +311,7 @@ class GraphBuilder {
   friend class Device;
   friend class StreamRef;
   friend class Graph;
+  friend class GraphDefinition;
   template <class... Args>
   friend void launch(GraphBuilder&, const LaunchConfig&, const Kernel&, const Args&...);
 
@@ -328,6 +331,10 @@ class GraphBuilder {
   std::vector<GraphBuilder> add_conditional(CUgraphConditionalHandle handle,
                                             CUgraphConditionalNodeType type, unsigned size,
                                             const char* operation);
+  // Add a conditional node after `dependencies`; return it and its bodies.
+  std::pair<GraphNode, std::vector<GraphBuilder>> add_conditional_node(
+      std::span<const GraphNode> dependencies, CUgraphConditionalHandle handle,
+      CUgraphConditionalNodeType type, unsigned size, const char* operation);
 
   // Add a host node running `fn` (owned here; null: std::invalid_argument).
   GraphNode add_host_node(std::span<const GraphNode> dependencies, detail::HostFunction* fn);
@@ -364,6 +371,32 @@ class Graph {
   /// CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED) when the driver refuses the update;
   /// the graph is then unchanged.
   void update(const GraphBuilder& builder);
+  /// Update the graph in place from `definition` (cuGraphExecUpdate), as update(builder).
+  ///
+  /// Throws std::logic_error when `definition` is closed, GraphUpdateError when the
+  /// driver refuses (the graph is then unchanged and keeps what it kept).
+  void update(const GraphDefinition& definition);
+  /// Give memset node `node` a new fill for later launches (cuGraphExecMemsetNodeSetParams).
+  ///
+  /// The driver refuses a different element size or extent (DriverError); only the
+  /// destination and value may change. Throws std::invalid_argument for a null node or
+  /// one of another type, std::logic_error on a closed Graph.
+  void set_memset_node(GraphNode node, CUdeviceptr dst, unsigned value, unsigned element_size,
+                       std::size_t width, std::size_t height = 1, std::size_t pitch = 0);
+  /// Give memcpy node `node` a new linear copy of `size` bytes (cuGraphExecMemcpyNodeSetParams).
+  void set_memcpy_node(GraphNode node, CUdeviceptr dst, CUdeviceptr src, std::size_t size);
+  /// Make host node `node` call `fn` in later launches (cuGraphExecHostNodeSetParams).
+  ///
+  /// `fn` is kept until no launch can call it. Throws std::invalid_argument for an
+  /// empty `fn`, a null node or one of another type.
+  template <class F>
+  void set_host_node(GraphNode node, F&& fn) {
+    set_host_node_raw(node, detail::make_host_function(std::forward<F>(fn)));
+  }
+  /// Make event record or wait node `node` use `event` in later launches.
+  void set_event_node(GraphNode node, const Event& event);
+  /// Make child-graph node `node` run `child`'s graph in later launches (same topology).
+  void set_child_graph_node(GraphNode node, const GraphDefinition& child);
   /// Give one kernel node new arguments or a new configuration for later launches
   /// (cuGraphExecKernelNodeSetParams); the graph it was built in is unchanged.
   ///
@@ -393,9 +426,9 @@ class Graph {
   void set_node_enabled(GraphNode node, bool enabled);
   /// Return whether `node` is enabled in this graph (cuGraphNodeGetEnabled).
   bool is_node_enabled(GraphNode node) const;
-  /// Destroy the executable graph (if owned); idempotent.
+  /// Destroy the executable graph (if owned); idempotent (a second call does nothing).
   void close() noexcept;
-  /// Return the CUgraphExec.
+  /// Return the CUgraphExec; std::logic_error after close().
   CUgraphExec handle() const;
 
  private:
@@ -404,6 +437,11 @@ class Graph {
   Graph(CUgraphExec exec, bool owned, CUcontext context);
   // Return what the graph keeps alive, created on first use.
   detail::GraphKeepAlive& keep_alive();
+  // Update from `graph` (of `state`), keeping what it uses; the core of both update()s.
+  void update_from(const detail::GraphBuilderState& state);
+  // Check the Graph is open and `node` a non-null node of type `type`.
+  void check_settable(GraphNode node, CUgraphNodeType type, const char* operation) const;
+  void set_host_node_raw(GraphNode node, detail::HostFunction* fn);
   // The non-template core of set_kernel_node (arguments packed as for launch()).
   void set_kernel_node_packed(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                               void** args, std::size_t count, const std::size_t* sizes,

@@ -3,6 +3,8 @@
 #include "graph/graph_state.hpp"
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/event.hpp>
+#include <cuwrap/graph_definition.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -107,24 +109,19 @@ void GraphKeepAlive::replace(const std::shared_ptr<GraphAttachments>& attachment
   retire(std::exchange(current, std::move(next)));
 }
 
-void GraphKeepAlive::set_node_kernel(CUgraphNode node, const Kernel& kernel) {
+void GraphKeepAlive::hold(CUgraphNode node, std::shared_ptr<const void> object) {
   prune();
-  for (std::size_t i = 0; i < current.node_of.size(); ++i) {
-    if (current.node_of[i] != node) {
-      continue;
-    }
-    if (current.kernels[i].handle() != kernel.handle()) {
+  for (GraphGeneration::NodeHold& held : current.held) {
+    if (held.node == node) {
       GraphGeneration old;
-      old.since = current.kernel_since[i];
-      old.kernels.push_back(std::exchange(current.kernels[i], kernel));
-      current.kernel_since[i] = launches;
+      old.since = held.since;
+      old.held.push_back({node, std::exchange(held.object, std::move(object)), held.since});
+      held.since = launches;
       retire(std::move(old));
+      return;
     }
-    return;
   }
-  current.node_of.push_back(node);
-  current.kernels.push_back(kernel);
-  current.kernel_since.push_back(launches);
+  current.held.push_back({node, std::move(object), launches});
 }
 
 void GraphKeepAlive::retire(GraphGeneration&& generation) {
@@ -166,7 +163,7 @@ void GraphKeepAlive::prune() noexcept {
 
 std::size_t GraphKeepAlive::size() const noexcept {
   const auto count = [](const GraphGeneration& g) {
-    return (g.attachments ? 1U : 0U) + (g.definition ? 1U : 0U) + g.kernels.size();
+    return (g.attachments ? 1U : 0U) + (g.definition ? 1U : 0U) + g.held.size();
   };
   std::size_t total = count(origin) + count(current);
   for (const GraphGeneration& g : waiting) {
@@ -317,13 +314,28 @@ void Graph::update(const GraphBuilder& builder) {
   if (s.graph == nullptr) {
     throw std::logic_error("Graph::update with a GraphBuilder that has built nothing");
   }
+  update_from(s);
+}
+
+void Graph::update(const GraphDefinition& definition) {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph("update");
+  }
+  if (!definition.is_open()) {
+    throw std::logic_error("Graph::update with a closed GraphDefinition");
+  }
+  update_from(*definition.builder_.state_);
+}
+
+void Graph::update_from(const State& s) {
   const detail::ScopedContext scope(s.context);
   CUgraphExecUpdateResultInfo info{};
   const CUresult status = driver::raw::cuGraphExecUpdate(exec_, s.graph, &info);
   if (status != CUDA_SUCCESS) {
     throw GraphUpdateError(status, info);
   }
-  keep_alive().replace(s.attachments, s.definition);  // nodes named later may be s's graph's
+  // A body's graph belongs to its conditional node: keep the graph that owns it.
+  keep_alive().replace(s.attachments, s.definition);
 }
 
 CUgraphExec Graph::handle() const {
@@ -356,7 +368,76 @@ void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config, c
   // No context is made current: the parameters name it (or, for a Graph from
   // from_handle, leave it null so the driver uses the current one).
   driver::cuGraphExecKernelNodeSetParams(exec_, node.handle(), &params);
-  keep_alive().set_node_kernel(node.handle(), kernel);  // its module must outlive the launches
+  keep_alive().hold(node.handle(), std::make_shared<Kernel>(kernel));  // its library must stay
+}
+
+void Graph::check_settable(GraphNode node, CUgraphNodeType type, const char* operation) const {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph(operation);
+  }
+  detail::check_node(node, operation);
+  const CUgraphNodeType actual = driver::cuGraphNodeGetType(node.handle());
+  const bool event_node =
+      type == CU_GRAPH_NODE_TYPE_EVENT_RECORD &&
+      (actual == CU_GRAPH_NODE_TYPE_EVENT_RECORD || actual == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+  if (actual != type && !event_node) {
+    throw std::invalid_argument(std::string("Graph::") + operation + ": node is a " +
+                                std::string(to_string(actual)) + " node, not a " +
+                                std::string(to_string(type)) + " node");
+  }
+}
+
+void Graph::set_memset_node(GraphNode node, CUdeviceptr dst, unsigned value, unsigned element_size,
+                            std::size_t width, std::size_t height, std::size_t pitch) {
+  check_settable(node, CU_GRAPH_NODE_TYPE_MEMSET, "set_memset_node");
+  CUDA_MEMSET_NODE_PARAMS params{};
+  params.dst = dst;
+  params.value = value;
+  params.elementSize = element_size;
+  params.width = width;
+  params.height = height;
+  params.pitch = pitch;
+  driver::cuGraphExecMemsetNodeSetParams(exec_, node.handle(), &params, context_);
+}
+
+void Graph::set_memcpy_node(GraphNode node, CUdeviceptr dst, CUdeviceptr src, std::size_t size) {
+  check_settable(node, CU_GRAPH_NODE_TYPE_MEMCPY, "set_memcpy_node");
+  CUDA_MEMCPY3D copy{};
+  detail::linear_copy(copy, dst, src, size);
+  driver::cuGraphExecMemcpyNodeSetParams(exec_, node.handle(), &copy, context_);
+}
+
+void Graph::set_host_node_raw(GraphNode node, detail::HostFunction* raw_fn) {
+  std::shared_ptr<detail::HostFunction> fn(raw_fn);
+  check_settable(node, CU_GRAPH_NODE_TYPE_HOST, "set_host_node");
+  CUDA_HOST_NODE_PARAMS params{};
+  params.fn = &detail::run_host_function;
+  params.userData = fn.get();
+  driver::cuGraphExecHostNodeSetParams(exec_, node.handle(), &params);
+  keep_alive().hold(node.handle(), std::move(fn));
+}
+
+void Graph::set_event_node(GraphNode node, const Event& event) {
+  check_settable(node, CU_GRAPH_NODE_TYPE_EVENT_RECORD, "set_event_node");
+  if (driver::cuGraphNodeGetType(node.handle()) == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+    driver::cuGraphExecEventRecordNodeSetEvent(exec_, node.handle(), event.handle());
+  } else {
+    driver::cuGraphExecEventWaitNodeSetEvent(exec_, node.handle(), event.handle());
+  }
+}
+
+void Graph::set_child_graph_node(GraphNode node, const GraphDefinition& child) {
+  check_settable(node, CU_GRAPH_NODE_TYPE_GRAPH, "set_child_graph_node");
+  if (!child.is_open()) {
+    throw std::logic_error("Graph::set_child_graph_node with a closed GraphDefinition");
+  }
+  const State& c = *child.builder_.state_;
+  driver::cuGraphExecChildGraphNodeSetParams(exec_, node.handle(), c.graph);
+  // The child's kernels and host functions (owned by its graph's user objects) stay.
+  auto kept = std::make_shared<
+      std::pair<std::shared_ptr<detail::GraphAttachments>, detail::GraphDefinition>>(c.attachments,
+                                                                                     c.definition);
+  keep_alive().hold(node.handle(), std::move(kept));
 }
 
 void Graph::set_node_enabled(GraphNode node, bool enabled) {

@@ -108,11 +108,15 @@ struct GraphBuilderState : RefCounted {
 /// completed or updated from (its nodes are the ones set_* name; its user objects own
 /// the host functions), that graph's kernels, and kernels set_kernel_node put in.
 struct GraphGeneration {
+  /// Something set on one node of the instantiated graph (a kernel, a host function).
+  struct NodeHold {
+    CUgraphNode node = nullptr;
+    std::shared_ptr<const void> object;
+    std::uint64_t since = 0;  // launch count when it was set
+  };
   std::shared_ptr<GraphAttachments> attachments;
   GraphDefinition definition;
-  std::vector<Kernel> kernels;  // from set_kernel_node; one per node (node_of[i])
-  std::vector<CUgraphNode> node_of;
-  std::vector<std::uint64_t> kernel_since;  // launch count when kernels[i] was set
+  std::vector<NodeHold> held;  // at most one per node
   /// The Graph's launch count when this became current: unchanged means never launched.
   std::uint64_t since = 0;
 };
@@ -142,8 +146,8 @@ struct GraphKeepAlive {
   void start(const std::shared_ptr<GraphAttachments>& attachments, GraphDefinition definition);
   /// Make `attachments` / `definition` current after an update; retire what they replace.
   void replace(const std::shared_ptr<GraphAttachments>& attachments, GraphDefinition definition);
-  /// Keep `kernel` for `node` (set_kernel_node), retiring the kernel it replaces.
-  void set_node_kernel(CUgraphNode node, const Kernel& kernel);
+  /// Keep `object` for `node` (set_*_node), retiring what it replaces there.
+  void hold(CUgraphNode node, std::shared_ptr<const void> object);
   /// Release what is done; count a launch on `stream` and fence what waits behind it.
   void after_launch(CUstream stream);
   /// Release every fenced batch whose launches have finished.
@@ -186,6 +190,16 @@ void to_kernel_node_params(const LaunchConfig& config, const Kernel& kernel, CUc
   copy_launch_dimensions(config, out);
   out.kernelParams = args;
 }
+
+/// Run the HostFunction `data` (the host nodes' function).
+void CUDA_CB run_host_function(void* data) noexcept;
+
+/// Fill `copy` as a linear copy of `size` bytes from `src` to `dst` (unified addressing:
+/// device, host and managed addresses alike).
+void linear_copy(CUDA_MEMCPY3D& copy, CUdeviceptr dst, CUdeviceptr src, std::size_t size);
+
+/// Return node parameters of `type` with every other field zero.
+CUgraphNodeParams node_params(CUgraphNodeType type);
 
 /// Throw std::logic_error "GraphBuilder::<operation> <what>".
 [[noreturn]] void throw_state(const char* operation, const std::string& what);
