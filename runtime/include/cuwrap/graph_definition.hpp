@@ -168,6 +168,8 @@ class GraphDefinition {
   ConditionalNode while_loop(std::span<const GraphNode> dependencies,
                              CUgraphConditionalHandle condition);
   /// Add a `switch` node with `count` branches; needs CUDA 12.8 (toolkit and driver).
+  ///
+  /// A count of 0 is left to the driver (DriverError), as in cuda.core.
   ConditionalNode switch_(std::span<const GraphNode> dependencies,
                           CUgraphConditionalHandle condition, unsigned count);
 

@@ -237,9 +237,7 @@ ConditionalNode GraphDefinition::while_loop(std::span<const GraphNode> dependenc
 ConditionalNode GraphDefinition::switch_(std::span<const GraphNode> dependencies,
                                          CUgraphConditionalHandle condition, unsigned count) {
   static_cast<void>(builder_.state("switch_"));
-  if (count < 1) {
-    throw std::invalid_argument("GraphDefinition::switch_: count must be at least 1, got 0");
-  }
+  // A count of 0 is the driver's to refuse (DriverError), as in cuda.core.
 #if CUDA_VERSION >= 12080
   detail::require_driver(kSwitchVersion, "switch conditional graph nodes");
   return add_conditional(dependencies, condition, CU_GRAPH_COND_TYPE_SWITCH, count, "switch_");
