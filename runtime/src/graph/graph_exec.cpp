@@ -106,7 +106,16 @@ void GraphKeepAlive::replace(const std::shared_ptr<GraphAttachments>& attachment
   if (definition != origin.definition) {
     next.definition = std::move(definition);
   }
-  retire(std::exchange(current, std::move(next)));
+  GraphGeneration old = std::exchange(current, std::move(next));
+  // Updated from the same graph again: it stays (in `current`), only what was set on
+  // its nodes is replaced.
+  if (old.definition == current.definition) {
+    old.definition.reset();
+  }
+  if (old.attachments == current.attachments) {
+    old.attachments.reset();
+  }
+  retire(std::move(old));
 }
 
 void GraphKeepAlive::hold(CUgraphNode node, std::shared_ptr<const void> object) {
@@ -125,8 +134,9 @@ void GraphKeepAlive::hold(CUgraphNode node, std::shared_ptr<const void> object) 
 }
 
 void GraphKeepAlive::retire(GraphGeneration&& generation) {
-  if (generation.since == launches) {
-    return;  // never launched: nothing can use it (released here)
+  const bool empty = !generation.attachments && !generation.definition && generation.held.empty();
+  if (empty || generation.since == launches) {
+    return;  // nothing to keep, or never launched: nothing can use it (released here)
   }
   waiting.push_back(std::move(generation));
 }
