@@ -427,6 +427,10 @@ class Graph {
   /// Return whether `node` is enabled in this graph (cuGraphNodeGetEnabled).
   bool is_node_enabled(GraphNode node) const;
   /// Destroy the executable graph (if owned); idempotent (a second call does nothing).
+  ///
+  /// What the Graph keeps alive for its nodes (kernels, host functions set with
+  /// set_host_node, graphs it was updated from) is released at once: close a Graph
+  /// only after its launches have finished (synchronise the launch stream first).
   void close() noexcept;
   /// Return the CUgraphExec; std::logic_error after close().
   CUgraphExec handle() const;
