@@ -255,6 +255,49 @@ TEST_F(GraphDefinitionTest, AllocMemsetMemcpyFreeNodesReportTheirParametersAndRu
   EXPECT_THROW(cuwrap::memset_node_params(copy), std::invalid_argument);
 }
 
+// A pitched copy from pinned host memory (described with
+// CU_MEMORYTYPE_HOST) into a pitched device region, as cuda-api-wrappers'
+// simpleCudaGraphs sample does with cudaMemcpy3DParms.
+TEST_F(GraphDefinitionTest, MemcpyNodeTakesAPitchedHostToDeviceCopy) {
+  constexpr std::size_t kWidth = 16;
+  constexpr std::size_t kRows = 4;
+  constexpr std::size_t kPitch = 32;
+  cuwrap::LegacyPinnedMemoryResource pinned;
+  Buffer host = pinned.allocate(kWidth * kRows);
+  auto* bytes = reinterpret_cast<std::uint8_t*>(host.handle());
+  for (std::size_t i = 0; i < kWidth * kRows; ++i) {
+    bytes[i] = static_cast<std::uint8_t>(i);
+  }
+  Buffer device = device_->allocate(kPitch * kRows, stream_);
+  device.fill(std::uint8_t{0xEE}, stream_);
+  stream_.sync();
+  CUDA_MEMCPY3D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_HOST;
+  copy.srcHost = bytes;
+  copy.srcPitch = kWidth;
+  copy.srcHeight = kRows;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = device.handle();
+  copy.dstPitch = kPitch;
+  copy.dstHeight = kRows;
+  copy.WidthInBytes = kWidth;
+  copy.Height = kRows;
+  copy.Depth = 1;
+  GraphDefinition def(*device_);
+  const GraphNode node = def.memcpy({}, copy);
+  EXPECT_EQ(node.type(), CU_GRAPH_NODE_TYPE_MEMCPY);
+  Graph graph = def.instantiate();
+  graph.launch(stream_);
+  const std::vector<std::uint8_t> out = read(device);
+  for (std::size_t row = 0; row < kRows; ++row) {
+    for (std::size_t col = 0; col < kPitch; ++col) {
+      const std::uint8_t expected =
+          col < kWidth ? static_cast<std::uint8_t>(row * kWidth + col) : std::uint8_t{0xEE};
+      ASSERT_EQ(out[row * kPitch + col], expected) << row << ", " << col;
+    }
+  }
+}
+
 TEST_F(GraphDefinitionTest, WideMemsetNodesKeepTheirElementSize) {
   GraphDefinition def(*device_);
   Buffer out = device_->allocate(kBytes, stream_);

@@ -212,6 +212,9 @@ class GraphBuilder {
   /// Add a copy of `bytes` bytes from `src` to `dst` (device or host addresses).
   GraphNode add_memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst, CUdeviceptr src,
                        std::size_t bytes);
+  /// Add a copy described by `copy` (cuMemcpy3D's parameters): any memory kind the
+  /// driver accepts in a memcpy node (device, host, managed, pitched, CUDA arrays).
+  GraphNode add_memcpy(std::span<const GraphNode> dependencies, const CUDA_MEMCPY3D& copy);
   /// Add a copy of the whole of `src` into `dst`; throws std::invalid_argument on a size mismatch.
   GraphNode add_memcpy(std::span<const GraphNode> dependencies, Buffer& dst, const Buffer& src);
   /// Add a fill of `count` bytes at `dst` with `value`.

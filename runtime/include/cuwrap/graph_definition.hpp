@@ -136,6 +136,9 @@ class GraphDefinition {
   /// Add a copy of `size` bytes from `src` to `dst` (device, host, managed addresses).
   GraphNode memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst, CUdeviceptr src,
                    std::size_t size);
+  /// Add a copy described by `copy` (cuMemcpy3D's parameters): pitched, 3D or array
+  /// copies, any memory kind the driver accepts in a memcpy node.
+  GraphNode memcpy(std::span<const GraphNode> dependencies, const CUDA_MEMCPY3D& copy);
   /// Add a host node calling `fn` (cuda.core's callback()); `fn` must not call CUDA.
   template <class F>
   GraphNode callback(std::span<const GraphNode> dependencies, F&& fn) {

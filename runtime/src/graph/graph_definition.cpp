@@ -127,6 +127,11 @@ GraphNode GraphDefinition::memcpy(std::span<const GraphNode> dependencies, CUdev
   return builder_.add_memcpy(dependencies, dst, src, size);
 }
 
+GraphNode GraphDefinition::memcpy(std::span<const GraphNode> dependencies,
+                                  const CUDA_MEMCPY3D& copy) {
+  return builder_.add_memcpy(dependencies, copy);
+}
+
 GraphNode GraphDefinition::embed(std::span<const GraphNode> dependencies,
                                  const GraphDefinition& child) {
   if (!child.is_open()) {

@@ -192,6 +192,15 @@ GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies, CUde
   return add_node(dependencies, params, "add_memcpy");
 }
 
+GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies,
+                                   const CUDA_MEMCPY3D& copy) {
+  const State& s = state("add_memcpy");
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMCPY);
+  params.memcpy.copyCtx = s.context;
+  params.memcpy.copyParams = copy;
+  return add_node(dependencies, params, "add_memcpy");
+}
+
 GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies, Buffer& dst,
                                    const Buffer& src) {
   if (dst.size() != src.size()) {
