@@ -249,6 +249,7 @@ ConditionalNode GraphDefinition::switch_(std::span<const GraphNode> dependencies
 #else
   static_cast<void>(dependencies);
   static_cast<void>(condition);
+  static_cast<void>(count);
   detail::throw_toolkit_too_old(kSwitchVersion, "switch conditional graph nodes");
 #endif
 }
