@@ -492,3 +492,39 @@ TEST_F(GraphDefinitionTest, AllocationOptionsAndDriverDecisions) {
 }
 
 }  // namespace
+
+namespace {
+
+// A builder's graph seen as a GraphDefinition (cuda.core's graph_definition): the
+// captured nodes are there, a node added through the view is part of the graph the
+// builder completes, and closing the view leaves the builder as it was.
+TEST_F(GraphDefinitionTest, BuilderGraphDefinitionIsAViewOfTheCapturedGraph) {
+  Buffer out = device_->allocate(kBytes, stream_);
+  cuwrap::GraphBuilder builder = device_->create_graph_builder();
+  EXPECT_THROW(static_cast<void>(builder.graph_definition()), std::logic_error);  // not built
+  builder.begin_building();
+  out.fill(std::uint8_t{1}, builder);
+  EXPECT_THROW(static_cast<void>(builder.graph_definition()), std::logic_error);  // building
+  std::vector<cuwrap::GraphBuilder> branches = builder.split(2);
+  EXPECT_THROW(static_cast<void>(branches[1].graph_definition()), std::logic_error);
+  builder = cuwrap::GraphBuilder::join(std::move(branches));
+  builder.end_building();
+  GraphDefinition view = builder.graph_definition();
+  EXPECT_EQ(view.handle(), builder.handle());
+  const std::vector<GraphNode> captured = view.nodes();
+  ASSERT_FALSE(captured.empty());
+  std::vector<GraphNode> sinks;
+  for (const GraphNode& n : captured) {
+    if (view.successors(n).empty()) {
+      sinks.push_back(n);
+    }
+  }
+  view.memset(sinks, out.handle(), std::uint8_t{9}, kBytes);  // after the captured fill
+  view.close();
+  EXPECT_FALSE(view.is_open());
+  Graph graph = builder.complete();  // the builder is still open and has the added node
+  graph.launch(stream_);
+  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 9));
+}
+
+}  // namespace

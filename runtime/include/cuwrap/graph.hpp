@@ -183,6 +183,26 @@ class GraphBuilder {
   CUgraphConditionalHandle create_conditional_handle(
       std::optional<unsigned> default_value = std::nullopt);
 
+  /// Create a conditional handle (cuda.core's create_condition()); as create_conditional_handle().
+  CUgraphConditionalHandle create_condition(std::optional<unsigned> default_value = std::nullopt) {
+    return create_conditional_handle(default_value);
+  }
+  /// Add a child-graph node running a copy of `child`'s graph (cuda.core's embed()).
+  GraphNode embed(const GraphBuilder& child) { return add_child({}, child); }
+  /// Add a host node calling `fn` after the work so far (cuda.core's callback()).
+  template <class F>
+  GraphNode callback(F&& fn) {
+    return add_host({}, std::forward<F>(fn));
+  }
+  /// Return a GraphDefinition viewing this builder's graph (cuda.core's graph_definition).
+  ///
+  /// Nodes added through the view appear in later complete() and debug_dot_print()
+  /// calls; the view stays valid after the builder is closed. Available on a primary
+  /// builder after end_building(), and on a conditional body while it is not building;
+  /// throws std::logic_error otherwise (and always for a builder from split()).
+  /// Closing the view releases only the view.
+  GraphDefinition graph_definition() const;
+
   /// Add an `if` node on `handle` and return the builder of its body.
   ///
   /// The body runs when the handle is non-zero. Like every conditional, this needs

@@ -222,12 +222,15 @@ class GraphDefinition {
   CUgraph handle() const;
   /// Return true until close().
   bool is_open() const noexcept;
-  /// Release the graph (instantiated Graphs keep running); idempotent.
-  void close() noexcept { builder_.close(); }
+  /// Release the graph (instantiated Graphs keep running); idempotent. A view from
+  /// GraphBuilder::graph_definition() releases only itself.
+  void close() noexcept;
 
  private:
   friend class Graph;
-  explicit GraphDefinition(GraphBuilder builder) noexcept : builder_(std::move(builder)) {}
+  friend class GraphBuilder;
+  explicit GraphDefinition(GraphBuilder builder, bool view = false) noexcept
+      : builder_(std::move(builder)), view_(view) {}
   ConditionalNode add_conditional(std::span<const GraphNode> dependencies,
                                   CUgraphConditionalHandle condition,
                                   CUgraphConditionalNodeType type, unsigned count,
@@ -240,6 +243,7 @@ class GraphDefinition {
                        std::size_t pitch);
 
   GraphBuilder builder_;  // never captures: its own graph, built node by node
+  bool view_ = false;     // a view of a GraphBuilder's graph: close() drops only the view
 };
 
 /// Return the parameters of memset node `node` (std::invalid_argument for another type).

@@ -78,6 +78,33 @@ GraphDefinition::GraphDefinition(const Device& device) : builder_(device.create_
 
 CUgraph GraphDefinition::handle() const { return builder_.state("handle").graph; }
 
+void GraphDefinition::close() noexcept {
+  if (view_) {
+    builder_.state_.reset();  // the builder's state stays with the builder
+  } else {
+    builder_.close();
+  }
+}
+
+GraphDefinition GraphBuilder::graph_definition() const {
+  const State& s = state("graph_definition");
+  if (s.kind == State::Kind::Branch) {
+    detail::throw_state("graph_definition",
+                        "on a builder from split(): use the graph_definition() of the builder "
+                        "it was split from");
+  }
+  if (s.phase == State::Phase::Building) {
+    detail::throw_state("graph_definition",
+                        "on a builder that is building: call end_building() first");
+  }
+  if (s.graph == nullptr) {
+    detail::throw_state("graph_definition",
+                        "on a builder that has not built yet: call begin_building() and "
+                        "end_building() first");
+  }
+  return GraphDefinition(GraphBuilder(state_), true);
+}
+
 bool GraphDefinition::is_open() const noexcept {
   return builder_.state_ && !builder_.state_->closed;
 }
