@@ -84,6 +84,21 @@ TEST(CopyBatchChecks, EmptyListsAreRefused) {
                        "2 CopyOptions for 3 copies"));
 }
 
+// Buffer::copy_to with options is a copy_batch of one: its checks come first.
+TEST(CopyBatchChecks, BufferCopyWithOptionsChecksAsCopyBatch) {
+  const Buffer src = Buffer::from_handle(0x1000, 16);
+  Buffer dst = Buffer::from_handle(0x3000, 24);
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         src.copy_to(dst, cuwrap::kPerThreadDefaultStream, cuwrap::CopyOptions{});
+                       }),
+                       "srcs[0] has 16 bytes but dsts[0] has 24"));
+  Buffer same = Buffer::from_handle(0x5000, 16);
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         same.copy_from(src, cuwrap::kLegacyDefaultStream, cuwrap::CopyOptions{});
+                       }),
+                       "legacy default stream"));
+}
+
 // copy_batch does not take a GraphBuilder (cuda.core: TypeError before the capture is
 // touched): the call does not compile, while a stream's does.
 template <class S>
@@ -265,6 +280,30 @@ TEST_F(CopyGpu, RangesOfBuffersAndHostMemoryWithOptions) {
   for (std::size_t i = 0; i < kCount; ++i) {
     EXPECT_EQ(host_out[i], host_in[i]) << "copy " << i;
   }
+}
+
+// Buffer::copy_to/copy_from take CopyOptions as copy_batch does, and copy_to can
+// allocate its destination from a memory resource (cuda.core's copy_to()).
+TEST_F(CopyGpu, BufferCopiesTakeOptionsAndAllocateTheirDestination) {
+  const std::vector<std::byte> data = random_bytes(256, 7);
+  Buffer src = device().allocate(data.size(), stream());
+  src.copy_from(std::span<const std::byte>(data), stream());
+  Buffer dst = device().allocate(data.size(), stream());
+  cuwrap::CopyOptions options;
+  options.src_access_order = cuwrap::MemcpySrcAccessOrder::Any;
+  if (!cuwrap::has_native_copy_batch()) {
+    EXPECT_THROW(src.copy_to(dst, stream(), options), cuwrap::UnsupportedError);
+    options = {};
+  }
+  src.copy_to(dst, stream(), options);
+  Buffer back = device().allocate(data.size(), stream());
+  back.copy_from(dst, stream(), cuwrap::CopyOptions{});
+  Buffer made = back.copy_to(device().memory_resource(), stream());
+  EXPECT_EQ(made.size(), data.size());
+  std::vector<std::byte> out(data.size());
+  made.copy_to(std::span<std::byte>(out), stream());
+  stream().sync();
+  EXPECT_EQ(out, data);
 }
 
 TEST_F(CopyGpu, ManagedAndPinnedBuffersGetTheirHints) {

@@ -417,6 +417,26 @@ void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
   run_batch(stream, batch, options);
 }
 
+// ---------------------------------------------------------------------------------
+// Buffer's copies with options (declared in buffer.hpp): a batch of one.
+
+void Buffer::copy_to(Buffer& dst, StreamRef stream, const CopyOptions& options) const {
+  const detail::CopySide src_side = detail::copy_source(*this);
+  const detail::CopySide dst_side = detail::copy_destination(dst);
+  detail::copy_batch_sides(stream, std::span(&src_side, 1), std::span(&dst_side, 1),
+                           std::span(&options, 1));
+}
+
+void Buffer::copy_from(const Buffer& src, StreamRef stream, const CopyOptions& options) {
+  src.copy_to(*this, stream, options);
+}
+
+Buffer Buffer::copy_to(MemoryResource& mr, StreamRef stream) const {
+  Buffer dst = mr.allocate(size(), stream);
+  copy_to(dst, stream);
+  return dst;
+}
+
 void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src, std::size_t width_bytes,
              std::size_t height) {
   require_pitch("copy_2d: the destination", dst.pitch, width_bytes);
