@@ -50,6 +50,9 @@ void ref_release(const GraphBuilderState* state) noexcept;
 struct GraphKeepAlive;  // what a Graph keeps alive; runtime/src/graph/graph_state.hpp
 /// Return how many objects `graph` keeps alive for its nodes (for tests of its bound).
 std::size_t kept_alive_count(const Graph& graph) noexcept;
+/// Release what Graphs closed during their launches kept, once those launches have
+/// finished; return how many such Graphs still wait (closing a Graph also does this).
+std::size_t release_finished_graphs() noexcept;
 [[noreturn]] void throw_closed_graph(const char* operation);
 }  // namespace detail
 
@@ -452,8 +455,9 @@ class Graph {
   /// Destroy the executable graph (if owned); idempotent (a second call does nothing).
   ///
   /// What the Graph keeps alive for its nodes (kernels, host functions set with
-  /// set_host_node, graphs it was updated from) is released at once: close a Graph
-  /// only after its launches have finished (synchronise the launch stream first).
+  /// set_host_node, graphs it was updated from) stays until the launches already
+  /// made have finished (the driver reports it), and is released by a later close()
+  /// of any Graph (or detail::release_finished_graphs()).
   void close() noexcept;
   /// Return the CUgraphExec; std::logic_error after close().
   CUgraphExec handle() const;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -84,7 +85,43 @@ void CUDA_CB mark_done(void* data) noexcept {
   delete done;  // NOLINT(cppcoreguidelines-owning-memory)
 }
 
+// What Graphs closed while their launches could still run keep, until those finish.
+// Leaked on purpose: releasing kernels at process exit would call a driver that may be
+// gone.
+struct Graveyard {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<GraphKeepAlive>> kept;
+};
+
+Graveyard& graveyard() {
+  static auto* instance = new Graveyard();  // NOLINT(cppcoreguidelines-owning-memory)
+  return *instance;
+}
+
 }  // namespace
+
+void defer_release(GraphKeepAlive* raw) noexcept {
+  std::unique_ptr<GraphKeepAlive> kept(raw);
+  std::vector<std::unique_ptr<GraphKeepAlive>> finished;
+  try {
+    Graveyard& g = graveyard();
+    const std::lock_guard<std::mutex> lock(g.mutex);
+    const auto done = [](const std::unique_ptr<GraphKeepAlive>& k) {
+      return !k->exec_gone || k->exec_gone->load(std::memory_order_acquire);
+    };
+    for (auto& k : g.kept) {
+      if (done(k)) {
+        finished.push_back(std::move(k));
+      }
+    }
+    std::erase(g.kept, nullptr);
+    if (kept && !done(kept)) {
+      g.kept.push_back(std::move(kept));
+    }
+  } catch (...) {  // NOLINT(bugprone-empty-catch): no memory: released below, at once
+  }
+  // `finished` and `kept` (if still here) are released outside the lock.
+}
 
 void GraphKeepAlive::start(const std::shared_ptr<GraphAttachments>& attachments,
                            GraphDefinition definition) {
@@ -228,8 +265,30 @@ Graph GraphBuilder::complete(const GraphCompleteOptions& options) {
     params.flags |= CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
   }
   const detail::ScopedContext scope(s.context);
+  // A user object that only the executable graph will hold: the driver destroys it
+  // once the executable graph is destroyed and its launches have finished, which tells
+  // close() when what the Graph keeps may go.
+  auto exec_gone = std::make_shared<std::atomic<bool>>(false);
+  auto* handed =
+      new detail::GraphKeepAlive::Done(exec_gone);  // NOLINT(cppcoreguidelines-owning-memory)
+  CUuserObject sentinel = nullptr;
+  if (driver::raw::cuUserObjectCreate(&sentinel, handed, &detail::mark_done, 1,
+                                      CU_USER_OBJECT_NO_DESTRUCTOR_SYNC) != CUDA_SUCCESS) {
+    delete handed;  // NOLINT(cppcoreguidelines-owning-memory)
+    sentinel = nullptr;
+    exec_gone.reset();  // unknown: close() then releases at once, as before
+  } else if (driver::raw::cuGraphRetainUserObject(s.graph, sentinel, 1,
+                                                  CU_GRAPH_USER_OBJECT_MOVE) != CUDA_SUCCESS) {
+    static_cast<void>(driver::raw::cuUserObjectRelease(sentinel, 1));  // deletes `handed`
+    sentinel = nullptr;
+    exec_gone.reset();
+  }
   CUgraphExec exec = nullptr;
   const CUresult status = driver::raw::cuGraphInstantiateWithParams(&exec, s.graph, &params);
+  if (sentinel != nullptr) {
+    // The executable graph holds its own reference now; the graph lets go of it.
+    static_cast<void>(driver::raw::cuGraphReleaseUserObject(s.graph, sentinel, 1));
+  }
   if (status != CUDA_SUCCESS || params.result_out != CUDA_GRAPH_INSTANTIATE_SUCCESS) {
     if (status == CUDA_SUCCESS && exec != nullptr) {
       detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec), "cuGraphExecDestroy",
@@ -239,6 +298,7 @@ Graph GraphBuilder::complete(const GraphCompleteOptions& options) {
   }
   Graph graph(exec, true, s.context);
   graph.keep_alive().start(s.attachments, s.definition);
+  graph.keep_alive().exec_gone = std::move(exec_gone);
   return graph;
 }
 
@@ -288,7 +348,20 @@ void Graph::close() noexcept {
   exec_ = nullptr;
   owned_ = false;
   context_ = nullptr;
-  delete std::exchange(keep_alive_, nullptr);  // NOLINT(cppcoreguidelines-owning-memory)
+  detail::GraphKeepAlive* kept = std::exchange(keep_alive_, nullptr);
+  if (kept != nullptr && kept->launches > 0 && kept->exec_gone) {
+    detail::defer_release(kept);  // launches may still run: kept until they finish
+  } else {
+    delete kept;                     // NOLINT(cppcoreguidelines-owning-memory)
+    detail::defer_release(nullptr);  // and release what earlier Graphs kept, if done
+  }
+}
+
+std::size_t detail::release_finished_graphs() noexcept {
+  defer_release(nullptr);
+  Graveyard& g = graveyard();
+  const std::lock_guard<std::mutex> lock(g.mutex);
+  return g.kept.size();
 }
 
 void Graph::launch(StreamRef stream) {

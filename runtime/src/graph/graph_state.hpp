@@ -136,6 +136,9 @@ struct GraphKeepAlive {
     Done done;  // null until fenced by a launch
   };
 
+  /// Set once the executable graph is gone and its launches have finished: the
+  /// destructor of a user object only the executable graph holds sets it.
+  Done exec_gone;
   GraphGeneration origin;   // instantiated from; node handles name its nodes
   GraphGeneration current;  // what the parameters use now
   std::uint64_t launches = 0;
@@ -158,6 +161,11 @@ struct GraphKeepAlive {
  private:
   void retire(GraphGeneration&& generation);
 };
+
+/// Keep `kept` until `exec_gone` is set (a Graph closed while its launches may run),
+/// and release what earlier calls kept whose launches have finished. Never throws:
+/// without memory, `kept` is released at once.
+void defer_release(GraphKeepAlive* kept) noexcept;
 
 /// The capture state of `stream`: its graph and the nodes the next captured work
 /// depends on, with their edge data. cuStreamGetCaptureInfo with edge data (CUDA 12.3).

@@ -475,4 +475,29 @@ TEST_F(GraphNodeUpdate, test_child_graph_update_transfers_source_owners_to_execu
   EXPECT_TRUE(wait_until([&] { return replacement_weak.expired(); }));
 }
 
+// Closing a Graph while a launch runs keeps what that launch uses until it finished.
+TEST_F(GraphNodeUpdate, test_closing_executable_during_launch_defers_owner_release) {
+  Gate gate;
+  auto token = std::make_shared<int>(0);
+  const std::weak_ptr<int> inflight_weak = token;
+  std::atomic<int> calls{0};
+  GraphDefinition source;
+  const GraphNode blocking = source.callback({}, [&gate] { gate.run(); });
+  const GraphNode second = source.callback({{blocking}}, [] {});
+  Graph graph = source.instantiate();
+  graph.set_host_node(second, [t = std::move(token), &calls] { ++calls; });
+  graph.launch(stream_);
+  ASSERT_TRUE(gate.wait_started());
+  graph.close();  // the launch still calls the function set on `second`
+  cuwrap::detail::release_finished_graphs();
+  EXPECT_FALSE(inflight_weak.expired()) << "released while the launch may still call it";
+  gate.release();
+  stream_.sync();
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_TRUE(wait_until([&] {
+    cuwrap::detail::release_finished_graphs();
+    return inflight_weak.expired();
+  }));
+}
+
 }  // namespace
