@@ -7,11 +7,16 @@
 //    then launching it: Graph::set_kernel_node against raw
 //    cuGraphExecKernelNodeSetParams (cuwrap's overhead), and against what one does
 //    without it: change the node in the graph and cuGraphExecUpdate, or re-instantiate.
+// 3. Relaunch after a whole-graph update: change a GraphDefinition's kernel node, then
+//    Graph::update(definition) and launch, against the raw cuGraphKernelNodeSetParams +
+//    cuGraphExecUpdate + cuGraphLaunch. (What the Graph keeps alive stays flat over the
+//    iterations: GraphTest.UpdateInALoopKeepsWhatItKeepsFlat counts it.)
 //
 // Every iteration launches and waits, so times include execution. The ratios are
 // printed at the end.
 #include <cuwrap/cuwrap.hpp>
 #include <cuwrap/driver.hpp>
+#include <cuwrap/graph_definition.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -62,6 +67,9 @@ struct Setup : cuwrap::bench::GpuSetup {
   cuwrap::Graph graph;
   UpdateGraph ours;  // changed through cuwrap
   UpdateGraph raw;   // changed through the raw C API (its graph is edited too)
+  std::optional<cuwrap::GraphDefinition> definition;  // the same chain, updated whole
+  cuwrap::GraphNode definition_first;
+  cuwrap::Graph definition_graph;
   CUfunction add_function = nullptr;
   GraphLaunchFn graph_launch = nullptr;
   StreamSynchronizeFn stream_synchronize = nullptr;
@@ -115,6 +123,14 @@ Setup& setup() {
 
     build_update_graph(r, r.ours);
     build_update_graph(r, r.raw);
+    r.definition.emplace(*r.device);
+    r.definition_first = r.definition->launch({}, one_thread(), *r.add, *r.data, 1u);
+    cuwrap::GraphNode previous = r.definition_first;
+    for (int i = 1; i < kUpdateKernels; ++i) {
+      previous = r.definition->launch({{previous}}, one_thread(), *r.add, *r.data, 1u);
+    }
+    r.definition_graph = r.definition->instantiate();
+    r.definition_graph.upload(*r.stream);
     r.stream->sync();
 
     r.add_function = cuwrap::driver::cuKernelGetFunction(r.add->handle());  // current context
@@ -331,6 +347,29 @@ void BM_Reinstantiate_raw(benchmark::State& state) {
 }
 BENCHMARK(BM_Reinstantiate_raw)->UseRealTime();
 
+// ---------------------------------------------------------------------------------
+// 3. Change the definition, update the whole graph from it, relaunch
+
+void BM_UpdateFromDefinition_cuwrap(benchmark::State& state) {
+  Setup& s = setup();
+  if (!cuwrap::bench::ready(state, s)) {
+    return;
+  }
+  const cuwrap::LaunchConfig config = one_thread();
+  unsigned value = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    s.definition->set_kernel_params(s.definition_first, config, *s.add, *s.data, ++value);
+    s.definition_graph.update(*s.definition);
+    s.definition_graph.launch(*s.stream);
+    s.stream->sync();
+  }
+  cuwrap::bench::record(state, "update_from_definition_cuwrap", start);
+  state.counters["kept_objects"] =
+      static_cast<double>(cuwrap::detail::kept_alive_count(s.definition_graph));
+}
+BENCHMARK(BM_UpdateFromDefinition_cuwrap)->UseRealTime();
+
 void print_ratio(const char* what, const char* ours, const char* raw) {
   if (const auto c = cuwrap::bench::compare(ours, raw)) {
     std::printf("%s = %.3f (%.2f us vs %.2f us)\n", what, c->ratio(), c->ours_ns / 1e3,
@@ -349,5 +388,9 @@ int main(int argc, char** argv) {
                 "set_kernel_node_cuwrap", "exec_update_raw");
     print_ratio("set_kernel_node+launch / cuGraphKernelNodeSetParams+cuGraphInstantiate+launch",
                 "set_kernel_node_cuwrap", "reinstantiate_raw");
+    print_ratio(
+        "set_kernel_params+update(definition)+launch / "
+        "cuGraphKernelNodeSetParams+cuGraphExecUpdate+launch",
+        "update_from_definition_cuwrap", "exec_update_raw");
   });
 }

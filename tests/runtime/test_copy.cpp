@@ -61,6 +61,53 @@ TEST(CopyBatchChecks, CountsNullAndClosedBuffers) {
                        "dsts[0] is a closed Buffer"));
 }
 
+// As cuda.core, an empty batch is refused rather than silently doing nothing.
+TEST(CopyBatchChecks, EmptyListsAreRefused) {
+  const std::vector<const Buffer*> no_src;
+  const std::vector<Buffer*> no_dst;
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, no_src, no_dst);
+                       }),
+                       "empty"));
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream,
+                                            std::span<const CopyOp>{});
+                       }),
+                       "copies is empty"));
+  // Options of the wrong length are refused too (neither 1 for all nor one per copy).
+  const CopyOp ops[3] = {{0x1000, 0x2000, 16}, {0x3000, 0x4000, 16}, {0x5000, 0x6000, 16}};
+  const cuwrap::CopyOptions two[2] = {};
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, std::span(ops),
+                                            std::span(two));
+                       }),
+                       "2 CopyOptions for 3 copies"));
+}
+
+// Buffer::copy_to with options is a copy_batch of one: its checks come first.
+TEST(CopyBatchChecks, BufferCopyWithOptionsChecksAsCopyBatch) {
+  const Buffer src = Buffer::from_handle(0x1000, 16);
+  Buffer dst = Buffer::from_handle(0x3000, 24);
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         src.copy_to(dst, cuwrap::kPerThreadDefaultStream, cuwrap::CopyOptions{});
+                       }),
+                       "srcs[0] has 16 bytes but dsts[0] has 24"));
+  Buffer same = Buffer::from_handle(0x5000, 16);
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         same.copy_from(src, cuwrap::kLegacyDefaultStream, cuwrap::CopyOptions{});
+                       }),
+                       "legacy default stream"));
+}
+
+// copy_batch does not take a GraphBuilder (cuda.core: TypeError before the capture is
+// touched): the call does not compile, while a stream's does.
+template <class S>
+concept CopyBatchTakes = requires(const S& s, std::span<const CopyOp> ops) {
+  cuwrap::copy_batch(s, ops);
+};
+static_assert(CopyBatchTakes<cuwrap::Stream>);
+static_assert(!CopyBatchTakes<cuwrap::GraphBuilder>);
+
 TEST(CopyBatchChecks, TheLegacyDefaultStreamIsRefused) {
   const CopyOp op{0x1000, 0x2000, 16};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
@@ -132,11 +179,11 @@ TEST(CopyBatchChecks, OptionsAreCheckedBeforeTheDriver) {
 }
 
 TEST(CopyChecks, PitchSmallerThanTheWidth) {
-  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([] {
-                         cuwrap::copy_2d(cuwrap::kPerThreadDefaultStream, {0x1000, 8},
-                                         {0x2000, 64}, 16, 4);
-                       }),
-                       "copy_2d: the destination pitch 8 is smaller than the copied width of 16"));
+  EXPECT_TRUE(
+      contains(thrown_message<std::invalid_argument>([] {
+                 cuwrap::copy_2d(cuwrap::kPerThreadDefaultStream, {0x1000, 8}, {0x2000, 64}, 16, 4);
+               }),
+               "copy_2d: the destination pitch 8 is smaller than the copied width of 16"));
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([] {
                          cuwrap::copy_3d(cuwrap::kPerThreadDefaultStream, {0x1000, 64}, 2,
                                          {0x2000, 64}, 4, 16, 4, 1);
@@ -226,16 +273,42 @@ TEST_F(CopyGpu, RangesOfBuffersAndHostMemoryWithOptions) {
     host_out.emplace_back(host_in[i].size());
   }
   const cuwrap::CopyOptions any{.src_access_order = cuwrap::MemcpySrcAccessOrder::Any};
-  cuwrap::copy_batch(stream(), device_bufs, host_out,
-                     cuwrap::has_native_copy_batch() ? any : cuwrap::CopyOptions{});  // device -> host
+  cuwrap::copy_batch(
+      stream(), device_bufs, host_out,
+      cuwrap::has_native_copy_batch() ? any : cuwrap::CopyOptions{});  // device -> host
   stream().sync();
   for (std::size_t i = 0; i < kCount; ++i) {
     EXPECT_EQ(host_out[i], host_in[i]) << "copy " << i;
   }
 }
 
+// Buffer::copy_to/copy_from take CopyOptions as copy_batch does, and copy_to can
+// allocate its destination from a memory resource (cuda.core's copy_to()).
+TEST_F(CopyGpu, BufferCopiesTakeOptionsAndAllocateTheirDestination) {
+  const std::vector<std::byte> data = random_bytes(256, 7);
+  Buffer src = device().allocate(data.size(), stream());
+  src.copy_from(std::span<const std::byte>(data), stream());
+  Buffer dst = device().allocate(data.size(), stream());
+  cuwrap::CopyOptions options;
+  options.src_access_order = cuwrap::MemcpySrcAccessOrder::Any;
+  if (!cuwrap::has_native_copy_batch()) {
+    EXPECT_THROW(src.copy_to(dst, stream(), options), cuwrap::UnsupportedError);
+    options = {};
+  }
+  src.copy_to(dst, stream(), options);
+  Buffer back = device().allocate(data.size(), stream());
+  back.copy_from(dst, stream(), cuwrap::CopyOptions{});
+  Buffer made = back.copy_to(device().memory_resource(), stream());
+  EXPECT_EQ(made.size(), data.size());
+  std::vector<std::byte> out(data.size());
+  made.copy_to(std::span<std::byte>(out), stream());
+  stream().sync();
+  EXPECT_EQ(out, data);
+}
+
 TEST_F(CopyGpu, ManagedAndPinnedBuffersGetTheirHints) {
-  cuwrap::ManagedMemoryResource managed_mr(cuwrap::ManagedMemoryResourceOptions{.preferred_location = -1});
+  cuwrap::ManagedMemoryResource managed_mr(
+      cuwrap::ManagedMemoryResourceOptions{.preferred_location = -1});
   cuwrap::LegacyPinnedMemoryResource pinned_mr;
   const auto data = random_bytes(4096, 5);
   std::array<Buffer, 2> srcs{managed_mr.allocate(data.size(), stream()),
@@ -262,13 +335,13 @@ TEST_F(CopyGpu, TwoDimensionalBlockBetweenPitchedBuffers) {
   src.copy_from(std::span<const std::byte>(data), stream());
   dst.fill(std::uint8_t{0}, stream());
   // Rows 2..9 of the source from byte 8 on, to the top-left of the destination.
-  cuwrap::copy_2d(stream(), {dst.handle(), kDstPitch}, {src.handle() + 2 * kSrcPitch + 8, kSrcPitch},
-                  kWidth, kRows - 2);
+  cuwrap::copy_2d(stream(), {dst.handle(), kDstPitch},
+                  {src.handle() + 2 * kSrcPitch + 8, kSrcPitch}, kWidth, kRows - 2);
   const auto back = cuwrap::testing::read_back(dst, stream());
   for (std::size_t r = 0; r < kRows; ++r) {
     for (std::size_t c = 0; c < kDstPitch; ++c) {
-      const std::byte expected = r < kRows - 2 && c < kWidth ? data[(r + 2) * kSrcPitch + 8 + c]
-                                                             : std::byte{0};
+      const std::byte expected =
+          r < kRows - 2 && c < kWidth ? data[(r + 2) * kSrcPitch + 8 + c] : std::byte{0};
       ASSERT_EQ(back[r * kDstPitch + c], expected) << "row " << r << " column " << c;
     }
   }
@@ -276,7 +349,7 @@ TEST_F(CopyGpu, TwoDimensionalBlockBetweenPitchedBuffers) {
 
 TEST_F(CopyGpu, ThreeDimensionalBoxBetweenPitchedBuffers) {
   constexpr std::size_t kPitch = 32;
-  constexpr std::size_t kRows = 4;    // rows per slice in both buffers
+  constexpr std::size_t kRows = 4;  // rows per slice in both buffers
   constexpr std::size_t kSlices = 3;
   const auto data = random_bytes(kPitch * kRows * kSlices, 11);
   Buffer src = device().allocate(data.size(), stream());

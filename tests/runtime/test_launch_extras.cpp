@@ -9,10 +9,13 @@
 #include "toolkit_libraries.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -41,8 +44,8 @@ TEST(LaunchConfigAttributes, PdlAndPriorityBecomeLaunchAttributes) {
   std::vector<CUlaunchAttribute> attrs;
   EXPECT_TRUE(attribute_ids({.grid = 4, .block = 32}, attrs).empty());
 
-  const auto pdl = attribute_ids(
-      {.grid = 4, .block = 32, .programmatic_stream_serialization = true}, attrs);
+  const auto pdl =
+      attribute_ids({.grid = 4, .block = 32, .programmatic_stream_serialization = true}, attrs);
   ASSERT_EQ(pdl.size(), 1U);
   EXPECT_EQ(pdl[0], CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
   EXPECT_EQ(attrs[0].value.programmaticStreamSerializationAllowed, 1);
@@ -101,8 +104,8 @@ std::vector<unsigned long long> run_pair(const cuwrap::Device& device, const cuw
   seen_buffer.fill(std::uint8_t{0}, s);
   const unsigned long long spin_ns = 2'000'000;  // 2 ms: far longer than a launch
   cuwrap::launch(s, {.grid = 1, .block = 32}, primary, times, spin_ns);
-  cuwrap::launch(s, {.grid = 1, .block = 32, .programmatic_stream_serialization = pdl},
-                 secondary, times, seen_buffer);
+  cuwrap::launch(s, {.grid = 1, .block = 32, .programmatic_stream_serialization = pdl}, secondary,
+                 times, seen_buffer);
   std::vector<unsigned long long> host(2);
   times.copy_to(std::as_writable_bytes(std::span(host)), s);
   seen_buffer.copy_to(std::as_writable_bytes(std::span(&seen, 1)), s);
@@ -119,9 +122,8 @@ TEST_F(LaunchExtrasGpu, DependentKernelOverlapsThePrimarysTail) {
   int seen = 0;
   const auto with_pdl = run_pair(device(), stream(), code, true, seen);
   EXPECT_EQ(seen, 1) << "griddepcontrol.wait must make the primary's result visible";
-  EXPECT_LT(with_pdl[1], with_pdl[0])
-      << "with PDL the secondary starts (" << with_pdl[1] << " ns) before the primary ends ("
-      << with_pdl[0] << " ns)";
+  EXPECT_LT(with_pdl[1], with_pdl[0]) << "with PDL the secondary starts (" << with_pdl[1]
+                                      << " ns) before the primary ends (" << with_pdl[0] << " ns)";
   const auto without = run_pair(device(), stream(), code, false, seen);
   EXPECT_GE(without[1], without[0]) << "without PDL the secondary starts after the primary";
 }
@@ -177,15 +179,15 @@ TEST_F(LaunchExtrasGpu, HostFunctionRunsInStreamOrderAndIsFreed) {
 
 TEST_F(LaunchExtrasGpu, HostFunctionExceptionGoesToTheHandler) {
   std::string caught;
-  auto previous = cuwrap::set_host_function_error_handler(
-      {[](const std::exception_ptr& e, void* user_data) {
-         try {
-           std::rethrow_exception(e);
-         } catch (const std::exception& x) {
-           *static_cast<std::string*>(user_data) = x.what();
-         }
-       },
-       &caught});
+  auto previous =
+      cuwrap::set_host_function_error_handler({[](const std::exception_ptr& e, void* user_data) {
+                                                 try {
+                                                   std::rethrow_exception(e);
+                                                 } catch (const std::exception& x) {
+                                                   *static_cast<std::string*>(user_data) = x.what();
+                                                 }
+                                               },
+                                               &caught});
   bool after = false;
   cuwrap::launch_host_func(stream(), [] { throw std::runtime_error("boom in a host function"); });
   cuwrap::launch_host_func(stream(), [&after] { after = true; });
@@ -195,11 +197,36 @@ TEST_F(LaunchExtrasGpu, HostFunctionExceptionGoesToTheHandler) {
   EXPECT_TRUE(after) << "the stream goes on after a host function threw";
 }
 
-TEST_F(LaunchExtrasGpu, HostFunctionOnACapturingStreamIsRefused) {
+// A host function launched on a capturing stream becomes a host node: it runs at every
+// launch of the graph and is freed with the last graph that uses it.
+TEST_F(LaunchExtrasGpu, HostFunctionOnACapturingStreamIsCapturedAsAHostNode) {
+  std::atomic<int> calls{0};
+  auto token = std::make_shared<int>(1);
+  const std::weak_ptr<int> watch = token;
   cuwrap::driver::cuStreamBeginCapture(stream().handle(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-  EXPECT_THROW(cuwrap::launch_host_func(stream(), [] {}), std::invalid_argument);
+  cuwrap::launch_host_func(stream(), [token, &calls] { calls += *token; });
+  token.reset();
   CUgraph graph = cuwrap::driver::cuStreamEndCapture(stream().handle());
+  EXPECT_EQ(calls.load(), 0) << "captured, not run";
+  std::size_t count = 0;
+  cuwrap::driver::cuGraphGetNodes(graph, nullptr, &count);
+  ASSERT_EQ(count, 1U);
+  CUgraphNode node = nullptr;
+  cuwrap::driver::cuGraphGetNodes(graph, &node, &count);
+  EXPECT_EQ(cuwrap::driver::cuGraphNodeGetType(node), CU_GRAPH_NODE_TYPE_HOST);
+  CUgraphExec exec = cuwrap::driver::cuGraphInstantiate(graph, 0);
+  cuwrap::driver::cuGraphLaunch(exec, stream().handle());
+  cuwrap::driver::cuGraphLaunch(exec, stream().handle());
+  stream().sync();
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_FALSE(watch.expired());
+  cuwrap::driver::cuGraphExecDestroy(exec);
   cuwrap::driver::cuGraphDestroy(graph);
+  // User objects may be destroyed on a driver thread: wait a little for it.
+  for (int i = 0; i < 250 && !watch.expired(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(watch.expired()) << "the captured function outlived its graphs";
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ namespace cuwrap {
 class MemoryResource;
 class DeviceMemoryResource;
 struct IPCBufferDescriptor;  // <cuwrap/ipc.hpp>
+struct CopyOptions;          // <cuwrap/copy.hpp>
 class VirtualMemoryResource;
 namespace detail {
 struct ResourceLink;  // runtime/src/memory/resource_link.hpp
@@ -145,6 +146,18 @@ class Buffer {
   void copy_to(Buffer& dst, StreamRef stream) const;
   /// Copy `src` (same size) into this buffer, ordered on `stream`.
   void copy_from(const Buffer& src, StreamRef stream);
+  /// Copy this buffer into `dst` with `options`, as a one-copy copy_batch (cuda.core's
+  /// copy_to with options; include <cuwrap/copy.hpp> for CopyOptions).
+  ///
+  /// Unset location hints come from the buffers' memory resources. Throws as
+  /// copy_batch does: std::invalid_argument for different sizes or the legacy default
+  /// stream, UnsupportedError for options other than the defaults before CUDA 12.8.
+  void copy_to(Buffer& dst, StreamRef stream, const CopyOptions& options) const;
+  /// Copy `src` into this buffer with `options`; as copy_to(dst, stream, options).
+  void copy_from(const Buffer& src, StreamRef stream, const CopyOptions& options);
+  /// Allocate a buffer of size() bytes from `mr` on `stream`, copy this buffer into it
+  /// and return it (cuda.core's copy_to without a destination).
+  [[nodiscard]] Buffer copy_to(MemoryResource& mr, StreamRef stream) const;
   /// Copy this buffer into the memory `dst` (same size; another library's too),
   /// ordered on `stream`.
   ///
@@ -169,9 +182,9 @@ class Buffer {
   ///
   /// `stream` is anything a StreamRef is made from (a Stream, a CUstream, ...).
   template <std::ranges::contiguous_range Range, class S>
-  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
-           std::is_convertible_v<const S&, StreamRef>)
-  void copy_from(const Range& host, const S& stream) {
+  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>&&
+               std::is_convertible_v<const S&, StreamRef>) void copy_from(const Range& host,
+                                                                          const S& stream) {
     copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
               StreamRef(stream));
   }
@@ -180,8 +193,8 @@ class Buffer {
   template <std::ranges::contiguous_range Range, class S>
   requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
            !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>> &&
-           std::is_convertible_v<const S&, StreamRef>)
-  void copy_to(Range&& host, const S& stream) const {
+           std::is_convertible_v<const S&, StreamRef>) void copy_to(Range&& host,
+                                                                    const S& stream) const {
     copy_to(std::as_writable_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
             StreamRef(stream));
   }
@@ -297,8 +310,8 @@ class Buffer {
   /// Throws std::invalid_argument unless size() is a multiple of sizeof(T), and as
   /// host_span() does for device memory.
   template <class T>
-  requires std::is_trivially_copyable_v<T>
-  std::span<T> host_span() const {
+  requires std::is_trivially_copyable_v<T> std::span<T> host_span()
+  const {
     const std::span<std::byte> bytes = host_span();
     require_multiple("host_span", sizeof(T));
     return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};

@@ -23,6 +23,8 @@
 
 namespace cuwrap {
 
+class GraphBuilder;
+
 /// How the copies of a batch read their sources (CUmemcpySrcAccessOrder; cuda.core's
 /// MemcpySrcAccessOrder).
 enum class MemcpySrcAccessOrder {
@@ -68,9 +70,9 @@ struct CopyOptions {
 /// One copy of a batch: `size` bytes from `src` to `dst` (device, pinned, managed or,
 /// with unified addressing, host memory).
 struct CopyOp {
-  CUdeviceptr dst = 0;    ///< destination address
-  CUdeviceptr src = 0;    ///< source address
-  std::size_t size = 0;   ///< bytes to copy
+  CUdeviceptr dst = 0;   ///< destination address
+  CUdeviceptr src = 0;   ///< source address
+  std::size_t size = 0;  ///< bytes to copy
 };
 
 namespace detail {
@@ -104,11 +106,15 @@ inline CopySide copy_destination(std::span<std::byte> host) noexcept {
 /// A range of copy sources: Buffers, pointers to them, or host byte spans.
 template <class Range>
 concept CopySourceRange = std::ranges::input_range<Range> &&
-    requires(std::ranges::range_reference_t<Range> element) { copy_source(element); };
+    requires(std::ranges::range_reference_t<Range> element) {
+  copy_source(element);
+};
 /// A range of copy destinations: (non-const) Buffers, pointers to them, or host byte spans.
 template <class Range>
 concept CopyDestinationRange = std::ranges::input_range<Range> &&
-    requires(std::ranges::range_reference_t<Range> element) { copy_destination(element); };
+    requires(std::ranges::range_reference_t<Range> element) {
+  copy_destination(element);
+};
 
 /// The non-template core of the range forms of copy_batch.
 void copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
@@ -151,7 +157,8 @@ void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
 /// pointers to them, or writable host memory (std::span<std::byte>), e.g.
 /// std::vector<Buffer>, std::array<Buffer, N> or std::vector<std::vector<std::byte>>.
 /// `options` holds one CopyOptions for every copy or one per copy; empty: the
-/// defaults. Sizes are the sources'; each destination must match.
+/// defaults. Sizes are the sources'; each destination must match. An empty batch is
+/// refused (std::invalid_argument), as cuda.core refuses empty lists.
 ///
 /// Throws std::invalid_argument, before any driver call, as the pointer form does, and
 /// for a count of options that is neither 0, 1 nor the number of copies, an option
@@ -168,18 +175,18 @@ void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
 ///                                              cuwrap::MemcpySrcAccessOrder::Any});
 /// \endcode
 template <class Srcs, class Dsts>
-  requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
+requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
 void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts,
                 std::span<const CopyOptions> options = {}) {
-  const auto sources = detail::copy_sides(
-      srcs, [](auto&& element) { return detail::copy_source(element); });
-  const auto destinations = detail::copy_sides(
-      dsts, [](auto&& element) { return detail::copy_destination(element); });
+  const auto sources =
+      detail::copy_sides(srcs, [](auto&& element) { return detail::copy_source(element); });
+  const auto destinations =
+      detail::copy_sides(dsts, [](auto&& element) { return detail::copy_destination(element); });
   detail::copy_batch_sides(stream, sources, destinations, options);
 }
 /// Copy each of `srcs` into the matching element of `dsts`, every copy with `options`.
 template <class Srcs, class Dsts>
-  requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
+requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
 void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts, const CopyOptions& options) {
   copy_batch(stream, srcs, dsts, std::span<const CopyOptions>(&options, 1));
 }
@@ -193,29 +200,33 @@ void copy_batch(StreamRef stream, std::span<const CopyOp> copies);
 void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
                 std::span<const CopyOptions> options);
 /// Run every copy of `copies`, each with `options`.
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
-                const CopyOptions& options);
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies, const CopyOptions& options);
+/// copy_batch does not take a GraphBuilder (as cuda.core's, which refuses it with a
+/// TypeError): cuMemcpyBatchAsync has no graph-node form and the driver rejects it in a
+/// capture. Add copies to a graph with GraphBuilder::add_memcpy or Buffer::copy_to.
+template <class... Args>
+void copy_batch(const GraphBuilder& builder, Args&&... args) = delete;
 /// Return whether copy_batch issues one cuMemcpyBatchAsync (else a cuMemcpyAsync loop).
 bool has_native_copy_batch();
 
 /// A strided 2-D region of memory: rows of `width_bytes` bytes, `pitch` bytes apart.
 struct Pitched2D {
-  CUdeviceptr ptr = 0;       ///< address of the first row's first byte
-  std::size_t pitch = 0;     ///< bytes from one row to the next (>= the copied width)
+  CUdeviceptr ptr = 0;    ///< address of the first row's first byte
+  std::size_t pitch = 0;  ///< bytes from one row to the next (>= the copied width)
 };
 
 /// Copy `height` rows of `width_bytes` bytes between two pitched regions on `stream`.
 ///
 /// cuMemcpy2DAsync with unified addressing (any device, pinned or managed pointers).
 /// Throws std::invalid_argument when a pitch is smaller than `width_bytes`.
-void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src,
-             std::size_t width_bytes, std::size_t height);
+void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src, std::size_t width_bytes,
+             std::size_t height);
 /// Copy a `width_bytes` x `height` x `depth` box between two pitched 3-D regions.
 ///
 /// `dst_height` / `src_height` are the rows per slice of each region (cuMemcpy3DAsync).
-void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height,
-             const Pitched2D& src, std::size_t src_height, std::size_t width_bytes,
-             std::size_t height, std::size_t depth);
+void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height, const Pitched2D& src,
+             std::size_t src_height, std::size_t width_bytes, std::size_t height,
+             std::size_t depth);
 
 namespace detail {
 

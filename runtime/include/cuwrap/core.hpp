@@ -33,6 +33,7 @@
 #include <cuwrap/program_cache.hpp>
 #include <cuwrap/linker.hpp>
 #include <cuwrap/graph.hpp>
+#include <cuwrap/graph_definition.hpp>
 #include <cuwrap/graph_memory_resource.hpp>
 #include <cuwrap/peer.hpp>
 #include <cuwrap/green_context.hpp>

@@ -41,12 +41,18 @@ class Device;
 class Event;
 class Graph;
 class GraphBuilder;
+class GraphDefinition;
 
 namespace detail {
 struct GraphBuilderState;  // runtime/src/graph/graph_state.hpp
 void ref_acquire(const GraphBuilderState* state) noexcept;
 void ref_release(const GraphBuilderState* state) noexcept;
 struct GraphKeepAlive;  // what a Graph keeps alive; runtime/src/graph/graph_state.hpp
+/// Return how many objects `graph` keeps alive for its nodes (for tests of its bound).
+std::size_t kept_alive_count(const Graph& graph) noexcept;
+/// Release what Graphs closed during their launches kept, once those launches have
+/// finished; return how many such Graphs still wait (closing a Graph also does this).
+std::size_t release_finished_graphs() noexcept;
 [[noreturn]] void throw_closed_graph(const char* operation);
 }  // namespace detail
 
@@ -93,9 +99,9 @@ class GraphNode {
 
 /// A graph memory allocation made by GraphBuilder::add_alloc: its node and its address.
 struct GraphAllocation {
-  GraphNode node;          ///< The allocation node; later nodes that use the memory depend on it.
-  CUdeviceptr address = 0; ///< The address the memory has whenever the graph runs.
-  std::size_t size = 0;    ///< The size in bytes.
+  GraphNode node;           ///< The allocation node; later nodes that use the memory depend on it.
+  CUdeviceptr address = 0;  ///< The address the memory has whenever the graph runs.
+  std::size_t size = 0;     ///< The size in bytes.
 };
 
 /// Build a CUDA graph by stream capture or by adding nodes explicitly (cuda.core's GraphBuilder).
@@ -180,6 +186,26 @@ class GraphBuilder {
   CUgraphConditionalHandle create_conditional_handle(
       std::optional<unsigned> default_value = std::nullopt);
 
+  /// Create a conditional handle (cuda.core's create_condition()); as create_conditional_handle().
+  CUgraphConditionalHandle create_condition(std::optional<unsigned> default_value = std::nullopt) {
+    return create_conditional_handle(default_value);
+  }
+  /// Add a child-graph node running a copy of `child`'s graph (cuda.core's embed()).
+  GraphNode embed(const GraphBuilder& child) { return add_child({}, child); }
+  /// Add a host node calling `fn` after the work so far (cuda.core's callback()).
+  template <class F>
+  GraphNode callback(F&& fn) {
+    return add_host({}, std::forward<F>(fn));
+  }
+  /// Return a GraphDefinition viewing this builder's graph (cuda.core's graph_definition).
+  ///
+  /// Nodes added through the view appear in later complete() and debug_dot_print()
+  /// calls; the view stays valid after the builder is closed. Available on a primary
+  /// builder after end_building(), and on a conditional body while it is not building;
+  /// throws std::logic_error otherwise (and always for a builder from split()).
+  /// Closing the view releases only the view.
+  GraphDefinition graph_definition() const;
+
   /// Add an `if` node on `handle` and return the builder of its body.
   ///
   /// The body runs when the handle is non-zero. Like every conditional, this needs
@@ -209,6 +235,9 @@ class GraphBuilder {
   /// Add a copy of `bytes` bytes from `src` to `dst` (device or host addresses).
   GraphNode add_memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst, CUdeviceptr src,
                        std::size_t bytes);
+  /// Add a copy described by `copy` (cuMemcpy3D's parameters): any memory kind the
+  /// driver accepts in a memcpy node (device, host, managed, pitched, CUDA arrays).
+  GraphNode add_memcpy(std::span<const GraphNode> dependencies, const CUDA_MEMCPY3D& copy);
   /// Add a copy of the whole of `src` into `dst`; throws std::invalid_argument on a size mismatch.
   GraphNode add_memcpy(std::span<const GraphNode> dependencies, Buffer& dst, const Buffer& src);
   /// Add a fill of `count` bytes at `dst` with `value`.
@@ -258,7 +287,8 @@ class GraphBuilder {
   ///
   /// The memory is valid from this node until a free node (add_free), a
   /// cuMemFreeAsync after a launch, or the next launch with auto_free_on_launch; its
-  /// address is fixed for the graph's lifetime. Throws std::invalid_argument for size 0.
+  /// address is fixed for the graph's lifetime. Size 0 is left to the driver, as in
+  /// cuda.core (DriverError); so is a null address given to add_free().
   GraphAllocation add_alloc(std::span<const GraphNode> dependencies, std::size_t size);
   /// Add a node that frees graph memory at `address` (from add_alloc or a captured allocation).
   GraphNode add_free(std::span<const GraphNode> dependencies, CUdeviceptr address);
@@ -307,6 +337,7 @@ class GraphBuilder {
   friend class Device;
   friend class StreamRef;
   friend class Graph;
+  friend class GraphDefinition;
   template <class... Args>
   friend void launch(GraphBuilder&, const LaunchConfig&, const Kernel&, const Args&...);
 
@@ -326,6 +357,10 @@ class GraphBuilder {
   std::vector<GraphBuilder> add_conditional(CUgraphConditionalHandle handle,
                                             CUgraphConditionalNodeType type, unsigned size,
                                             const char* operation);
+  // Add a conditional node after `dependencies`; return it and its bodies.
+  std::pair<GraphNode, std::vector<GraphBuilder>> add_conditional_node(
+      std::span<const GraphNode> dependencies, CUgraphConditionalHandle handle,
+      CUgraphConditionalNodeType type, unsigned size, const char* operation);
 
   // Add a host node running `fn` (owned here; null: std::invalid_argument).
   GraphNode add_host_node(std::span<const GraphNode> dependencies, detail::HostFunction* fn);
@@ -356,11 +391,38 @@ class Graph {
   void launch(StreamRef stream);
   /// Update the graph in place from `builder`'s graph of the same topology (cuGraphExecUpdate).
   ///
-  /// Throws std::logic_error when `builder` is building or built nothing, and
+  /// Throws std::invalid_argument when `builder` is still building (as cuda.core's
+  /// ValueError), std::logic_error when it is closed or built nothing, and
   /// GraphUpdateError (naming the CUgraphExecUpdateResult, e.g.
   /// CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED) when the driver refuses the update;
   /// the graph is then unchanged.
   void update(const GraphBuilder& builder);
+  /// Update the graph in place from `definition` (cuGraphExecUpdate), as update(builder).
+  ///
+  /// Throws std::logic_error when `definition` is closed, GraphUpdateError when the
+  /// driver refuses (the graph is then unchanged and keeps what it kept).
+  void update(const GraphDefinition& definition);
+  /// Give memset node `node` a new fill for later launches (cuGraphExecMemsetNodeSetParams).
+  ///
+  /// The driver refuses a different element size or extent (DriverError); only the
+  /// destination and value may change. Throws std::invalid_argument for a null node or
+  /// one of another type, std::logic_error on a closed Graph.
+  void set_memset_node(GraphNode node, CUdeviceptr dst, unsigned value, unsigned element_size,
+                       std::size_t width, std::size_t height = 1, std::size_t pitch = 0);
+  /// Give memcpy node `node` a new linear copy of `size` bytes (cuGraphExecMemcpyNodeSetParams).
+  void set_memcpy_node(GraphNode node, CUdeviceptr dst, CUdeviceptr src, std::size_t size);
+  /// Make host node `node` call `fn` in later launches (cuGraphExecHostNodeSetParams).
+  ///
+  /// `fn` is kept until no launch can call it. Throws std::invalid_argument for an
+  /// empty `fn`, a null node or one of another type.
+  template <class F>
+  void set_host_node(GraphNode node, F&& fn) {
+    set_host_node_raw(node, detail::make_host_function(std::forward<F>(fn)));
+  }
+  /// Make event record or wait node `node` use `event` in later launches.
+  void set_event_node(GraphNode node, const Event& event);
+  /// Make child-graph node `node` run `child`'s graph in later launches (same topology).
+  void set_child_graph_node(GraphNode node, const GraphDefinition& child);
   /// Give one kernel node new arguments or a new configuration for later launches
   /// (cuGraphExecKernelNodeSetParams); the graph it was built in is unchanged.
   ///
@@ -390,16 +452,27 @@ class Graph {
   void set_node_enabled(GraphNode node, bool enabled);
   /// Return whether `node` is enabled in this graph (cuGraphNodeGetEnabled).
   bool is_node_enabled(GraphNode node) const;
-  /// Destroy the executable graph (if owned); idempotent.
+  /// Destroy the executable graph (if owned); idempotent (a second call does nothing).
+  ///
+  /// What the Graph keeps alive for its nodes (kernels, host functions set with
+  /// set_host_node, graphs it was updated from) stays until the launches already
+  /// made have finished (the driver reports it), and is released by a later close()
+  /// of any Graph (or detail::release_finished_graphs()).
   void close() noexcept;
-  /// Return the CUgraphExec.
+  /// Return the CUgraphExec; std::logic_error after close().
   CUgraphExec handle() const;
 
  private:
   friend class GraphBuilder;
+  friend std::size_t detail::kept_alive_count(const Graph& graph) noexcept;
   Graph(CUgraphExec exec, bool owned, CUcontext context);
   // Return what the graph keeps alive, created on first use.
   detail::GraphKeepAlive& keep_alive();
+  // Update from `graph` (of `state`), keeping what it uses; the core of both update()s.
+  void update_from(const detail::GraphBuilderState& state);
+  // Check the Graph is open and `node` a non-null node of type `type`.
+  void check_settable(GraphNode node, CUgraphNodeType type, const char* operation) const;
+  void set_host_node_raw(GraphNode node, detail::HostFunction* fn);
   // The non-template core of set_kernel_node (arguments packed as for launch()).
   void set_kernel_node_packed(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                               void** args, std::size_t count, const std::size_t* sizes,
@@ -409,7 +482,8 @@ class Graph {
   bool owned_ = false;
   CUcontext context_ = nullptr;  // of the builder; null for from_handle
   // What the graph's nodes use and cuwrap must keep alive (kernels' modules, host
-  // functions, the graphs it was completed or updated from); owned, null until needed.
+  // functions, the graph it was completed from and the one it was last updated from;
+  // what an update replaces is released once no launch can use it); owned, null until needed.
   detail::GraphKeepAlive* keep_alive_ = nullptr;
 };
 

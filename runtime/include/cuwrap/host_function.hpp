@@ -74,10 +74,10 @@ void launch_host_func_raw(CUstream stream, HostFunction* function);
 /// Run `function()` on the host once the work queued on `stream` before it is done.
 ///
 /// `function` is moved (or copied) into storage that cuwrap frees after it has run.
-/// Throws std::invalid_argument when `stream` is capturing a graph (a graph may replay
-/// the function many times, and its storage is freed after the first run: add host
-/// nodes through the graph API instead), DriverError naming cuLaunchHostFunc when the
-/// driver refuses.
+/// On a stream that is capturing a graph, the call is captured as a host node (as
+/// cuLaunchHostFunc allows): the function then runs at every launch of the graph, and
+/// is freed with the last graph that uses it. Throws DriverError naming the call the
+/// driver refused (cuLaunchHostFunc; cuGraphRetainUserObject when capturing).
 ///
 /// Example:
 /// \code

@@ -53,6 +53,38 @@ void CUDA_CB trampoline(void* data) noexcept {
   }
 }
 
+// Called by a graph's host node for a function captured from launch_host_func(): run
+// and report, but do not free: the graph may run it again. Its user object frees it.
+void CUDA_CB run_captured(void* data) noexcept {
+  try {
+    static_cast<detail::HostFunction*>(data)->run();
+  } catch (...) {
+    report(std::current_exception());
+  }
+}
+
+void CUDA_CB delete_captured(void* data) noexcept {
+  delete static_cast<detail::HostFunction*>(data);  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
+// Capture `function` on `stream` as a host node: a user object retained by the capture
+// graph owns it, so it lives as long as that graph and every graph made from it
+// (instantiation and cloning take references), as cuLaunchHostFunc's capture allows.
+void capture_host_func(CUstream stream, std::unique_ptr<detail::HostFunction> function) {
+  // The _v3 form names the capture graph in every supported toolkit (12.3 entry point).
+  const CUgraph graph = driver::cuStreamGetCaptureInfo_v3(stream).graph_out;
+  CUuserObject object = driver::cuUserObjectCreate(function.get(), &delete_captured, 1,
+                                                   CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+  detail::HostFunction* pointer = function.release();  // the user object owns it now
+  const CUresult retained =
+      driver::raw::cuGraphRetainUserObject(graph, object, 1, CU_GRAPH_USER_OBJECT_MOVE);
+  if (retained != CUDA_SUCCESS) {
+    static_cast<void>(driver::raw::cuUserObjectRelease(object, 1));  // deletes the function
+    detail::throw_driver_error(retained, "cuGraphRetainUserObject");
+  }
+  detail::check(driver::raw::cuLaunchHostFunc(stream, &run_captured, pointer), "cuLaunchHostFunc");
+}
+
 }  // namespace
 
 HostFunctionErrorHandler set_host_function_error_handler(HostFunctionErrorHandler handler) {
@@ -66,10 +98,9 @@ void launch_host_func_raw(CUstream stream, HostFunction* raw_function) {
   std::unique_ptr<HostFunction> function(raw_function);
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   check(driver::raw::cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing");
-  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
-    throw std::invalid_argument(
-        "launch_host_func: the stream is capturing a graph; a graph may run the function "
-        "many times while cuwrap frees it after one run");
+  if (capture == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    capture_host_func(stream, std::move(function));
+    return;
   }
   check(driver::raw::cuLaunchHostFunc(stream, &trampoline, function.get()), "cuLaunchHostFunc");
   static_cast<void>(function.release());  // the trampoline owns it now

@@ -3,9 +3,9 @@
 // Nodes: graph_nodes.cpp; conditionals: graph_conditional.cpp; Graph: graph_exec.cpp.
 #include "graph/graph_state.hpp"
 
+#include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/event.hpp>
-#include <cuwrap/detail/context.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -70,8 +70,7 @@ void GraphBuilderState::abandon_capture() noexcept {
   CUgraph captured = nullptr;
   if (driver::raw::cuStreamEndCapture(stream.handle(), &captured) == CUDA_SUCCESS &&
       captured != nullptr && captured != graph && kind == Kind::Primary) {
-    report_release_failure(driver::raw::cuGraphDestroy(captured), "cuGraphDestroy",
-                           "GraphBuilder");
+    report_release_failure(driver::raw::cuGraphDestroy(captured), "cuGraphDestroy", "GraphBuilder");
   }
 }
 
@@ -121,7 +120,7 @@ GraphBuilder Device::create_graph_builder() const {
   StreamOptions options;
   options.nonblocking = true;
   return GraphBuilder(detail::make_ref<State>(create_stream(options), device_id(), context(),
-                                             State::Kind::Primary));
+                                              State::Kind::Primary));
 }
 
 GraphBuilder StreamRef::create_graph_builder() const {

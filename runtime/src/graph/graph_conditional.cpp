@@ -10,7 +10,6 @@
 #include <cuwrap/device.hpp>
 #include <cuwrap/version.hpp>
 
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -36,20 +35,25 @@ CUgraphConditionalHandle GraphBuilder::create_conditional_handle(
 std::vector<GraphBuilder> GraphBuilder::add_conditional(CUgraphConditionalHandle handle,
                                                         CUgraphConditionalNodeType type,
                                                         unsigned size, const char* operation) {
-  State& s = state(operation);
+  const State& s = state(operation);
   if (s.phase != State::Phase::Building) {
     detail::throw_state(operation,
                         "on a builder that is not building: conditional nodes are captured; "
                         "call begin_building() first");
   }
-  CUgraphNodeParams params;
-  std::memset(&params, 0, sizeof params);
-  params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+  return add_conditional_node({}, handle, type, size, operation).second;
+}
+
+std::pair<GraphNode, std::vector<GraphBuilder>> GraphBuilder::add_conditional_node(
+    std::span<const GraphNode> dependencies, CUgraphConditionalHandle handle,
+    CUgraphConditionalNodeType type, unsigned size, const char* operation) {
+  State& s = state(operation);
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_CONDITIONAL);
   params.conditional.handle = handle;
   params.conditional.type = type;
   params.conditional.size = size;
   params.conditional.ctx = s.context;
-  add_node({}, params, operation);
+  const GraphNode node = add_node(dependencies, params, operation);
 
   std::vector<GraphBuilder> bodies;
   bodies.reserve(size);
@@ -60,10 +64,11 @@ std::vector<GraphBuilder> GraphBuilder::add_conditional(CUgraphConditionalHandle
     auto body = detail::make_ref<State>(device.create_stream(options), s.device, s.context,
                                         State::Kind::Body);
     body->graph = params.conditional.phGraph_out[i];  // owned by the conditional node
+    body->definition = s.definition;                  // which owns it: kept while the body is used
     body->attachments = s.attachments;
     bodies.push_back(GraphBuilder(std::move(body)));
   }
-  return bodies;
+  return {node, std::move(bodies)};
 }
 
 GraphBuilder GraphBuilder::if_then(CUgraphConditionalHandle handle) {

@@ -3,11 +3,17 @@
 #include "graph/graph_state.hpp"
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/event.hpp>
+#include <cuwrap/graph_definition.hpp>
 
+#include <atomic>
+#include <cstddef>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace cuwrap {
 namespace detail {
@@ -26,8 +32,7 @@ std::string with_result(const char* message, Result result) {
 
 void check_node(GraphNode node, const char* operation) {
   if (node.handle() == nullptr) {
-    throw std::invalid_argument(std::string("Graph::") + operation +
-                                ": node is a null GraphNode");
+    throw std::invalid_argument(std::string("Graph::") + operation + ": node is a null GraphNode");
   }
 }
 
@@ -72,7 +77,157 @@ void check_fixed_attributes(CUgraphNode node, const LaunchConfig& config) {
   }
 }
 
+// Runs on a driver thread after the launches before it: only marks them done (a
+// release would call CUDA, which a host function must not).
+void CUDA_CB mark_done(void* data) noexcept {
+  auto* done = static_cast<GraphKeepAlive::Done*>(data);
+  (*done)->store(true, std::memory_order_release);
+  delete done;  // NOLINT(cppcoreguidelines-owning-memory)
+}
+
+// What Graphs closed while their launches could still run keep, until those finish.
+// Leaked on purpose: releasing kernels at process exit would call a driver that may be
+// gone.
+struct Graveyard {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<GraphKeepAlive>> kept;
+};
+
+Graveyard& graveyard() {
+  static auto* instance = new Graveyard();  // NOLINT(cppcoreguidelines-owning-memory)
+  return *instance;
+}
+
 }  // namespace
+
+void defer_release(GraphKeepAlive* raw) noexcept {
+  std::unique_ptr<GraphKeepAlive> kept(raw);
+  std::vector<std::unique_ptr<GraphKeepAlive>> finished;
+  try {
+    Graveyard& g = graveyard();
+    const std::lock_guard<std::mutex> lock(g.mutex);
+    const auto done = [](const std::unique_ptr<GraphKeepAlive>& k) {
+      return !k->exec_gone || k->exec_gone->load(std::memory_order_acquire);
+    };
+    for (auto& k : g.kept) {
+      if (done(k)) {
+        finished.push_back(std::move(k));
+      }
+    }
+    std::erase(g.kept, nullptr);
+    if (kept && !done(kept)) {
+      g.kept.push_back(std::move(kept));
+    }
+  } catch (...) {  // NOLINT(bugprone-empty-catch): no memory: released below, at once
+  }
+  // `finished` and `kept` (if still here) are released outside the lock.
+}
+
+void GraphKeepAlive::start(const std::shared_ptr<GraphAttachments>& attachments,
+                           GraphDefinition definition) {
+  origin.attachments = attachments;
+  origin.definition = std::move(definition);
+  current = GraphGeneration{};
+  current.since = launches;
+}
+
+void GraphKeepAlive::replace(const std::shared_ptr<GraphAttachments>& attachments,
+                             GraphDefinition definition) {
+  prune();
+  GraphGeneration next;
+  next.since = launches;
+  // The graph it was completed from needs no second reference.
+  if (attachments != origin.attachments) {
+    next.attachments = attachments;
+  }
+  if (definition != origin.definition) {
+    next.definition = std::move(definition);
+  }
+  GraphGeneration old = std::exchange(current, std::move(next));
+  // Updated from the same graph again: it stays (in `current`), only what was set on
+  // its nodes is replaced.
+  if (old.definition == current.definition) {
+    old.definition.reset();
+  }
+  if (old.attachments == current.attachments) {
+    old.attachments.reset();
+  }
+  retire(std::move(old));
+}
+
+void GraphKeepAlive::hold(CUgraphNode node, std::shared_ptr<const void> object) {
+  prune();
+  for (GraphGeneration::NodeHold& held : current.held) {
+    if (held.node == node) {
+      GraphGeneration old;
+      old.since = held.since;
+      old.held.push_back({node, std::exchange(held.object, std::move(object)), held.since});
+      held.since = launches;
+      retire(std::move(old));
+      return;
+    }
+  }
+  current.held.push_back({node, std::move(object), launches});
+}
+
+void GraphKeepAlive::retire(GraphGeneration&& generation) {
+  const bool empty = !generation.attachments && !generation.definition && generation.held.empty();
+  if (empty || generation.since == launches) {
+    return;  // nothing to keep, or never launched: nothing can use it (released here)
+  }
+  waiting.push_back(std::move(generation));
+}
+
+void GraphKeepAlive::after_launch(CUstream stream) {
+  ++launches;
+  prune();
+  if (waiting.empty()) {
+    return;
+  }
+  // A graph launched into a capture becomes a node of that graph: a fence there would
+  // only run when (and if) that graph does. Wait for a real launch instead.
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (driver::raw::cuStreamIsCapturing(stream, &capturing) != CUDA_SUCCESS ||
+      capturing != CU_STREAM_CAPTURE_STATUS_NONE) {
+    return;
+  }
+  Retired batch;
+  batch.done = std::make_shared<std::atomic<bool>>(false);
+  auto* handed = new Done(batch.done);  // NOLINT(cppcoreguidelines-owning-memory)
+  if (driver::raw::cuLaunchHostFunc(stream, &mark_done, handed) != CUDA_SUCCESS) {
+    delete handed;  // NOLINT(cppcoreguidelines-owning-memory)
+    return;         // kept waiting; the next launch fences them
+  }
+  batch.generations = std::move(waiting);
+  waiting.clear();
+  fenced.push_back(std::move(batch));
+}
+
+void GraphKeepAlive::prune() noexcept {
+  std::erase_if(fenced,
+                [](const Retired& batch) { return batch.done->load(std::memory_order_acquire); });
+}
+
+std::size_t GraphKeepAlive::size() const noexcept {
+  const auto count = [](const GraphGeneration& g) {
+    return (g.attachments ? 1U : 0U) + (g.definition ? 1U : 0U) + g.held.size();
+  };
+  std::size_t total = count(origin) + count(current);
+  for (const GraphGeneration& g : waiting) {
+    total += count(g);
+  }
+  for (const Retired& batch : fenced) {
+    for (const GraphGeneration& g : batch.generations) {
+      total += count(g);
+    }
+  }
+  return total;
+}
+
+std::size_t kept_alive_count(const Graph& graph) noexcept {
+  return graph.keep_alive_ == nullptr ? 0 : graph.keep_alive_->size();
+}
+
 }  // namespace detail
 
 using State = detail::GraphBuilderState;
@@ -110,8 +265,30 @@ Graph GraphBuilder::complete(const GraphCompleteOptions& options) {
     params.flags |= CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
   }
   const detail::ScopedContext scope(s.context);
+  // A user object that only the executable graph will hold: the driver destroys it
+  // once the executable graph is destroyed and its launches have finished, which tells
+  // close() when what the Graph keeps may go.
+  auto exec_gone = std::make_shared<std::atomic<bool>>(false);
+  auto* handed =
+      new detail::GraphKeepAlive::Done(exec_gone);  // NOLINT(cppcoreguidelines-owning-memory)
+  CUuserObject sentinel = nullptr;
+  if (driver::raw::cuUserObjectCreate(&sentinel, handed, &detail::mark_done, 1,
+                                      CU_USER_OBJECT_NO_DESTRUCTOR_SYNC) != CUDA_SUCCESS) {
+    delete handed;  // NOLINT(cppcoreguidelines-owning-memory)
+    sentinel = nullptr;
+    exec_gone.reset();  // unknown: close() then releases at once, as before
+  } else if (driver::raw::cuGraphRetainUserObject(s.graph, sentinel, 1,
+                                                  CU_GRAPH_USER_OBJECT_MOVE) != CUDA_SUCCESS) {
+    static_cast<void>(driver::raw::cuUserObjectRelease(sentinel, 1));  // deletes `handed`
+    sentinel = nullptr;
+    exec_gone.reset();
+  }
   CUgraphExec exec = nullptr;
   const CUresult status = driver::raw::cuGraphInstantiateWithParams(&exec, s.graph, &params);
+  if (sentinel != nullptr) {
+    // The executable graph holds its own reference now; the graph lets go of it.
+    static_cast<void>(driver::raw::cuGraphReleaseUserObject(s.graph, sentinel, 1));
+  }
   if (status != CUDA_SUCCESS || params.result_out != CUDA_GRAPH_INSTANTIATE_SUCCESS) {
     if (status == CUDA_SUCCESS && exec != nullptr) {
       detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec), "cuGraphExecDestroy",
@@ -120,7 +297,8 @@ Graph GraphBuilder::complete(const GraphCompleteOptions& options) {
     throw GraphInstantiateError(status, params.result_out);
   }
   Graph graph(exec, true, s.context);
-  graph.keep_alive().add(s.attachments, s.definition);
+  graph.keep_alive().start(s.attachments, s.definition);
+  graph.keep_alive().exec_gone = std::move(exec_gone);
   return graph;
 }
 
@@ -164,12 +342,26 @@ Graph::~Graph() { close(); }
 
 void Graph::close() noexcept {
   if (exec_ != nullptr && owned_) {
-    detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec_), "cuGraphExecDestroy", "Graph");
+    detail::report_release_failure(driver::raw::cuGraphExecDestroy(exec_), "cuGraphExecDestroy",
+                                   "Graph");
   }
   exec_ = nullptr;
   owned_ = false;
   context_ = nullptr;
-  delete std::exchange(keep_alive_, nullptr);  // NOLINT(cppcoreguidelines-owning-memory)
+  detail::GraphKeepAlive* kept = std::exchange(keep_alive_, nullptr);
+  if (kept != nullptr && kept->launches > 0 && kept->exec_gone) {
+    detail::defer_release(kept);  // launches may still run: kept until they finish
+  } else {
+    delete kept;                     // NOLINT(cppcoreguidelines-owning-memory)
+    detail::defer_release(nullptr);  // and release what earlier Graphs kept, if done
+  }
+}
+
+std::size_t detail::release_finished_graphs() noexcept {
+  defer_release(nullptr);
+  Graveyard& g = graveyard();
+  const std::lock_guard<std::mutex> lock(g.mutex);
+  return g.kept.size();
 }
 
 void Graph::launch(StreamRef stream) {
@@ -177,6 +369,9 @@ void Graph::launch(StreamRef stream) {
     detail::throw_closed_graph("launch");
   }
   detail::check(driver::raw::cuGraphLaunch(exec_, stream.handle()), "cuGraphLaunch");
+  if (keep_alive_ != nullptr) {
+    keep_alive_->after_launch(stream.handle());
+  }
 }
 
 void Graph::upload(StreamRef stream) {
@@ -195,19 +390,35 @@ void Graph::update(const GraphBuilder& builder) {
   }
   const State& s = *builder.state_;
   if (s.phase == State::Phase::Building) {
-    throw std::logic_error(
-        "Graph::update with a GraphBuilder that is still building: call end_building() first");
+    // cuda.core: ValueError("Graph has not finished building").
+    throw std::invalid_argument(
+        "Graph::update: builder: Graph has not finished building (call end_building() first)");
   }
   if (s.graph == nullptr) {
     throw std::logic_error("Graph::update with a GraphBuilder that has built nothing");
   }
+  update_from(s);
+}
+
+void Graph::update(const GraphDefinition& definition) {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph("update");
+  }
+  if (!definition.is_open()) {
+    throw std::logic_error("Graph::update with a closed GraphDefinition");
+  }
+  update_from(*definition.builder_.state_);
+}
+
+void Graph::update_from(const State& s) {
   const detail::ScopedContext scope(s.context);
   CUgraphExecUpdateResultInfo info{};
   const CUresult status = driver::raw::cuGraphExecUpdate(exec_, s.graph, &info);
   if (status != CUDA_SUCCESS) {
     throw GraphUpdateError(status, info);
   }
-  keep_alive().add(s.attachments, s.definition);  // nodes named later may be s's graph's
+  // A body's graph belongs to its conditional node: keep the graph that owns it.
+  keep_alive().replace(s.attachments, s.definition);
 }
 
 CUgraphExec Graph::handle() const {
@@ -220,9 +431,9 @@ CUgraphExec Graph::handle() const {
 // ---------------------------------------------------------------------------------
 // Changes in place
 
-void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config,
-                                   const Kernel& kernel, void** args, std::size_t count,
-                                   const std::size_t* sizes, const std::string_view* type_names) {
+void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                                   void** args, std::size_t count, const std::size_t* sizes,
+                                   const std::string_view* type_names) {
   if (exec_ == nullptr) {
     detail::throw_closed_graph("set_kernel_node");
   }
@@ -240,11 +451,76 @@ void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config,
   // No context is made current: the parameters name it (or, for a Graph from
   // from_handle, leave it null so the driver uses the current one).
   driver::cuGraphExecKernelNodeSetParams(exec_, node.handle(), &params);
-  detail::GraphKeepAlive& keep = keep_alive();
-  if (keep.attachments.empty()) {
-    keep.attachments.push_back(std::make_shared<detail::GraphAttachments>());
+  keep_alive().hold(node.handle(), std::make_shared<Kernel>(kernel));  // its library must stay
+}
+
+void Graph::check_settable(GraphNode node, CUgraphNodeType type, const char* operation) const {
+  if (exec_ == nullptr) {
+    detail::throw_closed_graph(operation);
   }
-  keep.attachments.front()->retain(kernel);  // its module must outlive the graph's launches
+  detail::check_node(node, operation);
+  const CUgraphNodeType actual = driver::cuGraphNodeGetType(node.handle());
+  const bool event_node =
+      type == CU_GRAPH_NODE_TYPE_EVENT_RECORD &&
+      (actual == CU_GRAPH_NODE_TYPE_EVENT_RECORD || actual == CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+  if (actual != type && !event_node) {
+    throw std::invalid_argument(std::string("Graph::") + operation + ": node is a " +
+                                std::string(to_string(actual)) + " node, not a " +
+                                std::string(to_string(type)) + " node");
+  }
+}
+
+void Graph::set_memset_node(GraphNode node, CUdeviceptr dst, unsigned value, unsigned element_size,
+                            std::size_t width, std::size_t height, std::size_t pitch) {
+  check_settable(node, CU_GRAPH_NODE_TYPE_MEMSET, "set_memset_node");
+  CUDA_MEMSET_NODE_PARAMS params{};
+  params.dst = dst;
+  params.value = value;
+  params.elementSize = element_size;
+  params.width = width;
+  params.height = height;
+  params.pitch = pitch;
+  driver::cuGraphExecMemsetNodeSetParams(exec_, node.handle(), &params, context_);
+}
+
+void Graph::set_memcpy_node(GraphNode node, CUdeviceptr dst, CUdeviceptr src, std::size_t size) {
+  check_settable(node, CU_GRAPH_NODE_TYPE_MEMCPY, "set_memcpy_node");
+  CUDA_MEMCPY3D copy{};
+  detail::linear_copy(copy, dst, src, size);
+  driver::cuGraphExecMemcpyNodeSetParams(exec_, node.handle(), &copy, context_);
+}
+
+void Graph::set_host_node_raw(GraphNode node, detail::HostFunction* raw_fn) {
+  std::shared_ptr<detail::HostFunction> fn(raw_fn);
+  check_settable(node, CU_GRAPH_NODE_TYPE_HOST, "set_host_node");
+  CUDA_HOST_NODE_PARAMS params{};
+  params.fn = &detail::run_host_function;
+  params.userData = fn.get();
+  driver::cuGraphExecHostNodeSetParams(exec_, node.handle(), &params);
+  keep_alive().hold(node.handle(), std::move(fn));
+}
+
+void Graph::set_event_node(GraphNode node, const Event& event) {
+  check_settable(node, CU_GRAPH_NODE_TYPE_EVENT_RECORD, "set_event_node");
+  if (driver::cuGraphNodeGetType(node.handle()) == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+    driver::cuGraphExecEventRecordNodeSetEvent(exec_, node.handle(), event.handle());
+  } else {
+    driver::cuGraphExecEventWaitNodeSetEvent(exec_, node.handle(), event.handle());
+  }
+}
+
+void Graph::set_child_graph_node(GraphNode node, const GraphDefinition& child) {
+  check_settable(node, CU_GRAPH_NODE_TYPE_GRAPH, "set_child_graph_node");
+  if (!child.is_open()) {
+    throw std::logic_error("Graph::set_child_graph_node with a closed GraphDefinition");
+  }
+  const State& c = *child.builder_.state_;
+  driver::cuGraphExecChildGraphNodeSetParams(exec_, node.handle(), c.graph);
+  // The child's kernels and host functions (owned by its graph's user objects) stay.
+  auto kept = std::make_shared<
+      std::pair<std::shared_ptr<detail::GraphAttachments>, detail::GraphDefinition>>(c.attachments,
+                                                                                     c.definition);
+  keep_alive().hold(node.handle(), std::move(kept));
 }
 
 void Graph::set_node_enabled(GraphNode node, bool enabled) {

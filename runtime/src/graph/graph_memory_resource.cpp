@@ -54,10 +54,9 @@ void GraphMemoryAttributes::reset_reserved_mem_high() const {
 
 GraphMemoryResource::GraphMemoryResource(const Device& device)
     : device_id_(device.device_id()), device_(device.handle()) {
-  set_detached_deallocate(
-      [](CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
-        free_graph_memory(ptr, stream);
-      });
+  set_detached_deallocate([](CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
+    free_graph_memory(ptr, stream);
+  });
 }
 
 Buffer GraphMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
@@ -84,7 +83,9 @@ void GraphMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, S
   free_graph_memory(ptr, stream);
 }
 
-std::uint64_t GraphMemoryResource::used_mem_current() const { return attributes().used_mem_current(); }
+std::uint64_t GraphMemoryResource::used_mem_current() const {
+  return attributes().used_mem_current();
+}
 
 std::uint64_t GraphMemoryResource::used_mem_high() const { return attributes().used_mem_high(); }
 

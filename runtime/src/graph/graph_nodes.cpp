@@ -6,9 +6,9 @@
 // capture graph after the work captured so far, and the capture continues after it.
 #include "graph/graph_state.hpp"
 
+#include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/event.hpp>
-#include <cuwrap/detail/context.hpp>
 
 #include <cstring>
 #include <memory>
@@ -36,8 +36,7 @@ CaptureTip capture_tip(CUstream stream) {
 
 CUgraphNode add_graph_node(CUgraph graph, std::span<const CUgraphNode> dependencies,
                            const CUgraphEdgeData* edges, CUgraphNodeParams& params) {
-  return driver::cuGraphAddNode_v2(graph, dependencies.data(), edges, dependencies.size(),
-                                   &params);
+  return driver::cuGraphAddNode_v2(graph, dependencies.data(), edges, dependencies.size(), &params);
 }
 
 void set_capture_tip(CUstream stream, CUgraphNode node) {
@@ -45,10 +44,31 @@ void set_capture_tip(CUstream stream, CUgraphNode node) {
                                                CU_STREAM_SET_CAPTURE_DEPENDENCIES);
 }
 
-namespace {
-
-// Host nodes call this with the HostFunction the user object owns.
+// Host nodes call this with the HostFunction the user object (or a Graph) owns.
 void CUDA_CB run_host_function(void* data) noexcept { static_cast<HostFunction*>(data)->run(); }
+
+void linear_copy(CUDA_MEMCPY3D& copy, CUdeviceptr dst, CUdeviceptr src, std::size_t size) {
+  copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;  // device, managed or host addresses alike
+  copy.srcDevice = src;
+  copy.srcPitch = size;
+  copy.srcHeight = 1;
+  copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  copy.dstDevice = dst;
+  copy.dstPitch = size;
+  copy.dstHeight = 1;
+  copy.WidthInBytes = size;
+  copy.Height = 1;
+  copy.Depth = 1;
+}
+
+CUgraphNodeParams node_params(CUgraphNodeType type) {
+  CUgraphNodeParams params;
+  std::memset(&params, 0, sizeof params);  // the reserved fields must be zero
+  params.type = type;
+  return params;
+}
+
+namespace {
 
 void CUDA_CB delete_host_function(void* data) noexcept {
   delete static_cast<HostFunction*>(data);  // NOLINT(cppcoreguidelines-owning-memory)
@@ -68,13 +88,6 @@ HostFunction* attach_host_function(CUgraph graph, std::unique_ptr<HostFunction> 
     throw_driver_error(status, "cuGraphRetainUserObject");
   }
   return pointer;
-}
-
-CUgraphNodeParams node_params(CUgraphNodeType type) {
-  CUgraphNodeParams params;
-  std::memset(&params, 0, sizeof params);  // the reserved fields must be zero
-  params.type = type;
-  return params;
 }
 
 }  // namespace
@@ -175,18 +188,16 @@ GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies, CUde
   const State& s = state("add_memcpy");
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMCPY);
   params.memcpy.copyCtx = s.context;
-  CUDA_MEMCPY3D& copy = params.memcpy.copyParams;
-  copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;  // device, managed or host addresses alike
-  copy.srcDevice = src;
-  copy.srcPitch = bytes;
-  copy.srcHeight = 1;
-  copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-  copy.dstDevice = dst;
-  copy.dstPitch = bytes;
-  copy.dstHeight = 1;
-  copy.WidthInBytes = bytes;
-  copy.Height = 1;
-  copy.Depth = 1;
+  detail::linear_copy(params.memcpy.copyParams, dst, src, bytes);
+  return add_node(dependencies, params, "add_memcpy");
+}
+
+GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies,
+                                   const CUDA_MEMCPY3D& copy) {
+  const State& s = state("add_memcpy");
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMCPY);
+  params.memcpy.copyCtx = s.context;
+  params.memcpy.copyParams = copy;
   return add_node(dependencies, params, "add_memcpy");
 }
 
@@ -291,12 +302,8 @@ GraphNode GraphBuilder::add_event_wait(std::span<const GraphNode> dependencies,
   return add_node(dependencies, params, "add_event_wait");
 }
 
-GraphAllocation GraphBuilder::add_alloc(std::span<const GraphNode> dependencies,
-                                        std::size_t size) {
+GraphAllocation GraphBuilder::add_alloc(std::span<const GraphNode> dependencies, std::size_t size) {
   const State& s = state("add_alloc");
-  if (size == 0) {
-    throw std::invalid_argument("GraphBuilder::add_alloc: size must be positive, got 0");
-  }
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEM_ALLOC);
   params.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
   params.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -310,9 +317,6 @@ GraphAllocation GraphBuilder::add_alloc(std::span<const GraphNode> dependencies,
 }
 
 GraphNode GraphBuilder::add_free(std::span<const GraphNode> dependencies, CUdeviceptr address) {
-  if (address == 0) {
-    throw std::invalid_argument("GraphBuilder::add_free: address is null");
-  }
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEM_FREE);
   params.free.dptr = address;
   return add_node(dependencies, params, "add_free");

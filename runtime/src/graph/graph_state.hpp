@@ -29,6 +29,9 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -94,30 +97,75 @@ struct GraphBuilderState : RefCounted {
   Kind kind;
   Phase phase = Phase::Idle;
   CaptureMode mode = CaptureMode::Relaxed;
-  CUgraph graph = nullptr;  // the built graph; a body's graph belongs to its node
+  CUgraph graph = nullptr;     // the built graph; a body's graph belongs to its node
   GraphDefinition definition;  // owns `graph` unless this is a body
   bool closed = false;
   std::shared_ptr<GraphAttachments> attachments = std::make_shared<GraphAttachments>();
   std::shared_ptr<CaptureFamily> family = std::make_shared<CaptureFamily>();
 };
 
-/// What a Graph keeps alive: its nodes' attachments (kernels' modules, host functions)
-/// and the graphs it was completed or updated from (their nodes name this graph's).
-struct GraphKeepAlive {
-  std::vector<std::shared_ptr<GraphAttachments>> attachments;
-  std::vector<GraphDefinition> definitions;
-
-  /// Keep `more` and `definition` (when set) alive too, each once.
-  void add(const std::shared_ptr<GraphAttachments>& more, const GraphDefinition& definition) {
-    if (std::find(attachments.begin(), attachments.end(), more) == attachments.end()) {
-      attachments.push_back(more);
-    }
-    if (definition &&
-        std::find(definitions.begin(), definitions.end(), definition) == definitions.end()) {
-      definitions.push_back(definition);
-    }
-  }
+/// What one version of an instantiated graph's parameters uses: the graph it was
+/// completed or updated from (its nodes are the ones set_* name; its user objects own
+/// the host functions), that graph's kernels, and kernels set_kernel_node put in.
+struct GraphGeneration {
+  /// Something set on one node of the instantiated graph (a kernel, a host function).
+  struct NodeHold {
+    CUgraphNode node = nullptr;
+    std::shared_ptr<const void> object;
+    std::uint64_t since = 0;  // launch count when it was set
+  };
+  std::shared_ptr<GraphAttachments> attachments;
+  GraphDefinition definition;
+  std::vector<NodeHold> held;  // at most one per node
+  /// The Graph's launch count when this became current: unchanged means never launched.
+  std::uint64_t since = 0;
 };
+
+/// What a Graph keeps alive, and nothing more (issue: a Graph updated in a loop must
+/// not grow). The graph it was instantiated from stays (its node handles name the
+/// Graph's nodes), and so does the current generation. Whatever an update or a
+/// set_kernel_node replaces is released at once if no launch can use it, else after
+/// the launches that may: a host function enqueued after the next launch marks them
+/// done (every launch of one CUgraphExec is ordered after its earlier launches, on any
+/// stream), and they are released on the Graph's next call. The host function makes no
+/// CUDA call: releasing a kernel or a graph does, so the Graph's own thread does it.
+struct GraphKeepAlive {
+  using Done = std::shared_ptr<std::atomic<bool>>;
+  struct Retired {
+    std::vector<GraphGeneration> generations;
+    Done done;  // null until fenced by a launch
+  };
+
+  /// Set once the executable graph is gone and its launches have finished: the
+  /// destructor of a user object only the executable graph holds sets it.
+  Done exec_gone;
+  GraphGeneration origin;   // instantiated from; node handles name its nodes
+  GraphGeneration current;  // what the parameters use now
+  std::uint64_t launches = 0;
+  std::vector<GraphGeneration> waiting;  // replaced after a launch, not yet fenced
+  std::vector<Retired> fenced;           // released once `done`
+
+  /// Start with the graph completed from `attachments` / `definition`.
+  void start(const std::shared_ptr<GraphAttachments>& attachments, GraphDefinition definition);
+  /// Make `attachments` / `definition` current after an update; retire what they replace.
+  void replace(const std::shared_ptr<GraphAttachments>& attachments, GraphDefinition definition);
+  /// Keep `object` for `node` (set_*_node), retiring what it replaces there.
+  void hold(CUgraphNode node, std::shared_ptr<const void> object);
+  /// Release what is done; count a launch on `stream` and fence what waits behind it.
+  void after_launch(CUstream stream);
+  /// Release every fenced batch whose launches have finished.
+  void prune() noexcept;
+  /// Return how many objects are kept (generations, kernels, batches), for tests.
+  std::size_t size() const noexcept;
+
+ private:
+  void retire(GraphGeneration&& generation);
+};
+
+/// Keep `kept` until `exec_gone` is set (a Graph closed while its launches may run),
+/// and release what earlier calls kept whose launches have finished. Never throws:
+/// without memory, `kept` is released at once.
+void defer_release(GraphKeepAlive* kept) noexcept;
 
 /// The capture state of `stream`: its graph and the nodes the next captured work
 /// depends on, with their edge data. cuStreamGetCaptureInfo with edge data (CUDA 12.3).
@@ -150,6 +198,16 @@ void to_kernel_node_params(const LaunchConfig& config, const Kernel& kernel, CUc
   copy_launch_dimensions(config, out);
   out.kernelParams = args;
 }
+
+/// Run the HostFunction `data` (the host nodes' function).
+void CUDA_CB run_host_function(void* data) noexcept;
+
+/// Fill `copy` as a linear copy of `size` bytes from `src` to `dst` (unified addressing:
+/// device, host and managed addresses alike).
+void linear_copy(CUDA_MEMCPY3D& copy, CUdeviceptr dst, CUdeviceptr src, std::size_t size);
+
+/// Return node parameters of `type` with every other field zero.
+CUgraphNodeParams node_params(CUgraphNodeType type);
 
 /// Throw std::logic_error "GraphBuilder::<operation> <what>".
 [[noreturn]] void throw_state(const char* operation, const std::string& what);

@@ -25,8 +25,8 @@ constexpr const char* kFunction = "copy_batch";
 // dropped that parameter and re-versioned the name, so a 12.8 or 12.9 driver hands out
 // only the first shape and a 13.0 driver both, each by its ABI version.
 using BatchAsync12080 = CUresult (*)(CUdeviceptr*, CUdeviceptr*, std::size_t*, std::size_t,
-                                     CUmemcpyAttributes*, std::size_t*, std::size_t,
-                                     std::size_t*, CUstream);
+                                     CUmemcpyAttributes*, std::size_t*, std::size_t, std::size_t*,
+                                     CUstream);
 #endif
 constexpr int kBatchVersion = 12080;
 
@@ -54,8 +54,8 @@ void check_options(std::span<const CopyOptions> options, std::size_t copies) {
     const auto order = static_cast<int>(o.src_access_order);
     if (order < static_cast<int>(MemcpySrcAccessOrder::Stream) ||
         order > static_cast<int>(MemcpySrcAccessOrder::Any)) {
-      throw std::invalid_argument("copy_batch: " + index_name("options", i) +
-                                  ".src_access_order " + std::to_string(order) +
+      throw std::invalid_argument("copy_batch: " + index_name("options", i) + ".src_access_order " +
+                                  std::to_string(order) +
                                   " is not a MemcpySrcAccessOrder (0 to 2)");
     }
     const auto overlap = static_cast<int>(o.overlap_mode);
@@ -275,12 +275,11 @@ void run_batch(StreamRef stream, Batch& batch, std::span<const CopyOptions> opti
     for (const CopyOptions& o : options) {
       if (o != kDefaults) {
         const bool toolkit_short = bindings_version() < kBatchVersion;
-        throw UnsupportedError("copy_batch with CopyOptions other than the defaults (they reach "
-                               "the driver only through cuMemcpyBatchAsync)",
-                               kBatchVersion,
-                               toolkit_short ? bindings_version() : driver_version(),
-                               toolkit_short ? "the toolkit cuwrap was built against"
-                                             : "the installed driver");
+        throw UnsupportedError(
+            "copy_batch with CopyOptions other than the defaults (they reach "
+            "the driver only through cuMemcpyBatchAsync)",
+            kBatchVersion, toolkit_short ? bindings_version() : driver_version(),
+            toolkit_short ? "the toolkit cuwrap was built against" : "the installed driver");
       }
     }
   }
@@ -369,6 +368,9 @@ void detail::copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
     throw std::invalid_argument("copy_batch: " + std::to_string(srcs.size()) + " sources but " +
                                 std::to_string(dsts.size()) + " destinations");
   }
+  if (srcs.empty()) {
+    throw std::invalid_argument("copy_batch: srcs and dsts are empty; give at least one copy");
+  }
   check_options(options, srcs.size());
   Batch batch;
   batch.reserve(srcs.size());
@@ -396,13 +398,15 @@ void copy_batch(StreamRef stream, std::span<const CopyOp> copies) {
   copy_batch(stream, copies, std::span<const CopyOptions>{});
 }
 
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
-                const CopyOptions& options) {
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies, const CopyOptions& options) {
   copy_batch(stream, copies, std::span<const CopyOptions>(&options, 1));
 }
 
 void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
                 std::span<const CopyOptions> options) {
+  if (copies.empty()) {
+    throw std::invalid_argument("copy_batch: copies is empty; give at least one copy");
+  }
   check_options(options, copies.size());
   reject_legacy_stream(stream);
   Batch batch;
@@ -413,8 +417,28 @@ void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
   run_batch(stream, batch, options);
 }
 
-void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src,
-             std::size_t width_bytes, std::size_t height) {
+// ---------------------------------------------------------------------------------
+// Buffer's copies with options (declared in buffer.hpp): a batch of one.
+
+void Buffer::copy_to(Buffer& dst, StreamRef stream, const CopyOptions& options) const {
+  const detail::CopySide src_side = detail::copy_source(*this);
+  const detail::CopySide dst_side = detail::copy_destination(dst);
+  detail::copy_batch_sides(stream, std::span(&src_side, 1), std::span(&dst_side, 1),
+                           std::span(&options, 1));
+}
+
+void Buffer::copy_from(const Buffer& src, StreamRef stream, const CopyOptions& options) {
+  src.copy_to(*this, stream, options);
+}
+
+Buffer Buffer::copy_to(MemoryResource& mr, StreamRef stream) const {
+  Buffer dst = mr.allocate(size(), stream);
+  copy_to(dst, stream);
+  return dst;
+}
+
+void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src, std::size_t width_bytes,
+             std::size_t height) {
   require_pitch("copy_2d: the destination", dst.pitch, width_bytes);
   require_pitch("copy_2d: the source", src.pitch, width_bytes);
   if (width_bytes == 0 || height == 0) {
@@ -434,9 +458,9 @@ void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src,
                           [&] { return driver::raw::cuMemcpy2DAsync(&copy, handle); });
 }
 
-void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height,
-             const Pitched2D& src, std::size_t src_height, std::size_t width_bytes,
-             std::size_t height, std::size_t depth) {
+void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height, const Pitched2D& src,
+             std::size_t src_height, std::size_t width_bytes, std::size_t height,
+             std::size_t depth) {
   require_pitch("copy_3d: the destination", dst.pitch, width_bytes);
   require_pitch("copy_3d: the source", src.pitch, width_bytes);
   if (dst_height < height || src_height < height) {

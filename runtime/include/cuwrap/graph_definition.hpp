@@ -1,0 +1,264 @@
+// Explicit graph definitions, cuda.core's GraphDefinition: a CUDA graph built node by
+// node (no stream capture), inspected, edited, cloned and instantiated.
+//
+//   GraphDefinition def;                               // empty: a handle, zero nodes
+//   GraphAllocation a = def.allocate({}, 1024);
+//   GraphNode fill = def.memset({{a.node}}, a.address, std::uint8_t{7}, 1024);
+//   GraphNode free = def.deallocate({{fill}}, a.address);
+//   Graph graph = def.instantiate();
+//   graph.launch(stream);
+//
+// A node's dependencies are given when it is added (cuda.core's `node.launch(...)` is
+// `def.launch({{node}}, ...)` here); edges can be added and removed later.
+#pragma once
+
+#include <cuwrap/graph.hpp>
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+
+class Device;
+class Event;
+
+/// Where a graph allocation lives, as cuda.core's GraphAllocOptions.
+enum class GraphMemoryType {
+  Device,   ///< Device memory (the default).
+  Host,     ///< Pinned host memory (where the driver supports it for graph allocations).
+  Managed,  ///< Managed memory (a CUDA 13.0 toolkit and driver).
+};
+
+/// Options of GraphDefinition::allocate, as cuda.core's GraphAllocOptions.
+struct GraphAllocOptions {
+  /// The device the memory belongs to (nullopt: the definition's device).
+  std::optional<int> device;
+  /// The kind of memory.
+  GraphMemoryType memory_type = GraphMemoryType::Device;
+  /// Devices that may also access the memory.
+  std::vector<int> peer_access;
+};
+
+/// A 1D or 2D fill as a memset node holds it (cuGraphMemsetNodeGetParams).
+struct MemsetNodeParams {
+  CUdeviceptr dst = 0;        ///< The first byte filled.
+  unsigned value = 0;         ///< The value of each element.
+  unsigned element_size = 1;  ///< 1, 2 or 4 bytes.
+  std::size_t width = 0;      ///< Elements per row.
+  std::size_t height = 1;     ///< Rows.
+  std::size_t pitch = 0;      ///< Bytes from one row to the next (0 for one row).
+  /// Compare field by field.
+  friend bool operator==(const MemsetNodeParams&, const MemsetNodeParams&) = default;
+};
+
+/// A linear copy as a memcpy node holds it.
+struct MemcpyNodeParams {
+  CUdeviceptr dst = 0;   ///< The destination address.
+  CUdeviceptr src = 0;   ///< The source address.
+  std::size_t size = 0;  ///< Bytes copied.
+  /// Compare field by field.
+  friend bool operator==(const MemcpyNodeParams&, const MemcpyNodeParams&) = default;
+};
+
+/// The launch a kernel node holds.
+struct KernelNodeParams {
+  CUfunction function =
+      nullptr;              ///< The function launched (a CUkernel's, as the driver reports it).
+  Dim3 grid;                ///< Blocks.
+  Dim3 block;               ///< Threads per block.
+  unsigned shmem_size = 0;  ///< Dynamic shared memory in bytes.
+};
+
+/// The allocation an allocation node makes.
+struct AllocNodeParams {
+  CUdeviceptr dptr = 0;      ///< The address the memory has whenever the graph runs.
+  std::size_t bytesize = 0;  ///< The size in bytes.
+  int device_id = 0;         ///< The device (or the NUMA node for host memory).
+  GraphMemoryType memory_type = GraphMemoryType::Device;  ///< The kind of memory.
+  std::vector<int> peer_access;                           ///< Devices given read-write access.
+};
+
+class GraphDefinition;
+
+/// A conditional node of a GraphDefinition and the bodies (branches) it runs.
+struct ConditionalNode {
+  GraphNode node;                         ///< The conditional node.
+  std::vector<GraphDefinition> branches;  ///< Its bodies: then / else, the while body, the cases.
+};
+
+/// An explicitly built CUDA graph (cuda.core's GraphDefinition). Move-only; it owns the
+/// CUgraph (a conditional node's branch refers to a body graph that node owns).
+///
+/// Every add operation takes the node's dependencies first (empty: a root node) and
+/// returns the new node. Errors: std::logic_error on a closed definition,
+/// std::invalid_argument for a null node or bad options, DriverError where the driver
+/// refuses (cuda.core lets the driver decide, e.g. allocate(0)).
+class GraphDefinition {
+ public:
+  /// Create an empty graph on device 0's primary context (cuda.core: the current device).
+  GraphDefinition();
+  /// Create an empty graph whose nodes use `device`.
+  explicit GraphDefinition(const Device& device);
+  GraphDefinition(const GraphDefinition&) = delete;
+  GraphDefinition& operator=(const GraphDefinition&) = delete;
+  /// Take over `other`'s graph; `other` becomes closed.
+  GraphDefinition(GraphDefinition&& other) noexcept = default;
+  /// Release this graph, then take over `other`'s.
+  GraphDefinition& operator=(GraphDefinition&& other) noexcept = default;
+  /// Release the graph unless a Graph instantiated from it still names its nodes.
+  ~GraphDefinition() = default;
+
+  /// Add an empty node after `dependencies`.
+  GraphNode empty(std::span<const GraphNode> dependencies = {});
+  /// Add an empty node that joins `nodes` (cuda.core's join()).
+  GraphNode join(std::span<const GraphNode> nodes) { return empty(nodes); }
+  /// Add a kernel node: `kernel` launched with `config` and `args` (checked as by launch()).
+  template <class... Args>
+  GraphNode launch(std::span<const GraphNode> dependencies, const LaunchConfig& config,
+                   const Kernel& kernel, const Args&... args) {
+    return builder_.add_kernel(dependencies, config, kernel, args...);
+  }
+  /// Add a fill of `width` bytes (by `height` rows `pitch` bytes apart) with `value`.
+  GraphNode memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, std::uint8_t value,
+                   std::size_t width, std::size_t height = 1, std::size_t pitch = 0);
+  /// Add a fill of `width` 16-bit elements per row with `value`.
+  GraphNode memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, std::uint16_t value,
+                   std::size_t width, std::size_t height = 1, std::size_t pitch = 0);
+  /// Add a fill of `width` 32-bit elements per row with `value`.
+  GraphNode memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, std::uint32_t value,
+                   std::size_t width, std::size_t height = 1, std::size_t pitch = 0);
+  /// Add a copy of `size` bytes from `src` to `dst` (device, host, managed addresses).
+  GraphNode memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst, CUdeviceptr src,
+                   std::size_t size);
+  /// Add a copy described by `copy` (cuMemcpy3D's parameters): pitched, 3D or array
+  /// copies, any memory kind the driver accepts in a memcpy node.
+  GraphNode memcpy(std::span<const GraphNode> dependencies, const CUDA_MEMCPY3D& copy);
+  /// Add a host node calling `fn` (cuda.core's callback()); `fn` must not call CUDA.
+  template <class F>
+  GraphNode callback(std::span<const GraphNode> dependencies, F&& fn) {
+    return builder_.add_host(dependencies, std::forward<F>(fn));
+  }
+  /// Add a child-graph node running a copy of `child` (cuda.core's embed()).
+  GraphNode embed(std::span<const GraphNode> dependencies, const GraphDefinition& child);
+  /// Add a node recording `event` (keep the event open while the graph may run).
+  GraphNode record(std::span<const GraphNode> dependencies, const Event& event);
+  /// Add a node waiting for `event` (keep the event open while the graph may run).
+  GraphNode wait(std::span<const GraphNode> dependencies, const Event& event);
+  /// Add a graph allocation of `size` bytes; size 0 is left to the driver (DriverError).
+  ///
+  /// Throws std::invalid_argument for an option the toolkit cannot express, UnsupportedError
+  /// for managed memory before CUDA 13.0.
+  GraphAllocation allocate(std::span<const GraphNode> dependencies, std::size_t size,
+                           const GraphAllocOptions& options = {});
+  /// Add a node freeing the graph allocation at `address` (null is left to the driver).
+  GraphNode deallocate(std::span<const GraphNode> dependencies, CUdeviceptr address);
+
+  /// Create a conditional handle for this graph (cuda.core's create_condition()).
+  CUgraphConditionalHandle create_condition(std::optional<unsigned> default_value = std::nullopt);
+  /// Add an `if` node on `condition`; its one branch runs when the condition is non-zero.
+  ConditionalNode if_then(std::span<const GraphNode> dependencies,
+                          CUgraphConditionalHandle condition);
+  /// Add an `if`/`else` node (branches {then, else}); needs a CUDA 12.8 driver.
+  ConditionalNode if_else(std::span<const GraphNode> dependencies,
+                          CUgraphConditionalHandle condition);
+  /// Add a `while` node; its branch runs while the condition is non-zero.
+  ConditionalNode while_loop(std::span<const GraphNode> dependencies,
+                             CUgraphConditionalHandle condition);
+  /// Add a `switch` node with `count` branches; needs CUDA 12.8 (toolkit and driver).
+  ///
+  /// A count of 0 is left to the driver (DriverError), as in cuda.core.
+  ConditionalNode switch_(std::span<const GraphNode> dependencies,
+                          CUgraphConditionalHandle condition, unsigned count);
+
+  /// Return every node, in no particular order.
+  std::vector<GraphNode> nodes() const;
+  /// Return the number of nodes.
+  std::size_t node_count() const;
+  /// Return every edge as (from, to).
+  std::vector<std::pair<GraphNode, GraphNode>> edges() const;
+  /// Return the nodes `node` depends on (cuda.core's pred).
+  std::vector<GraphNode> predecessors(GraphNode node) const;
+  /// Return the nodes that depend on `node` (cuda.core's succ).
+  std::vector<GraphNode> successors(GraphNode node) const;
+  /// Make `to` depend on `from`.
+  void add_edge(GraphNode from, GraphNode to);
+  /// Remove the dependency of `to` on `from` (DriverError when there is none).
+  void remove_edge(GraphNode from, GraphNode to);
+  /// Remove `node` and its edges from the graph (cuda.core's node.destroy()).
+  void destroy_node(GraphNode node);
+  /// Return an independent copy of this graph (cuGraphClone); its nodes are new nodes.
+  GraphDefinition clone() const;
+
+  /// Change a memset node's fill before instantiation (cuGraphMemsetNodeSetParams).
+  void set_memset_params(GraphNode node, const MemsetNodeParams& params);
+  /// Change a memcpy node's copy before instantiation.
+  void set_memcpy_params(GraphNode node, const MemcpyNodeParams& params);
+  /// Change the event an event record or wait node uses.
+  void set_event(GraphNode node, const Event& event);
+  /// Change a kernel node's launch before instantiation (arguments checked as by launch()).
+  template <class... Args>
+  void set_kernel_params(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                         const Args&... args) {
+    detail::with_packed_arguments(
+        [&](void** pointers, std::size_t count, const std::size_t* sizes,
+            const std::string_view* names) {
+          set_kernel_params_packed(node, config, kernel, pointers, count, sizes, names);
+        },
+        args...);
+  }
+
+  /// Instantiate the graph into an executable Graph (an empty graph too).
+  Graph instantiate(const GraphCompleteOptions& options = {});
+  /// Write the graph in Graphviz DOT to `path`.
+  void debug_dot_print(const std::filesystem::path& path, unsigned flags = kDefaultDotFlags) const;
+
+  /// Return the CUgraph (non-null from construction until close()).
+  CUgraph handle() const;
+  /// Return true until close().
+  bool is_open() const noexcept;
+  /// Release the graph (instantiated Graphs keep running); idempotent. A view from
+  /// GraphBuilder::graph_definition() releases only itself.
+  void close() noexcept;
+
+ private:
+  friend class Graph;
+  friend class GraphBuilder;
+  explicit GraphDefinition(GraphBuilder builder, bool view = false) noexcept
+      : builder_(std::move(builder)), view_(view) {}
+  ConditionalNode add_conditional(std::span<const GraphNode> dependencies,
+                                  CUgraphConditionalHandle condition,
+                                  CUgraphConditionalNodeType type, unsigned count,
+                                  const char* operation);
+  void set_kernel_params_packed(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                                void** args, std::size_t count, const std::size_t* sizes,
+                                const std::string_view* type_names);
+  GraphNode add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, unsigned value,
+                       unsigned element_size, std::size_t width, std::size_t height,
+                       std::size_t pitch);
+
+  GraphBuilder builder_;  // never captures: its own graph, built node by node
+  bool view_ = false;     // a view of a GraphBuilder's graph: close() drops only the view
+};
+
+/// Return the parameters of memset node `node` (std::invalid_argument for another type).
+MemsetNodeParams memset_node_params(GraphNode node);
+/// Return the parameters of a linear memcpy node `node`.
+MemcpyNodeParams memcpy_node_params(GraphNode node);
+/// Return the launch of kernel node `node`.
+KernelNodeParams kernel_node_params(GraphNode node);
+/// Return the allocation of allocation node `node`.
+AllocNodeParams alloc_node_params(GraphNode node);
+/// Return the address freed by free node `node`.
+CUdeviceptr free_node_address(GraphNode node);
+/// Return the event of event record or wait node `node`.
+CUevent event_node_event(GraphNode node);
+/// Return the graph embedded by child-graph node `node` (owned by the node).
+CUgraph child_graph_node_graph(GraphNode node);
+
+}  // namespace cuwrap

@@ -1,0 +1,507 @@
+// GraphDefinition: a graph built node by node on an idle GraphBuilder (which never
+// captures), its inspection and editing, and the readers of node parameters.
+//
+// Versions: every call here is a CUDA 12.0 driver entry point or older, except the
+// conditional nodes (graph_conditional.cpp says which need what) and managed graph
+// allocations (CU_MEM_ALLOCATION_TYPE_MANAGED, a CUDA 13.0 toolkit).
+#include "graph/graph_state.hpp"
+
+#include <cuwrap/detail/context.hpp>
+#include <cuwrap/device.hpp>
+#include <cuwrap/event.hpp>
+#include <cuwrap/graph_definition.hpp>
+#include <cuwrap/version.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cuwrap {
+
+using State = detail::GraphBuilderState;
+
+namespace {
+
+constexpr int kIfElseDriver = 12080;
+constexpr int kSwitchVersion = 12080;
+constexpr int kManagedGraphAllocVersion = 13000;
+
+void require_node(GraphNode node, const char* operation, const char* name = "node") {
+  if (node.handle() == nullptr) {
+    throw std::invalid_argument(std::string("GraphDefinition::") + operation + ": " + name +
+                                " is a null GraphNode");
+  }
+}
+
+void require_type(GraphNode node, CUgraphNodeType type, const char* operation) {
+  if (node.handle() == nullptr) {
+    throw std::invalid_argument(std::string(operation) + ": node is a null GraphNode");
+  }
+  const CUgraphNodeType actual = driver::cuGraphNodeGetType(node.handle());
+  if (actual != type) {
+    throw std::invalid_argument(std::string(operation) + ": node is a " +
+                                std::string(to_string(actual)) + " node, not a " +
+                                std::string(to_string(type)) + " node");
+  }
+}
+
+std::vector<GraphNode> to_nodes(const std::vector<CUgraphNode>& handles) {
+  return {handles.begin(), handles.end()};
+}
+
+// The edge calls are named by their CUDA 12.3 _v2 forms (edge data left null: default
+// edges), which every supported toolkit declares and every supported driver has; the
+// unversioned names mean the older forms in 12.4/12.6 headers and the _v2 ones in 13.x.
+template <class Get>
+std::vector<GraphNode> neighbours(CUgraphNode node, Get get) {
+  std::size_t count = 0;
+  get(node, nullptr, &count);
+  std::vector<CUgraphNode> handles(count);
+  get(node, handles.data(), &count);
+  handles.resize(count);
+  return to_nodes(handles);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------
+// Creation
+
+GraphDefinition::GraphDefinition() : GraphDefinition(Device(0)) {}
+
+GraphDefinition::GraphDefinition(const Device& device) : builder_(device.create_graph_builder()) {
+  State& s = builder_.state("GraphDefinition");
+  const detail::ScopedContext scope(s.context);
+  static_cast<void>(s.target_graph());  // a handle and zero nodes from the start
+}
+
+CUgraph GraphDefinition::handle() const { return builder_.state("handle").graph; }
+
+void GraphDefinition::close() noexcept {
+  if (view_) {
+    builder_.state_.reset();  // the builder's state stays with the builder
+  } else {
+    builder_.close();
+  }
+}
+
+GraphDefinition GraphBuilder::graph_definition() const {
+  const State& s = state("graph_definition");
+  if (s.kind == State::Kind::Branch) {
+    detail::throw_state("graph_definition",
+                        "on a builder from split(): use the graph_definition() of the builder "
+                        "it was split from");
+  }
+  if (s.phase == State::Phase::Building) {
+    detail::throw_state("graph_definition",
+                        "on a builder that is building: call end_building() first");
+  }
+  if (s.graph == nullptr) {
+    detail::throw_state("graph_definition",
+                        "on a builder that has not built yet: call begin_building() and "
+                        "end_building() first");
+  }
+  return GraphDefinition(GraphBuilder(state_), true);
+}
+
+bool GraphDefinition::is_open() const noexcept {
+  return builder_.state_ && !builder_.state_->closed;
+}
+
+// ---------------------------------------------------------------------------------
+// Adding nodes
+
+GraphNode GraphDefinition::empty(std::span<const GraphNode> dependencies) {
+  return builder_.add_empty(dependencies);
+}
+
+GraphNode GraphDefinition::memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                  std::uint8_t value, std::size_t width, std::size_t height,
+                                  std::size_t pitch) {
+  return add_memset(dependencies, dst, value, 1, width, height, pitch);
+}
+
+GraphNode GraphDefinition::memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                  std::uint16_t value, std::size_t width, std::size_t height,
+                                  std::size_t pitch) {
+  return add_memset(dependencies, dst, value, 2, width, height, pitch);
+}
+
+GraphNode GraphDefinition::memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                  std::uint32_t value, std::size_t width, std::size_t height,
+                                  std::size_t pitch) {
+  return add_memset(dependencies, dst, value, 4, width, height, pitch);
+}
+
+GraphNode GraphDefinition::add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                      unsigned value, unsigned element_size, std::size_t width,
+                                      std::size_t height, std::size_t pitch) {
+  const State& s = builder_.state("memset");
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMSET);
+  params.memset.dst = dst;
+  params.memset.value = value;
+  params.memset.elementSize = element_size;
+  params.memset.width = width;
+  params.memset.height = height;
+  params.memset.pitch = pitch;
+  params.memset.ctx = s.context;
+  return builder_.add_node(dependencies, params, "memset");
+}
+
+GraphNode GraphDefinition::memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                  CUdeviceptr src, std::size_t size) {
+  return builder_.add_memcpy(dependencies, dst, src, size);
+}
+
+GraphNode GraphDefinition::memcpy(std::span<const GraphNode> dependencies,
+                                  const CUDA_MEMCPY3D& copy) {
+  return builder_.add_memcpy(dependencies, copy);
+}
+
+GraphNode GraphDefinition::embed(std::span<const GraphNode> dependencies,
+                                 const GraphDefinition& child) {
+  if (!child.is_open()) {
+    throw std::logic_error("GraphDefinition::embed with a closed child GraphDefinition");
+  }
+  return builder_.add_child(dependencies, child.builder_);
+}
+
+GraphNode GraphDefinition::record(std::span<const GraphNode> dependencies, const Event& event) {
+  return builder_.add_event_record(dependencies, event);
+}
+
+GraphNode GraphDefinition::wait(std::span<const GraphNode> dependencies, const Event& event) {
+  return builder_.add_event_wait(dependencies, event);
+}
+
+GraphAllocation GraphDefinition::allocate(std::span<const GraphNode> dependencies, std::size_t size,
+                                          const GraphAllocOptions& options) {
+  const State& s = builder_.state("allocate");
+  const int device = options.device.value_or(s.device);
+  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+  params.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  params.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  params.alloc.poolProps.location.id = Device(device).handle();
+  switch (options.memory_type) {
+    case GraphMemoryType::Device:
+      break;
+    case GraphMemoryType::Host:
+      params.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST;
+      params.alloc.poolProps.location.id = 0;
+      break;
+    case GraphMemoryType::Managed:
+#if CUDA_VERSION >= 13000
+      detail::require_driver(kManagedGraphAllocVersion, "managed graph allocations");
+      params.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+      break;
+#else
+      detail::throw_toolkit_too_old(kManagedGraphAllocVersion, "managed graph allocations");
+#endif
+    default:
+      throw std::invalid_argument(
+          "GraphDefinition::allocate: options.memory_type: Invalid memory_type (" +
+          std::to_string(static_cast<int>(options.memory_type)) + ")");
+  }
+  std::vector<CUmemAccessDesc> access;
+  access.reserve(options.peer_access.size());
+  for (const int peer : options.peer_access) {
+    CUmemAccessDesc desc{};
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = Device(peer).handle();
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    access.push_back(desc);
+  }
+  params.alloc.accessDescs = access.data();
+  params.alloc.accessDescCount = access.size();
+  params.alloc.bytesize = size;
+  GraphAllocation allocation;
+  allocation.node = builder_.add_node(dependencies, params, "allocate");
+  allocation.address = params.alloc.dptr;
+  allocation.size = size;
+  return allocation;
+}
+
+GraphNode GraphDefinition::deallocate(std::span<const GraphNode> dependencies,
+                                      CUdeviceptr address) {
+  return builder_.add_free(dependencies, address);
+}
+
+// ---------------------------------------------------------------------------------
+// Conditional nodes
+
+CUgraphConditionalHandle GraphDefinition::create_condition(std::optional<unsigned> default_value) {
+  return builder_.create_conditional_handle(default_value);
+}
+
+ConditionalNode GraphDefinition::add_conditional(std::span<const GraphNode> dependencies,
+                                                 CUgraphConditionalHandle condition,
+                                                 CUgraphConditionalNodeType type, unsigned count,
+                                                 const char* operation) {
+  auto [node, bodies] =
+      builder_.add_conditional_node(dependencies, condition, type, count, operation);
+  ConditionalNode result;
+  result.node = node;
+  result.branches.reserve(bodies.size());
+  for (GraphBuilder& body : bodies) {
+    result.branches.push_back(GraphDefinition(std::move(body)));
+  }
+  return result;
+}
+
+ConditionalNode GraphDefinition::if_then(std::span<const GraphNode> dependencies,
+                                         CUgraphConditionalHandle condition) {
+  return add_conditional(dependencies, condition, CU_GRAPH_COND_TYPE_IF, 1, "if_then");
+}
+
+ConditionalNode GraphDefinition::if_else(std::span<const GraphNode> dependencies,
+                                         CUgraphConditionalHandle condition) {
+  static_cast<void>(builder_.state("if_else"));
+  detail::require_driver(kIfElseDriver, "if/else conditional graph nodes");
+  return add_conditional(dependencies, condition, CU_GRAPH_COND_TYPE_IF, 2, "if_else");
+}
+
+ConditionalNode GraphDefinition::while_loop(std::span<const GraphNode> dependencies,
+                                            CUgraphConditionalHandle condition) {
+  return add_conditional(dependencies, condition, CU_GRAPH_COND_TYPE_WHILE, 1, "while_loop");
+}
+
+ConditionalNode GraphDefinition::switch_(std::span<const GraphNode> dependencies,
+                                         CUgraphConditionalHandle condition, unsigned count) {
+  static_cast<void>(builder_.state("switch_"));
+  // A count of 0 is the driver's to refuse (DriverError), as in cuda.core.
+#if CUDA_VERSION >= 12080
+  detail::require_driver(kSwitchVersion, "switch conditional graph nodes");
+  return add_conditional(dependencies, condition, CU_GRAPH_COND_TYPE_SWITCH, count, "switch_");
+#else
+  static_cast<void>(dependencies);
+  static_cast<void>(condition);
+  static_cast<void>(count);
+  detail::throw_toolkit_too_old(kSwitchVersion, "switch conditional graph nodes");
+#endif
+}
+
+// ---------------------------------------------------------------------------------
+// Inspection and editing
+
+std::vector<GraphNode> GraphDefinition::nodes() const {
+  static_cast<void>(builder_.state("nodes"));
+  return builder_.nodes();
+}
+
+std::size_t GraphDefinition::node_count() const {
+  std::size_t count = 0;
+  driver::cuGraphGetNodes(handle(), nullptr, &count);
+  return count;
+}
+
+std::vector<std::pair<GraphNode, GraphNode>> GraphDefinition::edges() const {
+  const CUgraph graph = handle();
+  std::size_t count = 0;
+  driver::cuGraphGetEdges_v2(graph, nullptr, nullptr, nullptr, &count);
+  std::vector<CUgraphNode> from(count);
+  std::vector<CUgraphNode> to(count);
+  driver::cuGraphGetEdges_v2(graph, from.data(), to.data(), nullptr, &count);
+  std::vector<std::pair<GraphNode, GraphNode>> result;
+  result.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    result.emplace_back(GraphNode(from[i]), GraphNode(to[i]));
+  }
+  return result;
+}
+
+std::vector<GraphNode> GraphDefinition::predecessors(GraphNode node) const {
+  static_cast<void>(builder_.state("predecessors"));
+  require_node(node, "predecessors");
+  return neighbours(node.handle(), [](CUgraphNode n, CUgraphNode* out, std::size_t* count) {
+    driver::cuGraphNodeGetDependencies_v2(n, out, nullptr, count);
+  });
+}
+
+std::vector<GraphNode> GraphDefinition::successors(GraphNode node) const {
+  static_cast<void>(builder_.state("successors"));
+  require_node(node, "successors");
+  return neighbours(node.handle(), [](CUgraphNode n, CUgraphNode* out, std::size_t* count) {
+    driver::cuGraphNodeGetDependentNodes_v2(n, out, nullptr, count);
+  });
+}
+
+void GraphDefinition::add_edge(GraphNode from, GraphNode to) {
+  const CUgraph graph = handle();
+  require_node(from, "add_edge", "from");
+  require_node(to, "add_edge", "to");
+  const CUgraphNode f = from.handle();
+  const CUgraphNode t = to.handle();
+  driver::cuGraphAddDependencies_v2(graph, &f, &t, nullptr, 1);
+}
+
+void GraphDefinition::remove_edge(GraphNode from, GraphNode to) {
+  const CUgraph graph = handle();
+  require_node(from, "remove_edge", "from");
+  require_node(to, "remove_edge", "to");
+  const CUgraphNode f = from.handle();
+  const CUgraphNode t = to.handle();
+  driver::cuGraphRemoveDependencies_v2(graph, &f, &t, nullptr, 1);
+}
+
+void GraphDefinition::destroy_node(GraphNode node) {
+  static_cast<void>(handle());
+  require_node(node, "destroy_node");
+  driver::cuGraphDestroyNode(node.handle());
+}
+
+GraphDefinition GraphDefinition::clone() const {
+  const State& s = builder_.state("clone");
+  GraphDefinition copy{Device(s.device)};
+  State& c = *copy.builder_.state_;
+  CUgraph cloned = driver::cuGraphClone(s.graph);
+  c.adopt_graph(cloned);          // the empty graph made for the copy is released here
+  c.attachments = s.attachments;  // the same kernels run
+  return copy;
+}
+
+void GraphDefinition::set_memset_params(GraphNode node, const MemsetNodeParams& params) {
+  static_cast<void>(handle());
+  require_type(node, CU_GRAPH_NODE_TYPE_MEMSET, "GraphDefinition::set_memset_params");
+  CUDA_MEMSET_NODE_PARAMS p{};
+  p.dst = params.dst;
+  p.value = params.value;
+  p.elementSize = params.element_size;
+  p.width = params.width;
+  p.height = params.height;
+  p.pitch = params.pitch;
+  driver::cuGraphMemsetNodeSetParams(node.handle(), &p);
+}
+
+void GraphDefinition::set_memcpy_params(GraphNode node, const MemcpyNodeParams& params) {
+  static_cast<void>(handle());
+  require_type(node, CU_GRAPH_NODE_TYPE_MEMCPY, "GraphDefinition::set_memcpy_params");
+  CUDA_MEMCPY3D copy{};
+  detail::linear_copy(copy, params.dst, params.src, params.size);
+  driver::cuGraphMemcpyNodeSetParams(node.handle(), &copy);
+}
+
+void GraphDefinition::set_event(GraphNode node, const Event& event) {
+  static_cast<void>(handle());
+  require_node(node, "set_event");
+  const CUgraphNodeType type = driver::cuGraphNodeGetType(node.handle());
+  if (type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+    driver::cuGraphEventRecordNodeSetEvent(node.handle(), event.handle());
+  } else if (type == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {
+    driver::cuGraphEventWaitNodeSetEvent(node.handle(), event.handle());
+  } else {
+    throw std::invalid_argument("GraphDefinition::set_event: node is a " +
+                                std::string(to_string(type)) + " node, not an event node");
+  }
+}
+
+void GraphDefinition::set_kernel_params_packed(GraphNode node, const LaunchConfig& config,
+                                               const Kernel& kernel, void** args, std::size_t count,
+                                               const std::size_t* sizes,
+                                               const std::string_view* type_names) {
+  State& s = builder_.state("set_kernel_params");
+  require_type(node, CU_GRAPH_NODE_TYPE_KERNEL, "GraphDefinition::set_kernel_params");
+  detail::check_arguments(kernel, count, sizes, type_names);
+  detail::check_config(config);
+  CUDA_KERNEL_NODE_PARAMS params{};
+  detail::to_kernel_node_params(config, kernel, s.context, args, params);
+  driver::cuGraphKernelNodeSetParams(node.handle(), &params);
+  s.attachments->retain(kernel);
+}
+
+// ---------------------------------------------------------------------------------
+// Instantiation and output
+
+Graph GraphDefinition::instantiate(const GraphCompleteOptions& options) {
+  const State& s = builder_.state("instantiate");
+  if (s.kind == State::Kind::Body) {
+    throw std::logic_error(
+        "GraphDefinition::instantiate on the branch of a conditional node: instantiate the "
+        "graph it belongs to");
+  }
+  return builder_.complete(options);
+}
+
+void GraphDefinition::debug_dot_print(const std::filesystem::path& path, unsigned flags) const {
+  builder_.debug_dot_print(path, flags);
+}
+
+// ---------------------------------------------------------------------------------
+// Node parameters
+
+MemsetNodeParams memset_node_params(GraphNode node) {
+  require_type(node, CU_GRAPH_NODE_TYPE_MEMSET, "memset_node_params");
+  const CUDA_MEMSET_NODE_PARAMS p = driver::cuGraphMemsetNodeGetParams(node.handle());
+  return MemsetNodeParams{p.dst, p.value, p.elementSize, p.width, p.height, p.pitch};
+}
+
+MemcpyNodeParams memcpy_node_params(GraphNode node) {
+  require_type(node, CU_GRAPH_NODE_TYPE_MEMCPY, "memcpy_node_params");
+  const CUDA_MEMCPY3D copy = driver::cuGraphMemcpyNodeGetParams(node.handle());
+  return MemcpyNodeParams{copy.dstDevice, copy.srcDevice,
+                          copy.WidthInBytes * copy.Height * copy.Depth};
+}
+
+KernelNodeParams kernel_node_params(GraphNode node) {
+  require_type(node, CU_GRAPH_NODE_TYPE_KERNEL, "kernel_node_params");
+  const CUDA_KERNEL_NODE_PARAMS p = driver::cuGraphKernelNodeGetParams(node.handle());
+  KernelNodeParams result;
+  result.function = p.func;
+  result.grid = Dim3(p.gridDimX, p.gridDimY, p.gridDimZ);
+  result.block = Dim3(p.blockDimX, p.blockDimY, p.blockDimZ);
+  result.shmem_size = p.sharedMemBytes;
+  return result;
+}
+
+AllocNodeParams alloc_node_params(GraphNode node) {
+  require_type(node, CU_GRAPH_NODE_TYPE_MEM_ALLOC, "alloc_node_params");
+  const CUDA_MEM_ALLOC_NODE_PARAMS p = driver::cuGraphMemAllocNodeGetParams(node.handle());
+  AllocNodeParams result;
+  result.dptr = p.dptr;
+  result.bytesize = p.bytesize;
+  result.device_id = p.poolProps.location.id;
+  result.memory_type = p.poolProps.location.type == CU_MEM_LOCATION_TYPE_DEVICE
+                           ? GraphMemoryType::Device
+                           : GraphMemoryType::Host;
+#if CUDA_VERSION >= 13000
+  if (p.poolProps.allocType == CU_MEM_ALLOCATION_TYPE_MANAGED) {
+    result.memory_type = GraphMemoryType::Managed;
+  }
+#endif
+  for (std::size_t i = 0; i < p.accessDescCount; ++i) {
+    if (p.poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        p.accessDescs[i].location.id != p.poolProps.location.id) {
+      result.peer_access.push_back(p.accessDescs[i].location.id);
+    }
+  }
+  return result;
+}
+
+CUdeviceptr free_node_address(GraphNode node) {
+  require_type(node, CU_GRAPH_NODE_TYPE_MEM_FREE, "free_node_address");
+  return driver::cuGraphMemFreeNodeGetParams(node.handle());
+}
+
+CUevent event_node_event(GraphNode node) {
+  if (node.handle() == nullptr) {
+    throw std::invalid_argument("event_node_event: node is a null GraphNode");
+  }
+  CUevent event = nullptr;
+  const CUgraphNodeType type = driver::cuGraphNodeGetType(node.handle());
+  if (type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+    event = driver::cuGraphEventRecordNodeGetEvent(node.handle());
+  } else if (type == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {
+    event = driver::cuGraphEventWaitNodeGetEvent(node.handle());
+  } else {
+    throw std::invalid_argument("event_node_event: node is a " + std::string(to_string(type)) +
+                                " node, not an event node");
+  }
+  return event;
+}
+
+CUgraph child_graph_node_graph(GraphNode node) {
+  require_type(node, CU_GRAPH_NODE_TYPE_GRAPH, "child_graph_node_graph");
+  return driver::cuGraphChildGraphNodeGetGraph(node.handle());
+}
+
+}  // namespace cuwrap
