@@ -222,6 +222,103 @@ CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
 }
 #endif
 
+// Device attributes of an H100 SXM, for LaunchConfig::check; 0 for the others.
+CUresult fake_device_get_attribute(int* value, CUdevice_attribute attribute, CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  switch (attribute) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *value = 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+      *value = 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+      *value = 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+      *value = 64;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+      *value = 2147483647;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+      *value = 65535;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+      *value = 65535;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+      *value = 232448;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+      *value = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+      *value = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *value = 132;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
+      *value = 32;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+      *value = 2048;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      *value = 9;
+      break;
+    default:
+      *value = 0;
+      break;
+  }
+  return CUDA_SUCCESS;
+}
+
+// Pointer attributes: [kFakeDeviceMemory, + 4096) is pool memory of the one device;
+// any other address is memory the driver does not know (values left as they are, as
+// the driver does). Counts its calls.
+constexpr CUdeviceptr kFakeDeviceMemory = 0xDE0000;
+CUmemoryPool const kFakePool = reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x9001));
+int g_pointer_attribute_calls = 0;
+CUresult fake_pointer_get_attributes(unsigned count, CUpointer_attribute* attributes, void** data,
+                                     CUdeviceptr ptr) {
+  ++g_pointer_attribute_calls;
+  if (ptr < kFakeDeviceMemory || ptr >= kFakeDeviceMemory + 4096) {
+    return CUDA_SUCCESS;
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    switch (attributes[i]) {
+      case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *static_cast<unsigned*>(data[i]) = CU_MEMORYTYPE_DEVICE;
+        break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *static_cast<int*>(data[i]) = 0;
+        break;
+      case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *static_cast<CUdeviceptr*>(data[i]) = kFakeDeviceMemory;
+        break;
+      case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *static_cast<std::size_t*>(data[i]) = 4096;
+        break;
+      case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        *static_cast<CUmemoryPool*>(data[i]) = kFakePool;
+        break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        *static_cast<CUdeviceptr*>(data[i]) = ptr;
+        break;
+      case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+        *static_cast<unsigned long long*>(data[i]) = 77;
+        break;
+      default:
+        break;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -253,6 +350,8 @@ const Entry kEntries[] = {
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
     {"cuStreamGetDevice", 12080, as_pointer(fake_stream_get_device)},
     {"cuMemcpyAsync", 4000, as_pointer(fake_memcpy_async)},
+    {"cuDeviceGetAttribute", 2000, as_pointer(fake_device_get_attribute)},
+    {"cuPointerGetAttributes", 7000, as_pointer(fake_pointer_get_attributes)},
 #if CUDA_VERSION >= 12080
     {"cuMemcpyBatchAsync", 12080, as_pointer(fake_memcpy_batch_12080)},
     {"cuMemcpyBatchAsync", 13000, as_pointer(fake_memcpy_batch_13000)},
@@ -318,6 +417,8 @@ void cuwrap_fake_fail_ctx_set_current_in(int n) { g_fail_set_current_in = n; }
 
 /// How many launches ran so far, and the function of the last.
 int cuwrap_fake_launches() { return g_launches; }
+/// How many times cuPointerGetAttributes was called.
+int cuwrap_fake_pointer_attribute_calls() { return g_pointer_attribute_calls; }
 CUfunction cuwrap_fake_launched_function() { return g_launched; }
 
 /// The rank and the first globalStrides entry of the last successful cuTensorMapEncodeTiled.

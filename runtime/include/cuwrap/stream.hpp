@@ -24,8 +24,9 @@ class StreamRef;
 struct StreamOptions {
   /// Do not synchronise with the legacy default stream (CU_STREAM_NON_BLOCKING).
   bool nonblocking = true;
-  /// Scheduling priority; lower numbers are higher priority. Must lie in the range of
-  /// cuCtxGetStreamPriorityRange, else creation throws std::invalid_argument.
+  /// Scheduling priority; lower numbers are higher priority. A value outside the
+  /// device's range (cuCtxGetStreamPriorityRange) is clamped to it, as the driver does:
+  /// below the greatest priority gives the greatest, above the least gives the least.
   int priority = 0;
 };
 
@@ -215,7 +216,7 @@ class Stream : public StreamRef {
  public:
   /// Create a stream on `device` (in its primary context).
   ///
-  /// Throws std::invalid_argument when options.priority is outside the device's range.
+  /// A priority outside the device's range is clamped to it (see StreamOptions::priority).
   explicit Stream(const Device& device, const StreamOptions& options = {});
   /// Make an empty stream (is_open() false), to be assigned later; using it throws
   /// std::logic_error.

@@ -1,0 +1,138 @@
+// LaunchConfig::check(device), pointer_attributes() and DeviceSpan copies against the
+// stand-in driver (tests/compat/fake_libcuda.cpp, one device with an H100's limits),
+// without a GPU: each check refuses before any launch, naming the value and the limit;
+// pointer_attributes is one cuPointerGetAttributes call; copies reach the driver only
+// when the element counts agree.
+#include <gtest/gtest.h>
+#include <cuwrap/device.hpp>
+#include <cuwrap/device_span.hpp>
+#include <cuwrap/launch.hpp>
+#include <cuwrap/pointer_attributes.hpp>
+#include <cuwrap/stream.hpp>
+
+#include "fake_driver.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using cuwrap::LaunchConfig;
+using cuwrap::testing::fake_query;
+using cuwrap::testing::kFakeInstalled;
+
+// Return the message of the std::invalid_argument that config.check(device) throws, or
+// "" when it throws nothing.
+std::string check_message(const LaunchConfig& config) {
+  try {
+    config.check(cuwrap::Device(0));
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class OnFakeDriver : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(kFakeInstalled); }
+};
+
+TEST_F(OnFakeDriver, CheckAcceptsWhatTheDeviceCanLaunch) {
+  EXPECT_EQ(check_message({.grid = {1000, 10}, .block = {32, 8, 4}}), "");
+  EXPECT_EQ(check_message({.grid = 8, .block = 256, .cluster = cuwrap::Dim3(2)}), "");
+  EXPECT_EQ(check_message({.grid = 264, .block = 1024, .cooperative_launch = true}), "")
+      << "132 multiprocessors hold 2 blocks of 1024 threads each";
+  EXPECT_EQ(check_message({.grid = 1, .block = 64, .shmem_size = 232448}), "");
+  EXPECT_EQ(check_message({.grid = 1, .block = 64, .priority = -1000}), "")
+      << "priorities are clamped, not refused";
+}
+
+TEST_F(OnFakeDriver, CheckRefusesZeroExtentsAndOversizedBlocks) {
+  EXPECT_TRUE(contains(check_message({.grid = {4, 0}, .block = 32}), "zero extent"));
+  EXPECT_TRUE(contains(check_message({.grid = 4, .block = {32, 1, 0}}), "zero extent"));
+  const std::string message = check_message({.grid = 1, .block = 15000});
+  EXPECT_TRUE(contains(message, "15000")) << message;
+  EXPECT_TRUE(contains(message, "1024")) << message;
+}
+
+TEST_F(OnFakeDriver, CheckRefusesGridsOverTheDeviceLimits) {
+  const std::string message = check_message({.grid = {1, 70000}, .block = 32});
+  EXPECT_TRUE(contains(message, "y = 70000")) << message;
+  EXPECT_TRUE(contains(message, "limit 65535")) << message;
+  EXPECT_TRUE(contains(check_message({.grid = {1, 1, 65536}, .block = 32}), "z = 65536"));
+}
+
+TEST_F(OnFakeDriver, CheckRefusesTooMuchSharedMemory) {
+  const std::string message = check_message({.grid = 1, .block = 64, .shmem_size = 232449});
+  EXPECT_TRUE(contains(message, "232449")) << message;
+  EXPECT_TRUE(contains(message, "232448")) << message;
+}
+
+TEST_F(OnFakeDriver, CheckRefusesImpossibleClusters) {
+  const std::string too_big = check_message({.grid = 64, .block = 32, .cluster = cuwrap::Dim3(32)});
+  EXPECT_TRUE(contains(too_big, "32 blocks")) << too_big;
+  EXPECT_TRUE(contains(too_big, "16")) << too_big;
+  EXPECT_TRUE(
+      contains(check_message({.grid = 6, .block = 32, .cluster = cuwrap::Dim3(4)}), "divide"));
+}
+
+TEST_F(OnFakeDriver, CheckRefusesCooperativeGridsThatCannotBeResident) {
+  // 132 multiprocessors × 32 blocks of 32 threads; 132 × 2 blocks of 1024 threads.
+  const std::string by_blocks =
+      check_message({.grid = 132 * 32 + 1, .block = 32, .cooperative_launch = true});
+  EXPECT_TRUE(contains(by_blocks, std::to_string(132 * 32 + 1) + " blocks")) << by_blocks;
+  EXPECT_TRUE(contains(by_blocks, "at most " + std::to_string(132 * 32))) << by_blocks;
+  const std::string by_threads =
+      check_message({.grid = 265, .block = 1024, .cooperative_launch = true});
+  EXPECT_TRUE(contains(by_threads, "at most 264")) << by_threads;
+  EXPECT_TRUE(contains(by_threads, "2048 threads")) << by_threads;
+  EXPECT_EQ(check_message({.grid = 265, .block = 1024}), "") << "only cooperative grids";
+}
+
+TEST_F(OnFakeDriver, PointerAttributesAreOneDriverCall) {
+  const int before = fake_query<int>("cuwrap_fake_pointer_attribute_calls");
+  const cuwrap::PointerAttributes device_memory = cuwrap::pointer_attributes(CUdeviceptr{0xDE0010});
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_pointer_attribute_calls"), before + 1);
+  EXPECT_TRUE(device_memory.is_cuda_memory());
+  EXPECT_EQ(device_memory.memory_type, CU_MEMORYTYPE_DEVICE);
+  ASSERT_TRUE(device_memory.device.has_value());
+  EXPECT_EQ(device_memory.device->device_id(), 0);
+  EXPECT_EQ(device_memory.base, CUdeviceptr{0xDE0000});
+  EXPECT_EQ(device_memory.range_size, 4096U);
+  EXPECT_EQ(device_memory.pool, reinterpret_cast<CUmemoryPool>(std::uintptr_t{0x9001}));
+  EXPECT_EQ(device_memory.device_pointer, CUdeviceptr{0xDE0010});
+  EXPECT_EQ(device_memory.buffer_id, 77U);
+  EXPECT_FALSE(device_memory.is_managed);
+
+  const int local = 5;
+  const cuwrap::PointerAttributes host = cuwrap::pointer_attributes(&local);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_pointer_attribute_calls"), before + 2);
+  EXPECT_FALSE(host.is_cuda_memory());
+  EXPECT_FALSE(host.device.has_value()) << "plain host memory belongs to no device";
+  EXPECT_EQ(host.pool, nullptr);
+  EXPECT_EQ(host.range_size, 0U);
+}
+
+TEST_F(OnFakeDriver, DeviceSpanCopiesReachTheDriverOnlyWithEqualCounts) {
+  const cuwrap::Stream stream =
+      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(std::uintptr_t{0x5700}));
+  const cuwrap::DeviceSpan<float> span(0xDE0000, 8);
+  std::vector<float> host(8, 1.0F);
+  const int before = fake_query<int>("cuwrap_fake_memcpy_async_calls");
+  span.copy_from(host, stream);
+  span.subspan(2, 3).copy_to(std::span<float>(host).first(3), stream);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_memcpy_async_calls"), before + 2);
+  EXPECT_THROW(span.subspan(2, 3).copy_to(std::span<float>(host).first(4), stream),
+               std::invalid_argument);
+  span.first(0).copy_from(std::span<const float>(), stream);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_memcpy_async_calls"), before + 2)
+      << "neither a refused nor an empty copy calls the driver";
+}
+
+}  // namespace
