@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <cuwrap/device.hpp>
 #include <cuwrap/device_span.hpp>
+#include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
 #include <cuwrap/pointer_attributes.hpp>
 #include <cuwrap/stream.hpp>
@@ -93,6 +94,23 @@ TEST_F(OnFakeDriver, CheckRefusesCooperativeGridsThatCannotBeResident) {
   EXPECT_TRUE(contains(by_threads, "at most 264")) << by_threads;
   EXPECT_TRUE(contains(by_threads, "2048 threads")) << by_threads;
   EXPECT_EQ(check_message({.grid = 265, .block = 1024}), "") << "only cooperative grids";
+}
+
+TEST_F(OnFakeDriver, KernelAttributeSettersRefuseBadValuesBeforeTheDriver) {
+  // The fake has no cuKernelSetAttribute: reaching the driver would throw another error.
+  const cuwrap::Kernel kernel =
+      cuwrap::Kernel::from_handle(reinterpret_cast<CUkernel>(std::uintptr_t{0x1002}), "two");
+  const cuwrap::KernelAttributes attributes = kernel.attributes();
+  const cuwrap::Device device(0);
+  for (int bad : {-2, 101}) {
+    try {
+      attributes.set_preferred_shared_memory_carveout(bad, device);
+      ADD_FAILURE() << "carveout " << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), std::to_string(bad))) << e.what();
+    }
+  }
+  EXPECT_THROW(attributes.set_max_dynamic_shared_size_bytes(-1, device), std::invalid_argument);
 }
 
 TEST_F(OnFakeDriver, PointerAttributesAreOneDriverCall) {

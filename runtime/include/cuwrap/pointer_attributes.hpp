@@ -33,8 +33,8 @@ struct PointerAttributes {
   std::size_t range_size = 0;
   /// Whether it is managed memory (cuMemAllocManaged, __managed__).
   bool is_managed = false;
-  /// Whether it is mapped: page-locked host memory mapped into the device's address
-  /// space, or memory mapped by the virtual memory API (CU_POINTER_ATTRIBUTE_MAPPED).
+  /// Whether the address lies in a mapped address range (CU_POINTER_ATTRIBUTE_MAPPED;
+  /// the virtual memory API's cuMemMap).
   bool is_mapped = false;
   /// The memory pool it came from; null when not from a pool (CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE).
   CUmemoryPool pool = nullptr;
