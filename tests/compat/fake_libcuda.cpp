@@ -319,6 +319,28 @@ CUresult fake_pointer_get_attributes(unsigned count, CUpointer_attribute* attrib
   return CUDA_SUCCESS;
 }
 
+// Memory pools: device 100's default pool is kFakeDefaultPool and its current pool too;
+// kFakePool (above) is another of its pools. Only device 100 has (read-write) access.
+CUmemoryPool const kFakeDefaultPool =
+    reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x9000));
+CUresult fake_device_get_default_mem_pool(CUmemoryPool* pool, CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *pool = kFakeDefaultPool;
+  return CUDA_SUCCESS;
+}
+CUresult fake_mem_pool_get_access(CUmemAccess_flags* flags, CUmemoryPool pool,
+                                  CUmemLocation* location) {
+  if (pool != kFakePool && pool != kFakeDefaultPool) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *flags = location->type == CU_MEM_LOCATION_TYPE_DEVICE && location->id == 0
+               ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+               : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  return CUDA_SUCCESS;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -352,6 +374,9 @@ const Entry kEntries[] = {
     {"cuMemcpyAsync", 4000, as_pointer(fake_memcpy_async)},
     {"cuDeviceGetAttribute", 2000, as_pointer(fake_device_get_attribute)},
     {"cuPointerGetAttributes", 7000, as_pointer(fake_pointer_get_attributes)},
+    {"cuDeviceGetDefaultMemPool", 11020, as_pointer(fake_device_get_default_mem_pool)},
+    {"cuDeviceGetMemPool", 11020, as_pointer(fake_device_get_default_mem_pool)},
+    {"cuMemPoolGetAccess", 11020, as_pointer(fake_mem_pool_get_access)},
 #if CUDA_VERSION >= 12080
     {"cuMemcpyBatchAsync", 12080, as_pointer(fake_memcpy_batch_12080)},
     {"cuMemcpyBatchAsync", 13000, as_pointer(fake_memcpy_batch_13000)},

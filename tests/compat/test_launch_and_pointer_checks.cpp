@@ -1,4 +1,5 @@
-// LaunchConfig::check(device), pointer_attributes() and DeviceSpan copies against the
+// LaunchConfig::check(device), pointer_attributes(), DeviceSpan copies and pool access
+// against the
 // stand-in driver (tests/compat/fake_libcuda.cpp, one device with an H100's limits),
 // without a GPU: each check refuses before any launch, naming the value and the limit;
 // pointer_attributes is one cuPointerGetAttributes call; copies reach the driver only
@@ -8,6 +9,7 @@
 #include <cuwrap/device_span.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
+#include <cuwrap/memory_resource.hpp>
 #include <cuwrap/pointer_attributes.hpp>
 #include <cuwrap/stream.hpp>
 
@@ -151,6 +153,44 @@ TEST_F(OnFakeDriver, DeviceSpanCopiesReachTheDriverOnlyWithEqualCounts) {
   span.first(0).copy_from(std::span<const float>(), stream);
   EXPECT_EQ(fake_query<int>("cuwrap_fake_memcpy_async_calls"), before + 2)
       << "neither a refused nor an empty copy calls the driver";
+}
+
+TEST_F(OnFakeDriver, PoolFromHandleFindsItsOwnerAndRefusesTheOwnersAccess) {
+  const auto pool = reinterpret_cast<CUmemoryPool>(std::uintptr_t{0x9001});
+  // Not a default pool; device 0 is the one device with read-write access.
+  cuwrap::DeviceMemoryResource mr = cuwrap::DeviceMemoryResource::from_handle(pool);
+  EXPECT_EQ(mr.device_id(), 0);
+  EXPECT_EQ(mr.handle(), pool);
+  EXPECT_FALSE(mr.is_own_pool()) << "non-owning by default";
+  EXPECT_EQ(mr.access(cuwrap::Device(0)), cuwrap::Access::ReadWrite);
+  // The fake has no cuMemPoolSetAccess: the refusal must come before the driver.
+  for (const cuwrap::Access access :
+       {cuwrap::Access::None, cuwrap::Access::Read, cuwrap::Access::ReadWrite}) {
+    try {
+      mr.set_access(cuwrap::Device(0), access);
+      ADD_FAILURE() << "the owner's access was changed";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), "owns the pool")) << e.what();
+    }
+  }
+  const auto default_pool = reinterpret_cast<CUmemoryPool>(std::uintptr_t{0x9000});
+  EXPECT_EQ(cuwrap::DeviceMemoryResource::from_handle(default_pool).device_id(), 0);
+  EXPECT_THROW((void)cuwrap::DeviceMemoryResource::from_handle(default_pool, true),
+               std::invalid_argument)
+      << "a default pool cannot be destroyed, so it cannot be owned";
+  EXPECT_THROW((void)cuwrap::DeviceMemoryResource::from_handle(nullptr), std::invalid_argument);
+}
+
+TEST_F(OnFakeDriver, ManagedAttachFlagsAreCheckedBeforeTheDriver) {
+  EXPECT_THROW(cuwrap::ManagedMemoryResource({.attach = CU_MEM_ATTACH_SINGLE}),
+               std::invalid_argument);
+  const cuwrap::ManagedMemoryResource host_attached({.attach = CU_MEM_ATTACH_HOST});
+  EXPECT_EQ(host_attached.attach(), CU_MEM_ATTACH_HOST);
+  EXPECT_EQ(cuwrap::ManagedMemoryResource().attach(), CU_MEM_ATTACH_GLOBAL);
+  const cuwrap::StreamRef stream(reinterpret_cast<CUstream>(std::uintptr_t{0x5700}));
+  EXPECT_THROW(stream.attach(cuwrap::BufferRef(0xDE0000, 64), static_cast<CUmemAttach_flags>(8)),
+               std::invalid_argument);
+  EXPECT_THROW(stream.attach(cuwrap::BufferRef(0, 0), CU_MEM_ATTACH_SINGLE), std::invalid_argument);
 }
 
 }  // namespace

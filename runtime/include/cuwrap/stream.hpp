@@ -19,6 +19,7 @@ class Device;
 class GraphBuilder;
 class Stream;
 class StreamRef;
+class BufferRef;  // <cuwrap/buffer.hpp>
 
 /// Options of a new stream, as cuda.core's StreamOptions.
 struct StreamOptions {
@@ -136,6 +137,15 @@ class StreamRef {
   void record(EventRef event) const;
   /// Return a graph builder that captures work from this stream (defined with Graph).
   GraphBuilder create_graph_builder() const;
+  /// Associate the managed memory `managed` (a whole allocation) with this stream,
+  /// ordered on it (cuStreamAttachMemAsync; defined with the memory code).
+  ///
+  /// `flags`: CU_MEM_ATTACH_SINGLE (only this stream's work may access it, so the host
+  /// may use it while other streams run), CU_MEM_ATTACH_HOST (the host) or
+  /// CU_MEM_ATTACH_GLOBAL (any stream). Throws std::invalid_argument for other flags or
+  /// an empty range (before any driver call), DriverError when the memory is not a
+  /// managed allocation.
+  void attach(BufferRef managed, CUmemAttach_flags flags) const;
 
   /// Return whether the stream does not synchronise with the legacy default stream.
   bool is_nonblocking() const;
