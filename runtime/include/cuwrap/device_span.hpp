@@ -86,7 +86,7 @@ class DeviceSpan {
       detail::throw_device_span_null(count);
     }
   }
-  /// View a DeviceSpan<U> as read-only (DeviceSpan<float> → DeviceSpan<const float>).
+  /// View a `DeviceSpan<U>` as read-only (`DeviceSpan<float>` → `DeviceSpan<const float>`).
   template <class U>
   requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>) DeviceSpan(DeviceSpan<U> other)
   noexcept  // NOLINT(google-explicit-constructor)

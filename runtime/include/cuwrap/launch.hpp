@@ -117,8 +117,9 @@ struct LaunchConfig {
 /// \code
 ///   template <> inline constexpr bool cuwrap::is_kernel_argument_v<Params> = true;
 /// \endcode
-template <class T>
-inline constexpr bool is_kernel_argument_v = std::is_trivially_copyable_v<T>;
+template <class T>  // named as the standard's traits (std::is_trivially_copyable_v)
+inline constexpr bool is_kernel_argument_v =  // NOLINT(readability-identifier-naming)
+    std::is_trivially_copyable_v<T>;
 
 /// Launch `kernel` on `stream` with `config` and `args`.
 ///
