@@ -24,6 +24,15 @@ using cuwrap::testing::contains;
 
 class PoolSettings : public cuwrap::testing::DeviceStreamTest {};
 
+// A pool of device 0 made with the driver alone, as another library would.
+CUmemoryPool create_pool_on_device_0() {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = 0;
+  return cuwrap::driver::cuMemPoolCreate(&props);
+}
+
 TEST_F(PoolSettings, AttributeSettersAreReadBack) {
   DeviceMemoryResource mr(device(), {.create_pool = true});
   const cuwrap::MemoryPoolAttributes attributes = mr.attributes();
@@ -68,11 +77,7 @@ TEST_F(PoolSettings, APeersAccessIsGrantedAndRevoked) {
 }
 
 TEST_F(PoolSettings, FromHandleNonOwningLeavesThePoolAlive) {
-  CUmemPoolProps props{};
-  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  props.location.id = 0;
-  const CUmemoryPool pool = cuwrap::driver::cuMemPoolCreate(&props);
+  const CUmemoryPool pool = create_pool_on_device_0();
   {
     DeviceMemoryResource mr = DeviceMemoryResource::from_handle(pool);
     EXPECT_EQ(mr.device_id(), 0);
@@ -95,11 +100,7 @@ TEST_F(PoolSettings, FromHandleNonOwningLeavesThePoolAlive) {
 }
 
 TEST_F(PoolSettings, FromHandleOwningDestroysThePoolOnClose) {
-  CUmemPoolProps props{};
-  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  props.location.id = 0;
-  const CUmemoryPool pool = cuwrap::driver::cuMemPoolCreate(&props);
+  const CUmemoryPool pool = create_pool_on_device_0();
   DeviceMemoryResource mr = DeviceMemoryResource::from_handle(pool, device(), true);
   EXPECT_TRUE(mr.is_own_pool());
   cuwrap::Buffer buffer = mr.allocate(256, stream());
