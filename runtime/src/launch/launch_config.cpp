@@ -174,6 +174,10 @@ void check_cooperative_residency(const LaunchConfig& config, CUfunction function
   const int per_sm = driver::cuOccupancyMaxActiveBlocksPerMultiprocessor(
       function, static_cast<int>(threads), config.shmem_size);
   const int sms = driver::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+  if (config.grid.volume() <=
+      static_cast<unsigned long long>(per_sm) * static_cast<unsigned>(sms)) {
+    return;  // the common case: no message to build
+  }
   const Device dev(ordinal_of(device));
   const std::string reason = std::to_string(per_sm) + " per multiprocessor for this kernel with " +
                              std::to_string(config.shmem_size) +
