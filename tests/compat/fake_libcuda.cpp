@@ -341,6 +341,16 @@ CUresult fake_mem_pool_get_access(CUmemAccess_flags* flags, CUmemoryPool pool,
   return CUDA_SUCCESS;
 }
 
+// Occupancy: blocks of 256 threads, or 128 with more than 48 KiB of dynamic shared memory.
+CUresult fake_occupancy_max_potential_block_size(int* min_grid_size, int* block_size,
+                                                 CUfunction /*function*/,
+                                                 CUoccupancyB2DSize /*smem_for_block*/,
+                                                 std::size_t dynamic_shared, int /*limit*/) {
+  *block_size = dynamic_shared > 48 * 1024 ? 128 : 256;
+  *min_grid_size = 132 * (2048 / *block_size);
+  return CUDA_SUCCESS;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -377,6 +387,7 @@ const Entry kEntries[] = {
     {"cuDeviceGetDefaultMemPool", 11020, as_pointer(fake_device_get_default_mem_pool)},
     {"cuDeviceGetMemPool", 11020, as_pointer(fake_device_get_default_mem_pool)},
     {"cuMemPoolGetAccess", 11020, as_pointer(fake_mem_pool_get_access)},
+    {"cuOccupancyMaxPotentialBlockSize", 6050, as_pointer(fake_occupancy_max_potential_block_size)},
 #if CUDA_VERSION >= 12080
     {"cuMemcpyBatchAsync", 12080, as_pointer(fake_memcpy_batch_12080)},
     {"cuMemcpyBatchAsync", 13000, as_pointer(fake_memcpy_batch_13000)},

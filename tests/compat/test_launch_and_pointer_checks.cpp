@@ -98,6 +98,30 @@ TEST_F(OnFakeDriver, CheckRefusesCooperativeGridsThatCannotBeResident) {
   EXPECT_EQ(check_message({.grid = 265, .block = 1024}), "") << "only cooperative grids";
 }
 
+TEST_F(OnFakeDriver, ForElementsTakesTheOccupancyBlockAndRoundsTheGridUp) {
+  const cuwrap::Kernel kernel =
+      cuwrap::Kernel::from_handle(reinterpret_cast<CUkernel>(std::uintptr_t{0x1002}), "two");
+  const LaunchConfig config = LaunchConfig::for_elements(kernel, 1000);
+  EXPECT_EQ(config.block, cuwrap::Dim3(256));
+  EXPECT_EQ(config.grid, cuwrap::Dim3(4)) << "ceil(1000 / 256)";
+  EXPECT_EQ(config.shmem_size, 0U);
+  EXPECT_EQ(LaunchConfig::for_elements(kernel, 1024).grid, cuwrap::Dim3(4));
+  EXPECT_EQ(LaunchConfig::for_elements(kernel, 1025).grid, cuwrap::Dim3(5));
+  const LaunchConfig shared = LaunchConfig::for_elements(kernel, 1000, 64 * 1024);
+  EXPECT_EQ(shared.block, cuwrap::Dim3(128)) << "the dynamic shared memory reaches the driver";
+  EXPECT_EQ(shared.grid, cuwrap::Dim3(8));
+  EXPECT_EQ(shared.shmem_size, 64U * 1024U);
+
+  EXPECT_THROW((void)LaunchConfig::for_elements(kernel, 0), std::invalid_argument);
+  const std::size_t too_many = std::size_t{2147483647} * 256 + 1;
+  try {
+    (void)LaunchConfig::for_elements(kernel, too_many);
+    ADD_FAILURE() << "a grid over 2^31 - 1 blocks was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), std::to_string(too_many))) << e.what();
+  }
+}
+
 TEST_F(OnFakeDriver, KernelAttributeSettersRefuseBadValuesBeforeTheDriver) {
   // The fake has no cuKernelSetAttribute: reaching the driver would throw another error.
   const cuwrap::Kernel kernel =
