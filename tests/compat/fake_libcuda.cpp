@@ -247,13 +247,6 @@ CUresult fake_device_get_uuid(CUuuid* uuid, CUdevice device) {
   }
   return CUDA_SUCCESS;
 }
-CUresult fake_device_get_attribute(int* value, CUdevice_attribute attribute, CUdevice device) {
-  if (device != kFakeDevice) {
-    return CUDA_ERROR_INVALID_DEVICE;
-  }
-  *value = (attribute > 100 && attribute % 2 == 1) ? 0 : 1;
-  return CUDA_SUCCESS;
-}
 CUresult fake_event_create(CUevent* event, unsigned flags) {
   if (t_current == nullptr) {
     return CUDA_ERROR_INVALID_CONTEXT;
@@ -342,6 +335,136 @@ CUresult fake_mem_free_async(CUdeviceptr ptr, CUstream /*stream*/) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+// Device attributes of an H100 SXM, for LaunchConfig::check; the others answer 1 (yes)
+// unless odd-numbered past 100 (0), for the cuda.core-behaviour tests.
+CUresult fake_device_get_attribute(int* value, CUdevice_attribute attribute, CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  switch (attribute) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      *value = 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+      *value = 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+      *value = 1024;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+      *value = 64;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+      *value = 2147483647;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+      *value = 65535;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+      *value = 65535;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+      *value = 232448;
+      break;
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+      *value = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+      *value = 1;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      *value = 132;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
+      *value = 32;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+      *value = 2048;
+      break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      *value = 9;
+      break;
+    default:  // yes/no answers for the cuda.core-behaviour tests: 0 for odd ones past 100
+      *value = (attribute > 100 && attribute % 2 == 1) ? 0 : 1;
+      break;
+  }
+  return CUDA_SUCCESS;
+}
+
+// Pointer attributes: [kFakeDeviceMemory, + 4096) is pool memory of the one device;
+// any other address is memory the driver does not know (values left as they are, as
+// the driver does). Counts its calls.
+constexpr CUdeviceptr kFakeDeviceMemory = 0xDE0000;
+CUmemoryPool const kFakePool = reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x9001));
+int g_pointer_attribute_calls = 0;
+CUresult fake_pointer_get_attributes(unsigned count, CUpointer_attribute* attributes, void** data,
+                                     CUdeviceptr ptr) {
+  ++g_pointer_attribute_calls;
+  if (ptr < kFakeDeviceMemory || ptr >= kFakeDeviceMemory + 4096) {
+    return CUDA_SUCCESS;
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    switch (attributes[i]) {
+      case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *static_cast<unsigned*>(data[i]) = CU_MEMORYTYPE_DEVICE;
+        break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *static_cast<int*>(data[i]) = 0;
+        break;
+      case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *static_cast<CUdeviceptr*>(data[i]) = kFakeDeviceMemory;
+        break;
+      case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *static_cast<std::size_t*>(data[i]) = 4096;
+        break;
+      case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        *static_cast<CUmemoryPool*>(data[i]) = kFakePool;
+        break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+        *static_cast<CUdeviceptr*>(data[i]) = ptr;
+        break;
+      case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+        *static_cast<unsigned long long*>(data[i]) = 77;
+        break;
+      default:
+        break;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+// Memory pools: device 100's default pool is kFakeDefaultPool and its current pool too;
+// kFakePool (above) is another of its pools. Only device 100 has (read-write) access.
+CUmemoryPool const kFakeDefaultPool =
+    reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x9000));
+CUresult fake_device_get_default_mem_pool(CUmemoryPool* pool, CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *pool = kFakeDefaultPool;
+  return CUDA_SUCCESS;
+}
+CUresult fake_mem_pool_get_access(CUmemAccess_flags* flags, CUmemoryPool pool,
+                                  CUmemLocation* location) {
+  if (pool != kFakePool && pool != kFakeDefaultPool) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *flags = location->type == CU_MEM_LOCATION_TYPE_DEVICE && location->id == 0
+               ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+               : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  return CUDA_SUCCESS;
+}
+
+// Occupancy: blocks of 256 threads, or 128 with more than 48 KiB of dynamic shared memory.
+CUresult fake_occupancy_max_potential_block_size(int* min_grid_size, int* block_size,
+                                                 CUfunction /*function*/,
+                                                 CUoccupancyB2DSize /*smem_for_block*/,
+                                                 std::size_t dynamic_shared, int /*limit*/) {
+  *block_size = dynamic_shared > 48 * 1024 ? 128 : 256;
+  *min_grid_size = 132 * (2048 / *block_size);
+  return CUDA_SUCCESS;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -373,9 +496,14 @@ const Entry kEntries[] = {
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
     {"cuStreamGetDevice", 12080, as_pointer(fake_stream_get_device)},
     {"cuMemcpyAsync", 4000, as_pointer(fake_memcpy_async)},
+    {"cuDeviceGetAttribute", 2000, as_pointer(fake_device_get_attribute)},
+    {"cuPointerGetAttributes", 7000, as_pointer(fake_pointer_get_attributes)},
+    {"cuDeviceGetDefaultMemPool", 11020, as_pointer(fake_device_get_default_mem_pool)},
+    {"cuDeviceGetMemPool", 11020, as_pointer(fake_device_get_default_mem_pool)},
+    {"cuMemPoolGetAccess", 11020, as_pointer(fake_mem_pool_get_access)},
+    {"cuOccupancyMaxPotentialBlockSize", 6050, as_pointer(fake_occupancy_max_potential_block_size)},
     {"cuMemsetD8Async", 3020, as_pointer(fake_memset_d8_async)},
     {"cuDeviceGetUuid", 11040, as_pointer(fake_device_get_uuid)},
-    {"cuDeviceGetAttribute", 2000, as_pointer(fake_device_get_attribute)},
     {"cuEventCreate", 2000, as_pointer(fake_event_create)},
     {"cuEventDestroy", 4000, as_pointer(fake_event_destroy)},
     {"cuMemPoolImportFromShareableHandle", 11020, as_pointer(fake_pool_import_handle)},
@@ -448,6 +576,8 @@ void cuwrap_fake_fail_ctx_set_current_in(int n) { g_fail_set_current_in = n; }
 
 /// How many launches ran so far, and the function of the last.
 int cuwrap_fake_launches() { return g_launches; }
+/// How many times cuPointerGetAttributes was called.
+int cuwrap_fake_pointer_attribute_calls() { return g_pointer_attribute_calls; }
 CUfunction cuwrap_fake_launched_function() { return g_launched; }
 
 /// The rank and the first globalStrides entry of the last successful cuTensorMapEncodeTiled.

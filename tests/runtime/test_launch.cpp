@@ -416,16 +416,21 @@ TEST_F(LaunchGpu, CooperativeLaunchSynchronisesTheGrid) {
     ASSERT_EQ(got[b], ((b + 1) % blocks) * 3u + 1u) << b;
     ASSERT_EQ(ok[b], 1u) << b;
   }
-  // A cooperative grid larger than the device holds is refused by the driver.
+  // A cooperative grid larger than the device holds is refused before the driver,
+  // naming the grid and the limit; check(device, kernel) says the same without launching.
   const unsigned too_many = static_cast<unsigned>(sms * per_sm + 1);
+  const LaunchConfig too_large{.grid = too_many, .block = 128, .cooperative_launch = true};
   try {
-    cuwrap::launch(*stream_, {.grid = too_many, .block = 128, .cooperative_launch = true}, kernel,
-                   stage, out, valid);
-    FAIL() << "expected DriverError";
-  } catch (const cuwrap::DriverError& e) {
-    EXPECT_EQ(e.function(), "cuLaunchKernelEx");
-    EXPECT_EQ(e.code(), CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    cuwrap::launch(*stream_, too_large, kernel, stage, out, valid);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), std::to_string(too_many) + " blocks")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "at most " + std::to_string(sms * per_sm))) << e.what();
   }
+  EXPECT_THROW(too_large.check(*device_, kernel), std::invalid_argument);
+  EXPECT_NO_THROW((LaunchConfig{.grid = blocks, .block = 128, .cooperative_launch = true}.check(
+      *device_, kernel)));
+  stream_->sync();
 }
 
 TEST_F(LaunchGpu, ArgumentMismatchesThrowBeforeAnythingRuns) {

@@ -34,6 +34,8 @@ void ref_release(const ResourceLink* link) noexcept;
 }  // namespace detail
 
 class Buffer;
+template <class T>
+class DeviceSpan;  // <cuwrap/device_span.hpp>, included at the end of this header
 
 /// Memory of `size()` bytes at `handle()` that this object does not own: what a
 /// function that only reads or writes memory takes (a copy, a kernel argument).
@@ -69,6 +71,12 @@ class BufferRef {
   /// Throws std::invalid_argument naming offset, count and size when the range does not
   /// lie within this one.
   BufferRef slice(std::size_t offset, std::size_t count) const;
+  /// Return the memory as elements of `T` (DeviceSpan, counted in elements).
+  ///
+  /// Throws std::invalid_argument naming the size when it is not a multiple of
+  /// sizeof(T), or the address when it is not aligned for `T`.
+  template <class T>
+  DeviceSpan<T> as() const;
   /// Return the address of the memory.
   CUdeviceptr handle() const noexcept { return ptr_; }
   /// Return the size in bytes.
@@ -244,6 +252,14 @@ class Buffer {
   /// std::invalid_argument naming offset, count and size when the range does not lie
   /// within the buffer, std::logic_error on a closed buffer.
   Buffer slice(std::size_t offset, std::size_t count) const;
+  /// Return the memory as elements of `T` (DeviceSpan, counted in elements; non-owning,
+  /// like slice()).
+  ///
+  /// Throws std::invalid_argument naming the size when it is not a multiple of
+  /// sizeof(T), or the address when it is not aligned for `T`; std::logic_error on a
+  /// closed buffer.
+  template <class T>
+  DeviceSpan<T> as() const;
   /// Copy this buffer into `dst` (same size), a temporary such as another buffer's
   /// slice(): `src.copy_to(dst.slice(8, 4), stream)`.
   void copy_to(Buffer&& dst, StreamRef stream) const { copy_to(dst, stream); }
@@ -363,3 +379,5 @@ class Buffer {
 inline BufferRef::BufferRef(const Buffer& buffer) : ptr_(buffer.handle()), size_(buffer.size()) {}
 
 }  // namespace cuwrap
+
+#include <cuwrap/device_span.hpp>  // Buffer::as<T>() and BufferRef::as<T>()

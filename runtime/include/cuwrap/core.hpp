@@ -16,6 +16,8 @@
 #include <cuwrap/event.hpp>
 #include <cuwrap/memory_resource.hpp>
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/device_span.hpp>
+#include <cuwrap/pointer_attributes.hpp>
 #include <cuwrap/ipc.hpp>
 #include <cuwrap/virtual_memory_resource.hpp>
 #include <cuwrap/managed_memory.hpp>

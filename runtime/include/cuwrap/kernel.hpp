@@ -101,6 +101,35 @@ class KernelAttributes {
 #include <cuwrap/detail/function_attributes.inc>
 #undef CUWRAP_FUNCTION_ATTRIBUTE_TYPED
 
+  /// \name Setters (cuKernelSetAttribute, cuKernelSetCacheConfig)
+  /// Each exists twice, as the accessors: without a Device for the device of the current
+  /// context (device 0 when none is current), with one for that device. A setting holds
+  /// for that device in every context.
+  /// @{
+  /// Set the largest dynamic shared memory a launch may ask for
+  /// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES; launch() raises it by itself when
+  /// a LaunchConfig asks for more than 48 KiB). Throws std::invalid_argument when `bytes`
+  /// is negative, DriverError when the device has less.
+  void set_max_dynamic_shared_size_bytes(int bytes) const;
+  /// As above, for `device`.
+  void set_max_dynamic_shared_size_bytes(int bytes, const Device& device) const;
+  /// Set the preferred share of the unified L1/shared memory used as shared memory, in
+  /// percent (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT; a hint). Throws
+  /// std::invalid_argument unless `percent` is -1 (the device's default) or 0..100.
+  void set_preferred_shared_memory_carveout(int percent) const;
+  /// As above, for `device`.
+  void set_preferred_shared_memory_carveout(int percent, const Device& device) const;
+  /// Set the preferred split of L1 and shared memory (cuKernelSetCacheConfig; a hint).
+  void set_cache_config(CUfunc_cache config) const;
+  /// As above, for `device`.
+  void set_cache_config(CUfunc_cache config, const Device& device) const;
+  /// Allow (or forbid) clusters larger than the portable 8 blocks
+  /// (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED; sm_90 and newer).
+  void set_non_portable_cluster_size_allowed(bool allowed) const;
+  /// As above, for `device`.
+  void set_non_portable_cluster_size_allowed(bool allowed, const Device& device) const;
+  /// @}
+
  private:
   friend class Kernel;
   explicit KernelAttributes(detail::Ref<detail::KernelImpl> impl);

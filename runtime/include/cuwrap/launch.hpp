@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/device_span.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/stream.hpp>
 
@@ -31,6 +32,8 @@
 #include <utility>
 
 namespace cuwrap {
+
+class Device;
 
 /// Grid, block or cluster dimensions.
 struct Dim3 {
@@ -70,16 +73,66 @@ struct LaunchConfig {
   /// stream's; unset keeps the stream's priority. Lower numbers are higher priority,
   /// within cuCtxGetStreamPriorityRange (values outside are clamped by the driver).
   std::optional<int> priority{};
+
+  /// Return a one-dimensional configuration for `count` elements, one thread each: the
+  /// block size from cuOccupancyMaxPotentialBlockSize for `kernel` with
+  /// `dynamic_shared_bytes` of dynamic shared memory per block, on the device of the
+  /// current context (device 0 when none is current), and grid = ceil(count / block).
+  ///
+  /// shmem_size is `dynamic_shared_bytes`. Throws std::invalid_argument naming `count`
+  /// when it is 0 or needs more blocks than a grid's x extent holds (2^31 - 1).
+  ///
+  /// Example:
+  /// \code
+  ///   cuwrap::launch(stream, cuwrap::LaunchConfig::for_elements(scale, n), scale, x, n);
+  /// \endcode
+  static LaunchConfig for_elements(const Kernel& kernel, std::size_t count,
+                                   std::size_t dynamic_shared_bytes = 0);
+  /// Throw std::invalid_argument, naming the value and the limit, when this configuration
+  /// cannot launch on `device`: a zero extent; a block over the device's threads per
+  /// block or block dimensions; a grid over its grid dimensions; dynamic shared memory
+  /// over its opt-in maximum per block; a cluster on a device without cluster launch
+  /// (before sm_90), of more than 16 blocks, or not dividing the grid; a cooperative
+  /// launch on a device without it, or a cooperative grid that cannot be resident
+  /// whatever the kernel (more blocks or threads than all multiprocessors hold).
+  ///
+  /// Reads device attributes; launches nothing. Limits that depend on the kernel
+  /// (its registers, static shared memory, occupancy) are checked by
+  /// check(device, kernel).
+  void check(const Device& device) const;
+  /// As check(device), and also against `kernel` on `device`: its maximum threads per
+  /// block (registers limit it) and, for a cooperative launch, whether the grid can be
+  /// resident (cuOccupancyMaxActiveBlocksPerMultiprocessor × multiprocessors, in the
+  /// device's primary context).
+  void check(const Device& device, const Kernel& kernel) const;
 };
+
+/// Whether launch() passes a `T` to a kernel by its bytes: true for trivially copyable
+/// types.
+///
+/// A program may specialise it to true for a type of its own that is not trivially
+/// copyable but whose bytes are what the kernel expects (a struct with a user-written
+/// copy constructor, say); launch() then copies it with that constructor into the
+/// parameter buffer and the kernel receives its bytes:
+/// \code
+///   template <> inline constexpr bool cuwrap::is_kernel_argument_v<Params> = true;
+/// \endcode
+template <class T>  // named as the standard's traits (std::is_trivially_copyable_v)
+inline constexpr bool is_kernel_argument_v =  // NOLINT(readability-identifier-naming)
+    std::is_trivially_copyable_v<T>;
 
 /// Launch `kernel` on `stream` with `config` and `args`.
 ///
-/// Arguments: scalars and trivially copyable structs by value, Buffer and BufferRef as
-/// their device pointer, raw CUdeviceptr, pointers. Throws std::invalid_argument when the
-/// number of arguments or an argument's size differs from the kernel's parameters, or
-/// when the configuration is invalid (zero extents, too many threads per block, a cluster that
-/// does not divide the grid, a cluster on a device older than sm_90); DriverError
-/// naming cuLaunchKernel / cuLaunchKernelEx when the driver refuses the launch.
+/// Arguments: scalars and trivially copyable structs by value (and types for which
+/// is_kernel_argument_v is specialised to true), Buffer and BufferRef as their device
+/// pointer, DeviceSpan<T> as `T*`, raw CUdeviceptr, pointers. Throws
+/// std::invalid_argument when the number of arguments or an argument's size differs from
+/// the kernel's parameters, or when the configuration is invalid (zero extents, too many
+/// threads per block, a cluster that does not divide the grid, a cluster on a device
+/// older than sm_90, a cooperative grid that cannot be resident on the stream's device
+/// with this kernel); DriverError naming cuLaunchKernel / cuLaunchKernelEx when the
+/// driver refuses the launch. LaunchConfig::check(device) checks every device limit
+/// without launching.
 ///
 /// Example:
 /// \code
@@ -92,12 +145,13 @@ void launch(StreamRef stream, const LaunchConfig& config, const Kernel& kernel,
 
 namespace detail {
 
-/// How one launch argument is passed: Buffer and BufferRef as CUdeviceptr, the rest by
-/// value.
+/// How one launch argument is passed: Buffer and BufferRef as CUdeviceptr, DeviceSpan<T>
+/// as T*, the rest by value.
 template <class T>
 struct LaunchArgument {
-  static_assert(std::is_trivially_copyable_v<T>,
-                "cuwrap::launch: a kernel argument must be a Buffer or trivially copyable");
+  static_assert(is_kernel_argument_v<T>,
+                "cuwrap::launch: a kernel argument must be a Buffer, a DeviceSpan or trivially "
+                "copyable (or a type for which cuwrap::is_kernel_argument_v is specialised)");
   using type = T;
   static const T& convert(const T& value) noexcept { return value; }
 };
@@ -112,6 +166,12 @@ template <>
 struct LaunchArgument<BufferRef> {
   using type = CUdeviceptr;
   static CUdeviceptr convert(BufferRef buffer) noexcept { return buffer.handle(); }
+};
+
+template <class T>
+struct LaunchArgument<DeviceSpan<T>> {
+  using type = T*;
+  static T* convert(DeviceSpan<T> span) noexcept { return span.data(); }
 };
 
 /// Return the name of `T` as the compiler spells it ("float", "unsigned long").
@@ -144,6 +204,10 @@ void check_arguments(const Kernel& kernel, std::size_t count, const std::size_t*
 
 /// Throw std::invalid_argument when `config` cannot describe any valid launch.
 void check_config(const LaunchConfig& config);
+
+/// Throw std::invalid_argument when the cooperative grid of `config` cannot be resident
+/// on `device` with `function` (a CUfunction of its context, current for the call).
+void check_cooperative_residency(const LaunchConfig& config, CUfunction function, CUdevice device);
 
 /// Copy `config`'s grid, block and dynamic shared memory into a driver struct that names
 /// them gridDimX..Z, blockDimX..Z and sharedMemBytes (CUlaunchConfig, the kernel node

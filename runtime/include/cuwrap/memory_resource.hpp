@@ -173,12 +173,31 @@ class MemoryPoolAttributes {
   void reset_reserved_mem_high() const;
   /// Reset used_mem_high() to the current value.
   void reset_used_mem_high() const;
+  /// Set the bytes of free memory the pool keeps across synchronisations
+  /// (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD; UINT64_MAX keeps everything).
+  void set_release_threshold(std::uint64_t bytes) const;
+  /// Allow or forbid reusing freed memory across streams that an event orders
+  /// (CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES).
+  void set_reuse_follow_event_dependencies(bool enabled) const;
+  /// Allow or forbid reusing freed memory once its free is known complete
+  /// (CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC).
+  void set_reuse_allow_opportunistic(bool enabled) const;
+  /// Allow or forbid the driver inserting dependencies to reuse freed memory
+  /// (CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES).
+  void set_reuse_allow_internal_dependencies(bool enabled) const;
 
  private:
   CUmemoryPool pool(const char* operation) const;
 
   CUmemoryPool pool_;
   std::shared_ptr<const std::atomic<bool>> open_;  // null: a view of a caller's handle
+};
+
+/// What a device may do with a memory pool's memory (CUmemAccess_flags).
+enum class Access {
+  None,       ///< no access (CU_MEM_ACCESS_FLAGS_PROT_NONE)
+  Read,       ///< read only (CU_MEM_ACCESS_FLAGS_PROT_READ)
+  ReadWrite,  ///< read and write (CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
 };
 
 /// A device named by a Device or by its ordinal, where cuda.core accepts either.
@@ -288,6 +307,29 @@ class DeviceMemoryResource : public MemoryResource {
   /// both, as cuda.core accepts (`set_peer_accessible_by({dev1})`, `({1, 2})`, and
   /// `({})` to revoke every peer).
   void set_peer_accessible_by(std::initializer_list<DeviceOrOrdinal> devices);
+  /// Return what `device` may do with the pool's memory (cuMemPoolGetAccess); the
+  /// owner always has Access::ReadWrite.
+  Access access(const Device& device) const;
+  /// Set what `device` may do with the pool's memory (cuMemPoolSetAccess); every
+  /// allocation of the pool, made before or after, follows.
+  ///
+  /// Throws std::invalid_argument, before any driver call that changes access, when
+  /// `device` is the owner (its access cannot change) or cannot access the owner's
+  /// memory at all (no peer access in this topology); DriverError when the driver
+  /// refuses the access (pools may not support Access::Read).
+  void set_access(const Device& device, Access access);
+  /// Use the existing pool `pool` (from cuMemPoolCreate, a device's default or current
+  /// pool, another library's).
+  ///
+  /// Non-owning by default: close() and the destructor leave the pool alone; with
+  /// `owning` they destroy it. The owner device is found by asking each device's
+  /// default and current pool, else by which single device has read-write access.
+  /// Throws std::invalid_argument for a null pool or one no device (or several, none
+  /// of them its default or current pool's device) can be told apart as the owner.
+  static DeviceMemoryResource from_handle(CUmemoryPool pool, bool owning = false);
+  /// Use the existing pool `pool` of `device`; as above, with the owner given.
+  static DeviceMemoryResource from_handle(CUmemoryPool pool, const Device& device,
+                                          bool owning = false);
   /// Return the pool's attributes (usage and reuse policy).
   MemoryPoolAttributes attributes() const;
   /// Destroy the pool if owned, and stop allocating; idempotent, never throws.
@@ -312,6 +354,8 @@ class DeviceMemoryResource : public MemoryResource {
   struct ImportedTag {};
   DeviceMemoryResource(ImportedTag /*tag*/, int device_id, CUmemoryPool pool,
                        const IPCPoolId& pool_id) noexcept;
+  struct HandleTag {};
+  DeviceMemoryResource(HandleTag /*tag*/, int device_id, CUmemoryPool pool, bool owning) noexcept;
   void require_open(const char* operation) const;
   void set_peer_access(std::span<const int> device_ids);
 
@@ -444,9 +488,14 @@ struct ManagedMemoryResourceOptions {
   /// Where the memory should preferably live: a device ordinal, or -1 for the host
   /// (CU_MEM_ADVISE_SET_PREFERRED_LOCATION on each allocation). Unset: no advice.
   std::optional<int> preferred_location = std::nullopt;
+  /// What may access each allocation at first (cuMemAllocManaged's flags):
+  /// CU_MEM_ATTACH_GLOBAL (any stream on any device) or CU_MEM_ATTACH_HOST (the host,
+  /// until StreamRef::attach associates it with a stream or makes it global).
+  CUmemAttach_flags attach = CU_MEM_ATTACH_GLOBAL;
 };
 
-/// Unified (managed) memory from cuMemAllocManaged with CU_MEM_ATTACH_GLOBAL.
+/// Unified (managed) memory from cuMemAllocManaged (CU_MEM_ATTACH_GLOBAL unless the
+/// options say CU_MEM_ATTACH_HOST).
 ///
 /// Allocation is synchronous; deallocate() syncs the stream, then cuMemFree.
 class ManagedMemoryResource : public MemoryResource {
@@ -458,7 +507,8 @@ class ManagedMemoryResource : public MemoryResource {
   /// Create the resource; allocations follow `options`.
   ///
   /// Throws std::invalid_argument for a preferred location that is neither -1 nor a
-  /// device ordinal.
+  /// device ordinal, or an `attach` other than CU_MEM_ATTACH_GLOBAL and
+  /// CU_MEM_ATTACH_HOST (CU_MEM_ATTACH_SINGLE is for StreamRef::attach only).
   explicit ManagedMemoryResource(const ManagedMemoryResourceOptions& options);
 
  protected:
@@ -477,6 +527,8 @@ class ManagedMemoryResource : public MemoryResource {
   bool is_host_accessible() const override { return true; }
   /// Return the preferred location given at construction (unset: none).
   std::optional<int> preferred_location() const noexcept { return preferred_location_; }
+  /// Return the attach flags allocations are made with (ManagedMemoryResourceOptions::attach).
+  CUmemAttach_flags attach() const noexcept { return attach_; }
   /// Stop allocating (allocate() throws std::logic_error); idempotent, never throws.
   ///
   /// Buffers still allocated stay valid and free themselves as before.
@@ -486,6 +538,7 @@ class ManagedMemoryResource : public MemoryResource {
 
  private:
   std::optional<int> preferred_location_;
+  CUmemAttach_flags attach_ = CU_MEM_ATTACH_GLOBAL;
   bool closed_ = false;
 };
 

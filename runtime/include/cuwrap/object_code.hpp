@@ -24,6 +24,8 @@
 
 namespace cuwrap {
 
+class BufferRef;  // <cuwrap/buffer.hpp>
+class Device;
 class Kernel;
 
 /// Kinds of device code a Program produces and an ObjectCode holds.
@@ -95,6 +97,19 @@ class ObjectCode {
   /// exist when there is no such kernel, and std::logic_error for LTO-IR, objects and
   /// libraries (link them first).
   Kernel get_kernel(std::string_view name) const;
+  /// Return the memory of the `__device__` or `__constant__` variable `name` (a symbol
+  /// name or a name expression given at compile time) in `device`'s primary context.
+  ///
+  /// Copy to and from it like any memory: `code.get_global("table", dev).as<float>()
+  /// .copy_from(host, stream)` (BufferRef, DeviceSpan; include <cuwrap/buffer.hpp>).
+  /// Loads the code on first use; the memory stays valid while the code is loaded (as
+  /// long as an ObjectCode or Kernel of it exists). Throws std::invalid_argument naming
+  /// the variable when there is none of that name, std::logic_error for code that cannot
+  /// be loaded (LTO-IR, objects, libraries).
+  BufferRef get_global(std::string_view name, const Device& device) const;
+  /// Return the symbol names of every kernel in the code (cuLibraryEnumerateKernels;
+  /// the lowered names of templates). Loads the code on first use.
+  std::vector<std::string> kernel_names() const;
   /// Return the lowered (mangled) name of a name expression given at compile time.
   ///
   /// Throws std::invalid_argument naming the expression and the known expressions.

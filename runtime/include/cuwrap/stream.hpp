@@ -19,13 +19,15 @@ class Device;
 class GraphBuilder;
 class Stream;
 class StreamRef;
+class BufferRef;  // <cuwrap/buffer.hpp>
 
 /// Options of a new stream, as cuda.core's StreamOptions.
 struct StreamOptions {
   /// Do not synchronise with the legacy default stream (CU_STREAM_NON_BLOCKING).
   bool nonblocking = true;
-  /// Scheduling priority; lower numbers are higher priority. Must lie in the range of
-  /// cuCtxGetStreamPriorityRange, else creation throws std::invalid_argument.
+  /// Scheduling priority; lower numbers are higher priority. A value outside the
+  /// device's range (cuCtxGetStreamPriorityRange) is clamped to it, as the driver does:
+  /// below the greatest priority gives the greatest, above the least gives the least.
   int priority = 0;
 };
 
@@ -135,6 +137,15 @@ class StreamRef {
   void record(EventRef event) const;
   /// Return a graph builder that captures work from this stream (defined with Graph).
   GraphBuilder create_graph_builder() const;
+  /// Associate the managed memory `managed` (a whole allocation) with this stream,
+  /// ordered on it (cuStreamAttachMemAsync; defined with the memory code).
+  ///
+  /// `flags`: CU_MEM_ATTACH_SINGLE (only this stream's work may access it, so the host
+  /// may use it while other streams run), CU_MEM_ATTACH_HOST (the host) or
+  /// CU_MEM_ATTACH_GLOBAL (any stream). Throws std::invalid_argument for other flags or
+  /// an empty range (before any driver call), DriverError when the memory is not a
+  /// managed allocation.
+  void attach(BufferRef managed, CUmemAttach_flags flags) const;
 
   /// Return whether the stream does not synchronise with the legacy default stream.
   bool is_nonblocking() const;
@@ -215,7 +226,7 @@ class Stream : public StreamRef {
  public:
   /// Create a stream on `device` (in its primary context).
   ///
-  /// Throws std::invalid_argument when options.priority is outside the device's range.
+  /// A priority outside the device's range is clamped to it (see StreamOptions::priority).
   explicit Stream(const Device& device, const StreamOptions& options = {});
   /// Make an empty stream (is_open() false), to be assigned later; using it throws
   /// std::logic_error.

@@ -95,14 +95,8 @@ Stream::Stream(const Device& device, const StreamOptions& options)
     : StreamRef(kClosedBits, nullptr) {
   const CUcontext context = device.context();
   const detail::ScopedContext scope(context);
-  const auto [least, greatest] = driver::cuCtxGetStreamPriorityRange();
-  if (options.priority < greatest || options.priority > least) {
-    throw std::invalid_argument("StreamOptions::priority " + std::to_string(options.priority) +
-                                " is outside the range of device " +
-                                std::to_string(device.device_id()) + ": [" +
-                                std::to_string(greatest) + ", " + std::to_string(least) +
-                                "] (lower numbers are higher priority)");
-  }
+  // A priority outside cuCtxGetStreamPriorityRange is clamped to it, as the driver
+  // (cuStreamCreateWithPriority) and cuda.core do; Stream::priority() reports the result.
   auto state = detail::make_ref<detail::StreamState>();
   state->context = context;
   state->context_id = detail::context_id(context);

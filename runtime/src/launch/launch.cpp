@@ -163,6 +163,18 @@ void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& k
   if (config.cluster) {
     check_cluster_support(stream);
   }
+  if (config.cooperative_launch) {
+    // The driver refuses a grid that cannot be resident only with a status; say which
+    // limit it is, before launching anything (the occupancy query needs the function's
+    // context current).
+    if (context.context != nullptr) {
+      const ScopedContext scope(context.context);
+      check_cooperative_residency(config, function, stream_device(stream));
+    } else {
+      check_cooperative_residency(config, driver::cuKernelGetFunction(kernel.handle()),
+                                  stream_device(stream));
+    }
+  }
   CUlaunchConfig cu_config;
   CUlaunchAttribute attributes[kMaxLaunchAttributes];
   to_cu_launch_config(config, stream, cu_config, attributes);

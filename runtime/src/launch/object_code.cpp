@@ -2,7 +2,9 @@
 // kernel lookup by symbol or name expression.
 #include "launch/kernel_impl.hpp"
 
+#include <cuwrap/buffer.hpp>
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/kernel.hpp>
@@ -279,5 +281,26 @@ std::span<const char> ObjectCode::code() const { return {impl_->code.data(), imp
 const std::string& ObjectCode::name() const { return impl_->name; }
 
 CUlibrary ObjectCode::handle() const { return impl_->load(); }
+
+BufferRef ObjectCode::get_global(std::string_view name, const Device& device) const {
+  const CUlibrary lib = impl_->load();
+  const std::string symbol = impl_->symbol_for(name);
+  CUdeviceptr address = 0;
+  std::size_t bytes = 0;
+  CUresult status = CUDA_SUCCESS;
+  {
+    // The driver answers for the current context: the device's primary one, for this call.
+    const detail::ScopedContext scope(device.context());
+    status = driver::raw::cuLibraryGetGlobal(&address, &bytes, lib, symbol.c_str());
+  }
+  if (status == CUDA_ERROR_NOT_FOUND) {
+    throw std::invalid_argument("ObjectCode::get_global: no __device__ or __constant__ variable '" +
+                                std::string(name) + "' in '" + impl_->name + "'");
+  }
+  detail::check(status, "cuLibraryGetGlobal");
+  return {address, bytes};
+}
+
+std::vector<std::string> ObjectCode::kernel_names() const { return impl_->kernel_names(); }
 
 }  // namespace cuwrap

@@ -348,6 +348,12 @@ DeviceMemoryResource::DeviceMemoryResource(ImportedTag /*tag*/, int device_id, C
   set_detached_deallocate(&detached<&free_pool_memory>);
 }
 
+DeviceMemoryResource::DeviceMemoryResource(HandleTag /*tag*/, int device_id, CUmemoryPool pool,
+                                           bool owning) noexcept
+    : pool_(pool), device_id_(device_id), owns_pool_(owning) {
+  set_detached_deallocate(&detached<&free_pool_memory>);
+}
+
 DeviceMemoryResource::~DeviceMemoryResource() { close(); }
 
 DeviceMemoryResource DeviceMemoryResource::from_allocation_handle(Device device,
@@ -709,8 +715,14 @@ ManagedMemoryResource::ManagedMemoryResource() {
 }
 
 ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions& options)
-    : preferred_location_(options.preferred_location) {
+    : preferred_location_(options.preferred_location), attach_(options.attach) {
   set_detached_deallocate(&detached<&free_managed_after_sync>);
+  if (attach_ != CU_MEM_ATTACH_GLOBAL && attach_ != CU_MEM_ATTACH_HOST) {
+    throw std::invalid_argument("ManagedMemoryResource: attach " +
+                                std::to_string(static_cast<unsigned>(attach_)) +
+                                " is neither CU_MEM_ATTACH_GLOBAL nor CU_MEM_ATTACH_HOST "
+                                "(CU_MEM_ATTACH_SINGLE is for StreamRef::attach)");
+  }
   if (preferred_location_ && *preferred_location_ != -1) {
     const int count = detail::device_count();
     if (*preferred_location_ < 0 || *preferred_location_ >= count) {
@@ -728,7 +740,7 @@ Buffer ManagedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   CUdeviceptr ptr = 0;
   if (size != 0) {
     const detail::ScopedContext scope(stream.context());
-    ptr = driver::cuMemAllocManaged(size, CU_MEM_ATTACH_GLOBAL);
+    ptr = driver::cuMemAllocManaged(size, attach_);
     if (preferred_location_) {
       try {
         advise_preferred_location(ptr, size, *preferred_location_);
