@@ -61,11 +61,10 @@ std::size_t checked_pitch(const ArrayRef& array, std::size_t available, const ch
   const std::size_t rows = copy_rows(d) * copy_slices(d);
   const std::size_t needed = (rows - 1) * used_pitch + row;
   if (available < needed) {
-    throw std::invalid_argument(std::string("ArrayRef::") + operation + ": " + what + " has " +
-                                std::to_string(available) + " bytes but the array needs " +
-                                std::to_string(needed) + " (" + std::to_string(rows) +
-                                " rows of " + std::to_string(row) + " bytes, pitch " +
-                                std::to_string(used_pitch) + ")");
+    throw std::invalid_argument(
+        std::string("ArrayRef::") + operation + ": " + what + " has " + std::to_string(available) +
+        " bytes but the array needs " + std::to_string(needed) + " (" + std::to_string(rows) +
+        " rows of " + std::to_string(row) + " bytes, pitch " + std::to_string(used_pitch) + ")");
   }
   return used_pitch;
 }
@@ -94,8 +93,7 @@ void set_destination(Copy& copy, const Linear& memory) {
 }
 
 // Copy between the array and linear memory; `to_array` picks the direction.
-void copy_array(const ArrayRef& array, const Linear& memory, bool to_array,
-                StreamRef stream) {
+void copy_array(const ArrayRef& array, const Linear& memory, bool to_array, StreamRef stream) {
   const CUDA_ARRAY3D_DESCRIPTOR& d = array.descriptor();
   const CUstream handle = stream.handle();
   if (d.Depth == 0) {
@@ -146,12 +144,26 @@ ArrayRef ArrayRef::from_handle(CUarray handle) {
   return ArrayRef(handle, driver::cuArray3DGetDescriptor(handle));
 }
 
+ArrayRef ArrayRef::from_handle(CUarray handle, CUcontext context) {
+  ArrayRef view = from_handle(handle);
+  view.context_ = context;
+  return view;
+}
+
 void ArrayRef::copy_from(const Buffer& src, StreamRef stream, std::size_t src_pitch) const {
+  copy_from(BufferRef(src), stream, src_pitch);
+}
+
+void ArrayRef::copy_to(Buffer& dst, StreamRef stream, std::size_t dst_pitch) const {
+  copy_to(BufferRef(dst), stream, dst_pitch);
+}
+
+void ArrayRef::copy_from(BufferRef src, StreamRef stream, std::size_t src_pitch) const {
   const std::size_t pitch = checked_pitch(*this, src.size(), "the buffer", src_pitch, "copy_from");
   copy_array(*this, {.device = src.handle(), .pitch = pitch}, true, stream);
 }
 
-void ArrayRef::copy_to(Buffer& dst, StreamRef stream, std::size_t dst_pitch) const {
+void ArrayRef::copy_to(BufferRef dst, StreamRef stream, std::size_t dst_pitch) const {
   const std::size_t pitch = checked_pitch(*this, dst.size(), "the buffer", dst_pitch, "copy_to");
   copy_array(*this, {.device = dst.handle(), .pitch = pitch}, false, stream);
 }
@@ -163,9 +175,9 @@ void ArrayRef::copy_from(std::span<const std::byte> host, StreamRef stream,
   copy_array(*this, {.host = host.data(), .pitch = pitch}, true, stream);
 }
 
-void ArrayRef::copy_to(std::span<std::byte> host, StreamRef stream,
-                       std::size_t host_pitch) const {
-  const std::size_t pitch = checked_pitch(*this, host.size(), "the host span", host_pitch, "copy_to");
+void ArrayRef::copy_to(std::span<std::byte> host, StreamRef stream, std::size_t host_pitch) const {
+  const std::size_t pitch =
+      checked_pitch(*this, host.size(), "the host span", host_pitch, "copy_to");
   copy_array(*this, {.host = host.data(), .pitch = pitch}, false, stream);
 }
 
@@ -213,8 +225,7 @@ void Array::close() noexcept {
 
 // ---- MipmappedArray ----
 
-MipmappedArray::MipmappedArray(const Device& device, const ArrayOptions& options,
-                               unsigned levels)
+MipmappedArray::MipmappedArray(const Device& device, const ArrayOptions& options, unsigned levels)
     : context_(device.context()), levels_(levels) {
   if (levels == 0) {
     throw std::invalid_argument("MipmappedArray: levels is 0; a mipmapped array has at least one");
@@ -282,7 +293,8 @@ std::size_t channel_bytes(CUarray_format format) {
     case CU_AD_FORMAT_FLOAT:
       return 4;
     default:
-      throw std::invalid_argument("ArrayOptions::format " + std::to_string(static_cast<int>(format)) +
+      throw std::invalid_argument("ArrayOptions::format " +
+                                  std::to_string(static_cast<int>(format)) +
                                   " has no fixed channel size that cuwrap can copy; use an "
                                   "integer, half or float format");
   }
