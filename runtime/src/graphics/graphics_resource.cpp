@@ -8,6 +8,7 @@
 #include <cuwrap/graphics.hpp>
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/loader.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
@@ -44,19 +45,12 @@ using RegisterEGLImage = CUresult (*)(CUgraphicsResource*, EGLImage, unsigned in
 using GetProcAddress = void* (*)(const char*);
 using GetCurrentContext = void* (*)();
 
-// Return the driver's `name` of ABI `version`; LoadError when the driver lacks it.
-void* graphics_entry(const char* name, int version) {
+// Return the driver's `name` of ABI `version`, resolved once per process (a LoadError,
+// naming it, where the driver lacks it).
+template <class Fn>
+Fn graphics_entry(const char* name, int version) {
   detail::ensure_driver_initialized();
-  void* fn = nullptr;
-  CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SUCCESS;
-  const CUresult status =
-      driver::raw::cuGetProcAddress(name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found);
-  if (status != CUDA_SUCCESS || fn == nullptr) {
-    throw LoadError(
-        "libcuda", name,
-        "the driver has no " + std::string(name) + " (a driver built without graphics interop?)");
-  }
-  return fn;
+  return reinterpret_cast<Fn>(detail::resolve_driver_proc(name, version));
 }
 
 // Return whether a GL context is current on this thread, asked of the GL libraries that
@@ -111,7 +105,7 @@ CUcontext registration_context() {
   constexpr unsigned int kGLDeviceListAll = 1;  // CU_GL_DEVICE_LIST_ALL
   unsigned int count = 0;
   CUdevice device = 0;
-  auto* get_devices = reinterpret_cast<GetGLDevices>(graphics_entry("cuGLGetDevices", 6050));
+  static const auto get_devices = graphics_entry<GetGLDevices>("cuGLGetDevices", 6050);
   if (get_devices(&count, &device, 1, kGLDeviceListAll) == CUDA_SUCCESS && count > 0) {
     return detail::primary_context(detail::ordinal_of(device));
   }
@@ -174,7 +168,7 @@ GraphicsResource::GraphicsResource(std::shared_ptr<detail::GraphicsState> state,
     : state_(std::move(state)), flags_(flags) {}
 
 GraphicsResource GraphicsResource::from_gl_buffer(GLuint buffer, GraphicsRegisterFlags flags) {
-  auto* fn = reinterpret_cast<RegisterGLBuffer>(graphics_entry("cuGraphicsGLRegisterBuffer", 3000));
+  static const auto fn = graphics_entry<RegisterGLBuffer>("cuGraphicsGLRegisterBuffer", 3000);
   const auto [handle, context] = register_resource(
       "cuGraphicsGLRegisterBuffer", "GL buffer " + std::to_string(buffer),
       [&](CUgraphicsResource* out) { return fn(out, buffer, static_cast<unsigned>(flags)); });
@@ -183,7 +177,7 @@ GraphicsResource GraphicsResource::from_gl_buffer(GLuint buffer, GraphicsRegiste
 
 GraphicsResource GraphicsResource::from_gl_image(GLuint image, GLenum target,
                                                  GraphicsRegisterFlags flags) {
-  auto* fn = reinterpret_cast<RegisterGLImage>(graphics_entry("cuGraphicsGLRegisterImage", 3000));
+  static const auto fn = graphics_entry<RegisterGLImage>("cuGraphicsGLRegisterImage", 3000);
   const auto [handle, context] = register_resource(
       "cuGraphicsGLRegisterImage",
       "GL image " + std::to_string(image) + " (target " + std::to_string(target) + ")",
@@ -197,7 +191,7 @@ GraphicsResource GraphicsResource::from_egl_image(EGLImage image, GraphicsRegist
   if (image == nullptr) {
     throw std::invalid_argument("GraphicsResource::from_egl_image: image is null (EGL_NO_IMAGE)");
   }
-  auto* fn = reinterpret_cast<RegisterEGLImage>(graphics_entry("cuGraphicsEGLRegisterImage", 7000));
+  static const auto fn = graphics_entry<RegisterEGLImage>("cuGraphicsEGLRegisterImage", 7000);
   const CUcontext context = [] {
     detail::ensure_driver_initialized();
     const CUcontext current = detail::current_context();
