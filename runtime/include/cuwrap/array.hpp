@@ -37,12 +37,12 @@ void ref_release(const ArrayStorage* storage) noexcept;
 /// height == 0 makes a 1-D array, depth == 0 a 2-D one; with `layered`, depth is the
 /// number of layers (each a 1-D or 2-D array).
 struct ArrayOptions {
-  std::size_t width = 0;                       ///< elements per row (at least 1)
-  std::size_t height = 0;                      ///< rows; 0 for a 1-D array
-  std::size_t depth = 0;                       ///< slices (or layers); 0 for a 1-D or 2-D array
+  std::size_t width = 0;    ///< elements per row (at least 1)
+  std::size_t height = 0;   ///< rows; 0 for a 1-D array
+  std::size_t depth = 0;    ///< slices (or layers); 0 for a 1-D or 2-D array
   CUarray_format format = CU_AD_FORMAT_FLOAT;  ///< channel format
   unsigned num_channels = 1;                   ///< channels per element: 1, 2 or 4
-  bool layered = false;                        ///< CUDA_ARRAY3D_LAYERED: depth counts layers
+  bool layered = false;             ///< CUDA_ARRAY3D_LAYERED: depth counts layers
   bool surface_load_store = false;  ///< CUDA_ARRAY3D_SURFACE_LDST: usable by a SurfaceObject
   bool texture_gather = false;      ///< CUDA_ARRAY3D_TEXTURE_GATHER (2-D only)
 };
@@ -92,11 +92,9 @@ class ArrayRef {
   }
   /// Copy all elements into a contiguous host range of trivially copyable elements.
   template <std::ranges::contiguous_range Range>
-  requires(
-      std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
-      !std::is_const_v<std::remove_reference_t<
-          std::ranges::range_reference_t<Range>>>) void copy_to(Range&& host, StreamRef stream,
-                                                                std::size_t host_pitch = 0) const {
+  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
+           !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>>)
+  void copy_to(Range&& host, StreamRef stream, std::size_t host_pitch = 0) const {
     copy_to(std::as_writable_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
             stream, host_pitch);
   }
