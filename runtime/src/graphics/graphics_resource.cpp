@@ -12,11 +12,12 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
+#include "core/destroy_in.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -125,22 +126,6 @@ std::pair<CUgraphicsResource, CUcontext> register_resource(const char* function,
   return {handle, context};
 }
 
-// Run `release` (a raw driver call) with `context` current; never throws: failures go to
-// the release-failure handler.
-template <class Release>
-void release_in(CUcontext context, const char* function, const char* object,
-                Release&& release) noexcept {
-  std::optional<detail::ScopedContext> scope;
-  if (context != nullptr) {
-    try {
-      scope.emplace(context);
-    } catch (...) {
-      detail::report_current_exception(function, object);
-    }
-  }
-  detail::report_release_failure(release(), function, object);
-}
-
 // Unmap `state`'s live mapping on its stream; the state is unmapped whatever the status.
 CUresult unmap_state(detail::GraphicsState& state) noexcept {
   state.mapped = false;
@@ -219,8 +204,8 @@ GraphicsResource GraphicsResource::adopt(CUgraphicsResource handle, CUcontext co
   try {
     state = std::make_shared<detail::GraphicsState>();
   } catch (...) {
-    release_in(context, "cuGraphicsUnregisterResource", "GraphicsResource",
-               [&] { return driver::raw::cuGraphicsUnregisterResource(handle); });
+    detail::destroy_in(context, "cuGraphicsUnregisterResource", "GraphicsResource",
+                       [&] { return driver::raw::cuGraphicsUnregisterResource(handle); });
     throw;
   }
   state->handle = handle;
@@ -249,11 +234,11 @@ void GraphicsResource::close() noexcept {
   }
   detail::GraphicsState& state = *state_;
   if (state.mapped) {
-    release_in(state.context, "cuGraphicsUnmapResources", "GraphicsResource",
-               [&] { return unmap_state(state); });
+    detail::destroy_in(state.context, "cuGraphicsUnmapResources", "GraphicsResource",
+                       [&] { return unmap_state(state); });
   }
-  release_in(state.context, "cuGraphicsUnregisterResource", "GraphicsResource",
-             [&] { return driver::raw::cuGraphicsUnregisterResource(state.handle); });
+  detail::destroy_in(state.context, "cuGraphicsUnregisterResource", "GraphicsResource",
+                     [&] { return driver::raw::cuGraphicsUnregisterResource(state.handle); });
   state.handle = nullptr;  // guards still holding the state see it closed
   state_.reset();
 }
@@ -355,8 +340,8 @@ MappedGraphicsResource::~MappedGraphicsResource() { release(); }
 
 void MappedGraphicsResource::release() noexcept {
   if (is_mapped()) {
-    release_in(state_->context, "cuGraphicsUnmapResources", "MappedGraphicsResource",
-               [&] { return unmap_state(*state_); });
+    detail::destroy_in(state_->context, "cuGraphicsUnmapResources", "MappedGraphicsResource",
+                       [&] { return unmap_state(*state_); });
   }
 }
 
