@@ -74,6 +74,9 @@ TEST(GraphicsFlags, CombineToTheDriversRegistrationFlags) {
                                                   CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER});
   EXPECT_EQ(both & GraphicsRegisterFlags::TextureGather, GraphicsRegisterFlags::TextureGather);
   EXPECT_EQ(both & GraphicsRegisterFlags::ReadOnly, GraphicsRegisterFlags::None);
+  auto flags = GraphicsRegisterFlags::SurfaceLoadStore;
+  flags |= GraphicsRegisterFlags::TextureGather;
+  EXPECT_EQ(flags, both);
   EXPECT_EQ(static_cast<unsigned>(GraphicsMapFlags::ReadOnly),
             unsigned{CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY});
   EXPECT_EQ(static_cast<unsigned>(GraphicsMapFlags::WriteDiscard),
@@ -348,6 +351,29 @@ TEST_F(GraphicsGpu, SeveralResourcesAreMappedInOneCall) {
   stream().sync();
   EXPECT_EQ(read_buffer(a, kSize), expected_bytes(kSize, 1));
   EXPECT_EQ(read_buffer(b, kSize / 2), expected_bytes(kSize / 2, 2));
+}
+
+TEST_F(GraphicsGpu, AnEGLImageOfATextureIsRegisteredMappedAndUnregistered) {
+  const unsigned texture = make_texture(16, 8);
+  void* const image = context_->create_texture_image(texture);
+  if (image == nullptr) {
+    GTEST_SKIP() << "eglCreateImage(EGL_GL_TEXTURE_2D) gave no image (" << context_->description()
+                 << ")";
+  }
+  {
+    GraphicsResource resource = GraphicsResource::from_egl_image(image);
+    EXPECT_TRUE(resource.is_open());
+    EXPECT_NE(resource.handle(), nullptr);
+    {
+      const MappedGraphicsResource mapped = resource.map(stream());
+      EXPECT_TRUE(resource.is_mapped());
+    }
+    EXPECT_FALSE(resource.is_mapped());
+    resource.close();
+    EXPECT_FALSE(resource.is_open());
+  }
+  stream().sync();
+  context_->destroy_image(image);
 }
 
 TEST_F(GraphicsGpu, MisuseIsAClearError) {

@@ -109,6 +109,23 @@ class HeadlessGL {
   }
   /// Return glGetError() (gl::kNoError when fine).
   unsigned error() const { return gl_.GetError(); }
+  /// Return an EGL image of GL texture `texture` (level 0 of a GL_TEXTURE_2D), made with
+  /// eglCreateImage (EGL 1.5), or nullptr when EGL cannot; destroy it with destroy_image.
+  void* create_texture_image(unsigned texture) const {
+    if (egl_.CreateImage == nullptr) {
+      return nullptr;
+    }
+    const std::intptr_t attributes[] = {kNone};
+    return egl_.CreateImage(display_, context_, kGLTexture2D,
+                            reinterpret_cast<void*>(static_cast<std::uintptr_t>(texture)),
+                            attributes);
+  }
+  /// Destroy an image of create_texture_image.
+  void destroy_image(void* image) const {
+    if (image != nullptr && egl_.DestroyImage != nullptr) {
+      egl_.DestroyImage(display_, image);
+    }
+  }
 
  private:
   // EGL 1.5 entry points used here (EGLDisplay, EGLContext, ... are pointers).
@@ -125,6 +142,8 @@ class HeadlessGL {
     unsigned (*QueryDevicesEXT)(int, void**, int*) = nullptr;
     unsigned (*QueryDeviceAttribEXT)(void*, int, std::intptr_t*) = nullptr;
     void* (*GetPlatformDisplayEXT)(unsigned, void*, const int*) = nullptr;
+    void* (*CreateImage)(void*, void*, unsigned, void*, const std::intptr_t*) = nullptr;
+    unsigned (*DestroyImage)(void*, void*) = nullptr;
   };
   static constexpr int kNone = 0x3038;
   static constexpr int kExtensions = 0x3055;
@@ -135,6 +154,7 @@ class HeadlessGL {
   static constexpr int kPbufferBit = 0x0001;
   static constexpr int kRenderableType = 0x3040;
   static constexpr int kOpenGLBit = 0x0008;
+  static constexpr unsigned kGLTexture2D = 0x30B1;  // EGL_GL_TEXTURE_2D
 
   HeadlessGL() = default;
 
@@ -164,6 +184,8 @@ class HeadlessGL {
           load(egl, "eglQueryString", egl_.QueryString))) {
       return "libEGL.so.1 lacks an EGL 1.5 entry point";
     }
+    load(egl, "eglCreateImage", egl_.CreateImage);  // optional: only the EGL image test uses them
+    load(egl, "eglDestroyImage", egl_.DestroyImage);
     egl_.QueryDevicesEXT =
         reinterpret_cast<decltype(egl_.QueryDevicesEXT)>(egl_.GetProcAddress("eglQueryDevicesEXT"));
     egl_.QueryDeviceAttribEXT = reinterpret_cast<decltype(egl_.QueryDeviceAttribEXT)>(

@@ -48,6 +48,11 @@ constexpr GraphicsRegisterFlags operator|(GraphicsRegisterFlags a,
                                           GraphicsRegisterFlags b) noexcept {
   return static_cast<GraphicsRegisterFlags>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
 }
+/// Add the flags of `b` to `a`; return `a`.
+constexpr GraphicsRegisterFlags& operator|=(GraphicsRegisterFlags& a,
+                                            GraphicsRegisterFlags b) noexcept {
+  return a = a | b;
+}
 /// Return the flags set in both.
 constexpr GraphicsRegisterFlags operator&(GraphicsRegisterFlags a,
                                           GraphicsRegisterFlags b) noexcept {
