@@ -43,7 +43,6 @@ namespace {
 using RegisterGLBuffer = CUresult (*)(CUgraphicsResource*, GLuint, unsigned int);
 using RegisterGLImage = CUresult (*)(CUgraphicsResource*, GLuint, GLenum, unsigned int);
 using RegisterEGLImage = CUresult (*)(CUgraphicsResource*, EGLImage, unsigned int);
-using GetProcAddress = void* (*)(const char*);
 using GetCurrentContext = void* (*)();
 
 // Return the driver's `name` of ABI `version`, resolved once per process (a LoadError,
