@@ -86,6 +86,23 @@ if(CUWRAP_HAVE_NVVM)  # no nvvm.h (header-only sets): cuwrap-gen writes no nvvm 
   endif()
 endif()
 
+# The driver's graphics interop (cudaGL.h, cudaEGL.h) is wrapped where the toolkit has the
+# header and the system its GL or EGL headers (Debian: libgl-dev, libegl-dev); cuwrap-gen
+# omits it otherwise. Bindings made before this configure (generated/, CUWRAP_BINDINGS_DIR)
+# carry it when they have its source, which compiles without the GL headers (its symbol
+# table only); <cuwrap/driver_gl.hpp> itself needs them.
+find_path(CUWRAP_GL_INCLUDE_DIR GL/gl.h)
+find_path(CUWRAP_EGL_INCLUDE_DIR EGL/egl.h)
+set(_cuwrap_graphics_bindings "")
+if(EXISTS "${CUWRAP_CUDA_INCLUDE_DIR}/cudaGL.h" AND CUWRAP_GL_INCLUDE_DIR)
+  list(APPEND _cuwrap_graphics_bindings driver_gl)
+  list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/cudaGL.h")
+endif()
+if(EXISTS "${CUWRAP_CUDA_INCLUDE_DIR}/cudaEGL.h" AND CUWRAP_EGL_INCLUDE_DIR)
+  list(APPEND _cuwrap_graphics_bindings driver_egl)
+  list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/cudaEGL.h")
+endif()
+
 set(CUWRAP_BINDINGS_DIR "" CACHE PATH
     "Bindings generated elsewhere for this toolkit (cuwrap-gen --output <dir>); empty: generated/ or generate at build time")
 set(CUWRAP_GEN_EXECUTABLE "" CACHE FILEPATH
@@ -130,6 +147,11 @@ else()
                         "(or -DCUWRAP_GEN_EXECUTABLE=<cuwrap-gen>).")
   endif()
   set(CUWRAP_BINDINGS_ROOT "${PROJECT_BINARY_DIR}/bindings")
+  foreach(_name ${_cuwrap_graphics_bindings})  # what cuwrap-gen will find, as found above
+    list(APPEND CUWRAP_GENERATED_SOURCE_NAMES ${_name})
+    list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/${_name}.hpp
+         include/cuwrap/${_name}_raw.hpp include/cuwrap/${_name}_enums.hpp)
+  endforeach()
   set(_cuwrap_outputs "")
   foreach(_file ${CUWRAP_GENERATED_HEADER_FILES})
     list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/${_file}")
@@ -181,6 +203,21 @@ if(NOT _cuwrap_stamp AND EXISTS "${CUWRAP_BINDINGS_ROOT}/include/cuwrap/detail/s
     list(REMOVE_ITEM CUWRAP_GENERATED_HEADER_FILES include/cuwrap/nvvm.hpp
          include/cuwrap/nvvm_raw.hpp include/cuwrap/nvvm_enums.hpp)
   endif()
+endif()
+
+# The graphics bindings made before this configure: as their sources say.
+foreach(_name driver_gl driver_egl)
+  if(NOT _cuwrap_stamp AND EXISTS "${CUWRAP_BINDINGS_ROOT}/src/${_name}.cpp")
+    list(APPEND CUWRAP_GENERATED_SOURCE_NAMES ${_name})
+    list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/${_name}.hpp
+         include/cuwrap/${_name}_raw.hpp include/cuwrap/${_name}_enums.hpp)
+  endif()
+endforeach()
+if(NOT "driver_gl" IN_LIST CUWRAP_GENERATED_SOURCE_NAMES OR
+   NOT "driver_egl" IN_LIST CUWRAP_GENERATED_SOURCE_NAMES)
+  message(STATUS "cuwrap: generated bindings of cudaGL.h / cudaEGL.h: "
+                 "${CUWRAP_GENERATED_SOURCE_NAMES} (a missing one lacks its toolkit header or "
+                 "the system's GL/EGL headers, libgl-dev / libegl-dev)")
 endif()
 
 set(CUWRAP_GENERATED_SOURCES "")

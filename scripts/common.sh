@@ -32,7 +32,10 @@ CUWRAP_PACKAGES=(cmake ninja-build g++ libctemplate-dev nlohmann-json3-dev
                  libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
                  ${CUWRAP_LIBCLANG_PKG} ${CUWRAP_CLANG_TIDY_PKG})
 # Optional: DLPack interop is compiled out, saying so, where the system offers no dlpack.h.
-CUWRAP_OPTIONAL_PACKAGES=(libdlpack-dev)
+# The GL and EGL headers (libgl-dev, libegl-dev) let cuwrap-gen wrap cudaGL.h and cudaEGL.h
+# and the header checks compile <cuwrap/graphics.hpp> beside them; libegl1, libopengl0 and
+# Mesa's EGL (libegl-mesa0) let the GL-only graphics test run without a GPU.
+CUWRAP_OPTIONAL_PACKAGES=(libdlpack-dev libgl-dev libegl-dev libegl1 libopengl0 libegl-mesa0)
 
 # What the test command (scripts/test.sh) needs beyond the build: Doxygen for the API
 # reference's zero-warning check, pkg-config for the packaged consumer, and the other

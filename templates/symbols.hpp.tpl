@@ -81,7 +81,7 @@ inline constexpr const Symbol* k{{TABLE}}Symbols = nullptr;
 inline constexpr LibraryInfo kLibraries[] = {
 {{#ROW}}
     {"{{DISPLAY}}", "{{HEADER}}", "{{ENV}}", "{{SONAME}}", "{{LIB_DIRS}}", k{{TABLE}}Symbols,
-     k{{TABLE}}SymbolCount, {{GENERATED}}},
+     k{{TABLE}}SymbolCount, {{GENERATED}}, {{DRIVER_ENTRY_POINTS}}},
 {{/ROW}}
 };
 {{BLANK_LINE}}

@@ -1,6 +1,8 @@
 // The table of wrapped libraries. See libraries.hpp; docs/regenerating.md shows it.
 #include "libraries.hpp"
 
+#include <tuple>
+
 namespace cuwrap::gen {
 
 const char* version_source_name(VersionSource source) {
@@ -90,6 +92,27 @@ const std::vector<LibraryConfig>& library_configs() {
     nvvm.lib_dirs = {"nvvm/lib64", "lib64", "lib"};
     nvvm.version_source = VersionSource::None;
     rows.push_back(nvvm);
+
+    // The driver's graphics interop: its own headers (and namespaces), so that programs
+    // that do not use GL or EGL never need their headers; the entry points are libcuda's.
+    for (const auto& [header, library, ns, typedefs, system] :
+         {std::tuple{"cudaGL.h", "DriverGl", "driver_gl", "cudaGLTypedefs.h",
+                     std::vector<std::string>{"GL/gl.h"}},
+          std::tuple{"cudaEGL.h", "DriverEgl", "driver_egl", "cudaEGLTypedefs.h",
+                     std::vector<std::string>{"EGL/egl.h", "EGL/eglext.h"}}}) {
+      LibraryConfig graphics = driver;
+      graphics.header = header;
+      graphics.optional = true;  // and omitted where the GL/EGL headers are missing
+      graphics.library = library;
+      graphics.ns = ns;
+      graphics.table = library;
+      graphics.slots = ns;
+      graphics.version_source = VersionSource::None;  // no version of its own: cuda.h's
+      graphics.driver_entry_points = true;
+      graphics.typedefs_header = typedefs;
+      graphics.system_headers = system;
+      rows.push_back(graphics);
+    }
     return rows;
   }();
   return kConfigs;

@@ -47,6 +47,15 @@ struct LibraryConfig {
   /// be when the dynamic loader does not find it, in search order; none for the driver.
   std::vector<std::string> lib_dirs;
   VersionSource version_source = VersionSource::None;
+  /// The entry points are libcuda's, asked from cuGetProcAddress as cuda.h's are, with the
+  /// ABI versions of `typedefs_header` (cudaGL.h, cudaEGL.h: the driver's graphics interop).
+  bool driver_entry_points = false;
+  /// The header naming each entry point's ABI version (`PFN_cuGLGetDevices_v6050`), next
+  /// to the header; "" for none (cuda.h's cudaTypedefs.h is read on its own).
+  std::string typedefs_header;
+  /// System headers the header includes (GL/gl.h for cudaGL.h): where the compiler does not
+  /// find them the library is omitted, as a missing optional header is.
+  std::vector<std::string> system_headers;
 };
 
 /// Return the table of wrapped libraries, in the order they are read and reported.

@@ -690,6 +690,44 @@ std::vector<std::string> names_of(const std::vector<LocatedHeader>& headers) {
 }
 
 // The search paths of a parse: the include directory, then each header's own.
+// Return whether `header` is one whose entry points are libcuda's (cuda.h and the rows
+// marked driver_entry_points: cudaGL.h, cudaEGL.h).
+bool driver_family(const std::string& header) {
+  const LibraryConfig* config = library_config(header);
+  return header == "cuda.h" || (config != nullptr && config->driver_entry_points);
+}
+
+// Leave out each located header whose system headers (GL/gl.h for cudaGL.h) the compiler
+// does not find, naming it in `omitted` as a missing optional header is.
+std::vector<LocatedHeader> drop_without_system_headers(CXIndex index,
+                                                       const std::filesystem::path& include_dir,
+                                                       std::vector<LocatedHeader> located,
+                                                       std::vector<std::string>& omitted) {
+  std::vector<LocatedHeader> kept;
+  for (auto& h : located) {
+    const LibraryConfig* config = library_config(h.name);
+    if (config == nullptr || config->system_headers.empty()) {
+      kept.push_back(std::move(h));
+      continue;
+    }
+    std::string source;
+    std::string names;
+    for (const auto& system : config->system_headers) {
+      source += "#include <" + system + ">\n";
+      names += (names.empty() ? "" : ", ") + system;
+    }
+    try {
+      (void)parse_unit(index, include_dir, source, {});
+      kept.push_back(std::move(h));
+    } catch (const ParseFailure&) {
+      omitted.push_back(h.name + " needs " + names +
+                        ", which the compiler does not find (Debian: libgl-dev, libegl-dev): "
+                        "the bindings omit <cuwrap/" + config->ns + ".hpp>");
+    }
+  }
+  return kept;
+}
+
 std::vector<std::string> include_flags(const std::filesystem::path& include_dir,
                                        const std::vector<LocatedHeader>& headers) {
   std::vector<std::string> flags;
@@ -944,11 +982,12 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
     throw MissingInput("CUDA include directory not found: " + include_dir.string());
   }
   std::vector<std::string> omitted;
-  const std::vector<LocatedHeader> located = locate_headers(include_dir, wanted, omitted);
+  IndexPtr index(clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0));
+  const std::vector<LocatedHeader> located = drop_without_system_headers(
+      index.get(), include_dir, locate_headers(include_dir, wanted, omitted), omitted);
   const std::vector<std::string> headers = names_of(located);
   const std::vector<std::string> extra_includes = include_flags(include_dir, located);
 
-  IndexPtr index(clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0));
   // cudaTypedefs.h tells which driver ABI version each prototype is. Without it the
   // only other source is the versioned names, which the caller must ask for.
   const bool wants_driver = std::find(headers.begin(), headers.end(), "cuda.h") != headers.end();
@@ -963,8 +1002,21 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
   }
   std::string source = include_source(located);
   const std::filesystem::path typedefs = std::filesystem::absolute(include_dir / "cudaTypedefs.h");
+  // The other driver headers' ABI versions (cudaGLTypedefs.h next to cudaGL.h, ...).
+  std::vector<std::filesystem::path> more_typedefs;
   if (has_typedefs) {
     source += include_source({{"cudaTypedefs.h", typedefs}});
+    for (const auto& h : located) {
+      const LibraryConfig* config = library_config(h.name);
+      if (config == nullptr || config->typedefs_header.empty()) {
+        continue;
+      }
+      const std::filesystem::path path = h.path.parent_path() / config->typedefs_header;
+      if (std::filesystem::is_regular_file(path, ec)) {
+        source += include_source({{config->typedefs_header, path}});
+        more_typedefs.push_back(path);
+      }
+    }
   }
   UnitPtr unit = parse_unit(index.get(), include_dir, source, extra_includes);
   const HeaderFiles files(unit.get(), located);
@@ -972,21 +1024,26 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
   if (has_typedefs) {
     found.pfn_typedefs = collect_pfn_typedefs(
         unit.get(), clang_getFile(unit.get(), typedefs.string().c_str()));
+    for (const auto& path : more_typedefs) {
+      auto more =
+          collect_pfn_typedefs(unit.get(), clang_getFile(unit.get(), path.string().c_str()));
+      found.pfn_typedefs.insert(found.pfn_typedefs.end(), more.begin(), more.end());
+    }
   }
   const auto pfn = index_pfn(found.pfn_typedefs);
 
   // Per-thread-default-stream variants are only spelled out when the user asks for them.
   std::vector<Collected::Macro> ptds_macros = found.macros;
   if (std::find(headers.begin(), headers.end(), "cuda.h") != headers.end()) {
-    const std::vector<LocatedHeader> driver = {
-        *std::find_if(located.begin(), located.end(),
-                      [](const LocatedHeader& h) { return h.name == "cuda.h"; })};
+    std::vector<LocatedHeader> driver;  // cuda.h, then the driver's other headers
+    std::copy_if(located.begin(), located.end(), std::back_inserter(driver),
+                 [](const LocatedHeader& h) { return driver_family(h.name); });
     UnitPtr ptds = parse_unit(index.get(), include_dir, include_source(driver),
                               {"-DCUDA_API_PER_THREAD_DEFAULT_STREAM"});
     ptds_macros = collect(ptds.get(), HeaderFiles(ptds.get(), driver), false).macros;
     // The other headers' macros still come from the first parse.
     for (const auto& m : found.macros) {
-      if (m.header != "cuda.h") {
+      if (!driver_family(m.header)) {
         ptds_macros.push_back(m);
       }
     }
@@ -1032,7 +1089,7 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
       if (const auto it = define_of.find(f.name); it != define_of.end()) {
         f.per_thread_symbol = it->second->per_thread_symbol;
       }
-      if (h == "cuda.h" && has_typedefs) {
+      if (driver_family(h) && has_typedefs) {
         const AbiVersions v = abi_versions(pfn, f, entry.signature);
         f.abi_version = v.version;
         f.per_thread_abi_version = v.per_thread_version;

@@ -519,6 +519,18 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
     d.ShowSection("SHARED");  // the helpers detail/symbols.hpp declares, defined once
   }
   for (const auto& f : library.functions) {
+  if (!library.config.system_headers.empty()) {
+    // cudaGL.h needs GL/gl.h: without it only the symbol table compiles (the loader links it).
+    std::string names;
+    std::string condition;
+    for (const auto& h : library.config.system_headers) {
+      names += (names.empty() ? "" : ", ") + h;
+      condition += (condition.empty() ? "" : " && ") + ("__has_include(<" + h + ">)");
+    }
+    d.ShowSection("SYSTEM_HEADERS");
+    d.SetValue("SYSTEM_NAMES", names);
+    d.SetValue("SYSTEM_CONDITION", condition);
+  }
     Dict* s = d.AddSectionDictionary("SYMBOL");
     s->SetValue("NAME", f.function.name);
     s->SetValue("SYMBOL", f.function.symbol);
@@ -572,6 +584,7 @@ std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
     row->SetValue("LIB_DIRS", dirs);
     row->SetValue("TABLE", config.table);
     row->SetValue("GENERATED", present ? "true" : "false");
+    row->SetValue("DRIVER_ENTRY_POINTS", config.driver_entry_points ? "true" : "false");
   }
   d.SetValue("HEADERS", headers);
   return expand(dir, "symbols.hpp.tpl", d);

@@ -68,6 +68,13 @@ constexpr ParamOverride kParamOverrides[] = {
     {"nvvmCreateProgram", "prog", ParamRole::Output},
     // "Returned Type and Value of RGBA color": four floats, an array the caller sizes.
     {"cuTexRefGetBorderColor", "pBorderColor", ParamRole::Input},
+    // "Returned CUDA devices": an array of cudaDeviceCount the caller sizes, not one value
+    // (as one, the driver would write past it); the count written stays the result.
+    {"cuGLGetDevices", "pCudaDevices", ParamRole::Input},
+    // "Connection on which to return" and "CUDA stream on which to return the frame":
+    // the caller's connection and stream, passed by pointer; only the frame is returned.
+    {"cuEGLStreamProducerReturnFrame", "conn", ParamRole::Input},
+    {"cuEGLStreamProducerReturnFrame", "pStream", ParamRole::Input},
 };
 
 // The buffer a `(char* buf, int len)` string output gets. Device names and PCI bus ids

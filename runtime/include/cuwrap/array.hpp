@@ -52,6 +52,9 @@ class ArrayRef {
  public:
   /// View `handle`, asking the driver for its shape (cuArray3DGetDescriptor).
   static ArrayRef from_handle(CUarray handle);
+  /// View `handle`, an array of `context` (a mapped graphics resource's, ...): textures
+  /// and surfaces over it are then created in `context`.
+  static ArrayRef from_handle(CUarray handle, CUcontext context);
 
   /// Copy all elements from `src` (rows `src_pitch` bytes apart; 0: packed rows).
   ///
@@ -62,6 +65,11 @@ class ArrayRef {
   void copy_from(const Buffer& src, StreamRef stream, std::size_t src_pitch = 0) const;
   /// Copy all elements into `dst` (rows `dst_pitch` bytes apart; 0: packed rows).
   void copy_to(Buffer& dst, StreamRef stream, std::size_t dst_pitch = 0) const;
+  /// Copy all elements from the memory `src` refers to (a slice, a mapped graphics
+  /// buffer, ...); sizes and pitch as for a Buffer.
+  void copy_from(BufferRef src, StreamRef stream, std::size_t src_pitch = 0) const;
+  /// Copy all elements into the memory `dst` refers to; sizes and pitch as for a Buffer.
+  void copy_to(BufferRef dst, StreamRef stream, std::size_t dst_pitch = 0) const;
   /// Copy all elements from host memory `host` (rows `host_pitch` bytes apart; 0:
   /// packed rows), ordered on `stream`.
   ///

@@ -165,6 +165,9 @@ OpenedLibrary open_library(Library library) {
 }
 
 const OpenedLibrary& opened(Library library) {
+  if (info(library).driver_entry_points && info(library).generated) {
+    library = Library::Driver;  // cudaGL.h's and cudaEGL.h's entry points are libcuda's
+  }
   static OpenedLibrary libraries[kLibraryCount];
   static std::once_flag flags[kLibraryCount];
   const auto i = static_cast<std::size_t>(library);
@@ -218,7 +221,7 @@ void* lookup(Library library, std::size_t index, bool per_thread, std::string& e
     return nullptr;
   }
   void* fn = nullptr;
-  if (library == Library::Driver) {
+  if (library == Library::Driver || li.driver_entry_points) {
     int version = symbol.version != 0 ? symbol.version : kGeneratedCudaVersion;
     if (per_thread && symbol.ptds_version != 0) {
       version = symbol.ptds_version;

@@ -146,12 +146,26 @@ ArrayRef ArrayRef::from_handle(CUarray handle) {
   return ArrayRef(handle, driver::cuArray3DGetDescriptor(handle));
 }
 
+ArrayRef ArrayRef::from_handle(CUarray handle, CUcontext context) {
+  ArrayRef view = from_handle(handle);
+  view.context_ = context;
+  return view;
+}
+
 void ArrayRef::copy_from(const Buffer& src, StreamRef stream, std::size_t src_pitch) const {
+  copy_from(BufferRef(src), stream, src_pitch);
+}
+
+void ArrayRef::copy_to(Buffer& dst, StreamRef stream, std::size_t dst_pitch) const {
+  copy_to(BufferRef(dst), stream, dst_pitch);
+}
+
+void ArrayRef::copy_from(BufferRef src, StreamRef stream, std::size_t src_pitch) const {
   const std::size_t pitch = checked_pitch(*this, src.size(), "the buffer", src_pitch, "copy_from");
   copy_array(*this, {.device = src.handle(), .pitch = pitch}, true, stream);
 }
 
-void ArrayRef::copy_to(Buffer& dst, StreamRef stream, std::size_t dst_pitch) const {
+void ArrayRef::copy_to(BufferRef dst, StreamRef stream, std::size_t dst_pitch) const {
   const std::size_t pitch = checked_pitch(*this, dst.size(), "the buffer", dst_pitch, "copy_to");
   copy_array(*this, {.device = dst.handle(), .pitch = pitch}, false, stream);
 }

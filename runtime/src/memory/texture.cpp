@@ -4,7 +4,8 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/texture.hpp>
 
-#include <optional>
+#include "core/destroy_in.hpp"
+
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -70,23 +71,6 @@ CUtexObject create_texture(const CUDA_RESOURCE_DESC& resource, const CUDA_TEXTUR
                            CUcontext context, CUcontext& used) {
   return create_in(context, used,
                    [&] { return driver::cuTexObjectCreate(&resource, &texture, nullptr); });
-}
-
-// Destroy an object of `context` with that context current, as the driver requires (with
-// none current it answers CUDA_ERROR_INVALID_CONTEXT and the object stays); what was
-// current before is restored. Never throws: a failure goes to the release-failure handler.
-template <class Destroy>
-void destroy_in(CUcontext context, const char* function, const char* object,
-                Destroy&& destroy) noexcept {
-  std::optional<detail::ScopedContext> scope;
-  if (context != nullptr) {
-    try {
-      scope.emplace(context);
-    } catch (...) {
-      detail::report_current_exception(function, object);
-    }
-  }
-  detail::report_release_failure(destroy(), function, object);
 }
 
 void check_filtering(CUarray_format format, const TextureOptions& options) {
@@ -161,8 +145,8 @@ CUtexObject TextureObject::handle() const {
 
 void TextureObject::close() noexcept {
   if (handle_ != 0) {
-    destroy_in(context_, "cuTexObjectDestroy", "TextureObject",
-               [&] { return driver::raw::cuTexObjectDestroy(handle_); });
+    detail::destroy_in(context_, "cuTexObjectDestroy", "TextureObject",
+                       [&] { return driver::raw::cuTexObjectDestroy(handle_); });
     handle_ = 0;
   }
   storage_.reset();  // after the texture: the array may go with it
@@ -214,8 +198,8 @@ CUsurfObject SurfaceObject::handle() const {
 
 void SurfaceObject::close() noexcept {
   if (handle_ != 0) {
-    destroy_in(context_, "cuSurfObjectDestroy", "SurfaceObject",
-               [&] { return driver::raw::cuSurfObjectDestroy(handle_); });
+    detail::destroy_in(context_, "cuSurfObjectDestroy", "SurfaceObject",
+                       [&] { return driver::raw::cuSurfObjectDestroy(handle_); });
     handle_ = 0;
   }
   storage_.reset();  // after the surface: the array may go with it

@@ -68,6 +68,8 @@ struct LibraryInfo {
   const Symbol* symbols;     ///< its entry points (nullptr when the header was absent)
   std::size_t symbol_count;  ///< how many
   bool generated;            ///< false: the header was not found when generating
+  /// The entry points are libcuda's, resolved as the driver's are (cudaGL.h, cudaEGL.h).
+  bool driver_entry_points;
 };
 
 /// Resolve entry `index` of `library`; throw LoadError naming library/symbol on failure.
