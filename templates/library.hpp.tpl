@@ -86,7 +86,7 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
   return {{FN}}({{#ARG}}{{NAME}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}});
 {{/PASS_THROUGH}}
 {{#ANSWER}}
-  return ::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{NAME}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}");
+  return ::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{NAME}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
 {{/ANSWER}}
 {{#CHECKED}}
   ::cuwrap::detail::check({{FN}}({{#ARG}}{{#AS_IN}}{{NAME}}{{/AS_IN}}{{#AS_OUT}}&{{NAME}}{{/AS_OUT}}{{#AS_MEMBER}}&{{LOCAL}}.{{NAME}}{{/AS_MEMBER}}{{#AS_BUFFER}}{{NAME}}.data(){{/AS_BUFFER}}{{#AS_LENGTH}}static_cast<{{TYPE}}>({{BUFFER}}.size()){{/AS_LENGTH}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
@@ -133,13 +133,13 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{/LOCAL}}
 {{#ENUMERATE}}
   {{COUNT_TYPE}} {{COUNT}} = 0;
-  ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}");
+  ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
   for (;;) {
 {{#VECTOR}}
     {{NAME}}.resize({{COUNT}} + 1);
 {{/VECTOR}}
     {{COUNT_TYPE}} {{FILLED}} = {{COUNT}} + 1;
-    ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}");
+    ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
     if ({{FILLED}} <= {{COUNT}}) {
 {{#VECTOR}}
       {{NAME}}.resize({{FILLED}});
@@ -147,15 +147,15 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
       break;
     }
     // More than counted: the set grew between the calls. Count again, never truncate.
-    ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}");
+    ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
   }
 {{/ENUMERATE}}
 {{#CHECKED}}
-  ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}");
+  ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
 {{/CHECKED}}
 {{#ANSWER}}
   // {{STATUS}} is an answer here: the returned info says why.
-  static_cast<void>(::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}"));
+  static_cast<void>(::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}}));
 {{/ANSWER}}
 {{#REQUESTED}}
   {{NAME}}.resize({{COUNT}});
@@ -185,7 +185,7 @@ inline std::tuple<{{VALUE_TYPES}}> {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator
 {{#SIZES}}
         {{TYPE}} sizes[] = {sizeof(value)...};
 {{/SIZES}}
-        ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}");
+        ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
       },
       result);
   return result;

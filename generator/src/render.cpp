@@ -239,8 +239,11 @@ void fill_plural(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
   const SecondForm& form = *plan.second;
   Dict* s = d.AddSectionDictionary("PLURAL");
   s->SetValue("RULE", form.why);
-  s->SetValue("VALUE_TYPES", "typename ::cuwrap::" + config.ns + "::" + form.key->traits +
-                                 "<Keys>::type...");
+  if (!plan.log_handle.empty()) {
+    s->AddSectionDictionary("LOG")->SetValue("HANDLE", plan.log_handle);
+  }
+  s->SetValue("VALUE_TYPES",
+              "typename ::cuwrap::" + config.ns + "::" + form.key->traits + "<Keys>::type...");
   for (std::size_t i = 0; i < f.params.size(); ++i) {
     const Param& p = f.params[i];
     std::string arg = p.name;
@@ -276,6 +279,11 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
   }
   Dict* s = d.AddSectionDictionary("SECOND");
   s->SetValue("RULE", form.why);
+  // The typed form's error carries what the raw-pointer form's carries (the log of the
+  // handle it names): the more typed form is never the one that says less.
+  if (!plan.log_handle.empty()) {
+    s->AddSectionDictionary("LOG")->SetValue("HANDLE", plan.log_handle);
+  }
   std::string value_name;
   std::string count_local;
   std::vector<std::size_t> returned;
@@ -320,7 +328,8 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
           init = "(static_cast<std::size_t>(::cuwrap::" + config.ns + "::" + form.count_function +
                  "(" + args + ")))";
         } else if (form.sizing == Sizing::SpanLength || form.sizing == Sizing::Requested) {
-          init = "(" + f.params[fp.count].name + (form.sizing == Sizing::SpanLength ? ".size()" : "") + ")";
+          init = "(" + f.params[fp.count].name +
+                 (form.sizing == Sizing::SpanLength ? ".size()" : "") + ")";
         }
         local(result_member_type(fp), init);
         returned.push_back(i);
@@ -383,7 +392,7 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
   } else if (returned.size() == 1) {
     const FormParam& fp = form.params[returned[0]];
     s->SetValue("RESULT_TYPE", fp.role == FormRole::KeyedValue ? keyed_type(config, form)
-                                                                : result_member_type(fp));
+                                                               : result_member_type(fp));
     s->AddSectionDictionary("RETURN_ONE")->SetValue("NAME", f.params[returned[0]].name);
   } else {
     s->SetValue("RESULT_TYPE", form.result_name);
@@ -524,9 +533,8 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
     s->SetValue("SYMBOL", f.function.symbol);
     s->SetIntValue("VERSION", f.function.abi_version);
     s->SetIntValue("PTDS_VERSION", f.function.per_thread_abi_version);
-    s->SetValue("PROC_NAME", f.function.proc_name.empty()
-                                 ? std::string("nullptr")
-                                 : "\"" + f.function.proc_name + "\"");
+    s->SetValue("PROC_NAME", f.function.proc_name.empty() ? std::string("nullptr")
+                                                          : "\"" + f.function.proc_name + "\"");
   }
   return expand(dir, "library.cpp.tpl", d);
 }

@@ -353,13 +353,14 @@ inline void check(nvvmResult code, const char* function, nvvmProgram program) {
 }
 #endif
 
-/// Return true on success, false when `code` is the answer status `answer`, else throw.
-template <class Status>
-inline bool check_answer(Status code, Status answer, const char* function) {
+/// Return true on success, false when `code` is the answer status `answer`, else throw
+/// (with the log of `log`, a program or link handle, where one is given).
+template <class Status, class... Log>
+inline bool check_answer(Status code, Status answer, const char* function, Log... log) {
   if (code == answer) {
     return false;
   }
-  check(code, function);
+  check(code, function, log...);
   return true;
 }
 
