@@ -19,6 +19,9 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/{{NS}}_enums.hpp>
 #include <cuwrap/{{NS}}_raw.hpp>
+{{#JIT_INCLUDE}}
+#include <cuwrap/jit_options.hpp>
+{{/JIT_INCLUDE}}
 {{BLANK_LINE}}
 #include <array>
 #include <cstddef>
@@ -82,6 +85,9 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{#STRING}}
   std::string {{BUFFER}}({{LENGTH}}, '\0');
 {{/STRING}}
+{{#JIT}}
+  ::cuwrap::detail::JitCall jit_call({{ARGS}});
+{{/JIT}}
 {{#PASS_THROUGH}}
   return {{FN}}({{#ARG}}{{NAME}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}});
 {{/PASS_THROUGH}}
@@ -89,7 +95,7 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
   return ::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{NAME}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
 {{/ANSWER}}
 {{#CHECKED}}
-  ::cuwrap::detail::check({{FN}}({{#ARG}}{{#AS_IN}}{{NAME}}{{/AS_IN}}{{#AS_OUT}}&{{NAME}}{{/AS_OUT}}{{#AS_MEMBER}}&{{LOCAL}}.{{NAME}}{{/AS_MEMBER}}{{#AS_BUFFER}}{{NAME}}.data(){{/AS_BUFFER}}{{#AS_LENGTH}}static_cast<{{TYPE}}>({{BUFFER}}.size()){{/AS_LENGTH}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
+  {{CHECK}}({{FN}}({{#ARG}}{{#AS_IN}}{{NAME}}{{/AS_IN}}{{#AS_EXPR}}{{EXPR}}{{/AS_EXPR}}{{#AS_OUT}}&{{NAME}}{{/AS_OUT}}{{#AS_MEMBER}}&{{LOCAL}}.{{NAME}}{{/AS_MEMBER}}{{#AS_BUFFER}}{{NAME}}.data(){{/AS_BUFFER}}{{#AS_LENGTH}}static_cast<{{TYPE}}>({{BUFFER}}.size()){{/AS_LENGTH}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
 {{/CHECKED}}
 {{#VALUE}}
   return {{OUTPUT}};
@@ -150,8 +156,11 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
     ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
   }
 {{/ENUMERATE}}
+{{#JIT}}
+  ::cuwrap::detail::JitCall jit_call({{ARGS}});
+{{/JIT}}
 {{#CHECKED}}
-  ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
+  {{CHECK}}({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
 {{/CHECKED}}
 {{#ANSWER}}
   // {{STATUS}} is an answer here: the returned info says why.
@@ -168,6 +177,19 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{/RETURN_ALL}}
 }
 {{/SECOND}}
+{{#JIT_OVERLOAD}}
+{{BLANK_LINE}}
+/// \brief {{BRIEF}}
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+{{#DEPRECATED}}
+[[deprecated]]
+{{/DEPRECATED}}
+inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+  return ::cuwrap::{{NS}}::{{NAME}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}});
+}
+{{/JIT_OVERLOAD}}
 {{#PLURAL}}
 {{BLANK_LINE}}
 /// \brief {{BRIEF}}

@@ -76,6 +76,20 @@ void fill_typed(Dict& typed, const FunctionPlan& plan) {
     Dict* arg = typed.AddSectionDictionary("ARG");
     arg->SetValue("NAME", p.name);
     arg->SetValue("TYPE", p.type);
+    const FormParam* jit_param =
+        plan.second && plan.second->jit != JitUse::None ? &plan.second->params[i] : nullptr;
+    if (jit_param != nullptr && plan.roles[i] == ParamRole::Input &&
+        (jit_param->jit != JitRole::None || i == plan.second->jit_count)) {
+      // The JIT option pair goes through detail::JitCall (the JIT section).
+      Dict* expr = arg->AddSectionDictionary("AS_EXPR");
+      expr->SetValue("EXPR", jit_param->jit == JitRole::Options  ? "jit_call.options()"
+                             : jit_param->jit == JitRole::Values ? "jit_call.values()"
+                                                                 : "jit_call.count()");
+      Dict* in = typed.AddSectionDictionary("INPUT");
+      in->SetValue("DECL", declare(p.type, p.name));
+      in->SetValue("NAME", p.name);
+      continue;
+    }
     switch (plan.roles[i]) {
       case ParamRole::Input: {
         arg->ShowSection("AS_IN");
@@ -145,6 +159,14 @@ void fill_typed(Dict& typed, const FunctionPlan& plan) {
   if (!plan.log_handle.empty()) {
     typed.AddSectionDictionary("LOG")->SetValue("HANDLE", plan.log_handle);
   }
+  if (plan.second && plan.second->jit != JitUse::None) {
+    const SecondForm& form = *plan.second;
+    const std::string& count = f.params[form.jit_count].name;
+    typed.AddSectionDictionary("JIT")->SetValue(
+        "ARGS", "std::span<const CUjit_option>(" + f.params[form.jit_options].name + ", " + count +
+                    "), std::span<void*>(" + f.params[form.jit_values].name + ", " + count + "), " +
+                    (form.jit == JitUse::OwnErrorLog ? "true" : "false"));
+  }
 }
 
 // The spans counted by parameter `count`, the required ones first: the count passed to
@@ -168,6 +190,17 @@ std::string second_arg(const FunctionPlan& plan, std::size_t i, bool query,
   const SecondForm& form = *plan.second;
   const Param& p = plan.function.params[i];
   const FormParam& fp = form.params[i];
+  if (form.jit != JitUse::None) {
+    if (fp.jit == JitRole::Options) {
+      return "jit_call.options()";
+    }
+    if (fp.jit == JitRole::Values) {
+      return "jit_call.values()";
+    }
+    if (i == form.jit_count && fp.role == FormRole::SpanCount) {
+      return "jit_call.count()";
+    }
+  }
   switch (fp.role) {
     case FormRole::Input:
       return p.name;
@@ -287,12 +320,23 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
   std::string value_name;
   std::string count_local;
   std::vector<std::size_t> returned;
+  std::vector<std::string> overload_inputs;  // JitOptions& in place of the JIT arrays
+  std::vector<std::string> overload_args;
   for (std::size_t i = 0; i < f.params.size(); ++i) {
     const Param& p = f.params[i];
     const FormParam& fp = form.params[i];
     auto input = [&](const std::string& decl) {
       Dict* in = s->AddSectionDictionary("INPUT");
       in->SetValue("DECL", decl);
+      if (fp.jit == JitRole::Options) {
+        overload_inputs.push_back("::cuwrap::driver::JitOptions& jit");
+        overload_args.push_back("jit.options()");
+      } else if (fp.jit == JitRole::Values) {
+        overload_args.push_back("jit.values_for_call()");
+      } else {
+        overload_inputs.push_back(decl);
+        overload_args.push_back(p.name);
+      }
     };
     auto local = [&](const std::string& type, const std::string& init) {
       Dict* l = s->AddSectionDictionary("LOCAL");
@@ -387,14 +431,17 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
     Dict* a = s->AddSectionDictionary("ARG");
     a->SetValue("EXPR", second_arg(plan, i, false, count_local));
   }
+  std::string jit_result_type = "void";
   if (returned.empty()) {
     s->SetValue("RESULT_TYPE", "void");
   } else if (returned.size() == 1) {
     const FormParam& fp = form.params[returned[0]];
-    s->SetValue("RESULT_TYPE", fp.role == FormRole::KeyedValue ? keyed_type(config, form)
-                                                               : result_member_type(fp));
+    jit_result_type =
+        fp.role == FormRole::KeyedValue ? keyed_type(config, form) : result_member_type(fp);
+    s->SetValue("RESULT_TYPE", jit_result_type);
     s->AddSectionDictionary("RETURN_ONE")->SetValue("NAME", f.params[returned[0]].name);
   } else {
+    jit_result_type = form.result_name;
     s->SetValue("RESULT_TYPE", form.result_name);
     Dict* agg = s->AddSectionDictionary("AGGREGATE");
     agg->SetValue("RESULT_NAME", form.result_name);
@@ -404,6 +451,19 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
       m->SetValue("TYPE", result_member_type(form.params[i]));
       m->SetValue("NAME", f.params[i].name);
       ret->AddSectionDictionary("MEMBER")->SetValue("NAME", f.params[i].name);
+    }
+  }
+  if (form.jit != JitUse::None) {
+    s->AddSectionDictionary("JIT")->SetValue(
+        "ARGS", f.params[form.jit_options].name + ", " + f.params[form.jit_values].name + ", " +
+                    (form.jit == JitUse::OwnErrorLog ? "true" : "false"));
+    Dict* overload = d.AddSectionDictionary("JIT_OVERLOAD");
+    overload->SetValue("RESULT_TYPE", jit_result_type);
+    for (const auto& decl : overload_inputs) {
+      overload->AddSectionDictionary("INPUT")->SetValue("DECL", decl);
+    }
+    for (const auto& arg : overload_args) {
+      overload->AddSectionDictionary("ARG")->SetValue("EXPR", arg);
     }
   }
   if (form.sizing == Sizing::Enumerate) {
@@ -435,6 +495,11 @@ void fill_function(Dict& lib, const LibraryPlan& library, const FunctionPlan& pl
   // A header-inline forwarder is loaded as the function it forwards to.
   d->SetValue("ENTRY", f.inline_forwarder ? f.symbol : f.name);
   d->SetIntValue("INDEX", static_cast<long>(plan.index));
+  const bool jit = plan.second && plan.second->jit != JitUse::None;
+  d->SetValue("CHECK", jit ? "jit_call.check" : "::cuwrap::detail::check");
+  if (jit) {
+    lib.ShowSection("JIT_INCLUDE");
+  }
   if (library.config.per_thread && !f.per_thread_symbol.empty()) {
     d->ShowSection("PER_THREAD");
   }

@@ -11,6 +11,7 @@
 // kernels whose handle's low 4 bits are their parameter count (0xBAD: a broken one).
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -29,7 +30,7 @@ int g_max_requested = 0;
 CUcontext g_synchronized_with = nullptr;
 unsigned long long g_context_id = 1;
 int g_get_function_calls = 0;
-int g_context_calls = 0;  // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
+int g_context_calls = 0;        // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
 int g_fail_set_current_in = 0;  // > 0: that cuCtxSetCurrent from now fails (1: the next)
 int g_launches = 0;
 CUfunction g_launched = nullptr;
@@ -167,11 +168,11 @@ CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, u
 // recorded for the test and the map is left zero.
 cuuint32_t g_encoded_rank = 0;
 cuuint64_t g_encoded_stride0 = 0;
-CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank,
-                                      void*, const cuuint64_t*, const cuuint64_t* strides,
-                                      const cuuint32_t*, const cuuint32_t*,
-                                      CUtensorMapInterleave, CUtensorMapSwizzle,
-                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void*,
+                                      const cuuint64_t*, const cuuint64_t* strides,
+                                      const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                      CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                      CUtensorMapFloatOOBfill) {
   if (map == nullptr || strides == nullptr) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -210,8 +211,7 @@ CUresult record_batch(int form, std::size_t count, const CUmemcpyAttributes* att
 CUresult fake_memcpy_batch_12080(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
                                  std::size_t* /*sizes*/, std::size_t count,
                                  CUmemcpyAttributes* attrs, std::size_t* /*attrsIdxs*/,
-                                 std::size_t runs, std::size_t* /*failIdx*/,
-                                 CUstream /*stream*/) {
+                                 std::size_t runs, std::size_t* /*failIdx*/, CUstream /*stream*/) {
   return record_batch(12080, count, attrs, runs);
 }
 CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
@@ -221,6 +221,65 @@ CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
   return record_batch(13000, count, attrs, runs);
 }
 #endif
+
+// JIT: an image whose text starts with "bad" fails as PTX that does not compile, writing
+// kFakeJitError into the error log the options give (as much as its size allows, the
+// size written back); any other loads as module 0xE0, writing kFakeJitInfo into the info
+// log and 1.25 ms as the wall time. The last CU_JIT_MAX_REGISTERS value is kept.
+constexpr const char* kFakeJitError = "ptxas fatal: fake.ptx, line 3; syntax error";
+constexpr const char* kFakeJitInfo = "ptxas info: fake kernel uses 8 registers";
+unsigned g_jit_max_registers = 0;
+unsigned g_jit_options = 0;
+
+void write_jit_log(const char* text, unsigned n, CUjit_option* options, void** values,
+                   CUjit_option buffer_option, CUjit_option size_option) {
+  char* buffer = nullptr;
+  std::size_t size_index = n;
+  for (unsigned i = 0; i < n; ++i) {
+    if (options[i] == buffer_option) {
+      buffer = static_cast<char*>(values[i]);
+    } else if (options[i] == size_option) {
+      size_index = i;
+    }
+  }
+  if (buffer == nullptr || size_index == n) {
+    return;
+  }
+  const auto capacity =
+      static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(values[size_index]));
+  if (capacity == 0) {
+    return;
+  }
+  const std::size_t length = std::min(std::strlen(text), capacity - 1);
+  std::memcpy(buffer, text, length);
+  buffer[length] = '\0';
+  values[size_index] = reinterpret_cast<void*>(static_cast<std::uintptr_t>(length + 1));
+}
+
+CUresult fake_module_load_data_ex(CUmodule* module, const void* image, unsigned n,
+                                  CUjit_option* options, void** values) {
+  g_jit_options = n;
+  for (unsigned i = 0; i < n; ++i) {
+    if (options[i] == CU_JIT_MAX_REGISTERS) {
+      g_jit_max_registers = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(values[i]));
+    }
+  }
+  if (std::strncmp(static_cast<const char*>(image), "bad", 3) == 0) {
+    write_jit_log(kFakeJitError, n, options, values, CU_JIT_ERROR_LOG_BUFFER,
+                  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  write_jit_log(kFakeJitInfo, n, options, values, CU_JIT_INFO_LOG_BUFFER,
+                CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
+  for (unsigned i = 0; i < n; ++i) {
+    if (options[i] == CU_JIT_WALL_TIME) {
+      const float ms = 1.25F;
+      std::memcpy(&values[i], &ms, sizeof ms);
+    }
+  }
+  *module = reinterpret_cast<CUmodule>(static_cast<std::uintptr_t>(0xE0));
+  return CUDA_SUCCESS;
+}
 
 struct Entry {
   const char* name;
@@ -248,6 +307,7 @@ const Entry kEntries[] = {
     {"cuKernelGetParamInfo", 12040, as_pointer(fake_kernel_get_param_info)},
     {"cuKernelGetFunction", 12000, as_pointer(fake_kernel_get_function)},
     {"cuLaunchKernel", 4000, as_pointer(fake_launch_kernel)},
+    {"cuModuleLoadDataEx", 2010, as_pointer(fake_module_load_data_ex)},
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
     {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
@@ -326,6 +386,10 @@ unsigned long long cuwrap_fake_encoded_stride0() { return g_encoded_stride0; }
 
 /// How many times cuKernelGetFunction succeeded so far.
 int cuwrap_fake_get_function_calls() { return g_get_function_calls; }
+
+/// The CU_JIT_MAX_REGISTERS value and the number of options of the last cuModuleLoadDataEx.
+unsigned cuwrap_fake_jit_max_registers() { return g_jit_max_registers; }
+unsigned cuwrap_fake_jit_options() { return g_jit_options; }
 
 /// How many cuMemcpyAsync calls ran so far.
 int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }

@@ -191,7 +191,7 @@ TEST(Render, MissingTemplateIsReported) {
 std::map<std::string, std::vector<std::set<std::string>>> check_arguments(const std::string& text) {
   static const std::regex kForm(R"re(^inline [^(]*?\b(\w+)\()re");
   static const std::regex kCheck(
-      R"re(::cuwrap::detail::check(?:_answer)?\(.*"(\w+)"((?:, \w+)*)\)+;$)re");
+      R"re((::cuwrap::detail::check|jit_call\.check)(?:_answer)?\(.*"(\w+)"((?:, \w+)*)\)+;$)re");
   std::map<std::string, std::vector<std::set<std::string>>> forms;
   std::istringstream in(text);
   std::string line;
@@ -204,8 +204,9 @@ std::map<std::string, std::vector<std::set<std::string>>> check_arguments(const 
       name = m[1];
       args.clear();
       checked = false;
-    } else if (!name.empty() && std::regex_search(line, m, kCheck) && m[1] == name) {
-      args.insert(m[2]);
+    } else if (!name.empty() && std::regex_search(line, m, kCheck) && m[2] == name) {
+      // The check and what it is given: a JIT form's checks carry the JIT error log.
+      args.insert(m[1].str() + m[3].str());
       checked = true;
     } else if (line == "}" && !name.empty()) {
       if (checked) {  // a form that calls another typed form checks nothing itself
@@ -240,7 +241,13 @@ TEST(Render, EveryTypedFormCarriesTheErrorInformationOfItsSibling) {
                                                         "generated/include/cuwrap/nvrtc.hpp"));
   ASSERT_EQ(nvrtc.count("nvrtcCompileProgram"), 1U);
   ASSERT_EQ(nvrtc.at("nvrtcCompileProgram").size(), 2U);
-  EXPECT_EQ(nvrtc.at("nvrtcCompileProgram")[1], std::set<std::string>{", prog"});
+  EXPECT_EQ(nvrtc.at("nvrtcCompileProgram")[1],
+            std::set<std::string>{"::cuwrap::detail::check, prog"});
+  const auto driver = check_arguments(testing::read_file(std::filesystem::path(CUWRAP_SOURCE_DIR) /
+                                                         "generated/include/cuwrap/driver.hpp"));
+  ASSERT_EQ(driver.count("cuModuleLoadDataEx"), 1U);
+  ASSERT_EQ(driver.at("cuModuleLoadDataEx").size(), 2U);
+  EXPECT_EQ(driver.at("cuModuleLoadDataEx")[0], std::set<std::string>{"jit_call.check"});
 }
 
 TEST(Report, CountsAndReasons) {

@@ -12,6 +12,7 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/driver_enums.hpp>
 #include <cuwrap/driver_raw.hpp>
+#include <cuwrap/jit_options.hpp>
 
 #include <array>
 #include <cstddef>
@@ -764,19 +765,29 @@ inline CUmodule cuModuleLoadData(const void* image) {
 inline CUmodule cuModuleLoadDataEx(const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   CUmodule module{};
-  ::cuwrap::detail::check(fn(&module, image, numOptions, options, optionValues), "cuModuleLoadDataEx");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), true);
+  jit_call.check(fn(&module, image, jit_call.count(), jit_call.options(), jit_call.values()), "cuModuleLoadDataEx");
   return module;
 }
 
 /// \brief Load a module's data with options
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+inline CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuModuleLoadDataEx", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   CUmodule module{};
-  ::cuwrap::detail::check(fn(&module, image, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data())), "cuModuleLoadDataEx");
+  ::cuwrap::detail::JitCall jit_call(options, optionValues, true);
+  jit_call.check(fn(&module, image, jit_call.count(), jit_call.options(), jit_call.values()), "cuModuleLoadDataEx");
   return module;
+}
+
+/// \brief Load a module's data with options
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline CUmodule cuModuleLoadDataEx(const void* image, ::cuwrap::driver::JitOptions& jit) {
+  return ::cuwrap::driver::cuModuleLoadDataEx(image, jit.options(), jit.values_for_call());
 }
 
 /// \brief Load a module's data
@@ -851,49 +862,79 @@ inline cuModuleGetGlobal_result cuModuleGetGlobal(CUmodule hmod, const char* nam
 inline CUlinkState cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   CUlinkState stateOut{};
-  ::cuwrap::detail::check(fn(numOptions, options, optionValues, &stateOut), "cuLinkCreate");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), false);
+  jit_call.check(fn(jit_call.count(), jit_call.options(), jit_call.values(), &stateOut), "cuLinkCreate");
   return stateOut;
 }
 
 /// \brief Creates a pending JIT linker invocation.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline CUlinkState cuLinkCreate(std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+inline CUlinkState cuLinkCreate(std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuLinkCreate", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   CUlinkState stateOut{};
-  ::cuwrap::detail::check(fn(static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data()), &stateOut), "cuLinkCreate");
+  ::cuwrap::detail::JitCall jit_call(options, optionValues, false);
+  jit_call.check(fn(jit_call.count(), jit_call.options(), jit_call.values(), &stateOut), "cuLinkCreate");
   return stateOut;
+}
+
+/// \brief Creates a pending JIT linker invocation.
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline CUlinkState cuLinkCreate(::cuwrap::driver::JitOptions& jit) {
+  return ::cuwrap::driver::cuLinkCreate(jit.options(), jit.values_for_call());
 }
 
 /// \brief Add an input to a pending linker invocation
 inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
-  ::cuwrap::detail::check(fn(state, type, data, size, name, numOptions, options, optionValues), "cuLinkAddData");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), false);
+  jit_call.check(fn(state, type, data, size, name, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddData");
 }
 
 /// \brief Add an input to a pending linker invocation
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuLinkAddData", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
-  ::cuwrap::detail::check(fn(state, type, data, size, name, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data())), "cuLinkAddData");
+  ::cuwrap::detail::JitCall jit_call(options, optionValues, false);
+  jit_call.check(fn(state, type, data, size, name, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddData");
+}
+
+/// \brief Add an input to a pending linker invocation
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, ::cuwrap::driver::JitOptions& jit) {
+  return ::cuwrap::driver::cuLinkAddData(state, type, data, size, name, jit.options(), jit.values_for_call());
 }
 
 /// \brief Add a file input to a pending linker invocation
 inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
-  ::cuwrap::detail::check(fn(state, type, path, numOptions, options, optionValues), "cuLinkAddFile");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), false);
+  jit_call.check(fn(state, type, path, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddFile");
 }
 
 /// \brief Add a file input to a pending linker invocation
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuLinkAddFile", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
-  ::cuwrap::detail::check(fn(state, type, path, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data())), "cuLinkAddFile");
+  ::cuwrap::detail::JitCall jit_call(options, optionValues, false);
+  jit_call.check(fn(state, type, path, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddFile");
+}
+
+/// \brief Add a file input to a pending linker invocation
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, ::cuwrap::driver::JitOptions& jit) {
+  return ::cuwrap::driver::cuLinkAddFile(state, type, path, jit.options(), jit.values_for_call());
 }
 
 /// The outputs of cuLinkComplete, named after its C parameters (structured bindings work).
@@ -938,40 +979,60 @@ inline CUsurfref cuModuleGetSurfRef(CUmodule hmod, const char* name) {
 inline CUlibrary cuLibraryLoadData(const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadData");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(jitOptions, numJitOptions), std::span<void*>(jitOptionsValues, numJitOptions), true);
+  jit_call.check(fn(&library, code, jit_call.options(), jit_call.values(), jit_call.count(), libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadData");
   return library;
 }
 
 /// \brief Load a library with specified code and options
 ///
 /// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
-inline CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, std::span<void* const> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+inline CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
   ::cuwrap::detail::check_same_length("cuLibraryLoadData", "jitOptions", jitOptions.size(), "jitOptionsValues", jitOptionsValues.size(), false);
   ::cuwrap::detail::check_same_length("cuLibraryLoadData", "libraryOptions", libraryOptions.size(), "libraryOptionValues", libraryOptionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, code, const_cast<CUjit_option*>(jitOptions.data()), const_cast<void**>(jitOptionsValues.data()), static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadData");
+  ::cuwrap::detail::JitCall jit_call(jitOptions, jitOptionsValues, true);
+  jit_call.check(fn(&library, code, jit_call.options(), jit_call.values(), jit_call.count(), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadData");
   return library;
+}
+
+/// \brief Load a library with specified code and options
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline CUlibrary cuLibraryLoadData(const void* code, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+  return ::cuwrap::driver::cuLibraryLoadData(code, jit.options(), jit.values_for_call(), libraryOptions, libraryOptionValues);
 }
 
 /// \brief Load a library with specified file and options
 inline CUlibrary cuLibraryLoadFromFile(const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadFromFile");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(jitOptions, numJitOptions), std::span<void*>(jitOptionsValues, numJitOptions), true);
+  jit_call.check(fn(&library, fileName, jit_call.options(), jit_call.values(), jit_call.count(), libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadFromFile");
   return library;
 }
 
 /// \brief Load a library with specified file and options
 ///
 /// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
-inline CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, std::span<void* const> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+inline CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
   ::cuwrap::detail::check_same_length("cuLibraryLoadFromFile", "jitOptions", jitOptions.size(), "jitOptionsValues", jitOptionsValues.size(), false);
   ::cuwrap::detail::check_same_length("cuLibraryLoadFromFile", "libraryOptions", libraryOptions.size(), "libraryOptionValues", libraryOptionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, fileName, const_cast<CUjit_option*>(jitOptions.data()), const_cast<void**>(jitOptionsValues.data()), static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadFromFile");
+  ::cuwrap::detail::JitCall jit_call(jitOptions, jitOptionsValues, true);
+  jit_call.check(fn(&library, fileName, jit_call.options(), jit_call.values(), jit_call.count(), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadFromFile");
   return library;
+}
+
+/// \brief Load a library with specified file and options
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline CUlibrary cuLibraryLoadFromFile(const char* fileName, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+  return ::cuwrap::driver::cuLibraryLoadFromFile(fileName, jit.options(), jit.values_for_call(), libraryOptions, libraryOptionValues);
 }
 
 /// \brief Unloads a library
