@@ -22,6 +22,9 @@
 {{#JIT_INCLUDE}}
 #include <cuwrap/jit_options.hpp>
 {{/JIT_INCLUDE}}
+{{#LAUNCH_INCLUDE}}
+#include <cuwrap/kernel_arguments.hpp>
+{{/LAUNCH_INCLUDE}}
 {{BLANK_LINE}}
 #include <array>
 #include <cstddef>

@@ -500,6 +500,12 @@ void fill_function(Dict& lib, const LibraryPlan& library, const FunctionPlan& pl
   if (jit) {
     lib.ShowSection("JIT_INCLUDE");
   }
+  // A launch taking its kernel's arguments as `void** kernelParams` (cuLaunchKernel,
+  // cuLaunchKernelEx): the typed launches that pack them are in kernel_arguments.hpp.
+  if (std::any_of(f.params.begin(), f.params.end(),
+                  [](const Param& p) { return p.name == "kernelParams" && p.type == "void**"; })) {
+    lib.ShowSection("LAUNCH_INCLUDE");
+  }
   if (library.config.per_thread && !f.per_thread_symbol.empty()) {
     d->ShowSection("PER_THREAD");
   }

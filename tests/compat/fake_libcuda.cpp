@@ -156,10 +156,45 @@ CUresult fake_kernel_get_function(CUfunction* function, CUkernel /*kernel*/) {
   return CUDA_SUCCESS;
 }
 
-CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            unsigned, unsigned, CUstream, void**, void**) {
+// Functions, like kernels, have their parameter count in the handle's low 4 bits, each
+// parameter 8 bytes (0xBAD: a function the driver has no parameter information for).
+CUresult fake_func_get_param_info(CUfunction function, std::size_t index, std::size_t* offset,
+                                  std::size_t* size) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(function);
+  if (bits == kBrokenKernel) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (index >= (bits & 0xFU)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *offset = 8 * index;
+  *size = 8;
+  return CUDA_SUCCESS;
+}
+
+// A launch records the function and its first argument's 8 bytes (0 when it has none).
+std::uint64_t g_first_argument = 0;
+void record_launch(CUfunction function, void** params) {
   ++g_launches;
   g_launched = function;
+  g_first_argument = 0;
+  if (params != nullptr && params[0] != nullptr &&
+      (reinterpret_cast<std::uintptr_t>(function) & 0xFU) > 0) {
+    std::memcpy(&g_first_argument, params[0], sizeof g_first_argument);
+  }
+}
+
+CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, unsigned, CUstream, void** params, void**) {
+  record_launch(function, params);
+  return CUDA_SUCCESS;
+}
+CUresult fake_launch_kernel_ex(const CUlaunchConfig* config, CUfunction function, void** params,
+                               void**) {
+  if (config == nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  record_launch(function, params);
   return CUDA_SUCCESS;
 }
 
@@ -307,6 +342,8 @@ const Entry kEntries[] = {
     {"cuKernelGetParamInfo", 12040, as_pointer(fake_kernel_get_param_info)},
     {"cuKernelGetFunction", 12000, as_pointer(fake_kernel_get_function)},
     {"cuLaunchKernel", 4000, as_pointer(fake_launch_kernel)},
+    {"cuLaunchKernelEx", 11060, as_pointer(fake_launch_kernel_ex)},
+    {"cuFuncGetParamInfo", 12040, as_pointer(fake_func_get_param_info)},
     {"cuModuleLoadDataEx", 2010, as_pointer(fake_module_load_data_ex)},
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
     {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
@@ -379,6 +416,8 @@ void cuwrap_fake_fail_ctx_set_current_in(int n) { g_fail_set_current_in = n; }
 /// How many launches ran so far, and the function of the last.
 int cuwrap_fake_launches() { return g_launches; }
 CUfunction cuwrap_fake_launched_function() { return g_launched; }
+/// The first 8 bytes of the last launch's first argument (0: it had none).
+unsigned long long cuwrap_fake_first_argument() { return g_first_argument; }
 
 /// The rank and the first globalStrides entry of the last successful cuTensorMapEncodeTiled.
 unsigned cuwrap_fake_encoded_rank() { return g_encoded_rank; }

@@ -13,6 +13,7 @@
 #include <cuwrap/driver_enums.hpp>
 #include <cuwrap/driver_raw.hpp>
 #include <cuwrap/jit_options.hpp>
+#include <cuwrap/kernel_arguments.hpp>
 
 #include <array>
 #include <cstddef>
