@@ -25,6 +25,9 @@
 {{#LAUNCH_INCLUDE}}
 #include <cuwrap/kernel_arguments.hpp>
 {{/LAUNCH_INCLUDE}}
+{{#OWNING_HANDLES}}
+#include <cuwrap/unique_handle.hpp>
+{{/OWNING_HANDLES}}
 {{BLANK_LINE}}
 #include <array>
 #include <cstddef>
@@ -235,6 +238,34 @@ inline {{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NA
 }
 {{/ONE_CALL}}
 {{/FUNCTION}}
+{{#OWNING_HANDLES}}
+{{BLANK_LINE}}
+/// How unique_handle<H> releases each handle type that the header creates and destroys
+/// in pairs (the coverage report's owning_handles lists them).
+template <class H>
+struct handle_release;
+{{#OWNING}}
+{{BLANK_LINE}}
+/// {{HANDLE}}: made by {{CREATORS}}; released with {{DESTROY}}.
+template <>
+struct handle_release<{{HANDLE}}> {
+  /// Release `handle` with {{DESTROY}}; a failure goes to the release-failure handler.
+  static void release({{HANDLE}} handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::{{DESTROY}}(handle), "{{DESTROY}}", "{{HANDLE}}");
+  }
+};
+{{/OWNING}}
+{{BLANK_LINE}}
+/// An owning handle, released with the call its handle_release names when it ends.
+template <class H>
+using unique_handle = ::cuwrap::detail::unique_handle<H, handle_release<H>>;
+{{BLANK_LINE}}
+/// Return `handle` owned: released when the unique_handle ends or is reset.
+template <class H>
+[[nodiscard]] unique_handle<H> make_unique(H handle) noexcept {
+  return unique_handle<H>(handle);
+}
+{{/OWNING_HANDLES}}
 {{BLANK_LINE}}
 }  // namespace cuwrap::{{NS}}
 {{BLANK_LINE}}

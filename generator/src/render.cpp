@@ -585,6 +585,19 @@ void render_headers(const std::filesystem::path& dir, const Plan& plan, const Li
       }
     }
   }
+  if (!library.owning.empty()) {
+    Dict* owning = d.AddSectionDictionary("OWNING_HANDLES");
+    for (const auto& o : library.owning) {
+      Dict* h = owning->AddSectionDictionary("OWNING");
+      h->SetValue("HANDLE", o.handle);
+      h->SetValue("DESTROY", o.destroy);
+      std::string creators;
+      for (const auto& c : o.creators) {
+        creators += (creators.empty() ? "" : ", ") + c;
+      }
+      h->SetValue("CREATORS", creators);
+    }
+  }
   const std::string base = "include/cuwrap/" + library.config.ns;
   files.push_back({base + "_enums.hpp", expand(dir, "library_enums.hpp.tpl", d)});
   files.push_back({base + "_raw.hpp", expand(dir, "library_raw.hpp.tpl", d)});

@@ -241,6 +241,41 @@ TEST_F(GeneratedDriverGpu, FailingJitCarriesTheErrorLog) {
   }
 }
 
+// Owning handles: the module, stream and event are released when their owners end, the
+// half-built state unwound without try/catch.
+TEST_F(GeneratedDriverGpu, OwningHandlesReleaseWhatTheyOwn) {
+  CUWRAP_REQUIRE_NVRTC();
+  const std::vector<char> cubin = cubin_for(
+      "extern \"C\" __global__ void set(int* v, int x) { v[threadIdx.x] = x; }\n", device_);
+  CUmodule released = nullptr;
+  {
+    const drv::unique_handle<CUmodule> module =
+        drv::make_unique(drv::cuModuleLoadData(cubin.data()));
+    const auto stream = drv::make_unique(drv::cuStreamCreate(CU_STREAM_NON_BLOCKING));
+    const auto done = drv::make_unique(drv::cuEventCreate(CU_EVENT_DEFAULT));
+    ASSERT_TRUE(module && stream && done);
+    const CUfunction fn = drv::cuModuleGetFunction(module.get(), "set");
+    const CUdeviceptr d = drv::cuMemAlloc(32 * sizeof(int));
+    drv::cuLaunchKernel(fn, {1}, {32}, 0, stream.get(), d, 5);
+    drv::cuEventRecord(done.get(), stream.get());
+    drv::cuEventSynchronize(done.get());
+    std::vector<int> out(32);
+    drv::cuMemcpyDtoH(out.data(), d, out.size() * sizeof(int));
+    EXPECT_EQ(out, std::vector<int>(32, 5));
+    drv::cuMemFree(d);
+    released = module.get();
+  }
+  // The module was unloaded: its handle no longer gives functions.
+  CUfunction fn = nullptr;
+  EXPECT_NE(drv::raw::cuModuleGetFunction(&fn, released, "set"), CUDA_SUCCESS);
+  // release() hands the handle back unreleased.
+  auto owned = drv::make_unique(drv::cuModuleLoadData(cubin.data()));
+  const CUmodule handle = owned.release();
+  EXPECT_FALSE(owned);
+  EXPECT_EQ(drv::raw::cuModuleGetFunction(&fn, handle, "set"), CUDA_SUCCESS);
+  drv::cuModuleUnload(handle);
+}
+
 TEST_F(GeneratedDriverGpu, StreamAndEventQueryAnswerWithBool) {
   const std::vector<char> cubin = cubin_for(
       "extern \"C\" __global__ void spin(unsigned long long cycles) {\n"

@@ -23,6 +23,37 @@ namespace drv = cuwrap::driver;
 namespace {
 
 // Mismatched paired spans are refused before the driver is even loaded.
+// unique_handle: released once, at the end, on reset and on move assignment; release()
+// hands the handle back unreleased.
+struct CountingRelease {
+  static inline std::vector<int*> released;
+  static void release(int* handle) noexcept { released.push_back(handle); }
+};
+
+TEST(UniqueHandle, ReleasesOnceAndHandsBackOnRelease) {
+  using Owned = cuwrap::detail::unique_handle<int*, CountingRelease>;
+  int a = 0;
+  int b = 0;
+  int c = 0;
+  CountingRelease::released.clear();
+  {
+    Owned owned(&a);
+    EXPECT_TRUE(owned);
+    EXPECT_EQ(owned.get(), &a);
+    Owned moved(std::move(owned));
+    EXPECT_FALSE(owned);  // NOLINT(bugprone-use-after-move): moved-from is empty
+    moved.reset(&b);
+    EXPECT_EQ(CountingRelease::released, std::vector<int*>{&a});
+    Owned other(&c);
+    other = std::move(moved);
+    EXPECT_EQ(CountingRelease::released, (std::vector<int*>{&a, &c}));
+    Owned kept(&c);
+    EXPECT_EQ(kept.release(), &c);
+    EXPECT_FALSE(kept);
+  }
+  EXPECT_EQ(CountingRelease::released, (std::vector<int*>{&a, &c, &b}));
+}
+
 TEST(TypedShapes, MismatchedSpansThrowBeforeAnyDriverCall) {
   const char* const headers[] = {"a", "b"};
   const char* const names[] = {"a.h"};
@@ -70,6 +101,19 @@ static_assert(
                    CUmodule>);
 static_assert(
     std::is_same_v<decltype(drv::cuLinkCreate(std::declval<drv::JitOptions&>())), CUlinkState>);
+// Owning handles for the pairs cuda.h proves; a type without one has no unique_handle.
+static_assert(!std::is_copy_constructible_v<drv::unique_handle<CUmodule>>);
+static_assert(std::is_nothrow_move_constructible_v<drv::unique_handle<CUmodule>>);
+static_assert(std::is_same_v<decltype(drv::make_unique(std::declval<CUstream>())),
+                             drv::unique_handle<CUstream>>);
+template <class H>
+concept Releasable = requires {
+  drv::handle_release<H>::release;
+};
+static_assert(Releasable<CUmodule> && Releasable<CUlibrary> && Releasable<CUevent> &&
+              Releasable<CUlinkState> && Releasable<CUgraph> && Releasable<CUmemoryPool>);
+static_assert(!Releasable<CUfunction> && !Releasable<CUgraphNode>);
+
 #if CUDA_VERSION >= 13000
 using EdgeSpan = std::span<const CUgraphEdgeData>;
 static_assert(std::is_same_v<decltype(drv::cuGraphAddDependencies(CUgraph{}, NodeSpan{}, NodeSpan{},

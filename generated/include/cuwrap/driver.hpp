@@ -14,6 +14,7 @@
 #include <cuwrap/driver_raw.hpp>
 #include <cuwrap/jit_options.hpp>
 #include <cuwrap/kernel_arguments.hpp>
+#include <cuwrap/unique_handle.hpp>
 
 #include <array>
 #include <cstddef>
@@ -4484,6 +4485,147 @@ inline void cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) {
 inline void cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessUnlock)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[448], ::cuwrap::detail::Library::Driver, 448));
   ::cuwrap::detail::check(fn(pid, args), "cuCheckpointProcessUnlock");
+}
+
+/// How unique_handle<H> releases each handle type that the header creates and destroys
+/// in pairs (the coverage report's owning_handles lists them).
+template <class H>
+struct handle_release;
+
+/// CUcontext: made by cuCtxCreate; released with cuCtxDestroy.
+template <>
+struct handle_release<CUcontext> {
+  /// Release `handle` with cuCtxDestroy; a failure goes to the release-failure handler.
+  static void release(CUcontext handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuCtxDestroy(handle), "cuCtxDestroy", "CUcontext");
+  }
+};
+
+/// CUmodule: made by cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx, cuModuleLoadFatBinary; released with cuModuleUnload.
+template <>
+struct handle_release<CUmodule> {
+  /// Release `handle` with cuModuleUnload; a failure goes to the release-failure handler.
+  static void release(CUmodule handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuModuleUnload(handle), "cuModuleUnload", "CUmodule");
+  }
+};
+
+/// CUlibrary: made by cuLibraryLoadData, cuLibraryLoadFromFile; released with cuLibraryUnload.
+template <>
+struct handle_release<CUlibrary> {
+  /// Release `handle` with cuLibraryUnload; a failure goes to the release-failure handler.
+  static void release(CUlibrary handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuLibraryUnload(handle), "cuLibraryUnload", "CUlibrary");
+  }
+};
+
+/// CUarray: made by cuArrayCreate, cuArray3DCreate; released with cuArrayDestroy.
+template <>
+struct handle_release<CUarray> {
+  /// Release `handle` with cuArrayDestroy; a failure goes to the release-failure handler.
+  static void release(CUarray handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuArrayDestroy(handle), "cuArrayDestroy", "CUarray");
+  }
+};
+
+/// CUmipmappedArray: made by cuMipmappedArrayCreate; released with cuMipmappedArrayDestroy.
+template <>
+struct handle_release<CUmipmappedArray> {
+  /// Release `handle` with cuMipmappedArrayDestroy; a failure goes to the release-failure handler.
+  static void release(CUmipmappedArray handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuMipmappedArrayDestroy(handle), "cuMipmappedArrayDestroy", "CUmipmappedArray");
+  }
+};
+
+/// CUevent: made by cuEventCreate; released with cuEventDestroy.
+template <>
+struct handle_release<CUevent> {
+  /// Release `handle` with cuEventDestroy; a failure goes to the release-failure handler.
+  static void release(CUevent handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuEventDestroy(handle), "cuEventDestroy", "CUevent");
+  }
+};
+
+/// CUstream: made by cuStreamCreate, cuStreamCreateWithPriority; released with cuStreamDestroy.
+template <>
+struct handle_release<CUstream> {
+  /// Release `handle` with cuStreamDestroy; a failure goes to the release-failure handler.
+  static void release(CUstream handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuStreamDestroy(handle), "cuStreamDestroy", "CUstream");
+  }
+};
+
+/// CUexternalMemory: made by cuImportExternalMemory; released with cuDestroyExternalMemory.
+template <>
+struct handle_release<CUexternalMemory> {
+  /// Release `handle` with cuDestroyExternalMemory; a failure goes to the release-failure handler.
+  static void release(CUexternalMemory handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuDestroyExternalMemory(handle), "cuDestroyExternalMemory", "CUexternalMemory");
+  }
+};
+
+/// CUexternalSemaphore: made by cuImportExternalSemaphore; released with cuDestroyExternalSemaphore.
+template <>
+struct handle_release<CUexternalSemaphore> {
+  /// Release `handle` with cuDestroyExternalSemaphore; a failure goes to the release-failure handler.
+  static void release(CUexternalSemaphore handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuDestroyExternalSemaphore(handle), "cuDestroyExternalSemaphore", "CUexternalSemaphore");
+  }
+};
+
+/// CUgraph: made by cuGraphCreate; released with cuGraphDestroy.
+template <>
+struct handle_release<CUgraph> {
+  /// Release `handle` with cuGraphDestroy; a failure goes to the release-failure handler.
+  static void release(CUgraph handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuGraphDestroy(handle), "cuGraphDestroy", "CUgraph");
+  }
+};
+
+/// CUmemoryPool: made by cuMemPoolCreate, cuMemPoolImportFromShareableHandle; released with cuMemPoolDestroy.
+template <>
+struct handle_release<CUmemoryPool> {
+  /// Release `handle` with cuMemPoolDestroy; a failure goes to the release-failure handler.
+  static void release(CUmemoryPool handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuMemPoolDestroy(handle), "cuMemPoolDestroy", "CUmemoryPool");
+  }
+};
+
+/// CUgreenCtx: made by cuGreenCtxCreate; released with cuGreenCtxDestroy.
+template <>
+struct handle_release<CUgreenCtx> {
+  /// Release `handle` with cuGreenCtxDestroy; a failure goes to the release-failure handler.
+  static void release(CUgreenCtx handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuGreenCtxDestroy(handle), "cuGreenCtxDestroy", "CUgreenCtx");
+  }
+};
+
+/// CUlinkState: made by cuLinkCreate; released with cuLinkDestroy.
+template <>
+struct handle_release<CUlinkState> {
+  /// Release `handle` with cuLinkDestroy; a failure goes to the release-failure handler.
+  static void release(CUlinkState handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuLinkDestroy(handle), "cuLinkDestroy", "CUlinkState");
+  }
+};
+
+/// CUlogsCallbackHandle: made by cuLogsRegisterCallback; released with cuLogsUnregisterCallback.
+template <>
+struct handle_release<CUlogsCallbackHandle> {
+  /// Release `handle` with cuLogsUnregisterCallback; a failure goes to the release-failure handler.
+  static void release(CUlogsCallbackHandle handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuLogsUnregisterCallback(handle), "cuLogsUnregisterCallback", "CUlogsCallbackHandle");
+  }
+};
+
+/// An owning handle, released with the call its handle_release names when it ends.
+template <class H>
+using unique_handle = ::cuwrap::detail::unique_handle<H, handle_release<H>>;
+
+/// Return `handle` owned: released when the unique_handle ends or is reset.
+template <class H>
+[[nodiscard]] unique_handle<H> make_unique(H handle) noexcept {
+  return unique_handle<H>(handle);
 }
 
 }  // namespace cuwrap::driver
