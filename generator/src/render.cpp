@@ -90,6 +90,16 @@ void fill_typed(Dict& typed, const FunctionPlan& plan) {
       in->SetValue("NAME", p.name);
       continue;
     }
+    if (plan.roles[i] == ParamRole::Input && p.type == "const char**") {
+      // An array of strings the library only reads (nvJitLinkCreate's options): taken as
+      // `const char* const*`, so that a const array is accepted as it is.
+      arg->AddSectionDictionary("AS_EXPR")->SetValue("EXPR",
+                                                     "const_cast<const char**>(" + p.name + ")");
+      Dict* in = typed.AddSectionDictionary("INPUT");
+      in->SetValue("DECL", "const char* const* " + p.name);
+      in->SetValue("NAME", p.name);
+      continue;
+    }
     switch (plan.roles[i]) {
       case ParamRole::Input: {
         arg->ShowSection("AS_IN");

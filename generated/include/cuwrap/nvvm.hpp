@@ -91,9 +91,9 @@ inline void nvvmLazyAddModuleToProgram(nvvmProgram prog, const char* buffer, siz
 }
 
 /// \brief Compile the NVVM program.
-inline void nvvmCompileProgram(nvvmProgram prog, int numOptions, const char** options) {
+inline void nvvmCompileProgram(nvvmProgram prog, int numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::nvvmCompileProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[7], ::cuwrap::detail::Library::Nvvm, 7));
-  ::cuwrap::detail::check(fn(prog, numOptions, options), "nvvmCompileProgram", prog);
+  ::cuwrap::detail::check(fn(prog, numOptions, const_cast<const char**>(options)), "nvvmCompileProgram", prog);
 }
 
 /// \brief Compile the NVVM program.
@@ -105,9 +105,9 @@ inline void nvvmCompileProgram(nvvmProgram prog, std::span<const char* const> op
 }
 
 /// \brief Verify the NVVM program.
-inline void nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char** options) {
+inline void nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::nvvmVerifyProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[8], ::cuwrap::detail::Library::Nvvm, 8));
-  ::cuwrap::detail::check(fn(prog, numOptions, options), "nvvmVerifyProgram", prog);
+  ::cuwrap::detail::check(fn(prog, numOptions, const_cast<const char**>(options)), "nvvmVerifyProgram", prog);
 }
 
 /// \brief Verify the NVVM program.
