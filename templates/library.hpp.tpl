@@ -31,9 +31,11 @@
 {{BLANK_LINE}}
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 {{BLANK_LINE}}

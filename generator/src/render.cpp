@@ -214,9 +214,18 @@ std::string second_arg(const FunctionPlan& plan, std::size_t i, bool query,
   switch (fp.role) {
     case FormRole::Input:
       return p.name;
+    case FormRole::KeyedValue:
+      if (form.import_handle) {
+        // The handle's type is the key's: decided where the template is instantiated.
+        return "[&]() -> void* { using T = decltype(" + p.name +
+               "); if constexpr (std::is_integral_v<T>) { return "
+               "reinterpret_cast<void*>(static_cast<std::uintptr_t>(" +
+               p.name + ")); } else if constexpr (std::is_pointer_v<T>) { return " + p.name +
+               "; } else { return static_cast<void*>(&" + p.name + "); } }()";
+      }
+      return "&" + p.name;
     case FormRole::Output:
     case FormRole::InOut:
-    case FormRole::KeyedValue:
       return "&" + p.name;
     case FormRole::Vector:
       return query ? std::string("nullptr") : p.name + ".data()";

@@ -232,7 +232,8 @@ std::string documented_type(const std::string& doc, const std::set<std::string>&
 std::optional<KeyTable> key_of(const Function& f, const Header& header, std::size_t& key) {
   const std::string& n = f.name;
   const bool accessor = n.find("Get") != std::string::npos || n.find("Set") != std::string::npos ||
-                        n.find("Export") != std::string::npos;
+                        n.find("Export") != std::string::npos ||
+                        n.find("Import") != std::string::npos;
   if (!accessor) {
     return std::nullopt;
   }
@@ -279,7 +280,10 @@ bool plan_keyed(const Function& f, const Header& header, SecondForm& form) {
     }
   }
   form.key = table;
-  form.setter = f.name.find("Set") != std::string::npos;
+  // An import takes the handle its export returns (cuMemImportFromShareableHandle: the
+  // POSIX file descriptor itself, the fabric handle's address) as an input.
+  form.import_handle = f.name.find("Import") != std::string::npos;
+  form.setter = f.name.find("Set") != std::string::npos || form.import_handle;
   form.shape = "typed attribute";
   form.why = "the value's type depends on " + f.params[key].name;
   return true;

@@ -93,6 +93,9 @@ struct SecondForm {
   std::string answer_status;    ///< a status that returns the outputs instead of throwing
   std::optional<KeyTable> key;  ///< Key/KeyedValue: the value types
   bool setter = false;          ///< the keyed value is an input (cuMemPoolSetAttribute)
+  /// The keyed value is an OS handle passed as the `void*` itself (an integer such as a
+  /// file descriptor cast to it, a pointer as it is, a struct by address): the imports.
+  bool import_handle = false;
   /// Several keys at once (cuPointerGetAttributes): Key is the key array, KeyedValue
   /// the `void**` values, KeyedSize their sizes, SpanCount the number of keys.
   bool plural = false;

@@ -316,6 +316,15 @@ CUresult fake_module_load_data_ex(CUmodule* module, const void* image, unsigned 
   return CUDA_SUCCESS;
 }
 
+// An import records the OS handle it was given and answers handle 0x1A.
+void* g_imported_os_handle = nullptr;
+CUresult fake_mem_import_from_shareable_handle(CUmemGenericAllocationHandle* handle,
+                                               void* os_handle, CUmemAllocationHandleType) {
+  g_imported_os_handle = os_handle;
+  *handle = 0x1A;
+  return CUDA_SUCCESS;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -344,6 +353,7 @@ const Entry kEntries[] = {
     {"cuLaunchKernel", 4000, as_pointer(fake_launch_kernel)},
     {"cuLaunchKernelEx", 11060, as_pointer(fake_launch_kernel_ex)},
     {"cuFuncGetParamInfo", 12040, as_pointer(fake_func_get_param_info)},
+    {"cuMemImportFromShareableHandle", 10020, as_pointer(fake_mem_import_from_shareable_handle)},
     {"cuModuleLoadDataEx", 2010, as_pointer(fake_module_load_data_ex)},
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
     {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
@@ -416,6 +426,9 @@ void cuwrap_fake_fail_ctx_set_current_in(int n) { g_fail_set_current_in = n; }
 /// How many launches ran so far, and the function of the last.
 int cuwrap_fake_launches() { return g_launches; }
 CUfunction cuwrap_fake_launched_function() { return g_launched; }
+/// The OS handle the last cuMemImportFromShareableHandle was given.
+void* cuwrap_fake_imported_os_handle() { return g_imported_os_handle; }
+
 /// The first 8 bytes of the last launch's first argument (0: it had none).
 unsigned long long cuwrap_fake_first_argument() { return g_first_argument; }
 

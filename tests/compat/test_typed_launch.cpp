@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace {
 
@@ -81,6 +82,22 @@ TEST_F(TypedLaunchOnFakeDriver, UncheckedWhereTheDriverCannotSayAndTheCFormStays
   drv::cuLaunchKernel(none, 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
   EXPECT_EQ(launches(), before + 3);
   EXPECT_LE(fake_query<int>("cuwrap_fake_max_requested_version"), cuwrap::driver_version());
+}
+
+// The import takes what the export returns: a POSIX file descriptor as an int, passed as
+// the void* value itself; the fabric handle by address.
+static_assert(
+    std::is_same_v<
+        decltype(drv::cuMemImportFromShareableHandle<CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR>(0)),
+        CUmemGenericAllocationHandle>);
+
+TEST_F(TypedLaunchOnFakeDriver, ImportTakesTheFileDescriptorAsAnInt) {
+  const int fd = 42;
+  const CUmemGenericAllocationHandle handle =
+      drv::cuMemImportFromShareableHandle<CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR>(fd);
+  EXPECT_EQ(handle, 0x1AU);
+  EXPECT_EQ(fake_query<void*>("cuwrap_fake_imported_os_handle"),
+            reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)));
 }
 
 }  // namespace

@@ -18,9 +18,11 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -1843,6 +1845,17 @@ inline CUmemGenericAllocationHandle cuMemImportFromShareableHandle(void* osHandl
   return handle;
 }
 
+/// \brief Imports an allocation from a requested shareable handle type.
+///
+/// Typed form (the value's type depends on shHandleType); the form above stays for callers holding raw arrays.
+template <CUmemAllocationHandleType Key>
+inline CUmemGenericAllocationHandle cuMemImportFromShareableHandle(typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type osHandle) {
+  auto* fn = reinterpret_cast<decltype(::cuMemImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[172], ::cuwrap::detail::Library::Driver, 172));
+  CUmemGenericAllocationHandle handle{};
+  ::cuwrap::detail::check(fn(&handle, [&]() -> void* { using T = decltype(osHandle); if constexpr (std::is_integral_v<T>) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(osHandle)); } else if constexpr (std::is_pointer_v<T>) { return osHandle; } else { return static_cast<void*>(&osHandle); } }(), Key), "cuMemImportFromShareableHandle");
+  return handle;
+}
+
 /// \brief Calculates either the minimal or recommended granularity
 inline size_t cuMemGetAllocationGranularity(const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationGranularity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[173], ::cuwrap::detail::Library::Driver, 173));
@@ -2007,6 +2020,17 @@ inline CUmemoryPool cuMemPoolImportFromShareableHandle(void* handle, CUmemAlloca
   auto* fn = reinterpret_cast<decltype(::cuMemPoolImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190));
   CUmemoryPool pool_out{};
   ::cuwrap::detail::check(fn(&pool_out, handle, handleType, flags), "cuMemPoolImportFromShareableHandle");
+  return pool_out;
+}
+
+/// \brief imports a memory pool from a shared handle.
+///
+/// Typed form (the value's type depends on handleType); the form above stays for callers holding raw arrays.
+template <CUmemAllocationHandleType Key>
+inline CUmemoryPool cuMemPoolImportFromShareableHandle(typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type handle, unsigned long long flags) {
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190));
+  CUmemoryPool pool_out{};
+  ::cuwrap::detail::check(fn(&pool_out, [&]() -> void* { using T = decltype(handle); if constexpr (std::is_integral_v<T>) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(handle)); } else if constexpr (std::is_pointer_v<T>) { return handle; } else { return static_cast<void*>(&handle); } }(), Key, flags), "cuMemPoolImportFromShareableHandle");
   return pool_out;
 }
 
