@@ -19,12 +19,23 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/{{NS}}_enums.hpp>
 #include <cuwrap/{{NS}}_raw.hpp>
+{{#JIT_INCLUDE}}
+#include <cuwrap/jit_options.hpp>
+{{/JIT_INCLUDE}}
+{{#LAUNCH_INCLUDE}}
+#include <cuwrap/kernel_arguments.hpp>
+{{/LAUNCH_INCLUDE}}
+{{#OWNING_HANDLES}}
+#include <cuwrap/unique_handle.hpp>
+{{/OWNING_HANDLES}}
 {{BLANK_LINE}}
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 {{BLANK_LINE}}
@@ -82,14 +93,17 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{#STRING}}
   std::string {{BUFFER}}({{LENGTH}}, '\0');
 {{/STRING}}
+{{#JIT}}
+  ::cuwrap::detail::JitCall jit_call({{ARGS}});
+{{/JIT}}
 {{#PASS_THROUGH}}
   return {{FN}}({{#ARG}}{{NAME}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}});
 {{/PASS_THROUGH}}
 {{#ANSWER}}
-  return ::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{NAME}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}");
+  return ::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{NAME}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
 {{/ANSWER}}
 {{#CHECKED}}
-  ::cuwrap::detail::check({{FN}}({{#ARG}}{{#AS_IN}}{{NAME}}{{/AS_IN}}{{#AS_OUT}}&{{NAME}}{{/AS_OUT}}{{#AS_MEMBER}}&{{LOCAL}}.{{NAME}}{{/AS_MEMBER}}{{#AS_BUFFER}}{{NAME}}.data(){{/AS_BUFFER}}{{#AS_LENGTH}}static_cast<{{TYPE}}>({{BUFFER}}.size()){{/AS_LENGTH}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
+  {{CHECK}}({{FN}}({{#ARG}}{{#AS_IN}}{{NAME}}{{/AS_IN}}{{#AS_EXPR}}{{EXPR}}{{/AS_EXPR}}{{#AS_OUT}}&{{NAME}}{{/AS_OUT}}{{#AS_MEMBER}}&{{LOCAL}}.{{NAME}}{{/AS_MEMBER}}{{#AS_BUFFER}}{{NAME}}.data(){{/AS_BUFFER}}{{#AS_LENGTH}}static_cast<{{TYPE}}>({{BUFFER}}.size()){{/AS_LENGTH}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
 {{/CHECKED}}
 {{#VALUE}}
   return {{OUTPUT}};
@@ -133,13 +147,13 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{/LOCAL}}
 {{#ENUMERATE}}
   {{COUNT_TYPE}} {{COUNT}} = 0;
-  ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}");
+  ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
   for (;;) {
 {{#VECTOR}}
     {{NAME}}.resize({{COUNT}} + 1);
 {{/VECTOR}}
     {{COUNT_TYPE}} {{FILLED}} = {{COUNT}} + 1;
-    ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}");
+    ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
     if ({{FILLED}} <= {{COUNT}}) {
 {{#VECTOR}}
       {{NAME}}.resize({{FILLED}});
@@ -147,15 +161,18 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
       break;
     }
     // More than counted: the set grew between the calls. Count again, never truncate.
-    ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}");
+    ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
   }
 {{/ENUMERATE}}
+{{#JIT}}
+  ::cuwrap::detail::JitCall jit_call({{ARGS}});
+{{/JIT}}
 {{#CHECKED}}
-  ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}");
+  {{CHECK}}({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
 {{/CHECKED}}
 {{#ANSWER}}
   // {{STATUS}} is an answer here: the returned info says why.
-  static_cast<void>(::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}"));
+  static_cast<void>(::cuwrap::detail::check_answer({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), {{STATUS}}, "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}}));
 {{/ANSWER}}
 {{#REQUESTED}}
   {{NAME}}.resize({{COUNT}});
@@ -168,6 +185,19 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{/RETURN_ALL}}
 }
 {{/SECOND}}
+{{#JIT_OVERLOAD}}
+{{BLANK_LINE}}
+/// \brief {{BRIEF}}
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+{{#DEPRECATED}}
+[[deprecated]]
+{{/DEPRECATED}}
+inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+  return ::cuwrap::{{NS}}::{{NAME}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}});
+}
+{{/JIT_OVERLOAD}}
 {{#PLURAL}}
 {{BLANK_LINE}}
 /// \brief {{BRIEF}}
@@ -185,7 +215,7 @@ inline std::tuple<{{VALUE_TYPES}}> {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator
 {{#SIZES}}
         {{TYPE}} sizes[] = {sizeof(value)...};
 {{/SIZES}}
-        ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}");
+        ::cuwrap::detail::check({{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
       },
       result);
   return result;
@@ -210,6 +240,34 @@ inline {{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NA
 }
 {{/ONE_CALL}}
 {{/FUNCTION}}
+{{#OWNING_HANDLES}}
+{{BLANK_LINE}}
+/// How unique_handle<H> releases each handle type that the header creates and destroys
+/// in pairs (the coverage report's owning_handles lists them).
+template <class H>
+struct handle_release;
+{{#OWNING}}
+{{BLANK_LINE}}
+/// {{HANDLE}}: made by {{CREATORS}}; released with {{DESTROY}}.
+template <>
+struct handle_release<{{HANDLE}}> {
+  /// Release `handle` with {{DESTROY}}; a failure goes to the release-failure handler.
+  static void release({{HANDLE}} handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::{{DESTROY}}(handle), "{{DESTROY}}", "{{HANDLE}}");
+  }
+};
+{{/OWNING}}
+{{BLANK_LINE}}
+/// An owning handle, released with the call its handle_release names when it ends.
+template <class H>
+using unique_handle = ::cuwrap::detail::unique_handle<H, handle_release<H>>;
+{{BLANK_LINE}}
+/// Return `handle` owned: released when the unique_handle ends or is reset.
+template <class H>
+[[nodiscard]] unique_handle<H> make_unique(H handle) noexcept {
+  return unique_handle<H>(handle);
+}
+{{/OWNING_HANDLES}}
 {{BLANK_LINE}}
 }  // namespace cuwrap::{{NS}}
 {{BLANK_LINE}}

@@ -76,6 +76,30 @@ void fill_typed(Dict& typed, const FunctionPlan& plan) {
     Dict* arg = typed.AddSectionDictionary("ARG");
     arg->SetValue("NAME", p.name);
     arg->SetValue("TYPE", p.type);
+    const FormParam* jit_param =
+        plan.second && plan.second->jit != JitUse::None ? &plan.second->params[i] : nullptr;
+    if (jit_param != nullptr && plan.roles[i] == ParamRole::Input &&
+        (jit_param->jit != JitRole::None || i == plan.second->jit_count)) {
+      // The JIT option pair goes through detail::JitCall (the JIT section).
+      Dict* expr = arg->AddSectionDictionary("AS_EXPR");
+      expr->SetValue("EXPR", jit_param->jit == JitRole::Options  ? "jit_call.options()"
+                             : jit_param->jit == JitRole::Values ? "jit_call.values()"
+                                                                 : "jit_call.count()");
+      Dict* in = typed.AddSectionDictionary("INPUT");
+      in->SetValue("DECL", declare(p.type, p.name));
+      in->SetValue("NAME", p.name);
+      continue;
+    }
+    if (plan.roles[i] == ParamRole::Input && p.type == "const char**") {
+      // An array of strings the library only reads (nvJitLinkCreate's options): taken as
+      // `const char* const*`, so that a const array is accepted as it is.
+      arg->AddSectionDictionary("AS_EXPR")->SetValue("EXPR",
+                                                     "const_cast<const char**>(" + p.name + ")");
+      Dict* in = typed.AddSectionDictionary("INPUT");
+      in->SetValue("DECL", "const char* const* " + p.name);
+      in->SetValue("NAME", p.name);
+      continue;
+    }
     switch (plan.roles[i]) {
       case ParamRole::Input: {
         arg->ShowSection("AS_IN");
@@ -145,6 +169,14 @@ void fill_typed(Dict& typed, const FunctionPlan& plan) {
   if (!plan.log_handle.empty()) {
     typed.AddSectionDictionary("LOG")->SetValue("HANDLE", plan.log_handle);
   }
+  if (plan.second && plan.second->jit != JitUse::None) {
+    const SecondForm& form = *plan.second;
+    const std::string& count = f.params[form.jit_count].name;
+    typed.AddSectionDictionary("JIT")->SetValue(
+        "ARGS", "std::span<const CUjit_option>(" + f.params[form.jit_options].name + ", " + count +
+                    "), std::span<void*>(" + f.params[form.jit_values].name + ", " + count + "), " +
+                    (form.jit == JitUse::OwnErrorLog ? "true" : "false"));
+  }
 }
 
 // The spans counted by parameter `count`, the required ones first: the count passed to
@@ -168,12 +200,32 @@ std::string second_arg(const FunctionPlan& plan, std::size_t i, bool query,
   const SecondForm& form = *plan.second;
   const Param& p = plan.function.params[i];
   const FormParam& fp = form.params[i];
+  if (form.jit != JitUse::None) {
+    if (fp.jit == JitRole::Options) {
+      return "jit_call.options()";
+    }
+    if (fp.jit == JitRole::Values) {
+      return "jit_call.values()";
+    }
+    if (i == form.jit_count && fp.role == FormRole::SpanCount) {
+      return "jit_call.count()";
+    }
+  }
   switch (fp.role) {
     case FormRole::Input:
       return p.name;
+    case FormRole::KeyedValue:
+      if (form.import_handle) {
+        // The handle's type is the key's: decided where the template is instantiated.
+        return "[&]() -> void* { using T = decltype(" + p.name +
+               "); if constexpr (std::is_integral_v<T>) { return "
+               "reinterpret_cast<void*>(static_cast<std::uintptr_t>(" +
+               p.name + ")); } else if constexpr (std::is_pointer_v<T>) { return " + p.name +
+               "; } else { return static_cast<void*>(&" + p.name + "); } }()";
+      }
+      return "&" + p.name;
     case FormRole::Output:
     case FormRole::InOut:
-    case FormRole::KeyedValue:
       return "&" + p.name;
     case FormRole::Vector:
       return query ? std::string("nullptr") : p.name + ".data()";
@@ -239,8 +291,11 @@ void fill_plural(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
   const SecondForm& form = *plan.second;
   Dict* s = d.AddSectionDictionary("PLURAL");
   s->SetValue("RULE", form.why);
-  s->SetValue("VALUE_TYPES", "typename ::cuwrap::" + config.ns + "::" + form.key->traits +
-                                 "<Keys>::type...");
+  if (!plan.log_handle.empty()) {
+    s->AddSectionDictionary("LOG")->SetValue("HANDLE", plan.log_handle);
+  }
+  s->SetValue("VALUE_TYPES",
+              "typename ::cuwrap::" + config.ns + "::" + form.key->traits + "<Keys>::type...");
   for (std::size_t i = 0; i < f.params.size(); ++i) {
     const Param& p = f.params[i];
     std::string arg = p.name;
@@ -276,15 +331,31 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
   }
   Dict* s = d.AddSectionDictionary("SECOND");
   s->SetValue("RULE", form.why);
+  // The typed form's error carries what the raw-pointer form's carries (the log of the
+  // handle it names): the more typed form is never the one that says less.
+  if (!plan.log_handle.empty()) {
+    s->AddSectionDictionary("LOG")->SetValue("HANDLE", plan.log_handle);
+  }
   std::string value_name;
   std::string count_local;
   std::vector<std::size_t> returned;
+  std::vector<std::string> overload_inputs;  // JitOptions& in place of the JIT arrays
+  std::vector<std::string> overload_args;
   for (std::size_t i = 0; i < f.params.size(); ++i) {
     const Param& p = f.params[i];
     const FormParam& fp = form.params[i];
     auto input = [&](const std::string& decl) {
       Dict* in = s->AddSectionDictionary("INPUT");
       in->SetValue("DECL", decl);
+      if (fp.jit == JitRole::Options) {
+        overload_inputs.push_back("::cuwrap::driver::JitOptions& jit");
+        overload_args.push_back("jit.options()");
+      } else if (fp.jit == JitRole::Values) {
+        overload_args.push_back("jit.values_for_call()");
+      } else {
+        overload_inputs.push_back(decl);
+        overload_args.push_back(p.name);
+      }
     };
     auto local = [&](const std::string& type, const std::string& init) {
       Dict* l = s->AddSectionDictionary("LOCAL");
@@ -320,7 +391,8 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
           init = "(static_cast<std::size_t>(::cuwrap::" + config.ns + "::" + form.count_function +
                  "(" + args + ")))";
         } else if (form.sizing == Sizing::SpanLength || form.sizing == Sizing::Requested) {
-          init = "(" + f.params[fp.count].name + (form.sizing == Sizing::SpanLength ? ".size()" : "") + ")";
+          init = "(" + f.params[fp.count].name +
+                 (form.sizing == Sizing::SpanLength ? ".size()" : "") + ")";
         }
         local(result_member_type(fp), init);
         returned.push_back(i);
@@ -378,14 +450,17 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
     Dict* a = s->AddSectionDictionary("ARG");
     a->SetValue("EXPR", second_arg(plan, i, false, count_local));
   }
+  std::string jit_result_type = "void";
   if (returned.empty()) {
     s->SetValue("RESULT_TYPE", "void");
   } else if (returned.size() == 1) {
     const FormParam& fp = form.params[returned[0]];
-    s->SetValue("RESULT_TYPE", fp.role == FormRole::KeyedValue ? keyed_type(config, form)
-                                                                : result_member_type(fp));
+    jit_result_type =
+        fp.role == FormRole::KeyedValue ? keyed_type(config, form) : result_member_type(fp);
+    s->SetValue("RESULT_TYPE", jit_result_type);
     s->AddSectionDictionary("RETURN_ONE")->SetValue("NAME", f.params[returned[0]].name);
   } else {
+    jit_result_type = form.result_name;
     s->SetValue("RESULT_TYPE", form.result_name);
     Dict* agg = s->AddSectionDictionary("AGGREGATE");
     agg->SetValue("RESULT_NAME", form.result_name);
@@ -395,6 +470,19 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
       m->SetValue("TYPE", result_member_type(form.params[i]));
       m->SetValue("NAME", f.params[i].name);
       ret->AddSectionDictionary("MEMBER")->SetValue("NAME", f.params[i].name);
+    }
+  }
+  if (form.jit != JitUse::None) {
+    s->AddSectionDictionary("JIT")->SetValue(
+        "ARGS", f.params[form.jit_options].name + ", " + f.params[form.jit_values].name + ", " +
+                    (form.jit == JitUse::OwnErrorLog ? "true" : "false"));
+    Dict* overload = d.AddSectionDictionary("JIT_OVERLOAD");
+    overload->SetValue("RESULT_TYPE", jit_result_type);
+    for (const auto& decl : overload_inputs) {
+      overload->AddSectionDictionary("INPUT")->SetValue("DECL", decl);
+    }
+    for (const auto& arg : overload_args) {
+      overload->AddSectionDictionary("ARG")->SetValue("EXPR", arg);
     }
   }
   if (form.sizing == Sizing::Enumerate) {
@@ -426,6 +514,17 @@ void fill_function(Dict& lib, const LibraryPlan& library, const FunctionPlan& pl
   // A header-inline forwarder is loaded as the function it forwards to.
   d->SetValue("ENTRY", f.inline_forwarder ? f.symbol : f.name);
   d->SetIntValue("INDEX", static_cast<long>(plan.index));
+  const bool jit = plan.second && plan.second->jit != JitUse::None;
+  d->SetValue("CHECK", jit ? "jit_call.check" : "::cuwrap::detail::check");
+  if (jit) {
+    lib.ShowSection("JIT_INCLUDE");
+  }
+  // A launch taking its kernel's arguments as `void** kernelParams` (cuLaunchKernel,
+  // cuLaunchKernelEx): the typed launches that pack them are in kernel_arguments.hpp.
+  if (std::any_of(f.params.begin(), f.params.end(),
+                  [](const Param& p) { return p.name == "kernelParams" && p.type == "void**"; })) {
+    lib.ShowSection("LAUNCH_INCLUDE");
+  }
   if (library.config.per_thread && !f.per_thread_symbol.empty()) {
     d->ShowSection("PER_THREAD");
   }
@@ -505,6 +604,19 @@ void render_headers(const std::filesystem::path& dir, const Plan& plan, const Li
       }
     }
   }
+  if (!library.owning.empty()) {
+    Dict* owning = d.AddSectionDictionary("OWNING_HANDLES");
+    for (const auto& o : library.owning) {
+      Dict* h = owning->AddSectionDictionary("OWNING");
+      h->SetValue("HANDLE", o.handle);
+      h->SetValue("DESTROY", o.destroy);
+      std::string creators;
+      for (const auto& c : o.creators) {
+        creators += (creators.empty() ? "" : ", ") + c;
+      }
+      h->SetValue("CREATORS", creators);
+    }
+  }
   const std::string base = "include/cuwrap/" + library.config.ns;
   files.push_back({base + "_enums.hpp", expand(dir, "library_enums.hpp.tpl", d)});
   files.push_back({base + "_raw.hpp", expand(dir, "library_raw.hpp.tpl", d)});
@@ -536,9 +648,8 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
     s->SetValue("SYMBOL", f.function.symbol);
     s->SetIntValue("VERSION", f.function.abi_version);
     s->SetIntValue("PTDS_VERSION", f.function.per_thread_abi_version);
-    s->SetValue("PROC_NAME", f.function.proc_name.empty()
-                                 ? std::string("nullptr")
-                                 : "\"" + f.function.proc_name + "\"");
+    s->SetValue("PROC_NAME", f.function.proc_name.empty() ? std::string("nullptr")
+                                                          : "\"" + f.function.proc_name + "\"");
   }
   return expand(dir, "library.cpp.tpl", d);
 }

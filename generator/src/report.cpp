@@ -16,16 +16,16 @@ void second_form_json(const FunctionPlan& plan, nlohmann::json& j) {
   for (std::size_t i = 0; i < form.params.size(); ++i) {
     const Param& p = plan.function.params[i];
     const FormParam& fp = form.params[i];
-    const nlohmann::json entry = {
-        {"name", p.name},
-        {"role", form_role_name(fp.role)},
-        {"type", fp.element.empty() ? p.type : fp.element}};
+    const nlohmann::json entry = {{"name", p.name},
+                                  {"role", form_role_name(fp.role)},
+                                  {"type", fp.element.empty() ? p.type : fp.element}};
     const bool taken = fp.role == FormRole::Input || fp.role == FormRole::InOut ||
                        fp.role == FormRole::Span || fp.role == FormRole::Key ||
                        (fp.role == FormRole::KeyedValue && form.setter) ||
                        (fp.role == FormRole::VectorCount && form.sizing == Sizing::Requested);
     const bool given = fp.role != FormRole::Input && fp.role != FormRole::Span &&
-                       fp.role != FormRole::Key && !(fp.role == FormRole::KeyedValue && form.setter);
+                       fp.role != FormRole::Key &&
+                       !(fp.role == FormRole::KeyedValue && form.setter);
     if (taken) {
       inputs.push_back(entry);
     }
@@ -35,8 +35,8 @@ void second_form_json(const FunctionPlan& plan, nlohmann::json& j) {
   }
   j["first_shape"] = j["shape"];
   j["shape"] = form.shape;
-  j["second_form"] = {{"shape", form.shape}, {"rule", form.why}, {"inputs", inputs},
-                      {"outputs", outputs}};
+  j["second_form"] = {
+      {"shape", form.shape}, {"rule", form.why}, {"inputs", inputs}, {"outputs", outputs}};
   if (!form.count_function.empty()) {
     j["second_form"]["count_function"] = form.count_function;
   }
@@ -164,9 +164,9 @@ void print_report(const Plan& plan, std::ostream& out) {
     for (const auto& e : plan.libraries[i].skipped_enums) {
       out << "  no to_string: " << e << "\n";
     }
-    const auto review = std::count_if(plan.libraries[i].functions.begin(),
-                                      plan.libraries[i].functions.end(),
-                                      [](const FunctionPlan& f) { return !f.to_review.empty(); });
+    const auto review =
+        std::count_if(plan.libraries[i].functions.begin(), plan.libraries[i].functions.end(),
+                      [](const FunctionPlan& f) { return !f.to_review.empty(); });
     if (review != 0) {
       out << "  to review: " << review
           << " functions classified from their documentation (the JSON report's to_review)\n";
@@ -198,6 +198,10 @@ nlohmann::json report_json(const Plan& plan) {
       enums.push_back(
           {{"name", e.name}, {"cases", e.cases.size()}, {"enumerators", e.enumerators}});
     }
+    nlohmann::json owning = nlohmann::json::array();
+    for (const auto& o : library.owning) {
+      owning.push_back({{"handle", o.handle}, {"destroy", o.destroy}, {"created_by", o.creators}});
+    }
     headers.push_back({{"header", counts[i].header},
                        {"namespace", "cuwrap::" + library.config.ns},
                        {"declared", counts[i].declared},
@@ -206,7 +210,8 @@ nlohmann::json report_json(const Plan& plan) {
                        {"raw_only", counts[i].raw_only},
                        {"functions", functions},
                        {"enums", enums},
-                       {"enums_without_to_string", library.skipped_enums}});
+                       {"enums_without_to_string", library.skipped_enums},
+                       {"owning_handles", owning}});
   }
   nlohmann::json unknown = nlohmann::json::array();
   nlohmann::json review = nlohmann::json::array();
@@ -220,8 +225,9 @@ nlohmann::json report_json(const Plan& plan) {
         for (const auto& d : f.to_review) {
           decisions.push_back({{"param", d.param}, {"rule", d.rule}});
         }
-        review.push_back(
-            {{"header", library.config.header}, {"name", f.function.name}, {"decisions", decisions}});
+        review.push_back({{"header", library.config.header},
+                          {"name", f.function.name},
+                          {"decisions", decisions}});
       }
     }
   }
@@ -269,8 +275,8 @@ std::string classification_line(const nlohmann::json& f) {
                      param_list(f["outputs"], false) + ")";
   if (f.contains("second_form")) {
     const auto& s = f["second_form"];
-    line += "; second " + s.value("shape", std::string()) + " in(" +
-            param_list(s["inputs"], true) + ") out(" + param_list(s["outputs"], true) + ")";
+    line += "; second " + s.value("shape", std::string()) + " in(" + param_list(s["inputs"], true) +
+            ") out(" + param_list(s["outputs"], true) + ")";
   }
   return line;
 }

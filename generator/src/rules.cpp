@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string_view>
@@ -561,7 +562,8 @@ void add_decision(std::vector<ProseDecision>& out, const std::string& param, std
 
 // What the documentation decided in `documented`, the plan of a function whose plan
 // without the parameters' documentation is `bare`.
-std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const FunctionPlan& bare) {
+std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented,
+                                           const FunctionPlan& bare) {
   std::vector<ProseDecision> out;
   const auto& params = documented.function.params;
   for (std::size_t i = 0; i < params.size() && i < bare.roles.size(); ++i) {
@@ -571,9 +573,10 @@ std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const
   }
   if (documented.raw_only_reason != bare.raw_only_reason) {
     std::string param;
-    std::string rule = documented.raw_only_reason.empty()
-                           ? "typed: without the documentation raw-only (" + bare.raw_only_reason + ")"
-                           : "raw-only: " + documented.raw_only_reason;
+    std::string rule =
+        documented.raw_only_reason.empty()
+            ? "typed: without the documentation raw-only (" + bare.raw_only_reason + ")"
+            : "raw-only: " + documented.raw_only_reason;
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (i < documented.role_rules.size() && i < bare.role_rules.size() &&
           documented.role_rules[i] != bare.role_rules[i] && !documented.raw_only_reason.empty()) {
@@ -585,8 +588,9 @@ std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const
     add_decision(out, param, rule);
   }
   if (documented.shape != bare.shape && out.empty()) {
-    add_decision(out, "", std::string("shape ") + shape_name(documented.shape) +
-                              "; without the documentation " + shape_name(bare.shape));
+    add_decision(out, "",
+                 std::string("shape ") + shape_name(documented.shape) +
+                     "; without the documentation " + shape_name(bare.shape));
   }
   const SecondForm* a = documented.second ? &*documented.second : nullptr;
   const SecondForm* b = bare.second ? &*bare.second : nullptr;
@@ -607,8 +611,9 @@ std::vector<ProseDecision> prose_decisions(const FunctionPlan& documented, const
     }
   }
   if (out.empty() && (a == nullptr) != (b == nullptr)) {
-    add_decision(out, "", a != nullptr ? "second form (" + a->why + ") only with the documentation"
-                                       : "no second form; without the documentation " + b->why);
+    add_decision(out, "",
+                 a != nullptr ? "second form (" + a->why + ") only with the documentation"
+                              : "no second form; without the documentation " + b->why);
   }
   return out;
 }
@@ -624,6 +629,92 @@ Header without_param_docs(Header header) {
 }
 
 }  // namespace
+
+namespace {
+
+// Whether `after` (a name past its family) starts with the verb `create`, at most after
+// a dimension such as "3D" (cuArray3DCreate), not after a word (cuModuleGetLoadingMode).
+bool creates_after(const std::string& after, const char* create) {
+  const std::size_t at = after.find(create);
+  return at != std::string::npos &&
+         std::all_of(after.begin(), after.begin() + static_cast<std::ptrdiff_t>(at), [](char c) {
+           return std::isdigit(static_cast<unsigned char>(c)) != 0 ||
+                  std::isupper(static_cast<unsigned char>(c)) != 0;
+         });
+}
+
+}  // namespace
+
+std::vector<OwningHandle> owning_handles(const std::vector<FunctionPlan>& functions,
+                                         const Header& header) {
+  struct Verb {
+    const char* destroy;
+    std::vector<const char*> create;
+  };
+  static const std::vector<Verb> kVerbs = {
+      {"Destroy", {"Create", "Import"}}, {"Unload", {"Load"}}, {"Unregister", {"Register"}}};
+  std::vector<OwningHandle> out;
+  for (const auto& t : header.typedefs) {
+    if (t.underlying.empty() || t.underlying.back() != '*') {
+      continue;  // an integer handle: its type does not say how to release it
+    }
+    std::vector<std::pair<const FunctionPlan*, const Verb*>> destroys;
+    std::string family;
+    std::string rest;
+    for (const auto& plan : functions) {
+      const Function& f = plan.function;
+      if (f.deprecated || !plan.returns_status || f.params.size() != 1 ||
+          f.params[0].type != t.name || f.name.rfind("cu", 0) != 0) {
+        continue;
+      }
+      const std::string name = f.name.substr(2);
+      for (const Verb& verb : kVerbs) {
+        const std::size_t at = name.find(verb.destroy);
+        if (at == std::string::npos) {
+          continue;
+        }
+        // cu<Family><Verb>[<Rest>], or cuDestroy<Family> (verb first).
+        const bool verb_first = at == 0;
+        if (!verb_first && verb.destroy != std::string("Unregister") &&
+            at + std::strlen(verb.destroy) != name.size()) {
+          continue;
+        }
+        destroys.emplace_back(&plan, &verb);
+        family = verb_first ? name.substr(std::strlen(verb.destroy)) : name.substr(0, at);
+        rest = verb_first ? std::string() : name.substr(at + std::strlen(verb.destroy));
+        break;
+      }
+    }
+    if (destroys.size() != 1 || family.empty()) {
+      continue;  // none, or more than one way to release it: not provable
+    }
+    const auto [destroy, verb] = destroys.front();
+    const bool verb_first = destroy->function.name.rfind(std::string("cu") + verb->destroy, 0) == 0;
+    OwningHandle owning{t.name, destroy->function.name, {}};
+    for (const auto& plan : functions) {
+      const auto outputs = plan.outputs();
+      if (plan.function.deprecated || outputs.size() != 1 ||
+          plan.function.params[outputs[0]].pointee != t.name) {
+        continue;
+      }
+      const std::string& name = plan.function.name;
+      for (const char* create : verb->create) {
+        const bool named = verb_first ? name == std::string("cu") + create + family
+                                      : name.rfind("cu" + family, 0) == 0 &&
+                                            creates_after(name.substr(2 + family.size()), create) &&
+                                            (rest.empty() || name.find(rest) != std::string::npos);
+        if (named) {
+          owning.creators.push_back(name);
+          break;
+        }
+      }
+    }
+    if (!owning.creators.empty()) {
+      out.push_back(std::move(owning));
+    }
+  }
+  return out;
+}
 
 Plan make_plan(const Api& api) {
   Plan plan;
@@ -666,6 +757,7 @@ Plan make_plan(const Api& api) {
             attribute_list(e, "function_attributes.inc", "CUWRAP_FUNCTION_ATTRIBUTE"));
       }
     }
+    lib.owning = owning_handles(lib.functions, *header);
     plan.libraries.push_back(std::move(lib));
   }
   return plan;

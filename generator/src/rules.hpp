@@ -89,15 +89,15 @@ struct EnumCase {
 /// An enum as it gets to_string / operator<< (duplicate values folded).
 struct EnumPlan {
   std::string name;
-  std::vector<EnumCase> cases;  ///< one per distinct value, the preferred name
+  std::vector<EnumCase> cases;           ///< one per distinct value, the preferred name
   std::vector<std::string> enumerators;  ///< every enumerator's name, aliases too (the report)
-  bool is_status = false;       ///< the library's status type: also gets describe()
+  bool is_status = false;                ///< the library's status type: also gets describe()
 };
 
 /// One line of an X-macro attribute list (device_attributes.inc ...).
 struct AttributeEntry {
-  std::string name;        ///< "multiprocessor_count"
-  std::string enumerator;  ///< "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"
+  std::string name;          ///< "multiprocessor_count"
+  std::string enumerator;    ///< "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"
   std::string type = "int";  ///< the accessor's type: "bool" for yes/no attributes
 };
 
@@ -109,13 +109,32 @@ struct AttributeList {
   std::vector<AttributeEntry> entries;
 };
 
+/// A handle type the header creates and destroys in pairs (cuModuleLoad* / cuModuleUnload):
+/// it gets an owning unique_handle<H>.
+struct OwningHandle {
+  std::string handle;                 ///< "CUmodule": a typedef of a pointer
+  std::string destroy;                ///< "cuModuleUnload": takes the handle alone
+  std::vector<std::string> creators;  ///< "cuModuleLoad", ...: return the handle
+};
+
 /// Everything rendered for one library.
 struct LibraryPlan {
   LibraryConfig config;
   std::vector<FunctionPlan> functions;  ///< header order; index == position
   std::vector<EnumPlan> enums;
   std::vector<std::string> skipped_enums;  ///< anonymous enums (no type to overload on)
+  std::vector<OwningHandle> owning;        ///< handle types with proven create/destroy pairs
 };
+
+/// Find the create/destroy pairs of `header`'s handle types (exposed for tests). A pair
+/// is proven when: the handle type is a typedef of a pointer (integer handles such as
+/// CUdeviceptr and CUtexObject share one type, so a type cannot say how to release them);
+/// exactly one non-deprecated function takes it alone and is named for its release,
+/// cu<Family>Destroy / Unload / Unregister<rest> or cuDestroy<Family>; and at least one
+/// function returns it as its only output, named for its creation in the same family
+/// (Destroy: Create or Import, Unload: Load, Unregister: Register).
+std::vector<OwningHandle> owning_handles(const std::vector<FunctionPlan>& functions,
+                                         const Header& header);
 
 /// The whole binding plan.
 struct Plan {

@@ -5,8 +5,8 @@
 // documentation (the count's text names the array, or the array's text names the
 // count); an attribute enum's value types come from its enumerators' documentation.
 // What the header does not say is in the override tables below, each with its reason.
-#include "rules.hpp"
 #include "shapes.hpp"
+#include "rules.hpp"
 #include "text.hpp"
 
 #include <algorithm>
@@ -232,7 +232,8 @@ std::string documented_type(const std::string& doc, const std::set<std::string>&
 std::optional<KeyTable> key_of(const Function& f, const Header& header, std::size_t& key) {
   const std::string& n = f.name;
   const bool accessor = n.find("Get") != std::string::npos || n.find("Set") != std::string::npos ||
-                        n.find("Export") != std::string::npos;
+                        n.find("Export") != std::string::npos ||
+                        n.find("Import") != std::string::npos;
   if (!accessor) {
     return std::nullopt;
   }
@@ -279,7 +280,10 @@ bool plan_keyed(const Function& f, const Header& header, SecondForm& form) {
     }
   }
   form.key = table;
-  form.setter = f.name.find("Set") != std::string::npos;
+  // An import takes the handle its export returns (cuMemImportFromShareableHandle: the
+  // POSIX file descriptor itself, the fabric handle's address) as an input.
+  form.import_handle = f.name.find("Import") != std::string::npos;
+  form.setter = f.name.find("Set") != std::string::npos || form.import_handle;
   form.shape = "typed attribute";
   form.why = "the value's type depends on " + f.params[key].name;
   return true;
@@ -311,8 +315,8 @@ bool plan_keyed_plural(const Function& f, const Header& header, SecondForm& form
     return false;
   }
   for (std::size_t i = 0; i < f.params.size(); ++i) {
-    if (!f.params[i].is_pointer && is_integer(f.params[i].type) && is_count_name(f.params[i].name) &&
-        pairing(f.params[i], f.params[keys]) > 0) {
+    if (!f.params[i].is_pointer && is_integer(f.params[i].type) &&
+        is_count_name(f.params[i].name) && pairing(f.params[i], f.params[keys]) > 0) {
       count = i;
     }
   }
@@ -555,6 +559,35 @@ void plan_in_out(const FunctionPlan& plan, SecondForm& form) {
   }
 }
 
+// JIT options (cuModuleLoadDataEx, cuLinkCreate, cuLibraryLoadData...): a span of
+// CUjit_option beside a span of `void*` of one count. The driver writes the output
+// options' values back (log sizes, the wall time), so the values are a span of mutable
+// `void*`. A call that makes or takes a CUlinkState leaves the logs to the link state's
+// options; any other gets an error log of its own when the caller asked for none.
+void plan_jit(const Function& f, SecondForm& form) {
+  for (std::size_t o = 0; o < f.params.size(); ++o) {
+    if (form.params[o].role != FormRole::Span || f.params[o].pointee != "CUjit_option") {
+      continue;
+    }
+    for (std::size_t v = 0; v < f.params.size(); ++v) {
+      if (form.params[v].role == FormRole::Span && form.params[v].count == form.params[o].count &&
+          f.params[v].pointee == "void*") {
+        form.params[o].jit = JitRole::Options;
+        form.params[v].jit = JitRole::Values;
+        form.params[v].element = "void*";
+        const bool link = std::any_of(f.params.begin(), f.params.end(), [](const Param& p) {
+          return p.type == "CUlinkState" || p.pointee == "CUlinkState";
+        });
+        form.jit = link ? JitUse::CallersLogs : JitUse::OwnErrorLog;
+        form.jit_count = form.params[o].count;
+        form.jit_options = o;
+        form.jit_values = v;
+        return;
+      }
+    }
+  }
+}
+
 std::string shape_of(const SecondForm& form) {
   std::size_t outputs = 0;
   bool vector = false;
@@ -623,6 +656,7 @@ void add_second_forms(std::vector<FunctionPlan>& functions, const Header& header
       plan_overrides(plan, form);
       plan_enumeration(plan, form);
       plan_spans(plan, functions, form);
+      plan_jit(f, form);
       plan_sibling_array(plan, functions, form);
       plan_in_out(plan, form);
       if (form.why.empty()) {

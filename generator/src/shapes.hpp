@@ -54,6 +54,14 @@ struct KeyTable {
   std::vector<std::pair<std::string, std::string>> types;  ///< enumerator → value type
 };
 
+/// A JIT option array pair (CUjit_option keys beside their `void*` values): the driver
+/// writes output options (log sizes, wall time) back into the values.
+enum class JitRole {
+  None,
+  Options,  ///< the CUjit_option keys: read only
+  Values,   ///< their values: written back, so a span of non-const `void*`
+};
+
 /// One parameter of the second form.
 struct FormParam {
   FormRole role = FormRole::Input;
@@ -63,24 +71,43 @@ struct FormParam {
   bool has_count = false;
   /// Span: documented "Optional": may be empty beside the others (passed as nullptr)
   bool optional = false;
+  JitRole jit = JitRole::None;  ///< Span: part of a JIT option pair
+};
+
+/// How the typed forms pass a JIT option pair (SecondForm::jit).
+enum class JitUse {
+  None,
+  /// One call (cuModuleLoadDataEx, cuLibraryLoadData...): without an error-log option
+  /// from the caller, the wrapper adds one, and a failure's DriverError carries the log.
+  OwnErrorLog,
+  /// The caller's logs only: the call makes or extends a link state, whose own options
+  /// (cuLinkCreate's) receive the logs, and cuLinkCreate keeps the values array.
+  CallersLogs,
 };
 
 /// The second typed form of one function.
 struct SecondForm {
   std::vector<FormParam> params;  ///< parallel to the function's parameters
   Sizing sizing = Sizing::None;
-  std::string count_function;  ///< Sizing::Sibling: the function returning the count
-  std::string answer_status;   ///< a status that returns the outputs instead of throwing
+  std::string count_function;   ///< Sizing::Sibling: the function returning the count
+  std::string answer_status;    ///< a status that returns the outputs instead of throwing
   std::optional<KeyTable> key;  ///< Key/KeyedValue: the value types
   bool setter = false;          ///< the keyed value is an input (cuMemPoolSetAttribute)
+  /// The keyed value is an OS handle passed as the `void*` itself (an integer such as a
+  /// file descriptor cast to it, a pointer as it is, a struct by address): the imports.
+  bool import_handle = false;
   /// Several keys at once (cuPointerGetAttributes): Key is the key array, KeyedValue
   /// the `void**` values, KeyedSize their sizes, SpanCount the number of keys.
   bool plural = false;
-  std::string result_name;      ///< aggregate type name when several outputs
+  std::string result_name;  ///< aggregate type name when several outputs
   /// The report's shape name: "vector", "aggregate", "value", "typed attribute",
   /// "span input" or "void".
   std::string shape;
-  std::string why;  ///< which rule made it (the report shows it)
+  std::string why;              ///< which rule made it (the report shows it)
+  JitUse jit = JitUse::None;    ///< a JIT option pair, and how the typed forms pass it
+  std::size_t jit_count = 0;    ///< JitUse: the pair's count parameter
+  std::size_t jit_options = 0;  ///< JitUse: the CUjit_option array
+  std::size_t jit_values = 0;   ///< JitUse: the values array
 };
 
 /// Plan the second form of every function that needs one. `header` gives the enums

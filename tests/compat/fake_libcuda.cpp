@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -157,10 +158,45 @@ CUresult fake_kernel_get_function(CUfunction* function, CUkernel /*kernel*/) {
   return CUDA_SUCCESS;
 }
 
-CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            unsigned, unsigned, CUstream, void**, void**) {
+// Functions, like kernels, have their parameter count in the handle's low 4 bits, each
+// parameter 8 bytes (0xBAD: a function the driver has no parameter information for).
+CUresult fake_func_get_param_info(CUfunction function, std::size_t index, std::size_t* offset,
+                                  std::size_t* size) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(function);
+  if (bits == kBrokenKernel) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (index >= (bits & 0xFU)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *offset = 8 * index;
+  *size = 8;
+  return CUDA_SUCCESS;
+}
+
+// A launch records the function and its first argument's 8 bytes (0 when it has none).
+std::uint64_t g_first_argument = 0;
+void record_launch(CUfunction function, void** params) {
   ++g_launches;
   g_launched = function;
+  g_first_argument = 0;
+  if (params != nullptr && params[0] != nullptr &&
+      (reinterpret_cast<std::uintptr_t>(function) & 0xFU) > 0) {
+    std::memcpy(&g_first_argument, params[0], sizeof g_first_argument);
+  }
+}
+
+CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, unsigned, CUstream, void** params, void**) {
+  record_launch(function, params);
+  return CUDA_SUCCESS;
+}
+CUresult fake_launch_kernel_ex(const CUlaunchConfig* config, CUfunction function, void** params,
+                               void**) {
+  if (config == nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  record_launch(function, params);
   return CUDA_SUCCESS;
 }
 
@@ -465,6 +501,74 @@ CUresult fake_occupancy_max_potential_block_size(int* min_grid_size, int* block_
   return CUDA_SUCCESS;
 }
 
+// JIT: an image whose text starts with "bad" fails as PTX that does not compile, writing
+// kFakeJitError into the error log the options give (as much as its size allows, the
+// size written back); any other loads as module 0xE0, writing kFakeJitInfo into the info
+// log and 1.25 ms as the wall time. The last CU_JIT_MAX_REGISTERS value is kept.
+constexpr const char* kFakeJitError = "ptxas fatal: fake.ptx, line 3; syntax error";
+constexpr const char* kFakeJitInfo = "ptxas info: fake kernel uses 8 registers";
+unsigned g_jit_max_registers = 0;
+unsigned g_jit_options = 0;
+
+void write_jit_log(const char* text, unsigned n, CUjit_option* options, void** values,
+                   CUjit_option buffer_option, CUjit_option size_option) {
+  char* buffer = nullptr;
+  std::size_t size_index = n;
+  for (unsigned i = 0; i < n; ++i) {
+    if (options[i] == buffer_option) {
+      buffer = static_cast<char*>(values[i]);
+    } else if (options[i] == size_option) {
+      size_index = i;
+    }
+  }
+  if (buffer == nullptr || size_index == n) {
+    return;
+  }
+  const auto capacity =
+      static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(values[size_index]));
+  if (capacity == 0) {
+    return;
+  }
+  const std::size_t length = std::min(std::strlen(text), capacity - 1);
+  std::memcpy(buffer, text, length);
+  buffer[length] = '\0';
+  values[size_index] = reinterpret_cast<void*>(static_cast<std::uintptr_t>(length + 1));
+}
+
+CUresult fake_module_load_data_ex(CUmodule* module, const void* image, unsigned n,
+                                  CUjit_option* options, void** values) {
+  g_jit_options = n;
+  for (unsigned i = 0; i < n; ++i) {
+    if (options[i] == CU_JIT_MAX_REGISTERS) {
+      g_jit_max_registers = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(values[i]));
+    }
+  }
+  if (std::strncmp(static_cast<const char*>(image), "bad", 3) == 0) {
+    write_jit_log(kFakeJitError, n, options, values, CU_JIT_ERROR_LOG_BUFFER,
+                  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  write_jit_log(kFakeJitInfo, n, options, values, CU_JIT_INFO_LOG_BUFFER,
+                CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
+  for (unsigned i = 0; i < n; ++i) {
+    if (options[i] == CU_JIT_WALL_TIME) {
+      const float ms = 1.25F;
+      std::memcpy(&values[i], &ms, sizeof ms);
+    }
+  }
+  *module = reinterpret_cast<CUmodule>(static_cast<std::uintptr_t>(0xE0));
+  return CUDA_SUCCESS;
+}
+
+// An import records the OS handle it was given and answers handle 0x1A.
+void* g_imported_os_handle = nullptr;
+CUresult fake_mem_import_from_shareable_handle(CUmemGenericAllocationHandle* handle,
+                                               void* os_handle, CUmemAllocationHandleType) {
+  g_imported_os_handle = os_handle;
+  *handle = 0x1A;
+  return CUDA_SUCCESS;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -491,6 +595,10 @@ const Entry kEntries[] = {
     {"cuKernelGetParamInfo", 12040, as_pointer(fake_kernel_get_param_info)},
     {"cuKernelGetFunction", 12000, as_pointer(fake_kernel_get_function)},
     {"cuLaunchKernel", 4000, as_pointer(fake_launch_kernel)},
+    {"cuLaunchKernelEx", 11060, as_pointer(fake_launch_kernel_ex)},
+    {"cuFuncGetParamInfo", 12040, as_pointer(fake_func_get_param_info)},
+    {"cuMemImportFromShareableHandle", 10020, as_pointer(fake_mem_import_from_shareable_handle)},
+    {"cuModuleLoadDataEx", 2010, as_pointer(fake_module_load_data_ex)},
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
     {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
@@ -579,6 +687,11 @@ int cuwrap_fake_launches() { return g_launches; }
 /// How many times cuPointerGetAttributes was called.
 int cuwrap_fake_pointer_attribute_calls() { return g_pointer_attribute_calls; }
 CUfunction cuwrap_fake_launched_function() { return g_launched; }
+/// The OS handle the last cuMemImportFromShareableHandle was given.
+void* cuwrap_fake_imported_os_handle() { return g_imported_os_handle; }
+
+/// The first 8 bytes of the last launch's first argument (0: it had none).
+unsigned long long cuwrap_fake_first_argument() { return g_first_argument; }
 
 /// The rank and the first globalStrides entry of the last successful cuTensorMapEncodeTiled.
 unsigned cuwrap_fake_encoded_rank() { return g_encoded_rank; }
@@ -599,6 +712,10 @@ int cuwrap_fake_live_events() { return g_live_events; }
 /// imported pools are not yet destroyed.
 int cuwrap_fake_live_imports() { return g_live_imports; }
 int cuwrap_fake_live_pools() { return g_live_pools; }
+
+/// The CU_JIT_MAX_REGISTERS value and the number of options of the last cuModuleLoadDataEx.
+unsigned cuwrap_fake_jit_max_registers() { return g_jit_max_registers; }
+unsigned cuwrap_fake_jit_options() { return g_jit_options; }
 
 /// How many cuMemcpyAsync calls ran so far.
 int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }

@@ -1,7 +1,7 @@
 // The generated nvJitLink bindings against the real libnvJitLink: no GPU needed.
+#include <gtest/gtest.h>
 #include <cuwrap/nvjitlink.hpp>
 #include <cuwrap/nvrtc.hpp>
-#include <gtest/gtest.h>
 
 #include "toolkit_libraries.hpp"
 
@@ -27,9 +27,9 @@ struct LinkGuard {
 TEST(GeneratedNvJitLink, LinksPtxToCubin) {
   CUWRAP_REQUIRE_NVRTC();
   CUWRAP_REQUIRE_NVJITLINK();
-  const std::string ptx = ptx_of(
-      "extern \"C\" __global__ void fill(int* p, int v) { p[threadIdx.x] = v; }",
-      "--gpu-architecture=compute_90");
+  const std::string ptx =
+      ptx_of("extern \"C\" __global__ void fill(int* p, int v) { p[threadIdx.x] = v; }",
+             "--gpu-architecture=compute_90");
   const char* options[] = {"-arch=sm_90"};
   LinkGuard g{cuwrap::nvjitlink::nvJitLinkCreate(1, options)};
   cuwrap::nvjitlink::nvJitLinkAddData(g.handle, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(),
@@ -38,15 +38,22 @@ TEST(GeneratedNvJitLink, LinksPtxToCubin) {
   const std::vector<char> cubin = cuwrap::nvjitlink::nvJitLinkGetLinkedCubin(g.handle);
   ASSERT_GT(cubin.size(), 4u);
   EXPECT_EQ(cubin.size(), cuwrap::nvjitlink::nvJitLinkGetLinkedCubinSize(g.handle));
-  EXPECT_EQ(std::string(cubin.data(), 4), std::string("\x7f" "ELF", 4));
+  EXPECT_EQ(std::string(cubin.data(), 4), std::string("\x7f"
+                                                      "ELF",
+                                                      4));
   auto [major, minor] = cuwrap::nvjitlink::nvJitLinkVersion();
   EXPECT_GE(major, 12u);
   (void)minor;
 }
 
+// The options are only read: a const array is taken as it is.
+static_assert(requires(const char* const* options) {
+  cuwrap::nvjitlink::nvJitLinkCreate(1U, options);
+});
+
 TEST(GeneratedNvJitLink, BadInputThrowsWithErrorLog) {
   CUWRAP_REQUIRE_NVJITLINK();
-  const char* options[] = {"-arch=sm_90"};
+  const char* const options[] = {"-arch=sm_90"};
   LinkGuard g{cuwrap::nvjitlink::nvJitLinkCreate(1, options)};
   const std::string garbage = ".version 8.0\n.target sm_90\nthis is not ptx;\n";
   try {
@@ -57,7 +64,8 @@ TEST(GeneratedNvJitLink, BadInputThrowsWithErrorLog) {
   } catch (const cuwrap::NvJitLinkError& e) {
     EXPECT_NE(e.code(), NVJITLINK_SUCCESS);
     EXPECT_FALSE(e.log().empty()) << e.what();
-    EXPECT_NE(std::string(e.what()).find(" failed: NVJITLINK_ERROR_"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(" failed: NVJITLINK_ERROR_"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -74,8 +82,8 @@ TEST(GeneratedNvJitLink, UnresolvedSymbolNamesItInTheLog) {
   cuwrap::nvrtc::raw::nvrtcDestroyProgram(&prog);
   const char* options[] = {"-arch=sm_90"};
   LinkGuard g{cuwrap::nvjitlink::nvJitLinkCreate(1, options)};
-  cuwrap::nvjitlink::nvJitLinkAddData(g.handle, NVJITLINK_INPUT_PTX, rdc_ptx.data(),
-                                      rdc_ptx.size(), "k.ptx");
+  cuwrap::nvjitlink::nvJitLinkAddData(g.handle, NVJITLINK_INPUT_PTX, rdc_ptx.data(), rdc_ptx.size(),
+                                      "k.ptx");
   try {
     cuwrap::nvjitlink::nvJitLinkComplete(g.handle);
     FAIL() << "linking with an undefined function succeeded";

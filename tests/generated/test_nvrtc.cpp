@@ -1,9 +1,10 @@
 // The generated NVRTC bindings against the real libnvrtc: no GPU needed.
-#include <cuwrap/nvrtc.hpp>
 #include <gtest/gtest.h>
+#include <cuwrap/nvrtc.hpp>
 
 #include "toolkit_libraries.hpp"
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,9 @@ TEST(GeneratedNvrtc, CompilesToCubinForSm90) {
   const std::vector<char> cubin = cuwrap::nvrtc::nvrtcGetCUBIN(g.prog);
   ASSERT_GT(cubin.size(), 4u);
   EXPECT_EQ(cubin.size(), cuwrap::nvrtc::nvrtcGetCUBINSize(g.prog));
-  EXPECT_EQ(std::string(cubin.data(), 4), std::string("\x7f" "ELF", 4));
+  EXPECT_EQ(std::string(cubin.data(), 4), std::string("\x7f"
+                                                      "ELF",
+                                                      4));
   // The log of a clean compile is readable (possibly empty).
   const std::string log = cuwrap::nvrtc::nvrtcGetProgramLog(g.prog);
   EXPECT_EQ(log.find('\0'), std::string::npos);
@@ -75,8 +78,36 @@ TEST(GeneratedNvrtc, SyntaxErrorThrowsWithLogNamingTheLine) {
     EXPECT_EQ(e.name(), "NVRTC_ERROR_COMPILATION");
     EXPECT_EQ(e.function(), "nvrtcCompileProgram");
     EXPECT_NE(e.log().find("broken.cu(3)"), std::string::npos) << e.log();
-    EXPECT_EQ(std::string(e.what()).rfind("nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION", 0), 0u)
+    EXPECT_EQ(std::string(e.what()).rfind("nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION", 0),
+              0u)
         << e.what();
+  }
+}
+
+// The span form says as much as the pointer form: the same log, in log() and what().
+TEST(GeneratedNvrtc, SpanFormThrowsWithTheSameLogAsThePointerForm) {
+  CUWRAP_REQUIRE_NVRTC();
+  constexpr const char* kBroken = "extern \"C\" __global__ void k(int* p) {\n  *p = 1\n}\n";
+  const std::vector<const char*> options = {"--gpu-architecture=compute_90"};
+  std::string pointer_log;
+  {
+    ProgramGuard g{cuwrap::nvrtc::nvrtcCreateProgram(kBroken, "broken.cu", 0, nullptr, nullptr)};
+    try {
+      cuwrap::nvrtc::nvrtcCompileProgram(g.prog, 1, options.data());
+      FAIL() << "a kernel with a syntax error compiled";
+    } catch (const cuwrap::NvrtcError& e) {
+      pointer_log = e.log();
+    }
+  }
+  ASSERT_NE(pointer_log.find("broken.cu(3)"), std::string::npos) << pointer_log;
+  ProgramGuard g{cuwrap::nvrtc::nvrtcCreateProgram(kBroken, "broken.cu", 0, nullptr, nullptr)};
+  try {
+    cuwrap::nvrtc::nvrtcCompileProgram(g.prog, std::span<const char* const>(options));
+    FAIL() << "a kernel with a syntax error compiled";
+  } catch (const cuwrap::NvrtcError& e) {
+    EXPECT_EQ(e.code(), NVRTC_ERROR_COMPILATION);
+    EXPECT_EQ(e.log(), pointer_log);
+    EXPECT_NE(std::string(e.what()).find("broken.cu(3)"), std::string::npos) << e.what();
   }
 }
 

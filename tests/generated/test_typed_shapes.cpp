@@ -1,18 +1,19 @@
 // The second typed forms of the generated bindings: enumerations as vectors, typed
 // attributes, typed shareable handles, spans (GPU tests skip with a reason without one;
 // the span length check runs everywhere, since it happens before any driver call).
+#include <gtest/gtest.h>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/nvrtc.hpp>
 #include <cuwrap/version.hpp>
-#include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
-#include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include "gpu.hpp"
@@ -22,6 +23,37 @@ namespace drv = cuwrap::driver;
 namespace {
 
 // Mismatched paired spans are refused before the driver is even loaded.
+// unique_handle: released once, at the end, on reset and on move assignment; release()
+// hands the handle back unreleased.
+struct CountingRelease {
+  static inline std::vector<int*> released;
+  static void release(int* handle) noexcept { released.push_back(handle); }
+};
+
+TEST(UniqueHandle, ReleasesOnceAndHandsBackOnRelease) {
+  using Owned = cuwrap::detail::unique_handle<int*, CountingRelease>;
+  int a = 0;
+  int b = 0;
+  int c = 0;
+  CountingRelease::released.clear();
+  {
+    Owned owned(&a);
+    EXPECT_TRUE(owned);
+    EXPECT_EQ(owned.get(), &a);
+    Owned moved(std::move(owned));
+    EXPECT_FALSE(owned);  // NOLINT(bugprone-use-after-move): moved-from is empty
+    moved.reset(&b);
+    EXPECT_EQ(CountingRelease::released, std::vector<int*>{&a});
+    Owned other(&c);
+    other = std::move(moved);
+    EXPECT_EQ(CountingRelease::released, (std::vector<int*>{&a, &c}));
+    Owned kept(&c);
+    EXPECT_EQ(kept.release(), &c);
+    EXPECT_FALSE(kept);
+  }
+  EXPECT_EQ(CountingRelease::released, (std::vector<int*>{&a, &c, &b}));
+}
+
 TEST(TypedShapes, MismatchedSpansThrowBeforeAnyDriverCall) {
   const char* const headers[] = {"a", "b"};
   const char* const names[] = {"a.h"};
@@ -39,31 +71,67 @@ TEST(TypedShapes, MismatchedSpansThrowBeforeAnyDriverCall) {
 // Every input array one count counts is a span in the typed form, all of them together.
 using NodeSpan = std::span<const CUgraphNode>;
 using OptionSpan = std::span<const CUjit_option>;
+// JIT option values are written back by the driver (log sizes, wall time): a span of
+// mutable void*; a library option's values are only read.
+using JitValueSpan = std::span<void*>;
 using ValueSpan = std::span<void* const>;
-static_assert(std::is_same_v<decltype(drv::cuLinkCreate(OptionSpan{}, ValueSpan{})), CUlinkState>);
-static_assert(std::is_same_v<decltype(drv::cuModuleLoadDataEx(nullptr, OptionSpan{}, ValueSpan{})),
-                             CUmodule>);
-static_assert(std::is_same_v<decltype(drv::cuLibraryLoadData(
-                                 nullptr, OptionSpan{}, ValueSpan{},
-                                 std::span<const CUlibraryOption>{}, ValueSpan{})),
+static_assert(
+    std::is_same_v<decltype(drv::cuLinkCreate(OptionSpan{}, JitValueSpan{})), CUlinkState>);
+static_assert(std::is_same_v<
+              decltype(drv::cuModuleLoadDataEx(nullptr, OptionSpan{}, JitValueSpan{})), CUmodule>);
+static_assert(std::is_same_v<decltype(drv::cuLibraryLoadData(nullptr, OptionSpan{}, JitValueSpan{},
+                                                             std::span<const CUlibraryOption>{},
+                                                             ValueSpan{})),
                              CUlibrary>);
+// An array of const values, which the driver would write into, is refused at compile time.
+template <class Values>
+concept LoadsWithValues = requires(Values values) {
+  drv::cuModuleLoadDataEx(nullptr, OptionSpan{}, values);
+};
+static_assert(LoadsWithValues<JitValueSpan>);
+static_assert(!LoadsWithValues<std::span<void* const>>);
+template <class Values>
+concept LinksWithValues = requires(Values values) {
+  drv::cuLinkCreate(OptionSpan{}, values);
+};
+static_assert(!LinksWithValues<std::span<void* const>>);
+// JitOptions in place of the two arrays.
+static_assert(
+    std::is_same_v<decltype(drv::cuModuleLoadDataEx(nullptr, std::declval<drv::JitOptions&>())),
+                   CUmodule>);
+static_assert(
+    std::is_same_v<decltype(drv::cuLinkCreate(std::declval<drv::JitOptions&>())), CUlinkState>);
+// Owning handles for the pairs cuda.h proves; a type without one has no unique_handle.
+static_assert(!std::is_copy_constructible_v<drv::unique_handle<CUmodule>>);
+static_assert(std::is_nothrow_move_constructible_v<drv::unique_handle<CUmodule>>);
+static_assert(std::is_same_v<decltype(drv::make_unique(std::declval<CUstream>())),
+                             drv::unique_handle<CUstream>>);
+template <class H>
+concept Releasable = requires {
+  drv::handle_release<H>::release;
+};
+static_assert(Releasable<CUmodule> && Releasable<CUlibrary> && Releasable<CUevent> &&
+              Releasable<CUlinkState> && Releasable<CUgraph> && Releasable<CUmemoryPool>);
+static_assert(!Releasable<CUfunction> && !Releasable<CUgraphNode>);
+
 #if CUDA_VERSION >= 13000
 using EdgeSpan = std::span<const CUgraphEdgeData>;
-static_assert(std::is_same_v<decltype(drv::cuGraphAddDependencies(CUgraph{}, NodeSpan{},
-                                                                   NodeSpan{}, EdgeSpan{})),
+static_assert(std::is_same_v<decltype(drv::cuGraphAddDependencies(CUgraph{}, NodeSpan{}, NodeSpan{},
+                                                                  EdgeSpan{})),
                              void>);
 static_assert(std::is_same_v<decltype(drv::cuGraphRemoveDependencies(CUgraph{}, NodeSpan{},
-                                                                      NodeSpan{}, EdgeSpan{})),
+                                                                     NodeSpan{}, EdgeSpan{})),
                              void>);
-static_assert(std::is_same_v<decltype(drv::cuGraphAddNode(CUgraph{}, NodeSpan{}, EdgeSpan{},
-                                                          static_cast<CUgraphNodeParams*>(nullptr))),
-                             CUgraphNode>);
-static_assert(std::is_same_v<decltype(drv::cuStreamBeginCaptureToGraph(
-                                 CUstream{}, CUgraph{}, NodeSpan{}, EdgeSpan{},
-                                 CU_STREAM_CAPTURE_MODE_GLOBAL)),
-                             void>);
-static_assert(std::is_same_v<decltype(drv::cuStreamUpdateCaptureDependencies(
-                                 CUstream{}, NodeSpan{}, EdgeSpan{}, 0u)),
+static_assert(
+    std::is_same_v<decltype(drv::cuGraphAddNode(CUgraph{}, NodeSpan{}, EdgeSpan{},
+                                                static_cast<CUgraphNodeParams*>(nullptr))),
+                   CUgraphNode>);
+static_assert(std::is_same_v<
+              decltype(drv::cuStreamBeginCaptureToGraph(CUstream{}, CUgraph{}, NodeSpan{},
+                                                        EdgeSpan{}, CU_STREAM_CAPTURE_MODE_GLOBAL)),
+              void>);
+static_assert(std::is_same_v<decltype(drv::cuStreamUpdateCaptureDependencies(CUstream{}, NodeSpan{},
+                                                                             EdgeSpan{}, 0u)),
                              void>);
 
 // `what` names the function and both arrays with their lengths.
@@ -247,8 +315,9 @@ TEST_F(TypedShapesGpu, PointerAttributesOfARealAllocation) {
   EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_IS_MANAGED>(ptr), 0u);
   EXPECT_EQ(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_RANGE_START_ADDR>(ptr + 16), ptr);
   EXPECT_GE(drv::cuPointerGetAttribute<CU_POINTER_ATTRIBUTE_RANGE_SIZE>(ptr), 4096u);
-  auto [ctx, type] = drv::cuPointerGetAttributes<CU_POINTER_ATTRIBUTE_CONTEXT,
-                                                 CU_POINTER_ATTRIBUTE_MEMORY_TYPE>(ptr);
+  auto [ctx, type] =
+      drv::cuPointerGetAttributes<CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_MEMORY_TYPE>(
+          ptr);
   EXPECT_EQ(ctx, context);
   EXPECT_EQ(type, CU_MEMORYTYPE_DEVICE);
   drv::cuMemFree(ptr);
@@ -256,8 +325,7 @@ TEST_F(TypedShapesGpu, PointerAttributesOfARealAllocation) {
 
 TEST_F(TypedShapesGpu, MemoryPoolAttributesRoundTrip) {
   CUmemoryPool pool = drv::cuDeviceGetDefaultMemPool(device);
-  const cuuint64_t before =
-      drv::cuMemPoolGetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool);
+  const cuuint64_t before = drv::cuMemPoolGetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool);
   drv::cuMemPoolSetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool, before + 4096);
   EXPECT_EQ(drv::cuMemPoolGetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool), before + 4096);
   drv::cuMemPoolSetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool, before);
@@ -302,8 +370,8 @@ TEST_F(TypedShapesGpu, AtomicCapabilitiesOnePerOperation) {
 #else
 TEST_F(TypedShapesGpu, AtomicCapabilitiesOnePerOperation) {
   GTEST_SKIP() << "cuDeviceGetHostAtomicCapabilities is declared from CUDA 13.0 on; these bindings "
-                  "were generated from CUDA " << CUDA_VERSION / 1000 << "." << CUDA_VERSION % 1000 / 10
-               << " headers";
+                  "were generated from CUDA "
+               << CUDA_VERSION / 1000 << "." << CUDA_VERSION % 1000 / 10 << " headers";
 }
 #endif
 

@@ -18,6 +18,55 @@ using testing::plan;
 using testing::pointer;
 using testing::value;
 
+// Owning handles: a pointer handle created and destroyed in one family is a pair; an
+// integer handle (its type says nothing), a destroy that is not the handle's release
+// (cuGraphDestroyNode), a getter and a deprecated or second release are not.
+TEST(Rules, OwningHandlesArePairsTheHeaderProves) {
+  Header h;
+  h.file = "cuda.h";
+  h.typedefs = {{"CUmodule", "struct CUmod_st *", "cuda.h"},
+                {"CUgraphNode", "struct CUgraphNode_st *", "cuda.h"},
+                {"CUtexObject", "unsigned long long", "cuda.h"},
+                {"CUevent", "struct CUevent_st *", "cuda.h"},
+                {"CUstream", "struct CUstream_st *", "cuda.h"},
+                {"CUexternalMemory", "struct CUextMemory_st *", "cuda.h"}};
+  Function old_destroy = function("cuStreamDestroyOld", {value("CUstream", "s")});
+  old_destroy.deprecated = true;
+  const std::vector<Function> functions = {
+      function("cuModuleLoad", {pointer("CUmodule", "module", "Returned module"),
+                                pointer("char", "fname", "", true)}),
+      function("cuModuleGetLoadingMode", {pointer("CUmodule", "module", "Returned module")}),
+      function("cuModuleUnload", {value("CUmodule", "hmod")}),
+      function("cuGraphAddEmptyNode", {pointer("CUgraphNode", "node", "Returned node")}),
+      function("cuGraphDestroyNode", {value("CUgraphNode", "node")}),
+      function("cuTexObjectCreate", {pointer("CUtexObject", "tex", "Returned texture object")}),
+      function("cuTexObjectDestroy", {value("CUtexObject", "tex")}),
+      function("cuEventCreate",
+               {pointer("CUevent", "ev", "Returned event"), value("unsigned int", "flags")}),
+      function("cuEventDestroy", {value("CUevent", "ev")}),
+      function("cuEventRelease", {value("CUevent", "ev")}),  // a second release
+      function("cuStreamCreate", {pointer("CUstream", "s", "Returned stream")}),
+      old_destroy,
+      function("cuImportExternalMemory", {pointer("CUexternalMemory", "mem", "Returned handle")}),
+      function("cuDestroyExternalMemory", {value("CUexternalMemory", "mem")}),
+  };
+  std::vector<FunctionPlan> plans;
+  for (const auto& f : functions) {
+    plans.push_back(plan(f));
+  }
+  const auto owning = owning_handles(plans, h);
+  ASSERT_EQ(owning.size(), 3U);
+  EXPECT_EQ(owning[0].handle, "CUmodule");
+  EXPECT_EQ(owning[0].destroy, "cuModuleUnload");
+  EXPECT_EQ(owning[0].creators, std::vector<std::string>{"cuModuleLoad"});
+  EXPECT_EQ(owning[1].handle, "CUevent");
+  EXPECT_EQ(owning[1].destroy, "cuEventDestroy");
+  EXPECT_EQ(owning[1].creators, std::vector<std::string>{"cuEventCreate"});
+  EXPECT_EQ(owning[2].handle, "CUexternalMemory");
+  EXPECT_EQ(owning[2].destroy, "cuDestroyExternalMemory");
+  EXPECT_EQ(owning[2].creators, std::vector<std::string>{"cuImportExternalMemory"});
+}
+
 TEST(Rules, ReturnedPointerIsTheValue) {
   const auto p = plan(
       function("cuMemAlloc", {pointer("CUdeviceptr", "dptr", "Returned device pointer"),
@@ -257,7 +306,8 @@ TEST(Rules, DecisionsOfTheDocumentationAreListedToReview) {
       function("cuCtxGetDevice", {pointer("CUdevice", "device", "Returned device ID")}),
       // Get + a documented pointer that is not first: an output because it has a text
       // at all (one that does not say "returned").
-      function("cuThingGetFlags", {value("CUthing", "hThing"), pointer("unsigned int", "flags", "Flags")}),
+      function("cuThingGetFlags",
+               {value("CUthing", "hThing"), pointer("unsigned int", "flags", "Flags")}),
       // An [out] marker decides, not the text.
       function("cuThingMake", {marked(pointer("CUthing", "thing", "The thing"), "out")}),
       // "See description" makes numNodes an in/out count and nodes a vector.

@@ -12,12 +12,17 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/driver_enums.hpp>
 #include <cuwrap/driver_raw.hpp>
+#include <cuwrap/jit_options.hpp>
+#include <cuwrap/kernel_arguments.hpp>
+#include <cuwrap/unique_handle.hpp>
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -764,19 +769,29 @@ inline CUmodule cuModuleLoadData(const void* image) {
 inline CUmodule cuModuleLoadDataEx(const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   CUmodule module{};
-  ::cuwrap::detail::check(fn(&module, image, numOptions, options, optionValues), "cuModuleLoadDataEx");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), true);
+  jit_call.check(fn(&module, image, jit_call.count(), jit_call.options(), jit_call.values()), "cuModuleLoadDataEx");
   return module;
 }
 
 /// \brief Load a module's data with options
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+inline CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuModuleLoadDataEx", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   CUmodule module{};
-  ::cuwrap::detail::check(fn(&module, image, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data())), "cuModuleLoadDataEx");
+  ::cuwrap::detail::JitCall jit_call(options, optionValues, true);
+  jit_call.check(fn(&module, image, jit_call.count(), jit_call.options(), jit_call.values()), "cuModuleLoadDataEx");
   return module;
+}
+
+/// \brief Load a module's data with options
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline CUmodule cuModuleLoadDataEx(const void* image, ::cuwrap::driver::JitOptions& jit) {
+  return ::cuwrap::driver::cuModuleLoadDataEx(image, jit.options(), jit.values_for_call());
 }
 
 /// \brief Load a module's data
@@ -851,49 +866,79 @@ inline cuModuleGetGlobal_result cuModuleGetGlobal(CUmodule hmod, const char* nam
 inline CUlinkState cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   CUlinkState stateOut{};
-  ::cuwrap::detail::check(fn(numOptions, options, optionValues, &stateOut), "cuLinkCreate");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), false);
+  jit_call.check(fn(jit_call.count(), jit_call.options(), jit_call.values(), &stateOut), "cuLinkCreate");
   return stateOut;
 }
 
 /// \brief Creates a pending JIT linker invocation.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline CUlinkState cuLinkCreate(std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+inline CUlinkState cuLinkCreate(std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuLinkCreate", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   CUlinkState stateOut{};
-  ::cuwrap::detail::check(fn(static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data()), &stateOut), "cuLinkCreate");
+  ::cuwrap::detail::JitCall jit_call(options, optionValues, false);
+  jit_call.check(fn(jit_call.count(), jit_call.options(), jit_call.values(), &stateOut), "cuLinkCreate");
   return stateOut;
+}
+
+/// \brief Creates a pending JIT linker invocation.
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline CUlinkState cuLinkCreate(::cuwrap::driver::JitOptions& jit) {
+  return ::cuwrap::driver::cuLinkCreate(jit.options(), jit.values_for_call());
 }
 
 /// \brief Add an input to a pending linker invocation
 inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
-  ::cuwrap::detail::check(fn(state, type, data, size, name, numOptions, options, optionValues), "cuLinkAddData");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), false);
+  jit_call.check(fn(state, type, data, size, name, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddData");
 }
 
 /// \brief Add an input to a pending linker invocation
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuLinkAddData", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
-  ::cuwrap::detail::check(fn(state, type, data, size, name, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data())), "cuLinkAddData");
+  ::cuwrap::detail::JitCall jit_call(options, optionValues, false);
+  jit_call.check(fn(state, type, data, size, name, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddData");
+}
+
+/// \brief Add an input to a pending linker invocation
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, ::cuwrap::driver::JitOptions& jit) {
+  return ::cuwrap::driver::cuLinkAddData(state, type, data, size, name, jit.options(), jit.values_for_call());
 }
 
 /// \brief Add a file input to a pending linker invocation
 inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
-  ::cuwrap::detail::check(fn(state, type, path, numOptions, options, optionValues), "cuLinkAddFile");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), false);
+  jit_call.check(fn(state, type, path, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddFile");
 }
 
 /// \brief Add a file input to a pending linker invocation
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, std::span<void* const> optionValues) {
+inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuLinkAddFile", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
-  ::cuwrap::detail::check(fn(state, type, path, static_cast<unsigned int>(options.size()), const_cast<CUjit_option*>(options.data()), const_cast<void**>(optionValues.data())), "cuLinkAddFile");
+  ::cuwrap::detail::JitCall jit_call(options, optionValues, false);
+  jit_call.check(fn(state, type, path, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddFile");
+}
+
+/// \brief Add a file input to a pending linker invocation
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, ::cuwrap::driver::JitOptions& jit) {
+  return ::cuwrap::driver::cuLinkAddFile(state, type, path, jit.options(), jit.values_for_call());
 }
 
 /// The outputs of cuLinkComplete, named after its C parameters (structured bindings work).
@@ -938,40 +983,60 @@ inline CUsurfref cuModuleGetSurfRef(CUmodule hmod, const char* name) {
 inline CUlibrary cuLibraryLoadData(const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadData");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(jitOptions, numJitOptions), std::span<void*>(jitOptionsValues, numJitOptions), true);
+  jit_call.check(fn(&library, code, jit_call.options(), jit_call.values(), jit_call.count(), libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadData");
   return library;
 }
 
 /// \brief Load a library with specified code and options
 ///
 /// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
-inline CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, std::span<void* const> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+inline CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
   ::cuwrap::detail::check_same_length("cuLibraryLoadData", "jitOptions", jitOptions.size(), "jitOptionsValues", jitOptionsValues.size(), false);
   ::cuwrap::detail::check_same_length("cuLibraryLoadData", "libraryOptions", libraryOptions.size(), "libraryOptionValues", libraryOptionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, code, const_cast<CUjit_option*>(jitOptions.data()), const_cast<void**>(jitOptionsValues.data()), static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadData");
+  ::cuwrap::detail::JitCall jit_call(jitOptions, jitOptionsValues, true);
+  jit_call.check(fn(&library, code, jit_call.options(), jit_call.values(), jit_call.count(), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadData");
   return library;
+}
+
+/// \brief Load a library with specified code and options
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline CUlibrary cuLibraryLoadData(const void* code, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+  return ::cuwrap::driver::cuLibraryLoadData(code, jit.options(), jit.values_for_call(), libraryOptions, libraryOptionValues);
 }
 
 /// \brief Load a library with specified file and options
 inline CUlibrary cuLibraryLoadFromFile(const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadFromFile");
+  ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(jitOptions, numJitOptions), std::span<void*>(jitOptionsValues, numJitOptions), true);
+  jit_call.check(fn(&library, fileName, jit_call.options(), jit_call.values(), jit_call.count(), libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadFromFile");
   return library;
 }
 
 /// \brief Load a library with specified file and options
 ///
 /// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
-inline CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, std::span<void* const> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+inline CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
   ::cuwrap::detail::check_same_length("cuLibraryLoadFromFile", "jitOptions", jitOptions.size(), "jitOptionsValues", jitOptionsValues.size(), false);
   ::cuwrap::detail::check_same_length("cuLibraryLoadFromFile", "libraryOptions", libraryOptions.size(), "libraryOptionValues", libraryOptionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   CUlibrary library{};
-  ::cuwrap::detail::check(fn(&library, fileName, const_cast<CUjit_option*>(jitOptions.data()), const_cast<void**>(jitOptionsValues.data()), static_cast<unsigned int>(jitOptions.size()), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadFromFile");
+  ::cuwrap::detail::JitCall jit_call(jitOptions, jitOptionsValues, true);
+  jit_call.check(fn(&library, fileName, jit_call.options(), jit_call.values(), jit_call.count(), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadFromFile");
   return library;
+}
+
+/// \brief Load a library with specified file and options
+///
+/// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
+/// set on `jit`, whose logs and wall time it reads back after the call.
+inline CUlibrary cuLibraryLoadFromFile(const char* fileName, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+  return ::cuwrap::driver::cuLibraryLoadFromFile(fileName, jit.options(), jit.values_for_call(), libraryOptions, libraryOptionValues);
 }
 
 /// \brief Unloads a library
@@ -1780,6 +1845,17 @@ inline CUmemGenericAllocationHandle cuMemImportFromShareableHandle(void* osHandl
   return handle;
 }
 
+/// \brief Imports an allocation from a requested shareable handle type.
+///
+/// Typed form (the value's type depends on shHandleType); the form above stays for callers holding raw arrays.
+template <CUmemAllocationHandleType Key>
+inline CUmemGenericAllocationHandle cuMemImportFromShareableHandle(typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type osHandle) {
+  auto* fn = reinterpret_cast<decltype(::cuMemImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[172], ::cuwrap::detail::Library::Driver, 172));
+  CUmemGenericAllocationHandle handle{};
+  ::cuwrap::detail::check(fn(&handle, [&]() -> void* { using T = decltype(osHandle); if constexpr (std::is_integral_v<T>) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(osHandle)); } else if constexpr (std::is_pointer_v<T>) { return osHandle; } else { return static_cast<void*>(&osHandle); } }(), Key), "cuMemImportFromShareableHandle");
+  return handle;
+}
+
 /// \brief Calculates either the minimal or recommended granularity
 inline size_t cuMemGetAllocationGranularity(const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationGranularity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[173], ::cuwrap::detail::Library::Driver, 173));
@@ -1944,6 +2020,17 @@ inline CUmemoryPool cuMemPoolImportFromShareableHandle(void* handle, CUmemAlloca
   auto* fn = reinterpret_cast<decltype(::cuMemPoolImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190));
   CUmemoryPool pool_out{};
   ::cuwrap::detail::check(fn(&pool_out, handle, handleType, flags), "cuMemPoolImportFromShareableHandle");
+  return pool_out;
+}
+
+/// \brief imports a memory pool from a shared handle.
+///
+/// Typed form (the value's type depends on handleType); the form above stays for callers holding raw arrays.
+template <CUmemAllocationHandleType Key>
+inline CUmemoryPool cuMemPoolImportFromShareableHandle(typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type handle, unsigned long long flags) {
+  auto* fn = reinterpret_cast<decltype(::cuMemPoolImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190));
+  CUmemoryPool pool_out{};
+  ::cuwrap::detail::check(fn(&pool_out, [&]() -> void* { using T = decltype(handle); if constexpr (std::is_integral_v<T>) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(handle)); } else if constexpr (std::is_pointer_v<T>) { return handle; } else { return static_cast<void*>(&handle); } }(), Key, flags), "cuMemPoolImportFromShareableHandle");
   return pool_out;
 }
 
@@ -4422,6 +4509,147 @@ inline void cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) {
 inline void cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessUnlock)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[448], ::cuwrap::detail::Library::Driver, 448));
   ::cuwrap::detail::check(fn(pid, args), "cuCheckpointProcessUnlock");
+}
+
+/// How unique_handle<H> releases each handle type that the header creates and destroys
+/// in pairs (the coverage report's owning_handles lists them).
+template <class H>
+struct handle_release;
+
+/// CUcontext: made by cuCtxCreate; released with cuCtxDestroy.
+template <>
+struct handle_release<CUcontext> {
+  /// Release `handle` with cuCtxDestroy; a failure goes to the release-failure handler.
+  static void release(CUcontext handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuCtxDestroy(handle), "cuCtxDestroy", "CUcontext");
+  }
+};
+
+/// CUmodule: made by cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx, cuModuleLoadFatBinary; released with cuModuleUnload.
+template <>
+struct handle_release<CUmodule> {
+  /// Release `handle` with cuModuleUnload; a failure goes to the release-failure handler.
+  static void release(CUmodule handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuModuleUnload(handle), "cuModuleUnload", "CUmodule");
+  }
+};
+
+/// CUlibrary: made by cuLibraryLoadData, cuLibraryLoadFromFile; released with cuLibraryUnload.
+template <>
+struct handle_release<CUlibrary> {
+  /// Release `handle` with cuLibraryUnload; a failure goes to the release-failure handler.
+  static void release(CUlibrary handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuLibraryUnload(handle), "cuLibraryUnload", "CUlibrary");
+  }
+};
+
+/// CUarray: made by cuArrayCreate, cuArray3DCreate; released with cuArrayDestroy.
+template <>
+struct handle_release<CUarray> {
+  /// Release `handle` with cuArrayDestroy; a failure goes to the release-failure handler.
+  static void release(CUarray handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuArrayDestroy(handle), "cuArrayDestroy", "CUarray");
+  }
+};
+
+/// CUmipmappedArray: made by cuMipmappedArrayCreate; released with cuMipmappedArrayDestroy.
+template <>
+struct handle_release<CUmipmappedArray> {
+  /// Release `handle` with cuMipmappedArrayDestroy; a failure goes to the release-failure handler.
+  static void release(CUmipmappedArray handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuMipmappedArrayDestroy(handle), "cuMipmappedArrayDestroy", "CUmipmappedArray");
+  }
+};
+
+/// CUevent: made by cuEventCreate; released with cuEventDestroy.
+template <>
+struct handle_release<CUevent> {
+  /// Release `handle` with cuEventDestroy; a failure goes to the release-failure handler.
+  static void release(CUevent handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuEventDestroy(handle), "cuEventDestroy", "CUevent");
+  }
+};
+
+/// CUstream: made by cuStreamCreate, cuStreamCreateWithPriority; released with cuStreamDestroy.
+template <>
+struct handle_release<CUstream> {
+  /// Release `handle` with cuStreamDestroy; a failure goes to the release-failure handler.
+  static void release(CUstream handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuStreamDestroy(handle), "cuStreamDestroy", "CUstream");
+  }
+};
+
+/// CUexternalMemory: made by cuImportExternalMemory; released with cuDestroyExternalMemory.
+template <>
+struct handle_release<CUexternalMemory> {
+  /// Release `handle` with cuDestroyExternalMemory; a failure goes to the release-failure handler.
+  static void release(CUexternalMemory handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuDestroyExternalMemory(handle), "cuDestroyExternalMemory", "CUexternalMemory");
+  }
+};
+
+/// CUexternalSemaphore: made by cuImportExternalSemaphore; released with cuDestroyExternalSemaphore.
+template <>
+struct handle_release<CUexternalSemaphore> {
+  /// Release `handle` with cuDestroyExternalSemaphore; a failure goes to the release-failure handler.
+  static void release(CUexternalSemaphore handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuDestroyExternalSemaphore(handle), "cuDestroyExternalSemaphore", "CUexternalSemaphore");
+  }
+};
+
+/// CUgraph: made by cuGraphCreate; released with cuGraphDestroy.
+template <>
+struct handle_release<CUgraph> {
+  /// Release `handle` with cuGraphDestroy; a failure goes to the release-failure handler.
+  static void release(CUgraph handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuGraphDestroy(handle), "cuGraphDestroy", "CUgraph");
+  }
+};
+
+/// CUmemoryPool: made by cuMemPoolCreate, cuMemPoolImportFromShareableHandle; released with cuMemPoolDestroy.
+template <>
+struct handle_release<CUmemoryPool> {
+  /// Release `handle` with cuMemPoolDestroy; a failure goes to the release-failure handler.
+  static void release(CUmemoryPool handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuMemPoolDestroy(handle), "cuMemPoolDestroy", "CUmemoryPool");
+  }
+};
+
+/// CUgreenCtx: made by cuGreenCtxCreate; released with cuGreenCtxDestroy.
+template <>
+struct handle_release<CUgreenCtx> {
+  /// Release `handle` with cuGreenCtxDestroy; a failure goes to the release-failure handler.
+  static void release(CUgreenCtx handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuGreenCtxDestroy(handle), "cuGreenCtxDestroy", "CUgreenCtx");
+  }
+};
+
+/// CUlinkState: made by cuLinkCreate; released with cuLinkDestroy.
+template <>
+struct handle_release<CUlinkState> {
+  /// Release `handle` with cuLinkDestroy; a failure goes to the release-failure handler.
+  static void release(CUlinkState handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuLinkDestroy(handle), "cuLinkDestroy", "CUlinkState");
+  }
+};
+
+/// CUlogsCallbackHandle: made by cuLogsRegisterCallback; released with cuLogsUnregisterCallback.
+template <>
+struct handle_release<CUlogsCallbackHandle> {
+  /// Release `handle` with cuLogsUnregisterCallback; a failure goes to the release-failure handler.
+  static void release(CUlogsCallbackHandle handle) noexcept {
+    ::cuwrap::detail::report_release_failure(raw::cuLogsUnregisterCallback(handle), "cuLogsUnregisterCallback", "CUlogsCallbackHandle");
+  }
+};
+
+/// An owning handle, released with the call its handle_release names when it ends.
+template <class H>
+using unique_handle = ::cuwrap::detail::unique_handle<H, handle_release<H>>;
+
+/// Return `handle` owned: released when the unique_handle ends or is reset.
+template <class H>
+[[nodiscard]] unique_handle<H> make_unique(H handle) noexcept {
+  return unique_handle<H>(handle);
 }
 
 }  // namespace cuwrap::driver

@@ -15,9 +15,11 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -29,10 +31,10 @@
 namespace cuwrap::nvjitlink {
 
 /// \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
-inline nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char** options) {
+inline nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
   nvJitLinkHandle handle{};
-  ::cuwrap::detail::check(fn(&handle, numOptions, options), "nvJitLinkCreate");
+  ::cuwrap::detail::check(fn(&handle, numOptions, const_cast<const char**>(options)), "nvJitLinkCreate");
   return handle;
 }
 

@@ -15,9 +15,11 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -91,9 +93,9 @@ inline void nvvmLazyAddModuleToProgram(nvvmProgram prog, const char* buffer, siz
 }
 
 /// \brief Compile the NVVM program.
-inline void nvvmCompileProgram(nvvmProgram prog, int numOptions, const char** options) {
+inline void nvvmCompileProgram(nvvmProgram prog, int numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::nvvmCompileProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[7], ::cuwrap::detail::Library::Nvvm, 7));
-  ::cuwrap::detail::check(fn(prog, numOptions, options), "nvvmCompileProgram", prog);
+  ::cuwrap::detail::check(fn(prog, numOptions, const_cast<const char**>(options)), "nvvmCompileProgram", prog);
 }
 
 /// \brief Compile the NVVM program.
@@ -101,13 +103,13 @@ inline void nvvmCompileProgram(nvvmProgram prog, int numOptions, const char** op
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 inline void nvvmCompileProgram(nvvmProgram prog, std::span<const char* const> options) {
   auto* fn = reinterpret_cast<decltype(::nvvmCompileProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[7], ::cuwrap::detail::Library::Nvvm, 7));
-  ::cuwrap::detail::check(fn(prog, static_cast<int>(options.size()), const_cast<const char**>(options.data())), "nvvmCompileProgram");
+  ::cuwrap::detail::check(fn(prog, static_cast<int>(options.size()), const_cast<const char**>(options.data())), "nvvmCompileProgram", prog);
 }
 
 /// \brief Verify the NVVM program.
-inline void nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char** options) {
+inline void nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::nvvmVerifyProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[8], ::cuwrap::detail::Library::Nvvm, 8));
-  ::cuwrap::detail::check(fn(prog, numOptions, options), "nvvmVerifyProgram", prog);
+  ::cuwrap::detail::check(fn(prog, numOptions, const_cast<const char**>(options)), "nvvmVerifyProgram", prog);
 }
 
 /// \brief Verify the NVVM program.
@@ -115,7 +117,7 @@ inline void nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char** opt
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 inline void nvvmVerifyProgram(nvvmProgram prog, std::span<const char* const> options) {
   auto* fn = reinterpret_cast<decltype(::nvvmVerifyProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[8], ::cuwrap::detail::Library::Nvvm, 8));
-  ::cuwrap::detail::check(fn(prog, static_cast<int>(options.size()), const_cast<const char**>(options.data())), "nvvmVerifyProgram");
+  ::cuwrap::detail::check(fn(prog, static_cast<int>(options.size()), const_cast<const char**>(options.data())), "nvvmVerifyProgram", prog);
 }
 
 /// \brief Get the size of the compiled result.

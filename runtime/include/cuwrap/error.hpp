@@ -48,6 +48,13 @@ class DriverError : public Error {
   const std::string& name() const noexcept { return name_; }
   /// Return the C function that failed, e.g. "cuMemAlloc".
   const std::string& function() const noexcept { return function_; }
+  /// Return the JIT error log of a failed JIT call (cuModuleLoadDataEx, cuLinkAddData...
+  /// through their typed forms), also at the end of what(); empty for other failures.
+  const std::string& error_log() const noexcept { return error_log_; }
+
+  /// Build the error of a failed JIT call: what() is the status's message followed by
+  /// `error_log` on the next lines (when not empty).
+  static DriverError with_error_log(CUresult code, std::string function, std::string error_log);
 
  protected:
   /// Build the error for `code` in `function` with `message` as what(), for errors that
@@ -58,6 +65,7 @@ class DriverError : public Error {
   CUresult code_;
   std::string name_;
   std::string function_;
+  std::string error_log_;
 };
 
 /// Thrown when a cuwrap object is used after the CUDA context it belongs to was destroyed.
@@ -353,13 +361,14 @@ inline void check(nvvmResult code, const char* function, nvvmProgram program) {
 }
 #endif
 
-/// Return true on success, false when `code` is the answer status `answer`, else throw.
-template <class Status>
-inline bool check_answer(Status code, Status answer, const char* function) {
+/// Return true on success, false when `code` is the answer status `answer`, else throw
+/// (with the log of `log`, a program or link handle, where one is given).
+template <class Status, class... Log>
+inline bool check_answer(Status code, Status answer, const char* function, Log... log) {
   if (code == answer) {
     return false;
   }
-  check(code, function);
+  check(code, function, log...);
   return true;
 }
 

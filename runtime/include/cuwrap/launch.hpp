@@ -19,6 +19,7 @@
 
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/device_span.hpp>
+#include <cuwrap/dim3.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/stream.hpp>
 
@@ -34,17 +35,6 @@
 namespace cuwrap {
 
 class Device;
-
-/// Grid, block or cluster dimensions.
-struct Dim3 {
-  unsigned x = 1, y = 1, z = 1;
-  /// Build from up to three extents; omitted ones are 1.
-  Dim3(unsigned nx = 1, unsigned ny = 1, unsigned nz = 1) : x(nx), y(ny), z(nz) {}  // NOLINT
-  /// Return x * y * z.
-  unsigned long long volume() const noexcept { return static_cast<unsigned long long>(x) * y * z; }
-  /// Return true when all three extents are equal.
-  friend bool operator==(const Dim3&, const Dim3&) = default;
-};
 
 /// How a kernel is launched: grid, block, optional cluster, dynamic shared memory,
 /// cooperative launch, programmatic dependent launch, priority.

@@ -2,6 +2,7 @@
 // tables, so messages read well even when the driver is missing.
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
+#include <cuwrap/jit_options.hpp>
 #if CUWRAP_HAS_NVJITLINK
 #include <cuwrap/nvjitlink.hpp>
 #endif
@@ -59,13 +60,21 @@ DriverError::DriverError(CUresult code, std::string function)
 DriverError::DriverError(CUresult code, std::string function, const std::string& message)
     : Error(message), code_(code), name_(to_string(code)), function_(std::move(function)) {}
 
+DriverError DriverError::with_error_log(CUresult code, std::string function,
+                                        std::string error_log) {
+  DriverError error(
+      code, function,
+      with_log(failure_message(function, to_string(code), driver_description(code)), error_log));
+  error.error_log_ = std::move(error_log);
+  return error;
+}
+
 ContextDestroyedError::ContextDestroyedError(std::string object, unsigned long long context_id,
                                              const std::string& operation,
                                              const std::string& detail)
     : DriverError(CUDA_ERROR_CONTEXT_IS_DESTROYED, operation,
-                  object + ": its context (id " + std::to_string(context_id) +
-                      ") was destroyed (" + operation + (detail.empty() ? "" : "; " + detail) +
-                      ")"),
+                  object + ": its context (id " + std::to_string(context_id) + ") was destroyed (" +
+                      operation + (detail.empty() ? "" : "; " + detail) + ")"),
       object_(std::move(object)),
       context_id_(context_id) {}
 
@@ -144,8 +153,7 @@ void default_release_handler(const ReleaseFailure& failure) {
   } else {
     message = std::string(failure.function) + " failed: " + failure.message;
   }
-  std::fprintf(stderr, "cuwrap: warning: releasing %s: %s\n", failure.object,
-               message.c_str());
+  std::fprintf(stderr, "cuwrap: warning: releasing %s: %s\n", failure.object, message.c_str());
 }
 
 // Pass `failure` to the installed handler (or the default); never throws.
@@ -225,8 +233,8 @@ void report_release_failure(nvvmResult code, const char* function, const char* o
 
 void report_current_exception(const char* function, const char* object) noexcept {
   if (!std::current_exception()) {  // called outside a catch block: `throw;` would terminate
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
-                           0, "unknown exception"});
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception, 0,
+                           "unknown exception"});
     return;
   }
   try {
@@ -247,15 +255,14 @@ void report_current_exception(const char* function, const char* object) noexcept
                            ReleaseFailureKind::Nvvm, static_cast<int>(e.code()), e.what()});
 #endif
   } catch (const LoadError& e) {
-    deliver(ReleaseFailure{CUDA_ERROR_NOT_FOUND,
-                           e.symbol().empty() ? function : e.symbol().c_str(), object,
-                           ReleaseFailureKind::Load, 0, e.what()});
+    deliver(ReleaseFailure{CUDA_ERROR_NOT_FOUND, e.symbol().empty() ? function : e.symbol().c_str(),
+                           object, ReleaseFailureKind::Load, 0, e.what()});
   } catch (const std::exception& e) {
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
-                           0, e.what()});
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception, 0,
+                           e.what()});
   } catch (...) {  // not derived from std::exception
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
-                           0, "unknown exception"});
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception, 0,
+                           "unknown exception"});
   }
 }
 
@@ -265,8 +272,8 @@ namespace {
 // building an exception).
 std::string nvrtc_log(nvrtcProgram program) {
   std::size_t size = 0;
-  if (program == nullptr ||
-      nvrtc::raw::nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) {
+  if (program == nullptr || nvrtc::raw::nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS ||
+      size <= 1) {
     return {};
   }
   std::string log(size, '\0');
@@ -281,8 +288,7 @@ std::string nvrtc_log(nvrtcProgram program) {
 std::string nvjitlink_log(nvJitLinkHandle handle) {
   std::size_t size = 0;
   if (handle == nullptr ||
-      nvjitlink::raw::nvJitLinkGetErrorLogSize(handle, &size) != NVJITLINK_SUCCESS ||
-      size <= 1) {
+      nvjitlink::raw::nvJitLinkGetErrorLogSize(handle, &size) != NVJITLINK_SUCCESS || size <= 1) {
     return {};
   }
   std::string log(size, '\0');
@@ -336,14 +342,49 @@ void DriverErrorFrame::translate_failure(CUresult code, const char* function) {
   }
 }
 
+namespace {
+
+// A DriverError whose what() says more than the status (DriverError's protected
+// constructor); caught as DriverError.
+class NotedDriverError : public DriverError {
+ public:
+  NotedDriverError(CUresult code, const char* function, const std::string& message)
+      : DriverError(code, function, message) {}
+};
+
+// CUDA_ERROR_INVALID_CONTEXT while this thread has no current context: the usual cause
+// when driver calls follow high-level ones, which leave no context current.
+bool no_current_context(CUresult code) noexcept {
+  if (code != CUDA_ERROR_INVALID_CONTEXT) {
+    return false;
+  }
+  CUcontext current = nullptr;
+  return driver::raw::cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == nullptr;
+}
+
+}  // namespace
+
 void throw_driver_error(CUresult code, const char* function) {
   DriverErrorFrame::translate_failure(code, function);
+  if (no_current_context(code)) [[unlikely]] {
+    throw NotedDriverError(
+        code, function,
+        failure_message(function, to_string(code), driver_description(code)) +
+            "; no CUDA context is current on this thread: make one current first "
+            "(cuwrap::Device::set_current(), or cuCtxSetCurrent / cuCtxPushCurrent)");
+  }
   throw DriverError(code, function);
 }
 
-void throw_nvrtc_error(nvrtcResult code, const char* function) {
-  throw NvrtcError(code, function);
+void throw_jit_error(CUresult code, const char* function, std::string error_log) {
+  if (error_log.empty()) {
+    throw_driver_error(code, function);
+  }
+  DriverErrorFrame::translate_failure(code, function);
+  throw DriverError::with_error_log(code, function, std::move(error_log));
 }
+
+void throw_nvrtc_error(nvrtcResult code, const char* function) { throw NvrtcError(code, function); }
 
 void throw_nvrtc_program_error(nvrtcResult code, const char* function, nvrtcProgram program) {
   throw NvrtcError(code, function, nvrtc_log(program));
