@@ -548,14 +548,15 @@ TEST_F(LaunchGpu, OccupancyAgreesWithTheDriver) {
     EXPECT_EQ(occupancy.max_active_clusters(config, *stream_),
               cuwrap::driver::cuOccupancyMaxActiveClusters(function, &raw));
     // No cluster: a count (the driver's answer for the kernel's own cluster size), as
-    // cuda.core's max_active_clusters(config), not an error.
+    // cuda.core's max_active_clusters(config), not an error. For a kernel without a
+    // compile-time cluster the H100's driver 580 answers 0.
     const LaunchConfig plain{.grid = 64, .block = 128};
     raw.attrs = nullptr;
     raw.numAttrs = 0;
     raw.hStream = nullptr;
     const int without_cluster = occupancy.max_active_clusters(plain);
     EXPECT_EQ(without_cluster, cuwrap::driver::cuOccupancyMaxActiveClusters(function, &raw));
-    EXPECT_GT(without_cluster, 0);
+    EXPECT_GE(without_cluster, 0);
     EXPECT_EQ(occupancy.max_active_clusters(plain, *stream_), without_cluster);
   }
 }
