@@ -18,6 +18,7 @@
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/ipc.hpp>
 #include <cuwrap/virtual_memory_resource.hpp>
+#include <cuwrap/synchronous_memory_resource.hpp>
 #include <cuwrap/managed_memory.hpp>
 #include <cuwrap/copy.hpp>
 #include <cuwrap/array.hpp>
