@@ -20,6 +20,7 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 // `<!-- if CUWRAP_DOCS_CUDA_13 -->`: a snippet that shows the CUDA 13.0 forms.

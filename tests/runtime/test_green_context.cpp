@@ -215,12 +215,19 @@ TEST_F(GreenContextTest, UnequalSplitWithNothingLeftForALaterGroupSaysSo) {
   }
 }
 
-TEST_F(GreenContextTest, CreateContextRejectsNoResourcesAndDryRuns) {
-  EXPECT_THROW(static_cast<void>(device().create_context({})), std::invalid_argument);
+// No resources make a regular context now (context_ref tests); flags are for those only.
+TEST_F(GreenContextTest, CreateContextRejectsFlagsAndDryRuns) {
   const SMResource all = device().resources().sm();
   const SMResourceSplit dry = all.split({.count = {all.min_partition_size()}}, /*dry_run=*/true);
   ASSERT_FALSE(dry.groups.empty());
   EXPECT_FALSE(dry.groups[0].is_usable());
+  try {
+    static_cast<void>(
+        device().create_context({.resources = {dry.groups[0]}, .flags = CU_CTX_SCHED_SPIN}));
+    FAIL() << "a green context took CU_CTX_* flags";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ContextOptions::flags"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(static_cast<void>(device().create_context({.resources = {dry.groups[0]}})),
                std::invalid_argument);
 }

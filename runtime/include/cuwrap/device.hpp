@@ -8,14 +8,17 @@
 
 #include <compare>
 #include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cuwrap {
 
 class Buffer;
 class Context;
+class ContextRef;
 class DeviceProperties;
 class DeviceResources;
 class GraphBuilder;
@@ -28,6 +31,12 @@ struct ComputeCapability {
   int minor = 0;  ///< minor revision
   /// Compare major, then minor.
   friend constexpr auto operator<=>(const ComputeCapability&, const ComputeCapability&) = default;
+};
+
+/// Free and total device memory, in bytes, as cuMemGetInfo reports them.
+struct MemoryInfo {
+  std::size_t free = 0;   ///< bytes free on the device
+  std::size_t total = 0;  ///< bytes the device has
 };
 
 /// Print a compute capability as "major.minor".
@@ -59,6 +68,16 @@ class Device {
   static int count();
   /// Return every CUDA device, in ordinal order.
   static std::vector<Device> all();
+  /// Return the device of the context current on the calling thread.
+  ///
+  /// Throws std::logic_error when no context is current (a thread that never called
+  /// set_current() or made a context current): cuwrap does not pick device 0 for it.
+  static Device current();
+  /// Return the device with PCI bus id `pci_bus_id` ("0000:3b:00.0", as pci_bus_id()
+  /// returns; the driver's formats "bus:device.function" and "domain:bus:device").
+  ///
+  /// Throws std::invalid_argument naming the id when it is empty or names no device.
+  static Device from_pci_bus_id(std::string_view pci_bus_id);
 
   /// Make the primary context of this device current on the calling thread.
   void set_current() const;
@@ -70,7 +89,11 @@ class Device {
   ///
   /// The default stream belongs to whichever context is current where it is used;
   /// when no context is current on this thread, this device's primary context is made
-  /// current. Work on it synchronises with the context's other blocking streams.
+  /// current (and stays current). That is the one case where it changes the current
+  /// context, and it must: CU_STREAM_LEGACY is no stream of its own but "the current
+  /// context's", so work queued on the returned Stream later (also by another library)
+  /// would fail with no context current. When a context is current, it is left as it is.
+  /// Work on it synchronises with the context's other blocking streams.
   Stream default_stream() const;
   /// Create an event on this device.
   Event create_event(const EventOptions& options = {}) const;
@@ -91,7 +114,14 @@ class Device {
   GraphBuilder create_graph_builder() const;
   /// Return whether this device can access memory of `peer` directly (true for itself).
   bool can_access_peer(const Device& peer) const;
-  /// Let this device's primary context access memory of `peer` (cuCtxEnablePeerAccess).
+  /// Let this device's primary context access memory of `peer` (cuCtxEnablePeerAccess),
+  /// and this device read and write the allocations of `peer`'s default memory pool
+  /// (cuMemPoolSetAccess on it, where `peer` has memory pools), which every Buffer of
+  /// peer.allocate() comes from and which context peer access does not reach.
+  ///
+  /// Pools made by DeviceMemoryResource(device, options) are not touched: grant them
+  /// with DeviceMemoryResource::set_peer_accessible_by. disable_peer_access leaves the
+  /// pool's access as it is (withdraw it with set_peer_accessible_by).
   ///
   /// Idempotent: access already enabled, and access to itself, are not errors. Access is
   /// one-way; call peer.enable_peer_access(*this) for the other direction. Throws
@@ -142,6 +172,33 @@ class Device {
   DeviceProperties properties() const;
   /// Return the primary context of this device (retained once per process).
   CUcontext context() const;
+  /// Return the primary context of this device as a ContextRef (its limits, cache
+  /// config, make_current...). Defined in device_settings.cpp.
+  ContextRef primary_context() const;
+  /// Return the free and total memory of this device (cuMemGetInfo in its primary
+  /// context; the caller's current context is left as it was).
+  MemoryInfo memory_info() const;
+  /// Return a P2P attribute between this device (the source) and `peer`
+  /// (cuDeviceGetP2PAttribute).
+  ///
+  /// Throws std::invalid_argument when `peer` is this device (the driver has no answer).
+  int p2p_attribute(CUdevice_P2PAttribute attribute, const Device& peer) const;
+  /// Set the flags of this device's primary context (cuDevicePrimaryCtxSetFlags:
+  /// scheduling, CU_CTX_LMEM_RESIZE_TO_MAX...). The driver applies them to an active
+  /// primary context from CUDA 11.7 on.
+  ///
+  /// Throws std::invalid_argument for bits that are no CU_CTX_* flag.
+  void set_primary_context_flags(unsigned flags);
+  /// Return the flags of this device's primary context (cuDevicePrimaryCtxGetState).
+  unsigned primary_context_flags() const;
+  /// Destroy every allocation and all state of this device's primary context
+  /// (cuDevicePrimaryCtxReset), after waiting for its work.
+  ///
+  /// The primary context stays usable (the driver re-creates its state on next use),
+  /// but every cuwrap object made in it before (streams, events, buffers, kernels
+  /// loaded in it) throws ContextDestroyedError from then on. Other libraries sharing
+  /// the primary context lose their objects too: call it only when no one uses them.
+  void reset();
   /// Return the driver's device handle.
   CUdevice handle() const noexcept { return device_; }
 
@@ -186,3 +243,12 @@ class DeviceProperties {
 };
 
 }  // namespace cuwrap
+
+/// Hash a Device by its ordinal, so that devices key unordered containers.
+template <>
+struct std::hash<cuwrap::Device> {
+  /// Return the hash of the device's ordinal.
+  std::size_t operator()(const cuwrap::Device& device) const noexcept {
+    return std::hash<int>{}(device.device_id());
+  }
+};

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <functional>
 
 namespace cuwrap {
 
@@ -121,6 +122,7 @@ class EventRef {
   }
   [[noreturn]] static void throw_closed(const char* operation);
   friend class StreamRef;  // checks the event's context where a stream uses it
+  friend struct std::hash<EventRef>;
 
   CUevent handle_;                     // null only for a closed Event
   CUcontext context_ = nullptr;        // null when unknown
@@ -237,3 +239,13 @@ class Event : public EventRef {
 };
 
 }  // namespace cuwrap
+
+/// Hash a EventRef by its handle (the same as operator==), so that it keys unordered
+/// containers; an owning Event hashes as a EventRef.
+template <>
+struct std::hash<cuwrap::EventRef> {
+  /// Return the hash of the handle.
+  std::size_t operator()(const cuwrap::EventRef& event) const noexcept {
+    return std::hash<const void*>{}(event.handle_);
+  }
+};

@@ -12,9 +12,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace cuwrap {
 
+class BufferRef;
 class Device;
 class GraphBuilder;
 class Stream;
@@ -161,6 +163,33 @@ class StreamRef {
   CUcontext context() const;
   /// Return the CUDA stream handle (the same pointer as the CUstream it was made from).
   CUstream handle() const { return handle_for("handle"); }
+
+  /// Return how the calling thread waits for this stream's work in sync()
+  /// (CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY: CU_SYNC_POLICY_AUTO, SPIN, YIELD,
+  /// BLOCKING_SYNC).
+  CUsynchronizationPolicy synchronization_policy() const;
+  /// Set how the calling thread waits for this stream's work.
+  ///
+  /// Throws std::invalid_argument for a value that is no CU_SYNC_POLICY_*.
+  void set_synchronization_policy(CUsynchronizationPolicy policy) const;
+  /// Make later kernels on this stream keep `window` in the L2 cache's persisting part
+  /// (CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW): a `hit_ratio` share of its accesses get
+  /// `hit`, the rest `miss`. Defined with the memory concept.
+  ///
+  /// Persisting lines compete for the set-aside part of L2
+  /// (ContextRef::set_limit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, bytes)); without a
+  /// set-aside the window has no effect. Throws std::invalid_argument for an empty
+  /// window, one larger than the device's max_access_policy_window_size, a hit_ratio
+  /// outside [0, 1], or `miss` CU_ACCESS_PROPERTY_PERSISTING (the driver's rule).
+  void set_access_policy_window(BufferRef window, float hit_ratio,
+                                CUaccessProperty hit = CU_ACCESS_PROPERTY_PERSISTING,
+                                CUaccessProperty miss = CU_ACCESS_PROPERTY_STREAMING) const;
+  /// Remove this stream's access policy window (a window of 0 bytes); lines already
+  /// persisting stay so until reset (CU_CTX_RESET_PERSISTING_L2 / cuCtxResetPersistingL2Cache).
+  void reset_access_policy_window() const;
+  /// Copy the attributes of `source` (synchronization policy, access policy window,
+  /// ...) to this stream (cuStreamCopyAttributes).
+  void copy_attributes_from(StreamRef source) const;
   /// Return whether this is the legacy or the per-thread default stream.
   bool is_default() const noexcept {
     return bits_ == 0 || bits_ == detail::kLegacyStreamBits ||
@@ -195,6 +224,7 @@ class StreamRef {
  private:
   friend class Buffer;
   friend class MemoryResource;
+  friend struct std::hash<StreamRef>;
   friend detail::ContextKey detail::stream_context_key(StreamRef stream) noexcept;
   /// Return a Stream on the same CUDA stream that keeps it alive when cuwrap made it
   /// (for Buffer, GraphBuilder); a non-owning Stream for any other handle.
@@ -326,3 +356,13 @@ inline void check_on_stream(StreamRef stream, const char* function, Call&& call)
 
 }  // namespace detail
 }  // namespace cuwrap
+
+/// Hash a StreamRef by its handle (the same as operator==), so that it keys unordered
+/// containers; an owning Stream hashes as a StreamRef.
+template <>
+struct std::hash<cuwrap::StreamRef> {
+  /// Return the hash of the handle.
+  std::size_t operator()(const cuwrap::StreamRef& stream) const noexcept {
+    return std::hash<std::uintptr_t>{}(stream.bits_);
+  }
+};

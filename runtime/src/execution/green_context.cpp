@@ -2,30 +2,61 @@
 // them. See cuwrap/green_context.hpp and cuwrap/context.hpp.
 #include "core/context_registry.hpp"
 #include "core/ref_counted.hpp"
+#include "execution/green_contexts.hpp"
 
 #include <cuwrap/context.hpp>
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/loader.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
-#include <cuwrap/detail/loader.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/green_context.hpp>
 #include <cuwrap/version.hpp>
 
 #include <algorithm>
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace cuwrap {
 namespace detail {
+namespace {
 
-// One CUDA green context, shared by its Context, its streams and DeviceResources.
+// The CUcontexts of the green contexts cuwrap made that are alive (ContextRef::is_green).
+struct LiveGreenContexts {
+  std::mutex mutex;
+  std::unordered_set<CUcontext> contexts;
+};
+
+LiveGreenContexts& live_green_contexts() {
+  static auto* set = new LiveGreenContexts;  // never destroyed: contexts may outlive statics
+  return *set;
+}
+
+void forget_green_context(CUcontext context) noexcept {
+  LiveGreenContexts& live = live_green_contexts();
+  const std::lock_guard<std::mutex> lock(live.mutex);
+  live.contexts.erase(context);
+}
+
+}  // namespace
+
+bool is_live_green_context(CUcontext context) noexcept {
+  LiveGreenContexts& live = live_green_contexts();
+  const std::lock_guard<std::mutex> lock(live.mutex);
+  return live.contexts.count(context) != 0;
+}
+
+// One CUDA context made by Device::create_context, shared by its Context, its streams
+// and (green) DeviceResources: a green context (`green` set), or a regular one
+// (cuCtxCreate; `green` null).
 struct GreenContextState : RefCounted {
   CUgreenCtx green = nullptr;
-  CUcontext context = nullptr;         // cuCtxFromGreenCtx(green)
+  CUcontext context = nullptr;         // cuCtxFromGreenCtx(green), or cuCtxCreate's
   unsigned long long context_id = 0;  // cuCtxGetId(context): the kernels' cache key
   int device_id = -1;
 
@@ -33,8 +64,11 @@ struct GreenContextState : RefCounted {
   GreenContextState(const GreenContextState&) = delete;
   GreenContextState& operator=(const GreenContextState&) = delete;
   ~GreenContextState() {
-    if (green == nullptr) {
+    if (green == nullptr && context == nullptr) {
       return;
+    }
+    if (green != nullptr) {
+      forget_green_context(context);
     }
     if (context_recorded_destroyed(context_id)) {
       return;  // recorded destroyed already: nothing is left to release
@@ -58,8 +92,10 @@ struct GreenContextState : RefCounted {
     // A context made later may get this one's address, never its ID: drop what the
     // kernels cached for this one.
     run_context_destroy_hook(context_id);
-    const CUresult status = driver::raw::cuGreenCtxDestroy(green);
-    report_release_failure(status, "cuGreenCtxDestroy", "Context");
+    const CUresult status = green != nullptr ? driver::raw::cuGreenCtxDestroy(green)
+                                             : driver::raw::cuCtxDestroy(context);
+    report_release_failure(status, green != nullptr ? "cuGreenCtxDestroy" : "cuCtxDestroy",
+                           "Context");
     if (status == CUDA_SUCCESS) {
       note_context_destroyed(context_id);  // objects still bound to it throw from now on
     }
@@ -180,6 +216,35 @@ detail::Ref<detail::GreenContextState> make_green_context(int device_id, CUdevic
   state->device_id = device_id;
   state->green = driver::cuGreenCtxCreate(desc, device, CU_GREEN_CTX_DEFAULT_STREAM);
   state->context = driver::cuCtxFromGreenCtx(state->green);  // on failure, state destroys green
+  state->context_id = detail::context_id(state->context);
+  {
+    detail::LiveGreenContexts& live = detail::live_green_contexts();
+    const std::lock_guard<std::mutex> lock(live.mutex);
+    live.contexts.insert(state->context);
+  }
+  return state;
+}
+
+// cuCtxCreate_v4, the cuCtxCreate of the 12.5+ headers.
+constexpr int kContextCreateParamsVersion = 12050;
+
+// A regular context of device `device_id` with CU_CTX_* `flags` (cuCtxCreate), owned by
+// the returned state. cuCtxCreate pushes the new context; it is popped at once, so the
+// caller's current context is what it was.
+detail::Ref<detail::GreenContextState> make_regular_context(int device_id, CUdevice device,
+                                                            unsigned flags) {
+  auto state = detail::make_ref<detail::GreenContextState>();
+  state->device_id = device_id;
+#if CUDA_VERSION >= 12050
+  detail::require_driver(kContextCreateParamsVersion, "Device::create_context (cuCtxCreate_v4)");
+  state->context = driver::cuCtxCreate(nullptr, flags, device);
+#else
+  state->context = driver::cuCtxCreate(flags, device);
+#endif
+  // Popped before anything else can throw, so that no exit leaves it current.
+  CUcontext popped = nullptr;
+  detail::report_release_failure(driver::raw::cuCtxPopCurrent(&popped), "cuCtxPopCurrent",
+                                 "Context");
   state->context_id = detail::context_id(state->context);
   return state;
 }
@@ -370,11 +435,21 @@ DeviceResources Device::resources() const {
 // ---- Context -----------------------------------------------------------------------
 
 Context Device::create_context(const ContextOptions& options) const {
-  detail::require_driver(kGreenContextVersion, "green contexts (cuGreenCtxCreate)");
   if (options.resources.empty()) {
-    throw std::invalid_argument(
-        "Device::create_context: ContextOptions::resources is empty; pass groups from "
-        "SMResource::split");
+    constexpr unsigned kKnownFlags =
+        CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX | CU_CTX_FLAGS_MASK;
+    if ((options.flags & ~kKnownFlags) != 0) {
+      throw std::invalid_argument("Device::create_context: ContextOptions::flags " +
+                                  std::to_string(options.flags) +
+                                  " has bits that are no CU_CTX_* flag");
+    }
+    return Context(make_regular_context(ordinal_, device_, options.flags));
+  }
+  detail::require_driver(kGreenContextVersion, "green contexts (cuGreenCtxCreate)");
+  if (options.flags != 0) {
+    throw std::invalid_argument("Device::create_context: ContextOptions::flags " +
+                                std::to_string(options.flags) +
+                                " must be 0 for a green context (with resources)");
   }
   std::vector<CUdevResource> resources;
   resources.reserve(options.resources.size());
@@ -397,8 +472,14 @@ Context Device::create_context(const ContextOptions& options) const {
   return Context(std::move(state));
 }
 
+Context::Context(detail::Ref<const detail::GreenContextState> state) noexcept
+    : state_(std::move(state)) {
+  handle_ = state_->context;
+}
+
 Context& Context::operator=(Context&& other) noexcept {
   state_ = std::move(other.state_);
+  handle_ = std::exchange(other.handle_, nullptr);
   return *this;
 }
 
@@ -418,6 +499,21 @@ const detail::GreenContextState& Context::state(const char* operation) const {
 Stream Context::create_stream(const StreamOptions& options) const {
   const detail::GreenContextState& s = state("create_stream");
   const detail::ContextUse use(s.context, s.context_id, "Context", s.green, "Context::create_stream");
+  if (s.green == nullptr) {
+    const detail::ScopedContext scope(s.context);
+    const auto [least, greatest] = driver::cuCtxGetStreamPriorityRange();
+    // Clamped into the context's range, as the driver does.
+    const int priority = std::clamp(options.priority, greatest, least);
+    const CUstream handle = driver::cuStreamCreateWithPriority(
+        options.nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT, priority);
+    try {
+      return detail::adopt_stream(handle, s.context, s.device_id, state_);
+    } catch (...) {
+      detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy",
+                                     "Stream");
+      throw;
+    }
+  }
 #if CUDA_VERSION >= 12050
   detail::require_driver(kGreenStreamVersion, "streams in a green context (cuGreenCtxStreamCreate)");
   if (!options.nonblocking) {
@@ -450,15 +546,30 @@ Stream Context::create_stream(const StreamOptions& options) const {
 }
 
 DeviceResources Context::resources() const {
-  return DeviceResources(state("resources").device_id, state_);
+  const detail::GreenContextState& s = state("resources");
+  if (s.green == nullptr) {
+    throw std::logic_error("Context::resources: a regular context has no green-context resources");
+  }
+  return DeviceResources(s.device_id, state_);
 }
+
+bool Context::is_green() const { return state("is_green").green != nullptr; }
 
 Device Context::device() const { return Device(state("device").device_id); }
 
 CUcontext Context::handle() const { return state("handle").context; }
 
-CUgreenCtx Context::green_handle() const { return state("green_handle").green; }
+CUgreenCtx Context::green_handle() const {
+  const detail::GreenContextState& s = state("green_handle");
+  if (s.green == nullptr) {
+    throw std::logic_error("Context::green_handle: a regular context has no green handle");
+  }
+  return s.green;
+}
 
-void Context::close() noexcept { state_.reset(); }
+void Context::close() noexcept {
+  state_.reset();
+  handle_ = nullptr;
+}
 
 }  // namespace cuwrap
