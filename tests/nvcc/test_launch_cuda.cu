@@ -63,6 +63,26 @@ TEST_F(NvccLaunch, SaxpyWithConvertedArguments) {
   }
 }
 
+TEST_F(NvccLaunch, DeviceSpansPassTheirElementPointers) {
+  constexpr std::size_t kN = 1000;
+  const std::vector<float> x(kN, 2.0f);
+  const std::vector<float> y(kN, 1.0f);
+  cuwrap::Buffer buffer = device().allocate(3 * kN * sizeof(float), stream());
+  const cuwrap::DeviceSpan<float> all = buffer.as<float>();
+  all.subspan(0, kN).copy_from(x, stream());
+  all.subspan(kN, kN).copy_from(y, stream());
+  // DeviceSpan<float> for const float* parameters, the last third for the output.
+  cuwrap::launch(stream(), {.grid = (kN + 255) / 256, .block = 256}, saxpy, 3.0f,
+                 all.subspan(0, kN), cuwrap::DeviceSpan<const float>(all.subspan(kN, kN)),
+                 all.last(kN), kN);
+  std::vector<float> result(kN);
+  all.last(kN).copy_to(result, stream());
+  stream().sync();
+  for (std::size_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(result[i], 7.0f) << i;
+  }
+}
+
 TEST_F(NvccLaunch, ExtendedConfigurationsGoThroughLaunchKernelEx) {
   cuwrap::Buffer counter = device().allocate(sizeof(unsigned), stream());
   counter.fill(std::uint8_t{0}, stream());

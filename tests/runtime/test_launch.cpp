@@ -428,6 +428,10 @@ TEST_F(LaunchGpu, CooperativeLaunchSynchronisesTheGrid) {
     EXPECT_TRUE(contains(e.what(), "at most " + std::to_string(sms * per_sm))) << e.what();
   }
   EXPECT_THROW(too_large.check(*device_, kernel), std::invalid_argument);
+  // The same through a StreamRef made from the bare CUstream (no cuwrap state: the
+  // stream's own context answers the occupancy query).
+  const cuwrap::StreamRef bare(stream_->handle());
+  EXPECT_THROW(cuwrap::launch(bare, too_large, kernel, stage, out, valid), std::invalid_argument);
   EXPECT_NO_THROW((LaunchConfig{.grid = blocks, .block = 128, .cooperative_launch = true}.check(
       *device_, kernel)));
   stream_->sync();

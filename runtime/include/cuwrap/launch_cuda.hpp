@@ -10,7 +10,8 @@
 // in the stream's (primary) context. Link the CUDA runtime (CMake's CUDA language does).
 //
 // Arguments: each must convert implicitly to its parameter's type, or the call does
-// not compile (a static_assert names the position); a Buffer passes its device pointer
+// not compile (a static_assert names the position); a DeviceSpan<T> passes its T*; a
+// Buffer passes its device pointer
 // to a pointer (or CUdeviceptr) parameter. The count must match as well.
 #pragma once
 
@@ -64,13 +65,25 @@ inline void check_runtime(cudaError_t code, const char* function) {
   }
 }
 
+/// Whether T is a DeviceSpan (passed as its element pointer).
+template <class T>
+inline constexpr bool kIsDeviceSpan = false;
+template <class T>
+inline constexpr bool kIsDeviceSpan<DeviceSpan<T>> = true;
+
 /// Whether a value of type Arg may be passed for a kernel parameter of type Param.
 template <class Param, class Arg>
-inline constexpr bool kArgumentConverts =
-    std::is_same_v<std::remove_cvref_t<Arg>, Buffer>
-        ? (std::is_pointer_v<std::remove_cvref_t<Param>> ||
-           std::is_same_v<std::remove_cvref_t<Param>, CUdeviceptr>)
-        : std::is_convertible_v<Arg, std::remove_cvref_t<Param>>;
+inline constexpr bool kArgumentConverts = [] {
+  using A = std::remove_cvref_t<Arg>;
+  using P = std::remove_cvref_t<Param>;
+  if constexpr (std::is_same_v<A, Buffer>) {
+    return std::is_pointer_v<P> || std::is_same_v<P, CUdeviceptr>;
+  } else if constexpr (kIsDeviceSpan<A>) {
+    return std::is_convertible_v<typename A::pointer, P>;  // DeviceSpan<float> → const float*
+  } else {
+    return std::is_convertible_v<Arg, P>;
+  }
+}();
 
 /// Convert one launch argument to its kernel parameter's type (checked at compile time).
 template <std::size_t Index, class Param, class Arg>
@@ -85,6 +98,8 @@ std::remove_cvref_t<Param> to_kernel_parameter(Arg&& arg) {
     } else {
       return arg.handle();
     }
+  } else if constexpr (kIsDeviceSpan<std::remove_cvref_t<Arg>>) {
+    return arg.data();
   } else {
     return static_cast<P>(std::forward<Arg>(arg));
   }

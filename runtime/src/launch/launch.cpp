@@ -130,6 +130,23 @@ inline void check_launch(CUresult status, const char* function, CUstream stream,
   }
 }
 
+// The driver refuses a cooperative grid that cannot be resident only with a status; say
+// which limit it is, before launching anything. The occupancy query needs a CUfunction
+// of the stream's context, with that context current.
+void check_cooperative_launch(CUstream stream, const LaunchConfig& config, const Kernel& kernel,
+                              CUfunction function, ContextKey context) {
+  const CUdevice device = stream_device(stream);
+  if (context.context != nullptr) {  // a cuwrap stream: `function` is its context's
+    const ScopedContext scope(context.context);
+    check_cooperative_residency(config, function, device);
+  } else if (is_default_stream(stream)) {  // the caller made the right context current
+    check_cooperative_residency(config, driver::cuKernelGetFunction(kernel.handle()), device);
+  } else {  // a stream from elsewhere: its own context
+    const ScopedContext scope(driver::cuStreamGetCtx(stream));
+    check_cooperative_residency(config, driver::cuKernelGetFunction(kernel.handle()), device);
+  }
+}
+
 void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& kernel,
                     void** args, ContextKey context) {
   // One relaxed load unless cuwrap destroyed a context: never launch on a stale stream.
@@ -164,16 +181,7 @@ void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& k
     check_cluster_support(stream);
   }
   if (config.cooperative_launch) {
-    // The driver refuses a grid that cannot be resident only with a status; say which
-    // limit it is, before launching anything (the occupancy query needs the function's
-    // context current).
-    if (context.context != nullptr) {
-      const ScopedContext scope(context.context);
-      check_cooperative_residency(config, function, stream_device(stream));
-    } else {
-      check_cooperative_residency(config, driver::cuKernelGetFunction(kernel.handle()),
-                                  stream_device(stream));
-    }
+    check_cooperative_launch(stream, config, kernel, function, context);
   }
   CUlaunchConfig cu_config;
   CUlaunchAttribute attributes[kMaxLaunchAttributes];
