@@ -51,7 +51,7 @@ class ModuleGlobalsGpu : public cuwrap::testing::DeviceStreamTest {
     }
     CUWRAP_REQUIRE_NVRTC();
     cuwrap::Program program(kSource, cuwrap::CodeType::Cxx);
-    code_.emplace(program.compile(cuwrap::TargetType::Cubin, {"scale_of<float>"}));
+    code_.emplace(program.compile(cuwrap::TargetType::Cubin, {"&scale_of<float>"}));
   }
 
   std::optional<cuwrap::ObjectCode> code_;
@@ -62,7 +62,7 @@ TEST_F(ModuleGlobalsGpu, ConstantTableAndDeviceCounterAreBuffers) {
   ASSERT_EQ(table.size(), 4 * sizeof(float));
   const cuwrap::BufferRef counter = code_->get_global("counter", device());
   ASSERT_EQ(counter.size(), sizeof(unsigned));
-  const cuwrap::BufferRef scale = code_->get_global("scale_of<float>", device());
+  const cuwrap::BufferRef scale = code_->get_global("&scale_of<float>", device());
   ASSERT_EQ(scale.size(), sizeof(float));
 
   const std::array<float, 4> values{1.5F, -2.0F, 4.0F, 8.25F};

@@ -99,6 +99,8 @@ class ObjectCode {
   Kernel get_kernel(std::string_view name) const;
   /// Return the memory of the `__device__` or `__constant__` variable `name` (a symbol
   /// name or a name expression given at compile time) in `device`'s primary context.
+  /// NVRTC takes a variable's name expression as its address: compile with
+  /// `{"&scale<float>"}` and ask for `get_global("&scale<float>", dev)`.
   ///
   /// Copy to and from it like any memory: `code.get_global("table", dev).as<float>()
   /// .copy_from(host, stream)` (BufferRef, DeviceSpan; include <cuwrap/buffer.hpp>).
