@@ -34,6 +34,9 @@ struct GraphicsState {
   CUstream map_stream = nullptr;
   unsigned long long mapping = 0;  // counts the maps, so an old guard cannot unmap a new one
   unsigned map_flags = 0;          // the flags cuGraphicsResourceSetMapFlags last set
+  // An EGL image: cudaEGL.h says it needs no cuGraphicsMapResources (the driver answers
+  // CUDA_ERROR_UNKNOWN to one); its guard maps and unmaps nothing in the driver.
+  bool egl_image = false;
 };
 
 }  // namespace detail
@@ -128,6 +131,9 @@ std::pair<CUgraphicsResource, CUcontext> register_resource(const char* function,
 // Unmap `state`'s live mapping on its stream; the state is unmapped whatever the status.
 CUresult unmap_state(detail::GraphicsState& state) noexcept {
   state.mapped = false;
+  if (state.egl_image) {
+    return CUDA_SUCCESS;
+  }
   CUgraphicsResource handle = state.handle;
   return driver::raw::cuGraphicsUnmapResources(1, &handle, state.map_stream);
 }
@@ -187,7 +193,9 @@ GraphicsResource GraphicsResource::from_egl_image(EGLImage image, GraphicsRegist
       status != CUDA_SUCCESS) {
     throw DriverError(status, "cuGraphicsEGLRegisterImage");
   }
-  return adopt(handle, context, flags);
+  GraphicsResource resource = adopt(handle, context, flags);
+  resource.state_->egl_image = true;
+  return resource;
 }
 
 GraphicsResource GraphicsResource::from_handle(CUgraphicsResource handle, CUcontext context) {
@@ -281,13 +289,21 @@ std::vector<MappedGraphicsResource> GraphicsResource::map_all(
   const CUstream handle = stream.handle();
   const detail::ScopedContext scope(context);
   const auto map_flags = static_cast<unsigned>(flags);
+  std::vector<CUgraphicsResource> to_map;  // EGL images are used without a map
+  to_map.reserve(handles.size());
   for (GraphicsResource* resource : resources) {
+    if (resource->state_->egl_image) {
+      continue;
+    }
+    to_map.push_back(resource->state_->handle);
     if (resource->state_->map_flags != map_flags) {
       driver::cuGraphicsResourceSetMapFlags(resource->state_->handle, map_flags);
       resource->state_->map_flags = map_flags;
     }
   }
-  driver::cuGraphicsMapResources(static_cast<unsigned>(handles.size()), handles.data(), handle);
+  if (!to_map.empty()) {
+    driver::cuGraphicsMapResources(static_cast<unsigned>(to_map.size()), to_map.data(), handle);
+  }
   for (GraphicsResource* resource : resources) {
     detail::GraphicsState& state = *resource->state_;
     state.mapped = true;
