@@ -2,7 +2,6 @@
 // default pool), and copy_peer between BufferRefs (slices of buffers of one or two
 // devices).
 #include <cuwrap/cuwrap.hpp>
-#include <cuwrap/driver.hpp>
 
 #include <gtest/gtest.h>
 
@@ -11,7 +10,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <stdexcept>
 #include <vector>
@@ -101,61 +99,6 @@ TEST(PeerPools, EnablePeerAccessGrantsThePeersDefaultPool) {
   EXPECT_NE(std::find(peers.begin(), peers.end(), d0), peers.end())
       << "device 0 cannot reach device 1's default pool after enable_peer_access";
   d0.disable_peer_access(d1);
-}
-
-TEST(SynchronousResource, AllocatesOutsidePoolsAndFreesAfterTheStream) {
-  CUWRAP_REQUIRE_GPU();
-  const Device dev(0);
-  const Stream s = dev.create_stream();
-  cuwrap::SynchronousDeviceMemoryResource mr(dev);
-  EXPECT_TRUE(mr.is_device_accessible());
-  EXPECT_FALSE(mr.is_host_accessible());
-  EXPECT_EQ(mr.device_id(), 0);
-  Buffer buffer = mr.allocate(4096, s);
-  EXPECT_EQ(buffer.device_id(), 0);
-  CUmemoryPool pool = nullptr;
-  cuwrap::driver::cuPointerGetAttribute(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
-                                        buffer.handle());
-  EXPECT_EQ(pool, nullptr) << "the memory came from a pool";
-  buffer.fill(std::uint8_t{0x44}, s);
-  const std::vector<std::uint8_t> host = download(buffer, s);
-  EXPECT_EQ(std::count(host.begin(), host.end(), std::uint8_t{0x44}), 4096);
-  buffer.close(s);
-  EXPECT_FALSE(buffer.is_open());
-  Buffer empty = mr.allocate(0, s);
-  EXPECT_EQ(empty.handle(), 0U);
-}
-
-TEST(SynchronousResource, BufferOutlivesItsResource) {
-  CUWRAP_REQUIRE_GPU();
-  const Device dev(0);
-  const Stream s = dev.create_stream();
-  std::optional<Buffer> buffer;
-  {
-    cuwrap::SynchronousDeviceMemoryResource mr(dev);
-    buffer.emplace(mr.allocate(256, s));
-  }
-  buffer->fill(std::uint8_t{1}, s);
-  EXPECT_NO_THROW(buffer->close(s));
-}
-
-TEST(SynchronousResource, PeerCopyBetweenTwoDevices) {
-  CUWRAP_REQUIRE_GPUS(2);
-  const Device d0(0);
-  const Device d1(1);
-  const Stream s0 = d0.create_stream();
-  const Stream s1 = d1.create_stream();
-  cuwrap::SynchronousDeviceMemoryResource mr0(d0);
-  cuwrap::SynchronousDeviceMemoryResource mr1(d1);
-  Buffer a = mr0.allocate(1024, s0);
-  Buffer b = mr1.allocate(1024, s1);
-  EXPECT_EQ(a.device_id(), 0);
-  EXPECT_EQ(b.device_id(), 1);
-  a.fill(std::uint8_t{9}, s0);
-  s1.wait(s0.record());
-  cuwrap::copy_peer(b, a, s1);
-  const std::vector<std::uint8_t> host = download(b, s1);
-  EXPECT_EQ(std::count(host.begin(), host.end(), std::uint8_t{9}), 1024);
 }
 
 }  // namespace

@@ -20,7 +20,6 @@
 #include <cuwrap/pointer_attributes.hpp>
 #include <cuwrap/ipc.hpp>
 #include <cuwrap/virtual_memory_resource.hpp>
-#include <cuwrap/synchronous_memory_resource.hpp>
 #include <cuwrap/managed_memory.hpp>
 #include <cuwrap/copy.hpp>
 #include <cuwrap/array.hpp>
