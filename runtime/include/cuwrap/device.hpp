@@ -114,14 +114,7 @@ class Device {
   GraphBuilder create_graph_builder() const;
   /// Return whether this device can access memory of `peer` directly (true for itself).
   bool can_access_peer(const Device& peer) const;
-  /// Let this device's primary context access memory of `peer` (cuCtxEnablePeerAccess),
-  /// and this device read and write the allocations of `peer`'s default memory pool
-  /// (cuMemPoolSetAccess on it, where `peer` has memory pools), which every Buffer of
-  /// peer.allocate() comes from and which context peer access does not reach.
-  ///
-  /// Pools made by DeviceMemoryResource(device, options) are not touched: grant them
-  /// with DeviceMemoryResource::set_peer_accessible_by. disable_peer_access leaves the
-  /// pool's access as it is (withdraw it with set_peer_accessible_by).
+  /// Let this device's primary context access memory of `peer` (cuCtxEnablePeerAccess).
   ///
   /// Idempotent: access already enabled, and access to itself, are not errors. Access is
   /// one-way; call peer.enable_peer_access(*this) for the other direction. Throws

@@ -31,20 +31,6 @@ namespace cuwrap {
 /// \endcode
 void copy_peer(Buffer& dst, const Buffer& src, StreamRef stream);
 
-/// Copy `src` into `dst`, parts of buffers of the same or different devices (slices of a
-/// neighbour's buffer), ordered on `stream` (cuMemcpyPeerAsync).
-///
-/// Each side's device is the one its memory belongs to (cuPointerGetAttribute). Throws
-/// std::invalid_argument naming both sizes when they differ, or naming the side that is
-/// no device memory; DriverError naming cuMemcpyPeerAsync. Empty views copy nothing.
-///
-/// Example (a halo exchange):
-/// \code
-///   cuwrap::copy_peer(cuwrap::BufferRef(right).slice(0, halo),
-///                     cuwrap::BufferRef(left).slice(left.size() - halo, halo), stream);
-/// \endcode
-void copy_peer(BufferRef dst, BufferRef src, StreamRef stream);
-
 /// Copy `size` bytes from `src` on `src_device` to `dst` on `dst_device`, ordered on
 /// `stream` (cuMemcpyPeerAsync), for device pointers that no Buffer owns.
 ///

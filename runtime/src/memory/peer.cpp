@@ -57,34 +57,6 @@ Device device_of(const Buffer& buffer, const char* role) {
   return Device(ordinal);
 }
 
-// Return the device of the device memory at `ptr` for a peer copy (one
-// cuPointerGetAttribute); `role` is "destination" or "source".
-Device device_of(BufferRef buffer, const char* role) {
-  int ordinal = -1;
-  const CUresult status = driver::raw::cuPointerGetAttribute(
-      &ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, buffer.handle());
-  if (status == CUDA_ERROR_INVALID_VALUE || ordinal < 0) {
-    throw std::invalid_argument(std::string("copy_peer: the ") + role +
-                                " BufferRef is no memory CUDA knows of a device; use "
-                                "Buffer::copy_to / copy_from for host memory");
-  }
-  detail::check(status, "cuPointerGetAttribute");
-  return Device(ordinal);
-}
-
-// Let `accessor` read and write the allocations of `owner`'s default memory pool (the
-// pool Device::memory_resource() allocates from), where `owner` has memory pools.
-void grant_default_pool_access(const Device& accessor, const Device& owner) {
-  if (owner.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
-    return;
-  }
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = accessor.device_id();
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  driver::cuMemPoolSetAccess(driver::cuDeviceGetDefaultMemPool(owner.handle()), &access, 1);
-}
-
 }  // namespace
 
 void Device::enable_peer_access(const Device& peer) const {
@@ -103,9 +75,6 @@ void Device::enable_peer_access(const Device& peer) const {
   if (status != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
     detail::check(status, "cuCtxEnablePeerAccess");
   }
-  // Every Buffer of Device::allocate comes from the peer's default pool, which context
-  // peer access does not reach: granted with it, so that the obvious program works.
-  grant_default_pool_access(*this, peer);
   peer_access_record().set(ordinal_, peer.ordinal_, true);
 }
 
@@ -142,21 +111,8 @@ void copy_peer(Buffer& dst, const Buffer& src, StreamRef stream) {
             src.size(), stream);
 }
 
-void copy_peer(BufferRef dst, BufferRef src, StreamRef stream) {
-  if (dst.size() != src.size()) {
-    throw std::invalid_argument("copy_peer: the destination BufferRef has " +
-                                std::to_string(dst.size()) + " bytes but the source has " +
-                                std::to_string(src.size()) + "; sizes must match");
-  }
-  if (src.size() == 0) {
-    return;
-  }
-  copy_peer(dst.handle(), device_of(dst, "destination"), src.handle(), device_of(src, "source"),
-            src.size(), stream);
-}
-
-void copy_peer(CUdeviceptr dst, const Device& dst_device, CUdeviceptr src, const Device& src_device,
-               std::size_t size, StreamRef stream) {
+void copy_peer(CUdeviceptr dst, const Device& dst_device, CUdeviceptr src,
+               const Device& src_device, std::size_t size, StreamRef stream) {
   if (size == 0) {
     return;
   }
