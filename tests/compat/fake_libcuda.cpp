@@ -29,7 +29,7 @@ int g_max_requested = 0;
 CUcontext g_synchronized_with = nullptr;
 unsigned long long g_context_id = 1;
 int g_get_function_calls = 0;
-int g_context_calls = 0;  // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
+int g_context_calls = 0;        // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
 int g_fail_set_current_in = 0;  // > 0: that cuCtxSetCurrent from now fails (1: the next)
 int g_launches = 0;
 CUfunction g_launched = nullptr;
@@ -167,11 +167,11 @@ CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, u
 // recorded for the test and the map is left zero.
 cuuint32_t g_encoded_rank = 0;
 cuuint64_t g_encoded_stride0 = 0;
-CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank,
-                                      void*, const cuuint64_t*, const cuuint64_t* strides,
-                                      const cuuint32_t*, const cuuint32_t*,
-                                      CUtensorMapInterleave, CUtensorMapSwizzle,
-                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void*,
+                                      const cuuint64_t*, const cuuint64_t* strides,
+                                      const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                      CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                      CUtensorMapFloatOOBfill) {
   if (map == nullptr || strides == nullptr) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -210,8 +210,7 @@ CUresult record_batch(int form, std::size_t count, const CUmemcpyAttributes* att
 CUresult fake_memcpy_batch_12080(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
                                  std::size_t* /*sizes*/, std::size_t count,
                                  CUmemcpyAttributes* attrs, std::size_t* /*attrsIdxs*/,
-                                 std::size_t runs, std::size_t* /*failIdx*/,
-                                 CUstream /*stream*/) {
+                                 std::size_t runs, std::size_t* /*failIdx*/, CUstream /*stream*/) {
   return record_batch(12080, count, attrs, runs);
 }
 CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
@@ -221,6 +220,37 @@ CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
   return record_batch(13000, count, attrs, runs);
 }
 #endif
+
+// cuMemAlloc hands out addresses from 0x10000 up; each call records the context that was
+// current. Frees and stream syncs are numbered in one sequence, so a test sees their order.
+CUdeviceptr g_next_alloc = 0x10000;
+CUcontext g_alloc_context = nullptr;
+int g_allocs = 0;
+int g_sequence = 0;
+int g_last_free_seq = 0;
+CUdeviceptr g_last_freed = 0;
+int g_last_sync_seq = 0;
+CUstream g_last_synced = nullptr;
+CUresult fake_mem_alloc(CUdeviceptr* ptr, std::size_t size) {
+  if (t_current == nullptr) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  ++g_allocs;
+  g_alloc_context = t_current;
+  *ptr = g_next_alloc;
+  g_next_alloc += (size + 0xFFF) & ~std::size_t{0xFFF};
+  return CUDA_SUCCESS;
+}
+CUresult fake_mem_free(CUdeviceptr ptr) {
+  g_last_freed = ptr;
+  g_last_free_seq = ++g_sequence;
+  return CUDA_SUCCESS;
+}
+CUresult fake_stream_synchronize(CUstream stream) {
+  g_last_synced = stream;
+  g_last_sync_seq = ++g_sequence;
+  return CUDA_SUCCESS;
+}
 
 struct Entry {
   const char* name;
@@ -253,6 +283,9 @@ const Entry kEntries[] = {
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
     {"cuStreamGetDevice", 12080, as_pointer(fake_stream_get_device)},
     {"cuMemcpyAsync", 4000, as_pointer(fake_memcpy_async)},
+    {"cuMemAlloc", 3020, as_pointer(fake_mem_alloc)},
+    {"cuMemFree", 3020, as_pointer(fake_mem_free)},
+    {"cuStreamSynchronize", 2000, as_pointer(fake_stream_synchronize)},
 #if CUDA_VERSION >= 12080
     {"cuMemcpyBatchAsync", 12080, as_pointer(fake_memcpy_batch_12080)},
     {"cuMemcpyBatchAsync", 13000, as_pointer(fake_memcpy_batch_13000)},
@@ -329,6 +362,16 @@ int cuwrap_fake_get_function_calls() { return g_get_function_calls; }
 
 /// How many cuMemcpyAsync calls ran so far.
 int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }
+
+/// How many cuMemAlloc calls succeeded, and the context current at the last.
+int cuwrap_fake_allocs() { return g_allocs; }
+CUcontext cuwrap_fake_alloc_context() { return g_alloc_context; }
+/// The pointer the last cuMemFree freed, and that free's place in the free/sync sequence.
+CUdeviceptr cuwrap_fake_last_freed() { return g_last_freed; }
+int cuwrap_fake_last_free_sequence() { return g_last_free_seq; }
+/// The stream the last cuStreamSynchronize synced, and its place in the sequence.
+CUstream cuwrap_fake_last_synced() { return g_last_synced; }
+int cuwrap_fake_last_sync_sequence() { return g_last_sync_seq; }
 
 #if CUDA_VERSION >= 12080
 /// Which cuMemcpyBatchAsync ran last (12080 or 13000; 0: none), with how many copies and
