@@ -18,6 +18,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -418,6 +419,71 @@ TEST(PerDevice, OneKernelLaunchedOnStreamsOfBothDevices) {
     ASSERT_EQ(h1[i], 5000U + i) << "device 1, element " << i;
   }
   EXPECT_EQ(cuwrap::detail::current_context(), d0.context());
+}
+
+// Occupancy says which device it answers for: a device given, else the current
+// context's, else device 0 when none is current (on a thread that never touched one).
+TEST(PerDevice, OccupancySaysWhichDeviceItAnswersFor) {
+  CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
+  const Device first(0);
+  const Device last(Device::count() - 1);  // device 0 itself on a one-GPU machine
+  cuwrap::ProgramOptions options;
+  options.arch = "sm_" + first.arch();
+  cuwrap::Program program(kFillKernel, cuwrap::CodeType::Cxx, options);
+  const cuwrap::Kernel kernel = program.compile(cuwrap::TargetType::Cubin).get_kernel("fill_with");
+  int fresh_device = -1;
+  int fresh_blocks = 0;
+  bool none_current_after = false;
+  std::thread fresh([&] {  // a thread on which no context was ever current
+    fresh_device = kernel.occupancy().device().device_id();
+    fresh_blocks = kernel.occupancy().max_active_blocks_per_multiprocessor(128, 0);
+    none_current_after = cuwrap::detail::current_context() == nullptr;
+  });
+  fresh.join();
+  EXPECT_EQ(fresh_device, 0);
+  EXPECT_GT(fresh_blocks, 0);
+  EXPECT_TRUE(none_current_after) << "the query left a context current";
+
+  first.set_current();
+  EXPECT_EQ(kernel.occupancy().device(), first);
+  const cuwrap::KernelOccupancy on_last = kernel.occupancy(last);
+  EXPECT_EQ(on_last.device(), last);  // whatever is current
+  if (first.arch() == last.arch()) {
+    EXPECT_EQ(on_last.max_active_blocks_per_multiprocessor(128, 0),
+              kernel.occupancy().max_active_blocks_per_multiprocessor(128, 0));
+  }
+  EXPECT_EQ(cuwrap::detail::current_context(), first.context()) << "the current context changed";
+  last.set_current();
+  EXPECT_EQ(kernel.occupancy().device(), last);
+  first.set_current();
+}
+
+// Pinned memory answers for every device: a buffer allocated on device 0's stream is
+// written by a kernel of device 1 at its handle().
+TEST(PerDevice, PinnedMemoryAllocatedOnDevice0IsWrittenByDevice1) {
+  REQUIRE_TWO_GPUS();
+  CUWRAP_REQUIRE_NVRTC();
+  const Device d0(0);
+  const Device d1(1);
+  const cuwrap::testing::TestKernels kernels1(d1);
+  const Stream s0 = d0.create_stream();
+  const Stream s1 = d1.create_stream();
+  constexpr std::size_t kSize = 4096;
+  cuwrap::PinnedMemoryResource pinned;
+  cuwrap::LegacyPinnedMemoryResource legacy;
+  for (cuwrap::MemoryResource* mr : {static_cast<cuwrap::MemoryResource*>(&pinned),
+                                     static_cast<cuwrap::MemoryResource*>(&legacy)}) {
+    EXPECT_EQ(mr->device_id(), -1);
+    Buffer host = mr->allocate(kSize, s0);
+    s0.sync();
+    Buffer src = d1.allocate(kSize, s1);
+    src.fill(std::uint8_t{0x4C}, s1);
+    kernels1.copy_bytes(s1, src.handle(), host.handle(), kSize);
+    s1.sync();
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(host.handle());
+    EXPECT_TRUE(all_equal(std::vector<std::uint8_t>(bytes, bytes + kSize), 0x4C));
+  }
 }
 
 TEST(PerDevice, EventsAndStreamsQueryTheirOwnDevice) {

@@ -138,23 +138,27 @@ Kernel Kernel::from_handle(CUkernel kernel, std::string name) {
 
 CUfunction Kernel::function(CUcontext context) const {
   if (context == nullptr) {
-    throw std::invalid_argument("Kernel::function: context is null (kernel '" + impl_->name +
-                                "')");
+    throw std::invalid_argument("Kernel::function: context is null (kernel '" + impl_->name + "')");
   }
   unsigned long long id = 0;
   const CUresult status = driver::raw::cuCtxGetId(context, &id);
   if (status != CUDA_SUCCESS) {
     // A destroyed context, or not a context: never look up (or use) a stale handle.
-    throw std::invalid_argument("Kernel::function: kernel '" + impl_->name +
-                                "': the context is not valid (destroyed?): cuCtxGetId failed with " +
-                                std::string(to_string(status)));
+    throw std::invalid_argument(
+        "Kernel::function: kernel '" + impl_->name +
+        "': the context is not valid (destroyed?): cuCtxGetId failed with " +
+        std::string(to_string(status)));
   }
   return detail::kernel_function(*impl_, context, id);
 }
 
 KernelAttributes Kernel::attributes() const { return KernelAttributes(impl_); }
 
-KernelOccupancy Kernel::occupancy() const { return KernelOccupancy(impl_); }
+KernelOccupancy Kernel::occupancy() const { return KernelOccupancy(impl_, -1); }
+
+KernelOccupancy Kernel::occupancy(const Device& device) const {
+  return KernelOccupancy(impl_, device.device_id());
+}
 
 std::size_t Kernel::num_arguments() const { return impl_->params.size(); }
 
@@ -166,8 +170,7 @@ const std::string& Kernel::symbol() const { return impl_->symbol; }
 
 // ---- KernelAttributes --------------------------------------------------------------
 
-KernelAttributes::KernelAttributes(detail::Ref<detail::KernelImpl> impl)
-    : impl_(std::move(impl)) {}
+KernelAttributes::KernelAttributes(detail::Ref<detail::KernelImpl> impl) : impl_(std::move(impl)) {}
 
 int KernelAttributes::get(CUfunction_attribute attribute) const {
   return driver::cuKernelGetAttribute(attribute, impl_->handle,
@@ -180,15 +183,31 @@ int KernelAttributes::get(CUfunction_attribute attribute, const Device& device) 
 
 // ---- KernelOccupancy ---------------------------------------------------------------
 
-KernelOccupancy::KernelOccupancy(detail::Ref<detail::KernelImpl> impl)
-    : impl_(std::move(impl)) {}
+KernelOccupancy::KernelOccupancy(detail::Ref<detail::KernelImpl> impl, int device_id)
+    : impl_(std::move(impl)), device_id_(device_id) {}
 
-// The occupancy queries run in the current context, or in device 0's primary context
-// when none is current (and none is afterwards): each holds a ScopedCurrentOrPrimary
-// for the whole query, so the CUfunction's context is current while it is used.
-CUfunction KernelOccupancy::function() const {
-  return driver::cuKernelGetFunction(impl_->handle);
+Device KernelOccupancy::device() const {
+  if (device_id_ >= 0) {
+    return Device(device_id_);
+  }
+  const CUcontext current = detail::current_context();
+  return Device(current == nullptr ? 0 : detail::device_of_context(current));
 }
+
+// Run `query` with the context the answers are for current: the bound device's primary
+// context, else the current one, else device 0's primary context (none is current
+// afterwards). The CUfunction (cuKernelGetFunction) is of that context.
+template <class Query>
+auto KernelOccupancy::in_context(Query query) const {
+  if (device_id_ >= 0) {
+    const detail::ScopedContext scope(device_id_);
+    return query();
+  }
+  const detail::ScopedCurrentOrPrimary scope(0);
+  return query();
+}
+
+CUfunction KernelOccupancy::function() const { return driver::cuKernelGetFunction(impl_->handle); }
 
 int KernelOccupancy::max_active_blocks_per_multiprocessor(
     int block_size, std::size_t dynamic_shared_memory_size) const {
@@ -197,17 +216,19 @@ int KernelOccupancy::max_active_blocks_per_multiprocessor(
         "KernelOccupancy::max_active_blocks_per_multiprocessor: block_size must be > 0, got " +
         std::to_string(block_size));
   }
-  const detail::ScopedCurrentOrPrimary scope(0);
-  return driver::cuOccupancyMaxActiveBlocksPerMultiprocessor(function(), block_size,
-                                                             dynamic_shared_memory_size);
+  return in_context([&] {
+    return driver::cuOccupancyMaxActiveBlocksPerMultiprocessor(function(), block_size,
+                                                               dynamic_shared_memory_size);
+  });
 }
 
 MaxPotentialBlockSizeOccupancyResult KernelOccupancy::max_potential_block_size(
     std::size_t dynamic_shared_memory_needed, int block_size_limit) const {
   check_block_size_limit(block_size_limit);
-  const detail::ScopedCurrentOrPrimary scope(0);
-  const auto [min_grid_size, block_size] = driver::cuOccupancyMaxPotentialBlockSize(
-      function(), nullptr, dynamic_shared_memory_needed, block_size_limit);
+  const auto [min_grid_size, block_size] = in_context([&] {
+    return driver::cuOccupancyMaxPotentialBlockSize(function(), nullptr,
+                                                    dynamic_shared_memory_needed, block_size_limit);
+  });
   return {min_grid_size, block_size};
 }
 
@@ -218,9 +239,10 @@ MaxPotentialBlockSizeOccupancyResult KernelOccupancy::max_potential_block_size_w
         "KernelOccupancy::max_potential_block_size: smem_for_block is null");
   }
   check_block_size_limit(block_size_limit);
-  const detail::ScopedCurrentOrPrimary scope(0);
-  const auto [min_grid_size, block_size] =
-      driver::cuOccupancyMaxPotentialBlockSize(function(), smem_for_block, 0, block_size_limit);
+  const auto [min_grid_size, block_size] = in_context([&] {
+    return driver::cuOccupancyMaxPotentialBlockSize(function(), smem_for_block, 0,
+                                                    block_size_limit);
+  });
   return {min_grid_size, block_size};
 }
 
@@ -232,9 +254,10 @@ std::size_t KernelOccupancy::available_dynamic_shared_memory_per_block(
         "num_blocks_per_multiprocessor and block_size must be > 0, got " +
         std::to_string(num_blocks_per_multiprocessor) + " and " + std::to_string(block_size));
   }
-  const detail::ScopedCurrentOrPrimary scope(0);
-  return driver::cuOccupancyAvailableDynamicSMemPerBlock(function(), num_blocks_per_multiprocessor,
-                                                         block_size);
+  return in_context([&] {
+    return driver::cuOccupancyAvailableDynamicSMemPerBlock(
+        function(), num_blocks_per_multiprocessor, block_size);
+  });
 }
 
 int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) const {
@@ -242,9 +265,8 @@ int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) cons
   CUlaunchConfig cu_config{};
   CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
   detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
-  const detail::ScopedCurrentOrPrimary scope(0);
-  const CUfunction fn = function();
-  return driver::cuOccupancyMaxPotentialClusterSize(fn, &cu_config);
+  return in_context(
+      [&] { return driver::cuOccupancyMaxPotentialClusterSize(function(), &cu_config); });
 }
 
 int KernelOccupancy::max_active_clusters(const LaunchConfig& config) const {
@@ -255,9 +277,7 @@ int KernelOccupancy::max_active_clusters(const LaunchConfig& config) const {
   CUlaunchConfig cu_config{};
   CUlaunchAttribute attributes[detail::kMaxLaunchAttributes];
   detail::to_cu_launch_config(config, nullptr, cu_config, attributes);
-  const detail::ScopedCurrentOrPrimary scope(0);
-  const CUfunction fn = function();
-  return driver::cuOccupancyMaxActiveClusters(fn, &cu_config);
+  return in_context([&] { return driver::cuOccupancyMaxActiveClusters(function(), &cu_config); });
 }
 
 // ---- detail ------------------------------------------------------------------------
