@@ -29,7 +29,7 @@ int g_max_requested = 0;
 CUcontext g_synchronized_with = nullptr;
 unsigned long long g_context_id = 1;
 int g_get_function_calls = 0;
-int g_context_calls = 0;        // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
+int g_context_calls = 0;  // cuCtxGetCurrent, cuCtxSetCurrent and cuCtxGetId
 int g_fail_set_current_in = 0;  // > 0: that cuCtxSetCurrent from now fails (1: the next)
 int g_launches = 0;
 CUfunction g_launched = nullptr;
@@ -167,11 +167,11 @@ CUresult fake_launch_kernel(CUfunction function, unsigned, unsigned, unsigned, u
 // recorded for the test and the map is left zero.
 cuuint32_t g_encoded_rank = 0;
 cuuint64_t g_encoded_stride0 = 0;
-CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void*,
-                                      const cuuint64_t*, const cuuint64_t* strides,
-                                      const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                      CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                      CUtensorMapFloatOOBfill) {
+CUresult fake_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank,
+                                      void*, const cuuint64_t*, const cuuint64_t* strides,
+                                      const cuuint32_t*, const cuuint32_t*,
+                                      CUtensorMapInterleave, CUtensorMapSwizzle,
+                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
   if (map == nullptr || strides == nullptr) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -210,7 +210,8 @@ CUresult record_batch(int form, std::size_t count, const CUmemcpyAttributes* att
 CUresult fake_memcpy_batch_12080(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,
                                  std::size_t* /*sizes*/, std::size_t count,
                                  CUmemcpyAttributes* attrs, std::size_t* /*attrsIdxs*/,
-                                 std::size_t runs, std::size_t* /*failIdx*/, CUstream /*stream*/) {
+                                 std::size_t runs, std::size_t* /*failIdx*/,
+                                 CUstream /*stream*/) {
   return record_batch(12080, count, attrs, runs);
 }
 CUresult fake_memcpy_batch_13000(CUdeviceptr* /*dsts*/, CUdeviceptr* /*srcs*/,

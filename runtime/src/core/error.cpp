@@ -77,8 +77,9 @@ ContextDestroyedError::ContextDestroyedError(std::string object, unsigned long l
                                              const std::string& operation,
                                              const std::string& detail)
     : DriverError(CUDA_ERROR_CONTEXT_IS_DESTROYED, operation,
-                  object + ": its context (id " + std::to_string(context_id) + ") was destroyed (" +
-                      operation + (detail.empty() ? "" : "; " + detail) + ")"),
+                  object + ": its context (id " + std::to_string(context_id) +
+                      ") was destroyed (" + operation + (detail.empty() ? "" : "; " + detail) +
+                      ")"),
       object_(std::move(object)),
       context_id_(context_id) {}
 
@@ -157,7 +158,8 @@ void default_release_handler(const ReleaseFailure& failure) {
   } else {
     message = std::string(failure.function) + " failed: " + failure.message;
   }
-  std::fprintf(stderr, "cuwrap: warning: releasing %s: %s\n", failure.object, message.c_str());
+  std::fprintf(stderr, "cuwrap: warning: releasing %s: %s\n", failure.object,
+               message.c_str());
 }
 
 // Pass `failure` to the installed handler (or the default); never throws.
@@ -237,8 +239,8 @@ void report_release_failure(nvvmResult code, const char* function, const char* o
 
 void report_current_exception(const char* function, const char* object) noexcept {
   if (!std::current_exception()) {  // called outside a catch block: `throw;` would terminate
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception, 0,
-                           "unknown exception"});
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
+                           0, "unknown exception"});
     return;
   }
   try {
@@ -259,14 +261,15 @@ void report_current_exception(const char* function, const char* object) noexcept
                            ReleaseFailureKind::Nvvm, static_cast<int>(e.code()), e.what()});
 #endif
   } catch (const LoadError& e) {
-    deliver(ReleaseFailure{CUDA_ERROR_NOT_FOUND, e.symbol().empty() ? function : e.symbol().c_str(),
-                           object, ReleaseFailureKind::Load, 0, e.what()});
+    deliver(ReleaseFailure{CUDA_ERROR_NOT_FOUND,
+                           e.symbol().empty() ? function : e.symbol().c_str(), object,
+                           ReleaseFailureKind::Load, 0, e.what()});
   } catch (const std::exception& e) {
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception, 0,
-                           e.what()});
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
+                           0, e.what()});
   } catch (...) {  // not derived from std::exception
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception, 0,
-                           "unknown exception"});
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, ReleaseFailureKind::Exception,
+                           0, "unknown exception"});
   }
 }
 
@@ -276,8 +279,8 @@ namespace {
 // building an exception).
 std::string nvrtc_log(nvrtcProgram program) {
   std::size_t size = 0;
-  if (program == nullptr || nvrtc::raw::nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS ||
-      size <= 1) {
+  if (program == nullptr ||
+      nvrtc::raw::nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) {
     return {};
   }
   std::string log(size, '\0');
@@ -292,7 +295,8 @@ std::string nvrtc_log(nvrtcProgram program) {
 std::string nvjitlink_log(nvJitLinkHandle handle) {
   std::size_t size = 0;
   if (handle == nullptr ||
-      nvjitlink::raw::nvJitLinkGetErrorLogSize(handle, &size) != NVJITLINK_SUCCESS || size <= 1) {
+      nvjitlink::raw::nvJitLinkGetErrorLogSize(handle, &size) != NVJITLINK_SUCCESS ||
+      size <= 1) {
     return {};
   }
   std::string log(size, '\0');
@@ -358,7 +362,9 @@ void throw_driver_error(CUresult code, const char* function) {
   throw DriverError(code, function);
 }
 
-void throw_nvrtc_error(nvrtcResult code, const char* function) { throw NvrtcError(code, function); }
+void throw_nvrtc_error(nvrtcResult code, const char* function) {
+  throw NvrtcError(code, function);
+}
 
 void throw_nvrtc_program_error(nvrtcResult code, const char* function, nvrtcProgram program) {
   throw NvrtcError(code, function, nvrtc_log(program));
