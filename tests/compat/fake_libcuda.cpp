@@ -569,6 +569,37 @@ CUresult fake_mem_import_from_shareable_handle(CUmemGenericAllocationHandle* han
   return CUDA_SUCCESS;
 }
 
+// cuMemAlloc hands out addresses from 0x10000 up; each call records the context that was
+// current. Frees and stream syncs are numbered in one sequence, so a test sees their order.
+CUdeviceptr g_next_alloc = 0x10000;
+CUcontext g_alloc_context = nullptr;
+int g_allocs = 0;
+int g_sequence = 0;
+int g_last_free_seq = 0;
+CUdeviceptr g_last_freed = 0;
+int g_last_sync_seq = 0;
+CUstream g_last_synced = nullptr;
+CUresult fake_mem_alloc(CUdeviceptr* ptr, std::size_t size) {
+  if (t_current == nullptr) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  ++g_allocs;
+  g_alloc_context = t_current;
+  *ptr = g_next_alloc;
+  g_next_alloc += (size + 0xFFF) & ~std::size_t{0xFFF};
+  return CUDA_SUCCESS;
+}
+CUresult fake_mem_free(CUdeviceptr ptr) {
+  g_last_freed = ptr;
+  g_last_free_seq = ++g_sequence;
+  return CUDA_SUCCESS;
+}
+CUresult fake_stream_synchronize(CUstream stream) {
+  g_last_synced = stream;
+  g_last_sync_seq = ++g_sequence;
+  return CUDA_SUCCESS;
+}
+
 struct Entry {
   const char* name;
   int version;  // the ABI version this variant was introduced with
@@ -600,6 +631,9 @@ const Entry kEntries[] = {
     {"cuMemImportFromShareableHandle", 10020, as_pointer(fake_mem_import_from_shareable_handle)},
     {"cuModuleLoadDataEx", 2010, as_pointer(fake_module_load_data_ex)},
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
+    {"cuMemAlloc", 3020, as_pointer(fake_mem_alloc)},
+    {"cuMemFree", 3020, as_pointer(fake_mem_free)},
+    {"cuStreamSynchronize", 2000, as_pointer(fake_stream_synchronize)},
     {"cuEventElapsedTime", 12080, as_pointer(fake_event_elapsed_v2)},
     {"cuTensorMapEncodeTiled", 12000, as_pointer(fake_tensor_map_encode_tiled)},
     {"cuStreamGetDevice", 12080, as_pointer(fake_stream_get_device)},
@@ -719,6 +753,16 @@ unsigned cuwrap_fake_jit_options() { return g_jit_options; }
 
 /// How many cuMemcpyAsync calls ran so far.
 int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }
+
+/// How many cuMemAlloc calls succeeded, and the context current at the last.
+int cuwrap_fake_allocs() { return g_allocs; }
+CUcontext cuwrap_fake_alloc_context() { return g_alloc_context; }
+/// The pointer the last cuMemFree freed, and that free's place in the free/sync sequence.
+CUdeviceptr cuwrap_fake_last_freed() { return g_last_freed; }
+int cuwrap_fake_last_free_sequence() { return g_last_free_seq; }
+/// The stream the last cuStreamSynchronize synced, and its place in the sequence.
+CUstream cuwrap_fake_last_synced() { return g_last_synced; }
+int cuwrap_fake_last_sync_sequence() { return g_last_sync_seq; }
 
 #if CUDA_VERSION >= 12080
 /// Which cuMemcpyBatchAsync ran last (12080 or 13000; 0: none), with how many copies and

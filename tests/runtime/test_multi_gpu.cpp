@@ -18,6 +18,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -46,9 +47,9 @@ constexpr long long kSpinCycles = 20'000'000;
 
 // Skip unless at least two GPUs are there; device 0 is made current.
 #define REQUIRE_TWO_GPUS()   \
-  do {                        \
-    CUWRAP_REQUIRE_GPUS(2);   \
-    Device(0).set_current();  \
+  do {                       \
+    CUWRAP_REQUIRE_GPUS(2);  \
+    Device(0).set_current(); \
   } while (false)
 
 std::vector<std::uint8_t> download(const Buffer& buffer, const Stream& stream) {
@@ -117,6 +118,75 @@ TEST(PeerAccess, RefusedTopologyNamesBothDevices) {
   GTEST_SKIP() << "every pair of devices here can access each other's memory";
 }
 
+bool has_device(const std::vector<Device>& devices, const Device& device) {
+  for (const Device& d : devices) {
+    if (d == device) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The obvious multi-GPU program: enable peer access, then a kernel on device 0 writes
+// into a buffer of device 1's default pool (Device::allocate). Pool memory does not
+// follow cuCtxEnablePeerAccess; enable_peer_access grants the default pool's access too.
+TEST(PeerAccess, EnableReachesThePeersDefaultPoolAndDisableWithdrawsIt) {
+  REQUIRE_TWO_GPUS();
+  CUWRAP_REQUIRE_NVRTC();
+  const Device d0(0);
+  const Device d1(1);
+  if (!d0.can_access_peer(d1)) {
+    GTEST_SKIP() << "device 0 cannot access device 1's memory on this machine";
+  }
+  auto& pool1 = dynamic_cast<cuwrap::DeviceMemoryResource&>(d1.memory_resource());
+  d0.disable_peer_access(d1);  // a clean start
+  EXPECT_FALSE(has_device(pool1.peer_accessible_by(), d0));
+  d0.enable_peer_access(d1);
+  EXPECT_TRUE(has_device(pool1.peer_accessible_by(), d0));
+  EXPECT_FALSE(has_device(
+      dynamic_cast<cuwrap::DeviceMemoryResource&>(d0.memory_resource()).peer_accessible_by(),
+      d1));  // one-way: device 1 gets no access to device 0's pool
+
+  const cuwrap::testing::TestKernels kernels0(d0);
+  const Stream s0 = d0.create_stream();
+  const Stream s1 = d1.create_stream();
+  constexpr std::size_t kSize = std::size_t{1} << 16;
+  Buffer src = d0.allocate(kSize, s0);
+  Buffer dst = d1.allocate(kSize, s1);  // device 1's default pool
+  src.fill(std::uint8_t{0x5A}, s0);
+  dst.fill(std::uint8_t{0}, s1);
+  s0.wait(s1);
+  kernels0.copy_bytes(s0, src.handle(), dst.handle(), kSize);  // device 0 writes device 1's
+  s1.wait(s0);
+  EXPECT_TRUE(all_equal(download(dst, s1), 0x5A))
+      << "device 0's kernel did not write device 1's buffer";
+  s0.sync();
+
+  d0.disable_peer_access(d1);
+  EXPECT_FALSE(has_device(pool1.peer_accessible_by(), d0));
+  EXPECT_FALSE(d0.peer_access_enabled(d1));
+}
+
+// Pools the user creates are not the device's default pool: they grant access through
+// their own set_peer_accessible_by, whatever enable_peer_access did.
+TEST(PeerAccess, PoolsTheUserCreatesKeepTheirOwnAccess) {
+  REQUIRE_TWO_GPUS();
+  const Device d0(0);
+  const Device d1(1);
+  if (!d0.can_access_peer(d1)) {
+    GTEST_SKIP() << "device 0 cannot access device 1's memory on this machine";
+  }
+  cuwrap::DeviceMemoryResource own(d1, cuwrap::DeviceMemoryResourceOptions{.create_pool = true});
+  d0.enable_peer_access(d1);
+  EXPECT_FALSE(has_device(own.peer_accessible_by(), d0));
+  own.set_peer_accessible_by({d0});
+  EXPECT_TRUE(has_device(own.peer_accessible_by(), d0));
+  d0.disable_peer_access(d1);
+  EXPECT_TRUE(has_device(own.peer_accessible_by(), d0));  // the pool's own grant stays
+  own.set_peer_accessible_by({});
+  EXPECT_FALSE(has_device(own.peer_accessible_by(), d0));
+}
+
 // ---- peer copies ---------------------------------------------------------------------
 
 TEST(PeerCopy, CopiesWithinOneDevice) {
@@ -175,17 +245,45 @@ TEST(PeerCopy, PointerOverloadCopiesToTheLastDevice) {
   EXPECT_TRUE(all_equal(download(dst, s_last), 0xC3));
 }
 
-// Let `peer` access the memory of `owner`'s default pool (Device::allocate's memory):
-// pool memory does not follow the contexts' peer access (cuMemPoolSetAccess).
-void grant_pool_access(const Device& owner, const Device& peer) {
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id = peer.device_id();
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  cuwrap::detail::check(
-      cuwrap::driver::raw::cuMemPoolSetAccess(
-          cuwrap::driver::cuDeviceGetDefaultMemPool(owner.handle()), &access, 1),
-      "cuMemPoolSetAccess");
+// Slices (BufferRef) of buffers of device 0 and the last device (device 0 itself on one
+// GPU): the devices are found from the pointers, or given.
+TEST(PeerCopy, CopiesSlicesOfBuffersOfTwoDevices) {
+  CUWRAP_REQUIRE_GPU();
+  const Device first(0);
+  const Device last(Device::count() - 1);
+  first.set_current();
+  const Stream s = first.create_stream();
+  const Stream s_last = last.create_stream();
+  constexpr std::size_t kSize = 4096;
+  Buffer src = first.allocate(kSize, s);
+  Buffer dst = last.allocate(kSize, s_last);
+  src.fill(std::uint8_t{0x11}, s);
+  src.slice(0, 16).fill(std::uint8_t{0x22}, s);
+  dst.fill(std::uint8_t{0}, s_last);
+  s_last.wait(s);
+  cuwrap::copy_peer(dst.slice(1024, 1024), src.slice(1024, 1024), s_last);       // devices found
+  cuwrap::copy_peer(dst.slice(100, 16), last, src.slice(0, 16), first, s_last);  // given
+  const std::vector<std::uint8_t> bytes = download(dst, s_last);
+  for (std::size_t i = 0; i < kSize; ++i) {
+    const std::uint8_t want = (i >= 1024 && i < 2048) ? 0x11 : (i >= 100 && i < 116) ? 0x22 : 0;
+    ASSERT_EQ(bytes[i], want) << "byte " << i;
+  }
+  try {
+    cuwrap::copy_peer(dst.slice(0, 8), src.slice(0, 9), s_last);
+    ADD_FAILURE() << "slices of different sizes were copied";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "8 bytes")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "9")) << e.what();
+  }
+  cuwrap::LegacyPinnedMemoryResource pinned;
+  Buffer host = pinned.allocate(16, s);
+  try {
+    cuwrap::copy_peer(dst.slice(0, 16), cuwrap::BufferRef(host), s_last);
+    ADD_FAILURE() << "host memory was taken for a peer copy";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "source is host memory")) << e.what();
+  }
+  s.sync();
 }
 
 // A copy from device 0 to device 1 on device 1's stream, ordered after a slow kernel on
@@ -197,10 +295,8 @@ void check_cross_device_copy_waits_for_event(bool with_peer_access) {
     if (!d0.can_access_peer(d1) || !d1.can_access_peer(d0)) {
       GTEST_SKIP() << "devices 0 and 1 cannot access each other's memory on this machine";
     }
-    d0.enable_peer_access(d1);
+    d0.enable_peer_access(d1);  // also grants access to each other's default pool
     d1.enable_peer_access(d0);
-    grant_pool_access(d0, d1);
-    grant_pool_access(d1, d0);
   }
   const cuwrap::testing::TestKernels kernels0(d0);
   const Stream s0 = d0.create_stream();
@@ -293,8 +389,8 @@ TEST(PerDevice, OneKernelLaunchedOnStreamsOfBothDevices) {
   const Device d0(0);
   const Device d1(1);
   if (d0.arch() != d1.arch()) {
-    GTEST_SKIP() << "devices 0 and 1 have different architectures (sm_" << d0.arch()
-                 << ", sm_" << d1.arch() << "): one CUBIN cannot serve both";
+    GTEST_SKIP() << "devices 0 and 1 have different architectures (sm_" << d0.arch() << ", sm_"
+                 << d1.arch() << "): one CUBIN cannot serve both";
   }
   cuwrap::ProgramOptions options;
   options.arch = "sm_" + d0.arch();
@@ -323,6 +419,71 @@ TEST(PerDevice, OneKernelLaunchedOnStreamsOfBothDevices) {
     ASSERT_EQ(h1[i], 5000U + i) << "device 1, element " << i;
   }
   EXPECT_EQ(cuwrap::detail::current_context(), d0.context());
+}
+
+// Occupancy says which device it answers for: a device given, else the current
+// context's, else device 0 when none is current (on a thread that never touched one).
+TEST(PerDevice, OccupancySaysWhichDeviceItAnswersFor) {
+  CUWRAP_REQUIRE_GPU();
+  CUWRAP_REQUIRE_NVRTC();
+  const Device first(0);
+  const Device last(Device::count() - 1);  // device 0 itself on a one-GPU machine
+  cuwrap::ProgramOptions options;
+  options.arch = "sm_" + first.arch();
+  cuwrap::Program program(kFillKernel, cuwrap::CodeType::Cxx, options);
+  const cuwrap::Kernel kernel = program.compile(cuwrap::TargetType::Cubin).get_kernel("fill_with");
+  int fresh_device = -1;
+  int fresh_blocks = 0;
+  bool none_current_after = false;
+  std::thread fresh([&] {  // a thread on which no context was ever current
+    fresh_device = kernel.occupancy().device().device_id();
+    fresh_blocks = kernel.occupancy().max_active_blocks_per_multiprocessor(128, 0);
+    none_current_after = cuwrap::detail::current_context() == nullptr;
+  });
+  fresh.join();
+  EXPECT_EQ(fresh_device, 0);
+  EXPECT_GT(fresh_blocks, 0);
+  EXPECT_TRUE(none_current_after) << "the query left a context current";
+
+  first.set_current();
+  EXPECT_EQ(kernel.occupancy().device(), first);
+  const cuwrap::KernelOccupancy on_last = kernel.occupancy(last);
+  EXPECT_EQ(on_last.device(), last);  // whatever is current
+  if (first.arch() == last.arch()) {
+    EXPECT_EQ(on_last.max_active_blocks_per_multiprocessor(128, 0),
+              kernel.occupancy().max_active_blocks_per_multiprocessor(128, 0));
+  }
+  EXPECT_EQ(cuwrap::detail::current_context(), first.context()) << "the current context changed";
+  last.set_current();
+  EXPECT_EQ(kernel.occupancy().device(), last);
+  first.set_current();
+}
+
+// Pinned memory answers for every device: a buffer allocated on device 0's stream is
+// written by a kernel of device 1 at its handle().
+TEST(PerDevice, PinnedMemoryAllocatedOnDevice0IsWrittenByDevice1) {
+  REQUIRE_TWO_GPUS();
+  CUWRAP_REQUIRE_NVRTC();
+  const Device d0(0);
+  const Device d1(1);
+  const cuwrap::testing::TestKernels kernels1(d1);
+  const Stream s0 = d0.create_stream();
+  const Stream s1 = d1.create_stream();
+  constexpr std::size_t kSize = 4096;
+  cuwrap::PinnedMemoryResource pinned;
+  cuwrap::LegacyPinnedMemoryResource legacy;
+  for (cuwrap::MemoryResource* mr : {static_cast<cuwrap::MemoryResource*>(&pinned),
+                                     static_cast<cuwrap::MemoryResource*>(&legacy)}) {
+    EXPECT_EQ(mr->device_id(), -1);
+    Buffer host = mr->allocate(kSize, s0);
+    s0.sync();
+    Buffer src = d1.allocate(kSize, s1);
+    src.fill(std::uint8_t{0x4C}, s1);
+    kernels1.copy_bytes(s1, src.handle(), host.handle(), kSize);
+    s1.sync();
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(host.handle());
+    EXPECT_TRUE(all_equal(std::vector<std::uint8_t>(bytes, bytes + kSize), 0x4C));
+  }
 }
 
 TEST(PerDevice, EventsAndStreamsQueryTheirOwnDevice) {

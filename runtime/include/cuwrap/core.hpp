@@ -38,6 +38,7 @@
 #include <cuwrap/graph_definition.hpp>
 #include <cuwrap/graph_memory_resource.hpp>
 #include <cuwrap/peer.hpp>
+#include <cuwrap/synchronous_memory_resource.hpp>
 #include <cuwrap/green_context.hpp>
 #include <cuwrap/context.hpp>
 #include <cuwrap/checkpoint.hpp>

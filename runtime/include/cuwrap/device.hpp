@@ -114,14 +114,19 @@ class Device {
   GraphBuilder create_graph_builder() const;
   /// Return whether this device can access memory of `peer` directly (true for itself).
   bool can_access_peer(const Device& peer) const;
-  /// Let this device's primary context access memory of `peer` (cuCtxEnablePeerAccess).
+  /// Let this device access memory of `peer`: `peer`'s cuMemAlloc memory
+  /// (cuCtxEnablePeerAccess) and the memory of `peer.memory_resource()`, its default
+  /// pool (read-write, cuMemPoolSetAccess), so `peer.allocate()` buffers work here too.
   ///
-  /// Idempotent: access already enabled, and access to itself, are not errors. Access is
-  /// one-way; call peer.enable_peer_access(*this) for the other direction. Throws
+  /// Pools the user creates grant access themselves
+  /// (DeviceMemoryResource::set_peer_accessible_by); docs/multi-gpu.md. Idempotent:
+  /// access already enabled, and access to itself, are not errors. Access is one-way;
+  /// call peer.enable_peer_access(*this) for the other direction. Throws
   /// std::invalid_argument naming both devices when the topology does not allow it
   /// (can_access_peer() is false). Defined in peer.cpp.
   void enable_peer_access(const Device& peer) const;
-  /// Withdraw this device's access to memory of `peer` (cuCtxDisablePeerAccess).
+  /// Withdraw this device's access to memory of `peer`: its cuMemAlloc memory
+  /// (cuCtxDisablePeerAccess) and its default pool's (cuMemPoolSetAccess, no access).
   ///
   /// Idempotent: access not enabled, and access to itself, are not errors.
   void disable_peer_access(const Device& peer) const;

@@ -41,8 +41,13 @@ class Kernel {
  public:
   /// Return the function attributes (registers, shared memory, ...) as accessors.
   KernelAttributes attributes() const;
-  /// Return the occupancy calculator for this kernel.
+  /// Return the occupancy calculator for this kernel, answering for the device whose
+  /// context is current at each query (device 0 when none is; KernelOccupancy::device()
+  /// says which).
   KernelOccupancy occupancy() const;
+  /// Return the occupancy calculator for this kernel on `device` (its primary context),
+  /// whatever context is current: what code working on several GPUs wants.
+  KernelOccupancy occupancy(const Device& device) const;
   /// Return the number of parameters the kernel takes.
   std::size_t num_arguments() const;
   /// Return offset and size of every parameter, in order (cached, no driver call).
@@ -143,13 +148,18 @@ struct MaxPotentialBlockSizeOccupancyResult {
   int max_block_size = 0;  ///< block size that maximises occupancy
 };
 
-/// Occupancy queries of a Kernel (cuOccupancy*), in the current context.
+/// Occupancy queries of a Kernel (cuOccupancy*): the answers are for one device.
 ///
-/// The occupancy API works on a CUfunction: it is obtained with cuKernelGetFunction in
-/// the current context; when no context is current, device 0's primary context is
-/// made current first.
+/// From Kernel::occupancy(device): that device, in its primary context, whatever is
+/// current. From Kernel::occupancy(): the device of the context current on the calling
+/// thread at each query; when none is current, device 0 (its primary context is made
+/// current for the query only). device() says which device the next query answers for.
 class KernelOccupancy {
  public:
+  /// Return the device the queries answer for: the one given to Kernel::occupancy(device),
+  /// else the current context's device, else device 0 (none current).
+  Device device() const;
+
   /// Return how many blocks of `block_size` threads fit on one multiprocessor.
   int max_active_blocks_per_multiprocessor(int block_size,
                                            std::size_t dynamic_shared_memory_size) const;
@@ -192,12 +202,15 @@ class KernelOccupancy {
 
  private:
   friend class Kernel;
-  explicit KernelOccupancy(detail::Ref<detail::KernelImpl> impl);
+  KernelOccupancy(detail::Ref<detail::KernelImpl> impl, int device_id);
   CUfunction function() const;
   int cluster_query(const LaunchConfig& config, CUstream stream, CUcontext context,
                     bool active) const;
+  template <class Query>
+  auto in_context(Query query) const;
 
   detail::Ref<detail::KernelImpl> impl_;
+  int device_id_ = -1;  // -1: the current context's device (device 0 when none)
 };
 
 }  // namespace cuwrap

@@ -386,6 +386,12 @@ struct PinnedMemoryResourceOptions {
 
 /// Page-locked host memory, accessible from the host and every device.
 ///
+/// Which device an allocation answers for: every one. device_id() is -1 (tied to no
+/// device); the pool grants read-write access to every device present when it is
+/// created, and the fallback's memory is portable and mapped, so kernels and copies of
+/// any device use a buffer at its handle() (unified addressing), whichever stream
+/// allocated it.
+///
 /// Uses a pinned host memory pool (stream-ordered, CU_MEM_LOCATION_TYPE_HOST) where the
 /// driver supports one (CUDA 13), else cuMemHostAlloc (portable, device-mapped) and a
 /// stream synchronisation before each free. Memory from the pool is ready once the
@@ -458,6 +464,8 @@ class PinnedMemoryResource : public MemoryResource {
 
 /// Page-locked host memory from cuMemAllocHost / cuMemFreeHost.
 ///
+/// device_id() is -1: the memory is allocated in the stream's context but, with unified
+/// addressing, every device accesses it at its handle(), as PinnedMemoryResource's.
 /// Allocation is synchronous; deallocate() syncs the stream first, so work on it that
 /// still uses the memory completes before the memory goes away.
 class LegacyPinnedMemoryResource : public MemoryResource {

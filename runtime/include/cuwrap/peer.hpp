@@ -35,7 +35,32 @@ void copy_peer(Buffer& dst, const Buffer& src, StreamRef stream);
 /// `stream` (cuMemcpyPeerAsync), for device pointers that no Buffer owns.
 ///
 /// Throws DriverError naming cuMemcpyPeerAsync when the driver refuses the copy.
-void copy_peer(CUdeviceptr dst, const Device& dst_device, CUdeviceptr src,
-               const Device& src_device, std::size_t size, StreamRef stream);
+void copy_peer(CUdeviceptr dst, const Device& dst_device, CUdeviceptr src, const Device& src_device,
+               std::size_t size, StreamRef stream);
+
+/// Copy the bytes of `src` into `dst`, both parts of device memory (slices of buffers,
+/// BufferRef), ordered on `stream` (cuMemcpyPeerAsync); the devices are given.
+///
+/// For a part of a neighbour's buffer: `copy_peer(mine.slice(0, n), dev0,
+/// theirs.slice(off, n), dev1, s)`. Throws std::invalid_argument naming both sizes
+/// when they differ; DriverError naming cuMemcpyPeerAsync when the driver refuses.
+void copy_peer(BufferRef dst, const Device& dst_device, BufferRef src, const Device& src_device,
+               StreamRef stream);
+
+/// Copy the bytes of `src` into `dst` (slices of buffers of the same or different
+/// devices), ordered on `stream` (cuMemcpyPeerAsync); each one's device is the one its
+/// memory belongs to (cuPointerGetAttribute, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL).
+///
+/// Two whole Buffers pick the Buffer form above; a Buffer and a BufferRef, or two
+/// BufferRefs, pick this one. Throws std::invalid_argument naming both sizes when they
+/// differ, or naming the side that is host memory (not device memory); DriverError
+/// when the driver cannot tell a pointer's device or refuses the copy.
+///
+/// Example:
+/// \code
+///   // the last `halo` bytes of device 0's slice into the first of device 1's
+///   cuwrap::copy_peer(b.slice(0, halo), a.slice(a.size() - halo, halo), s1);
+/// \endcode
+void copy_peer(BufferRef dst, BufferRef src, StreamRef stream);
 
 }  // namespace cuwrap

@@ -155,7 +155,11 @@ CUfunction Kernel::function(CUcontext context) const {
 
 KernelAttributes Kernel::attributes() const { return KernelAttributes(impl_); }
 
-KernelOccupancy Kernel::occupancy() const { return KernelOccupancy(impl_); }
+KernelOccupancy Kernel::occupancy() const { return KernelOccupancy(impl_, -1); }
+
+KernelOccupancy Kernel::occupancy(const Device& device) const {
+  return KernelOccupancy(impl_, device.device_id());
+}
 
 std::size_t Kernel::num_arguments() const { return impl_->params.size(); }
 
@@ -181,15 +185,31 @@ int KernelAttributes::get(CUfunction_attribute attribute, const Device& device) 
 
 // ---- KernelOccupancy ---------------------------------------------------------------
 
-KernelOccupancy::KernelOccupancy(detail::Ref<detail::KernelImpl> impl)
-    : impl_(std::move(impl)) {}
+KernelOccupancy::KernelOccupancy(detail::Ref<detail::KernelImpl> impl, int device_id)
+    : impl_(std::move(impl)), device_id_(device_id) {}
 
-// The occupancy queries run in the current context, or in device 0's primary context
-// when none is current (and none is afterwards): each holds a ScopedCurrentOrPrimary
-// for the whole query, so the CUfunction's context is current while it is used.
-CUfunction KernelOccupancy::function() const {
-  return driver::cuKernelGetFunction(impl_->handle);
+Device KernelOccupancy::device() const {
+  if (device_id_ >= 0) {
+    return Device(device_id_);
+  }
+  const CUcontext current = detail::current_context();
+  return Device(current == nullptr ? 0 : detail::device_of_context(current));
 }
+
+// Run `query` with the context the answers are for current: the bound device's primary
+// context, else the current one, else device 0's primary context (none is current
+// afterwards). The CUfunction (cuKernelGetFunction) is of that context.
+template <class Query>
+auto KernelOccupancy::in_context(Query query) const {
+  if (device_id_ >= 0) {
+    const detail::ScopedContext scope(device_id_);
+    return query();
+  }
+  const detail::ScopedCurrentOrPrimary scope(0);
+  return query();
+}
+
+CUfunction KernelOccupancy::function() const { return driver::cuKernelGetFunction(impl_->handle); }
 
 int KernelOccupancy::max_active_blocks_per_multiprocessor(
     int block_size, std::size_t dynamic_shared_memory_size) const {
@@ -198,17 +218,19 @@ int KernelOccupancy::max_active_blocks_per_multiprocessor(
         "KernelOccupancy::max_active_blocks_per_multiprocessor: block_size must be > 0, got " +
         std::to_string(block_size));
   }
-  const detail::ScopedCurrentOrPrimary scope(0);
-  return driver::cuOccupancyMaxActiveBlocksPerMultiprocessor(function(), block_size,
-                                                             dynamic_shared_memory_size);
+  return in_context([&] {
+    return driver::cuOccupancyMaxActiveBlocksPerMultiprocessor(function(), block_size,
+                                                               dynamic_shared_memory_size);
+  });
 }
 
 MaxPotentialBlockSizeOccupancyResult KernelOccupancy::max_potential_block_size(
     std::size_t dynamic_shared_memory_needed, int block_size_limit) const {
   check_block_size_limit(block_size_limit);
-  const detail::ScopedCurrentOrPrimary scope(0);
-  const auto [min_grid_size, block_size] = driver::cuOccupancyMaxPotentialBlockSize(
-      function(), nullptr, dynamic_shared_memory_needed, block_size_limit);
+  const auto [min_grid_size, block_size] = in_context([&] {
+    return driver::cuOccupancyMaxPotentialBlockSize(function(), nullptr,
+                                                    dynamic_shared_memory_needed, block_size_limit);
+  });
   return {min_grid_size, block_size};
 }
 
@@ -219,9 +241,10 @@ MaxPotentialBlockSizeOccupancyResult KernelOccupancy::max_potential_block_size_w
         "KernelOccupancy::max_potential_block_size: smem_for_block is null");
   }
   check_block_size_limit(block_size_limit);
-  const detail::ScopedCurrentOrPrimary scope(0);
-  const auto [min_grid_size, block_size] =
-      driver::cuOccupancyMaxPotentialBlockSize(function(), smem_for_block, 0, block_size_limit);
+  const auto [min_grid_size, block_size] = in_context([&] {
+    return driver::cuOccupancyMaxPotentialBlockSize(function(), smem_for_block, 0,
+                                                    block_size_limit);
+  });
   return {min_grid_size, block_size};
 }
 
@@ -233,9 +256,10 @@ std::size_t KernelOccupancy::available_dynamic_shared_memory_per_block(
         "num_blocks_per_multiprocessor and block_size must be > 0, got " +
         std::to_string(num_blocks_per_multiprocessor) + " and " + std::to_string(block_size));
   }
-  const detail::ScopedCurrentOrPrimary scope(0);
-  return driver::cuOccupancyAvailableDynamicSMemPerBlock(function(), num_blocks_per_multiprocessor,
-                                                         block_size);
+  return in_context([&] {
+    return driver::cuOccupancyAvailableDynamicSMemPerBlock(
+        function(), num_blocks_per_multiprocessor, block_size);
+  });
 }
 
 // A cluster query of `config` on `stream` (nullptr: none) in `context` (nullptr: the
@@ -256,8 +280,7 @@ int KernelOccupancy::cluster_query(const LaunchConfig& config, CUstream stream, 
     const detail::ScopedContext scope(context);
     return query();
   }
-  const detail::ScopedCurrentOrPrimary scope(0);
-  return query();
+  return in_context(query);
 }
 
 int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) const {

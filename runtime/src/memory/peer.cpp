@@ -5,6 +5,7 @@
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
+#include <cuwrap/memory_resource.hpp>
 #include <cuwrap/peer.hpp>
 
 #include <mutex>
@@ -44,7 +45,9 @@ PeerAccessRecord& peer_access_record() {
   return record;
 }
 
-std::string device_name(const Device& device) { return "device " + std::to_string(device.device_id()); }
+std::string device_name(const Device& device) {
+  return "device " + std::to_string(device.device_id());
+}
 
 // Return the device of `buffer` for a peer copy; `role` is "destination" or "source".
 Device device_of(const Buffer& buffer, const char* role) {
@@ -55,6 +58,52 @@ Device device_of(const Buffer& buffer, const char* role) {
                                 "Buffer::copy_to / copy_from for host memory");
   }
   return Device(ordinal);
+}
+
+// Grant (`enabled`) or withdraw `accessor`'s read-write access to the memory pool of
+// `owner.memory_resource()` (its default pool) with one cuMemPoolSetAccess entry: pool
+// memory does not follow the contexts' peer access. Nothing to do where the owner has no
+// memory pools (its memory_resource() cannot allocate there either).
+void set_default_pool_access(const Device& owner, const Device& accessor, bool enabled) {
+  if (owner.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
+    return;
+  }
+  auto* resource = dynamic_cast<DeviceMemoryResource*>(&owner.memory_resource());
+  if (resource == nullptr || !resource->is_open()) {
+    return;
+  }
+  CUmemAccessDesc desc{};
+  desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  desc.location.id = accessor.device_id();
+  desc.flags = enabled ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  const detail::ScopedContext scope(owner.device_id());
+  driver::cuMemPoolSetAccess(resource->handle(), &desc, 1);
+}
+
+// Return the device whose memory `ref` is; `role` is "destination" or "source".
+Device device_of(BufferRef ref, const char* role) {
+  unsigned int memory_type = 0;
+  detail::check(driver::raw::cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                                   ref.handle()),
+                "cuPointerGetAttribute");
+  if (memory_type == CU_MEMORYTYPE_HOST) {
+    throw std::invalid_argument(std::string("copy_peer: the ") + role +
+                                " is host memory, not memory of a device; use "
+                                "Buffer::copy_to / copy_from or copy() for host memory");
+  }
+  int ordinal = -1;
+  detail::check(driver::raw::cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                                   ref.handle()),
+                "cuPointerGetAttribute");
+  return Device(ordinal);
+}
+
+void check_sizes(std::size_t dst, std::size_t src) {
+  if (dst != src) {
+    throw std::invalid_argument("copy_peer: the destination has " + std::to_string(dst) +
+                                " bytes but the source has " + std::to_string(src) +
+                                "; sizes must match");
+  }
 }
 
 }  // namespace
@@ -76,11 +125,15 @@ void Device::enable_peer_access(const Device& peer) const {
     detail::check(status, "cuCtxEnablePeerAccess");
   }
   peer_access_record().set(ordinal_, peer.ordinal_, true);
+  set_default_pool_access(peer, *this, true);
 }
 
 void Device::disable_peer_access(const Device& peer) const {
   if (peer == *this) {
     return;
+  }
+  if (can_access_peer(peer)) {  // else no pool could have granted access
+    set_default_pool_access(peer, *this, false);
   }
   const CUcontext peer_context = peer.context();
   const detail::ScopedContext scope(context());
@@ -111,8 +164,23 @@ void copy_peer(Buffer& dst, const Buffer& src, StreamRef stream) {
             src.size(), stream);
 }
 
-void copy_peer(CUdeviceptr dst, const Device& dst_device, CUdeviceptr src,
-               const Device& src_device, std::size_t size, StreamRef stream) {
+void copy_peer(BufferRef dst, const Device& dst_device, BufferRef src, const Device& src_device,
+               StreamRef stream) {
+  check_sizes(dst.size(), src.size());
+  copy_peer(dst.handle(), dst_device, src.handle(), src_device, src.size(), stream);
+}
+
+void copy_peer(BufferRef dst, BufferRef src, StreamRef stream) {
+  check_sizes(dst.size(), src.size());
+  if (src.size() == 0) {
+    return;
+  }
+  copy_peer(dst.handle(), device_of(dst, "destination"), src.handle(), device_of(src, "source"),
+            src.size(), stream);
+}
+
+void copy_peer(CUdeviceptr dst, const Device& dst_device, CUdeviceptr src, const Device& src_device,
+               std::size_t size, StreamRef stream) {
   if (size == 0) {
     return;
   }
