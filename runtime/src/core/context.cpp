@@ -43,6 +43,19 @@ class PrimaryContexts {
     return context;
   }
 
+  // Retain device `ordinal`'s primary context anew after a cuDevicePrimaryCtxReset (the
+  // handle cuwrap held names a destroyed context; the reset kept its retain count, so the
+  // extra retain is released again) and return the usable handle.
+  CUcontext renew(int ordinal) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const CUdevice device = driver::cuDeviceGet(ordinal);
+    const CUcontext context = driver::cuDevicePrimaryCtxRetain(device);
+    contexts_[static_cast<std::size_t>(ordinal)].store(context, std::memory_order_release);
+    report_release_failure(driver::raw::cuDevicePrimaryCtxRelease(device),
+                           "cuDevicePrimaryCtxRelease", "Device");
+    return context;
+  }
+
   // Return the ordinal whose already-retained primary context is `context`, or -1.
   int find(CUcontext context) const {
     for (int i = 0; i < count_; ++i) {
@@ -119,6 +132,11 @@ void check_device_ordinal(int ordinal) {
 CUcontext primary_context(int ordinal) {
   check_device_ordinal(ordinal);
   return primary_contexts().get(ordinal);
+}
+
+CUcontext renew_primary_context(int ordinal) {
+  check_device_ordinal(ordinal);
+  return primary_contexts().renew(ordinal);
 }
 
 int ordinal_of(CUdevice device) {

@@ -85,6 +85,14 @@ void Device::reset() {
   detail::run_context_destroy_hook(id);
   driver::cuDevicePrimaryCtxReset(device_);
   detail::note_context_destroyed(id);
+  // The handle cuwrap retained names the destroyed context (cuCtxGetId answers
+  // CUDA_ERROR_CONTEXT_IS_DESTROYED on it, driver 580): retain the new one.
+  const CUcontext renewed = detail::renew_primary_context(ordinal_);
+  CUcontext current = nullptr;
+  if (driver::raw::cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == context &&
+      renewed != context) {
+    driver::cuCtxSetCurrent(renewed);  // the thread had the old one current: keep it so
+  }
 }
 
 }  // namespace cuwrap

@@ -37,6 +37,10 @@ void check_device_ordinal(int ordinal);
 /// Throws std::invalid_argument for an ordinal that does not exist.
 CUcontext primary_context(int ordinal);
 
+/// Retain device `ordinal`'s primary context anew after cuDevicePrimaryCtxReset, whose
+/// old handle names a destroyed context, and return the new handle (Device::reset).
+CUcontext renew_primary_context(int ordinal);
+
 /// Return the ordinal of the device behind the driver handle `device`.
 int ordinal_of(CUdevice device);
 
