@@ -104,7 +104,15 @@ TEST(test_green_context, test_not_user_constructible) {
 class test_green_context_gpu : public GreenTest {};
 
 TEST_F(test_green_context_gpu, test_create_context_requires_resources) {
-  EXPECT_THROW(static_cast<void>(device().create_context(ContextOptions{})), std::invalid_argument);
+  // cuda.core raises ValueError for options without resources; cuwrap (API.md 5.1) makes a
+  // regular context then, and refuses only what cannot make a green context: flags beside
+  // resources (docs/high-level.md, "Differences from cuda.core").
+  const cuwrap::Context regular = device().create_context(ContextOptions{});
+  EXPECT_FALSE(regular.is_green());
+  const SMResourceSplit split = device().resources().sm().split({.count = {8}});
+  EXPECT_THROW(static_cast<void>(device().create_context(
+                   ContextOptions{.resources = {split.groups.at(0)}, .flags = 1})),
+               std::invalid_argument);
 }
 
 // ---- TestSMResourceQuery ----
