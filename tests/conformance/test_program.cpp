@@ -10,9 +10,13 @@
 #include "device_fixture.hpp"
 #include "toolkit_libraries.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <type_traits>
 #include <vector>
 
@@ -135,6 +139,91 @@ TEST(test_program_cpu, test_cpp_program_with_various_options) {
     program.close();
     EXPECT_EQ(program.handle(), nullptr);
   }
+}
+
+// NVRTC's version as cuda.core's tests write it (13200 for 13.2).
+int nvrtc_version() {
+  const auto [major, minor] = cuwrap::nvrtc::nvrtcVersion();
+  return major * 1000 + minor * 100;
+}
+
+// A fresh directory for one test's files (cuda.core's tmp_path), removed at the end;
+// named by the process and the test so that parallel runs never share it.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() /
+              ("cuwrap-conformance-" + std::to_string(::getpid()) + "-" + name)) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(test_program_cpu, test_cpp_program_with_trace_option) {
+  CUWRAP_REQUIRE_NVRTC();
+  if (nvrtc_version() < 13000) {
+    GTEST_SKIP() << "buggy with NVRTC < 13.0 (the trace file cannot be opened)";
+  }
+  const TempDir dir("trace");
+  ProgramOptions options;
+  options.fdevice_time_trace = (dir.path() / "trace").string();
+  Program program(kMyKernel, CodeType::Cxx, with_arch(options));
+  EXPECT_EQ(program.backend(), "NVRTC");
+  EXPECT_NO_THROW(static_cast<void>(program.compile(TargetType::Ptx)));
+  program.close();
+  EXPECT_EQ(program.handle(), nullptr);
+}
+
+TEST(test_program_cpu, test_cpp_program_with_pch_options) {
+  CUWRAP_REQUIRE_NVRTC();
+  if (nvrtc_version() < 12800) {
+    GTEST_SKIP() << "PCH requires NVRTC >= 12.8";
+  }
+  const TempDir dir("pch");
+  const std::string path = (dir.path() / "test.pch").string();
+  ProgramOptions create;
+  create.create_pch = path;
+  ProgramOptions use;
+  use.use_pch = path;
+  for (const ProgramOptions& options : {create, use}) {
+    SCOPED_TRACE(::testing::PrintToString(with_arch(options).to_nvrtc_options()));
+    Program program(kMyKernel, CodeType::Cxx, with_arch(options));
+    EXPECT_EQ(program.backend(), "NVRTC");
+    EXPECT_NO_THROW(static_cast<void>(program.compile(TargetType::Ptx)));
+    program.close();
+    EXPECT_EQ(program.handle(), nullptr);
+  }
+}
+
+// An NVRTC program made outside cuwrap: the Program compiles it as C++ and leaves it to
+// its maker (not owning); a null handle is refused.
+TEST(test_program_cpu, test_program_from_handle_nvrtc) {
+  CUWRAP_REQUIRE_NVRTC();
+  nvrtcProgram handle =
+      cuwrap::nvrtc::nvrtcCreateProgram(kMyKernel, "adopted", 0, nullptr, nullptr);
+  {
+    Program program = Program::from_handle(handle, with_arch(ProgramOptions{}));
+    EXPECT_EQ(program.backend(), "NVRTC");
+    EXPECT_EQ(program.code_type(), CodeType::Cxx);
+    EXPECT_EQ(program.handle(), handle);
+    const ObjectCode ptx = program.compile(TargetType::Ptx);
+    EXPECT_TRUE(contains(text_of(ptx), "my_kernel"));
+    EXPECT_THROW(static_cast<void>(program.compile(TargetType::Ptx)), std::logic_error);
+    program.close();
+    EXPECT_EQ(program.handle(), nullptr);
+  }
+  cuwrap::nvrtc::nvrtcDestroyProgram(&handle);
+  EXPECT_THROW(static_cast<void>(Program::from_handle(nullptr)), std::invalid_argument);
 }
 
 TEST(test_program_cpu, test_ptx_program_with_various_options) {
