@@ -183,3 +183,23 @@ TEST_F(TestCopyBatchStreamSemantics, test_per_thread_default_stream_token_is_acc
 }
 
 }  // namespace
+
+namespace {
+
+// cuda.core refuses a GraphBuilder given as copy_batch's stream (a TypeError) before it
+// touches the capture; cuwrap's overload for it is deleted, so the call does not compile
+// (a stream, the builder's capturing stream included, does).
+template <class StreamLike>
+concept CopyBatchTakes = requires(const StreamLike& stream, std::vector<const cuwrap::Buffer*> srcs,
+                                  std::vector<cuwrap::Buffer*> dsts) {
+  cuwrap::copy_batch(stream, srcs, dsts);
+};
+
+TEST(TestCopyBatchStreamSemantics_cpu, test_graph_builder_is_rejected) {
+  static_assert(!CopyBatchTakes<cuwrap::GraphBuilder>);
+  static_assert(CopyBatchTakes<cuwrap::StreamRef> && CopyBatchTakes<cuwrap::Stream>);
+  EXPECT_FALSE(CopyBatchTakes<cuwrap::GraphBuilder>);
+  EXPECT_TRUE(CopyBatchTakes<cuwrap::StreamRef>);
+}
+
+}  // namespace

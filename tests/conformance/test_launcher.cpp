@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,6 +39,20 @@ class test_launcher : public DeviceTest {
     return program.compile(cuwrap::TargetType::Cubin, names);
   }
 };
+
+// The toolkit's include directories as cuda.core's tests pass them (helpers'
+// CCCL_INCLUDE_PATHS): <include>/cccl first where it exists (CUDA 13 moved libcu++, which
+// cooperative_groups.h includes, there), then <include>. cuda.core's Program adds no
+// include directory itself, so neither does cuwrap's.
+std::vector<std::string> cccl_include_paths() {
+  const std::string include = CUWRAP_CUDA_INCLUDE_DIR;
+  std::vector<std::string> paths;
+  if (std::filesystem::is_directory(include + "/cccl")) {
+    paths.push_back(include + "/cccl");
+  }
+  paths.push_back(include);
+  return paths;
+}
 
 // The driver's launch configuration for `config` (cuda.core's _to_native_launch_config).
 struct Native {
@@ -237,7 +252,7 @@ extern "C" __global__ void test_grid_sync() {
   auto grid = cg::this_grid();
   grid.sync();
 })",
-                                          {}, {CUWRAP_CUDA_INCLUDE_DIR});
+                                          {}, cccl_include_paths());
   const cuwrap::Kernel kernel = code.get_kernel("test_grid_sync");
 
   // A grid far larger than can be resident at once cannot be cooperative.

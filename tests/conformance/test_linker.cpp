@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -93,6 +94,17 @@ TEST_F(test_linker, test_linker_init) {
   LinkerOptions lineinfo = with_arch();
   lineinfo.lineinfo = true;
   all.push_back(lineinfo);
+  // Both linkers: the driver's maps these to CU_JIT_LOG_VERBOSE,
+  // CU_JIT_OPTIMIZATION_LEVEL and CU_JIT_CACHE_MODE.
+  LinkerOptions verbose = with_arch();
+  verbose.verbose = true;
+  all.push_back(verbose);
+  LinkerOptions level = with_arch();
+  level.optimization_level = 3;
+  all.push_back(level);
+  LinkerOptions no_cache = with_arch();
+  no_cache.no_cache = true;
+  all.push_back(no_cache);
   if (nvjitlink_) {  // deprecated by the driver's linker
     for (auto field : {&LinkerOptions::ftz, &LinkerOptions::prec_div, &LinkerOptions::prec_sqrt,
                        &LinkerOptions::fma}) {
@@ -100,6 +112,22 @@ TEST_F(test_linker, test_linker_init) {
       options.*field = true;
       all.push_back(options);
     }
+    // nvJitLink only, as in cuda.core.
+    const auto add = [&all, this](auto set) {
+      LinkerOptions options = with_arch();
+      set(options);
+      all.push_back(std::move(options));
+    };
+    add([](LinkerOptions& o) { o.time = true; });
+    add([](LinkerOptions& o) { o.optimize_unused_variables = true; });
+    add([](LinkerOptions& o) { o.ptxas_options = {"-v"}; });
+    add([](LinkerOptions& o) { o.ptxas_options = {"-v", "--verbose"}; });
+    add([](LinkerOptions& o) { o.split_compile = 0; });
+    add([](LinkerOptions& o) { o.split_compile_extended = 1; });
+    add([](LinkerOptions& o) { o.kernels_used = {"A"}; });
+    add([](LinkerOptions& o) { o.kernels_used = {"C", "B"}; });
+    add([](LinkerOptions& o) { o.variables_used = {"var1"}; });
+    add([](LinkerOptions& o) { o.variables_used = {"var1", "var2"}; });
   }
   for (const LinkerOptions& options : all) {
     SCOPED_TRACE(::testing::PrintToString(options.to_nvjitlink_options()));

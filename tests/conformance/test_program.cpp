@@ -10,10 +10,15 @@
 #include "device_fixture.hpp"
 #include "toolkit_libraries.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -121,12 +126,90 @@ std::vector<ProgramOptions> various_cpp_options() {
   ProgramOptions cxx11;
   cxx11.std = "c++11";
   all.push_back(cxx11);
+  // The option fields ProgramOptions gained for cuda.core's typed options (issue 28).
+  const auto add = [&all](auto set) {
+    ProgramOptions options;
+    set(options);
+    all.push_back(std::move(options));
+  };
+  add([](ProgramOptions& o) {
+    o.device_code_optimize = true;
+    o.debug = true;
+  });
+  add([](ProgramOptions& o) { o.extra_device_vectorization = true; });
+  add([](ProgramOptions& o) { o.undefine_macro = {"MY_MACRO", "MY_OTHER_MACRO"}; });
+  add([](ProgramOptions& o) {
+    o.undefine_macro = {"MY_MACRO"};
+    o.include_path = {"/usr/local/include"};
+  });
+  add([](ProgramOptions& o) {
+    o.builtin_initializer_list = false;
+    o.disable_warnings = true;
+  });
+  add([](ProgramOptions& o) {
+    o.restrict = true;
+    o.device_as_default_execution_space = true;
+  });
+  add([](ProgramOptions& o) {
+    o.device_int128 = true;
+    o.optimization_info = "inline";
+  });
+  add([](ProgramOptions& o) { o.no_display_error_number = true; });
+  add([](ProgramOptions& o) {
+    o.diag_error = {1234};
+    o.diag_suppress = {1234};
+  });
+  add([](ProgramOptions& o) {
+    o.diag_error = {1234, 1223};
+    o.diag_suppress = {1234, 1223};
+  });
+  add([](ProgramOptions& o) { o.diag_warn = {1000}; });
+  add([](ProgramOptions& o) {
+    o.std = "c++11";
+    o.ptxas_options = {"-v"};
+  });
+  add([](ProgramOptions& o) {
+    o.std = "c++11";
+    o.ptxas_options = {"-v", "-O2"};
+  });
+  add([](ProgramOptions& o) { o.brief_diagnostics = true; });
+  add([](ProgramOptions& o) { o.builtin_move_forward = false; });
+  add([](ProgramOptions& o) { o.extensible_whole_program = true; });
+  add([](ProgramOptions& o) { o.fdevice_syntax_only = true; });
+  add([](ProgramOptions& o) { o.gen_opt_lto = true; });
+  add([](ProgramOptions& o) { o.minimal = true; });
+  add([](ProgramOptions& o) { o.no_source_include = true; });
+  add([](ProgramOptions& o) { o.no_cache = true; });
+  add([](ProgramOptions& o) {
+    o.arch = "sm_100";
+    o.device_float128 = true;
+  });
+  add([](ProgramOptions& o) { o.frandom_seed = "12345"; });
+  add([](ProgramOptions& o) { o.ofast_compile = "min"; });
   return all;
 }
 
+// cuda.core's option sets that need NVRTC 12.8 (precompiled headers).
+std::vector<ProgramOptions> pch_cpp_options() {
+  std::vector<ProgramOptions> all(4);
+  all[0].pch = true;
+  all[1].pch_verbose = true;
+  all[2].pch_messages = false;
+  all[3].instantiate_templates_in_pch = true;
+  return all;
+}
+
+int nvrtc_version();
+
 TEST(test_program_cpu, test_cpp_program_with_various_options) {
   CUWRAP_REQUIRE_NVRTC();
-  for (const ProgramOptions& options : various_cpp_options()) {
+  std::vector<ProgramOptions> sets = various_cpp_options();
+  if (nvrtc_version() >= 12800) {
+    for (ProgramOptions& options : pch_cpp_options()) {
+      sets.push_back(std::move(options));
+    }
+  }
+  for (const ProgramOptions& options : sets) {
     const std::vector<std::string> flags = with_arch(options).to_nvrtc_options();
     SCOPED_TRACE(::testing::PrintToString(flags));
     Program program(kMyKernel, CodeType::Cxx, with_arch(options));
@@ -135,6 +218,91 @@ TEST(test_program_cpu, test_cpp_program_with_various_options) {
     program.close();
     EXPECT_EQ(program.handle(), nullptr);
   }
+}
+
+// NVRTC's version as cuda.core's tests write it (13200 for 13.2).
+int nvrtc_version() {
+  const auto [major, minor] = cuwrap::nvrtc::nvrtcVersion();
+  return major * 1000 + minor * 100;
+}
+
+// A fresh directory for one test's files (cuda.core's tmp_path), removed at the end;
+// named by the process and the test so that parallel runs never share it.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() /
+              ("cuwrap-conformance-" + std::to_string(::getpid()) + "-" + name)) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+TEST(test_program_cpu, test_cpp_program_with_trace_option) {
+  CUWRAP_REQUIRE_NVRTC();
+  if (nvrtc_version() < 13000) {
+    GTEST_SKIP() << "buggy with NVRTC < 13.0 (the trace file cannot be opened)";
+  }
+  const TempDir dir("trace");
+  ProgramOptions options;
+  options.fdevice_time_trace = (dir.path() / "trace").string();
+  Program program(kMyKernel, CodeType::Cxx, with_arch(options));
+  EXPECT_EQ(program.backend(), "NVRTC");
+  EXPECT_NO_THROW(static_cast<void>(program.compile(TargetType::Ptx)));
+  program.close();
+  EXPECT_EQ(program.handle(), nullptr);
+}
+
+TEST(test_program_cpu, test_cpp_program_with_pch_options) {
+  CUWRAP_REQUIRE_NVRTC();
+  if (nvrtc_version() < 12800) {
+    GTEST_SKIP() << "PCH requires NVRTC >= 12.8";
+  }
+  const TempDir dir("pch");
+  const std::string path = (dir.path() / "test.pch").string();
+  ProgramOptions create;
+  create.create_pch = path;
+  ProgramOptions use;
+  use.use_pch = path;
+  for (const ProgramOptions& options : {create, use}) {
+    SCOPED_TRACE(::testing::PrintToString(with_arch(options).to_nvrtc_options()));
+    Program program(kMyKernel, CodeType::Cxx, with_arch(options));
+    EXPECT_EQ(program.backend(), "NVRTC");
+    EXPECT_NO_THROW(static_cast<void>(program.compile(TargetType::Ptx)));
+    program.close();
+    EXPECT_EQ(program.handle(), nullptr);
+  }
+}
+
+// An NVRTC program made outside cuwrap: the Program compiles it as C++ and leaves it to
+// its maker (not owning); a null handle is refused.
+TEST(test_program_cpu, test_program_from_handle_nvrtc) {
+  CUWRAP_REQUIRE_NVRTC();
+  nvrtcProgram handle =
+      cuwrap::nvrtc::nvrtcCreateProgram(kMyKernel, "adopted", 0, nullptr, nullptr);
+  {
+    Program program = Program::from_handle(handle, with_arch(ProgramOptions{}));
+    EXPECT_EQ(program.backend(), "NVRTC");
+    EXPECT_EQ(program.code_type(), CodeType::Cxx);
+    EXPECT_EQ(program.handle(), handle);
+    const ObjectCode ptx = program.compile(TargetType::Ptx);
+    EXPECT_TRUE(contains(text_of(ptx), "my_kernel"));
+    EXPECT_THROW(static_cast<void>(program.compile(TargetType::Ptx)), std::logic_error);
+    program.close();
+    EXPECT_EQ(program.handle(), nullptr);
+  }
+  cuwrap::nvrtc::nvrtcDestroyProgram(&handle);
+  EXPECT_THROW(static_cast<void>(Program::from_handle(nullptr)), std::invalid_argument);
 }
 
 TEST(test_program_cpu, test_ptx_program_with_various_options) {
@@ -162,6 +330,16 @@ TEST(test_program_cpu, test_ptx_program_with_various_options) {
   ProgramOptions fma;
   fma.fma = true;
   all.push_back(fma);
+  // cuda.core adds these where the linker is nvJitLink (the driver's takes neither):
+  // time=True (any value asks for -time) and split_compile=True (1 thread).
+  if (cuwrap::detail::nvjitlink_usable()) {
+    ProgramOptions time;
+    time.time = "timing.csv";
+    all.push_back(time);
+    ProgramOptions split;
+    split.split_compile = 1;
+    all.push_back(split);
+  }
   for (const ProgramOptions& options : all) {
     Program program(text_of(ptx), CodeType::Ptx, with_arch(options));
     const std::string backend = program.backend();

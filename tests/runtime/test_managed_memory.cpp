@@ -77,6 +77,28 @@ TEST(ManagedBatchChecks, LocationCountAndNullBuffers) {
   }
 }
 
+// cuda.core's advice table: accessed-by advice takes a device or the host as a whole.
+// The check comes before any driver call, so it holds without a GPU; withdrawing a host
+// NUMA node does nothing (it can never have been added).
+TEST(ManagedBatchChecks, AccessedByRefusesHostNumaNodes) {
+  cuwrap::ManagedBufferRef managed = cuwrap::ManagedBufferRef::from_handle(0x1000, 64);
+  try {
+    managed.add_accessed_by(Host::numa(0));
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "host NUMA node")) << e.what();
+  }
+  EXPECT_THROW(managed.add_accessed_by(Host::numa_current()), std::invalid_argument);
+  EXPECT_THROW(cuwrap::managed_memory::advise(Buffer::from_handle(0x1000, 64),
+                                              CU_MEM_ADVISE_SET_ACCESSED_BY, Host::numa(1)),
+               std::invalid_argument);
+  EXPECT_THROW(cuwrap::managed_memory::advise(Buffer::from_handle(0x1000, 64),
+                                              static_cast<CUmem_advise>(99), Host{}),
+               std::invalid_argument);
+  EXPECT_NO_THROW(managed.discard_accessed_by(Host::numa(0)));
+  EXPECT_NO_THROW(managed.discard_accessed_by(Host::numa_current()));
+}
+
 TEST(ManagedBatchChecks, DiscardNamesCuda13WhenTheToolkitIsOlder) {
   if (cuwrap::bindings_version() >= 13000) {
     GTEST_SKIP() << "built against CUDA 13: the driver decides (checked on a GPU)";
@@ -206,7 +228,8 @@ TEST_F(ManagedGpu, DiscardWorksOrNamesCuda13) {
     EXPECT_THROW(managed.discard_prefetch(device(), stream()), cuwrap::UnsupportedError);
     GTEST_SKIP() << "discard needs CUDA 13.0 headers and driver; these are "
                  << cuwrap::version_string(cuwrap::bindings_version()) << " and "
-                 << cuwrap::version_string(cuwrap::driver_version()) << " (the refusal was checked)";
+                 << cuwrap::version_string(cuwrap::driver_version())
+                 << " (the refusal was checked)";
   }
   EXPECT_THROW(managed.discard(cuwrap::kLegacyDefaultStream), std::invalid_argument);
   EXPECT_NO_THROW(managed.discard(stream()));

@@ -158,8 +158,10 @@ class Buffer {
   /// copy_to with options; include <cuwrap/copy.hpp> for CopyOptions).
   ///
   /// Unset location hints come from the buffers' memory resources. Throws as
-  /// copy_batch does: std::invalid_argument for different sizes or the legacy default
-  /// stream, UnsupportedError for options other than the defaults before CUDA 12.8.
+  /// copy_batch does: std::invalid_argument for different sizes, UnsupportedError for
+  /// options other than the defaults before CUDA 12.8. On the legacy default stream or
+  /// a capturing stream, which a batch cannot use, it makes a plain copy_to(dst, stream)
+  /// without the options, as cuda.core (which warns there).
   void copy_to(Buffer& dst, StreamRef stream, const CopyOptions& options) const;
   /// Copy `src` into this buffer with `options`; as copy_to(dst, stream, options).
   void copy_from(const Buffer& src, StreamRef stream, const CopyOptions& options);

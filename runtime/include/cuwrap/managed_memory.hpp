@@ -50,6 +50,10 @@ using Location = std::variant<Device, Host>;
 /// (the Buffer must outlive it). Setters issue cuMemAdvise, getters query
 /// cuMemRangeGetAttribute, prefetch/discard are ordered on a stream.
 ///
+/// As cuda.core, every setter, prefetch and discard first checks that the memory is
+/// managed (one cuPointerGetAttribute call) and throws std::invalid_argument when it is
+/// not, also for a view made by from_handle.
+///
 /// Example:
 /// \code
 ///   cuwrap::ManagedMemoryResource mr;
@@ -67,7 +71,7 @@ class ManagedBufferRef {
   /// once: cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_IS_MANAGED)), logic_error when
   /// the buffer is closed.
   explicit ManagedBufferRef(const Buffer& buffer);
-  /// View `size` bytes of managed memory at `ptr` (not checked).
+  /// View `size` bytes of managed memory at `ptr` (checked by each operation, not here).
   static ManagedBufferRef from_handle(CUdeviceptr ptr, std::size_t size);
 
   /// Return whether the range is advised read-mostly (CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY).
@@ -81,8 +85,14 @@ class ManagedBufferRef {
   /// Return the devices advised as accessing the range (CU_MEM_ADVISE_SET_ACCESSED_BY).
   std::vector<Device> accessed_by() const;
   /// Advise that `location` accesses the range (CU_MEM_ADVISE_SET_ACCESSED_BY).
+  ///
+  /// Throws std::invalid_argument for a host NUMA node (Host::numa, Host::numa_current):
+  /// this advice takes a Device or Host(), as cuda.core.
   void add_accessed_by(const Location& location);
   /// Withdraw that advice (CU_MEM_ADVISE_UNSET_ACCESSED_BY).
+  ///
+  /// Does nothing for a host NUMA node, which add_accessed_by never accepts (cuda.core's
+  /// accessed_by.discard).
   void discard_accessed_by(const Location& location);
   /// Return where the range was last prefetched to, or none when it never was.
   std::optional<Location> last_prefetch_location() const;
@@ -114,9 +124,13 @@ namespace managed_memory {
 /// Give `advice` for all of `buffer` with `location` (cuMemAdvise).
 ///
 /// For the advice kinds that ignore the location (read-mostly, unset preferred
-/// location) any location may be passed.
+/// location) any location may be passed. Throws std::invalid_argument when `buffer` is
+/// not managed memory, for a host NUMA node with the accessed-by advice kinds, and for a
+/// value that is no CUmem_advise (cuda.core's checks).
 void advise(const Buffer& buffer, CUmem_advise advice, const Location& location);
 /// Prefetch all of `buffer` to `location`, ordered on `stream` (cuMemPrefetchAsync).
+///
+/// Throws std::invalid_argument when `buffer` is not managed memory.
 void prefetch(const Buffer& buffer, const Location& location, StreamRef stream);
 /// Discard the contents of `buffer`, ordered on `stream` (cuMemDiscardBatchAsync, CUDA 13).
 void discard(const Buffer& buffer, StreamRef stream);
@@ -129,7 +143,7 @@ void discard_prefetch(const Buffer& buffer, const Location& location, StreamRef 
 /// cuMemPrefetchBatchAsync where toolkit and driver have it (CUDA 13), else a loop of
 /// cuMemPrefetchAsync. Throws std::invalid_argument for a null buffer or a count of
 /// locations other than buffers.size() (a list of one is not broadcast: pass a single
-/// Location for that, as cuda.core).
+/// Location for that, as cuda.core), and for a buffer that is not managed memory.
 void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                     std::span<const Location> locations);
 /// Prefetch every one of `buffers` to `location`, ordered on `stream` (cuda.core's

@@ -420,7 +420,21 @@ void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
 // ---------------------------------------------------------------------------------
 // Buffer's copies with options (declared in buffer.hpp): a batch of one.
 
+// cuda.core makes a copy with options through cuMemcpyWithAttributesAsync, which takes
+// neither the legacy default stream nor a capturing stream: there it makes a plain copy
+// (with a warning) instead of failing. cuwrap's batch of one refuses the same two, so it
+// falls back the same way (the options, hints only, are then not applied).
 void Buffer::copy_to(Buffer& dst, StreamRef stream, const CopyOptions& options) const {
+  bool plain = detail::is_legacy_default_stream(stream);
+  if (!plain && stream.handle() != CU_STREAM_PER_THREAD) {
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    plain = driver::raw::cuStreamIsCapturing(stream.handle(), &capture) == CUDA_SUCCESS &&
+            capture != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+  if (plain) {
+    copy_to(dst, stream);
+    return;
+  }
   const detail::CopySide src_side = detail::copy_source(*this);
   const detail::CopySide dst_side = detail::copy_destination(dst);
   detail::copy_batch_sides(stream, std::span(&src_side, 1), std::span(&dst_side, 1),

@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace cuwrap {
@@ -32,8 +33,80 @@ void check_with_context(const char* function, Call&& call) {
   detail::check(status, function);
 }
 
-void advise_range(CUdeviceptr ptr, std::size_t size, CUmem_advise advice,
-                  const Location& location) {
+// Refuse memory that is not managed, as cuda.core does before any managed-memory
+// operation: one cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_IS_MANAGED) call. A pointer
+// the driver does not know (CUDA_ERROR_INVALID_VALUE) is not managed either.
+void require_managed(CUdeviceptr ptr, const std::string& what) {
+  detail::ensure_driver_initialized();
+  int managed = 0;
+  const auto query = [&] {
+    return driver::raw::cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr);
+  };
+  CUresult status = query();
+  if (status == CUDA_ERROR_INVALID_CONTEXT) {
+    const detail::ScopedCurrentOrPrimary scope(0);
+    status = query();
+  }
+  if (status != CUDA_ERROR_INVALID_VALUE) {
+    detail::check(status, "cuPointerGetAttribute");
+  }
+  if (status != CUDA_SUCCESS || managed == 0) {
+    throw std::invalid_argument(what + ": the memory at " + std::to_string(ptr) +
+                                " is not a managed-memory allocation (allocate it from a "
+                                "ManagedMemoryResource or with cuMemAllocManaged)");
+  }
+}
+
+bool is_numa_host(const Location& location) {
+  const Host* host = std::get_if<Host>(&location);
+  return host != nullptr && (host->numa_id.has_value() || host->current_numa);
+}
+
+std::string advice_name(CUmem_advise advice) {
+  switch (advice) {
+    case CU_MEM_ADVISE_SET_READ_MOSTLY:
+      return "CU_MEM_ADVISE_SET_READ_MOSTLY";
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+      return "CU_MEM_ADVISE_UNSET_READ_MOSTLY";
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+      return "CU_MEM_ADVISE_SET_PREFERRED_LOCATION";
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+      return "CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION";
+    case CU_MEM_ADVISE_SET_ACCESSED_BY:
+      return "CU_MEM_ADVISE_SET_ACCESSED_BY";
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+      return "CU_MEM_ADVISE_UNSET_ACCESSED_BY";
+  }
+  return std::to_string(static_cast<int>(advice));
+}
+
+// Check `advice` and `location` as cuda.core does (its table of location types per
+// advice), then that the memory is managed: accessed-by advice takes a device or the host as
+// a whole, not a host NUMA node; unknown advice values are refused. The advice kinds
+// that ignore the location get the host as placeholder, whatever was passed.
+void advise_range(CUdeviceptr ptr, std::size_t size, CUmem_advise advice, const Location& given) {
+  Location location = given;
+  switch (advice) {
+    case CU_MEM_ADVISE_SET_READ_MOSTLY:
+    case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+    case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+      location = Host{};
+      break;
+    case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+      break;
+    case CU_MEM_ADVISE_SET_ACCESSED_BY:
+    case CU_MEM_ADVISE_UNSET_ACCESSED_BY:
+      if (is_numa_host(location)) {
+        throw std::invalid_argument("advise(" + advice_name(advice) +
+                                    "): location is a host NUMA node; accessed-by advice "
+                                    "takes a Device or Host() (the host as a whole)");
+      }
+      break;
+    default:
+      throw std::invalid_argument("advise: advice " + advice_name(advice) +
+                                  " is not a CUmem_advise value");
+  }
+  require_managed(ptr, "advise(" + advice_name(advice) + ")");
   const CUmemLocation where = detail::to_cu_location(location);
 #if CUDA_VERSION >= 13000
   check_with_context("cuMemAdvise",
@@ -44,8 +117,11 @@ void advise_range(CUdeviceptr ptr, std::size_t size, CUmem_advise advice,
 #endif
 }
 
-void prefetch_range(CUdeviceptr ptr, std::size_t size, const Location& location,
-                    StreamRef stream) {
+void prefetch_range(CUdeviceptr ptr, std::size_t size, const Location& location, StreamRef stream,
+                    bool checked = false) {
+  if (!checked) {
+    require_managed(ptr, "prefetch");
+  }
   const CUmemLocation where = detail::to_cu_location(location);
   const CUstream handle = stream.handle();
 #if CUDA_VERSION >= 13000
@@ -108,6 +184,13 @@ Batch make_batch(const char* function, std::span<const Buffer* const> buffers,
   return batch;
 }
 
+// Refuse a batch holding memory that is not managed (one driver query per buffer).
+void require_managed_batch(const std::string& function, const Batch& batch) {
+  for (std::size_t i = 0; i < batch.ptrs.size(); ++i) {
+    require_managed(batch.ptrs[i], function + ": buffers[" + std::to_string(i) + "]");
+  }
+}
+
 // Check what a cuMem*BatchAsync call needs before it is made: CUDA 13 (toolkit and
 // driver), and a stream other than the legacy default stream, which those calls refuse.
 void require_batch(const char* feature, StreamRef stream) {
@@ -123,8 +206,9 @@ void require_batch(const char* feature, StreamRef stream) {
   }
 }
 
-void discard_batch_raw(StreamRef stream, Batch& batch) {
+void discard_batch_raw(StreamRef stream, Batch& batch, const std::string& function) {
   require_batch(kDiscardFeature, stream);
+  require_managed_batch(function, batch);
   if (batch.ptrs.empty()) {
     return;
   }
@@ -139,8 +223,9 @@ void discard_batch_raw(StreamRef stream, Batch& batch) {
 #endif
 }
 
-void discard_prefetch_batch_raw(StreamRef stream, Batch& batch) {
+void discard_prefetch_batch_raw(StreamRef stream, Batch& batch, const std::string& function) {
   require_batch(kDiscardPrefetchFeature, stream);
+  require_managed_batch(function, batch);
   if (batch.ptrs.empty()) {
     return;
   }
@@ -174,15 +259,7 @@ ManagedBufferRef::ManagedBufferRef(const Buffer& buffer)
   if (size_ == 0) {
     return;  // nothing to advise; the driver has no range to check
   }
-  int managed = 0;
-  check_with_context("cuPointerGetAttribute", [&] {
-    return driver::raw::cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr_);
-  });
-  if (managed == 0) {
-    throw std::invalid_argument(
-        "ManagedBufferRef: the buffer does not hold managed memory; allocate it from a "
-        "ManagedMemoryResource");
-  }
+  require_managed(ptr_, "ManagedBufferRef: buffer");
 }
 
 ManagedBufferRef ManagedBufferRef::from_handle(CUdeviceptr ptr, std::size_t size) {
@@ -234,6 +311,11 @@ void ManagedBufferRef::add_accessed_by(const Location& location) {
 }
 
 void ManagedBufferRef::discard_accessed_by(const Location& location) {
+  // A host NUMA node can never be advised as accessing the range (add_accessed_by
+  // refuses it), so withdrawing it does nothing, as cuda.core's accessed_by.discard.
+  if (is_numa_host(location)) {
+    return;
+  }
   advise_range(ptr_, size_, CU_MEM_ADVISE_UNSET_ACCESSED_BY, location);
 }
 
@@ -249,12 +331,12 @@ void ManagedBufferRef::prefetch(const Location& location, StreamRef stream) cons
 
 void ManagedBufferRef::discard(StreamRef stream) const {
   Batch batch = single(ptr_, size_, nullptr);
-  discard_batch_raw(stream, batch);
+  discard_batch_raw(stream, batch, "discard");
 }
 
 void ManagedBufferRef::discard_prefetch(const Location& location, StreamRef stream) const {
   Batch batch = single(ptr_, size_, &location);
-  discard_prefetch_batch_raw(stream, batch);
+  discard_prefetch_batch_raw(stream, batch, "discard_prefetch");
 }
 
 // ---- free functions ----
@@ -293,6 +375,7 @@ void prefetch_batch_of(StreamRef stream, std::span<const Buffer* const> buffers,
   if (batch.ptrs.empty()) {
     return;
   }
+  require_managed_batch(batch_name("prefetch_batch"), batch);
 #if CUDA_VERSION >= 13000
   // The batch entry point refuses the legacy default stream; the loop takes it.
   if (has_native_prefetch_batch() && !detail::is_legacy_default_stream(stream)) {
@@ -306,7 +389,7 @@ void prefetch_batch_of(StreamRef stream, std::span<const Buffer* const> buffers,
   }
 #endif
   for (std::size_t i = 0; i < batch.ptrs.size(); ++i) {
-    prefetch_range(batch.ptrs[i], batch.sizes[i], locations[broadcast ? 0 : i], stream);
+    prefetch_range(batch.ptrs[i], batch.sizes[i], locations[broadcast ? 0 : i], stream, true);
   }
 }
 
@@ -324,20 +407,20 @@ void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
 
 void discard_batch(StreamRef stream, std::span<const Buffer* const> buffers) {
   Batch batch = make_batch("discard_batch", buffers, {}, false);
-  discard_batch_raw(stream, batch);
+  discard_batch_raw(stream, batch, batch_name("discard_batch"));
 }
 
 void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                             std::span<const Location> locations) {
   Batch batch = make_batch("discard_prefetch_batch", buffers, locations, true);
-  discard_prefetch_batch_raw(stream, batch);
+  discard_prefetch_batch_raw(stream, batch, batch_name("discard_prefetch_batch"));
 }
 
 void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
                             const Location& location) {
   Batch batch = make_batch("discard_prefetch_batch", buffers,
                            std::span<const Location>(&location, 1), true, true);
-  discard_prefetch_batch_raw(stream, batch);
+  discard_prefetch_batch_raw(stream, batch, batch_name("discard_prefetch_batch"));
 }
 
 }  // namespace managed_memory
