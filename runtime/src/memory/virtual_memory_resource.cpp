@@ -271,13 +271,15 @@ Buffer VirtualMemoryResource::import_buffer(IPCAllocationHandle&& handle, std::u
   chunk.ptr = driver::cuMemAddressReserve(bytes, alignment, 0, 0);
   rollback.add([ptr = chunk.ptr, bytes] { free_range(ptr, bytes); });
   // The driver maps no more than the allocation holds: a size larger than what was
-  // shared is refused here.
+  // shared is refused here (driver 580 answers CUDA_ERROR_NOT_SUPPORTED, the documented
+  // status is CUDA_ERROR_INVALID_VALUE; the handle imported, so neither is anything else).
   const CUresult mapped = driver::raw::cuMemMap(chunk.ptr, bytes, 0, chunk.handle, 0);
-  if (mapped == CUDA_ERROR_INVALID_VALUE) {
+  if (mapped == CUDA_ERROR_INVALID_VALUE || mapped == CUDA_ERROR_NOT_SUPPORTED) {
     throw std::invalid_argument(
         "VirtualMemoryResource::import_buffer: the descriptor claims " + std::to_string(size) +
         " bytes, more than the shared allocation holds (the driver refused to map " +
-        std::to_string(size) + " bytes of it); refused");
+        std::to_string(size) + " bytes of it: cuMemMap answered " +
+        std::string(to_string(mapped)) + "); refused");
   }
   detail::check(mapped, "cuMemMap");
   rollback.add([ptr = chunk.ptr, bytes] { unmap(ptr, bytes); });
