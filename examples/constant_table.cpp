@@ -5,8 +5,10 @@
 // memory; DeviceSpan<T> counts in elements (subspans, copies from std::span, a kernel
 // argument as T*); LaunchConfig::for_elements sizes the launch from the occupancy API and
 // check(device, kernel) refuses an impossible one before anything runs;
-// pointer_attributes tells where each piece of memory lives. Needs a GPU; without one it
-// says so and exits 0.
+// pointer_attributes tells where each piece of memory lives; ContextRef sets the primary
+// context's limits (a printf FIFO for the kernel's report) and a regular Context of our own
+// keeps its own limits, current only inside a ScopedCurrentContext. Needs a GPU; without
+// one it says so and exits 0.
 #include <cuwrap/cuwrap.hpp>
 
 #include "support.hpp"
@@ -15,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <iostream>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -34,6 +37,7 @@ extern "C" __global__ void polynomial(const float* x, float* y, unsigned long lo
     y[i] = value;
     atomicAdd(&evaluated, 1ull);
   }
+  if (i == 0) printf("polynomial: p(%f) = %f\n", x[0], y[0]);
 }
 )";
 
@@ -72,6 +76,32 @@ int constant_table_example() {
   cuwrap::Device device;
   device.set_current();  // device 0's primary context
   cuwrap::Stream stream = device.create_stream();
+
+  // Limits of the primary context, where get_global's memory and the launches below live:
+  // a printf FIFO of 4 MiB for the kernel's one-line report.
+  const cuwrap::ContextRef primary = device.primary_context();
+  primary.set_limit(CU_LIMIT_PRINTF_FIFO_SIZE, std::size_t{4} << 20);
+  // A regular context of our own, with its own limits; current only inside the guard.
+  cuwrap::Context own =
+      device.create_context({.resources = {}, .flags = CU_CTX_SCHED_BLOCKING_SYNC});
+  own.set_limit(CU_LIMIT_STACK_SIZE, 8192);
+  {
+    const cuwrap::ScopedCurrentContext current = own.make_current();
+    if (cuwrap::ContextRef::current() != std::optional<cuwrap::ContextRef>(own)) {
+      std::cerr << "constant_table: FAILED: make_current did not make the context current\n";
+      return 1;
+    }
+  }
+  if (cuwrap::ContextRef::current() != std::optional<cuwrap::ContextRef>(primary) ||
+      primary.limit(CU_LIMIT_PRINTF_FIFO_SIZE) < (std::size_t{4} << 20) ||
+      own.limit(CU_LIMIT_STACK_SIZE) < 8192) {
+    std::cerr << "constant_table: FAILED: contexts or limits are not as set\n";
+    return 1;
+  }
+  std::cout << "primary context: printf FIFO " << primary.limit(CU_LIMIT_PRINTF_FIFO_SIZE)
+            << " bytes; own context: stack " << own.limit(CU_LIMIT_STACK_SIZE)
+            << " bytes, blocking sync "
+            << ((own.flags() & CU_CTX_SCHED_MASK) == CU_CTX_SCHED_BLOCKING_SYNC) << '\n';
 
   const cuwrap::ObjectCode code =
       cuwrap::Program(kSource, cuwrap::CodeType::Cxx, {.name = "constant_table.cu"})
