@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A round's GPU checks on a machine of two (or more) GPUs, in two device calls of under
+# 10 minutes each (the second finds the first's build when it follows at once):
+#
+#   bash scripts/device_round.sh suite    # build (Release, benchmarks too); the suite with
+#                                         # ctest -j16 twice on every GPU, then once on GPU 0
+#                                         # alone (CUDA_VISIBLE_DEVICES=0)
+#   bash scripts/device_round.sh extras   # the examples (the plasma PNG's size and CRC),
+#                                         # compute-sanitizer memcheck of the IPC, VMM,
+#                                         # graphics and graph executables, benchmarks
+#
+# OpenGL/EGL: Debian's libegl1/libopengl0/libglvnd0/libgl1/libglx0 packages unpacked into /
+# beforehand (docs/graphics.md) and NVIDIA's EGL vendor file named, so the interop tests run.
+# Logs go to $OUT/<phase>/ (packed into $OUT/<phase>.tgz); summaries are printed.
+set -uo pipefail
+
+CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+phase=${1:?usage: device_round.sh suite|extras}
+OUT_ROOT=${OUT:-$CUWRAP_ROOT/device-round}
+R="$OUT_ROOT/$phase"
+mkdir -p "$R"
+cd "$CUWRAP_ROOT" || exit 2
+export NCCL_NVLS_ENABLE=0
+export __EGL_VENDOR_LIBRARY_FILENAMES=${__EGL_VENDOR_LIBRARY_FILENAMES:-/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json}
+
+suite_run() {  # suite_run LOG [env...]: the whole suite once, its summary line printed
+  local log=$1
+  shift
+  (cd build && env "$@" timeout 240 ctest -j16 --timeout 200 --output-on-failure) >"$R/$log" 2>&1
+  echo "- $log ($*): $(grep -E 'tests passed|tests failed' "$R/$log" | tail -1)" | tee -a "$R/summary.md"
+  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' "$R/$log" |
+    tee -a "$R/summary.md"
+}
+
+case "$phase" in
+  suite)
+    nvidia-smi -L | tee "$R/summary.md"
+    OUT="$R/check" CUWRAP_JOBS=32 timeout 300 bash scripts/device_check.sh build >"$R/build.out" 2>&1
+    cat "$R/check/summary.md" >>"$R/summary.md"
+    grep -E 'error:' "$R/check/build.log" | head -20
+    suite_run ctest-all-gpus-1.log
+    suite_run ctest-all-gpus-2.log
+    suite_run ctest-gpu0.log CUDA_VISIBLE_DEVICES=0
+    ;;
+  extras)
+    OUT="$R/check" MEMCHECK_JOBS=8 MEMCHECK_TESTS='ipc|vmm|graphics|graph|context_ref|synchronous' \
+      timeout 330 bash scripts/device_check.sh examples memcheck >"$R/check.out" 2>&1
+    grep -E 'examples|memcheck|driver errors|: (ok|FAILED|MEMCHECK)' "$R/check/summary.md" | head -60 |
+      tee "$R/summary.md"
+    grep -aE 'PNG|png|crc|CRC' "$R/check/examples.log" | head -5 | tee -a "$R/summary.md"
+    mkdir -p "$R/bench"
+    for b in bench_graph bench_access_policy bench_launch bench_header_compile; do
+      [ -x "build/bench/$b" ] || continue
+      timeout 90 "build/bench/$b" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+        >"$R/bench/$b.txt" 2>&1
+      grep -E 'median|ratio|kept' "$R/bench/$b.txt" | head -20 | tee -a "$R/summary.md"
+    done
+    ;;
+  *)
+    echo "device_round.sh: unknown phase $phase" >&2
+    exit 2
+    ;;
+esac
+(cd "$OUT_ROOT" && tar czf "$phase.tgz" "$phase")
