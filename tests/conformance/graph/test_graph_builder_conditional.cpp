@@ -1,5 +1,6 @@
-// cuda.core's tests/graph/test_conditional.py: conditional nodes (if, if/else, switch,
-// while) captured with a GraphBuilder, the condition set by a kernel or a default value.
+// cuda.core's tests/graph/test_graph_builder_conditional.py (test_conditional.py in older
+// versions): conditional nodes (if, if/else, switch, while) captured with a GraphBuilder,
+// the condition set by a kernel or a default value.
 //
 // cuda.core parametrises the condition over Python's bool, ctypes.c_bool, numpy.bool_ and
 // int; their kernels take `bool` for the first three and `unsigned int` for int. Here each
