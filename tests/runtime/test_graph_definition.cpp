@@ -432,19 +432,27 @@ TEST_F(GraphDefinitionTest, IfNodeRunsItsBranchWhenTheConditionIsSet) {
 }
 
 TEST_F(GraphDefinitionTest, WhileAndSwitchNodesHaveTheirBranches) {
+  // The driver ties a condition handle to a single conditional node (a second node on the
+  // same handle is CUDA_ERROR_INVALID_VALUE), so each node gets its own.
   GraphDefinition def(*device_);
-  const CUgraphConditionalHandle condition = def.create_condition(0);
-  const cuwrap::ConditionalNode loop = def.while_loop({}, condition);
+  const CUgraphConditionalHandle loop_condition = def.create_condition(0);
+  const cuwrap::ConditionalNode loop = def.while_loop({}, loop_condition);
   EXPECT_EQ(loop.branches.size(), 1U);
+  const CUgraphConditionalHandle switch_condition = def.create_condition(0);
   if (cuwrap::driver_version() < 12080) {
-    EXPECT_THROW(def.switch_(after(loop.node), condition, 3), cuwrap::UnsupportedError);
+    EXPECT_THROW(def.switch_(after(loop.node), switch_condition, 3), cuwrap::UnsupportedError);
     return;
   }
-  cuwrap::ConditionalNode cases = def.switch_(after(loop.node), condition, 3);
+  cuwrap::ConditionalNode cases = def.switch_(after(loop.node), switch_condition, 3);
   EXPECT_EQ(cases.branches.size(), 3U);
   EXPECT_EQ(handles(def.predecessors(cases.node)), std::set<CUgraphNode>{loop.node.handle()});
-  EXPECT_THROW(def.switch_({}, condition, 0), cuwrap::DriverError);  // the driver decides
-  Graph graph = def.instantiate();  // empty bodies, condition 0: nothing runs
+  {
+    // In a graph of its own: a handle left without a node may fail instantiation.
+    GraphDefinition other(*device_);
+    EXPECT_THROW(other.switch_({}, other.create_condition(0), 0),
+                 cuwrap::DriverError);  // the driver decides
+  }
+  Graph graph = def.instantiate();  // empty bodies, conditions 0: nothing runs
   graph.launch(stream_);
   stream_.sync();
   EXPECT_EQ(def.node_count(), 2U);

@@ -139,8 +139,10 @@ std::vector<CopySide> copy_sides(Range&& range, Side side) {
 ///
 /// Copies within the batch may run in any order (do not make one depend on another).
 /// As in cuda.core, the legacy default stream is refused (cuMemcpyBatchAsync rejects
-/// it). Throws std::invalid_argument for a count mismatch, a null or closed buffer, or
-/// sizes that differ (naming the index and both sizes), all before any driver call.
+/// it), and so is a stream capturing a graph where copy_batch is one cuMemcpyBatchAsync
+/// (has_native_copy_batch(); std::invalid_argument). Throws std::invalid_argument for a count
+/// mismatch, a null or closed buffer, or sizes that differ (naming the index and both sizes), all
+/// before any driver call.
 ///
 /// Example:
 /// \code

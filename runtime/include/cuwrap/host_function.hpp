@@ -21,7 +21,9 @@
 
 namespace cuwrap {
 
-/// Called with an exception thrown by a host function; must not throw (an exception it
+/// Called with an exception thrown by a host function (launch_host_func, or a graph's
+/// host node: GraphBuilder::add_host, GraphDefinition::callback, Graph::set_host_node);
+/// must not throw (an exception it
 /// throws is dropped). Runs on the driver's callback thread.
 ///
 /// A plain function (or a lambda without captures) taking `const std::exception_ptr&`,
@@ -68,6 +70,10 @@ HostFunction* make_host_function(F&& function) {
 
 /// Enqueue `function` (owned; deleted here when the driver refuses it) on `stream`.
 void launch_host_func_raw(CUstream stream, HostFunction* function);
+
+/// Pass `error`, thrown by a host function (a stream's or a graph host node's), to the
+/// host-function error handler; never throws.
+void report_host_function_error(const std::exception_ptr& error) noexcept;
 
 }  // namespace detail
 

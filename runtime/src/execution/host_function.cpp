@@ -94,6 +94,8 @@ HostFunctionErrorHandler set_host_function_error_handler(HostFunctionErrorHandle
 
 namespace detail {
 
+void report_host_function_error(const std::exception_ptr& error) noexcept { report(error); }
+
 void launch_host_func_raw(CUstream stream, HostFunction* raw_function) {
   std::unique_ptr<HostFunction> function(raw_function);
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;

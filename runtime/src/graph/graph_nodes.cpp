@@ -9,8 +9,10 @@
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/event.hpp>
+#include <cuwrap/host_function.hpp>
 
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -44,8 +46,16 @@ void set_capture_tip(CUstream stream, CUgraphNode node) {
                                                CU_STREAM_SET_CAPTURE_DEPENDENCIES);
 }
 
-// Host nodes call this with the HostFunction the user object (or a Graph) owns.
-void CUDA_CB run_host_function(void* data) noexcept { static_cast<HostFunction*>(data)->run(); }
+// Host nodes call this with the HostFunction the user object (or a Graph) owns. An
+// exception goes to the host-function error handler: none may unwind into the driver
+// (as cuda.core reports a raising callback and the graph runs on).
+void CUDA_CB run_host_function(void* data) noexcept {
+  try {
+    static_cast<HostFunction*>(data)->run();
+  } catch (...) {
+    report_host_function_error(std::current_exception());
+  }
+}
 
 void linear_copy(CUDA_MEMCPY3D& copy, CUdeviceptr dst, CUdeviceptr src, std::size_t size) {
   copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;  // device, managed or host addresses alike

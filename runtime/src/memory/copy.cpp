@@ -30,11 +30,22 @@ using BatchAsync12080 = CUresult (*)(CUdeviceptr*, CUdeviceptr*, std::size_t*, s
 #endif
 constexpr int kBatchVersion = 12080;
 
-void reject_legacy_stream(StreamRef stream) {
+void check_stream(StreamRef stream) {
   if (detail::is_legacy_default_stream(stream)) {
     throw std::invalid_argument(
         "copy_batch: the legacy default stream cannot order a batch (cuMemcpyBatchAsync "
         "rejects it); pass a created stream or the per-thread default stream");
+  }
+  // As cuda.core (which refuses a GraphBuilder at its boundary), a capture is refused
+  // before the driver: cuMemcpyBatchAsync has no graph-node form. The cuMemcpyAsync loop
+  // of drivers without it is captured as before. A failed query leaves it to the driver.
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (has_native_copy_batch() &&
+      driver::raw::cuStreamIsCapturing(stream.handle(), &capturing) == CUDA_SUCCESS &&
+      capturing == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    throw std::invalid_argument(
+        "copy_batch: stream is capturing a graph, which cuMemcpyBatchAsync cannot join; add "
+        "the copies with GraphBuilder::add_memcpy or Buffer::copy_to");
   }
 }
 
@@ -385,7 +396,7 @@ void detail::copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
     }
     batch.add(dst, src, src_size, i);
   }
-  reject_legacy_stream(stream);
+  check_stream(stream);
   run_batch(stream, batch, options, srcs, dsts);
 }
 
@@ -408,7 +419,7 @@ void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
     throw std::invalid_argument("copy_batch: copies is empty; give at least one copy");
   }
   check_options(options, copies.size());
-  reject_legacy_stream(stream);
+  check_stream(stream);
   Batch batch;
   batch.reserve(copies.size());
   for (std::size_t i = 0; i < copies.size(); ++i) {
