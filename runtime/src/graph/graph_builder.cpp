@@ -148,7 +148,11 @@ GraphBuilder::~GraphBuilder() = default;
 
 void GraphBuilder::close() noexcept {
   if (state_) {
-    state_->release();
+    // A graph_definition() view shares the graph: the last owner's going releases it.
+    if (state_->definition_views.load(std::memory_order_acquire) == 0 ||
+        state_->phase == detail::GraphBuilderState::Phase::Building) {
+      state_->release();
+    }
     state_.reset();
   }
 }

@@ -80,6 +80,9 @@ CUgraph GraphDefinition::handle() const { return builder_.state("handle").graph;
 
 void GraphDefinition::close() noexcept {
   if (view_) {
+    if (builder_.state_) {
+      builder_.state_->definition_views.fetch_sub(1, std::memory_order_acq_rel);
+    }
     builder_.state_.reset();  // the builder's state stays with the builder
   } else {
     builder_.close();
@@ -102,6 +105,7 @@ GraphDefinition GraphBuilder::graph_definition() const {
                         "on a builder that has not built yet: call begin_building() and "
                         "end_building() first");
   }
+  s.definition_views.fetch_add(1, std::memory_order_acq_rel);
   return GraphDefinition(GraphBuilder(state_), true);
 }
 

@@ -96,6 +96,10 @@ struct GraphBuilderState : RefCounted {
   CUcontext context;  // of the stream: nodes and conditional handles live in it
   Kind kind;
   Phase phase = Phase::Idle;
+  /// How many GraphDefinition views (graph_definition()) were made of this builder's
+  /// graph: while any may exist, GraphBuilder::close() drops only the builder's share and
+  /// the graph lives on with the views, as cuda.core's graph_definition shares ownership.
+  std::atomic<int> definition_views{0};
   CaptureMode mode = CaptureMode::Relaxed;
   CUgraph graph = nullptr;     // the built graph; a body's graph belongs to its node
   GraphDefinition definition;  // owns `graph` unless this is a body
