@@ -141,6 +141,24 @@ TEST_F(IpcImportOnFakeDriver, PoolAttributesOfAClosedResourceThrowBeforeTheDrive
     EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
   }
   EXPECT_THROW(attributes.reset_reserved_mem_high(), std::logic_error);
+  // The setters view the same dead handle: each throws naming itself.
+  const auto expect_closed = [](const char* name, const auto& set) {
+    try {
+      set();
+      ADD_FAILURE() << name << " reached the driver with a destroyed pool";
+    } catch (const std::logic_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(name), std::string::npos) << what;
+      EXPECT_NE(what.find("closed"), std::string::npos) << what;
+    }
+  };
+  expect_closed("set_release_threshold", [&] { attributes.set_release_threshold(0); });
+  expect_closed("set_reuse_follow_event_dependencies",
+                [&] { attributes.set_reuse_follow_event_dependencies(false); });
+  expect_closed("set_reuse_allow_opportunistic",
+                [&] { attributes.set_reuse_allow_opportunistic(false); });
+  expect_closed("set_reuse_allow_internal_dependencies",
+                [&] { attributes.set_reuse_allow_internal_dependencies(false); });
 }
 
 TEST_F(IpcImportOnFakeDriver, EventDescriptorWithUnknownFlagsIsRefusedBeforeTheDriver) {
