@@ -2,6 +2,7 @@
 #include <cuwrap/ipc.hpp>
 
 #include "memory/ipc_checks.hpp"
+#include "memory/ipc_imports.hpp"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -17,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -646,6 +649,45 @@ void IPCListener::close() noexcept {
 }
 
 namespace detail {
+
+namespace {
+
+using ImportKey = std::pair<CUmemoryPool, CUdeviceptr>;
+
+std::mutex& ipc_import_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// Never destroyed: Buffers closed by other static destructors still find it.
+std::map<ImportKey, std::size_t>& ipc_imports() {
+  static auto* imports = new std::map<ImportKey, std::size_t>();
+  return *imports;
+}
+
+}  // namespace
+
+std::unique_lock<std::mutex> lock_ipc_imports() {
+  return std::unique_lock<std::mutex>(ipc_import_mutex());
+}
+
+std::size_t ipc_import_holders(CUmemoryPool pool, CUdeviceptr ptr) noexcept {
+  const auto& imports = ipc_imports();
+  const auto it = imports.find(ImportKey{pool, ptr});
+  return it == imports.end() ? 0 : it->second;
+}
+
+void add_ipc_import_holder(CUmemoryPool pool, CUdeviceptr ptr) {
+  ++ipc_imports()[ImportKey{pool, ptr}];
+}
+
+void drop_ipc_import_holder(CUmemoryPool pool, CUdeviceptr ptr) noexcept {
+  auto& imports = ipc_imports();
+  const auto it = imports.find(ImportKey{pool, ptr});
+  if (it != imports.end() && --it->second == 0) {
+    imports.erase(it);
+  }
+}
 
 void check_imported_range(const char* operation, CUdeviceptr ptr, std::uint64_t offset,
                           std::uint64_t claimed, CUdeviceptr base, std::size_t range_size) {
