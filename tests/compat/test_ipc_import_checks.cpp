@@ -116,10 +116,13 @@ TEST_F(IpcImportOnFakeDriver, DuplicateImportSharesTheMemoryAndOnlyTheLastCloseF
   const int live = fake_query<int>("cuwrap_fake_live_imports");
   const int frees = fake_query<int>("cuwrap_fake_import_frees");
   const int bad = fake_query<int>("cuwrap_fake_bad_import_frees");
+  const int imports = fake_query<int>("cuwrap_fake_pointer_imports");
   cuwrap::Buffer first = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
   cuwrap::Buffer second = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
   EXPECT_EQ(first.handle(), second.handle());
   EXPECT_TRUE(second.is_mapped());
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_pointer_imports"), imports + 1)
+      << "a held import was imported again (a pinned pool's driver refuses that)";
   EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live + 1);
   // Moving a holder moves its hold: still two holders.
   cuwrap::Buffer moved = std::move(first);
@@ -187,6 +190,7 @@ TEST_F(IpcImportOnFakeDriver, ConcurrentDuplicateImportsFreeOnceAndNeverTwice) {
   const int bad = fake_query<int>("cuwrap_fake_bad_import_frees");
   const cuwrap::IPCBufferDescriptor shared = descriptor(4096, 4096);
   cuwrap::Buffer held = cuwrap::Buffer::from_ipc_descriptor(mr, shared, stream);
+  const int imports = fake_query<int>("cuwrap_fake_pointer_imports");
   std::barrier start(kThreads);
   std::atomic<int> failures{0};
   std::atomic<int> other_address{0};
@@ -212,6 +216,8 @@ TEST_F(IpcImportOnFakeDriver, ConcurrentDuplicateImportsFreeOnceAndNeverTwice) {
   }
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(other_address.load(), 0);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_pointer_imports"), imports)
+      << "a held import was imported again (a pinned pool's driver refuses that)";
   EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees"), frees) << "freed while held";
   EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live + 1);
   held.close(stream);
@@ -220,7 +226,7 @@ TEST_F(IpcImportOnFakeDriver, ConcurrentDuplicateImportsFreeOnceAndNeverTwice) {
 
   // Without a Buffer held throughout, imports and last frees interleave: each free is of
   // mapped memory, and nothing stays mapped at the end.
-  const int imports = fake_query<int>("cuwrap_fake_pointer_imports");
+  const int imports_before = fake_query<int>("cuwrap_fake_pointer_imports");
   threads.clear();
   std::barrier again(kThreads);
   for (int t = 0; t < kThreads; ++t) {
@@ -239,7 +245,9 @@ TEST_F(IpcImportOnFakeDriver, ConcurrentDuplicateImportsFreeOnceAndNeverTwice) {
     thread.join();
   }
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(fake_query<int>("cuwrap_fake_pointer_imports"), imports + kThreads * kRounds);
+  // Each driver import is freed exactly once.
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees") - (frees + 1),
+            fake_query<int>("cuwrap_fake_pointer_imports") - imports_before);
   EXPECT_GE(fake_query<int>("cuwrap_fake_import_frees"), frees + 2);
   EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
   EXPECT_EQ(fake_query<int>("cuwrap_fake_bad_import_frees"), bad) << "a free of unmapped memory";

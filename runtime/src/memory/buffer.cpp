@@ -148,14 +148,17 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
   static_assert(sizeof(data) == sizeof(descriptor.payload));
   std::memcpy(&data, descriptor.payload.data(), sizeof(data));
   const CUmemoryPool pool = mr.handle();
-  // The driver answers a second import of one allocation with the first's address and
-  // frees it for all importers at once: imports are counted, and the lock keeps a free
-  // of the last holder from racing this import.
+  // The driver answers a repeated import of one allocation with the first's address (a
+  // pinned pool's with CUDA_ERROR_ALREADY_MAPPED) and unmaps it for all importers at the
+  // first free: an import this process holds is reused and counted, and the lock keeps
+  // the last holder's free from racing this import.
   const std::unique_lock<std::mutex> lock = detail::lock_ipc_imports();
-  CUdeviceptr ptr = 0;
-  detail::check_on_stream(stream, "cuMemPoolImportPointer",
-                          [&] { return driver::raw::cuMemPoolImportPointer(&ptr, pool, &data); });
-  const bool held = detail::ipc_import_holders(pool, ptr) != 0;  // by another Buffer
+  CUdeviceptr ptr = detail::held_ipc_import(pool, data);
+  const bool held = ptr != 0;  // by another Buffer
+  if (!held) {
+    detail::check_on_stream(stream, "cuMemPoolImportPointer",
+                            [&] { return driver::raw::cuMemPoolImportPointer(&ptr, pool, &data); });
+  }
   // The descriptor's size is the peer's word; the driver's range of the import is the
   // truth. A lie is refused before a Buffer exists, and the import is released unless
   // another Buffer holds it. Every import is checked, a repeated one too.
@@ -173,7 +176,7 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
     detail::check_imported_range("Buffer::from_ipc_descriptor", ptr, 0, descriptor.size, base,
                                  range);
     buffer = from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
-    detail::add_ipc_import_holder(pool, ptr);
+    detail::add_ipc_import_holder(pool, ptr, data);
   } catch (...) {
     if (buffer.is_open()) {
       static_cast<void>(buffer.release());  // frees nothing: the import is released below
