@@ -463,6 +463,10 @@ void Buffer::close() noexcept {
         detail::report_release_failure(CUDA_ERROR_CONTEXT_IS_DESTROYED, "Buffer::close",
                                        "Buffer whose stream's context was destroyed (its memory "
                                        "is not freed)");
+        if (import_pool_ != nullptr) {  // its import went with the context too
+          const std::unique_lock<std::mutex> lock = detail::lock_ipc_imports();
+          detail::drop_ipc_import_holder(import_pool_, ptr_);
+        }
         reset();
         return;
       }
