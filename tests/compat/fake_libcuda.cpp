@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace {
 
@@ -299,16 +300,25 @@ CUresult fake_event_destroy(CUevent /*event*/) {
 // IPC imports (tests/compat/test_ipc_import_checks.cpp): a pool imports from any open file
 // descriptor but a socket; a pointer import maps an allocation whose size the export
 // data's first 8 bytes give (0 or above 2^40: refused), at its own base address, until
-// cuMemFreeAsync.
-// cuMemGetAddressRange answers for the live imports only.
+// cuMemFreeAsync. As the driver does, importing export data that is already mapped into
+// the same pool answers the same address without counting: one cuMemFreeAsync unmaps it,
+// a second is CUDA_ERROR_INVALID_VALUE (counted in g_bad_import_frees).
+// cuMemGetAddressRange answers for the live imports only. Imports may come from several
+// threads at once (one lock).
 struct FakeImport {
   CUdeviceptr base = 0;
   std::size_t size = 0;
+  CUmemoryPool pool = nullptr;
+  CUmemPoolPtrExportData data{};
   bool live = false;
 };
+std::mutex g_import_mutex;
 FakeImport g_imports[256];
 int g_live_imports = 0;
 int g_live_pools = 0;
+int g_pointer_imports = 0;   // successful cuMemPoolImportPointer calls
+int g_import_frees = 0;      // cuMemFreeAsync calls that unmapped an import
+int g_bad_import_frees = 0;  // cuMemFreeAsync calls of no live import
 
 CUresult fake_pool_import_handle(CUmemoryPool* pool, void* handle, CUmemAllocationHandleType type,
                                  unsigned long long /*flags*/) {
@@ -318,28 +328,41 @@ CUresult fake_pool_import_handle(CUmemoryPool* pool, void* handle, CUmemAllocati
       S_ISSOCK(info.st_mode)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  const std::lock_guard<std::mutex> lock(g_import_mutex);
   ++g_live_pools;
   *pool = reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x7000 + g_live_pools));
   return CUDA_SUCCESS;
 }
 CUresult fake_pool_destroy(CUmemoryPool /*pool*/) {
+  const std::lock_guard<std::mutex> lock(g_import_mutex);
   --g_live_pools;
   return CUDA_SUCCESS;
 }
-CUresult fake_pool_import_pointer(CUdeviceptr* ptr, CUmemoryPool /*pool*/,
+CUresult fake_pool_import_pointer(CUdeviceptr* ptr, CUmemoryPool pool,
                                   CUmemPoolPtrExportData* data) {
   std::uint64_t size = 0;
   std::memcpy(&size, data->reserved, sizeof(size));
   if (size == 0 || size > (std::uint64_t{1} << 40)) {  // larger than any device's memory
     return CUDA_ERROR_INVALID_VALUE;
   }
+  const std::lock_guard<std::mutex> lock(g_import_mutex);
+  for (const FakeImport& import : g_imports) {
+    if (import.live && import.pool == pool && std::memcmp(&import.data, data, sizeof(*data)) == 0) {
+      ++g_pointer_imports;
+      *ptr = import.base;  // mapped already: the same address, not counted
+      return CUDA_SUCCESS;
+    }
+  }
   for (std::size_t slot = 0; slot < sizeof(g_imports) / sizeof(g_imports[0]); ++slot) {
     FakeImport& import = g_imports[slot];
     if (!import.live) {  // each slot its own 2^40-byte stretch of addresses
       import.base = (static_cast<CUdeviceptr>(slot) + 1) << 40;
       import.size = static_cast<std::size_t>(size);
+      import.pool = pool;
+      import.data = *data;
       import.live = true;
       ++g_live_imports;
+      ++g_pointer_imports;
       *ptr = import.base;
       return CUDA_SUCCESS;
     }
@@ -347,6 +370,7 @@ CUresult fake_pool_import_pointer(CUdeviceptr* ptr, CUmemoryPool /*pool*/,
   return CUDA_ERROR_OUT_OF_MEMORY;
 }
 CUresult fake_mem_get_address_range(CUdeviceptr* base, std::size_t* size, CUdeviceptr ptr) {
+  const std::lock_guard<std::mutex> lock(g_import_mutex);
   for (const FakeImport& import : g_imports) {
     if (import.live && ptr >= import.base && ptr < import.base + import.size) {
       if (base != nullptr) {
@@ -361,13 +385,16 @@ CUresult fake_mem_get_address_range(CUdeviceptr* base, std::size_t* size, CUdevi
   return CUDA_ERROR_NOT_FOUND;
 }
 CUresult fake_mem_free_async(CUdeviceptr ptr, CUstream /*stream*/) {
+  const std::lock_guard<std::mutex> lock(g_import_mutex);
   for (FakeImport& import : g_imports) {
     if (import.live && import.base == ptr) {
       import.live = false;
       --g_live_imports;
+      ++g_import_frees;
       return CUDA_SUCCESS;
     }
   }
+  ++g_bad_import_frees;
   return CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -746,6 +773,11 @@ int cuwrap_fake_live_events() { return g_live_events; }
 /// imported pools are not yet destroyed.
 int cuwrap_fake_live_imports() { return g_live_imports; }
 int cuwrap_fake_live_pools() { return g_live_pools; }
+/// How many cuMemPoolImportPointer calls succeeded, how many cuMemFreeAsync calls unmapped
+/// an import, and how many freed no live import (CUDA_ERROR_INVALID_VALUE).
+int cuwrap_fake_pointer_imports() { return g_pointer_imports; }
+int cuwrap_fake_import_frees() { return g_import_frees; }
+int cuwrap_fake_bad_import_frees() { return g_bad_import_frees; }
 
 /// The CU_JIT_MAX_REGISTERS value and the number of options of the last cuModuleLoadDataEx.
 unsigned cuwrap_fake_jit_max_registers() { return g_jit_max_registers; }

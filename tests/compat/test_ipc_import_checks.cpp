@@ -17,11 +17,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <barrier>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -103,6 +107,152 @@ TEST_F(IpcImportOnFakeDriver, HonestOrSmallerDescriptorImportsAndCloseReleasesIt
   EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
 }
 
+// The driver maps one export once per process and pool and does not count imports (the
+// fake does the same): a second import of one descriptor is a Buffer over the same
+// memory, and only the last Buffer's close frees it, once (cuda.core's import cache).
+TEST_F(IpcImportOnFakeDriver, DuplicateImportSharesTheMemoryAndOnlyTheLastCloseFreesIt) {
+  cuwrap::DeviceMemoryResource mr = imported_pool();
+  const cuwrap::Stream stream = fake_stream();
+  const int live = fake_query<int>("cuwrap_fake_live_imports");
+  const int frees = fake_query<int>("cuwrap_fake_import_frees");
+  const int bad = fake_query<int>("cuwrap_fake_bad_import_frees");
+  const int imports = fake_query<int>("cuwrap_fake_pointer_imports");
+  cuwrap::Buffer first = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
+  cuwrap::Buffer second = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
+  EXPECT_EQ(first.handle(), second.handle());
+  EXPECT_TRUE(second.is_mapped());
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_pointer_imports"), imports + 1)
+      << "a held import was imported again (a pinned pool's driver refuses that)";
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live + 1);
+  // Moving a holder moves its hold: still two holders.
+  cuwrap::Buffer moved = std::move(first);
+  EXPECT_NO_THROW(moved.close(stream));
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees"), frees) << "freed while still held";
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live + 1);
+  EXPECT_NO_THROW(second.close(stream));
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees"), frees + 1);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_bad_import_frees"), bad);
+  // Closed through the destructor (the non-throwing close) too.
+  {
+    const cuwrap::Buffer a = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
+    const cuwrap::Buffer b = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
+    const cuwrap::Buffer c = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 32), stream);
+    EXPECT_EQ(a.handle(), c.handle());
+    EXPECT_EQ(c.size(), 32U);
+  }
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees"), frees + 2);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_bad_import_frees"), bad);
+}
+
+// A repeated import is checked as the first was, and its refusal leaves the memory that
+// the first Buffer holds mapped.
+TEST_F(IpcImportOnFakeDriver, RefusedDuplicateImportKeepsTheFirstImport) {
+  cuwrap::DeviceMemoryResource mr = imported_pool();
+  const cuwrap::Stream stream = fake_stream();
+  const int live = fake_query<int>("cuwrap_fake_live_imports");
+  const int frees = fake_query<int>("cuwrap_fake_import_frees");
+  const int bad = fake_query<int>("cuwrap_fake_bad_import_frees");
+  cuwrap::Buffer held = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
+  EXPECT_THROW(cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 6400), stream),
+               std::invalid_argument);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees"), frees) << "the held import was freed";
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live + 1);
+  held.close(stream);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees"), frees + 1);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_bad_import_frees"), bad);
+}
+
+// release() hands this Buffer's hold to the caller: the other holder no longer counts it.
+TEST_F(IpcImportOnFakeDriver, ReleasedDuplicateImportNoLongerHoldsTheMemory) {
+  cuwrap::DeviceMemoryResource mr = imported_pool();
+  const cuwrap::Stream stream = fake_stream();
+  const int frees = fake_query<int>("cuwrap_fake_import_frees");
+  cuwrap::Buffer kept = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
+  cuwrap::Buffer given = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
+  EXPECT_EQ(given.release(), kept.handle());
+  kept.close(stream);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees"), frees + 1);
+}
+
+// Threads importing and closing one descriptor at once (cuda.core's
+// test_ipc_concurrent_import): every import succeeds, no free hits unmapped memory, and a
+// Buffer held throughout keeps the memory mapped.
+TEST_F(IpcImportOnFakeDriver, ConcurrentDuplicateImportsFreeOnceAndNeverTwice) {
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 200;
+  cuwrap::DeviceMemoryResource mr = imported_pool();
+  const cuwrap::Stream stream = fake_stream();
+  const int live = fake_query<int>("cuwrap_fake_live_imports");
+  const int frees = fake_query<int>("cuwrap_fake_import_frees");
+  const int bad = fake_query<int>("cuwrap_fake_bad_import_frees");
+  const cuwrap::IPCBufferDescriptor shared = descriptor(4096, 4096);
+  cuwrap::Buffer held = cuwrap::Buffer::from_ipc_descriptor(mr, shared, stream);
+  const int imports = fake_query<int>("cuwrap_fake_pointer_imports");
+  std::barrier start(kThreads);
+  std::atomic<int> failures{0};
+  std::atomic<int> other_address{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      for (int round = 0; round < kRounds; ++round) {
+        try {
+          cuwrap::Buffer buffer = cuwrap::Buffer::from_ipc_descriptor(mr, shared, stream);
+          if (buffer.handle() != held.handle()) {
+            ++other_address;
+          }
+          buffer.close(stream);
+        } catch (const std::exception&) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(other_address.load(), 0);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_pointer_imports"), imports)
+      << "a held import was imported again (a pinned pool's driver refuses that)";
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees"), frees) << "freed while held";
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live + 1);
+  held.close(stream);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees"), frees + 1);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
+
+  // Without a Buffer held throughout, imports and last frees interleave: each free is of
+  // mapped memory, and nothing stays mapped at the end.
+  const int imports_before = fake_query<int>("cuwrap_fake_pointer_imports");
+  threads.clear();
+  std::barrier again(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      again.arrive_and_wait();
+      for (int round = 0; round < kRounds; ++round) {
+        try {
+          const cuwrap::Buffer buffer = cuwrap::Buffer::from_ipc_descriptor(mr, shared, stream);
+        } catch (const std::exception&) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  EXPECT_EQ(failures.load(), 0);
+  // Each driver import is freed exactly once.
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_import_frees") - (frees + 1),
+            fake_query<int>("cuwrap_fake_pointer_imports") - imports_before);
+  EXPECT_GE(fake_query<int>("cuwrap_fake_import_frees"), frees + 2);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_bad_import_frees"), bad) << "a free of unmapped memory";
+}
+
 TEST_F(IpcImportOnFakeDriver, DescriptorOfAnotherPoolReachesNoDriverCall) {
   cuwrap::DeviceMemoryResource mr = imported_pool();
   cuwrap::IPCBufferDescriptor other = descriptor(64, 64);
@@ -141,6 +291,24 @@ TEST_F(IpcImportOnFakeDriver, PoolAttributesOfAClosedResourceThrowBeforeTheDrive
     EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
   }
   EXPECT_THROW(attributes.reset_reserved_mem_high(), std::logic_error);
+  // The setters view the same dead handle: each throws naming itself.
+  const auto expect_closed = [](const char* name, const auto& set) {
+    try {
+      set();
+      ADD_FAILURE() << name << " reached the driver with a destroyed pool";
+    } catch (const std::logic_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(name), std::string::npos) << what;
+      EXPECT_NE(what.find("closed"), std::string::npos) << what;
+    }
+  };
+  expect_closed("set_release_threshold", [&] { attributes.set_release_threshold(0); });
+  expect_closed("set_reuse_follow_event_dependencies",
+                [&] { attributes.set_reuse_follow_event_dependencies(false); });
+  expect_closed("set_reuse_allow_opportunistic",
+                [&] { attributes.set_reuse_allow_opportunistic(false); });
+  expect_closed("set_reuse_allow_internal_dependencies",
+                [&] { attributes.set_reuse_allow_internal_dependencies(false); });
 }
 
 TEST_F(IpcImportOnFakeDriver, EventDescriptorWithUnknownFlagsIsRefusedBeforeTheDriver) {

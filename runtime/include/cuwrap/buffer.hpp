@@ -145,8 +145,8 @@ class Buffer {
   /// allocation the driver mapped (cuMemGetAddressRange): a descriptor claiming more is
   /// std::invalid_argument naming both sizes, and the import is released first
   /// (docs/ipc.md).
-  static Buffer from_ipc_descriptor(DeviceMemoryResource& mr,
-                                    const IPCBufferDescriptor& descriptor, StreamRef stream);
+  static Buffer from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDescriptor& descriptor,
+                                    StreamRef stream);
 
   /// Copy this buffer into `dst` (same size), ordered on `stream`.
   ///
@@ -243,8 +243,7 @@ class Buffer {
   template <class T, class S>
   requires(!std::is_same_v<T, std::uint8_t> && !std::is_same_v<T, std::uint16_t> &&
            !std::is_same_v<T, std::uint32_t> && !std::is_same_v<T, int> &&
-           !std::is_same_v<T, char>)
-  void fill(T value, const S& stream) = delete;
+           !std::is_same_v<T, char>) void fill(T value, const S& stream) = delete;
 
   /// Return a non-owning buffer for the `count` bytes at `offset` of this one.
   ///
@@ -358,8 +357,10 @@ class Buffer {
   friend class VirtualMemoryResource;  // modify_allocation changes the address and size
   [[noreturn]] void throw_closed(const char* operation) const;
   // Free through the resource, or once it is gone its detached deallocate; false when
-  // neither exists. Throws what the free throws.
+  // neither exists. Throws what the free throws. An import that other Buffers of this
+  // process still hold is not freed (true).
   bool free_memory(StreamRef stream);
+  bool free_owned_memory(StreamRef stream);
   // The device-to-device copy of copy_to/copy_from, once their checks passed.
   static void copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stream);
   void reset() noexcept;  // the state of a closed buffer
@@ -374,6 +375,9 @@ class Buffer {
   std::size_t size_ = 0;
   detail::Ref<detail::ResourceLink> link_;  // the owning resource (null: frees nothing)
   Stream stream_;  // deallocation stream (closed when none), orders close()
+  // The pool a from_ipc_descriptor import went into (null: none); its free is counted
+  // with the other imports of the pointer (memory/ipc_imports.hpp).
+  CUmemoryPool import_pool_ = nullptr;
   bool open_ = false;
   bool mapped_ = false;
 };

@@ -7,10 +7,12 @@
 
 #include "core/context_registry.hpp"
 #include "memory/ipc_checks.hpp"
+#include "memory/ipc_imports.hpp"
 #include "memory/resource_link.hpp"
 
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -81,6 +83,7 @@ Buffer::Buffer(Buffer&& other) noexcept
       size_(std::exchange(other.size_, 0)),
       link_(std::move(other.link_)),
       stream_(std::move(other.stream_)),
+      import_pool_(std::exchange(other.import_pool_, nullptr)),
       open_(std::exchange(other.open_, false)),
       mapped_(std::exchange(other.mapped_, false)) {}
 
@@ -91,6 +94,7 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
     size_ = std::exchange(other.size_, 0);
     link_ = std::move(other.link_);
     stream_ = std::move(other.stream_);
+    import_pool_ = std::exchange(other.import_pool_, nullptr);
     open_ = std::exchange(other.open_, false);
     mapped_ = std::exchange(other.mapped_, false);
   }
@@ -144,11 +148,21 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
   static_assert(sizeof(data) == sizeof(descriptor.payload));
   std::memcpy(&data, descriptor.payload.data(), sizeof(data));
   const CUmemoryPool pool = mr.handle();
-  CUdeviceptr ptr = 0;
-  detail::check_on_stream(stream, "cuMemPoolImportPointer",
-                          [&] { return driver::raw::cuMemPoolImportPointer(&ptr, pool, &data); });
+  // The driver answers a repeated import of one allocation with the first's address (a
+  // pinned pool's with CUDA_ERROR_ALREADY_MAPPED) and unmaps it for all importers at the
+  // first free: an import this process holds is reused and counted, and the lock keeps
+  // the last holder's free from racing this import.
+  const std::unique_lock<std::mutex> lock = detail::lock_ipc_imports();
+  CUdeviceptr ptr = detail::held_ipc_import(pool, data);
+  const bool held = ptr != 0;  // by another Buffer
+  if (!held) {
+    detail::check_on_stream(stream, "cuMemPoolImportPointer",
+                            [&] { return driver::raw::cuMemPoolImportPointer(&ptr, pool, &data); });
+  }
   // The descriptor's size is the peer's word; the driver's range of the import is the
-  // truth. A lie is refused before a Buffer exists, and the import is released.
+  // truth. A lie is refused before a Buffer exists, and the import is released unless
+  // another Buffer holds it. Every import is checked, a repeated one too.
+  Buffer buffer;
   try {
     if (descriptor.size > std::numeric_limits<std::size_t>::max()) {
       throw std::invalid_argument("Buffer::from_ipc_descriptor: the descriptor claims " +
@@ -161,17 +175,24 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
                             [&] { return driver::raw::cuMemGetAddressRange(&base, &range, ptr); });
     detail::check_imported_range("Buffer::from_ipc_descriptor", ptr, 0, descriptor.size, base,
                                  range);
+    buffer = from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
+    detail::add_ipc_import_holder(pool, ptr, data);
   } catch (...) {
-    const CUstream handle = stream.handle();
-    try {  // in the stream's context where the current one is not the import's
-      detail::check_on_stream(stream, "cuMemFreeAsync",
-                              [&] { return driver::raw::cuMemFreeAsync(ptr, handle); });
-    } catch (const DriverError& e) {
-      detail::report_release_failure(e.code(), "cuMemFreeAsync", "Buffer::from_ipc_descriptor");
+    if (buffer.is_open()) {
+      static_cast<void>(buffer.release());  // frees nothing: the import is released below
+    }
+    if (!held) {
+      const CUstream handle = stream.handle();
+      try {  // in the stream's context where the current one is not the import's
+        detail::check_on_stream(stream, "cuMemFreeAsync",
+                                [&] { return driver::raw::cuMemFreeAsync(ptr, handle); });
+      } catch (const DriverError& e) {
+        detail::report_release_failure(e.code(), "cuMemFreeAsync", "Buffer::from_ipc_descriptor");
+      }
     }
     throw;
   }
-  Buffer buffer = from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
+  buffer.import_pool_ = pool;
   buffer.mapped_ = true;
   return buffer;
 }
@@ -212,6 +233,10 @@ void Buffer::set_deallocation_stream(StreamRef stream) {
 
 CUdeviceptr Buffer::release() {
   require_open("release");
+  if (import_pool_ != nullptr) {  // the caller takes over this Buffer's hold of the import
+    const std::unique_lock<std::mutex> lock = detail::lock_ipc_imports();
+    detail::drop_ipc_import_holder(std::exchange(import_pool_, nullptr), ptr_);
+  }
   const CUdeviceptr ptr = std::exchange(ptr_, 0);
   open_ = false;
   mapped_ = false;
@@ -438,6 +463,10 @@ void Buffer::close() noexcept {
         detail::report_release_failure(CUDA_ERROR_CONTEXT_IS_DESTROYED, "Buffer::close",
                                        "Buffer whose stream's context was destroyed (its memory "
                                        "is not freed)");
+        if (import_pool_ != nullptr) {  // its import went with the context too
+          const std::unique_lock<std::mutex> lock = detail::lock_ipc_imports();
+          detail::drop_ipc_import_holder(import_pool_, ptr_);
+        }
         reset();
         return;
       }
@@ -459,6 +488,20 @@ void Buffer::close() noexcept {
 }
 
 bool Buffer::free_memory(StreamRef stream) {
+  if (import_pool_ == nullptr) {
+    return free_owned_memory(stream);
+  }
+  // Imports of one pointer share the driver's one mapping: the last holder frees it,
+  // under the lock that imports take. A failed free keeps this Buffer's hold (it stays
+  // open where close(stream) throws).
+  const std::unique_lock<std::mutex> lock = detail::lock_ipc_imports();
+  const bool freed =
+      detail::ipc_import_holders(import_pool_, ptr_) > 1 || free_owned_memory(stream);
+  detail::drop_ipc_import_holder(import_pool_, ptr_);
+  return freed;
+}
+
+bool Buffer::free_owned_memory(StreamRef stream) {
   if (MemoryResource* mr = link_->alive(); mr != nullptr) {
     mr->deallocate(ptr_, size_, stream);
     return true;
@@ -471,6 +514,7 @@ bool Buffer::free_memory(StreamRef stream) {
 }
 
 void Buffer::reset() noexcept {
+  import_pool_ = nullptr;
   open_ = false;
   mapped_ = false;
   ptr_ = 0;

@@ -2,6 +2,7 @@
 #include <cuwrap/ipc.hpp>
 
 #include "memory/ipc_checks.hpp"
+#include "memory/ipc_imports.hpp"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -17,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -646,6 +649,59 @@ void IPCListener::close() noexcept {
 }
 
 namespace detail {
+
+namespace {
+
+using ImportKey = std::pair<CUmemoryPool, CUdeviceptr>;
+
+struct HeldImport {
+  CUmemPoolPtrExportData data;
+  std::size_t holders;
+};
+
+std::mutex& ipc_import_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// Never destroyed: Buffers closed by other static destructors still find it.
+std::map<ImportKey, HeldImport>& ipc_imports() {
+  static auto* imports = new std::map<ImportKey, HeldImport>();
+  return *imports;
+}
+
+}  // namespace
+
+std::unique_lock<std::mutex> lock_ipc_imports() {
+  return std::unique_lock<std::mutex>(ipc_import_mutex());
+}
+
+CUdeviceptr held_ipc_import(CUmemoryPool pool, const CUmemPoolPtrExportData& data) noexcept {
+  for (const auto& [key, held] : ipc_imports()) {  // a process holds few imports at once
+    if (key.first == pool && std::memcmp(&held.data, &data, sizeof(data)) == 0) {
+      return key.second;
+    }
+  }
+  return 0;
+}
+
+std::size_t ipc_import_holders(CUmemoryPool pool, CUdeviceptr ptr) noexcept {
+  const auto& imports = ipc_imports();
+  const auto it = imports.find(ImportKey{pool, ptr});
+  return it == imports.end() ? 0 : it->second.holders;
+}
+
+void add_ipc_import_holder(CUmemoryPool pool, CUdeviceptr ptr, const CUmemPoolPtrExportData& data) {
+  ++ipc_imports().try_emplace(ImportKey{pool, ptr}, HeldImport{data, 0}).first->second.holders;
+}
+
+void drop_ipc_import_holder(CUmemoryPool pool, CUdeviceptr ptr) noexcept {
+  auto& imports = ipc_imports();
+  const auto it = imports.find(ImportKey{pool, ptr});
+  if (it != imports.end() && --it->second.holders == 0) {
+    imports.erase(it);
+  }
+}
 
 void check_imported_range(const char* operation, CUdeviceptr ptr, std::uint64_t offset,
                           std::uint64_t claimed, CUdeviceptr base, std::size_t range_size) {

@@ -91,16 +91,20 @@ void require_not_default_if_owning(CUmemoryPool pool, bool owning) {
 
 void MemoryPoolAttributes::set_release_threshold(std::uint64_t bytes) const {
   cuuint64_t value = bytes;
-  driver::cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value);
+  driver::cuMemPoolSetAttribute(pool("set_release_threshold"), CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                &value);
 }
 void MemoryPoolAttributes::set_reuse_follow_event_dependencies(bool enabled) const {
-  set_pool_flag(pool_, CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, enabled);
+  set_pool_flag(pool("set_reuse_follow_event_dependencies"),
+                CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, enabled);
 }
 void MemoryPoolAttributes::set_reuse_allow_opportunistic(bool enabled) const {
-  set_pool_flag(pool_, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, enabled);
+  set_pool_flag(pool("set_reuse_allow_opportunistic"), CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+                enabled);
 }
 void MemoryPoolAttributes::set_reuse_allow_internal_dependencies(bool enabled) const {
-  set_pool_flag(pool_, CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, enabled);
+  set_pool_flag(pool("set_reuse_allow_internal_dependencies"),
+                CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, enabled);
 }
 
 // ---- DeviceMemoryResource: access and from_handle ------------------------------------

@@ -1,7 +1,8 @@
 // cuda_core/tests/memory_ipc/test_ipc_duplicate_import.py, ported: a child imports one
 // buffer descriptor twice and closes both imports without a crash or an error (the
 // driver does not count imports of one pointer: nvbug 5570902, which cuda.core works
-// around with a cache of imports). README.md says how this maps.
+// around with a cache of imports; cuwrap counts imports the same way, so both imports
+// are one handle and the memory lives until the last close). README.md says how this maps.
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/ipc.hpp>
@@ -13,7 +14,10 @@
 #include "device_fixture.hpp"
 #include "ipc_child.hpp"
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <span>
 
 namespace {
 
@@ -41,7 +45,16 @@ TEST(TestIpcDuplicateImportChild, ChildMain) {
   Buffer buffer2 = Buffer::from_ipc_descriptor(mr, shared.buffers[1], stream);
   EXPECT_EQ(buffer1.size(), kNbytes);
   EXPECT_EQ(buffer2.size(), kNbytes);
+  // cuda.core: the second import returns the same handle (its import cache).
+  EXPECT_EQ(buffer1.handle(), buffer2.handle());
+  // The first close leaves the memory to the second import: still usable.
   EXPECT_NO_THROW(buffer1.close(stream));
+  EXPECT_NO_THROW(buffer2.fill(std::uint8_t{0x5A}, stream));
+  std::array<std::byte, kNbytes> host{};
+  EXPECT_NO_THROW(buffer2.copy_to(std::span<std::byte>(host), stream));
+  EXPECT_NO_THROW(stream.sync());
+  EXPECT_EQ(host[0], std::byte{0x5A});
+  EXPECT_EQ(host[kNbytes - 1], std::byte{0x5A});
   EXPECT_NO_THROW(buffer2.close(stream));
   EXPECT_NO_THROW(device.sync());
   channel.send_value('D');
