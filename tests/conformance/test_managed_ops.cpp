@@ -88,6 +88,24 @@ class ManagedTest : public cuwrap::testing::DeviceStreamTest {
     return out;
   }
   Location here() const { return Location(device()); }
+  // Prefetch `managed` to `location` and wait for it.
+  void prefetch_and_sync(const ManagedBufferRef& managed, const Location& location) {
+    managed.prefetch(location, stream());
+    stream().sync();
+  }
+  // Prefetch `managed` to `location`, wait, and check the last prefetch location.
+  void expect_prefetched(const ManagedBufferRef& managed, const Location& location) {
+    prefetch_and_sync(managed, location);
+    EXPECT_EQ(managed.last_prefetch_location(), location);
+  }
+  // Prefetch `managed` to the host, discard-prefetch it to this device, and check that
+  // this device is the last prefetch location.
+  void expect_discard_prefetched_here(const ManagedBufferRef& managed) {
+    prefetch_and_sync(managed, Location(Host{}));
+    managed.discard_prefetch(here(), stream());
+    stream().sync();
+    EXPECT_EQ(managed.last_prefetch_location(), here());
+  }
 
   cuwrap::ManagedMemoryResource resource_;
 };
@@ -100,12 +118,8 @@ TEST_F(test_managed_ops, test_managed_memory_prefetch_supports_managed_pool_allo
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(Host{}, stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), Location(Host{}));
-  managed.prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_prefetched(managed, Location(Host{}));
+  expect_prefetched(managed, here());
 }
 
 TEST_F(test_managed_ops, test_managed_memory_advise_supports_external_managed_allocations) {
@@ -126,9 +140,7 @@ TEST_F(test_managed_ops, test_managed_memory_prefetch_supports_external_managed_
     return;
   const ExternalManaged plain;
   const ManagedBufferRef managed = plain.ref();
-  managed.prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_prefetched(managed, here());
 }
 
 TEST_F(test_managed_ops, test_managed_memory_discard_prefetch_supports_managed_pool_allocations) {
@@ -137,11 +149,7 @@ TEST_F(test_managed_ops, test_managed_memory_discard_prefetch_supports_managed_p
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(Host{}, stream());
-  stream().sync();
-  managed.discard_prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_discard_prefetched_here(managed);
 }
 
 TEST_F(test_managed_ops,
@@ -151,11 +159,7 @@ TEST_F(test_managed_ops,
     return;
   const ExternalManaged plain;
   const ManagedBufferRef managed = plain.ref();
-  managed.prefetch(Host{}, stream());
-  stream().sync();
-  managed.discard_prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_discard_prefetched_here(managed);
 }
 
 // Device memory is no managed memory: a ManagedBufferRef of a Buffer refuses it at
@@ -506,9 +510,7 @@ TEST_F(TestManagedBuffer, test_instance_prefetch) {
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_prefetched(managed, here());
 }
 
 TEST_F(TestManagedBuffer, test_instance_discard) {
@@ -517,8 +519,7 @@ TEST_F(TestManagedBuffer, test_instance_discard) {
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(here(), stream());
-  stream().sync();
+  prefetch_and_sync(managed, here());
   EXPECT_NO_THROW(managed.discard(stream()));
   stream().sync();
 }
@@ -529,11 +530,7 @@ TEST_F(TestManagedBuffer, test_instance_discard_prefetch) {
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(Host{}, stream());
-  stream().sync();
-  managed.discard_prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_discard_prefetched_here(managed);
 }
 
 }  // namespace
