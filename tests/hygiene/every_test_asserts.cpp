@@ -81,6 +81,12 @@ constexpr std::array kAssertingHelpers = {
     AssertingHelper{"expect_documented_comparison",
                     "generator/test_toolkits.cpp: EXPECT that docs/regenerating.md's counts "
                     "and docs/comparisons/ are what cuwrap-gen --compare writes"},
+    AssertingHelper{"expect_prefetched",
+                    "conformance/test_managed_ops.cpp: EXPECT_EQ that a managed buffer's "
+                    "last prefetch location is where it was prefetched"},
+    AssertingHelper{"expect_discard_prefetched_here",
+                    "conformance/test_managed_ops.cpp: EXPECT_EQ that discard-prefetch to "
+                    "the device leaves it the last prefetch location"},
 };
 
 bool is_ident_char(char c) {
