@@ -7,6 +7,7 @@
 #include <cuwrap/stream.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -45,6 +46,25 @@ inline std::vector<std::byte> read_back(const Buffer& buffer, const Stream& stre
   buffer.copy_to(std::span<std::byte>(back), stream);
   stream.sync();
   return back;
+}
+
+/// Copy all of `buffer` to the host on `stream`, wait for `stream`, and return the bytes
+/// as `std::uint8_t` (for comparing with byte values a test wrote).
+inline std::vector<std::uint8_t> download(const Buffer& buffer, const Stream& stream) {
+  std::vector<std::uint8_t> host(buffer.size());
+  buffer.copy_to(host, stream);
+  stream.sync();
+  return host;
+}
+
+/// Return whether every byte of `bytes` is `value` (true for no bytes).
+inline bool all_equal(const std::vector<std::uint8_t>& bytes, std::uint8_t value) {
+  for (const std::uint8_t b : bytes) {
+    if (b != value) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace cuwrap::testing
