@@ -44,25 +44,8 @@ std::string invalid_argument_of(Call&& call) {
   return cuwrap::testing::thrown_message<std::invalid_argument>(static_cast<Call&&>(call));
 }
 
-// Add 1 to every byte of `input` into `output`, through the host.
-void increment(const Buffer& input, Buffer& output, const cuwrap::Stream& stream) {
-  std::vector<std::uint8_t> bytes(input.size());
-  input.copy_to(bytes, stream);
-  stream.sync();
-  for (std::uint8_t& b : bytes) {
-    b = static_cast<std::uint8_t>(b + 1);
-  }
-  output.copy_from(bytes, stream);
-  stream.sync();
-}
-
-std::vector<std::byte> incremented(const std::vector<std::byte>& pattern) {
-  std::vector<std::byte> expected(pattern.size());
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    expected[i] = static_cast<std::byte>(static_cast<std::uint8_t>(pattern[i]) + 1);
-  }
-  return expected;
-}
+using cuwrap::testing::increment;
+using cuwrap::testing::incremented;
 
 // ---- The children --------------------------------------------------------------------
 

@@ -67,4 +67,26 @@ inline bool all_equal(const std::vector<std::uint8_t>& bytes, std::uint8_t value
   return true;
 }
 
+/// Write every byte of `input` plus 1 (mod 256) into `output`, through the host, on
+/// `stream`; wait for `stream` after each copy. `output` holds at least `input.size()` bytes.
+inline void increment(const Buffer& input, Buffer& output, const Stream& stream) {
+  std::vector<std::uint8_t> bytes(input.size());
+  input.copy_to(bytes, stream);
+  stream.sync();
+  for (std::uint8_t& b : bytes) {
+    b = static_cast<std::uint8_t>(b + 1);
+  }
+  output.copy_from(bytes, stream);
+  stream.sync();
+}
+
+/// Return every byte of `pattern` plus 1 (mod 256): what increment() writes.
+inline std::vector<std::byte> incremented(const std::vector<std::byte>& pattern) {
+  std::vector<std::byte> expected(pattern.size());
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    expected[i] = static_cast<std::byte>(static_cast<std::uint8_t>(pattern[i]) + 1);
+  }
+  return expected;
+}
+
 }  // namespace cuwrap::testing
