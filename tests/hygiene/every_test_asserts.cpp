@@ -87,6 +87,9 @@ constexpr std::array kAssertingHelpers = {
     AssertingHelper{"expect_discard_prefetched_here",
                     "conformance/test_managed_ops.cpp: EXPECT_EQ that discard-prefetch to "
                     "the device leaves it the last prefetch location"},
+    AssertingHelper{"expect_batch_copies_values",
+                    "conformance/test_copy_batch.cpp: EXPECT_TRUE that every destination of "
+                    "a copy_batch holds its source's value"},
 };
 
 bool is_ident_char(char c) {
