@@ -5,6 +5,7 @@
 #include <cuwrap/cuwrap.hpp>
 
 #include "device_fixture.hpp"
+#include "nvrtc_fixture.hpp"
 #include "temp_dir.hpp"
 #include "toolkit_libraries.hpp"
 
@@ -63,15 +64,8 @@ TEST(test_module_cpu, test_object_code_init_disabled) {
 
 using cuwrap::testing::TempDir;
 
-class test_module : public cuwrap::testing::DeviceTest {
+class test_module : public cuwrap::testing::DeviceNvrtcTest {
  protected:
-  void SetUp() override {
-    DeviceTest::SetUp();
-    if (IsSkipped()) {
-      return;
-    }
-    CUWRAP_REQUIRE_NVRTC();
-  }
   static ObjectCode saxpy(TargetType target, bool lto = false) {
     ProgramOptions options;
     options.link_time_optimization = lto;

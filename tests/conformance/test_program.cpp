@@ -8,6 +8,7 @@
 
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "nvrtc_fixture.hpp"
 #include "temp_dir.hpp"
 #include "toolkit_libraries.hpp"
 
@@ -77,16 +78,7 @@ ProgramOptions with_arch(ProgramOptions options, const char* arch = "sm_90") {
 
 std::string text_of(const ObjectCode& code) { return {code.code().begin(), code.code().end()}; }
 
-class test_program : public cuwrap::testing::DeviceTest {
- protected:
-  void SetUp() override {
-    DeviceTest::SetUp();
-    if (IsSkipped()) {
-      return;
-    }
-    CUWRAP_REQUIRE_NVRTC();
-  }
-};
+class test_program : public cuwrap::testing::DeviceNvrtcTest {};
 
 // The option sets of cuda.core's parametrisation that ProgramOptions has today (the
 // others are listed as pending in README.md).
