@@ -98,6 +98,18 @@ class ManagedTest : public cuwrap::testing::DeviceStreamTest {
     prefetch_and_sync(managed, location);
     EXPECT_EQ(managed.last_prefetch_location(), location);
   }
+  // Prefetch `buffers` to `locations` with one prefetch_batch and wait for it.
+  void prefetch_batch_and_sync(const std::vector<Buffer>& buffers,
+                               const std::vector<Location>& locations) {
+    managed_memory::prefetch_batch(stream(), pointers(buffers), locations);
+    stream().sync();
+  }
+  // Check that this device is the last prefetch location of every one of `buffers`.
+  void expect_all_prefetched_here(const std::vector<Buffer>& buffers) const {
+    for (const Buffer& buffer : buffers) {
+      EXPECT_EQ(ManagedBufferRef(buffer).last_prefetch_location(), here());
+    }
+  }
   // Prefetch `managed` to the host, discard-prefetch it to this device, and check that
   // this device is the last prefetch location.
   void expect_discard_prefetched_here(const ManagedBufferRef& managed) {
@@ -309,11 +321,8 @@ TEST_F(TestPrefetchBatch, test_same_location) {
     return;
   const std::vector<Buffer> buffers = allocate_n(3);
   const std::vector<Location> locations(3, here());
-  managed_memory::prefetch_batch(stream(), pointers(buffers), locations);
-  stream().sync();
-  for (const Buffer& buffer : buffers) {
-    EXPECT_EQ(ManagedBufferRef(buffer).last_prefetch_location(), here());
-  }
+  prefetch_batch_and_sync(buffers, locations);
+  expect_all_prefetched_here(buffers);
 }
 
 TEST_F(TestPrefetchBatch, test_per_buffer_location) {
@@ -322,8 +331,7 @@ TEST_F(TestPrefetchBatch, test_per_buffer_location) {
     return;
   const std::vector<Buffer> buffers = allocate_n(2);
   const std::vector<Location> locations{Location(Host{}), here()};
-  managed_memory::prefetch_batch(stream(), pointers(buffers), locations);
-  stream().sync();
+  prefetch_batch_and_sync(buffers, locations);
   EXPECT_EQ(ManagedBufferRef(buffers[0]).last_prefetch_location(), Location(Host{}));
   EXPECT_EQ(ManagedBufferRef(buffers[1]).last_prefetch_location(), here());
 }
@@ -353,8 +361,7 @@ TEST_F(TestDiscardBatch, test_basic) {
     return;
   const std::vector<Buffer> buffers = allocate_n(3);
   const std::vector<Location> locations(3, here());
-  managed_memory::prefetch_batch(stream(), pointers(buffers), locations);
-  stream().sync();
+  prefetch_batch_and_sync(buffers, locations);
   EXPECT_NO_THROW(managed_memory::discard_batch(stream(), pointers(buffers)));
   stream().sync();
 }
@@ -371,15 +378,11 @@ TEST_F(TestDiscardPrefetchBatch, test_same_location) {
   if (IsSkipped())
     return;
   const std::vector<Buffer> buffers = allocate_n(2);
-  managed_memory::prefetch_batch(stream(), pointers(buffers),
-                                 std::vector<Location>(2, Location(Host{})));
-  stream().sync();
+  prefetch_batch_and_sync(buffers, std::vector<Location>(2, Location(Host{})));
   managed_memory::discard_prefetch_batch(stream(), pointers(buffers),
                                          std::vector<Location>(2, here()));
   stream().sync();
-  for (const Buffer& buffer : buffers) {
-    EXPECT_EQ(ManagedBufferRef(buffer).last_prefetch_location(), here());
-  }
+  expect_all_prefetched_here(buffers);
 }
 
 TEST_F(TestDiscardPrefetchBatch, test_length_mismatch) {

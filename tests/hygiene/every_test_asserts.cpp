@@ -90,6 +90,9 @@ constexpr std::array kAssertingHelpers = {
     AssertingHelper{"expect_batch_copies_values",
                     "conformance/test_copy_batch.cpp: EXPECT_TRUE that every destination of "
                     "a copy_batch holds its source's value"},
+    AssertingHelper{"expect_all_prefetched_here",
+                    "conformance/test_managed_ops.cpp: EXPECT_EQ that the device is the last "
+                    "prefetch location of every buffer of a batch"},
 };
 
 bool is_ident_char(char c) {
