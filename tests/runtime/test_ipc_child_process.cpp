@@ -16,6 +16,7 @@
 #include "checks.hpp"
 #include "device_fixture.hpp"
 #include "gpu.hpp"
+#include "ipc_child.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -260,11 +261,8 @@ TEST(IpcChildHelper, ImportReadAndWrite) {
   if (std::getenv(kIPCChannelEnvironmentVariable) == nullptr) {
     GTEST_SKIP() << "runs only as a child started by IPCChildProcess";
   }
-  IPCChannel channel = IPCChannel::from_parent();
-  channel.set_receive_timeout(120);
-  const cuwrap::Device device(0);
-  device.set_current();
-  const cuwrap::Stream stream = device.create_stream();
+  cuwrap::testing::ChildSide child;
+  auto& [channel, device, stream] = child;
   IPCSharedBuffers shared = channel.receive_shared_buffers();
   ASSERT_EQ(shared.buffers.size(), 2U);
   cuwrap::DeviceMemoryResource mr =

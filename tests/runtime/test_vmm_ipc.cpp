@@ -15,6 +15,7 @@
 #include "bytes.hpp"
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "ipc_child.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -54,11 +55,8 @@ TEST(VmmIpcChild, ImportRefuseLiesReadAndWrite) {
   if (!started_by_parent()) {
     GTEST_SKIP() << "runs only as a child started by IPCChildProcess";
   }
-  IPCChannel channel = IPCChannel::from_parent();
-  channel.set_receive_timeout(120);
-  const cuwrap::Device device(0);
-  device.set_current();
-  const cuwrap::Stream stream = device.create_stream();
+  cuwrap::testing::ChildSide child;
+  auto& [channel, device, stream] = child;
   cuwrap::VirtualMemoryResource vmm(device);
   const auto receive = [&] {
     cuwrap::IPCVirtualBuffer shared{channel.receive_allocation_handle(), 0};
@@ -98,11 +96,8 @@ TEST(VmmIpcChild, RefuseAnEnlargedPoolDescriptor) {
   if (!started_by_parent()) {
     GTEST_SKIP() << "runs only as a child started by IPCChildProcess";
   }
-  IPCChannel channel = IPCChannel::from_parent();
-  channel.set_receive_timeout(120);
-  const cuwrap::Device device(0);
-  device.set_current();
-  const cuwrap::Stream stream = device.create_stream();
+  cuwrap::testing::ChildSide child;
+  auto& [channel, device, stream] = child;
   cuwrap::IPCSharedBuffers shared = channel.receive_shared_buffers();
   ASSERT_EQ(shared.buffers.size(), 1U);
   cuwrap::DeviceMemoryResource mr =
