@@ -17,18 +17,25 @@ using cuwrap::testing::CopyBatchTest;
 using cuwrap::testing::kBuffers;
 using cuwrap::testing::kCopyBatchSize;
 
-class TestCopyBatchCore : public CopyBatchTest {};
+class TestCopyBatchCore : public CopyBatchTest {
+ protected:
+  // Give source i the value i + 1, copy the batch on stream(), and check that destination
+  // i holds i + 1.
+  void expect_batch_copies_values() {
+    for (std::size_t i = 0; i < srcs_.size(); ++i) {
+      set_buffer(srcs_[i], static_cast<int>(i + 1));
+    }
+    cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+    stream().sync();
+    for (std::size_t i = 0; i < dsts_.size(); ++i) {
+      EXPECT_TRUE(equals_constant(dsts_[i], static_cast<int>(i + 1))) << i;
+    }
+  }
+};
 
 TEST_F(TestCopyBatchCore, test_h2d_batch) {
   make_h2d();
-  for (std::size_t i = 0; i < srcs_.size(); ++i) {
-    set_buffer(srcs_[i], static_cast<int>(i + 1));
-  }
-  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
-  stream().sync();
-  for (std::size_t i = 0; i < dsts_.size(); ++i) {
-    EXPECT_TRUE(equals_constant(dsts_[i], static_cast<int>(i + 1))) << i;
-  }
+  expect_batch_copies_values();
 }
 
 TEST_F(TestCopyBatchCore, test_d2h_batch) {
@@ -66,14 +73,7 @@ TEST_F(TestCopyBatchCore, test_various_sizes) {
     srcs_.push_back(pinned(size));
     dsts_.push_back(on_device(size));
   }
-  for (std::size_t i = 0; i < srcs_.size(); ++i) {
-    set_buffer(srcs_[i], static_cast<int>(i + 1));
-  }
-  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
-  stream().sync();
-  for (std::size_t i = 0; i < dsts_.size(); ++i) {
-    EXPECT_TRUE(equals_constant(dsts_[i], static_cast<int>(i + 1))) << i;
-  }
+  expect_batch_copies_values();
 }
 
 TEST_F(TestCopyBatchCore, test_single_element_batch) {

@@ -94,14 +94,20 @@ TEST(TestLinkerDispatch, test_ltoir_without_nvjitlink_raises) {
   EXPECT_THROW(Linker({input}, sm90()), std::invalid_argument);
 }
 
-TEST(TestLinkerDispatch, test_lto_without_nvjitlink_raises) {
-  ENTER_OR_SKIP(Case::NoNvJitLink);
-  EXPECT_FALSE(cuwrap::detail::nvjitlink_usable());
+// Without a usable nvJitLink: link_time_optimization is refused (naming the option), and
+// a plain PTX link still works, on the driver backend.
+void expect_lto_refused_plain_links_on_driver() {
   LinkerOptions options = sm90();
   options.link_time_optimization = true;
   expect_refused(ObjectCode::from_ptx(kPtx, "noop"), options, "link_time_optimization");
   const Linker plain({ObjectCode::from_ptx(kPtx, "noop")}, sm90());
   EXPECT_EQ(plain.backend(), "driver");
+}
+
+TEST(TestLinkerDispatch, test_lto_without_nvjitlink_raises) {
+  ENTER_OR_SKIP(Case::NoNvJitLink);
+  EXPECT_FALSE(cuwrap::detail::nvjitlink_usable());
+  expect_lto_refused_plain_links_on_driver();
 }
 
 TEST(TestLinkerDispatch, test_cross_major_with_ltoir_raises) {
@@ -117,11 +123,7 @@ TEST(TestLinkerDispatch, test_cross_major_with_ltoir_raises) {
 TEST(TestLinkerDispatch, test_cross_major_with_lto_option_raises) {
   ENTER_OR_SKIP(Case::CrossMajor);
   EXPECT_FALSE(cuwrap::detail::nvjitlink_usable());
-  LinkerOptions options = sm90();
-  options.link_time_optimization = true;
-  expect_refused(ObjectCode::from_ptx(kPtx, "noop"), options, "link_time_optimization");
-  const Linker plain({ObjectCode::from_ptx(kPtx, "noop")}, sm90());
-  EXPECT_EQ(plain.backend(), "driver");
+  expect_lto_refused_plain_links_on_driver();
 }
 
 }  // namespace

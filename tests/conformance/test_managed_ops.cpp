@@ -88,6 +88,36 @@ class ManagedTest : public cuwrap::testing::DeviceStreamTest {
     return out;
   }
   Location here() const { return Location(device()); }
+  // Prefetch `managed` to `location` and wait for it.
+  void prefetch_and_sync(const ManagedBufferRef& managed, const Location& location) {
+    managed.prefetch(location, stream());
+    stream().sync();
+  }
+  // Prefetch `managed` to `location`, wait, and check the last prefetch location.
+  void expect_prefetched(const ManagedBufferRef& managed, const Location& location) {
+    prefetch_and_sync(managed, location);
+    EXPECT_EQ(managed.last_prefetch_location(), location);
+  }
+  // Prefetch `buffers` to `locations` with one prefetch_batch and wait for it.
+  void prefetch_batch_and_sync(const std::vector<Buffer>& buffers,
+                               const std::vector<Location>& locations) {
+    managed_memory::prefetch_batch(stream(), pointers(buffers), locations);
+    stream().sync();
+  }
+  // Check that this device is the last prefetch location of every one of `buffers`.
+  void expect_all_prefetched_here(const std::vector<Buffer>& buffers) const {
+    for (const Buffer& buffer : buffers) {
+      EXPECT_EQ(ManagedBufferRef(buffer).last_prefetch_location(), here());
+    }
+  }
+  // Prefetch `managed` to the host, discard-prefetch it to this device, and check that
+  // this device is the last prefetch location.
+  void expect_discard_prefetched_here(const ManagedBufferRef& managed) {
+    prefetch_and_sync(managed, Location(Host{}));
+    managed.discard_prefetch(here(), stream());
+    stream().sync();
+    EXPECT_EQ(managed.last_prefetch_location(), here());
+  }
 
   cuwrap::ManagedMemoryResource resource_;
 };
@@ -100,12 +130,8 @@ TEST_F(test_managed_ops, test_managed_memory_prefetch_supports_managed_pool_allo
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(Host{}, stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), Location(Host{}));
-  managed.prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_prefetched(managed, Location(Host{}));
+  expect_prefetched(managed, here());
 }
 
 TEST_F(test_managed_ops, test_managed_memory_advise_supports_external_managed_allocations) {
@@ -126,9 +152,7 @@ TEST_F(test_managed_ops, test_managed_memory_prefetch_supports_external_managed_
     return;
   const ExternalManaged plain;
   const ManagedBufferRef managed = plain.ref();
-  managed.prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_prefetched(managed, here());
 }
 
 TEST_F(test_managed_ops, test_managed_memory_discard_prefetch_supports_managed_pool_allocations) {
@@ -137,11 +161,7 @@ TEST_F(test_managed_ops, test_managed_memory_discard_prefetch_supports_managed_p
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(Host{}, stream());
-  stream().sync();
-  managed.discard_prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_discard_prefetched_here(managed);
 }
 
 TEST_F(test_managed_ops,
@@ -151,11 +171,7 @@ TEST_F(test_managed_ops,
     return;
   const ExternalManaged plain;
   const ManagedBufferRef managed = plain.ref();
-  managed.prefetch(Host{}, stream());
-  stream().sync();
-  managed.discard_prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_discard_prefetched_here(managed);
 }
 
 // Device memory is no managed memory: a ManagedBufferRef of a Buffer refuses it at
@@ -305,11 +321,8 @@ TEST_F(TestPrefetchBatch, test_same_location) {
     return;
   const std::vector<Buffer> buffers = allocate_n(3);
   const std::vector<Location> locations(3, here());
-  managed_memory::prefetch_batch(stream(), pointers(buffers), locations);
-  stream().sync();
-  for (const Buffer& buffer : buffers) {
-    EXPECT_EQ(ManagedBufferRef(buffer).last_prefetch_location(), here());
-  }
+  prefetch_batch_and_sync(buffers, locations);
+  expect_all_prefetched_here(buffers);
 }
 
 TEST_F(TestPrefetchBatch, test_per_buffer_location) {
@@ -318,8 +331,7 @@ TEST_F(TestPrefetchBatch, test_per_buffer_location) {
     return;
   const std::vector<Buffer> buffers = allocate_n(2);
   const std::vector<Location> locations{Location(Host{}), here()};
-  managed_memory::prefetch_batch(stream(), pointers(buffers), locations);
-  stream().sync();
+  prefetch_batch_and_sync(buffers, locations);
   EXPECT_EQ(ManagedBufferRef(buffers[0]).last_prefetch_location(), Location(Host{}));
   EXPECT_EQ(ManagedBufferRef(buffers[1]).last_prefetch_location(), here());
 }
@@ -349,8 +361,7 @@ TEST_F(TestDiscardBatch, test_basic) {
     return;
   const std::vector<Buffer> buffers = allocate_n(3);
   const std::vector<Location> locations(3, here());
-  managed_memory::prefetch_batch(stream(), pointers(buffers), locations);
-  stream().sync();
+  prefetch_batch_and_sync(buffers, locations);
   EXPECT_NO_THROW(managed_memory::discard_batch(stream(), pointers(buffers)));
   stream().sync();
 }
@@ -367,15 +378,11 @@ TEST_F(TestDiscardPrefetchBatch, test_same_location) {
   if (IsSkipped())
     return;
   const std::vector<Buffer> buffers = allocate_n(2);
-  managed_memory::prefetch_batch(stream(), pointers(buffers),
-                                 std::vector<Location>(2, Location(Host{})));
-  stream().sync();
+  prefetch_batch_and_sync(buffers, std::vector<Location>(2, Location(Host{})));
   managed_memory::discard_prefetch_batch(stream(), pointers(buffers),
                                          std::vector<Location>(2, here()));
   stream().sync();
-  for (const Buffer& buffer : buffers) {
-    EXPECT_EQ(ManagedBufferRef(buffer).last_prefetch_location(), here());
-  }
+  expect_all_prefetched_here(buffers);
 }
 
 TEST_F(TestDiscardPrefetchBatch, test_length_mismatch) {
@@ -506,9 +513,7 @@ TEST_F(TestManagedBuffer, test_instance_prefetch) {
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_prefetched(managed, here());
 }
 
 TEST_F(TestManagedBuffer, test_instance_discard) {
@@ -517,8 +522,7 @@ TEST_F(TestManagedBuffer, test_instance_discard) {
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(here(), stream());
-  stream().sync();
+  prefetch_and_sync(managed, here());
   EXPECT_NO_THROW(managed.discard(stream()));
   stream().sync();
 }
@@ -529,11 +533,7 @@ TEST_F(TestManagedBuffer, test_instance_discard_prefetch) {
     return;
   const Buffer buffer = allocate();
   const ManagedBufferRef managed(buffer);
-  managed.prefetch(Host{}, stream());
-  stream().sync();
-  managed.discard_prefetch(here(), stream());
-  stream().sync();
-  EXPECT_EQ(managed.last_prefetch_location(), here());
+  expect_discard_prefetched_here(managed);
 }
 
 }  // namespace

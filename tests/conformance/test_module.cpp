@@ -5,6 +5,8 @@
 #include <cuwrap/cuwrap.hpp>
 
 #include "device_fixture.hpp"
+#include "nvrtc_fixture.hpp"
+#include "temp_dir.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <unistd.h>
@@ -60,40 +62,10 @@ TEST(test_module_cpu, test_object_code_init_disabled) {
   EXPECT_FALSE(std::is_default_constructible_v<ObjectCode>);
 }
 
-// A scratch directory of the test's own (tests run in parallel).
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& test)
-      : path_(std::filesystem::temp_directory_path() /
-              ("cuwrap-conformance-" + test + "-" + std::to_string(::getpid()))) {
-    std::filesystem::create_directories(path_);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::filesystem::path write(const std::string& name, std::span<const char> bytes) const {
-    const std::filesystem::path file = path_ / name;
-    std::ofstream(file, std::ios::binary)
-        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    return file;
-  }
+using cuwrap::testing::TempDir;
 
- private:
-  std::filesystem::path path_;
-};
-
-class test_module : public cuwrap::testing::DeviceTest {
+class test_module : public cuwrap::testing::DeviceNvrtcTest {
  protected:
-  void SetUp() override {
-    DeviceTest::SetUp();
-    if (IsSkipped()) {
-      return;
-    }
-    CUWRAP_REQUIRE_NVRTC();
-  }
   static ObjectCode saxpy(TargetType target, bool lto = false) {
     ProgramOptions options;
     options.link_time_optimization = lto;
@@ -162,7 +134,7 @@ TEST_F(test_module, test_object_code_load_ptx) {
 
 TEST_F(test_module, test_object_code_load_ptx_from_file) {
   const ObjectCode compiled = saxpy(TargetType::Ptx);
-  const ScratchDir dir("load_ptx_from_file");
+  const TempDir dir("load_ptx_from_file");
   const ObjectCode loaded =
       ObjectCode::from_file(dir.write("test.ptx", bytes(compiled)), compiled.name_expressions());
   EXPECT_EQ(loaded.code_type(), TargetType::Ptx);
@@ -180,7 +152,7 @@ TEST_F(test_module, test_object_code_load_cubin) {
 
 TEST_F(test_module, test_object_code_load_cubin_from_file) {
   const ObjectCode compiled = saxpy(TargetType::Cubin);
-  const ScratchDir dir("load_cubin_from_file");
+  const TempDir dir("load_cubin_from_file");
   const ObjectCode loaded =
       ObjectCode::from_file(dir.write("test.cubin", bytes(compiled)), compiled.name_expressions());
   EXPECT_EQ(loaded.code_type(), TargetType::Cubin);
@@ -205,7 +177,7 @@ TEST_F(test_module, test_object_code_load_ltoir) {
 
 TEST_F(test_module, test_object_code_load_ltoir_from_file) {
   const ObjectCode compiled = saxpy(TargetType::Ltoir, true);
-  const ScratchDir dir("load_ltoir_from_file");
+  const TempDir dir("load_ltoir_from_file");
   const ObjectCode loaded =
       ObjectCode::from_file(dir.write("test.ltoir", bytes(compiled)), compiled.name_expressions());
   EXPECT_EQ(loaded.code_type(), TargetType::Ltoir);

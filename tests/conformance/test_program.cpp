@@ -8,6 +8,8 @@
 
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "nvrtc_fixture.hpp"
+#include "temp_dir.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <unistd.h>
@@ -76,16 +78,7 @@ ProgramOptions with_arch(ProgramOptions options, const char* arch = "sm_90") {
 
 std::string text_of(const ObjectCode& code) { return {code.code().begin(), code.code().end()}; }
 
-class test_program : public cuwrap::testing::DeviceTest {
- protected:
-  void SetUp() override {
-    DeviceTest::SetUp();
-    if (IsSkipped()) {
-      return;
-    }
-    CUWRAP_REQUIRE_NVRTC();
-  }
-};
+class test_program : public cuwrap::testing::DeviceNvrtcTest {};
 
 // The option sets of cuda.core's parametrisation that ProgramOptions has today (the
 // others are listed as pending in README.md).
@@ -226,27 +219,7 @@ int nvrtc_version() {
   return major * 1000 + minor * 100;
 }
 
-// A fresh directory for one test's files (cuda.core's tmp_path), removed at the end;
-// named by the process and the test so that parallel runs never share it.
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() /
-              ("cuwrap-conformance-" + std::to_string(::getpid()) + "-" + name)) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using cuwrap::testing::TempDir;
 
 TEST(test_program_cpu, test_cpp_program_with_trace_option) {
   CUWRAP_REQUIRE_NVRTC();

@@ -81,6 +81,18 @@ constexpr std::array kAssertingHelpers = {
     AssertingHelper{"expect_documented_comparison",
                     "generator/test_toolkits.cpp: EXPECT that docs/regenerating.md's counts "
                     "and docs/comparisons/ are what cuwrap-gen --compare writes"},
+    AssertingHelper{"expect_prefetched",
+                    "conformance/test_managed_ops.cpp: EXPECT_EQ that a managed buffer's "
+                    "last prefetch location is where it was prefetched"},
+    AssertingHelper{"expect_discard_prefetched_here",
+                    "conformance/test_managed_ops.cpp: EXPECT_EQ that discard-prefetch to "
+                    "the device leaves it the last prefetch location"},
+    AssertingHelper{"expect_batch_copies_values",
+                    "conformance/test_copy_batch.cpp: EXPECT_TRUE that every destination of "
+                    "a copy_batch holds its source's value"},
+    AssertingHelper{"expect_all_prefetched_here",
+                    "conformance/test_managed_ops.cpp: EXPECT_EQ that the device is the last "
+                    "prefetch location of every buffer of a batch"},
 };
 
 bool is_ident_char(char c) {

@@ -4,6 +4,7 @@
 #include <cuwrap/driver.hpp>
 
 #include "device_fixture.hpp"
+#include "launch_configs.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,7 @@ using cuwrap::GraphNode;
 using cuwrap::Kernel;
 using cuwrap::LaunchConfig;
 using cuwrap::Stream;
+using cuwrap::testing::single_thread;
 
 // Ownership: builders and graphs are move-only owners; a builder is used where a stream is.
 static_assert(!std::is_copy_constructible_v<GraphBuilder> &&
@@ -121,13 +123,6 @@ LaunchConfig config_for(std::size_t n) {
   LaunchConfig config;
   config.block = cuwrap::Dim3(128);
   config.grid = cuwrap::Dim3(static_cast<unsigned>((n + 127) / 128));
-  return config;
-}
-
-LaunchConfig single_thread() {
-  LaunchConfig config;
-  config.grid = cuwrap::Dim3(1);
-  config.block = cuwrap::Dim3(1);
   return config;
 }
 

@@ -6,6 +6,7 @@
 #include <cuwrap/graph_definition.hpp>
 
 #include "device_fixture.hpp"
+#include "launch_configs.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,7 @@ using cuwrap::GraphNode;
 using cuwrap::Kernel;
 using cuwrap::LaunchConfig;
 using cuwrap::Stream;
+using cuwrap::testing::single_thread;
 
 static_assert(!std::is_copy_constructible_v<GraphDefinition>);
 static_assert(std::is_nothrow_move_constructible_v<GraphDefinition>);
@@ -60,13 +62,6 @@ const Kernels& kernels() {
     return Kernels{code.get_kernel("add_to_counter"), code.get_kernel("empty_kernel")};
   }();
   return k;
-}
-
-LaunchConfig single_thread() {
-  LaunchConfig config;
-  config.grid = cuwrap::Dim3(1);
-  config.block = cuwrap::Dim3(1);
-  return config;
 }
 
 // Spell a single dependency.

@@ -16,6 +16,7 @@
 #include "checks.hpp"
 #include "device_fixture.hpp"
 #include "gpu.hpp"
+#include "ipc_child.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -260,25 +261,15 @@ TEST(IpcChildHelper, ImportReadAndWrite) {
   if (std::getenv(kIPCChannelEnvironmentVariable) == nullptr) {
     GTEST_SKIP() << "runs only as a child started by IPCChildProcess";
   }
-  IPCChannel channel = IPCChannel::from_parent();
-  channel.set_receive_timeout(120);
-  const cuwrap::Device device(0);
-  device.set_current();
-  const cuwrap::Stream stream = device.create_stream();
+  cuwrap::testing::ChildSide child;
+  auto& [channel, device, stream] = child;
   IPCSharedBuffers shared = channel.receive_shared_buffers();
   ASSERT_EQ(shared.buffers.size(), 2U);
   cuwrap::DeviceMemoryResource mr =
       cuwrap::DeviceMemoryResource::from_allocation_handle(device, std::move(shared.pool));
   Buffer input = Buffer::from_ipc_descriptor(mr, shared.buffers[0], stream);
   Buffer output = Buffer::from_ipc_descriptor(mr, shared.buffers[1], stream);
-  std::vector<std::uint8_t> bytes(input.size());
-  input.copy_to(bytes, stream);
-  stream.sync();
-  for (std::uint8_t& b : bytes) {
-    b = static_cast<std::uint8_t>(b + 1);
-  }
-  output.copy_from(bytes, stream);
-  stream.sync();
+  cuwrap::testing::increment(input, output, stream);
   channel.send_value('W');
   EXPECT_EQ(channel.receive_value<char>(), 'X');  // the parent has read the output
   input.close(stream);                            // importers free before the exporter does
@@ -308,11 +299,7 @@ TEST_F(IpcChildGpu, AChildImportsReadsAndWritesBuffers) {
                                         {input.ipc_descriptor(), output.ipc_descriptor()}});
   ASSERT_EQ(child.channel().receive_value<char>(), 'W');
   const std::vector<std::byte> written = cuwrap::testing::read_back(output, stream());
-  std::vector<std::byte> expected(pattern.size());
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    expected[i] = static_cast<std::byte>(static_cast<std::uint8_t>(pattern[i]) + 1);
-  }
-  EXPECT_EQ(cuwrap::testing::first_difference(written, expected), -1);
+  EXPECT_EQ(cuwrap::testing::first_difference(written, cuwrap::testing::incremented(pattern)), -1);
   child.channel().send_value('X');
   EXPECT_EQ(child.wait(), 0) << "the child failed (its output is above)";
   input.close(stream());

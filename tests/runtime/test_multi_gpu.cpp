@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bytes.hpp"
 #include "checks.hpp"
 #include "gpu.hpp"
 #include "test_kernels.hpp"
@@ -52,21 +53,8 @@ constexpr long long kSpinCycles = 20'000'000;
     Device(0).set_current(); \
   } while (false)
 
-std::vector<std::uint8_t> download(const Buffer& buffer, const Stream& stream) {
-  std::vector<std::uint8_t> host(buffer.size());
-  buffer.copy_to(host, stream);
-  stream.sync();
-  return host;
-}
-
-bool all_equal(const std::vector<std::uint8_t>& bytes, std::uint8_t value) {
-  for (const std::uint8_t b : bytes) {
-    if (b != value) {
-      return false;
-    }
-  }
-  return true;
-}
+using cuwrap::testing::all_equal;
+using cuwrap::testing::download;
 
 // ---- peer access ---------------------------------------------------------------------
 

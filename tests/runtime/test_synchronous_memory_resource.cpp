@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "bytes.hpp"
 #include "gpu.hpp"
 #include "test_kernels.hpp"
 #include "toolkit_libraries.hpp"
@@ -21,21 +22,8 @@ using cuwrap::Device;
 using cuwrap::Stream;
 using cuwrap::SynchronousMemoryResource;
 
-std::vector<std::uint8_t> download(const Buffer& buffer, const Stream& stream) {
-  std::vector<std::uint8_t> host(buffer.size());
-  buffer.copy_to(host, stream);
-  stream.sync();
-  return host;
-}
-
-bool all_equal(const std::vector<std::uint8_t>& bytes, std::uint8_t value) {
-  for (const std::uint8_t b : bytes) {
-    if (b != value) {
-      return false;
-    }
-  }
-  return true;
-}
+using cuwrap::testing::all_equal;
+using cuwrap::testing::download;
 
 TEST(SynchronousMemoryResource, AllocatesDeviceMemoryOutsidePools) {
   CUWRAP_REQUIRE_GPU();

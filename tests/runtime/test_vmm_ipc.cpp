@@ -15,6 +15,7 @@
 #include "bytes.hpp"
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "ipc_child.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -44,25 +45,8 @@ std::string invalid_argument_of(Call&& call) {
   return cuwrap::testing::thrown_message<std::invalid_argument>(static_cast<Call&&>(call));
 }
 
-// Add 1 to every byte of `input` into `output`, through the host.
-void increment(const Buffer& input, Buffer& output, const cuwrap::Stream& stream) {
-  std::vector<std::uint8_t> bytes(input.size());
-  input.copy_to(bytes, stream);
-  stream.sync();
-  for (std::uint8_t& b : bytes) {
-    b = static_cast<std::uint8_t>(b + 1);
-  }
-  output.copy_from(bytes, stream);
-  stream.sync();
-}
-
-std::vector<std::byte> incremented(const std::vector<std::byte>& pattern) {
-  std::vector<std::byte> expected(pattern.size());
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    expected[i] = static_cast<std::byte>(static_cast<std::uint8_t>(pattern[i]) + 1);
-  }
-  return expected;
-}
+using cuwrap::testing::increment;
+using cuwrap::testing::incremented;
 
 // ---- The children --------------------------------------------------------------------
 
@@ -71,11 +55,8 @@ TEST(VmmIpcChild, ImportRefuseLiesReadAndWrite) {
   if (!started_by_parent()) {
     GTEST_SKIP() << "runs only as a child started by IPCChildProcess";
   }
-  IPCChannel channel = IPCChannel::from_parent();
-  channel.set_receive_timeout(120);
-  const cuwrap::Device device(0);
-  device.set_current();
-  const cuwrap::Stream stream = device.create_stream();
+  cuwrap::testing::ChildSide child;
+  auto& [channel, device, stream] = child;
   cuwrap::VirtualMemoryResource vmm(device);
   const auto receive = [&] {
     cuwrap::IPCVirtualBuffer shared{channel.receive_allocation_handle(), 0};
@@ -115,11 +96,8 @@ TEST(VmmIpcChild, RefuseAnEnlargedPoolDescriptor) {
   if (!started_by_parent()) {
     GTEST_SKIP() << "runs only as a child started by IPCChildProcess";
   }
-  IPCChannel channel = IPCChannel::from_parent();
-  channel.set_receive_timeout(120);
-  const cuwrap::Device device(0);
-  device.set_current();
-  const cuwrap::Stream stream = device.create_stream();
+  cuwrap::testing::ChildSide child;
+  auto& [channel, device, stream] = child;
   cuwrap::IPCSharedBuffers shared = channel.receive_shared_buffers();
   ASSERT_EQ(shared.buffers.size(), 1U);
   cuwrap::DeviceMemoryResource mr =

@@ -7,6 +7,7 @@
 #include <cuwrap/stream.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -45,6 +46,47 @@ inline std::vector<std::byte> read_back(const Buffer& buffer, const Stream& stre
   buffer.copy_to(std::span<std::byte>(back), stream);
   stream.sync();
   return back;
+}
+
+/// Copy all of `buffer` to the host on `stream`, wait for `stream`, and return the bytes
+/// as `std::uint8_t` (for comparing with byte values a test wrote).
+inline std::vector<std::uint8_t> download(const Buffer& buffer, const Stream& stream) {
+  std::vector<std::uint8_t> host(buffer.size());
+  buffer.copy_to(host, stream);
+  stream.sync();
+  return host;
+}
+
+/// Return whether every byte of `bytes` is `value` (true for no bytes).
+inline bool all_equal(const std::vector<std::uint8_t>& bytes, std::uint8_t value) {
+  for (const std::uint8_t b : bytes) {
+    if (b != value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Write every byte of `input` plus 1 (mod 256) into `output`, through the host, on
+/// `stream`; wait for `stream` after each copy. `output` holds at least `input.size()` bytes.
+inline void increment(const Buffer& input, Buffer& output, const Stream& stream) {
+  std::vector<std::uint8_t> bytes(input.size());
+  input.copy_to(bytes, stream);
+  stream.sync();
+  for (std::uint8_t& b : bytes) {
+    b = static_cast<std::uint8_t>(b + 1);
+  }
+  output.copy_from(bytes, stream);
+  stream.sync();
+}
+
+/// Return every byte of `pattern` plus 1 (mod 256): what increment() writes.
+inline std::vector<std::byte> incremented(const std::vector<std::byte>& pattern) {
+  std::vector<std::byte> expected(pattern.size());
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    expected[i] = static_cast<std::byte>(static_cast<std::uint8_t>(pattern[i]) + 1);
+  }
+  return expected;
 }
 
 }  // namespace cuwrap::testing

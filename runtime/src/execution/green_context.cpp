@@ -249,6 +249,19 @@ detail::Ref<detail::GreenContextState> make_regular_context(int device_id, CUdev
   return state;
 }
 
+// Return a Stream owning `handle`, a stream just made in `state`'s context; where that
+// fails, destroy `handle` (a failure there goes to the release-failure handler) and rethrow.
+Stream adopt_or_destroy(CUstream handle,
+                        const detail::Ref<const detail::GreenContextState>& state) {
+  try {
+    return detail::adopt_stream(handle, state->context, state->device_id, state);
+  } catch (...) {
+    detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy",
+                                   "Stream");
+    throw;
+  }
+}
+
 }  // namespace
 
 // ---- SMResource --------------------------------------------------------------------
@@ -506,13 +519,7 @@ Stream Context::create_stream(const StreamOptions& options) const {
     const int priority = std::clamp(options.priority, greatest, least);
     const CUstream handle = driver::cuStreamCreateWithPriority(
         options.nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT, priority);
-    try {
-      return detail::adopt_stream(handle, s.context, s.device_id, state_);
-    } catch (...) {
-      detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy",
-                                     "Stream");
-      throw;
-    }
+    return adopt_or_destroy(handle, state_);
   }
 #if CUDA_VERSION >= 12050
   detail::require_driver(kGreenStreamVersion, "streams in a green context (cuGreenCtxStreamCreate)");
@@ -530,13 +537,7 @@ Stream Context::create_stream(const StreamOptions& options) const {
   }
   const CUstream handle =
       driver::cuGreenCtxStreamCreate(s.green, CU_STREAM_NON_BLOCKING, options.priority);
-  try {
-    return detail::adopt_stream(handle, s.context, s.device_id, state_);
-  } catch (...) {
-    detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy",
-                                   "Stream");
-    throw;
-  }
+  return adopt_or_destroy(handle, state_);
 #else
   static_cast<void>(s);
   static_cast<void>(options);

@@ -7,18 +7,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "memory/stream_ordered.hpp"
+
 namespace cuwrap {
 
 namespace {
-
-// cuMemFreeAsync: a free node while capturing. Needs nothing from the resource object.
-void free_graph_memory(CUdeviceptr ptr, StreamRef stream) {
-  if (ptr != 0) {
-    const CUstream handle = stream.handle();
-    detail::check_on_stream(stream, "cuMemFreeAsync",
-                            [&] { return driver::raw::cuMemFreeAsync(ptr, handle); });
-  }
-}
 
 std::uint64_t graph_attribute(CUdevice device, CUgraphMem_attribute id) {
   cuuint64_t value = 0;
@@ -55,7 +48,7 @@ void GraphMemoryAttributes::reset_reserved_mem_high() const {
 GraphMemoryResource::GraphMemoryResource(const Device& device)
     : device_id_(device.device_id()), device_(device.handle()) {
   set_detached_deallocate([](CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
-    free_graph_memory(ptr, stream);
+    detail::free_stream_ordered(ptr, stream);
   });
 }
 
@@ -70,17 +63,11 @@ Buffer GraphMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
         std::string(to_string(status)) +
         "): graph memory is allocated while a graph is built; call begin_building() first");
   }
-  CUdeviceptr ptr = 0;
-  if (size != 0) {
-    const CUstream handle = stream.handle();
-    detail::check_on_stream(stream, "cuMemAllocAsync",
-                            [&] { return driver::raw::cuMemAllocAsync(&ptr, size, handle); });
-  }
-  return Buffer::from_handle(ptr, size, this, stream);
+  return detail::allocate_stream_ordered(size, stream, this);
 }
 
 void GraphMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
-  free_graph_memory(ptr, stream);
+  detail::free_stream_ordered(ptr, stream);
 }
 
 std::uint64_t GraphMemoryResource::used_mem_current() const {

@@ -13,6 +13,8 @@
 #include <memory>
 #include <mutex>
 
+#include "memory/stream_ordered.hpp"
+
 namespace cuwrap {
 namespace {
 
@@ -46,15 +48,6 @@ class DefaultResources {
   std::mutex mutex_;
 };
 
-// cuMemFreeAsync: a free node while capturing, else an ordinary stream-ordered free.
-void free_captured(CUdeviceptr ptr, StreamRef stream) {
-  if (ptr != 0) {
-    const CUstream handle = stream.handle();
-    detail::check_on_stream(stream, "cuMemFreeAsync",
-                            [&] { return driver::raw::cuMemFreeAsync(ptr, handle); });
-  }
-}
-
 // Device::allocate's resource while its stream captures a graph: graph memory
 // (cuMemAllocAsync, an allocation node), as Device::allocate always gave there. A
 // DeviceMemoryResource itself refuses a capturing stream, as cuda.core's.
@@ -62,7 +55,7 @@ class CaptureResource final : public MemoryResource {
  public:
   CaptureResource() {
     set_detached_deallocate([](CUdeviceptr ptr, std::size_t /*size*/, const Stream& stream) {
-      free_captured(ptr, stream);
+      detail::free_stream_ordered(ptr, stream);
     });
   }
   bool is_device_accessible() const override { return true; }
@@ -70,16 +63,10 @@ class CaptureResource final : public MemoryResource {
 
  protected:
   Buffer do_allocate(std::size_t size, StreamRef stream) override {
-    CUdeviceptr ptr = 0;
-    if (size != 0) {
-      const CUstream handle = stream.handle();
-      detail::check_on_stream(stream, "cuMemAllocAsync",
-                              [&] { return driver::raw::cuMemAllocAsync(&ptr, size, handle); });
-    }
-    return Buffer::from_handle(ptr, size, this, stream);
+    return detail::allocate_stream_ordered(size, stream, this);
   }
   void do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) override {
-    free_captured(ptr, stream);
+    detail::free_stream_ordered(ptr, stream);
   }
 };
 
