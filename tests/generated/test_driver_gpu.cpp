@@ -4,6 +4,7 @@
 #include <cuwrap/nvrtc.hpp>
 #include <cuwrap/version.hpp>
 
+#include <chrono>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -178,12 +179,18 @@ std::string ptx_for(const char* source, CUdevice device) {
 // launch: arguments packed, their sizes checked against the kernel's parameters.
 TEST_F(GeneratedDriverGpu, JitOptionsAndTypedLaunch) {
   CUWRAP_REQUIRE_NVRTC();
-  const std::string ptx = ptx_for(
-      "extern \"C\" __global__ void axpb(int* v, int a, int b, unsigned n) {\n"
-      "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-      "  if (i < n) v[i] = a * v[i] + b;\n"
-      "}\n",
-      device_);
+  const std::string ptx =
+      ptx_for(
+          "extern \"C\" __global__ void axpb(int* v, int a, int b, unsigned n) {\n"
+          "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+          "  if (i < n) v[i] = a * v[i] + b;\n"
+          "}\n",
+          device_) +
+      // Unique PTX per run: the driver's JIT cache would otherwise load a
+      // second run's module without compiling, and write no info log (the
+      // H200's second ctest run failed so).
+      "\n// run " + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) +
+      "\n";
   drv::JitOptions jit;
   jit.set(CU_JIT_LOG_VERBOSE, 1).info_log(8192).error_log(8192).wall_time();
   const CUmodule module = drv::cuModuleLoadDataEx(ptx.c_str(), jit);
