@@ -456,8 +456,9 @@ class Graph {
   ///
   /// What the Graph keeps alive for its nodes (kernels, host functions set with
   /// set_host_node, graphs it was updated from) stays until the launches already
-  /// made have finished (the driver reports it), and is released by a later close()
-  /// of any Graph (or detail::release_finished_graphs()).
+  /// made have finished (the driver reports it): close() waits up to 200 ms for that
+  /// and then releases it; launches still running after that keep it until a later
+  /// close() of any Graph (or detail::release_finished_graphs()) finds them finished.
   void close() noexcept;
   /// Return the CUgraphExec; std::logic_error after close().
   CUgraphExec handle() const;

@@ -7,9 +7,11 @@
 #include <cuwrap/graph_definition.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -350,7 +352,16 @@ void Graph::close() noexcept {
   context_ = nullptr;
   detail::GraphKeepAlive* kept = std::exchange(keep_alive_, nullptr);
   if (kept != nullptr && kept->launches > 0 && kept->exec_gone) {
-    detail::defer_release(kept);  // launches may still run: kept until they finish
+    // The driver marks the executable graph gone, on a thread of its own, once its
+    // launches have finished: usually at once. Wait a little for that, so that what the
+    // Graph keeps goes now; launches still running after that keep it until a later
+    // close() finds them finished.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (!kept->exec_gone->load(std::memory_order_acquire) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    detail::defer_release(kept);  // released at once when done, else kept until then
   } else {
     delete kept;                     // NOLINT(cppcoreguidelines-owning-memory)
     detail::defer_release(nullptr);  // and release what earlier Graphs kept, if done
