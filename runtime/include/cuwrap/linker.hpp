@@ -67,14 +67,14 @@ struct LinkerOptions {
   /// throw std::invalid_argument there.
   /// @{
   bool verbose = false;                         ///< -verbose
-  std::optional<int> optimization_level{};      ///< -O<n>, 0..4
+  std::optional<int> optimization_level{};      ///< `-O<n>,` 0..4
   bool time = false;                            ///< -time
   bool optimize_unused_variables = false;       ///< -optimize-unused-variables
-  std::vector<std::string> ptxas_options{};     ///< -Xptxas=<each>
+  std::vector<std::string> ptxas_options{};     ///< `-Xptxas=<each>`
   std::optional<int> split_compile{};           ///< -split-compile=N (0: all threads)
   std::optional<int> split_compile_extended{};  ///< -split-compile-extended=N (LTO)
-  std::vector<std::string> kernels_used{};      ///< -kernels-used=<each>
-  std::vector<std::string> variables_used{};    ///< -variables-used=<each>
+  std::vector<std::string> kernels_used{};      ///< `-kernels-used=<each>`
+  std::vector<std::string> variables_used{};    ///< `-variables-used=<each>`
   bool no_cache = false;                        ///< -no-cache
   bool ptx = false;  ///< -ptx from creation on (link(TargetType::Ptx) adds it anyway)
   /// @} these settings stand for (see the table above).

@@ -89,7 +89,7 @@ struct ProgramOptions {
   bool use_fast_math = false;                ///< -use_fast_math
   std::optional<int> max_register_count{};   ///< -maxrregcount=N
   std::vector<std::string> define_macro{};   ///< "NAME" or "NAME=VALUE"
-  std::vector<std::string> include_path{};   ///< -I<dir>
+  std::vector<std::string> include_path{};   ///< `-I<dir>`
   std::vector<std::string> extra_options{};  ///< passed through verbatim
   bool link_time_optimization = false;       ///< -dlto
 
@@ -99,11 +99,11 @@ struct ProgramOptions {
   /// @{
   bool extensible_whole_program = false;            ///< --extensible-whole-program
   std::optional<bool> device_code_optimize{};       ///< --dopt=on (true); libNVVM -opt=3 / -opt=0
-  std::vector<std::string> ptxas_options{};         ///< --ptxas-options=<each>
+  std::vector<std::string> ptxas_options{};         ///< `--ptxas-options=<each>`
   bool extra_device_vectorization = false;          ///< --extra-device-vectorization
   bool gen_opt_lto = false;                         ///< --gen-opt-lto
-  std::vector<std::string> undefine_macro{};        ///< --undefine-macro=<each>
-  std::vector<std::string> pre_include{};           ///< --pre-include=<each>
+  std::vector<std::string> undefine_macro{};        ///< `--undefine-macro=<each>`
+  std::vector<std::string> pre_include{};           ///< `--pre-include=<each>`
   bool no_source_include = false;                   ///< --no-source-include
   std::optional<bool> builtin_move_forward{};       ///< --builtin-move-forward=true/false
   std::optional<bool> builtin_initializer_list{};   ///< --builtin-initializer-list=true/false
@@ -112,24 +112,24 @@ struct ProgramOptions {
   bool device_as_default_execution_space = false;   ///< --device-as-default-execution-space
   bool device_int128 = false;                       ///< --device-int128
   bool device_float128 = false;                     ///< --device-float128
-  std::optional<std::string> optimization_info{};   ///< --optimization-info=<kind>
+  std::optional<std::string> optimization_info{};   ///< `--optimization-info=<kind>`
   bool no_display_error_number = false;             ///< --no-display-error-number
-  std::vector<int> diag_error{};                    ///< --diag-error=<each>
-  std::vector<int> diag_suppress{};                 ///< --diag-suppress=<each>
-  std::vector<int> diag_warn{};                     ///< --diag-warn=<each>
+  std::vector<int> diag_error{};                    ///< `--diag-error=<each>`
+  std::vector<int> diag_suppress{};                 ///< `--diag-suppress=<each>`
+  std::vector<int> diag_warn{};                     ///< `--diag-warn=<each>`
   std::optional<bool> brief_diagnostics{};          ///< --brief-diagnostics=true/false
-  std::optional<std::string> time{};                ///< --time=<csv file>
+  std::optional<std::string> time{};                ///< `--time=<csv file>`
   std::optional<int> split_compile{};               ///< --split-compile=N (0: all threads)
   bool fdevice_syntax_only = false;                 ///< --fdevice-syntax-only
   bool minimal = false;                             ///< --minimal
   bool no_cache = false;                            ///< --no-cache
-  std::optional<std::string> fdevice_time_trace{};  ///< --fdevice-time-trace=<file>
-  std::optional<std::string> frandom_seed{};        ///< --frandom-seed=<seed>
+  std::optional<std::string> fdevice_time_trace{};  ///< `--fdevice-time-trace=<file>`
+  std::optional<std::string> frandom_seed{};        ///< `--frandom-seed=<seed>`
   std::optional<std::string> ofast_compile{};       ///< --Ofast-compile=0/min/mid/max
   bool pch = false;                                 ///< --pch (NVRTC 12.8)
-  std::optional<std::string> create_pch{};          ///< --create-pch=<file> (NVRTC 12.8)
-  std::optional<std::string> use_pch{};             ///< --use-pch=<file> (NVRTC 12.8)
-  std::optional<std::string> pch_dir{};             ///< --pch-dir=<dir> (NVRTC 12.8)
+  std::optional<std::string> create_pch{};          ///< `--create-pch=<file>` (NVRTC 12.8)
+  std::optional<std::string> use_pch{};             ///< `--use-pch=<file>` (NVRTC 12.8)
+  std::optional<std::string> pch_dir{};             ///< `--pch-dir=<dir>` (NVRTC 12.8)
   std::optional<bool> pch_verbose{};                ///< --pch-verbose=true/false (NVRTC 12.8)
   std::optional<bool> pch_messages{};               ///< --pch-messages=true/false (NVRTC 12.8)
   /// --instantiate-templates-in-pch=true/false (NVRTC 12.8)
