@@ -99,7 +99,7 @@ struct GraphBuilderState : RefCounted {
   /// How many GraphDefinition views (graph_definition()) were made of this builder's
   /// graph: while any may exist, GraphBuilder::close() drops only the builder's share and
   /// the graph lives on with the views, as cuda.core's graph_definition shares ownership.
-  std::atomic<int> definition_views{0};
+  mutable std::atomic<int> definition_views{0};
   CaptureMode mode = CaptureMode::Relaxed;
   CUgraph graph = nullptr;     // the built graph; a body's graph belongs to its node
   GraphDefinition definition;  // owns `graph` unless this is a body
