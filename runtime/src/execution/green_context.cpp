@@ -225,8 +225,11 @@ detail::Ref<detail::GreenContextState> make_green_context(int device_id, CUdevic
   return state;
 }
 
-// cuCtxCreate_v4, the cuCtxCreate of the 12.5+ headers.
+#if CUDA_VERSION >= 13000
+// cuCtxCreate_v4 (driver 12.5), what cuCtxCreate names from the 13.0 headers on (the
+// 12.x headers map it to cuCtxCreate_v2).
 constexpr int kContextCreateParamsVersion = 12050;
+#endif
 
 // A regular context of device `device_id` with CU_CTX_* `flags` (cuCtxCreate), owned by
 // the returned state. cuCtxCreate pushes the new context; it is popped at once, so the
@@ -235,7 +238,7 @@ detail::Ref<detail::GreenContextState> make_regular_context(int device_id, CUdev
                                                             unsigned flags) {
   auto state = detail::make_ref<detail::GreenContextState>();
   state->device_id = device_id;
-#if CUDA_VERSION >= 12050
+#if CUDA_VERSION >= 13000
   detail::require_driver(kContextCreateParamsVersion, "Device::create_context (cuCtxCreate_v4)");
   state->context = driver::cuCtxCreate(nullptr, flags, device);
 #else
