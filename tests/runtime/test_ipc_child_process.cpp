@@ -262,7 +262,10 @@ TEST(IpcChildHelper, ImportReadAndWrite) {
     GTEST_SKIP() << "runs only as a child started by IPCChildProcess";
   }
   cuwrap::testing::ChildSide child;
-  auto& [channel, device, stream] = child;
+  // Named references, not a structured binding: clang 14 cannot capture those in a lambda.
+  IPCChannel& channel = child.channel;
+  const cuwrap::Device& device = child.device;
+  const cuwrap::Stream& stream = child.stream;
   IPCSharedBuffers shared = channel.receive_shared_buffers();
   ASSERT_EQ(shared.buffers.size(), 2U);
   cuwrap::DeviceMemoryResource mr =

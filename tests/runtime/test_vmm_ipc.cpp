@@ -56,7 +56,10 @@ TEST(VmmIpcChild, ImportRefuseLiesReadAndWrite) {
     GTEST_SKIP() << "runs only as a child started by IPCChildProcess";
   }
   cuwrap::testing::ChildSide child;
-  auto& [channel, device, stream] = child;
+  // Named references, not a structured binding: clang 14 cannot capture those in a lambda.
+  IPCChannel& channel = child.channel;
+  const cuwrap::Device& device = child.device;
+  const cuwrap::Stream& stream = child.stream;
   cuwrap::VirtualMemoryResource vmm(device);
   const auto receive = [&] {
     cuwrap::IPCVirtualBuffer shared{channel.receive_allocation_handle(), 0};
@@ -97,7 +100,10 @@ TEST(VmmIpcChild, RefuseAnEnlargedPoolDescriptor) {
     GTEST_SKIP() << "runs only as a child started by IPCChildProcess";
   }
   cuwrap::testing::ChildSide child;
-  auto& [channel, device, stream] = child;
+  // Named references, not a structured binding: clang 14 cannot capture those in a lambda.
+  IPCChannel& channel = child.channel;
+  const cuwrap::Device& device = child.device;
+  const cuwrap::Stream& stream = child.stream;
   cuwrap::IPCSharedBuffers shared = channel.receive_shared_buffers();
   ASSERT_EQ(shared.buffers.size(), 1U);
   cuwrap::DeviceMemoryResource mr =
