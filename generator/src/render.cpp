@@ -348,10 +348,10 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
       Dict* in = s->AddSectionDictionary("INPUT");
       in->SetValue("DECL", decl);
       if (fp.jit == JitRole::Options) {
-        overload_inputs.push_back("::cuwrap::driver::JitOptions& jit");
-        overload_args.push_back("jit.options()");
+        overload_inputs.emplace_back("::cuwrap::driver::JitOptions& jit");
+        overload_args.emplace_back("jit.options()");
       } else if (fp.jit == JitRole::Values) {
-        overload_args.push_back("jit.values_for_call()");
+        overload_args.emplace_back("jit.values_for_call()");
       } else {
         overload_inputs.push_back(decl);
         overload_args.push_back(p.name);

@@ -159,7 +159,7 @@ class ScopedCurrentContext {
 class Context : public ContextRef {
  public:
   Context(Context&& other) noexcept
-      : ContextRef(std::move(other)), state_(std::move(other.state_)) {
+      : ContextRef(static_cast<const ContextRef&>(other)), state_(std::move(other.state_)) {
     other.handle_ = nullptr;
   }
   Context& operator=(Context&& other) noexcept;

@@ -54,7 +54,7 @@ class DriverError : public Error {
 
   /// Build the error of a failed JIT call: what() is the status's message followed by
   /// `error_log` on the next lines (when not empty).
-  static DriverError with_error_log(CUresult code, std::string function, std::string error_log);
+  static DriverError with_error_log(CUresult code, const std::string& function, std::string error_log);
 
  protected:
   /// Build the error for `code` in `function` with `message` as what(), for errors that

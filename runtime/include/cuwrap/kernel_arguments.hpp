@@ -57,8 +57,11 @@ namespace driver {
 /// kernelParams, their number and sizes checked against the kernel's parameters where
 /// the driver can say (see <cuwrap/kernel_arguments.hpp>). The C form stays.
 template <class... Args>
+// NOLINTNEXTLINE(readability-identifier-naming): the C API's names, as the generated layer's
 void cuLaunchKernel(CUfunction f, ::cuwrap::Dim3 grid, ::cuwrap::Dim3 block,
-                    unsigned int sharedMemBytes, CUstream hStream, const Args&... args) {
+                    unsigned int sharedMemBytes,  // NOLINT(readability-identifier-naming)
+                    CUstream hStream,             // NOLINT(readability-identifier-naming)
+                    const Args&... args) {
   const std::size_t sizes[] = {sizeof(Args)..., 0};
   ::cuwrap::detail::check_function_arguments(f, sizes, sizeof...(Args), "cuLaunchKernel");
   ::cuwrap::detail::check(::cuwrap::detail::launch_with_arguments(
@@ -76,6 +79,7 @@ void cuLaunchKernel(CUfunction f, ::cuwrap::Dim3 grid, ::cuwrap::Dim3 block,
 /// Typed form of cuLaunchKernelEx: `config` by reference, `args` copied and passed as
 /// kernelParams, checked as cuLaunchKernel's typed form checks them. The C form stays.
 template <class... Args>
+// NOLINTNEXTLINE(readability-identifier-naming): the C API's name
 void cuLaunchKernelEx(const CUlaunchConfig& config, CUfunction f, const Args&... args) {
   const std::size_t sizes[] = {sizeof(Args)..., 0};
   ::cuwrap::detail::check_function_arguments(f, sizes, sizeof...(Args), "cuLaunchKernelEx");

@@ -282,7 +282,7 @@ void append_cuda_core_nvrtc_options(const ProgramOptions& o, std::vector<std::st
   if (o.ofast_compile && *o.ofast_compile != "0" && *o.ofast_compile != "min" &&
       *o.ofast_compile != "mid" && *o.ofast_compile != "max") {
     throw std::invalid_argument("ProgramOptions::ofast_compile '" + *o.ofast_compile +
-                                "' is not \"0\", \"min\", \"mid\" or \"max\"");
+                                R"(' is not "0", "min", "mid" or "max")");
   }
   text(o.ofast_compile, "--Ofast-compile", "ofast_compile");
   const bool wants_pch = o.pch || o.create_pch || o.use_pch || o.pch_dir || o.pch_verbose ||

@@ -60,7 +60,7 @@ DriverError::DriverError(CUresult code, std::string function)
 DriverError::DriverError(CUresult code, std::string function, const std::string& message)
     : Error(message), code_(code), name_(to_string(code)), function_(std::move(function)) {}
 
-DriverError DriverError::with_error_log(CUresult code, std::string function,
+DriverError DriverError::with_error_log(CUresult code, const std::string& function,
                                         std::string error_log) {
   DriverError error(
       code, function,

@@ -28,7 +28,7 @@ Device Device::current() {
 Device Device::from_pci_bus_id(std::string_view pci_bus_id) {
   if (pci_bus_id.empty() || pci_bus_id.find('\0') != std::string_view::npos) {
     throw std::invalid_argument("Device::from_pci_bus_id: pci_bus_id \"" + std::string(pci_bus_id) +
-                                "\" is no PCI bus id (e.g. \"0000:3b:00.0\")");
+                                R"(" is no PCI bus id (e.g. "0000:3b:00.0"))");
   }
   detail::ensure_driver_initialized();
   const std::string id(pci_bus_id);
