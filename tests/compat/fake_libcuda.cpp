@@ -175,14 +175,16 @@ CUresult fake_func_get_param_info(CUfunction function, std::size_t index, std::s
   return CUDA_SUCCESS;
 }
 
-// A launch records the function and its first argument's 8 bytes (0 when it has none).
+// A launch records the function and its first argument's 8 bytes (0 when it has none, or
+// when the fake has no parameter information for the function: then the argument's size
+// is unknown, and reading 8 bytes could read past a smaller one).
 std::uint64_t g_first_argument = 0;
 void record_launch(CUfunction function, void** params) {
   ++g_launches;
   g_launched = function;
   g_first_argument = 0;
-  if (params != nullptr && params[0] != nullptr &&
-      (reinterpret_cast<std::uintptr_t>(function) & 0xFU) > 0) {
+  const auto bits = reinterpret_cast<std::uintptr_t>(function);
+  if (params != nullptr && params[0] != nullptr && bits != kBrokenKernel && (bits & 0xFU) > 0) {
     std::memcpy(&g_first_argument, params[0], sizeof g_first_argument);
   }
 }

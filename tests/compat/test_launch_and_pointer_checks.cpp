@@ -212,7 +212,7 @@ TEST_F(OnFakeDriver, ManagedAttachFlagsAreCheckedBeforeTheDriver) {
   EXPECT_EQ(host_attached.attach(), CU_MEM_ATTACH_HOST);
   EXPECT_EQ(cuwrap::ManagedMemoryResource().attach(), CU_MEM_ATTACH_GLOBAL);
   const cuwrap::StreamRef stream(reinterpret_cast<CUstream>(std::uintptr_t{0x5700}));
-  EXPECT_THROW(stream.attach(cuwrap::BufferRef(0xDE0000, 64), static_cast<CUmemAttach_flags>(8)),
+  EXPECT_THROW(stream.attach(cuwrap::BufferRef(0xDE0000, 64), static_cast<CUmemAttach_flags>(3)),
                std::invalid_argument);
   EXPECT_THROW(stream.attach(cuwrap::BufferRef(0, 0), CU_MEM_ATTACH_SINGLE), std::invalid_argument);
 }

@@ -93,7 +93,7 @@ TEST(ManagedBatchChecks, AccessedByRefusesHostNumaNodes) {
                                               CU_MEM_ADVISE_SET_ACCESSED_BY, Host::numa(1)),
                std::invalid_argument);
   EXPECT_THROW(cuwrap::managed_memory::advise(Buffer::from_handle(0x1000, 64),
-                                              static_cast<CUmem_advise>(99), Host{}),
+                                              static_cast<CUmem_advise>(0), Host{}),
                std::invalid_argument);
   EXPECT_NO_THROW(managed.discard_accessed_by(Host::numa(0)));
   EXPECT_NO_THROW(managed.discard_accessed_by(Host::numa_current()));

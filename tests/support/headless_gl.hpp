@@ -12,6 +12,7 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cstdint>
 #include <memory>
@@ -228,6 +229,7 @@ class HeadlessGL {
     if (!last.empty()) {
       return last;
     }
+    pin_loaded_libraries();
     const auto gl_function = [&](const char* name, auto& fn) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(opengl, name));
       if (fn == nullptr) {
@@ -252,6 +254,21 @@ class HeadlessGL {
       return "libOpenGL.so.0 lacks a GL entry point the tests use";
     }
     return "";
+  }
+
+  // Keep every library loaded now (the EGL vendor's, its GL driver's) loaded until the
+  // process ends. The drivers keep allocations for the process's life; LeakSanitizer
+  // reports them at exit, and only a library still loaded then can be named in its
+  // suppressions (scripts/sanitize.sh): eglTerminate would unload Mesa's DRI driver.
+  static void pin_loaded_libraries() {
+    ::dl_iterate_phdr(
+        [](dl_phdr_info* info, std::size_t, void*) {
+          if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') {
+            ::dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+          }
+          return 0;
+        },
+        nullptr);
   }
 
   // Make a context current on EGL device `device`; "" or why not.
