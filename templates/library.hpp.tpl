@@ -11,6 +11,14 @@
 // cuwrap::{{NS}}::f returns the outputs and throws on failure ({{ERROR_TYPE}} for a status). Both call the entry point
 // that cuwrap/detail/loader.hpp resolves on first use. to_string and operator<< of the
 // header's enums come from <cuwrap/{{NS}}_enums.hpp>.
+{{#OUT_OF_LINE_DEFINITIONS}}
+//
+// Most typed forms are declared here and compiled once, into the library: their
+// definitions follow each declaration under {{DEFINE_MACRO}}, which only the
+// library's src/{{NS}}.cpp defines (so that including this header stays cheap). The forms
+// whose body depends on the including code (the per-thread default stream) and the
+// templates are inline.
+{{/OUT_OF_LINE_DEFINITIONS}}
 #pragma once
 {{BLANK_LINE}}
 #include <{{HEADER}}>
@@ -21,6 +29,11 @@
 #include <cuwrap/{{NS}}_raw.hpp>
 {{#JIT_INCLUDE}}
 #include <cuwrap/jit_options.hpp>
+{{#OUT_OF_LINE_DEFINITIONS}}
+#ifdef {{DEFINE_MACRO}}
+#include <cuwrap/detail/jit_call.hpp>
+#endif
+{{/OUT_OF_LINE_DEFINITIONS}}
 {{/JIT_INCLUDE}}
 {{#LAUNCH_INCLUDE}}
 #include <cuwrap/kernel_arguments.hpp>
@@ -82,7 +95,14 @@ struct {{NAME}}_result {
 {{#ANSWER}}
 [[nodiscard]]
 {{/ANSWER}}
+{{#OUT_OF_LINE}}
+{{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}});
+#ifdef {{DEFINE_MACRO}}
+{{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+{{/OUT_OF_LINE}}
+{{#INLINE}}
 inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+{{/INLINE}}
   auto* {{FN}} = reinterpret_cast<decltype(::{{ENTRY}})*>(::cuwrap::detail::entry({{#PER_THREAD}}::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_{{SLOTS}}_ptds_slots[{{INDEX}}] : {{/PER_THREAD}}::cuwrap::detail::g_{{SLOTS}}_slots[{{INDEX}}], ::cuwrap::detail::Library::{{LIBRARY}}, {{INDEX}}{{#PER_THREAD}}, ::cuwrap::detail::kPerThreadDefaultStream{{/PER_THREAD}}));
 {{#VALUE}}
   {{TYPE}} {{OUTPUT}}{};
@@ -116,6 +136,9 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
   return {{BUFFER}};
 {{/STRING}}
 }
+{{#OUT_OF_LINE}}
+#endif  // {{DEFINE_MACRO}}
+{{/OUT_OF_LINE}}
 {{/TYPED}}
 {{#SECOND}}
 {{BLANK_LINE}}
@@ -137,7 +160,14 @@ template <{{ENUM}} Key>
 {{#DEPRECATED}}
 [[deprecated]]
 {{/DEPRECATED}}
+{{#OUT_OF_LINE}}
+{{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}});
+#ifdef {{DEFINE_MACRO}}
+{{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+{{/OUT_OF_LINE}}
+{{#INLINE}}
 inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+{{/INLINE}}
 {{#SAME_LENGTH}}
   ::cuwrap::detail::check_same_length("{{NAME}}", "{{FIRST}}", {{FIRST}}.size(), "{{OTHER}}", {{OTHER}}.size(), {{OPTIONAL}});
 {{/SAME_LENGTH}}
@@ -184,6 +214,9 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
   return { {{#MEMBER}}std::move({{NAME}}){{#MEMBER_separator}}, {{/MEMBER_separator}}{{/MEMBER}} };
 {{/RETURN_ALL}}
 }
+{{#OUT_OF_LINE}}
+#endif  // {{DEFINE_MACRO}}
+{{/OUT_OF_LINE}}
 {{/SECOND}}
 {{#JIT_OVERLOAD}}
 {{BLANK_LINE}}
@@ -194,9 +227,19 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{#DEPRECATED}}
 [[deprecated]]
 {{/DEPRECATED}}
+{{#OUT_OF_LINE}}
+{{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}});
+#ifdef {{DEFINE_MACRO}}
+{{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+{{/OUT_OF_LINE}}
+{{#INLINE}}
 inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+{{/INLINE}}
   return ::cuwrap::{{NS}}::{{NAME}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}});
 }
+{{#OUT_OF_LINE}}
+#endif  // {{DEFINE_MACRO}}
+{{/OUT_OF_LINE}}
 {{/JIT_OVERLOAD}}
 {{#PLURAL}}
 {{BLANK_LINE}}
@@ -226,7 +269,14 @@ inline std::tuple<{{VALUE_TYPES}}> {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator
 /// \brief {{BRIEF}}
 ///
 /// One call: sizes the result with {{SIZE_FUNCTION}} and returns all of it.
+{{#OUT_OF_LINE}}
+{{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}});
+#ifdef {{DEFINE_MACRO}}
+{{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+{{/OUT_OF_LINE}}
+{{#INLINE}}
 inline {{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+{{/INLINE}}
   {{#TEXT}}std::string {{BUFFER}}(::cuwrap::{{NS}}::{{SIZE_FUNCTION}}({{#INPUT}}{{NAME}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}), '\0');{{/TEXT}}{{#BINARY}}std::vector<char> {{BUFFER}}(::cuwrap::{{NS}}::{{SIZE_FUNCTION}}({{#INPUT}}{{NAME}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}));{{/BINARY}}
   if (!{{BUFFER}}.empty()) {
     ::cuwrap::{{NS}}::{{NAME}}({{#INPUT}}{{NAME}}, {{/INPUT}}{{BUFFER}}.data());
@@ -238,6 +288,9 @@ inline {{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NA
 {{/TEXT}}
   return {{BUFFER}};
 }
+{{#OUT_OF_LINE}}
+#endif  // {{DEFINE_MACRO}}
+{{/OUT_OF_LINE}}
 {{/ONE_CALL}}
 {{/FUNCTION}}
 {{#OWNING_HANDLES}}

@@ -11,6 +11,7 @@
 #include <ctemplate/template_modifiers.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace cuwrap::gen {
@@ -64,6 +65,16 @@ void fill_params(Dict& parent, const char* section, const std::vector<Param>& pa
     d->SetValue("DECL", declare(params[i].type, params[i].name));
     d->SetValue("NAME", params[i].name);
   }
+}
+
+// Where a typed form's body goes: in the header, `inline` (INLINE), or out of line
+// (OUT_OF_LINE): declared in the header, its definition kept there under the library's
+// DEFINE_MACRO, which only the library's generated source defines. Out of line is what
+// keeps <cuwrap/NS.hpp> cheap to include (docs/performance.md); a form whose body
+// depends on the including translation unit (the per-thread default stream) or that is
+// a template stays inline.
+void show_linkage(Dict& form, bool out_of_line) {
+  form.ShowSection(out_of_line ? "OUT_OF_LINE" : "INLINE");
 }
 
 // The typed form's dictionary: its result, inputs and call arguments.
@@ -322,7 +333,7 @@ void fill_plural(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
   }
 }
 
-void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan) {
+void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan, bool out_of_line) {
   const Function& f = plan.function;
   const SecondForm& form = *plan.second;
   if (form.plural) {
@@ -330,6 +341,7 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
     return;
   }
   Dict* s = d.AddSectionDictionary("SECOND");
+  show_linkage(*s, out_of_line && !form.key);
   s->SetValue("RULE", form.why);
   // The typed form's error carries what the raw-pointer form's carries (the log of the
   // handle it names): the more typed form is never the one that says less.
@@ -477,6 +489,7 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan)
         "ARGS", f.params[form.jit_options].name + ", " + f.params[form.jit_values].name + ", " +
                     (form.jit == JitUse::OwnErrorLog ? "true" : "false"));
     Dict* overload = d.AddSectionDictionary("JIT_OVERLOAD");
+    show_linkage(*overload, out_of_line);
     overload->SetValue("RESULT_TYPE", jit_result_type);
     for (const auto& decl : overload_inputs) {
       overload->AddSectionDictionary("INPUT")->SetValue("DECL", decl);
@@ -525,9 +538,15 @@ void fill_function(Dict& lib, const LibraryPlan& library, const FunctionPlan& pl
                   [](const Param& p) { return p.name == "kernelParams" && p.type == "void**"; })) {
     lib.ShowSection("LAUNCH_INCLUDE");
   }
-  if (library.config.per_thread && !f.per_thread_symbol.empty()) {
+  const bool per_thread = library.config.per_thread && !f.per_thread_symbol.empty();
+  if (per_thread) {
     d->ShowSection("PER_THREAD");
   }
+  // A library whose header needs system headers (cudaGL.h, cudaEGL.h) keeps its forms
+  // inline: its source compiles without them.
+  const bool out_of_line = !per_thread && library.config.system_headers.empty();
+  // The raw form likewise (a variadic one is a template).
+  d->ShowSection(out_of_line && !f.variadic ? "RAW_OUT_OF_LINE" : "RAW_INLINE");
   if (f.deprecated) {
     d->ShowSection("DEPRECATED");
   }
@@ -543,12 +562,15 @@ void fill_function(Dict& lib, const LibraryPlan& library, const FunctionPlan& pl
     d->AddSectionDictionary("RAW_ONLY")->SetValue("REASON", plan.raw_only_reason);
     return;
   }
-  fill_typed(*d->AddSectionDictionary("TYPED"), plan);
+  Dict* typed = d->AddSectionDictionary("TYPED");
+  show_linkage(*typed, out_of_line);
+  fill_typed(*typed, plan);
   if (plan.second) {
-    fill_second(*d, library.config, plan);
+    fill_second(*d, library.config, plan, out_of_line);
   }
   if (plan.one_call) {
     Dict* one = d->AddSectionDictionary("ONE_CALL");
+    show_linkage(*one, out_of_line);
     one->SetValue("SIZE_FUNCTION", plan.one_call->size_function);
     one->ShowSection(plan.one_call->text ? "TEXT" : "BINARY");
     one->SetValue("BUFFER", f.params.back().name);
@@ -565,6 +587,13 @@ void fill_common(Dict& d, const Plan& plan, const LibraryPlan& library) {
   d.SetValue("SLOTS", c.slots);
   d.SetValue("LIBRARY", c.library);
   d.SetValue("ERROR_TYPE", c.error_type);
+  std::string upper = c.ns;
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  d.SetValue("DEFINE_MACRO", "CUWRAP_DEFINE_" + upper + "_FUNCTIONS");
+  if (c.system_headers.empty()) {
+    d.ShowSection("OUT_OF_LINE_DEFINITIONS");  // see show_linkage
+  }
   for (const auto& e : library.enums) {
     Dict* ed = d.AddSectionDictionary("ENUM");
     ed->SetValue("NAME", e.name);
@@ -630,7 +659,6 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
   if (&library == &plan.libraries.front()) {
     d.ShowSection("SHARED");  // the helpers detail/symbols.hpp declares, defined once
   }
-  for (const auto& f : library.functions) {
   if (!library.config.system_headers.empty()) {
     // cudaGL.h needs GL/gl.h: without it only the symbol table compiles (the loader links it).
     std::string names;
@@ -643,6 +671,7 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
     d.SetValue("SYSTEM_NAMES", names);
     d.SetValue("SYSTEM_CONDITION", condition);
   }
+  for (const auto& f : library.functions) {
     Dict* s = d.AddSectionDictionary("SYMBOL");
     s->SetValue("NAME", f.function.name);
     s->SetValue("SYMBOL", f.function.symbol);

@@ -96,14 +96,18 @@ TEST(Render, DriverHeadersSplitRawTypedAndEnums) {
     EXPECT_TRUE(has(*text, "#include <cuda.h>"));
   }
   // The raw header: C signatures, status returned, nothing typed, no container header.
+  // Declared, and defined under the library's macro (compiled once, into the library).
   EXPECT_TRUE(has(raw,
-                  "/// \\brief Allocates device memory\ninline CUresult cuMemAlloc(CUdeviceptr* "
-                  "dptr, size_t bytesize) noexcept {"));
+                  "/// \\brief Allocates device memory\nCUresult cuMemAlloc(CUdeviceptr* dptr, "
+                  "size_t bytesize) noexcept;\n#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS\nCUresult "
+                  "cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) noexcept {"));
   EXPECT_TRUE(has(raw, "return CUDA_ERROR_NOT_FOUND;"));
   EXPECT_TRUE(has(raw,
                   "template <class... Args>\ninline CUresult cuLogMessage(const char* format, "
                   "Args... args) noexcept"));
-  EXPECT_FALSE(has(raw, "inline CUdeviceptr cuMemAlloc(size_t bytesize)"));
+  EXPECT_FALSE(has(raw, "CUdeviceptr cuMemAlloc(size_t bytesize)"));
+  // A raw form of the per-thread default stream stays inline: the including code decides.
+  EXPECT_TRUE(has(raw, "inline CUresult cuStreamQuery(CUstream hStream) noexcept {"));
   EXPECT_FALSE(has(raw, "_result"));
   EXPECT_FALSE(has(raw, "::cuwrap::detail::check("));
   EXPECT_FALSE(has(raw, "to_string"));
@@ -115,7 +119,10 @@ TEST(Render, DriverHeadersSplitRawTypedAndEnums) {
   EXPECT_TRUE(has(h, "#include <cuwrap/driver_raw.hpp>"));
   EXPECT_TRUE(has(h, "#include <cuwrap/driver_enums.hpp>"));
   EXPECT_FALSE(has(h, "noexcept {")) << "a raw form leaked into the typed header";
-  EXPECT_TRUE(has(h, "inline CUdeviceptr cuMemAlloc(size_t bytesize) {"));
+  EXPECT_TRUE(has(h,
+                  "CUdeviceptr cuMemAlloc(size_t bytesize);\n#ifdef "
+                  "CUWRAP_DEFINE_DRIVER_FUNCTIONS\nCUdeviceptr cuMemAlloc(size_t bytesize) {"));
+  EXPECT_FALSE(has(h, "inline CUdeviceptr cuMemAlloc"));
   EXPECT_TRUE(has(h, "::cuwrap::detail::check(fn(&dptr, bytesize), \"cuMemAlloc\");"));
   EXPECT_TRUE(has(h, "g_driver_slots[0], ::cuwrap::detail::Library::Driver, 0)"));
   // Several outputs: an aggregate named after the C parameters.
@@ -124,7 +131,7 @@ TEST(Render, DriverHeadersSplitRawTypedAndEnums) {
   // Answer status, through the per-thread slot when the TU asks for it; [[nodiscard]],
   // since dropping the answer (not ready, lock timed out) is a bug.
   EXPECT_TRUE(has(h, "[[nodiscard]]\ninline bool cuStreamQuery(CUstream hStream) {"));
-  EXPECT_FALSE(has(h, "[[nodiscard]]\ninline CUdeviceptr cuMemAlloc"));
+  EXPECT_FALSE(has(h, "[[nodiscard]]\nCUdeviceptr cuMemAlloc"));
   EXPECT_TRUE(has(h, "check_answer(fn(hStream), CUDA_ERROR_NOT_READY, \"cuStreamQuery\")"));
   EXPECT_TRUE(has(h, "kPerThreadDefaultStream ? ::cuwrap::detail::g_driver_ptds_slots[1]"));
   // Raw-only: the typed form is absent and says why.
@@ -141,10 +148,10 @@ TEST(Render, DriverHeadersSplitRawTypedAndEnums) {
 TEST(Render, OneCallFormsAndLogHandles) {
   const auto files = render(make_plan(small_api()), CUWRAP_GEN_TEMPLATE_DIR);
   const std::string& h = file(files, "include/cuwrap/nvrtc.hpp").text;
-  EXPECT_TRUE(has(h, "inline size_t nvrtcGetPTXSize(nvrtcProgram prog) {"));
+  EXPECT_TRUE(has(h, "size_t nvrtcGetPTXSize(nvrtcProgram prog);"));
   EXPECT_TRUE(has(h, "\"nvrtcGetPTXSize\", prog);"));
-  EXPECT_TRUE(has(h, "inline void nvrtcGetPTX(nvrtcProgram prog, char* ptx) {"));
-  EXPECT_TRUE(has(h, "inline std::string nvrtcGetPTX(nvrtcProgram prog) {"));
+  EXPECT_TRUE(has(h, "void nvrtcGetPTX(nvrtcProgram prog, char* ptx);"));
+  EXPECT_TRUE(has(h, "std::string nvrtcGetPTX(nvrtcProgram prog) {"));
   EXPECT_TRUE(
       has(file(files, "include/cuwrap/nvrtc_raw.hpp").text, "return NVRTC_ERROR_INTERNAL_ERROR;"));
 }
@@ -167,6 +174,13 @@ TEST(Render, SourcesHoldTablesNamesAndDescriptions) {
   EXPECT_TRUE(has(s, "case CUDA_ERROR_OUT_OF_MEMORY:\n      return \"CUDA_ERROR_OUT_OF_MEMORY\";"));
   EXPECT_TRUE(has(s, "return \"The API call failed because of \\\"memory\\\"\";"))
       << "escaped for C++";
+  // The source compiles the forms its header declares out of line, before any other
+  // include could bring the header in without them.
+  EXPECT_EQ(s.find("#include"),
+            s.find("#define CUWRAP_DEFINE_DRIVER_FUNCTIONS\n#include <cuwrap/driver.hpp>") +
+                std::string("#define CUWRAP_DEFINE_DRIVER_FUNCTIONS\n").size());
+  EXPECT_TRUE(has(file(files, "src/nvrtc.cpp").text,
+                  "#define CUWRAP_DEFINE_NVRTC_FUNCTIONS\n#include <cuwrap/nvrtc.hpp>"));
   const std::string& sym = file(files, "include/cuwrap/detail/symbols.hpp").text;
   EXPECT_TRUE(has(sym, "inline constexpr int kGeneratedCudaVersion = 12345;"));
   EXPECT_TRUE(has(sym, "inline constexpr std::size_t kDriverSymbolCount = 4;"));
@@ -189,7 +203,8 @@ TEST(Render, MissingTemplateIsReported) {
 // The extra arguments (the program or link handle whose log the exception carries) that
 // each typed form of `text` passes to its status checks, by C function: one set per form.
 std::map<std::string, std::vector<std::set<std::string>>> check_arguments(const std::string& text) {
-  static const std::regex kForm(R"re(^inline [^(]*?\b(\w+)\()re");
+  // A form's definition: inline in the header, or under the library's macro (out of line).
+  static const std::regex kForm(R"re(^(?:inline )?[A-Za-z_:][^(]*?\b(\w+)\(.*\) \{$)re");
   static const std::regex kCheck(
       R"re((::cuwrap::detail::check|jit_call\.check)(?:_answer)?\(.*"(\w+)"((?:, \w+)*)\)+;$)re");
   std::map<std::string, std::vector<std::set<std::string>>> forms;

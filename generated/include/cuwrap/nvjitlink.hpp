@@ -4,6 +4,12 @@
 // cuwrap::nvjitlink::f returns the outputs and throws on failure (NvJitLinkError for a status). Both call the entry point
 // that cuwrap/detail/loader.hpp resolves on first use. to_string and operator<< of the
 // header's enums come from <cuwrap/nvjitlink_enums.hpp>.
+//
+// Most typed forms are declared here and compiled once, into the library: their
+// definitions follow each declaration under CUWRAP_DEFINE_NVJITLINK_FUNCTIONS, which only the
+// library's src/nvjitlink.cpp defines (so that including this header stays cheap). The forms
+// whose body depends on the including code (the per-thread default stream) and the
+// templates are inline.
 #pragma once
 
 #include <nvJitLink.h>
@@ -31,90 +37,125 @@
 namespace cuwrap::nvjitlink {
 
 /// \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
-inline nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char* const* options) {
+nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char* const* options);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
   nvJitLinkHandle handle{};
   ::cuwrap::detail::check(fn(&handle, numOptions, const_cast<const char**>(options)), "nvJitLinkCreate");
   return handle;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline nvJitLinkHandle nvJitLinkCreate(std::span<const char* const> options) {
+nvJitLinkHandle nvJitLinkCreate(std::span<const char* const> options);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+nvJitLinkHandle nvJitLinkCreate(std::span<const char* const> options) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
   nvJitLinkHandle handle{};
   ::cuwrap::detail::check(fn(&handle, static_cast<uint32_t>(options.size()), const_cast<const char**>(options.data())), "nvJitLinkCreate");
   return handle;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL.
-inline void nvJitLinkDestroy(nvJitLinkHandle* handle) {
+void nvJitLinkDestroy(nvJitLinkHandle* handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+void nvJitLinkDestroy(nvJitLinkHandle* handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkDestroy_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[1], ::cuwrap::detail::Library::NvJitLink, 1));
   ::cuwrap::detail::check(fn(handle), "nvJitLinkDestroy");
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkAddData adds data image to the link.
-inline void nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) {
+void nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+void nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddData_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[2], ::cuwrap::detail::Library::NvJitLink, 2));
   ::cuwrap::detail::check(fn(handle, inputType, data, size, name), "nvJitLinkAddData", handle);
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkAddFile reads data from file and links it in.
-inline void nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) {
+void nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+void nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddFile_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[3], ::cuwrap::detail::Library::NvJitLink, 3));
   ::cuwrap::detail::check(fn(handle, inputType, fileName), "nvJitLinkAddFile", handle);
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkComplete does the actual link.
-inline void nvJitLinkComplete(nvJitLinkHandle handle) {
+void nvJitLinkComplete(nvJitLinkHandle handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+void nvJitLinkComplete(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkComplete_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[4], ::cuwrap::detail::Library::NvJitLink, 4));
   ::cuwrap::detail::check(fn(handle), "nvJitLinkComplete", handle);
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
-inline size_t nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle) {
+size_t nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+size_t nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubinSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[5], ::cuwrap::detail::Library::NvJitLink, 5));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetLinkedCubinSize", handle);
   return size;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedCubin gets the linked cubin.
-inline void nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) {
+void nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+void nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubin_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[6], ::cuwrap::detail::Library::NvJitLink, 6));
   ::cuwrap::detail::check(fn(handle, cubin), "nvJitLinkGetLinkedCubin", handle);
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedCubin gets the linked cubin.
 ///
 /// One call: sizes the result with nvJitLinkGetLinkedCubinSize and returns all of it.
-inline std::vector<char> nvJitLinkGetLinkedCubin(nvJitLinkHandle handle) {
+std::vector<char> nvJitLinkGetLinkedCubin(nvJitLinkHandle handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+std::vector<char> nvJitLinkGetLinkedCubin(nvJitLinkHandle handle) {
   std::vector<char> cubin(::cuwrap::nvjitlink::nvJitLinkGetLinkedCubinSize(handle));
   if (!cubin.empty()) {
     ::cuwrap::nvjitlink::nvJitLinkGetLinkedCubin(handle, cubin.data());
   }
   return cubin;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
-inline size_t nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle) {
+size_t nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+size_t nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtxSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[7], ::cuwrap::detail::Library::NvJitLink, 7));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetLinkedPtxSize", handle);
   return size;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedPtx gets the linked ptx.
-inline void nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) {
+void nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+void nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtx_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[8], ::cuwrap::detail::Library::NvJitLink, 8));
   ::cuwrap::detail::check(fn(handle, ptx), "nvJitLinkGetLinkedPtx", handle);
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedPtx gets the linked ptx.
 ///
 /// One call: sizes the result with nvJitLinkGetLinkedPtxSize and returns all of it.
-inline std::string nvJitLinkGetLinkedPtx(nvJitLinkHandle handle) {
+std::string nvJitLinkGetLinkedPtx(nvJitLinkHandle handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+std::string nvJitLinkGetLinkedPtx(nvJitLinkHandle handle) {
   std::string ptx(::cuwrap::nvjitlink::nvJitLinkGetLinkedPtxSize(handle), '\0');
   if (!ptx.empty()) {
     ::cuwrap::nvjitlink::nvJitLinkGetLinkedPtx(handle, ptx.data());
@@ -124,25 +165,34 @@ inline std::string nvJitLinkGetLinkedPtx(nvJitLinkHandle handle) {
   }
   return ptx;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetErrorLogSize gets the size of the error log.
-inline size_t nvJitLinkGetErrorLogSize(nvJitLinkHandle handle) {
+size_t nvJitLinkGetErrorLogSize(nvJitLinkHandle handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+size_t nvJitLinkGetErrorLogSize(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLogSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[9], ::cuwrap::detail::Library::NvJitLink, 9));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetErrorLogSize", handle);
   return size;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetErrorLog puts any error messages in the log.
-inline void nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) {
+void nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+void nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLog_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[10], ::cuwrap::detail::Library::NvJitLink, 10));
   ::cuwrap::detail::check(fn(handle, log), "nvJitLinkGetErrorLog", handle);
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetErrorLog puts any error messages in the log.
 ///
 /// One call: sizes the result with nvJitLinkGetErrorLogSize and returns all of it.
-inline std::string nvJitLinkGetErrorLog(nvJitLinkHandle handle) {
+std::string nvJitLinkGetErrorLog(nvJitLinkHandle handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+std::string nvJitLinkGetErrorLog(nvJitLinkHandle handle) {
   std::string log(::cuwrap::nvjitlink::nvJitLinkGetErrorLogSize(handle), '\0');
   if (!log.empty()) {
     ::cuwrap::nvjitlink::nvJitLinkGetErrorLog(handle, log.data());
@@ -152,25 +202,34 @@ inline std::string nvJitLinkGetErrorLog(nvJitLinkHandle handle) {
   }
   return log;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetInfoLogSize gets the size of the info log.
-inline size_t nvJitLinkGetInfoLogSize(nvJitLinkHandle handle) {
+size_t nvJitLinkGetInfoLogSize(nvJitLinkHandle handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+size_t nvJitLinkGetInfoLogSize(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLogSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[11], ::cuwrap::detail::Library::NvJitLink, 11));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetInfoLogSize", handle);
   return size;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetInfoLog puts any info messages in the log.
-inline void nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) {
+void nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+void nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLog_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[12], ::cuwrap::detail::Library::NvJitLink, 12));
   ::cuwrap::detail::check(fn(handle, log), "nvJitLinkGetInfoLog", handle);
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetInfoLog puts any info messages in the log.
 ///
 /// One call: sizes the result with nvJitLinkGetInfoLogSize and returns all of it.
-inline std::string nvJitLinkGetInfoLog(nvJitLinkHandle handle) {
+std::string nvJitLinkGetInfoLog(nvJitLinkHandle handle);
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+std::string nvJitLinkGetInfoLog(nvJitLinkHandle handle) {
   std::string log(::cuwrap::nvjitlink::nvJitLinkGetInfoLogSize(handle), '\0');
   if (!log.empty()) {
     ::cuwrap::nvjitlink::nvJitLinkGetInfoLog(handle, log.data());
@@ -180,6 +239,7 @@ inline std::string nvJitLinkGetInfoLog(nvJitLinkHandle handle) {
   }
   return log;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// The outputs of nvJitLinkVersion, named after its C parameters (structured bindings work).
 struct nvJitLinkVersion_result {
@@ -188,12 +248,15 @@ struct nvJitLinkVersion_result {
 };
 
 /// \brief nvJitLinkVersion returns the current version of nvJitLink.
-inline nvJitLinkVersion_result nvJitLinkVersion() {
+nvJitLinkVersion_result nvJitLinkVersion();
+#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+nvJitLinkVersion_result nvJitLinkVersion() {
   auto* fn = reinterpret_cast<decltype(::nvJitLinkVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[13], ::cuwrap::detail::Library::NvJitLink, 13));
   nvJitLinkVersion_result result{};
   ::cuwrap::detail::check(fn(&result.major, &result.minor), "nvJitLinkVersion");
   return result;
 }
+#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 }  // namespace cuwrap::nvjitlink
 

@@ -4,6 +4,12 @@
 // cuwrap::nvrtc::f returns the outputs and throws on failure (NvrtcError for a status). Both call the entry point
 // that cuwrap/detail/loader.hpp resolves on first use. to_string and operator<< of the
 // header's enums come from <cuwrap/nvrtc_enums.hpp>.
+//
+// Most typed forms are declared here and compiled once, into the library: their
+// definitions follow each declaration under CUWRAP_DEFINE_NVRTC_FUNCTIONS, which only the
+// library's src/nvrtc.cpp defines (so that including this header stays cheap). The forms
+// whose body depends on the including code (the per-thread default stream) and the
+// templates are inline.
 #pragma once
 
 #include <nvrtc.h>
@@ -31,10 +37,13 @@
 namespace cuwrap::nvrtc {
 
 /// \brief nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to \c "NVRTC_SUCCESS".
-inline const char* nvrtcGetErrorString(nvrtcResult result) {
+const char* nvrtcGetErrorString(nvrtcResult result);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+const char* nvrtcGetErrorString(nvrtcResult result) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetErrorString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[0], ::cuwrap::detail::Library::Nvrtc, 0));
   return fn(result);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// The outputs of nvrtcVersion, named after its C parameters (structured bindings work).
 struct nvrtcVersion_result {
@@ -43,94 +52,129 @@ struct nvrtcVersion_result {
 };
 
 /// \brief nvrtcVersion sets the output parameters \p major and \p minor with the CUDA Runtime Compilation version number.
-inline nvrtcVersion_result nvrtcVersion() {
+nvrtcVersion_result nvrtcVersion();
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+nvrtcVersion_result nvrtcVersion() {
   auto* fn = reinterpret_cast<decltype(::nvrtcVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[1], ::cuwrap::detail::Library::Nvrtc, 1));
   nvrtcVersion_result result{};
   ::cuwrap::detail::check(fn(&result.major, &result.minor), "nvrtcVersion");
   return result;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetNumSupportedArchs sets the output parameter \p numArchs with the number of architectures supported by NVRTC.
-inline int nvrtcGetNumSupportedArchs() {
+int nvrtcGetNumSupportedArchs();
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+int nvrtcGetNumSupportedArchs() {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetNumSupportedArchs)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[2], ::cuwrap::detail::Library::Nvrtc, 2));
   int numArchs{};
   ::cuwrap::detail::check(fn(&numArchs), "nvrtcGetNumSupportedArchs");
   return numArchs;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetSupportedArchs populates the array passed via the output parameter \p supportedArchs with the architectures supported by NVRTC.
-inline void nvrtcGetSupportedArchs(int* supportedArchs) {
+void nvrtcGetSupportedArchs(int* supportedArchs);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcGetSupportedArchs(int* supportedArchs) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetSupportedArchs)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[3], ::cuwrap::detail::Library::Nvrtc, 3));
   ::cuwrap::detail::check(fn(supportedArchs), "nvrtcGetSupportedArchs");
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetSupportedArchs populates the array passed via the output parameter \p supportedArchs with the architectures supported by NVRTC.
 ///
 /// Typed form (array counted by nvrtcGetNumSupportedArchs); the form above stays for callers holding raw arrays.
-inline std::vector<int> nvrtcGetSupportedArchs() {
+std::vector<int> nvrtcGetSupportedArchs();
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+std::vector<int> nvrtcGetSupportedArchs() {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetSupportedArchs)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[3], ::cuwrap::detail::Library::Nvrtc, 3));
   std::vector<int> supportedArchs(static_cast<std::size_t>(::cuwrap::nvrtc::nvrtcGetNumSupportedArchs()));
   ::cuwrap::detail::check(fn(supportedArchs.data()), "nvrtcGetSupportedArchs");
   return supportedArchs;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter \p prog with it.
-inline nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) {
+nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) {
   auto* fn = reinterpret_cast<decltype(::nvrtcCreateProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[4], ::cuwrap::detail::Library::Nvrtc, 4));
   nvrtcProgram prog{};
   ::cuwrap::detail::check(fn(&prog, src, name, numHeaders, headers, includeNames), "nvrtcCreateProgram");
   return prog;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter \p prog with it.
 ///
 /// Typed form (arrays counted by numHeaders); the form above stays for callers holding raw arrays.
-inline nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, std::span<const char* const> headers, std::span<const char* const> includeNames) {
+nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, std::span<const char* const> headers, std::span<const char* const> includeNames);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, std::span<const char* const> headers, std::span<const char* const> includeNames) {
   ::cuwrap::detail::check_same_length("nvrtcCreateProgram", "headers", headers.size(), "includeNames", includeNames.size(), false);
   auto* fn = reinterpret_cast<decltype(::nvrtcCreateProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[4], ::cuwrap::detail::Library::Nvrtc, 4));
   nvrtcProgram prog{};
   ::cuwrap::detail::check(fn(&prog, src, name, static_cast<int>(headers.size()), const_cast<const char* const*>(headers.data()), const_cast<const char* const*>(includeNames.data())), "nvrtcCreateProgram");
   return prog;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcDestroyProgram destroys the given program.
-inline void nvrtcDestroyProgram(nvrtcProgram* prog) {
+void nvrtcDestroyProgram(nvrtcProgram* prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcDestroyProgram(nvrtcProgram* prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcDestroyProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[5], ::cuwrap::detail::Library::Nvrtc, 5));
   ::cuwrap::detail::check(fn(prog), "nvrtcDestroyProgram");
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcCompileProgram compiles the given program.
-inline void nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options) {
+void nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::nvrtcCompileProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[6], ::cuwrap::detail::Library::Nvrtc, 6));
   ::cuwrap::detail::check(fn(prog, numOptions, options), "nvrtcCompileProgram", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcCompileProgram compiles the given program.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
-inline void nvrtcCompileProgram(nvrtcProgram prog, std::span<const char* const> options) {
+void nvrtcCompileProgram(nvrtcProgram prog, std::span<const char* const> options);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcCompileProgram(nvrtcProgram prog, std::span<const char* const> options) {
   auto* fn = reinterpret_cast<decltype(::nvrtcCompileProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[6], ::cuwrap::detail::Library::Nvrtc, 6));
   ::cuwrap::detail::check(fn(prog, static_cast<int>(options.size()), const_cast<const char* const*>(options.data())), "nvrtcCompileProgram", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetPTXSize sets the value of \p ptxSizeRet with the size of the PTX generated by the previous compilation of \p prog (including the trailing \c NULL).
-inline size_t nvrtcGetPTXSize(nvrtcProgram prog) {
+size_t nvrtcGetPTXSize(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+size_t nvrtcGetPTXSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPTXSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[7], ::cuwrap::detail::Library::Nvrtc, 7));
   size_t ptxSizeRet{};
   ::cuwrap::detail::check(fn(prog, &ptxSizeRet), "nvrtcGetPTXSize", prog);
   return ptxSizeRet;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetPTX stores the PTX generated by the previous compilation of \p prog in the memory pointed by \p ptx.
-inline void nvrtcGetPTX(nvrtcProgram prog, char* ptx) {
+void nvrtcGetPTX(nvrtcProgram prog, char* ptx);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcGetPTX(nvrtcProgram prog, char* ptx) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPTX)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[8], ::cuwrap::detail::Library::Nvrtc, 8));
   ::cuwrap::detail::check(fn(prog, ptx), "nvrtcGetPTX", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetPTX stores the PTX generated by the previous compilation of \p prog in the memory pointed by \p ptx.
 ///
 /// One call: sizes the result with nvrtcGetPTXSize and returns all of it.
-inline std::string nvrtcGetPTX(nvrtcProgram prog) {
+std::string nvrtcGetPTX(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+std::string nvrtcGetPTX(nvrtcProgram prog) {
   std::string ptx(::cuwrap::nvrtc::nvrtcGetPTXSize(prog), '\0');
   if (!ptx.empty()) {
     ::cuwrap::nvrtc::nvrtcGetPTX(prog, ptx.data());
@@ -140,100 +184,136 @@ inline std::string nvrtcGetPTX(nvrtcProgram prog) {
   }
   return ptx;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetCUBINSize sets the value of \p cubinSizeRet with the size of the cubin generated by the previous compilation of \p prog.
-inline size_t nvrtcGetCUBINSize(nvrtcProgram prog) {
+size_t nvrtcGetCUBINSize(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+size_t nvrtcGetCUBINSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetCUBINSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[9], ::cuwrap::detail::Library::Nvrtc, 9));
   size_t cubinSizeRet{};
   ::cuwrap::detail::check(fn(prog, &cubinSizeRet), "nvrtcGetCUBINSize", prog);
   return cubinSizeRet;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetCUBIN stores the cubin generated by the previous compilation of \p prog in the memory pointed by \p cubin.
-inline void nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) {
+void nvrtcGetCUBIN(nvrtcProgram prog, char* cubin);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetCUBIN)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[10], ::cuwrap::detail::Library::Nvrtc, 10));
   ::cuwrap::detail::check(fn(prog, cubin), "nvrtcGetCUBIN", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetCUBIN stores the cubin generated by the previous compilation of \p prog in the memory pointed by \p cubin.
 ///
 /// One call: sizes the result with nvrtcGetCUBINSize and returns all of it.
-inline std::vector<char> nvrtcGetCUBIN(nvrtcProgram prog) {
+std::vector<char> nvrtcGetCUBIN(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+std::vector<char> nvrtcGetCUBIN(nvrtcProgram prog) {
   std::vector<char> cubin(::cuwrap::nvrtc::nvrtcGetCUBINSize(prog));
   if (!cubin.empty()) {
     ::cuwrap::nvrtc::nvrtcGetCUBIN(prog, cubin.data());
   }
   return cubin;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetLTOIRSize sets the value of \p LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of \p prog.
-inline size_t nvrtcGetLTOIRSize(nvrtcProgram prog) {
+size_t nvrtcGetLTOIRSize(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+size_t nvrtcGetLTOIRSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetLTOIRSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[11], ::cuwrap::detail::Library::Nvrtc, 11));
   size_t LTOIRSizeRet{};
   ::cuwrap::detail::check(fn(prog, &LTOIRSizeRet), "nvrtcGetLTOIRSize", prog);
   return LTOIRSizeRet;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of \p prog in the memory pointed by \p LTOIR.
-inline void nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) {
+void nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetLTOIR)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[12], ::cuwrap::detail::Library::Nvrtc, 12));
   ::cuwrap::detail::check(fn(prog, LTOIR), "nvrtcGetLTOIR", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of \p prog in the memory pointed by \p LTOIR.
 ///
 /// One call: sizes the result with nvrtcGetLTOIRSize and returns all of it.
-inline std::vector<char> nvrtcGetLTOIR(nvrtcProgram prog) {
+std::vector<char> nvrtcGetLTOIR(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+std::vector<char> nvrtcGetLTOIR(nvrtcProgram prog) {
   std::vector<char> LTOIR(::cuwrap::nvrtc::nvrtcGetLTOIRSize(prog));
   if (!LTOIR.empty()) {
     ::cuwrap::nvrtc::nvrtcGetLTOIR(prog, LTOIR.data());
   }
   return LTOIR;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetOptiXIRSize sets the value of \p optixirSizeRet with the size of the OptiX IR generated by the previous compilation of \p prog.
-inline size_t nvrtcGetOptiXIRSize(nvrtcProgram prog) {
+size_t nvrtcGetOptiXIRSize(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+size_t nvrtcGetOptiXIRSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetOptiXIRSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[13], ::cuwrap::detail::Library::Nvrtc, 13));
   size_t optixirSizeRet{};
   ::cuwrap::detail::check(fn(prog, &optixirSizeRet), "nvrtcGetOptiXIRSize", prog);
   return optixirSizeRet;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of \p prog in the memory pointed by \p optixir.
-inline void nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir) {
+void nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetOptiXIR)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[14], ::cuwrap::detail::Library::Nvrtc, 14));
   ::cuwrap::detail::check(fn(prog, optixir), "nvrtcGetOptiXIR", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of \p prog in the memory pointed by \p optixir.
 ///
 /// One call: sizes the result with nvrtcGetOptiXIRSize and returns all of it.
-inline std::vector<char> nvrtcGetOptiXIR(nvrtcProgram prog) {
+std::vector<char> nvrtcGetOptiXIR(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+std::vector<char> nvrtcGetOptiXIR(nvrtcProgram prog) {
   std::vector<char> optixir(::cuwrap::nvrtc::nvrtcGetOptiXIRSize(prog));
   if (!optixir.empty()) {
     ::cuwrap::nvrtc::nvrtcGetOptiXIR(prog, optixir.data());
   }
   return optixir;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetProgramLogSize sets \p logSizeRet with the size of the log generated by the previous compilation of \p prog (including the trailing \c NULL).
-inline size_t nvrtcGetProgramLogSize(nvrtcProgram prog) {
+size_t nvrtcGetProgramLogSize(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+size_t nvrtcGetProgramLogSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetProgramLogSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[15], ::cuwrap::detail::Library::Nvrtc, 15));
   size_t logSizeRet{};
   ::cuwrap::detail::check(fn(prog, &logSizeRet), "nvrtcGetProgramLogSize", prog);
   return logSizeRet;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetProgramLog stores the log generated by the previous compilation of \p prog in the memory pointed by \p log.
-inline void nvrtcGetProgramLog(nvrtcProgram prog, char* log) {
+void nvrtcGetProgramLog(nvrtcProgram prog, char* log);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcGetProgramLog(nvrtcProgram prog, char* log) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetProgramLog)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[16], ::cuwrap::detail::Library::Nvrtc, 16));
   ::cuwrap::detail::check(fn(prog, log), "nvrtcGetProgramLog", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetProgramLog stores the log generated by the previous compilation of \p prog in the memory pointed by \p log.
 ///
 /// One call: sizes the result with nvrtcGetProgramLogSize and returns all of it.
-inline std::string nvrtcGetProgramLog(nvrtcProgram prog) {
+std::string nvrtcGetProgramLog(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+std::string nvrtcGetProgramLog(nvrtcProgram prog) {
   std::string log(::cuwrap::nvrtc::nvrtcGetProgramLogSize(prog), '\0');
   if (!log.empty()) {
     ::cuwrap::nvrtc::nvrtcGetProgramLog(prog, log.data());
@@ -243,54 +323,76 @@ inline std::string nvrtcGetProgramLog(nvrtcProgram prog) {
   }
   return log;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
-inline void nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression) {
+void nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression) {
   auto* fn = reinterpret_cast<decltype(::nvrtcAddNameExpression)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[17], ::cuwrap::detail::Library::Nvrtc, 17));
   ::cuwrap::detail::check(fn(prog, name_expression), "nvrtcAddNameExpression", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it.
-inline const char* nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression) {
+const char* nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+const char* nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetLoweredName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[18], ::cuwrap::detail::Library::Nvrtc, 18));
   const char* lowered_name{};
   ::cuwrap::detail::check(fn(prog, name_expression, &lowered_name), "nvrtcGetLoweredName", prog);
   return lowered_name;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief retrieve the current size of the PCH Heap.
-inline size_t nvrtcGetPCHHeapSize() {
+size_t nvrtcGetPCHHeapSize();
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+size_t nvrtcGetPCHHeapSize() {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPCHHeapSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[19], ::cuwrap::detail::Library::Nvrtc, 19));
   size_t ret{};
   ::cuwrap::detail::check(fn(&ret), "nvrtcGetPCHHeapSize");
   return ret;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief set the size of the PCH Heap.
-inline void nvrtcSetPCHHeapSize(size_t size) {
+void nvrtcSetPCHHeapSize(size_t size);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcSetPCHHeapSize(size_t size) {
   auto* fn = reinterpret_cast<decltype(::nvrtcSetPCHHeapSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[20], ::cuwrap::detail::Library::Nvrtc, 20));
   ::cuwrap::detail::check(fn(size), "nvrtcSetPCHHeapSize");
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief returns the PCH creation status.
-inline void nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
+void nvrtcGetPCHCreateStatus(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPCHCreateStatus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[21], ::cuwrap::detail::Library::Nvrtc, 21));
   ::cuwrap::detail::check(fn(prog), "nvrtcGetPCHCreateStatus", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief retrieve the required size of the PCH heap required to compile the given program.
-inline size_t nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog) {
+size_t nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+size_t nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPCHHeapSizeRequired)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[22], ::cuwrap::detail::Library::Nvrtc, 22));
   size_t size{};
   ::cuwrap::detail::check(fn(prog, &size), "nvrtcGetPCHHeapSizeRequired", prog);
   return size;
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
-inline void nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void*, void*), void* payload) {
+void nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void*, void*), void* payload);
+#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
+void nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void*, void*), void* payload) {
   auto* fn = reinterpret_cast<decltype(::nvrtcSetFlowCallback)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[23], ::cuwrap::detail::Library::Nvrtc, 23));
   ::cuwrap::detail::check(fn(prog, callback, payload), "nvrtcSetFlowCallback", prog);
 }
+#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 }  // namespace cuwrap::nvrtc
 
