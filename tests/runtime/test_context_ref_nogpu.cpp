@@ -124,7 +124,8 @@ TEST(StreamRefNoGpu, AccessPolicyWindowArgumentsAreCheckedBeforeTheDriver) {
   } catch (const std::invalid_argument& e) {
     EXPECT_TRUE(contains(e.what(), "miss")) << e.what();
   }
-  EXPECT_THROW(stream.set_access_policy_window(window, 0.5F, CU_ACCESS_PROPERTY_RESET),
+  // 3: within the enum's range (0..3), yet no CU_ACCESS_PROPERTY_* value.
+  EXPECT_THROW(stream.set_access_policy_window(window, 0.5F, static_cast<CUaccessProperty>(3)),
                std::invalid_argument);
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/detail/ranges.hpp>
 #include <cuwrap/detail/ref.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/stream.hpp>
@@ -37,12 +38,12 @@ void ref_release(const ArrayStorage* storage) noexcept;
 /// height == 0 makes a 1-D array, depth == 0 a 2-D one; with `layered`, depth is the
 /// number of layers (each a 1-D or 2-D array).
 struct ArrayOptions {
-  std::size_t width = 0;    ///< elements per row (at least 1)
-  std::size_t height = 0;   ///< rows; 0 for a 1-D array
-  std::size_t depth = 0;    ///< slices (or layers); 0 for a 1-D or 2-D array
+  std::size_t width = 0;                       ///< elements per row (at least 1)
+  std::size_t height = 0;                      ///< rows; 0 for a 1-D array
+  std::size_t depth = 0;                       ///< slices (or layers); 0 for a 1-D or 2-D array
   CUarray_format format = CU_AD_FORMAT_FLOAT;  ///< channel format
   unsigned num_channels = 1;                   ///< channels per element: 1, 2 or 4
-  bool layered = false;             ///< CUDA_ARRAY3D_LAYERED: depth counts layers
+  bool layered = false;                        ///< CUDA_ARRAY3D_LAYERED: depth counts layers
   bool surface_load_store = false;  ///< CUDA_ARRAY3D_SURFACE_LDST: usable by a SurfaceObject
   bool texture_gather = false;      ///< CUDA_ARRAY3D_TEXTURE_GATHER (2-D only)
 };
@@ -84,19 +85,18 @@ class ArrayRef {
   void copy_to(std::span<std::byte> host, StreamRef stream, std::size_t host_pitch = 0) const;
   /// Copy all elements from a contiguous host range of trivially copyable elements (a
   /// std::vector<float>, a std::span<const std::uint8_t>, ...); sizes as above.
-  template <std::ranges::contiguous_range Range>
-  requires std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>
+  template <detail::contiguous_range Range>
+  requires std::is_trivially_copyable_v<detail::range_value_t<Range>>
   void copy_from(const Range& host, StreamRef stream, std::size_t host_pitch = 0) const {
-    copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))), stream,
-              host_pitch);
+    copy_from(std::as_bytes(std::span(host)), stream, host_pitch);
   }
   /// Copy all elements into a contiguous host range of trivially copyable elements.
-  template <std::ranges::contiguous_range Range>
-  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
-           !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>>)
-  void copy_to(Range&& host, StreamRef stream, std::size_t host_pitch = 0) const {
-    copy_to(std::as_writable_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
-            stream, host_pitch);
+  template <detail::contiguous_range Range>
+  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
+           !std::is_const_v<typename detail::span_of_t<
+               Range>::element_type>) void copy_to(Range&& host, StreamRef stream,
+                                                   std::size_t host_pitch = 0) const {
+    copy_to(std::as_writable_bytes(std::span(host)), stream, host_pitch);
   }
 
   /// Return the CUDA array handle.

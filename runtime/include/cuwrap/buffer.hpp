@@ -2,18 +2,11 @@
 // and fills ordered on streams.
 #pragma once
 
+#include <cuwrap/detail/ranges.hpp>
 #include <cuwrap/detail/ref.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cuda.h>
-
-// The range concepts and accessors of the templated copies, without the views and
-// adaptors of <ranges> (+30% on the include-cost baseline); see docs/performance.md.
-#if __has_include(<bits/ranges_base.h>)
-#include <bits/ranges_base.h>
-#else
-#include <ranges>
-#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -191,22 +184,20 @@ class Buffer {
   /// std::vector<T>, ...; exactly size() bytes) into this buffer.
   ///
   /// `stream` is anything a StreamRef is made from (a Stream, a CUstream, ...).
-  template <std::ranges::contiguous_range Range, class S>
-  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>&&
+  template <detail::contiguous_range Range, class S>
+  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>>&&
                std::is_convertible_v<const S&, StreamRef>) void copy_from(const Range& host,
                                                                           const S& stream) {
-    copy_from(std::as_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
-              StreamRef(stream));
+    copy_from(std::as_bytes(std::span(host)), StreamRef(stream));
   }
   /// Copy this buffer into a contiguous host range of trivially copyable elements
   /// (exactly size() bytes).
-  template <std::ranges::contiguous_range Range, class S>
-  requires(std::is_trivially_copyable_v<std::ranges::range_value_t<Range>> &&
-           !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>> &&
+  template <detail::contiguous_range Range, class S>
+  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
+           !std::is_const_v<typename detail::span_of_t<Range>::element_type> &&
            std::is_convertible_v<const S&, StreamRef>) void copy_to(Range&& host,
                                                                     const S& stream) const {
-    copy_to(std::as_writable_bytes(std::span(std::ranges::data(host), std::ranges::size(host))),
-            StreamRef(stream));
+    copy_to(std::as_writable_bytes(std::span(host)), StreamRef(stream));
   }
   /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
   ///

@@ -5,13 +5,13 @@
 // are in green_context.hpp.
 #pragma once
 
+#include <cuwrap/detail/hash.hpp>
 #include <cuwrap/green_context.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cuda.h>
 
 #include <cstddef>
-#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -211,6 +211,6 @@ template <>
 struct std::hash<cuwrap::ContextRef> {
   /// Return the hash of the context's handle.
   std::size_t operator()(const cuwrap::ContextRef& context) const noexcept {
-    return std::hash<const void*>{}(context.handle());
+    return cuwrap::detail::hash_pointer(context.handle());
   }
 };

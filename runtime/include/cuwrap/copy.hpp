@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/detail/ranges.hpp>
 #include <cuwrap/managed_memory.hpp>
 #include <cuwrap/stream.hpp>
 
@@ -17,7 +18,6 @@
 
 #include <cstddef>
 #include <optional>
-#include <ranges>
 #include <span>
 #include <vector>
 
@@ -105,14 +105,14 @@ inline CopySide copy_destination(std::span<std::byte> host) noexcept {
 
 /// A range of copy sources: Buffers, pointers to them, or host byte spans.
 template <class Range>
-concept CopySourceRange = std::ranges::input_range<Range> &&
-    requires(std::ranges::range_reference_t<Range> element) {
+concept CopySourceRange = detail::input_range<Range> &&
+    requires(detail::range_reference_t<Range> element) {
   copy_source(element);
 };
 /// A range of copy destinations: (non-const) Buffers, pointers to them, or host byte spans.
 template <class Range>
-concept CopyDestinationRange = std::ranges::input_range<Range> &&
-    requires(std::ranges::range_reference_t<Range> element) {
+concept CopyDestinationRange = detail::input_range<Range> &&
+    requires(detail::range_reference_t<Range> element) {
   copy_destination(element);
 };
 
@@ -124,8 +124,8 @@ void copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
 template <class Range, class Side>
 std::vector<CopySide> copy_sides(Range&& range, Side side) {
   std::vector<CopySide> sides;
-  if constexpr (std::ranges::sized_range<Range>) {
-    sides.reserve(static_cast<std::size_t>(std::ranges::size(range)));
+  if constexpr (detail::sized_range<Range>) {
+    sides.reserve(static_cast<std::size_t>(detail::range_size(range)));
   }
   for (auto&& element : range) {
     sides.push_back(side(element));

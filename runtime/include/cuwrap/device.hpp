@@ -1,6 +1,7 @@
 // Device: a GPU, identified by its ordinal (cuda.core's Device), and its properties.
 #pragma once
 
+#include <cuwrap/detail/hash.hpp>
 #include <cuwrap/event.hpp>
 #include <cuwrap/stream.hpp>
 
@@ -8,7 +9,7 @@
 
 #include <compare>
 #include <cstddef>
-#include <functional>
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -247,6 +248,6 @@ template <>
 struct std::hash<cuwrap::Device> {
   /// Return the hash of the device's ordinal.
   std::size_t operator()(const cuwrap::Device& device) const noexcept {
-    return std::hash<int>{}(device.device_id());
+    return cuwrap::detail::hash_bits(static_cast<std::uint64_t>(device.device_id()));
   }
 };

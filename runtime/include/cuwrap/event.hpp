@@ -3,12 +3,13 @@
 // Stream::record.
 #pragma once
 
+#include <cuwrap/detail/hash.hpp>
+
 #include <cuda.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
-#include <functional>
 
 namespace cuwrap {
 
@@ -246,6 +247,6 @@ template <>
 struct std::hash<cuwrap::EventRef> {
   /// Return the hash of the handle.
   std::size_t operator()(const cuwrap::EventRef& event) const noexcept {
-    return std::hash<const void*>{}(event.handle_);
+    return cuwrap::detail::hash_pointer(event.handle_);
   }
 };

@@ -12,16 +12,15 @@
 #pragma once
 
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/detail/shared_flag.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/ipc.hpp>
 
 #include <cuda.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -150,7 +149,7 @@ class MemoryPoolAttributes {
   /// View the attributes of `pool` while `open` holds true: what a resource's
   /// attributes() returns, so that a view used after close() throws std::logic_error
   /// instead of handing the driver a destroyed pool.
-  MemoryPoolAttributes(CUmemoryPool pool, std::shared_ptr<const std::atomic<bool>> open) noexcept
+  MemoryPoolAttributes(CUmemoryPool pool, detail::SharedFlag open) noexcept
       : pool_(pool), open_(std::move(open)) {}
 
   /// Return whether freed memory is reused across streams that an event orders.
@@ -190,7 +189,7 @@ class MemoryPoolAttributes {
   CUmemoryPool pool(const char* operation) const;
 
   CUmemoryPool pool_;
-  std::shared_ptr<const std::atomic<bool>> open_;  // null: a view of a caller's handle
+  detail::SharedFlag open_;  // no flag: a view of a caller's handle
 };
 
 /// What a device may do with a memory pool's memory (CUmemAccess_flags).
@@ -360,7 +359,7 @@ class DeviceMemoryResource : public MemoryResource {
   void set_peer_access(std::span<const int> device_ids);
 
   CUmemoryPool pool_ = nullptr;
-  std::shared_ptr<std::atomic<bool>> pool_open_ = std::make_shared<std::atomic<bool>>(true);
+  detail::SharedFlag pool_open_ = detail::SharedFlag::make();
   int device_id_ = 0;
   bool owns_pool_ = false;
   bool ipc_enabled_ = false;
@@ -456,7 +455,7 @@ class PinnedMemoryResource : public MemoryResource {
   CUmemoryPool pool_ = nullptr;
   bool pooled_ = false;  // allocations come from a pool (stays true after close)
   bool ipc_enabled_ = false;
-  std::shared_ptr<std::atomic<bool>> pool_open_ = std::make_shared<std::atomic<bool>>(true);
+  detail::SharedFlag pool_open_ = detail::SharedFlag::make();
   bool closed_ = false;
   int numa_id_ = -1;
   IPCPoolId pool_id_{};

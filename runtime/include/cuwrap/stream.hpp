@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/hash.hpp>
 #include <cuwrap/detail/ref.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/event.hpp>
@@ -12,7 +13,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 
 namespace cuwrap {
 
@@ -106,8 +106,8 @@ class StreamRef {
   ///
   /// Throws std::invalid_argument when its handle is null, as StreamRef(CUstream).
   template <class T>
-  requires detail::kForeignStreamRef<T>
-  StreamRef(const T& other)  // NOLINT(google-explicit-constructor)
+  requires detail::kForeignStreamRef<T> StreamRef(
+      const T& other)  // NOLINT(google-explicit-constructor)
       : StreamRef(static_cast<CUstream>(other.get())) {}
   /// Return another library's stream reference (cuda::stream_ref, with
   /// <cuwrap/cccl.hpp>) to the same handle.
@@ -196,9 +196,7 @@ class StreamRef {
            bits_ == detail::kPerThreadStreamBits;
   }
   /// Return whether both refer to the same CUDA stream handle.
-  friend constexpr bool operator==(StreamRef a, StreamRef b) noexcept {
-    return a.bits_ == b.bits_;
-  }
+  friend constexpr bool operator==(StreamRef a, StreamRef b) noexcept { return a.bits_ == b.bits_; }
 
  protected:
   /// The bits of a closed (or default-constructed, or moved-from) Stream.
@@ -218,7 +216,7 @@ class StreamRef {
     return reinterpret_cast<CUstream>(bits_);
   }
 
-  std::uintptr_t bits_;                          // the CUstream's bits
+  std::uintptr_t bits_;                         // the CUstream's bits
   const detail::StreamState* state_ = nullptr;  // a cuwrap stream's state, else null
 
  private:
@@ -298,8 +296,7 @@ class Stream : public StreamRef {
   friend Stream detail::adopt_stream(CUstream, CUcontext, int,
                                      detail::Ref<const detail::GreenContextState>);
   /// Take over the reference the caller holds on `state` (null for none).
-  Stream(std::uintptr_t bits, const detail::StreamState* state) noexcept
-      : StreamRef(bits, state) {}
+  Stream(std::uintptr_t bits, const detail::StreamState* state) noexcept : StreamRef(bits, state) {}
 };
 
 /// The legacy default stream (CU_STREAM_LEGACY): synchronises with blocking streams.
@@ -363,6 +360,6 @@ template <>
 struct std::hash<cuwrap::StreamRef> {
   /// Return the hash of the handle.
   std::size_t operator()(const cuwrap::StreamRef& stream) const noexcept {
-    return std::hash<std::uintptr_t>{}(stream.bits_);
+    return cuwrap::detail::hash_bits(static_cast<std::uint64_t>(stream.bits_));
   }
 };

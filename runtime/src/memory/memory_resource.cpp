@@ -251,7 +251,7 @@ void MemoryResource::set_detached_deallocate(DetachedDeallocate deallocate) noex
 // ---- MemoryPoolAttributes -----------------------------------------------------------
 
 CUmemoryPool MemoryPoolAttributes::pool(const char* operation) const {
-  if (open_ != nullptr && !open_->load(std::memory_order_acquire)) {
+  if (!open_.is_set()) {
     throw std::logic_error(std::string("MemoryPoolAttributes::") + operation +
                            ": the memory resource these attributes view is closed");
   }
@@ -502,7 +502,7 @@ MemoryPoolAttributes DeviceMemoryResource::attributes() const {
 }
 
 void DeviceMemoryResource::close() noexcept {
-  pool_open_->store(false, std::memory_order_release);
+  pool_open_.clear();
   export_handle_.close();
   const CUmemoryPool pool = std::exchange(pool_, nullptr);
   if (owns_pool_ && pool != nullptr) {
@@ -651,7 +651,7 @@ IPCAllocationHandle PinnedMemoryResource::get_allocation_handle() const {
 
 void PinnedMemoryResource::close() noexcept {
   closed_ = true;
-  pool_open_->store(false, std::memory_order_release);
+  pool_open_.clear();
   if (pool_ != nullptr) {
     detail::report_release_failure(driver::raw::cuMemPoolDestroy(std::exchange(pool_, nullptr)),
                                    "cuMemPoolDestroy", "PinnedMemoryResource");
