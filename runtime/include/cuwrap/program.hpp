@@ -190,7 +190,9 @@ class Program {
   /// and driver versions (program_cache_key()); a hit returns the stored code and log
   /// without compiling, a miss compiles and stores. Files pulled in through
   /// include_path are not part of the key: change define_macro or the name to tell
-  /// the cache that they changed.
+  /// the cache that they changed. C++ with an option that writes a file as a side
+  /// effect (create_pch, time, fdevice_time_trace) throws std::invalid_argument with a
+  /// cache: a hit would not write it.
   ObjectCode compile(TargetType target, std::span<const std::string> name_expressions,
                      std::string* log = nullptr, ProgramCache* cache = nullptr);
   /// Compile to `target` with name expressions written in place:
@@ -260,12 +262,16 @@ class Program {
 /// ProgramOptions::arch is the current device's), the target, the name expressions,
 /// the NVRTC version, for PTX the assembler (nvJitLink and its version, or the
 /// driver's linker) and the driver version. Files pulled in through include_path are
-/// not part of it (as cuda.core's extra_digest: change define_macro or the name).
+/// not part of it (as cuda.core's extra_digest: change define_macro or the name). The
+/// order of the name expressions does not matter, nor, for PTX, the file named by
+/// `time` (the linker is told -time).
 ///
-/// Throws std::invalid_argument, before anything else, for CodeType::Nvvm (not
-/// supported), a target the code type cannot produce (C++: Ptx, Cubin, Ltoir; PTX:
-/// Ptx, Cubin), name expressions with PTX, or an empty name expression; otherwise as
-/// ProgramOptions::to_nvrtc_options() does.
+/// Throws std::invalid_argument, before anything else, for a target the code type
+/// cannot produce (C++: Ptx, Cubin, Ltoir; PTX: Ptx, Cubin; NVVM IR: Ptx, Ltoir), name
+/// expressions with PTX or NVVM IR, an empty name expression, or, for C++, an option
+/// that writes a file as a side effect (create_pch, time, fdevice_time_trace: a cache
+/// hit would skip it); otherwise as ProgramOptions::to_nvrtc_options() (to_nvvm_options()
+/// for NVVM IR) does.
 std::string make_program_cache_key(std::string_view code, CodeType code_type,
                                    const ProgramOptions& options, TargetType target,
                                    std::span<const std::string> name_expressions = {});

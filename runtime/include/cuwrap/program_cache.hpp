@@ -81,7 +81,12 @@ class ProgramCache {
 /// \endcode
 class InMemoryProgramCache final : public ProgramCache {
  public:
-  /// Create an empty cache holding at most `max_bytes`.
+  /// The max_bytes() of a cache without a size cap.
+  static constexpr std::size_t kNoSizeCap = ~std::size_t{0};
+
+  /// Create an empty cache without a size cap (cuda.core's `InMemoryProgramCache()`).
+  InMemoryProgramCache();
+  /// Create an empty cache holding at most `max_bytes` (kNoSizeCap: no cap).
   ///
   /// Throws std::invalid_argument when `max_bytes` is 0.
   explicit InMemoryProgramCache(std::size_t max_bytes);
@@ -95,6 +100,9 @@ class InMemoryProgramCache final : public ProgramCache {
   /// Store `value`; an entry larger than max_bytes() is not stored.
   void put(std::string_view key, std::string_view value) override;
   using ProgramCache::put;
+  /// Remove the entry under `key`; return false when there was none (cuda.core's
+  /// `del cache[key]`, whose KeyError is the false here).
+  bool remove(std::string_view key);
   /// Remove every entry.
   void clear() override;
   /// Return the bytes held (keys and values).
@@ -118,10 +126,12 @@ class InMemoryProgramCache final : public ProgramCache {
 /// that the GPU will run, a directory owned by another user or writable by group or
 /// others is refused. Without a size cap (cuda.core's FileStreamProgramCache default)
 /// entries stay until clear(); with `max_bytes`, the least recently used are evicted
-/// first (by modification time, refreshed on every hit) once the files exceed it. A
-/// directory that
-/// turns out read-only or full makes put() drop the entry and report one warning
-/// through the warning handler (default: one line on stderr).
+/// first (by modification time, refreshed on every hit) once the files exceed it; the
+/// temporary files of writers still at work count towards the cap too (a soft cap). A
+/// directory that turns out read-only or full makes put() drop the entry and report one
+/// warning through the warning handler (default: one line on stderr). Temporary files
+/// left by a writer that died (older than ten minutes) are removed when a cache opens the
+/// directory, by clear() and by eviction.
 ///
 /// Example:
 /// \code
@@ -172,10 +182,20 @@ class FileProgramCache final : public ProgramCache {
   /// Write `value` atomically, then evict past the cap; never throws for I/O failures.
   void put(std::string_view key, std::string_view value) override;
   using ProgramCache::put;
-  /// Remove every entry file.
+  /// Remove the entry file of `key`; return false when there was none (cuda.core's
+  /// `del cache[key]`, whose KeyError is the false here).
+  ///
+  /// Throws std::system_error naming the file when it exists but cannot be removed (a
+  /// directory without write permission): unlike a dropped put(), a remove() that did
+  /// not happen would leave the entry to be served.
+  bool remove(std::string_view key);
+  /// Remove every entry file, and the temporary files of writers that died (those of
+  /// live writers stay, so that their rename still succeeds).
   void clear() override;
   /// Return the total size of the entry files.
   std::size_t size_bytes() const override;
+  /// Return the number of entry files.
+  std::size_t entry_count() const;
   /// Return the directory.
   std::filesystem::path directory() const;
   /// Return the size cap given at construction (kNoSizeCap without one).

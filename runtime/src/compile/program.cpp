@@ -204,6 +204,22 @@ void check_cache_key_inputs(CodeType code_type, TargetType target,
   }
 }
 
+// Refuse the NVRTC options that write a file as a side effect of compiling: a cache hit
+// skips the compile, so the file would silently not be written.
+void check_no_side_effects(const ProgramOptions& options) {
+  const auto refuse = [](bool set, const char* field) {
+    if (set) {
+      throw std::invalid_argument(
+          std::string("make_program_cache_key: ProgramOptions::") + field +
+          " writes a file as a side effect of compiling, which a cache hit would skip; "
+          "compile without a cache");
+    }
+  };
+  refuse(options.create_pch.has_value(), "create_pch");
+  refuse(options.time.has_value(), "time");
+  refuse(options.fdevice_time_trace.has_value(), "fdevice_time_trace");
+}
+
 // A text option must not be empty (NVRTC would read the next option as its value).
 void check_text(const std::optional<std::string>& value, const char* field) {
   if (value && value->empty()) {
@@ -834,17 +850,26 @@ std::string make_program_cache_key(std::string_view code, CodeType code_type,
                                    const ProgramOptions& options, TargetType target,
                                    std::span<const std::string> name_expressions) {
   check_cache_key_inputs(code_type, target, name_expressions);
+  if (code_type == CodeType::Cxx) {
+    check_no_side_effects(options);
+  }
   std::string key = "cuwrap program cache key 1";
   append_field(key, to_key_string(code_type));
   append_field(key, code);
   append_field(key, options.name);
-  for (const std::string& option : code_type == CodeType::Nvvm ? options.to_nvvm_options()
-                                                               : options.to_nvrtc_options()) {
+  for (std::string& option : code_type == CodeType::Nvvm ? options.to_nvvm_options()
+                                                         : options.to_nvrtc_options()) {
+    if (code_type == CodeType::Ptx && option.starts_with("--time=")) {
+      option = "--time";  // the linker is told -time, whatever the file: one output
+    }
     append_field(key, option);
   }
   append_field(key, "target");
   append_field(key, to_string(target));
-  for (const std::string& expression : name_expressions) {
+  // The order of the name expressions changes neither the code nor the lowered names.
+  std::vector<std::string_view> sorted_names(name_expressions.begin(), name_expressions.end());
+  std::sort(sorted_names.begin(), sorted_names.end());
+  for (const std::string_view expression : sorted_names) {
     append_field(key, expression);
   }
   if (code_type == CodeType::Nvvm) {

@@ -37,8 +37,8 @@ using Digest = std::array<unsigned char, 32>;
 
 constexpr std::string_view kMagic = "CUWRAPPC1\n";
 constexpr std::string_view kTempPrefix = ".tmp-";
-// Temporary files older than this are left over by a writer that died; eviction removes
-// them (a live writer renames its file within milliseconds).
+// Temporary files older than this are left over by a writer that died; opening a cache,
+// clear() and eviction remove them (a live writer renames its file within milliseconds).
 constexpr auto kStaleTempAge = std::chrono::minutes(10);
 
 // ---- SHA-256 from libcrypto ------------------------------------------------------
@@ -272,6 +272,29 @@ void check_private_directory(const std::filesystem::path& dir) {
   }
 }
 
+// Remove `item`, a temporary file, when its writer died before the rename (it is older
+// than kStaleTempAge); return its size when it stays (a writer at work), else 0.
+std::size_t sweep_temp_file(const std::filesystem::directory_entry& item,
+                            std::filesystem::file_time_type stale_before) {
+  std::error_code ec;
+  const auto time = item.last_write_time(ec);
+  if (ec) {
+    return 0;  // renamed or removed meanwhile
+  }
+  if (time < stale_before) {
+    std::filesystem::remove(item.path(), ec);
+    return 0;
+  }
+  const std::uintmax_t size = item.file_size(ec);
+  return ec ? 0 : static_cast<std::size_t>(size);
+}
+
+bool is_temp_name(const std::string& name) { return name.starts_with(kTempPrefix); }
+
+std::filesystem::file_time_type stale_temp_time() {
+  return std::filesystem::file_time_type::clock::now() - kStaleTempAge;
+}
+
 void default_warning(const std::string& message) {
   std::cerr << "cuwrap: warning: " << message << '\n';
 }
@@ -290,6 +313,8 @@ struct InMemoryProgramCache::State {
   std::unordered_map<std::string_view, std::list<Entry>::iterator> index;
   mutable std::mutex mutex;
 };
+
+InMemoryProgramCache::InMemoryProgramCache() : InMemoryProgramCache(kNoSizeCap) {}
 
 InMemoryProgramCache::InMemoryProgramCache(std::size_t max_bytes) : max_bytes_(max_bytes) {
   if (max_bytes_ == 0) {
@@ -327,6 +352,19 @@ void InMemoryProgramCache::put(std::string_view key, std::string_view value) {
   state_->index.emplace(state_->entries.front().key, state_->entries.begin());
   state_->bytes += size;
   evict_locked();
+}
+
+bool InMemoryProgramCache::remove(std::string_view key) {
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  const auto found = state_->index.find(key);
+  if (found == state_->index.end()) {
+    return false;
+  }
+  const auto entry = found->second;
+  state_->bytes -= entry->key.size() + entry->value.size();
+  state_->index.erase(found);
+  state_->entries.erase(entry);
+  return true;
 }
 
 void InMemoryProgramCache::evict_locked() {
@@ -405,6 +443,14 @@ FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_by
     }
   }
   check_private_directory(state_->dir);
+  // Temporary files of writers that died would otherwise stay forever without a cap.
+  std::error_code list_ec;
+  const auto stale_before = stale_temp_time();
+  for (const auto& item : std::filesystem::directory_iterator(state_->dir, list_ec)) {
+    if (is_temp_name(item.path().filename().string())) {
+      static_cast<void>(sweep_temp_file(item, stale_before));
+    }
+  }
 }
 
 std::filesystem::path FileProgramCache::entry_path(std::string_view key) const {
@@ -479,15 +525,14 @@ void FileProgramCache::evict() {
   std::vector<File> files;
   std::size_t total = 0;
   std::error_code ec;
-  const auto stale_before = std::filesystem::file_time_type::clock::now() - kStaleTempAge;
+  const auto stale_before = stale_temp_time();
   for (const auto& item : std::filesystem::directory_iterator(state_->dir, ec)) {
     const std::string name = item.path().filename().string();
     std::error_code item_ec;
-    if (name.starts_with(kTempPrefix)) {
-      // A temporary file this old belongs to a writer that died before its rename.
-      if (item.last_write_time(item_ec) < stale_before && !item_ec) {
-        std::filesystem::remove(item.path(), item_ec);
-      }
+    if (is_temp_name(name)) {
+      // A writer's file at work takes disk space too: the cap counts it (it cannot be
+      // evicted, so entries go instead).
+      total += sweep_temp_file(item, stale_before);
       continue;
     }
     if (!is_entry_name(name) || !item.is_regular_file(item_ec)) {
@@ -515,14 +560,43 @@ void FileProgramCache::evict() {
   }
 }
 
+bool FileProgramCache::remove(std::string_view key) {
+  const std::filesystem::path path = entry_path(key);
+  if (::unlink(path.c_str()) == 0) {
+    return true;
+  }
+  if (errno == ENOENT) {
+    return false;
+  }
+  throw std::system_error(errno, std::generic_category(),
+                          "FileProgramCache::remove: cannot remove '" + path.string() + "'");
+}
+
 void FileProgramCache::clear() {
   std::error_code ec;
+  const auto stale_before = stale_temp_time();
   for (const auto& item : std::filesystem::directory_iterator(state_->dir, ec)) {
-    if (is_entry_name(item.path().filename().string())) {
+    const std::string name = item.path().filename().string();
+    if (is_entry_name(name)) {
       std::error_code remove_ec;
       std::filesystem::remove(item.path(), remove_ec);
+    } else if (is_temp_name(name)) {
+      // Only those of writers that died: a live writer's rename must still succeed.
+      static_cast<void>(sweep_temp_file(item, stale_before));
     }
   }
+}
+
+std::size_t FileProgramCache::entry_count() const {
+  std::size_t count = 0;
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(state_->dir, ec)) {
+    std::error_code item_ec;
+    if (is_entry_name(item.path().filename().string()) && item.is_regular_file(item_ec)) {
+      ++count;
+    }
+  }
+  return count;
 }
 
 std::size_t FileProgramCache::size_bytes() const {
