@@ -13,11 +13,11 @@
 // header's enums come from <cuwrap/{{NS}}_enums.hpp>.
 {{#OUT_OF_LINE_DEFINITIONS}}
 //
-// Most typed forms are declared here and compiled once, into the library: their
-// definitions follow each declaration under {{DEFINE_MACRO}}, which only the
-// library's src/{{NS}}.cpp defines (so that including this header stays cheap). The forms
-// whose body depends on the including code (the per-thread default stream) and the
-// templates are inline.
+// Most typed forms are declared here and compiled once, into the library, so that
+// including this header stays cheap; code that wants them inline (no call in between)
+// defines CUWRAP_INLINE_BINDINGS before including it (see below). The forms whose body
+// depends on the including code (the per-thread default stream) and the templates are
+// always inline; so are the raw:: forms.
 {{/OUT_OF_LINE_DEFINITIONS}}
 #pragma once
 {{BLANK_LINE}}
@@ -30,7 +30,7 @@
 {{#JIT_INCLUDE}}
 #include <cuwrap/jit_options.hpp>
 {{#OUT_OF_LINE_DEFINITIONS}}
-#ifdef {{DEFINE_MACRO}}
+#if defined({{DEFINE_MACRO}}) || defined(CUWRAP_INLINE_BINDINGS)
 #include <cuwrap/detail/jit_call.hpp>
 #endif
 {{/OUT_OF_LINE_DEFINITIONS}}
@@ -56,6 +56,29 @@
 // a deprecated wrapper should warn.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+{{#OUT_OF_LINE_DEFINITIONS}}
+{{BLANK_LINE}}
+// How the typed forms declared out of line are compiled: once, into the library (its
+// src/{{NS}}.cpp defines {{DEFINE_MACRO}}), or, where the including code defines
+// CUWRAP_INLINE_BINDINGS, inline in that code, in the inline namespace
+// cuwrap::{{NS}}::inline_bindings (functions of their own, no clash with the library's).
+#if defined({{DEFINE_MACRO}})
+#define CUWRAP_{{NS_UPPER}}_BEGIN_FORM
+#define CUWRAP_{{NS_UPPER}}_END_FORM
+#define CUWRAP_{{NS_UPPER}}_BODIES 1
+#define CUWRAP_{{NS_UPPER}}_INLINE
+#elif defined(CUWRAP_INLINE_BINDINGS)
+#define CUWRAP_{{NS_UPPER}}_BEGIN_FORM inline namespace inline_bindings {
+#define CUWRAP_{{NS_UPPER}}_END_FORM }
+#define CUWRAP_{{NS_UPPER}}_BODIES 1
+#define CUWRAP_{{NS_UPPER}}_INLINE inline
+#else
+#define CUWRAP_{{NS_UPPER}}_BEGIN_FORM
+#define CUWRAP_{{NS_UPPER}}_END_FORM
+#define CUWRAP_{{NS_UPPER}}_BODIES 0
+#define CUWRAP_{{NS_UPPER}}_INLINE
+#endif
+{{/OUT_OF_LINE_DEFINITIONS}}
 {{BLANK_LINE}}
 namespace cuwrap::{{NS}} {
 {{#KEY_TRAITS}}
@@ -88,6 +111,9 @@ struct {{NAME}}_result {
 };
 {{BLANK_LINE}}
 {{/AGGREGATE}}
+{{#OUT_OF_LINE}}
+CUWRAP_{{NS_UPPER}}_BEGIN_FORM
+{{/OUT_OF_LINE}}
 /// \brief {{BRIEF}}
 {{#DEPRECATED}}
 [[deprecated]]
@@ -97,8 +123,8 @@ struct {{NAME}}_result {
 {{/ANSWER}}
 {{#OUT_OF_LINE}}
 {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}});
-#ifdef {{DEFINE_MACRO}}
-{{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+#if CUWRAP_{{NS_UPPER}}_BODIES
+CUWRAP_{{NS_UPPER}}_INLINE {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
 {{/OUT_OF_LINE}}
 {{#INLINE}}
 inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
@@ -137,7 +163,8 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{/STRING}}
 }
 {{#OUT_OF_LINE}}
-#endif  // {{DEFINE_MACRO}}
+#endif
+CUWRAP_{{NS_UPPER}}_END_FORM
 {{/OUT_OF_LINE}}
 {{/TYPED}}
 {{#SECOND}}
@@ -151,6 +178,9 @@ struct {{RESULT_NAME}} {
 };
 {{BLANK_LINE}}
 {{/AGGREGATE}}
+{{#OUT_OF_LINE}}
+CUWRAP_{{NS_UPPER}}_BEGIN_FORM
+{{/OUT_OF_LINE}}
 /// \brief {{BRIEF}}
 ///
 /// Typed form ({{RULE}}); the form above stays for callers holding raw arrays.
@@ -162,8 +192,8 @@ template <{{ENUM}} Key>
 {{/DEPRECATED}}
 {{#OUT_OF_LINE}}
 {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}});
-#ifdef {{DEFINE_MACRO}}
-{{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+#if CUWRAP_{{NS_UPPER}}_BODIES
+CUWRAP_{{NS_UPPER}}_INLINE {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
 {{/OUT_OF_LINE}}
 {{#INLINE}}
 inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
@@ -215,11 +245,15 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{/RETURN_ALL}}
 }
 {{#OUT_OF_LINE}}
-#endif  // {{DEFINE_MACRO}}
+#endif
+CUWRAP_{{NS_UPPER}}_END_FORM
 {{/OUT_OF_LINE}}
 {{/SECOND}}
 {{#JIT_OVERLOAD}}
 {{BLANK_LINE}}
+{{#OUT_OF_LINE}}
+CUWRAP_{{NS_UPPER}}_BEGIN_FORM
+{{/OUT_OF_LINE}}
 /// \brief {{BRIEF}}
 ///
 /// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
@@ -229,8 +263,8 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
 {{/DEPRECATED}}
 {{#OUT_OF_LINE}}
 {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}});
-#ifdef {{DEFINE_MACRO}}
-{{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+#if CUWRAP_{{NS_UPPER}}_BODIES
+CUWRAP_{{NS_UPPER}}_INLINE {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
 {{/OUT_OF_LINE}}
 {{#INLINE}}
 inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
@@ -238,7 +272,8 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
   return ::cuwrap::{{NS}}::{{NAME}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}});
 }
 {{#OUT_OF_LINE}}
-#endif  // {{DEFINE_MACRO}}
+#endif
+CUWRAP_{{NS_UPPER}}_END_FORM
 {{/OUT_OF_LINE}}
 {{/JIT_OVERLOAD}}
 {{#PLURAL}}
@@ -266,13 +301,16 @@ inline std::tuple<{{VALUE_TYPES}}> {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator
 {{/PLURAL}}
 {{#ONE_CALL}}
 {{BLANK_LINE}}
+{{#OUT_OF_LINE}}
+CUWRAP_{{NS_UPPER}}_BEGIN_FORM
+{{/OUT_OF_LINE}}
 /// \brief {{BRIEF}}
 ///
 /// One call: sizes the result with {{SIZE_FUNCTION}} and returns all of it.
 {{#OUT_OF_LINE}}
 {{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}});
-#ifdef {{DEFINE_MACRO}}
-{{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
+#if CUWRAP_{{NS_UPPER}}_BODIES
+CUWRAP_{{NS_UPPER}}_INLINE {{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
 {{/OUT_OF_LINE}}
 {{#INLINE}}
 inline {{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT_separator}}{{/INPUT}}) {
@@ -289,7 +327,8 @@ inline {{#TEXT}}std::string{{/TEXT}}{{#BINARY}}std::vector<char>{{/BINARY}} {{NA
   return {{BUFFER}};
 }
 {{#OUT_OF_LINE}}
-#endif  // {{DEFINE_MACRO}}
+#endif
+CUWRAP_{{NS_UPPER}}_END_FORM
 {{/OUT_OF_LINE}}
 {{/ONE_CALL}}
 {{/FUNCTION}}

@@ -10,12 +10,6 @@
 // cuwrap::{{NS}}::raw::f has f's C signature and returns its status; it calls the entry
 // point that cuwrap/detail/loader.hpp resolves on first use. <cuwrap/{{NS}}.hpp>
 // includes this header and adds the typed forms.
-{{#OUT_OF_LINE_DEFINITIONS}}
-//
-// Most raw forms are declared here and compiled once, into the library (their
-// definitions follow under {{DEFINE_MACRO}}, which only src/{{NS}}.cpp defines); those
-// of the per-thread default stream and the variadic ones are inline.
-{{/OUT_OF_LINE_DEFINITIONS}}
 #pragma once
 {{BLANK_LINE}}
 #include <{{HEADER}}>
@@ -38,23 +32,13 @@ template <class... Args>
 {{#DEPRECATED}}
 [[deprecated]]
 {{/DEPRECATED}}
-{{#RAW_OUT_OF_LINE}}
-{{RETURN_TYPE}} {{NAME}}({{#PARAM}}{{DECL}}{{#PARAM_separator}}, {{/PARAM_separator}}{{/PARAM}}{{#VARIADIC}}, Args... args{{/VARIADIC}}) noexcept;
-#ifdef {{DEFINE_MACRO}}
-{{RETURN_TYPE}} {{NAME}}({{#PARAM}}{{DECL}}{{#PARAM_separator}}, {{/PARAM_separator}}{{/PARAM}}{{#VARIADIC}}, Args... args{{/VARIADIC}}) noexcept {
-{{/RAW_OUT_OF_LINE}}
-{{#RAW_INLINE}}
 inline {{RETURN_TYPE}} {{NAME}}({{#PARAM}}{{DECL}}{{#PARAM_separator}}, {{/PARAM_separator}}{{/PARAM}}{{#VARIADIC}}, Args... args{{/VARIADIC}}) noexcept {
-{{/RAW_INLINE}}
   auto* {{FN}} = reinterpret_cast<decltype(::{{ENTRY}})*>(::cuwrap::detail::try_entry({{#PER_THREAD}}::cuwrap::detail::kPerThreadDefaultStream ? ::cuwrap::detail::g_{{SLOTS}}_ptds_slots[{{INDEX}}] : {{/PER_THREAD}}::cuwrap::detail::g_{{SLOTS}}_slots[{{INDEX}}], ::cuwrap::detail::Library::{{LIBRARY}}, {{INDEX}}{{#PER_THREAD}}, ::cuwrap::detail::kPerThreadDefaultStream{{/PER_THREAD}}));
   if ({{FN}} == nullptr) {
     return{{#LOAD_FAILURE}} {{VALUE}}{{/LOAD_FAILURE}};
   }
   return {{FN}}({{#PARAM}}{{NAME}}{{#PARAM_separator}}, {{/PARAM_separator}}{{/PARAM}}{{#VARIADIC}}, args...{{/VARIADIC}});
 }
-{{#RAW_OUT_OF_LINE}}
-#endif  // {{DEFINE_MACRO}}
-{{/RAW_OUT_OF_LINE}}
 {{/FUNCTION}}
 {{BLANK_LINE}}
 }  // namespace raw

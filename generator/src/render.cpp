@@ -68,11 +68,12 @@ void fill_params(Dict& parent, const char* section, const std::vector<Param>& pa
 }
 
 // Where a typed form's body goes: in the header, `inline` (INLINE), or out of line
-// (OUT_OF_LINE): declared in the header, its definition kept there under the library's
-// DEFINE_MACRO, which only the library's generated source defines. Out of line is what
-// keeps <cuwrap/NS.hpp> cheap to include (docs/performance.md); a form whose body
-// depends on the including translation unit (the per-thread default stream) or that is
-// a template stays inline.
+// (OUT_OF_LINE): declared in the header, its definition kept there for the library's
+// generated source (which defines DEFINE_MACRO) and for code that asks for inline
+// bodies (CUWRAP_INLINE_BINDINGS: then inline, in the inline namespace inline_bindings).
+// Out of line is what keeps <cuwrap/NS.hpp> cheap to include (docs/performance.md); a
+// form whose body depends on the including translation unit (the per-thread default
+// stream) or that is a template stays inline.
 void show_linkage(Dict& form, bool out_of_line) {
   form.ShowSection(out_of_line ? "OUT_OF_LINE" : "INLINE");
 }
@@ -545,8 +546,6 @@ void fill_function(Dict& lib, const LibraryPlan& library, const FunctionPlan& pl
   // A library whose header needs system headers (cudaGL.h, cudaEGL.h) keeps its forms
   // inline: its source compiles without them.
   const bool out_of_line = !per_thread && library.config.system_headers.empty();
-  // The raw form likewise (a variadic one is a template).
-  d->ShowSection(out_of_line && !f.variadic ? "RAW_OUT_OF_LINE" : "RAW_INLINE");
   if (f.deprecated) {
     d->ShowSection("DEPRECATED");
   }
@@ -590,6 +589,7 @@ void fill_common(Dict& d, const Plan& plan, const LibraryPlan& library) {
   std::string upper = c.ns;
   std::transform(upper.begin(), upper.end(), upper.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  d.SetValue("NS_UPPER", upper);
   d.SetValue("DEFINE_MACRO", "CUWRAP_DEFINE_" + upper + "_FUNCTIONS");
   if (c.system_headers.empty()) {
     d.ShowSection("OUT_OF_LINE_DEFINITIONS");  // see show_linkage

@@ -96,18 +96,14 @@ TEST(Render, DriverHeadersSplitRawTypedAndEnums) {
     EXPECT_TRUE(has(*text, "#include <cuda.h>"));
   }
   // The raw header: C signatures, status returned, nothing typed, no container header.
-  // Declared, and defined under the library's macro (compiled once, into the library).
   EXPECT_TRUE(has(raw,
-                  "/// \\brief Allocates device memory\nCUresult cuMemAlloc(CUdeviceptr* dptr, "
-                  "size_t bytesize) noexcept;\n#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS\nCUresult "
-                  "cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) noexcept {"));
+                  "/// \\brief Allocates device memory\ninline CUresult cuMemAlloc(CUdeviceptr* "
+                  "dptr, size_t bytesize) noexcept {"));
   EXPECT_TRUE(has(raw, "return CUDA_ERROR_NOT_FOUND;"));
   EXPECT_TRUE(has(raw,
                   "template <class... Args>\ninline CUresult cuLogMessage(const char* format, "
                   "Args... args) noexcept"));
   EXPECT_FALSE(has(raw, "CUdeviceptr cuMemAlloc(size_t bytesize)"));
-  // A raw form of the per-thread default stream stays inline: the including code decides.
-  EXPECT_TRUE(has(raw, "inline CUresult cuStreamQuery(CUstream hStream) noexcept {"));
   EXPECT_FALSE(has(raw, "_result"));
   EXPECT_FALSE(has(raw, "::cuwrap::detail::check("));
   EXPECT_FALSE(has(raw, "to_string"));
@@ -119,10 +115,16 @@ TEST(Render, DriverHeadersSplitRawTypedAndEnums) {
   EXPECT_TRUE(has(h, "#include <cuwrap/driver_raw.hpp>"));
   EXPECT_TRUE(has(h, "#include <cuwrap/driver_enums.hpp>"));
   EXPECT_FALSE(has(h, "noexcept {")) << "a raw form leaked into the typed header";
+  // Declared; defined for the library's source and for code that asks for inline forms.
   EXPECT_TRUE(has(h,
-                  "CUdeviceptr cuMemAlloc(size_t bytesize);\n#ifdef "
-                  "CUWRAP_DEFINE_DRIVER_FUNCTIONS\nCUdeviceptr cuMemAlloc(size_t bytesize) {"));
+                  "CUWRAP_DRIVER_BEGIN_FORM\n/// \\brief Allocates device memory\nCUdeviceptr "
+                  "cuMemAlloc(size_t bytesize);\n#if CUWRAP_DRIVER_BODIES\nCUWRAP_DRIVER_INLINE "
+                  "CUdeviceptr cuMemAlloc(size_t bytesize) {"));
+  EXPECT_TRUE(has(h, "#elif defined(CUWRAP_INLINE_BINDINGS)\n#define CUWRAP_DRIVER_BEGIN_FORM "
+                     "inline namespace inline_bindings {"));
   EXPECT_FALSE(has(h, "inline CUdeviceptr cuMemAlloc"));
+  // A form of the per-thread default stream stays inline: the including code decides.
+  EXPECT_TRUE(has(h, "inline bool cuStreamQuery(CUstream hStream) {"));
   EXPECT_TRUE(has(h, "::cuwrap::detail::check(fn(&dptr, bytesize), \"cuMemAlloc\");"));
   EXPECT_TRUE(has(h, "g_driver_slots[0], ::cuwrap::detail::Library::Driver, 0)"));
   // Several outputs: an aggregate named after the C parameters.

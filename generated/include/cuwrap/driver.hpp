@@ -5,11 +5,11 @@
 // that cuwrap/detail/loader.hpp resolves on first use. to_string and operator<< of the
 // header's enums come from <cuwrap/driver_enums.hpp>.
 //
-// Most typed forms are declared here and compiled once, into the library: their
-// definitions follow each declaration under CUWRAP_DEFINE_DRIVER_FUNCTIONS, which only the
-// library's src/driver.cpp defines (so that including this header stays cheap). The forms
-// whose body depends on the including code (the per-thread default stream) and the
-// templates are inline.
+// Most typed forms are declared here and compiled once, into the library, so that
+// including this header stays cheap; code that wants them inline (no call in between)
+// defines CUWRAP_INLINE_BINDINGS before including it (see below). The forms whose body
+// depends on the including code (the per-thread default stream) and the templates are
+// always inline; so are the raw:: forms.
 #pragma once
 
 #include <cuda.h>
@@ -19,7 +19,7 @@
 #include <cuwrap/driver_enums.hpp>
 #include <cuwrap/driver_raw.hpp>
 #include <cuwrap/jit_options.hpp>
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#if defined(CUWRAP_DEFINE_DRIVER_FUNCTIONS) || defined(CUWRAP_INLINE_BINDINGS)
 #include <cuwrap/detail/jit_call.hpp>
 #endif
 #include <cuwrap/kernel_arguments.hpp>
@@ -39,6 +39,27 @@
 // a deprecated wrapper should warn.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+// How the typed forms declared out of line are compiled: once, into the library (its
+// src/driver.cpp defines CUWRAP_DEFINE_DRIVER_FUNCTIONS), or, where the including code defines
+// CUWRAP_INLINE_BINDINGS, inline in that code, in the inline namespace
+// cuwrap::driver::inline_bindings (functions of their own, no clash with the library's).
+#if defined(CUWRAP_DEFINE_DRIVER_FUNCTIONS)
+#define CUWRAP_DRIVER_BEGIN_FORM
+#define CUWRAP_DRIVER_END_FORM
+#define CUWRAP_DRIVER_BODIES 1
+#define CUWRAP_DRIVER_INLINE
+#elif defined(CUWRAP_INLINE_BINDINGS)
+#define CUWRAP_DRIVER_BEGIN_FORM inline namespace inline_bindings {
+#define CUWRAP_DRIVER_END_FORM }
+#define CUWRAP_DRIVER_BODIES 1
+#define CUWRAP_DRIVER_INLINE inline
+#else
+#define CUWRAP_DRIVER_BEGIN_FORM
+#define CUWRAP_DRIVER_END_FORM
+#define CUWRAP_DRIVER_BODIES 0
+#define CUWRAP_DRIVER_INLINE
+#endif
 
 namespace cuwrap::driver {
 
@@ -324,103 +345,121 @@ struct CUcoredumpSettings_value<CU_COREDUMP_GENERATION_FLAGS> {
   using type = int;  ///< the value's type
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the string description of an error code
 const char* cuGetErrorString(CUresult error);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-const char* cuGetErrorString(CUresult error) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE const char* cuGetErrorString(CUresult error) {
   auto* fn = reinterpret_cast<decltype(::cuGetErrorString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[0], ::cuwrap::detail::Library::Driver, 0));
   const char* pStr{};
   ::cuwrap::detail::check(fn(error, &pStr), "cuGetErrorString");
   return pStr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the string representation of an error code enum name
 const char* cuGetErrorName(CUresult error);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-const char* cuGetErrorName(CUresult error) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE const char* cuGetErrorName(CUresult error) {
   auto* fn = reinterpret_cast<decltype(::cuGetErrorName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[1], ::cuwrap::detail::Library::Driver, 1));
   const char* pStr{};
   ::cuwrap::detail::check(fn(error, &pStr), "cuGetErrorName");
   return pStr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Initialize the CUDA driver API
 void cuInit(unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuInit(unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuInit(unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuInit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[2], ::cuwrap::detail::Library::Driver, 2));
   ::cuwrap::detail::check(fn(Flags), "cuInit");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the latest CUDA version supported by driver
 int cuDriverGetVersion();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuDriverGetVersion() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuDriverGetVersion() {
   auto* fn = reinterpret_cast<decltype(::cuDriverGetVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[3], ::cuwrap::detail::Library::Driver, 3));
   int driverVersion{};
   ::cuwrap::detail::check(fn(&driverVersion), "cuDriverGetVersion");
   return driverVersion;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a handle to a compute device
 CUdevice cuDeviceGet(int ordinal);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevice cuDeviceGet(int ordinal) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevice cuDeviceGet(int ordinal) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGet)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[4], ::cuwrap::detail::Library::Driver, 4));
   CUdevice device{};
   ::cuwrap::detail::check(fn(&device, ordinal), "cuDeviceGet");
   return device;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the number of compute-capable devices
 int cuDeviceGetCount();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuDeviceGetCount() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuDeviceGetCount() {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[5], ::cuwrap::detail::Library::Driver, 5));
   int count{};
   ::cuwrap::detail::check(fn(&count), "cuDeviceGetCount");
   return count;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns an identifier string for the device
 std::string cuDeviceGetName(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-std::string cuDeviceGetName(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE std::string cuDeviceGetName(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[6], ::cuwrap::detail::Library::Driver, 6));
   std::string name(256, '\0');
   ::cuwrap::detail::check(fn(name.data(), static_cast<int>(name.size()), dev), "cuDeviceGetName");
   name.resize(std::char_traits<char>::length(name.c_str()));
   return name;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Return an UUID for the device
 CUuuid cuDeviceGetUuid(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUuuid cuDeviceGetUuid(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUuuid cuDeviceGetUuid(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetUuid)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[7], ::cuwrap::detail::Library::Driver, 7));
   CUuuid uuid{};
   ::cuwrap::detail::check(fn(&uuid, dev), "cuDeviceGetUuid");
   return uuid;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Return an LUID and device node mask for the device
 unsigned int cuDeviceGetLuid(char* luid, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned int cuDeviceGetLuid(char* luid, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned int cuDeviceGetLuid(char* luid, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetLuid)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[8], ::cuwrap::detail::Library::Driver, 8));
   unsigned int deviceNodeMask{};
   ::cuwrap::detail::check(fn(luid, &deviceNodeMask, dev), "cuDeviceGetLuid");
   return deviceNodeMask;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuDeviceGetLuid's typed form, named after its C parameters.
 struct cuDeviceGetLuid_result {
@@ -428,146 +467,172 @@ struct cuDeviceGetLuid_result {
   unsigned int deviceNodeMask;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Return an LUID and device node mask for the device
 ///
 /// Typed form (fixed-size output luid); the form above stays for callers holding raw arrays.
 cuDeviceGetLuid_result cuDeviceGetLuid(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuDeviceGetLuid_result cuDeviceGetLuid(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuDeviceGetLuid_result cuDeviceGetLuid(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetLuid)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[8], ::cuwrap::detail::Library::Driver, 8));
   std::array<char, 8> luid{};
   unsigned int deviceNodeMask{};
   ::cuwrap::detail::check(fn(luid.data(), &deviceNodeMask, dev), "cuDeviceGetLuid");
   return { std::move(luid), std::move(deviceNodeMask) };
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the total amount of memory on the device
 size_t cuDeviceTotalMem(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-size_t cuDeviceTotalMem(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE size_t cuDeviceTotalMem(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceTotalMem)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[9], ::cuwrap::detail::Library::Driver, 9));
   size_t bytes{};
   ::cuwrap::detail::check(fn(&bytes, dev), "cuDeviceTotalMem");
   return bytes;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
 size_t cuDeviceGetTexture1DLinearMaxWidth(CUarray_format format, unsigned int numChannels, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-size_t cuDeviceGetTexture1DLinearMaxWidth(CUarray_format format, unsigned int numChannels, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE size_t cuDeviceGetTexture1DLinearMaxWidth(CUarray_format format, unsigned int numChannels, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetTexture1DLinearMaxWidth)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[10], ::cuwrap::detail::Library::Driver, 10));
   size_t maxWidthInElements{};
   ::cuwrap::detail::check(fn(&maxWidthInElements, format, numChannels, dev), "cuDeviceGetTexture1DLinearMaxWidth");
   return maxWidthInElements;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns information about the device
 int cuDeviceGetAttribute(CUdevice_attribute attrib, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuDeviceGetAttribute(CUdevice_attribute attrib, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuDeviceGetAttribute(CUdevice_attribute attrib, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[11], ::cuwrap::detail::Library::Driver, 11));
   int pi{};
   ::cuwrap::detail::check(fn(&pi, attrib, dev), "cuDeviceGetAttribute");
   return pi;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Queries details about atomic operations supported between the device and host.
 void cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetHostAtomicCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[12], ::cuwrap::detail::Library::Driver, 12));
   ::cuwrap::detail::check(fn(capabilities, operations, count, dev), "cuDeviceGetHostAtomicCapabilities");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Queries details about atomic operations supported between the device and host.
 ///
 /// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
 std::vector<unsigned int> cuDeviceGetHostAtomicCapabilities(std::span<CUatomicOperation const> operations, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-std::vector<unsigned int> cuDeviceGetHostAtomicCapabilities(std::span<CUatomicOperation const> operations, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE std::vector<unsigned int> cuDeviceGetHostAtomicCapabilities(std::span<CUatomicOperation const> operations, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetHostAtomicCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[12], ::cuwrap::detail::Library::Driver, 12));
   std::vector<unsigned int> capabilities(operations.size());
   ::cuwrap::detail::check(fn(capabilities.data(), const_cast<const CUatomicOperation*>(operations.data()), static_cast<unsigned int>(operations.size()), dev), "cuDeviceGetHostAtomicCapabilities");
   return capabilities;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Return NvSciSync attributes that this device can support.
 void cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice dev, int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice dev, int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice dev, int flags) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetNvSciSyncAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[13], ::cuwrap::detail::Library::Driver, 13));
   ::cuwrap::detail::check(fn(nvSciSyncAttrList, dev, flags), "cuDeviceGetNvSciSyncAttributes");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the current memory pool of a device
 void cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceSetMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[14], ::cuwrap::detail::Library::Driver, 14));
   ::cuwrap::detail::check(fn(dev, pool), "cuDeviceSetMemPool");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the current mempool for a device
 CUmemoryPool cuDeviceGetMemPool(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemoryPool cuDeviceGetMemPool(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemoryPool cuDeviceGetMemPool(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[15], ::cuwrap::detail::Library::Driver, 15));
   CUmemoryPool pool{};
   ::cuwrap::detail::check(fn(&pool, dev), "cuDeviceGetMemPool");
   return pool;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the default mempool of a device
 CUmemoryPool cuDeviceGetDefaultMemPool(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemoryPool cuDeviceGetDefaultMemPool(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemoryPool cuDeviceGetDefaultMemPool(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetDefaultMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[16], ::cuwrap::detail::Library::Driver, 16));
   CUmemoryPool pool_out{};
   ::cuwrap::detail::check(fn(&pool_out, dev), "cuDeviceGetDefaultMemPool");
   return pool_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns information about the execution affinity support of the device.
 int cuDeviceGetExecAffinitySupport(CUexecAffinityType type, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuDeviceGetExecAffinitySupport(CUexecAffinityType type, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuDeviceGetExecAffinitySupport(CUexecAffinityType type, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetExecAffinitySupport)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[17], ::cuwrap::detail::Library::Driver, 17));
   int pi{};
   ::cuwrap::detail::check(fn(&pi, type, dev), "cuDeviceGetExecAffinitySupport");
   return pi;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Blocks until remote writes are visible to the specified scope
 void cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) {
   auto* fn = reinterpret_cast<decltype(::cuFlushGPUDirectRDMAWrites)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[18], ::cuwrap::detail::Library::Driver, 18));
   ::cuwrap::detail::check(fn(target, scope), "cuFlushGPUDirectRDMAWrites");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns properties for a selected device
 [[deprecated]]
 CUdevprop cuDeviceGetProperties(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevprop cuDeviceGetProperties(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevprop cuDeviceGetProperties(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetProperties)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[19], ::cuwrap::detail::Library::Driver, 19));
   CUdevprop prop{};
   ::cuwrap::detail::check(fn(&prop, dev), "cuDeviceGetProperties");
   return prop;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuDeviceComputeCapability, named after its C parameters (structured bindings work).
 struct cuDeviceComputeCapability_result {
@@ -575,46 +640,54 @@ struct cuDeviceComputeCapability_result {
   int minor;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the compute capability of the device
 [[deprecated]]
 cuDeviceComputeCapability_result cuDeviceComputeCapability(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuDeviceComputeCapability_result cuDeviceComputeCapability(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuDeviceComputeCapability_result cuDeviceComputeCapability(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceComputeCapability)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[20], ::cuwrap::detail::Library::Driver, 20));
   cuDeviceComputeCapability_result result{};
   ::cuwrap::detail::check(fn(&result.major, &result.minor, dev), "cuDeviceComputeCapability");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Retain the primary context on the GPU
 CUcontext cuDevicePrimaryCtxRetain(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUcontext cuDevicePrimaryCtxRetain(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUcontext cuDevicePrimaryCtxRetain(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxRetain)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[21], ::cuwrap::detail::Library::Driver, 21));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx, dev), "cuDevicePrimaryCtxRetain");
   return pctx;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Release the primary context on the GPU
 void cuDevicePrimaryCtxRelease(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDevicePrimaryCtxRelease(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDevicePrimaryCtxRelease(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxRelease)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[22], ::cuwrap::detail::Library::Driver, 22));
   ::cuwrap::detail::check(fn(dev), "cuDevicePrimaryCtxRelease");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Set flags for the primary context
 void cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxSetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[23], ::cuwrap::detail::Library::Driver, 23));
   ::cuwrap::detail::check(fn(dev, flags), "cuDevicePrimaryCtxSetFlags");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuDevicePrimaryCtxGetState, named after its C parameters (structured bindings work).
 struct cuDevicePrimaryCtxGetState_result {
@@ -622,207 +695,247 @@ struct cuDevicePrimaryCtxGetState_result {
   int active;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get the state of the primary context
 cuDevicePrimaryCtxGetState_result cuDevicePrimaryCtxGetState(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuDevicePrimaryCtxGetState_result cuDevicePrimaryCtxGetState(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuDevicePrimaryCtxGetState_result cuDevicePrimaryCtxGetState(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxGetState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[24], ::cuwrap::detail::Library::Driver, 24));
   cuDevicePrimaryCtxGetState_result result{};
   ::cuwrap::detail::check(fn(dev, &result.flags, &result.active), "cuDevicePrimaryCtxGetState");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroy all allocations and reset all state on the primary context
 void cuDevicePrimaryCtxReset(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDevicePrimaryCtxReset(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDevicePrimaryCtxReset(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxReset)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[25], ::cuwrap::detail::Library::Driver, 25));
   ::cuwrap::detail::check(fn(dev), "cuDevicePrimaryCtxReset");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a CUDA context
 CUcontext cuCtxCreate(CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUcontext cuCtxCreate(CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUcontext cuCtxCreate(CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuCtxCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[26], ::cuwrap::detail::Library::Driver, 26));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx, ctxCreateParams, flags, dev), "cuCtxCreate");
   return pctx;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroy a CUDA context
 void cuCtxDestroy(CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxDestroy(CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxDestroy(CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuCtxDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[27], ::cuwrap::detail::Library::Driver, 27));
   ::cuwrap::detail::check(fn(ctx), "cuCtxDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Pushes a context on the current CPU thread
 void cuCtxPushCurrent(CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxPushCurrent(CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxPushCurrent(CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuCtxPushCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[28], ::cuwrap::detail::Library::Driver, 28));
   ::cuwrap::detail::check(fn(ctx), "cuCtxPushCurrent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Pops the current CUDA context from the current CPU thread.
 CUcontext cuCtxPopCurrent();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUcontext cuCtxPopCurrent() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUcontext cuCtxPopCurrent() {
   auto* fn = reinterpret_cast<decltype(::cuCtxPopCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[29], ::cuwrap::detail::Library::Driver, 29));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx), "cuCtxPopCurrent");
   return pctx;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Binds the specified CUDA context to the calling CPU thread
 void cuCtxSetCurrent(CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxSetCurrent(CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxSetCurrent(CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[30], ::cuwrap::detail::Library::Driver, 30));
   ::cuwrap::detail::check(fn(ctx), "cuCtxSetCurrent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the CUDA context bound to the calling CPU thread.
 CUcontext cuCtxGetCurrent();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUcontext cuCtxGetCurrent() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUcontext cuCtxGetCurrent() {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[31], ::cuwrap::detail::Library::Driver, 31));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx), "cuCtxGetCurrent");
   return pctx;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the device handle for the current context
 CUdevice cuCtxGetDevice();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevice cuCtxGetDevice() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevice cuCtxGetDevice() {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetDevice)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[32], ::cuwrap::detail::Library::Driver, 32));
   CUdevice device{};
   ::cuwrap::detail::check(fn(&device), "cuCtxGetDevice");
   return device;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the device handle for the specified context
 CUdevice cuCtxGetDevice_v2(CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevice cuCtxGetDevice_v2(CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevice cuCtxGetDevice_v2(CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetDevice_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[33], ::cuwrap::detail::Library::Driver, 33));
   CUdevice device{};
   ::cuwrap::detail::check(fn(&device, ctx), "cuCtxGetDevice_v2");
   return device;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the flags for the current context
 unsigned int cuCtxGetFlags();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned int cuCtxGetFlags() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned int cuCtxGetFlags() {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[34], ::cuwrap::detail::Library::Driver, 34));
   unsigned int flags{};
   ::cuwrap::detail::check(fn(&flags), "cuCtxGetFlags");
   return flags;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the flags for the current context
 void cuCtxSetFlags(unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxSetFlags(unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxSetFlags(unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[35], ::cuwrap::detail::Library::Driver, 35));
   ::cuwrap::detail::check(fn(flags), "cuCtxSetFlags");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the unique Id associated with the context supplied
 unsigned long long cuCtxGetId(CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned long long cuCtxGetId(CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned long long cuCtxGetId(CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[36], ::cuwrap::detail::Library::Driver, 36));
   unsigned long long ctxId{};
   ::cuwrap::detail::check(fn(ctx, &ctxId), "cuCtxGetId");
   return ctxId;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Block for the current context's tasks to complete
 void cuCtxSynchronize();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxSynchronize() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxSynchronize() {
   auto* fn = reinterpret_cast<decltype(::cuCtxSynchronize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[37], ::cuwrap::detail::Library::Driver, 37));
   ::cuwrap::detail::check(fn(), "cuCtxSynchronize");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Block for the specified context's tasks to complete
 void cuCtxSynchronize_v2(CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxSynchronize_v2(CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxSynchronize_v2(CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuCtxSynchronize_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[38], ::cuwrap::detail::Library::Driver, 38));
   ::cuwrap::detail::check(fn(ctx), "cuCtxSynchronize_v2");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Set resource limits
 void cuCtxSetLimit(CUlimit limit, size_t value);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxSetLimit(CUlimit limit, size_t value) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxSetLimit(CUlimit limit, size_t value) {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[39], ::cuwrap::detail::Library::Driver, 39));
   ::cuwrap::detail::check(fn(limit, value), "cuCtxSetLimit");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns resource limits
 size_t cuCtxGetLimit(CUlimit limit);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-size_t cuCtxGetLimit(CUlimit limit) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE size_t cuCtxGetLimit(CUlimit limit) {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[40], ::cuwrap::detail::Library::Driver, 40));
   size_t pvalue{};
   ::cuwrap::detail::check(fn(&pvalue, limit), "cuCtxGetLimit");
   return pvalue;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the preferred cache configuration for the current context.
 CUfunc_cache cuCtxGetCacheConfig();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUfunc_cache cuCtxGetCacheConfig() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUfunc_cache cuCtxGetCacheConfig() {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetCacheConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[41], ::cuwrap::detail::Library::Driver, 41));
   CUfunc_cache pconfig{};
   ::cuwrap::detail::check(fn(&pconfig), "cuCtxGetCacheConfig");
   return pconfig;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the preferred cache configuration for the current context.
 void cuCtxSetCacheConfig(CUfunc_cache config);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxSetCacheConfig(CUfunc_cache config) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxSetCacheConfig(CUfunc_cache config) {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetCacheConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[42], ::cuwrap::detail::Library::Driver, 42));
   ::cuwrap::detail::check(fn(config), "cuCtxSetCacheConfig");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the context's API version.
 unsigned int cuCtxGetApiVersion(CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned int cuCtxGetApiVersion(CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned int cuCtxGetApiVersion(CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetApiVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[43], ::cuwrap::detail::Library::Driver, 43));
   unsigned int version{};
   ::cuwrap::detail::check(fn(ctx, &version), "cuCtxGetApiVersion");
   return version;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuCtxGetStreamPriorityRange, named after its C parameters (structured bindings work).
 struct cuCtxGetStreamPriorityRange_result {
@@ -830,139 +943,164 @@ struct cuCtxGetStreamPriorityRange_result {
   int greatestPriority;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns numerical values that correspond to the least and greatest stream priorities.
 cuCtxGetStreamPriorityRange_result cuCtxGetStreamPriorityRange();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuCtxGetStreamPriorityRange_result cuCtxGetStreamPriorityRange() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuCtxGetStreamPriorityRange_result cuCtxGetStreamPriorityRange() {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetStreamPriorityRange)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[44], ::cuwrap::detail::Library::Driver, 44));
   cuCtxGetStreamPriorityRange_result result{};
   ::cuwrap::detail::check(fn(&result.leastPriority, &result.greatestPriority), "cuCtxGetStreamPriorityRange");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Resets all persisting lines in cache to normal status.
 void cuCtxResetPersistingL2Cache();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxResetPersistingL2Cache() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxResetPersistingL2Cache() {
   auto* fn = reinterpret_cast<decltype(::cuCtxResetPersistingL2Cache)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[45], ::cuwrap::detail::Library::Driver, 45));
   ::cuwrap::detail::check(fn(), "cuCtxResetPersistingL2Cache");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the execution affinity setting for the current context.
 CUexecAffinityParam cuCtxGetExecAffinity(CUexecAffinityType type);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUexecAffinityParam cuCtxGetExecAffinity(CUexecAffinityType type) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUexecAffinityParam cuCtxGetExecAffinity(CUexecAffinityType type) {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetExecAffinity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[46], ::cuwrap::detail::Library::Driver, 46));
   CUexecAffinityParam pExecAffinity{};
   ::cuwrap::detail::check(fn(&pExecAffinity, type), "cuCtxGetExecAffinity");
   return pExecAffinity;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Records an event.
 void cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
   auto* fn = reinterpret_cast<decltype(::cuCtxRecordEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[47], ::cuwrap::detail::Library::Driver, 47));
   ::cuwrap::detail::check(fn(hCtx, hEvent), "cuCtxRecordEvent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Make a context wait on an event
 void cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
   auto* fn = reinterpret_cast<decltype(::cuCtxWaitEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[48], ::cuwrap::detail::Library::Driver, 48));
   ::cuwrap::detail::check(fn(hCtx, hEvent), "cuCtxWaitEvent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Increment a context's usage-count
 [[deprecated]]
 CUcontext cuCtxAttach(unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUcontext cuCtxAttach(unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUcontext cuCtxAttach(unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuCtxAttach)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[49], ::cuwrap::detail::Library::Driver, 49));
   CUcontext pctx{};
   ::cuwrap::detail::check(fn(&pctx, flags), "cuCtxAttach");
   return pctx;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Decrement a context's usage-count
 [[deprecated]]
 void cuCtxDetach(CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxDetach(CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxDetach(CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuCtxDetach)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[50], ::cuwrap::detail::Library::Driver, 50));
   ::cuwrap::detail::check(fn(ctx), "cuCtxDetach");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the current shared memory configuration for the current context.
 [[deprecated]]
 CUsharedconfig cuCtxGetSharedMemConfig();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUsharedconfig cuCtxGetSharedMemConfig() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUsharedconfig cuCtxGetSharedMemConfig() {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetSharedMemConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[51], ::cuwrap::detail::Library::Driver, 51));
   CUsharedconfig pConfig{};
   ::cuwrap::detail::check(fn(&pConfig), "cuCtxGetSharedMemConfig");
   return pConfig;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the shared memory configuration for the current context.
 [[deprecated]]
 void cuCtxSetSharedMemConfig(CUsharedconfig config);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxSetSharedMemConfig(CUsharedconfig config) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxSetSharedMemConfig(CUsharedconfig config) {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetSharedMemConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[52], ::cuwrap::detail::Library::Driver, 52));
   ::cuwrap::detail::check(fn(config), "cuCtxSetSharedMemConfig");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Loads a compute module
 CUmodule cuModuleLoad(const char* fname);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmodule cuModuleLoad(const char* fname) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmodule cuModuleLoad(const char* fname) {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoad)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[53], ::cuwrap::detail::Library::Driver, 53));
   CUmodule module{};
   ::cuwrap::detail::check(fn(&module, fname), "cuModuleLoad");
   return module;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a module's data
 CUmodule cuModuleLoadData(const void* image);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmodule cuModuleLoadData(const void* image) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmodule cuModuleLoadData(const void* image) {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[54], ::cuwrap::detail::Library::Driver, 54));
   CUmodule module{};
   ::cuwrap::detail::check(fn(&module, image), "cuModuleLoadData");
   return module;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a module's data with options
 CUmodule cuModuleLoadDataEx(const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmodule cuModuleLoadDataEx(const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmodule cuModuleLoadDataEx(const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   CUmodule module{};
   ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), true);
   jit_call.check(fn(&module, image, jit_call.count(), jit_call.options(), jit_call.values()), "cuModuleLoadDataEx");
   return module;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a module's data with options
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, std::span<void*> optionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, std::span<void*> optionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuModuleLoadDataEx", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   CUmodule module{};
@@ -970,93 +1108,110 @@ CUmodule cuModuleLoadDataEx(const void* image, std::span<CUjit_option const> opt
   jit_call.check(fn(&module, image, jit_call.count(), jit_call.options(), jit_call.values()), "cuModuleLoadDataEx");
   return module;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a module's data with options
 ///
 /// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
 /// set on `jit`, whose logs and wall time it reads back after the call.
 CUmodule cuModuleLoadDataEx(const void* image, ::cuwrap::driver::JitOptions& jit);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmodule cuModuleLoadDataEx(const void* image, ::cuwrap::driver::JitOptions& jit) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmodule cuModuleLoadDataEx(const void* image, ::cuwrap::driver::JitOptions& jit) {
   return ::cuwrap::driver::cuModuleLoadDataEx(image, jit.options(), jit.values_for_call());
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a module's data
 CUmodule cuModuleLoadFatBinary(const void* fatCubin);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmodule cuModuleLoadFatBinary(const void* fatCubin) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmodule cuModuleLoadFatBinary(const void* fatCubin) {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadFatBinary)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[56], ::cuwrap::detail::Library::Driver, 56));
   CUmodule module{};
   ::cuwrap::detail::check(fn(&module, fatCubin), "cuModuleLoadFatBinary");
   return module;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Unloads a module
 void cuModuleUnload(CUmodule hmod);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuModuleUnload(CUmodule hmod) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuModuleUnload(CUmodule hmod) {
   auto* fn = reinterpret_cast<decltype(::cuModuleUnload)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[57], ::cuwrap::detail::Library::Driver, 57));
   ::cuwrap::detail::check(fn(hmod), "cuModuleUnload");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Query lazy loading mode
 CUmoduleLoadingMode cuModuleGetLoadingMode();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmoduleLoadingMode cuModuleGetLoadingMode() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmoduleLoadingMode cuModuleGetLoadingMode() {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetLoadingMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[58], ::cuwrap::detail::Library::Driver, 58));
   CUmoduleLoadingMode mode{};
   ::cuwrap::detail::check(fn(&mode), "cuModuleGetLoadingMode");
   return mode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a function handle
 CUfunction cuModuleGetFunction(CUmodule hmod, const char* name);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUfunction cuModuleGetFunction(CUmodule hmod, const char* name) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUfunction cuModuleGetFunction(CUmodule hmod, const char* name) {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetFunction)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[59], ::cuwrap::detail::Library::Driver, 59));
   CUfunction hfunc{};
   ::cuwrap::detail::check(fn(&hfunc, hmod, name), "cuModuleGetFunction");
   return hfunc;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the number of functions within a module
 unsigned int cuModuleGetFunctionCount(CUmodule mod);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned int cuModuleGetFunctionCount(CUmodule mod) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned int cuModuleGetFunctionCount(CUmodule mod) {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetFunctionCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[60], ::cuwrap::detail::Library::Driver, 60));
   unsigned int count{};
   ::cuwrap::detail::check(fn(&count, mod), "cuModuleGetFunctionCount");
   return count;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the function handles within a module.
 void cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) {
   auto* fn = reinterpret_cast<decltype(::cuModuleEnumerateFunctions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[61], ::cuwrap::detail::Library::Driver, 61));
   ::cuwrap::detail::check(fn(functions, numFunctions, mod), "cuModuleEnumerateFunctions");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the function handles within a module.
 ///
 /// Typed form (enumeration counted by cuModuleGetFunctionCount); the form above stays for callers holding raw arrays.
 std::vector<CUfunction> cuModuleEnumerateFunctions(CUmodule mod);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-std::vector<CUfunction> cuModuleEnumerateFunctions(CUmodule mod) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE std::vector<CUfunction> cuModuleEnumerateFunctions(CUmodule mod) {
   auto* fn = reinterpret_cast<decltype(::cuModuleEnumerateFunctions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[61], ::cuwrap::detail::Library::Driver, 61));
   std::vector<CUfunction> functions(static_cast<std::size_t>(::cuwrap::driver::cuModuleGetFunctionCount(mod)));
   ::cuwrap::detail::check(fn(functions.data(), static_cast<unsigned int>(functions.size()), mod), "cuModuleEnumerateFunctions");
   return functions;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuModuleGetGlobal, named after its C parameters (structured bindings work).
 struct cuModuleGetGlobal_result {
@@ -1064,35 +1219,40 @@ struct cuModuleGetGlobal_result {
   size_t bytes;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a global pointer from a module
 cuModuleGetGlobal_result cuModuleGetGlobal(CUmodule hmod, const char* name);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuModuleGetGlobal_result cuModuleGetGlobal(CUmodule hmod, const char* name) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuModuleGetGlobal_result cuModuleGetGlobal(CUmodule hmod, const char* name) {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[62], ::cuwrap::detail::Library::Driver, 62));
   cuModuleGetGlobal_result result{};
   ::cuwrap::detail::check(fn(&result.dptr, &result.bytes, hmod, name), "cuModuleGetGlobal");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a pending JIT linker invocation.
 CUlinkState cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlinkState cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlinkState cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   CUlinkState stateOut{};
   ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), false);
   jit_call.check(fn(jit_call.count(), jit_call.options(), jit_call.values(), &stateOut), "cuLinkCreate");
   return stateOut;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a pending JIT linker invocation.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 CUlinkState cuLinkCreate(std::span<CUjit_option const> options, std::span<void*> optionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlinkState cuLinkCreate(std::span<CUjit_option const> options, std::span<void*> optionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlinkState cuLinkCreate(std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuLinkCreate", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   CUlinkState stateOut{};
@@ -1100,86 +1260,101 @@ CUlinkState cuLinkCreate(std::span<CUjit_option const> options, std::span<void*>
   jit_call.check(fn(jit_call.count(), jit_call.options(), jit_call.values(), &stateOut), "cuLinkCreate");
   return stateOut;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a pending JIT linker invocation.
 ///
 /// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
 /// set on `jit`, whose logs and wall time it reads back after the call.
 CUlinkState cuLinkCreate(::cuwrap::driver::JitOptions& jit);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlinkState cuLinkCreate(::cuwrap::driver::JitOptions& jit) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlinkState cuLinkCreate(::cuwrap::driver::JitOptions& jit) {
   return ::cuwrap::driver::cuLinkCreate(jit.options(), jit.values_for_call());
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Add an input to a pending linker invocation
 void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
   ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), false);
   jit_call.check(fn(state, type, data, size, name, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddData");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Add an input to a pending linker invocation
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, std::span<void*> optionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, std::span<void*> optionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuLinkAddData", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
   ::cuwrap::detail::JitCall jit_call(options, optionValues, false);
   jit_call.check(fn(state, type, data, size, name, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddData");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Add an input to a pending linker invocation
 ///
 /// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
 /// set on `jit`, whose logs and wall time it reads back after the call.
 void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, ::cuwrap::driver::JitOptions& jit);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, ::cuwrap::driver::JitOptions& jit) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, ::cuwrap::driver::JitOptions& jit) {
   return ::cuwrap::driver::cuLinkAddData(state, type, data, size, name, jit.options(), jit.values_for_call());
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Add a file input to a pending linker invocation
 void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
   ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(options, numOptions), std::span<void*>(optionValues, numOptions), false);
   jit_call.check(fn(state, type, path, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddFile");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Add a file input to a pending linker invocation
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, std::span<void*> optionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, std::span<void*> optionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, std::span<CUjit_option const> options, std::span<void*> optionValues) {
   ::cuwrap::detail::check_same_length("cuLinkAddFile", "options", options.size(), "optionValues", optionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
   ::cuwrap::detail::JitCall jit_call(options, optionValues, false);
   jit_call.check(fn(state, type, path, jit_call.count(), jit_call.options(), jit_call.values()), "cuLinkAddFile");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Add a file input to a pending linker invocation
 ///
 /// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
 /// set on `jit`, whose logs and wall time it reads back after the call.
 void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, ::cuwrap::driver::JitOptions& jit);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, ::cuwrap::driver::JitOptions& jit) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, ::cuwrap::driver::JitOptions& jit) {
   return ::cuwrap::driver::cuLinkAddFile(state, type, path, jit.options(), jit.values_for_call());
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuLinkComplete, named after its C parameters (structured bindings work).
 struct cuLinkComplete_result {
@@ -1187,68 +1362,79 @@ struct cuLinkComplete_result {
   size_t sizeOut;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Complete a pending linker invocation
 cuLinkComplete_result cuLinkComplete(CUlinkState state);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuLinkComplete_result cuLinkComplete(CUlinkState state) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuLinkComplete_result cuLinkComplete(CUlinkState state) {
   auto* fn = reinterpret_cast<decltype(::cuLinkComplete)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[66], ::cuwrap::detail::Library::Driver, 66));
   cuLinkComplete_result result{};
   ::cuwrap::detail::check(fn(state, &result.cubinOut, &result.sizeOut), "cuLinkComplete");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys state for a JIT linker invocation.
 void cuLinkDestroy(CUlinkState state);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLinkDestroy(CUlinkState state) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLinkDestroy(CUlinkState state) {
   auto* fn = reinterpret_cast<decltype(::cuLinkDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[67], ::cuwrap::detail::Library::Driver, 67));
   ::cuwrap::detail::check(fn(state), "cuLinkDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a handle to a texture reference
 [[deprecated]]
 CUtexref cuModuleGetTexRef(CUmodule hmod, const char* name);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUtexref cuModuleGetTexRef(CUmodule hmod, const char* name) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUtexref cuModuleGetTexRef(CUmodule hmod, const char* name) {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetTexRef)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[68], ::cuwrap::detail::Library::Driver, 68));
   CUtexref pTexRef{};
   ::cuwrap::detail::check(fn(&pTexRef, hmod, name), "cuModuleGetTexRef");
   return pTexRef;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a handle to a surface reference
 [[deprecated]]
 CUsurfref cuModuleGetSurfRef(CUmodule hmod, const char* name);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUsurfref cuModuleGetSurfRef(CUmodule hmod, const char* name) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUsurfref cuModuleGetSurfRef(CUmodule hmod, const char* name) {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetSurfRef)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[69], ::cuwrap::detail::Library::Driver, 69));
   CUsurfref pSurfRef{};
   ::cuwrap::detail::check(fn(&pSurfRef, hmod, name), "cuModuleGetSurfRef");
   return pSurfRef;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a library with specified code and options
 CUlibrary cuLibraryLoadData(const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlibrary cuLibraryLoadData(const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlibrary cuLibraryLoadData(const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
   CUlibrary library{};
   ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(jitOptions, numJitOptions), std::span<void*>(jitOptionsValues, numJitOptions), true);
   jit_call.check(fn(&library, code, jit_call.options(), jit_call.values(), jit_call.count(), libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadData");
   return library;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a library with specified code and options
 ///
 /// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
 CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
   ::cuwrap::detail::check_same_length("cuLibraryLoadData", "jitOptions", jitOptions.size(), "jitOptionsValues", jitOptionsValues.size(), false);
   ::cuwrap::detail::check_same_length("cuLibraryLoadData", "libraryOptions", libraryOptions.size(), "libraryOptionValues", libraryOptionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
@@ -1257,37 +1443,43 @@ CUlibrary cuLibraryLoadData(const void* code, std::span<CUjit_option const> jitO
   jit_call.check(fn(&library, code, jit_call.options(), jit_call.values(), jit_call.count(), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadData");
   return library;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a library with specified code and options
 ///
 /// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
 /// set on `jit`, whose logs and wall time it reads back after the call.
 CUlibrary cuLibraryLoadData(const void* code, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlibrary cuLibraryLoadData(const void* code, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlibrary cuLibraryLoadData(const void* code, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
   return ::cuwrap::driver::cuLibraryLoadData(code, jit.options(), jit.values_for_call(), libraryOptions, libraryOptionValues);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a library with specified file and options
 CUlibrary cuLibraryLoadFromFile(const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlibrary cuLibraryLoadFromFile(const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlibrary cuLibraryLoadFromFile(const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   CUlibrary library{};
   ::cuwrap::detail::JitCall jit_call(std::span<const CUjit_option>(jitOptions, numJitOptions), std::span<void*>(jitOptionsValues, numJitOptions), true);
   jit_call.check(fn(&library, fileName, jit_call.options(), jit_call.values(), jit_call.count(), libraryOptions, libraryOptionValues, numLibraryOptions), "cuLibraryLoadFromFile");
   return library;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a library with specified file and options
 ///
 /// Typed form (arrays counted by numLibraryOptions); the form above stays for callers holding raw arrays.
 CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option const> jitOptions, std::span<void*> jitOptionsValues, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
   ::cuwrap::detail::check_same_length("cuLibraryLoadFromFile", "jitOptions", jitOptions.size(), "jitOptionsValues", jitOptionsValues.size(), false);
   ::cuwrap::detail::check_same_length("cuLibraryLoadFromFile", "libraryOptions", libraryOptions.size(), "libraryOptionValues", libraryOptionValues.size(), false);
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
@@ -1296,104 +1488,123 @@ CUlibrary cuLibraryLoadFromFile(const char* fileName, std::span<CUjit_option con
   jit_call.check(fn(&library, fileName, jit_call.options(), jit_call.values(), jit_call.count(), const_cast<CUlibraryOption*>(libraryOptions.data()), const_cast<void**>(libraryOptionValues.data()), static_cast<unsigned int>(libraryOptions.size())), "cuLibraryLoadFromFile");
   return library;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Load a library with specified file and options
 ///
 /// Typed form with cuwrap::driver::JitOptions in place of the option arrays: the options
 /// set on `jit`, whose logs and wall time it reads back after the call.
 CUlibrary cuLibraryLoadFromFile(const char* fileName, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlibrary cuLibraryLoadFromFile(const char* fileName, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlibrary cuLibraryLoadFromFile(const char* fileName, ::cuwrap::driver::JitOptions& jit, std::span<CUlibraryOption const> libraryOptions, std::span<void* const> libraryOptionValues) {
   return ::cuwrap::driver::cuLibraryLoadFromFile(fileName, jit.options(), jit.values_for_call(), libraryOptions, libraryOptionValues);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Unloads a library
 void cuLibraryUnload(CUlibrary library);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLibraryUnload(CUlibrary library) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLibraryUnload(CUlibrary library) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryUnload)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[72], ::cuwrap::detail::Library::Driver, 72));
   ::cuwrap::detail::check(fn(library), "cuLibraryUnload");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a kernel handle
 CUkernel cuLibraryGetKernel(CUlibrary library, const char* name);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUkernel cuLibraryGetKernel(CUlibrary library, const char* name) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUkernel cuLibraryGetKernel(CUlibrary library, const char* name) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetKernel)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[73], ::cuwrap::detail::Library::Driver, 73));
   CUkernel pKernel{};
   ::cuwrap::detail::check(fn(&pKernel, library, name), "cuLibraryGetKernel");
   return pKernel;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the number of kernels within a library
 unsigned int cuLibraryGetKernelCount(CUlibrary lib);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned int cuLibraryGetKernelCount(CUlibrary lib) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned int cuLibraryGetKernelCount(CUlibrary lib) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetKernelCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[74], ::cuwrap::detail::Library::Driver, 74));
   unsigned int count{};
   ::cuwrap::detail::check(fn(&count, lib), "cuLibraryGetKernelCount");
   return count;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Retrieve the kernel handles within a library.
 void cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryEnumerateKernels)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75));
   ::cuwrap::detail::check(fn(kernels, numKernels, lib), "cuLibraryEnumerateKernels");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Retrieve the kernel handles within a library.
 ///
 /// Typed form (enumeration counted by cuLibraryGetKernelCount); the form above stays for callers holding raw arrays.
 std::vector<CUkernel> cuLibraryEnumerateKernels(CUlibrary lib);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-std::vector<CUkernel> cuLibraryEnumerateKernels(CUlibrary lib) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE std::vector<CUkernel> cuLibraryEnumerateKernels(CUlibrary lib) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryEnumerateKernels)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75));
   std::vector<CUkernel> kernels(static_cast<std::size_t>(::cuwrap::driver::cuLibraryGetKernelCount(lib)));
   ::cuwrap::detail::check(fn(kernels.data(), static_cast<unsigned int>(kernels.size()), lib), "cuLibraryEnumerateKernels");
   return kernels;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a module handle
 CUmodule cuLibraryGetModule(CUlibrary library);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmodule cuLibraryGetModule(CUlibrary library) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmodule cuLibraryGetModule(CUlibrary library) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetModule)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[76], ::cuwrap::detail::Library::Driver, 76));
   CUmodule pMod{};
   ::cuwrap::detail::check(fn(&pMod, library), "cuLibraryGetModule");
   return pMod;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a function handle
 CUfunction cuKernelGetFunction(CUkernel kernel);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUfunction cuKernelGetFunction(CUkernel kernel) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUfunction cuKernelGetFunction(CUkernel kernel) {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetFunction)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[77], ::cuwrap::detail::Library::Driver, 77));
   CUfunction pFunc{};
   ::cuwrap::detail::check(fn(&pFunc, kernel), "cuKernelGetFunction");
   return pFunc;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a library handle
 CUlibrary cuKernelGetLibrary(CUkernel kernel);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlibrary cuKernelGetLibrary(CUkernel kernel) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlibrary cuKernelGetLibrary(CUkernel kernel) {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetLibrary)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[78], ::cuwrap::detail::Library::Driver, 78));
   CUlibrary pLib{};
   ::cuwrap::detail::check(fn(&pLib, kernel), "cuKernelGetLibrary");
   return pLib;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuLibraryGetGlobal, named after its C parameters (structured bindings work).
 struct cuLibraryGetGlobal_result {
@@ -1401,16 +1612,18 @@ struct cuLibraryGetGlobal_result {
   size_t bytes;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a global device pointer
 cuLibraryGetGlobal_result cuLibraryGetGlobal(CUlibrary library, const char* name);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuLibraryGetGlobal_result cuLibraryGetGlobal(CUlibrary library, const char* name) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuLibraryGetGlobal_result cuLibraryGetGlobal(CUlibrary library, const char* name) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[79], ::cuwrap::detail::Library::Driver, 79));
   cuLibraryGetGlobal_result result{};
   ::cuwrap::detail::check(fn(&result.dptr, &result.bytes, library, name), "cuLibraryGetGlobal");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuLibraryGetManaged, named after its C parameters (structured bindings work).
 struct cuLibraryGetManaged_result {
@@ -1418,67 +1631,79 @@ struct cuLibraryGetManaged_result {
   size_t bytes;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a pointer to managed memory
 cuLibraryGetManaged_result cuLibraryGetManaged(CUlibrary library, const char* name);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuLibraryGetManaged_result cuLibraryGetManaged(CUlibrary library, const char* name) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuLibraryGetManaged_result cuLibraryGetManaged(CUlibrary library, const char* name) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetManaged)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[80], ::cuwrap::detail::Library::Driver, 80));
   cuLibraryGetManaged_result result{};
   ::cuwrap::detail::check(fn(&result.dptr, &result.bytes, library, name), "cuLibraryGetManaged");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a pointer to a unified function
 void* cuLibraryGetUnifiedFunction(CUlibrary library, const char* symbol);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void* cuLibraryGetUnifiedFunction(CUlibrary library, const char* symbol) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void* cuLibraryGetUnifiedFunction(CUlibrary library, const char* symbol) {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetUnifiedFunction)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[81], ::cuwrap::detail::Library::Driver, 81));
   void* fptr{};
   ::cuwrap::detail::check(fn(&fptr, library, symbol), "cuLibraryGetUnifiedFunction");
   return fptr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns information about a kernel
 int cuKernelGetAttribute(CUfunction_attribute attrib, CUkernel kernel, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuKernelGetAttribute(CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuKernelGetAttribute(CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[82], ::cuwrap::detail::Library::Driver, 82));
   int pi{};
   ::cuwrap::detail::check(fn(&pi, attrib, kernel, dev), "cuKernelGetAttribute");
   return pi;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets information about a kernel
 void cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuKernelSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[83], ::cuwrap::detail::Library::Driver, 83));
   ::cuwrap::detail::check(fn(attrib, val, kernel, dev), "cuKernelSetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the preferred cache configuration for a device kernel.
 void cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuKernelSetCacheConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[84], ::cuwrap::detail::Library::Driver, 84));
   ::cuwrap::detail::check(fn(kernel, config, dev), "cuKernelSetCacheConfig");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the function name for a ::CUkernel handle
 const char* cuKernelGetName(CUkernel hfunc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-const char* cuKernelGetName(CUkernel hfunc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE const char* cuKernelGetName(CUkernel hfunc) {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[85], ::cuwrap::detail::Library::Driver, 85));
   const char* name{};
   ::cuwrap::detail::check(fn(&name, hfunc), "cuKernelGetName");
   return name;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuKernelGetParamInfo, named after its C parameters (structured bindings work).
 struct cuKernelGetParamInfo_result {
@@ -1486,16 +1711,18 @@ struct cuKernelGetParamInfo_result {
   size_t paramSize;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the offset and size of a kernel parameter in the device-side parameter layout
 cuKernelGetParamInfo_result cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuKernelGetParamInfo_result cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuKernelGetParamInfo_result cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex) {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetParamInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[86], ::cuwrap::detail::Library::Driver, 86));
   cuKernelGetParamInfo_result result{};
   ::cuwrap::detail::check(fn(kernel, paramIndex, &result.paramOffset, &result.paramSize), "cuKernelGetParamInfo");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuMemGetInfo, named after its C parameters (structured bindings work).
 struct cuMemGetInfo_result {
@@ -1503,27 +1730,31 @@ struct cuMemGetInfo_result {
   size_t total;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets free and total memory
 cuMemGetInfo_result cuMemGetInfo();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuMemGetInfo_result cuMemGetInfo() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuMemGetInfo_result cuMemGetInfo() {
   auto* fn = reinterpret_cast<decltype(::cuMemGetInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[87], ::cuwrap::detail::Library::Driver, 87));
   cuMemGetInfo_result result{};
   ::cuwrap::detail::check(fn(&result.free, &result.total), "cuMemGetInfo");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allocates device memory
 CUdeviceptr cuMemAlloc(size_t bytesize);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdeviceptr cuMemAlloc(size_t bytesize) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdeviceptr cuMemAlloc(size_t bytesize) {
   auto* fn = reinterpret_cast<decltype(::cuMemAlloc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[88], ::cuwrap::detail::Library::Driver, 88));
   CUdeviceptr dptr{};
   ::cuwrap::detail::check(fn(&dptr, bytesize), "cuMemAlloc");
   return dptr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuMemAllocPitch, named after its C parameters (structured bindings work).
 struct cuMemAllocPitch_result {
@@ -1531,25 +1762,29 @@ struct cuMemAllocPitch_result {
   size_t pPitch;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allocates pitched device memory
 cuMemAllocPitch_result cuMemAllocPitch(size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuMemAllocPitch_result cuMemAllocPitch(size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuMemAllocPitch_result cuMemAllocPitch(size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) {
   auto* fn = reinterpret_cast<decltype(::cuMemAllocPitch)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[89], ::cuwrap::detail::Library::Driver, 89));
   cuMemAllocPitch_result result{};
   ::cuwrap::detail::check(fn(&result.dptr, &result.pPitch, WidthInBytes, Height, ElementSizeBytes), "cuMemAllocPitch");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Frees device memory
 void cuMemFree(CUdeviceptr dptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemFree(CUdeviceptr dptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemFree(CUdeviceptr dptr) {
   auto* fn = reinterpret_cast<decltype(::cuMemFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[90], ::cuwrap::detail::Library::Driver, 90));
   ::cuwrap::detail::check(fn(dptr), "cuMemFree");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuMemGetAddressRange, named after its C parameters (structured bindings work).
 struct cuMemGetAddressRange_result {
@@ -1557,194 +1792,230 @@ struct cuMemGetAddressRange_result {
   size_t psize;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get information on memory allocations
 cuMemGetAddressRange_result cuMemGetAddressRange(CUdeviceptr dptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuMemGetAddressRange_result cuMemGetAddressRange(CUdeviceptr dptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuMemGetAddressRange_result cuMemGetAddressRange(CUdeviceptr dptr) {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAddressRange)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[91], ::cuwrap::detail::Library::Driver, 91));
   cuMemGetAddressRange_result result{};
   ::cuwrap::detail::check(fn(&result.pbase, &result.psize, dptr), "cuMemGetAddressRange");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allocates page-locked host memory
 void* cuMemAllocHost(size_t bytesize);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void* cuMemAllocHost(size_t bytesize) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void* cuMemAllocHost(size_t bytesize) {
   auto* fn = reinterpret_cast<decltype(::cuMemAllocHost)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[92], ::cuwrap::detail::Library::Driver, 92));
   void* pp{};
   ::cuwrap::detail::check(fn(&pp, bytesize), "cuMemAllocHost");
   return pp;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Frees page-locked host memory
 void cuMemFreeHost(void* p);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemFreeHost(void* p) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemFreeHost(void* p) {
   auto* fn = reinterpret_cast<decltype(::cuMemFreeHost)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[93], ::cuwrap::detail::Library::Driver, 93));
   ::cuwrap::detail::check(fn(p), "cuMemFreeHost");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allocates page-locked host memory
 void* cuMemHostAlloc(size_t bytesize, unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void* cuMemHostAlloc(size_t bytesize, unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void* cuMemHostAlloc(size_t bytesize, unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemHostAlloc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[94], ::cuwrap::detail::Library::Driver, 94));
   void* pp{};
   ::cuwrap::detail::check(fn(&pp, bytesize, Flags), "cuMemHostAlloc");
   return pp;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Passes back device pointer of mapped pinned memory
 CUdeviceptr cuMemHostGetDevicePointer(void* p, unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdeviceptr cuMemHostGetDevicePointer(void* p, unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdeviceptr cuMemHostGetDevicePointer(void* p, unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemHostGetDevicePointer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[95], ::cuwrap::detail::Library::Driver, 95));
   CUdeviceptr pdptr{};
   ::cuwrap::detail::check(fn(&pdptr, p, Flags), "cuMemHostGetDevicePointer");
   return pdptr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Passes back flags that were used for a pinned allocation
 unsigned int cuMemHostGetFlags(void* p);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned int cuMemHostGetFlags(void* p) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned int cuMemHostGetFlags(void* p) {
   auto* fn = reinterpret_cast<decltype(::cuMemHostGetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[96], ::cuwrap::detail::Library::Driver, 96));
   unsigned int pFlags{};
   ::cuwrap::detail::check(fn(&pFlags, p), "cuMemHostGetFlags");
   return pFlags;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allocates memory that will be automatically managed by the Unified Memory system
 CUdeviceptr cuMemAllocManaged(size_t bytesize, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdeviceptr cuMemAllocManaged(size_t bytesize, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdeviceptr cuMemAllocManaged(size_t bytesize, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemAllocManaged)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[97], ::cuwrap::detail::Library::Driver, 97));
   CUdeviceptr dptr{};
   ::cuwrap::detail::check(fn(&dptr, bytesize, flags), "cuMemAllocManaged");
   return dptr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Registers a callback function to receive async notifications
 CUasyncCallbackHandle cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void* userData);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUasyncCallbackHandle cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void* userData) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUasyncCallbackHandle cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void* userData) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceRegisterAsyncNotification)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[98], ::cuwrap::detail::Library::Driver, 98));
   CUasyncCallbackHandle callback{};
   ::cuwrap::detail::check(fn(device, callbackFunc, userData, &callback), "cuDeviceRegisterAsyncNotification");
   return callback;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Unregisters an async notification callback
 void cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceUnregisterAsyncNotification)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[99], ::cuwrap::detail::Library::Driver, 99));
   ::cuwrap::detail::check(fn(device, callback), "cuDeviceUnregisterAsyncNotification");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a handle to a compute device
 CUdevice cuDeviceGetByPCIBusId(const char* pciBusId);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevice cuDeviceGetByPCIBusId(const char* pciBusId) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevice cuDeviceGetByPCIBusId(const char* pciBusId) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetByPCIBusId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[100], ::cuwrap::detail::Library::Driver, 100));
   CUdevice dev{};
   ::cuwrap::detail::check(fn(&dev, pciBusId), "cuDeviceGetByPCIBusId");
   return dev;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a PCI Bus Id string for the device
 std::string cuDeviceGetPCIBusId(CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-std::string cuDeviceGetPCIBusId(CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE std::string cuDeviceGetPCIBusId(CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetPCIBusId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[101], ::cuwrap::detail::Library::Driver, 101));
   std::string pciBusId(256, '\0');
   ::cuwrap::detail::check(fn(pciBusId.data(), static_cast<int>(pciBusId.size()), dev), "cuDeviceGetPCIBusId");
   pciBusId.resize(std::char_traits<char>::length(pciBusId.c_str()));
   return pciBusId;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets an interprocess handle for a previously allocated event
 CUipcEventHandle cuIpcGetEventHandle(CUevent event);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUipcEventHandle cuIpcGetEventHandle(CUevent event) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUipcEventHandle cuIpcGetEventHandle(CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuIpcGetEventHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[102], ::cuwrap::detail::Library::Driver, 102));
   CUipcEventHandle pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, event), "cuIpcGetEventHandle");
   return pHandle;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Opens an interprocess event handle for use in the current process
 CUevent cuIpcOpenEventHandle(CUipcEventHandle handle);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUevent cuIpcOpenEventHandle(CUipcEventHandle handle) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUevent cuIpcOpenEventHandle(CUipcEventHandle handle) {
   auto* fn = reinterpret_cast<decltype(::cuIpcOpenEventHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[103], ::cuwrap::detail::Library::Driver, 103));
   CUevent phEvent{};
   ::cuwrap::detail::check(fn(&phEvent, handle), "cuIpcOpenEventHandle");
   return phEvent;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets an interprocess memory handle for an existing device memory allocation
 CUipcMemHandle cuIpcGetMemHandle(CUdeviceptr dptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUipcMemHandle cuIpcGetMemHandle(CUdeviceptr dptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUipcMemHandle cuIpcGetMemHandle(CUdeviceptr dptr) {
   auto* fn = reinterpret_cast<decltype(::cuIpcGetMemHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[104], ::cuwrap::detail::Library::Driver, 104));
   CUipcMemHandle pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, dptr), "cuIpcGetMemHandle");
   return pHandle;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
 CUdeviceptr cuIpcOpenMemHandle(CUipcMemHandle handle, unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdeviceptr cuIpcOpenMemHandle(CUipcMemHandle handle, unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdeviceptr cuIpcOpenMemHandle(CUipcMemHandle handle, unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuIpcOpenMemHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[105], ::cuwrap::detail::Library::Driver, 105));
   CUdeviceptr pdptr{};
   ::cuwrap::detail::check(fn(&pdptr, handle, Flags), "cuIpcOpenMemHandle");
   return pdptr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Attempts to close memory mapped with ::cuIpcOpenMemHandle
 void cuIpcCloseMemHandle(CUdeviceptr dptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuIpcCloseMemHandle(CUdeviceptr dptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuIpcCloseMemHandle(CUdeviceptr dptr) {
   auto* fn = reinterpret_cast<decltype(::cuIpcCloseMemHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[106], ::cuwrap::detail::Library::Driver, 106));
   ::cuwrap::detail::check(fn(dptr), "cuIpcCloseMemHandle");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Registers an existing host memory range for use by CUDA
 void cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemHostRegister)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[107], ::cuwrap::detail::Library::Driver, 107));
   ::cuwrap::detail::check(fn(p, bytesize, Flags), "cuMemHostRegister");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Unregisters a memory range that was registered with cuMemHostRegister.
 void cuMemHostUnregister(void* p);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemHostUnregister(void* p) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemHostUnregister(void* p) {
   auto* fn = reinterpret_cast<decltype(::cuMemHostUnregister)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[108], ::cuwrap::detail::Library::Driver, 108));
   ::cuwrap::detail::check(fn(p), "cuMemHostUnregister");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Copies memory
 inline void cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) {
@@ -1993,153 +2264,181 @@ inline void cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned 
   ::cuwrap::detail::check(fn(dstDevice, dstPitch, ui, Width, Height, hStream), "cuMemsetD2D32Async");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a 1D or 2D CUDA array
 CUarray cuArrayCreate(const CUDA_ARRAY_DESCRIPTOR* pAllocateArray);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUarray cuArrayCreate(const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUarray cuArrayCreate(const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) {
   auto* fn = reinterpret_cast<decltype(::cuArrayCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[147], ::cuwrap::detail::Library::Driver, 147));
   CUarray pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, pAllocateArray), "cuArrayCreate");
   return pHandle;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get a 1D or 2D CUDA array descriptor
 CUDA_ARRAY_DESCRIPTOR cuArrayGetDescriptor(CUarray hArray);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_ARRAY_DESCRIPTOR cuArrayGetDescriptor(CUarray hArray) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_ARRAY_DESCRIPTOR cuArrayGetDescriptor(CUarray hArray) {
   auto* fn = reinterpret_cast<decltype(::cuArrayGetDescriptor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[148], ::cuwrap::detail::Library::Driver, 148));
   CUDA_ARRAY_DESCRIPTOR pArrayDescriptor{};
   ::cuwrap::detail::check(fn(&pArrayDescriptor, hArray), "cuArrayGetDescriptor");
   return pArrayDescriptor;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the layout properties of a sparse CUDA array
 CUDA_ARRAY_SPARSE_PROPERTIES cuArrayGetSparseProperties(CUarray array);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_ARRAY_SPARSE_PROPERTIES cuArrayGetSparseProperties(CUarray array) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_ARRAY_SPARSE_PROPERTIES cuArrayGetSparseProperties(CUarray array) {
   auto* fn = reinterpret_cast<decltype(::cuArrayGetSparseProperties)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[149], ::cuwrap::detail::Library::Driver, 149));
   CUDA_ARRAY_SPARSE_PROPERTIES sparseProperties{};
   ::cuwrap::detail::check(fn(&sparseProperties, array), "cuArrayGetSparseProperties");
   return sparseProperties;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the layout properties of a sparse CUDA mipmapped array
 CUDA_ARRAY_SPARSE_PROPERTIES cuMipmappedArrayGetSparseProperties(CUmipmappedArray mipmap);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_ARRAY_SPARSE_PROPERTIES cuMipmappedArrayGetSparseProperties(CUmipmappedArray mipmap) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_ARRAY_SPARSE_PROPERTIES cuMipmappedArrayGetSparseProperties(CUmipmappedArray mipmap) {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetSparseProperties)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[150], ::cuwrap::detail::Library::Driver, 150));
   CUDA_ARRAY_SPARSE_PROPERTIES sparseProperties{};
   ::cuwrap::detail::check(fn(&sparseProperties, mipmap), "cuMipmappedArrayGetSparseProperties");
   return sparseProperties;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the memory requirements of a CUDA array
 CUDA_ARRAY_MEMORY_REQUIREMENTS cuArrayGetMemoryRequirements(CUarray array, CUdevice device);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_ARRAY_MEMORY_REQUIREMENTS cuArrayGetMemoryRequirements(CUarray array, CUdevice device) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_ARRAY_MEMORY_REQUIREMENTS cuArrayGetMemoryRequirements(CUarray array, CUdevice device) {
   auto* fn = reinterpret_cast<decltype(::cuArrayGetMemoryRequirements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[151], ::cuwrap::detail::Library::Driver, 151));
   CUDA_ARRAY_MEMORY_REQUIREMENTS memoryRequirements{};
   ::cuwrap::detail::check(fn(&memoryRequirements, array, device), "cuArrayGetMemoryRequirements");
   return memoryRequirements;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the memory requirements of a CUDA mipmapped array
 CUDA_ARRAY_MEMORY_REQUIREMENTS cuMipmappedArrayGetMemoryRequirements(CUmipmappedArray mipmap, CUdevice device);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_ARRAY_MEMORY_REQUIREMENTS cuMipmappedArrayGetMemoryRequirements(CUmipmappedArray mipmap, CUdevice device) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_ARRAY_MEMORY_REQUIREMENTS cuMipmappedArrayGetMemoryRequirements(CUmipmappedArray mipmap, CUdevice device) {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetMemoryRequirements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[152], ::cuwrap::detail::Library::Driver, 152));
   CUDA_ARRAY_MEMORY_REQUIREMENTS memoryRequirements{};
   ::cuwrap::detail::check(fn(&memoryRequirements, mipmap, device), "cuMipmappedArrayGetMemoryRequirements");
   return memoryRequirements;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets a CUDA array plane from a CUDA array
 CUarray cuArrayGetPlane(CUarray hArray, unsigned int planeIdx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUarray cuArrayGetPlane(CUarray hArray, unsigned int planeIdx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUarray cuArrayGetPlane(CUarray hArray, unsigned int planeIdx) {
   auto* fn = reinterpret_cast<decltype(::cuArrayGetPlane)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[153], ::cuwrap::detail::Library::Driver, 153));
   CUarray pPlaneArray{};
   ::cuwrap::detail::check(fn(&pPlaneArray, hArray, planeIdx), "cuArrayGetPlane");
   return pPlaneArray;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys a CUDA array
 void cuArrayDestroy(CUarray hArray);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuArrayDestroy(CUarray hArray) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuArrayDestroy(CUarray hArray) {
   auto* fn = reinterpret_cast<decltype(::cuArrayDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[154], ::cuwrap::detail::Library::Driver, 154));
   ::cuwrap::detail::check(fn(hArray), "cuArrayDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a 3D CUDA array
 CUarray cuArray3DCreate(const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUarray cuArray3DCreate(const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUarray cuArray3DCreate(const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) {
   auto* fn = reinterpret_cast<decltype(::cuArray3DCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[155], ::cuwrap::detail::Library::Driver, 155));
   CUarray pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, pAllocateArray), "cuArray3DCreate");
   return pHandle;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get a 3D CUDA array descriptor
 CUDA_ARRAY3D_DESCRIPTOR cuArray3DGetDescriptor(CUarray hArray);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_ARRAY3D_DESCRIPTOR cuArray3DGetDescriptor(CUarray hArray) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_ARRAY3D_DESCRIPTOR cuArray3DGetDescriptor(CUarray hArray) {
   auto* fn = reinterpret_cast<decltype(::cuArray3DGetDescriptor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[156], ::cuwrap::detail::Library::Driver, 156));
   CUDA_ARRAY3D_DESCRIPTOR pArrayDescriptor{};
   ::cuwrap::detail::check(fn(&pArrayDescriptor, hArray), "cuArray3DGetDescriptor");
   return pArrayDescriptor;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a CUDA mipmapped array
 CUmipmappedArray cuMipmappedArrayCreate(const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc, unsigned int numMipmapLevels);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmipmappedArray cuMipmappedArrayCreate(const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc, unsigned int numMipmapLevels) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmipmappedArray cuMipmappedArrayCreate(const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc, unsigned int numMipmapLevels) {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[157], ::cuwrap::detail::Library::Driver, 157));
   CUmipmappedArray pHandle{};
   ::cuwrap::detail::check(fn(&pHandle, pMipmappedArrayDesc, numMipmapLevels), "cuMipmappedArrayCreate");
   return pHandle;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets a mipmap level of a CUDA mipmapped array
 CUarray cuMipmappedArrayGetLevel(CUmipmappedArray hMipmappedArray, unsigned int level);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUarray cuMipmappedArrayGetLevel(CUmipmappedArray hMipmappedArray, unsigned int level) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUarray cuMipmappedArrayGetLevel(CUmipmappedArray hMipmappedArray, unsigned int level) {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetLevel)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[158], ::cuwrap::detail::Library::Driver, 158));
   CUarray pLevelArray{};
   ::cuwrap::detail::check(fn(&pLevelArray, hMipmappedArray, level), "cuMipmappedArrayGetLevel");
   return pLevelArray;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys a CUDA mipmapped array
 void cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[159], ::cuwrap::detail::Library::Driver, 159));
   ::cuwrap::detail::check(fn(hMipmappedArray), "cuMipmappedArrayDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Retrieve handle for an address range
 void cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemGetHandleForAddressRange)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[160], ::cuwrap::detail::Library::Driver, 160));
   ::cuwrap::detail::check(fn(handle, dptr, size, handleType, flags), "cuMemGetHandleForAddressRange");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Retrieve handle for an address range
 ///
@@ -2170,54 +2469,64 @@ inline size_t cuMemBatchDecompressAsync(std::span<CUmemDecompressParams const> p
   return errorIndex;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allocate an address range reservation.
 CUdeviceptr cuMemAddressReserve(size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdeviceptr cuMemAddressReserve(size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdeviceptr cuMemAddressReserve(size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemAddressReserve)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[162], ::cuwrap::detail::Library::Driver, 162));
   CUdeviceptr ptr{};
   ::cuwrap::detail::check(fn(&ptr, size, alignment, addr, flags), "cuMemAddressReserve");
   return ptr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Free an address range reservation.
 void cuMemAddressFree(CUdeviceptr ptr, size_t size);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemAddressFree(CUdeviceptr ptr, size_t size) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemAddressFree(CUdeviceptr ptr, size_t size) {
   auto* fn = reinterpret_cast<decltype(::cuMemAddressFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[163], ::cuwrap::detail::Library::Driver, 163));
   ::cuwrap::detail::check(fn(ptr, size), "cuMemAddressFree");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
 CUmemGenericAllocationHandle cuMemCreate(size_t size, const CUmemAllocationProp* prop, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemGenericAllocationHandle cuMemCreate(size_t size, const CUmemAllocationProp* prop, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemGenericAllocationHandle cuMemCreate(size_t size, const CUmemAllocationProp* prop, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[164], ::cuwrap::detail::Library::Driver, 164));
   CUmemGenericAllocationHandle handle{};
   ::cuwrap::detail::check(fn(&handle, size, prop, flags), "cuMemCreate");
   return handle;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
 void cuMemRelease(CUmemGenericAllocationHandle handle);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemRelease(CUmemGenericAllocationHandle handle) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemRelease(CUmemGenericAllocationHandle handle) {
   auto* fn = reinterpret_cast<decltype(::cuMemRelease)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[165], ::cuwrap::detail::Library::Driver, 165));
   ::cuwrap::detail::check(fn(handle), "cuMemRelease");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Maps an allocation handle to a reserved virtual address range.
 void cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemMap)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[166], ::cuwrap::detail::Library::Driver, 166));
   ::cuwrap::detail::check(fn(ptr, size, offset, handle, flags), "cuMemMap");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 inline void cuMemMapArrayAsync(CUarrayMapInfo* mapInfoList, unsigned int count, CUstream hStream) {
@@ -2233,54 +2542,64 @@ inline void cuMemMapArrayAsync(std::span<CUarrayMapInfo const> mapInfoList, CUst
   ::cuwrap::detail::check(fn(const_cast<CUarrayMapInfo*>(mapInfoList.data()), static_cast<unsigned int>(mapInfoList.size()), hStream), "cuMemMapArrayAsync");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Unmap the backing memory of a given address range.
 void cuMemUnmap(CUdeviceptr ptr, size_t size);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemUnmap(CUdeviceptr ptr, size_t size) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemUnmap(CUdeviceptr ptr, size_t size) {
   auto* fn = reinterpret_cast<decltype(::cuMemUnmap)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[168], ::cuwrap::detail::Library::Driver, 168));
   ::cuwrap::detail::check(fn(ptr, size), "cuMemUnmap");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Set the access flags for each location specified in \p desc for the given virtual address range
 void cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
   auto* fn = reinterpret_cast<decltype(::cuMemSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[169], ::cuwrap::detail::Library::Driver, 169));
   ::cuwrap::detail::check(fn(ptr, size, desc, count), "cuMemSetAccess");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Set the access flags for each location specified in \p desc for the given virtual address range
 ///
 /// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
 void cuMemSetAccess(CUdeviceptr ptr, size_t size, std::span<CUmemAccessDesc const> desc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemSetAccess(CUdeviceptr ptr, size_t size, std::span<CUmemAccessDesc const> desc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemSetAccess(CUdeviceptr ptr, size_t size, std::span<CUmemAccessDesc const> desc) {
   auto* fn = reinterpret_cast<decltype(::cuMemSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[169], ::cuwrap::detail::Library::Driver, 169));
   ::cuwrap::detail::check(fn(ptr, size, const_cast<const CUmemAccessDesc*>(desc.data()), static_cast<size_t>(desc.size())), "cuMemSetAccess");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get the access \p flags set for the given \p location and \p ptr
 unsigned long long cuMemGetAccess(const CUmemLocation* location, CUdeviceptr ptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned long long cuMemGetAccess(const CUmemLocation* location, CUdeviceptr ptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned long long cuMemGetAccess(const CUmemLocation* location, CUdeviceptr ptr) {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[170], ::cuwrap::detail::Library::Driver, 170));
   unsigned long long flags{};
   ::cuwrap::detail::check(fn(&flags, location, ptr), "cuMemGetAccess");
   return flags;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Exports an allocation to a requested shareable handle type
 void cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemExportToShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[171], ::cuwrap::detail::Library::Driver, 171));
   ::cuwrap::detail::check(fn(shareableHandle, handle, handleType, flags), "cuMemExportToShareableHandle");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Exports an allocation to a requested shareable handle type
 ///
@@ -2293,16 +2612,18 @@ inline typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type cuM
   return shareableHandle;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Imports an allocation from a requested shareable handle type.
 CUmemGenericAllocationHandle cuMemImportFromShareableHandle(void* osHandle, CUmemAllocationHandleType shHandleType);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemGenericAllocationHandle cuMemImportFromShareableHandle(void* osHandle, CUmemAllocationHandleType shHandleType) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemGenericAllocationHandle cuMemImportFromShareableHandle(void* osHandle, CUmemAllocationHandleType shHandleType) {
   auto* fn = reinterpret_cast<decltype(::cuMemImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[172], ::cuwrap::detail::Library::Driver, 172));
   CUmemGenericAllocationHandle handle{};
   ::cuwrap::detail::check(fn(&handle, osHandle, shHandleType), "cuMemImportFromShareableHandle");
   return handle;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Imports an allocation from a requested shareable handle type.
 ///
@@ -2315,38 +2636,44 @@ inline CUmemGenericAllocationHandle cuMemImportFromShareableHandle(typename ::cu
   return handle;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Calculates either the minimal or recommended granularity
 size_t cuMemGetAllocationGranularity(const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-size_t cuMemGetAllocationGranularity(const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE size_t cuMemGetAllocationGranularity(const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationGranularity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[173], ::cuwrap::detail::Library::Driver, 173));
   size_t granularity{};
   ::cuwrap::detail::check(fn(&granularity, prop, option), "cuMemGetAllocationGranularity");
   return granularity;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Retrieve the contents of the property structure defining properties for this handle
 CUmemAllocationProp cuMemGetAllocationPropertiesFromHandle(CUmemGenericAllocationHandle handle);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemAllocationProp cuMemGetAllocationPropertiesFromHandle(CUmemGenericAllocationHandle handle) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemAllocationProp cuMemGetAllocationPropertiesFromHandle(CUmemGenericAllocationHandle handle) {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationPropertiesFromHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[174], ::cuwrap::detail::Library::Driver, 174));
   CUmemAllocationProp prop{};
   ::cuwrap::detail::check(fn(&prop, handle), "cuMemGetAllocationPropertiesFromHandle");
   return prop;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Given an address \p addr, returns the allocation handle of the backing memory allocation.
 CUmemGenericAllocationHandle cuMemRetainAllocationHandle(void* addr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemGenericAllocationHandle cuMemRetainAllocationHandle(void* addr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemGenericAllocationHandle cuMemRetainAllocationHandle(void* addr) {
   auto* fn = reinterpret_cast<decltype(::cuMemRetainAllocationHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[175], ::cuwrap::detail::Library::Driver, 175));
   CUmemGenericAllocationHandle handle{};
   ::cuwrap::detail::check(fn(&handle, addr), "cuMemRetainAllocationHandle");
   return handle;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Frees memory with stream ordered semantics
 inline void cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
@@ -2362,23 +2689,27 @@ inline CUdeviceptr cuMemAllocAsync(size_t bytesize, CUstream hStream) {
   return dptr;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Tries to release memory back to the OS
 void cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolTrimTo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[178], ::cuwrap::detail::Library::Driver, 178));
   ::cuwrap::detail::check(fn(pool, minBytesToKeep), "cuMemPoolTrimTo");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets attributes of a memory pool
 void cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[179], ::cuwrap::detail::Library::Driver, 179));
   ::cuwrap::detail::check(fn(pool, attr, value), "cuMemPoolSetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Sets attributes of a memory pool
 ///
@@ -2389,14 +2720,16 @@ inline void cuMemPoolSetAttribute(CUmemoryPool pool, typename ::cuwrap::driver::
   ::cuwrap::detail::check(fn(pool, Key, &value), "cuMemPoolSetAttribute");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets attributes of a memory pool
 void cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[180], ::cuwrap::detail::Library::Driver, 180));
   ::cuwrap::detail::check(fn(pool, attr, value), "cuMemPoolGetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Gets attributes of a memory pool
 ///
@@ -2409,87 +2742,103 @@ inline typename ::cuwrap::driver::CUmemPool_attribute_value<Key>::type cuMemPool
   return value;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Controls visibility of pools between devices
 void cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[181], ::cuwrap::detail::Library::Driver, 181));
   ::cuwrap::detail::check(fn(pool, map, count), "cuMemPoolSetAccess");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Controls visibility of pools between devices
 ///
 /// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
 void cuMemPoolSetAccess(CUmemoryPool pool, std::span<CUmemAccessDesc const> map);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemPoolSetAccess(CUmemoryPool pool, std::span<CUmemAccessDesc const> map) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemPoolSetAccess(CUmemoryPool pool, std::span<CUmemAccessDesc const> map) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[181], ::cuwrap::detail::Library::Driver, 181));
   ::cuwrap::detail::check(fn(pool, const_cast<const CUmemAccessDesc*>(map.data()), static_cast<size_t>(map.size())), "cuMemPoolSetAccess");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the accessibility of a pool from a device
 CUmemAccess_flags cuMemPoolGetAccess(CUmemoryPool memPool, CUmemLocation* location);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemAccess_flags cuMemPoolGetAccess(CUmemoryPool memPool, CUmemLocation* location) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemAccess_flags cuMemPoolGetAccess(CUmemoryPool memPool, CUmemLocation* location) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[182], ::cuwrap::detail::Library::Driver, 182));
   CUmemAccess_flags flags{};
   ::cuwrap::detail::check(fn(&flags, memPool, location), "cuMemPoolGetAccess");
   return flags;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a memory pool
 CUmemoryPool cuMemPoolCreate(const CUmemPoolProps* poolProps);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemoryPool cuMemPoolCreate(const CUmemPoolProps* poolProps) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemoryPool cuMemPoolCreate(const CUmemPoolProps* poolProps) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[183], ::cuwrap::detail::Library::Driver, 183));
   CUmemoryPool pool{};
   ::cuwrap::detail::check(fn(&pool, poolProps), "cuMemPoolCreate");
   return pool;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys the specified memory pool
 void cuMemPoolDestroy(CUmemoryPool pool);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemPoolDestroy(CUmemoryPool pool) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemPoolDestroy(CUmemoryPool pool) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[184], ::cuwrap::detail::Library::Driver, 184));
   ::cuwrap::detail::check(fn(pool), "cuMemPoolDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the default memory pool for a given location and allocation type
 CUmemoryPool cuMemGetDefaultMemPool(CUmemLocation* location, CUmemAllocationType type);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemoryPool cuMemGetDefaultMemPool(CUmemLocation* location, CUmemAllocationType type) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemoryPool cuMemGetDefaultMemPool(CUmemLocation* location, CUmemAllocationType type) {
   auto* fn = reinterpret_cast<decltype(::cuMemGetDefaultMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[185], ::cuwrap::detail::Library::Driver, 185));
   CUmemoryPool pool_out{};
   ::cuwrap::detail::check(fn(&pool_out, location, type), "cuMemGetDefaultMemPool");
   return pool_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the current memory pool for a memory location and of a particular allocation type
 CUmemoryPool cuMemGetMemPool(CUmemLocation* location, CUmemAllocationType type);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemoryPool cuMemGetMemPool(CUmemLocation* location, CUmemAllocationType type) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemoryPool cuMemGetMemPool(CUmemLocation* location, CUmemAllocationType type) {
   auto* fn = reinterpret_cast<decltype(::cuMemGetMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[186], ::cuwrap::detail::Library::Driver, 186));
   CUmemoryPool pool{};
   ::cuwrap::detail::check(fn(&pool, location, type), "cuMemGetMemPool");
   return pool;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the current memory pool for a memory location and allocation type
 void cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) {
   auto* fn = reinterpret_cast<decltype(::cuMemSetMemPool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[187], ::cuwrap::detail::Library::Driver, 187));
   ::cuwrap::detail::check(fn(location, type, pool), "cuMemSetMemPool");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Allocates memory from a specified pool with stream ordered semantics.
 inline CUdeviceptr cuMemAllocFromPoolAsync(size_t bytesize, CUmemoryPool pool, CUstream hStream) {
@@ -2499,14 +2848,16 @@ inline CUdeviceptr cuMemAllocFromPoolAsync(size_t bytesize, CUmemoryPool pool, C
   return dptr;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Exports a memory pool to the requested handle type.
 void cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolExportToShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[189], ::cuwrap::detail::Library::Driver, 189));
   ::cuwrap::detail::check(fn(handle_out, pool, handleType, flags), "cuMemPoolExportToShareableHandle");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Exports a memory pool to the requested handle type.
 ///
@@ -2519,16 +2870,18 @@ inline typename ::cuwrap::driver::CUmemAllocationHandleType_value<Key>::type cuM
   return handle_out;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief imports a memory pool from a shared handle.
 CUmemoryPool cuMemPoolImportFromShareableHandle(void* handle, CUmemAllocationHandleType handleType, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemoryPool cuMemPoolImportFromShareableHandle(void* handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemoryPool cuMemPoolImportFromShareableHandle(void* handle, CUmemAllocationHandleType handleType, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolImportFromShareableHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190));
   CUmemoryPool pool_out{};
   ::cuwrap::detail::check(fn(&pool_out, handle, handleType, flags), "cuMemPoolImportFromShareableHandle");
   return pool_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief imports a memory pool from a shared handle.
 ///
@@ -2541,94 +2894,112 @@ inline CUmemoryPool cuMemPoolImportFromShareableHandle(typename ::cuwrap::driver
   return pool_out;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Export data to share a memory pool allocation between processes.
 CUmemPoolPtrExportData cuMemPoolExportPointer(CUdeviceptr ptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemPoolPtrExportData cuMemPoolExportPointer(CUdeviceptr ptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemPoolPtrExportData cuMemPoolExportPointer(CUdeviceptr ptr) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolExportPointer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[191], ::cuwrap::detail::Library::Driver, 191));
   CUmemPoolPtrExportData shareData_out{};
   ::cuwrap::detail::check(fn(&shareData_out, ptr), "cuMemPoolExportPointer");
   return shareData_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Import a memory pool allocation from another process.
 CUdeviceptr cuMemPoolImportPointer(CUmemoryPool pool, CUmemPoolPtrExportData* shareData);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdeviceptr cuMemPoolImportPointer(CUmemoryPool pool, CUmemPoolPtrExportData* shareData) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdeviceptr cuMemPoolImportPointer(CUmemoryPool pool, CUmemPoolPtrExportData* shareData) {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolImportPointer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[192], ::cuwrap::detail::Library::Driver, 192));
   CUdeviceptr ptr_out{};
   ::cuwrap::detail::check(fn(&ptr_out, pool, shareData), "cuMemPoolImportPointer");
   return ptr_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a generic allocation handle representing a multicast object described by the given properties.
 CUmemGenericAllocationHandle cuMulticastCreate(const CUmulticastObjectProp* prop);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmemGenericAllocationHandle cuMulticastCreate(const CUmulticastObjectProp* prop) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmemGenericAllocationHandle cuMulticastCreate(const CUmulticastObjectProp* prop) {
   auto* fn = reinterpret_cast<decltype(::cuMulticastCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[193], ::cuwrap::detail::Library::Driver, 193));
   CUmemGenericAllocationHandle mcHandle{};
   ::cuwrap::detail::check(fn(&mcHandle, prop), "cuMulticastCreate");
   return mcHandle;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Associate a device to a multicast object.
 void cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
   auto* fn = reinterpret_cast<decltype(::cuMulticastAddDevice)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[194], ::cuwrap::detail::Library::Driver, 194));
   ::cuwrap::detail::check(fn(mcHandle, dev), "cuMulticastAddDevice");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Bind a memory allocation represented by a handle to a multicast object.
 void cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMulticastBindMem)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[195], ::cuwrap::detail::Library::Driver, 195));
   ::cuwrap::detail::check(fn(mcHandle, mcOffset, memHandle, memOffset, size, flags), "cuMulticastBindMem");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Bind a memory allocation represented by a virtual address to a multicast object.
 void cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuMulticastBindAddr)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[196], ::cuwrap::detail::Library::Driver, 196));
   ::cuwrap::detail::check(fn(mcHandle, mcOffset, memptr, size, flags), "cuMulticastBindAddr");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
 void cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) {
   auto* fn = reinterpret_cast<decltype(::cuMulticastUnbind)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[197], ::cuwrap::detail::Library::Driver, 197));
   ::cuwrap::detail::check(fn(mcHandle, dev, mcOffset, size), "cuMulticastUnbind");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Calculates either the minimal or recommended granularity for multicast object
 size_t cuMulticastGetGranularity(const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-size_t cuMulticastGetGranularity(const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE size_t cuMulticastGetGranularity(const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) {
   auto* fn = reinterpret_cast<decltype(::cuMulticastGetGranularity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[198], ::cuwrap::detail::Library::Driver, 198));
   size_t granularity{};
   ::cuwrap::detail::check(fn(&granularity, prop, option), "cuMulticastGetGranularity");
   return granularity;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns information about a pointer
 void cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
   auto* fn = reinterpret_cast<decltype(::cuPointerGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[199], ::cuwrap::detail::Library::Driver, 199));
   ::cuwrap::detail::check(fn(data, attribute, ptr), "cuPointerGetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Returns information about a pointer
 ///
@@ -2647,14 +3018,16 @@ inline void cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocation l
   ::cuwrap::detail::check(fn(devPtr, count, location, flags, hStream), "cuMemPrefetchAsync");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Advise about the usage of a given memory range
 void cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) {
   auto* fn = reinterpret_cast<decltype(::cuMemAdvise)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[201], ::cuwrap::detail::Library::Driver, 201));
   ::cuwrap::detail::check(fn(devPtr, count, advice, location), "cuMemAdvise");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Performs a batch of memory prefetches asynchronously
 inline void cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
@@ -2703,14 +3076,16 @@ inline void cuMemDiscardAndPrefetchBatchAsync(std::span<CUdeviceptr const> dptrs
   ::cuwrap::detail::check(fn(const_cast<CUdeviceptr*>(dptrs.data()), const_cast<size_t*>(sizes.data()), static_cast<size_t>(dptrs.size()), const_cast<CUmemLocation*>(prefetchLocs.data()), const_cast<size_t*>(prefetchLocIdxs.data()), static_cast<size_t>(prefetchLocs.size()), flags, hStream), "cuMemDiscardAndPrefetchBatchAsync");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Query an attribute of a given memory range
 void cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) {
   auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[205], ::cuwrap::detail::Library::Driver, 205));
   ::cuwrap::detail::check(fn(data, dataSize, attribute, devPtr, count), "cuMemRangeGetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Query an attribute of a given memory range
 ///
@@ -2723,14 +3098,16 @@ inline typename ::cuwrap::driver::CUmem_range_attribute_value<Key>::type cuMemRa
   return data;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Query attributes of a given memory range.
 void cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) {
   auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[206], ::cuwrap::detail::Library::Driver, 206));
   ::cuwrap::detail::check(fn(data, dataSizes, attributes, numAttributes, devPtr, count), "cuMemRangeGetAttributes");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Query attributes of a given memory range.
 ///
@@ -2751,14 +3128,16 @@ inline std::tuple<typename ::cuwrap::driver::CUmem_range_attribute_value<Keys>::
   return result;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Set attributes on a previously allocated memory region
 void cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) {
   auto* fn = reinterpret_cast<decltype(::cuPointerSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[207], ::cuwrap::detail::Library::Driver, 207));
   ::cuwrap::detail::check(fn(value, attribute, ptr), "cuPointerSetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Set attributes on a previously allocated memory region
 ///
@@ -2769,14 +3148,16 @@ inline void cuPointerSetAttribute(typename ::cuwrap::driver::CUpointer_attribute
   ::cuwrap::detail::check(fn(&value, Key, ptr), "cuPointerSetAttribute");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns information about a pointer.
 void cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr) {
   auto* fn = reinterpret_cast<decltype(::cuPointerGetAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[208], ::cuwrap::detail::Library::Driver, 208));
   ::cuwrap::detail::check(fn(numAttributes, attributes, data, ptr), "cuPointerGetAttributes");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Returns information about a pointer.
 ///
@@ -2796,27 +3177,31 @@ inline std::tuple<typename ::cuwrap::driver::CUpointer_attribute_value<Keys>::ty
   return result;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a stream
 CUstream cuStreamCreate(unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUstream cuStreamCreate(unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUstream cuStreamCreate(unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuStreamCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[209], ::cuwrap::detail::Library::Driver, 209));
   CUstream phStream{};
   ::cuwrap::detail::check(fn(&phStream, Flags), "cuStreamCreate");
   return phStream;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a stream with the given priority
 CUstream cuStreamCreateWithPriority(unsigned int flags, int priority);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUstream cuStreamCreateWithPriority(unsigned int flags, int priority) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUstream cuStreamCreateWithPriority(unsigned int flags, int priority) {
   auto* fn = reinterpret_cast<decltype(::cuStreamCreateWithPriority)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[210], ::cuwrap::detail::Library::Driver, 210));
   CUstream phStream{};
   ::cuwrap::detail::check(fn(&phStream, flags, priority), "cuStreamCreateWithPriority");
   return phStream;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Query the priority of a given stream
 inline int cuStreamGetPriority(CUstream hStream) {
@@ -2905,26 +3290,30 @@ inline void cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, std::s
   ::cuwrap::detail::check(fn(hStream, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), (dependencyData.empty() ? nullptr : const_cast<const CUgraphEdgeData*>(dependencyData.data())), static_cast<size_t>(dependencies.size()), mode), "cuStreamBeginCaptureToGraph");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Swaps the stream capture interaction mode for a thread
 void cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
   auto* fn = reinterpret_cast<decltype(::cuThreadExchangeStreamCaptureMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[221], ::cuwrap::detail::Library::Driver, 221));
   ::cuwrap::detail::check(fn(mode), "cuThreadExchangeStreamCaptureMode");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Swaps the stream capture interaction mode for a thread
 ///
 /// Typed form (in/out mode); the form above stays for callers holding raw arrays.
 CUstreamCaptureMode cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode mode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUstreamCaptureMode cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode mode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUstreamCaptureMode cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode mode) {
   auto* fn = reinterpret_cast<decltype(::cuThreadExchangeStreamCaptureMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[221], ::cuwrap::detail::Library::Driver, 221));
   ::cuwrap::detail::check(fn(&mode), "cuThreadExchangeStreamCaptureMode");
   return mode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Ends capture on a stream, returning the captured graph
 inline CUgraph cuStreamEndCapture(CUstream hStream) {
@@ -2994,14 +3383,16 @@ inline void cuStreamSynchronize(CUstream hStream) {
   ::cuwrap::detail::check(fn(hStream), "cuStreamSynchronize");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys a stream
 void cuStreamDestroy(CUstream hStream);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuStreamDestroy(CUstream hStream) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuStreamDestroy(CUstream hStream) {
   auto* fn = reinterpret_cast<decltype(::cuStreamDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[229], ::cuwrap::detail::Library::Driver, 229));
   ::cuwrap::detail::check(fn(hStream), "cuStreamDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Copies attributes from source stream to destination stream.
 inline void cuStreamCopyAttributes(CUstream dst, CUstream src) {
@@ -3023,16 +3414,18 @@ inline void cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CU
   ::cuwrap::detail::check(fn(hStream, attr, value), "cuStreamSetAttribute");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an event
 CUevent cuEventCreate(unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUevent cuEventCreate(unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUevent cuEventCreate(unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuEventCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[233], ::cuwrap::detail::Library::Driver, 233));
   CUevent phEvent{};
   ::cuwrap::detail::check(fn(&phEvent, Flags), "cuEventCreate");
   return phEvent;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Records an event
 inline void cuEventRecord(CUevent hEvent, CUstream hStream) {
@@ -3046,97 +3439,115 @@ inline void cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned in
   ::cuwrap::detail::check(fn(hEvent, hStream, flags), "cuEventRecordWithFlags");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Queries an event's status
 [[nodiscard]]
 bool cuEventQuery(CUevent hEvent);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-bool cuEventQuery(CUevent hEvent) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE bool cuEventQuery(CUevent hEvent) {
   auto* fn = reinterpret_cast<decltype(::cuEventQuery)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[236], ::cuwrap::detail::Library::Driver, 236));
   return ::cuwrap::detail::check_answer(fn(hEvent), CUDA_ERROR_NOT_READY, "cuEventQuery");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Waits for an event to complete
 void cuEventSynchronize(CUevent hEvent);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuEventSynchronize(CUevent hEvent) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuEventSynchronize(CUevent hEvent) {
   auto* fn = reinterpret_cast<decltype(::cuEventSynchronize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[237], ::cuwrap::detail::Library::Driver, 237));
   ::cuwrap::detail::check(fn(hEvent), "cuEventSynchronize");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys an event
 void cuEventDestroy(CUevent hEvent);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuEventDestroy(CUevent hEvent) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuEventDestroy(CUevent hEvent) {
   auto* fn = reinterpret_cast<decltype(::cuEventDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[238], ::cuwrap::detail::Library::Driver, 238));
   ::cuwrap::detail::check(fn(hEvent), "cuEventDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Computes the elapsed time between two events
 float cuEventElapsedTime(CUevent hStart, CUevent hEnd);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-float cuEventElapsedTime(CUevent hStart, CUevent hEnd) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE float cuEventElapsedTime(CUevent hStart, CUevent hEnd) {
   auto* fn = reinterpret_cast<decltype(::cuEventElapsedTime)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[239], ::cuwrap::detail::Library::Driver, 239));
   float pMilliseconds{};
   ::cuwrap::detail::check(fn(&pMilliseconds, hStart, hEnd), "cuEventElapsedTime");
   return pMilliseconds;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Imports an external memory object
 CUexternalMemory cuImportExternalMemory(const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUexternalMemory cuImportExternalMemory(const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUexternalMemory cuImportExternalMemory(const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc) {
   auto* fn = reinterpret_cast<decltype(::cuImportExternalMemory)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[240], ::cuwrap::detail::Library::Driver, 240));
   CUexternalMemory extMem_out{};
   ::cuwrap::detail::check(fn(&extMem_out, memHandleDesc), "cuImportExternalMemory");
   return extMem_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Maps a buffer onto an imported memory object
 CUdeviceptr cuExternalMemoryGetMappedBuffer(CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdeviceptr cuExternalMemoryGetMappedBuffer(CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdeviceptr cuExternalMemoryGetMappedBuffer(CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc) {
   auto* fn = reinterpret_cast<decltype(::cuExternalMemoryGetMappedBuffer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[241], ::cuwrap::detail::Library::Driver, 241));
   CUdeviceptr devPtr{};
   ::cuwrap::detail::check(fn(&devPtr, extMem, bufferDesc), "cuExternalMemoryGetMappedBuffer");
   return devPtr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Maps a CUDA mipmapped array onto an external memory object
 CUmipmappedArray cuExternalMemoryGetMappedMipmappedArray(CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmipmappedArray cuExternalMemoryGetMappedMipmappedArray(CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmipmappedArray cuExternalMemoryGetMappedMipmappedArray(CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc) {
   auto* fn = reinterpret_cast<decltype(::cuExternalMemoryGetMappedMipmappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[242], ::cuwrap::detail::Library::Driver, 242));
   CUmipmappedArray mipmap{};
   ::cuwrap::detail::check(fn(&mipmap, extMem, mipmapDesc), "cuExternalMemoryGetMappedMipmappedArray");
   return mipmap;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys an external memory object.
 void cuDestroyExternalMemory(CUexternalMemory extMem);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDestroyExternalMemory(CUexternalMemory extMem) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDestroyExternalMemory(CUexternalMemory extMem) {
   auto* fn = reinterpret_cast<decltype(::cuDestroyExternalMemory)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[243], ::cuwrap::detail::Library::Driver, 243));
   ::cuwrap::detail::check(fn(extMem), "cuDestroyExternalMemory");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Imports an external semaphore
 CUexternalSemaphore cuImportExternalSemaphore(const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUexternalSemaphore cuImportExternalSemaphore(const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUexternalSemaphore cuImportExternalSemaphore(const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc) {
   auto* fn = reinterpret_cast<decltype(::cuImportExternalSemaphore)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[244], ::cuwrap::detail::Library::Driver, 244));
   CUexternalSemaphore extSem_out{};
   ::cuwrap::detail::check(fn(&extSem_out, semHandleDesc), "cuImportExternalSemaphore");
   return extSem_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Signals a set of external semaphore objects
 inline void cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) {
@@ -3150,14 +3561,16 @@ inline void cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray
   ::cuwrap::detail::check(fn(extSemArray, paramsArray, numExtSems, stream), "cuWaitExternalSemaphoresAsync");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys an external semaphore
 void cuDestroyExternalSemaphore(CUexternalSemaphore extSem);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDestroyExternalSemaphore(CUexternalSemaphore extSem) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDestroyExternalSemaphore(CUexternalSemaphore extSem) {
   auto* fn = reinterpret_cast<decltype(::cuDestroyExternalSemaphore)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[247], ::cuwrap::detail::Library::Driver, 247));
   ::cuwrap::detail::check(fn(extSem), "cuDestroyExternalSemaphore");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Wait on a memory location
 inline void cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
@@ -3189,56 +3602,66 @@ inline void cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatc
   ::cuwrap::detail::check(fn(stream, count, paramArray, flags), "cuStreamBatchMemOp");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns information about a function
 int cuFuncGetAttribute(CUfunction_attribute attrib, CUfunction hfunc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuFuncGetAttribute(CUfunction_attribute attrib, CUfunction hfunc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuFuncGetAttribute(CUfunction_attribute attrib, CUfunction hfunc) {
   auto* fn = reinterpret_cast<decltype(::cuFuncGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[253], ::cuwrap::detail::Library::Driver, 253));
   int pi{};
   ::cuwrap::detail::check(fn(&pi, attrib, hfunc), "cuFuncGetAttribute");
   return pi;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets information about a function
 void cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[254], ::cuwrap::detail::Library::Driver, 254));
   ::cuwrap::detail::check(fn(hfunc, attrib, value), "cuFuncSetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the preferred cache configuration for a device function
 void cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetCacheConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[255], ::cuwrap::detail::Library::Driver, 255));
   ::cuwrap::detail::check(fn(hfunc, config), "cuFuncSetCacheConfig");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a module handle
 CUmodule cuFuncGetModule(CUfunction hfunc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmodule cuFuncGetModule(CUfunction hfunc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmodule cuFuncGetModule(CUfunction hfunc) {
   auto* fn = reinterpret_cast<decltype(::cuFuncGetModule)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[256], ::cuwrap::detail::Library::Driver, 256));
   CUmodule hmod{};
   ::cuwrap::detail::check(fn(&hmod, hfunc), "cuFuncGetModule");
   return hmod;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the function name for a ::CUfunction handle
 const char* cuFuncGetName(CUfunction hfunc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-const char* cuFuncGetName(CUfunction hfunc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE const char* cuFuncGetName(CUfunction hfunc) {
   auto* fn = reinterpret_cast<decltype(::cuFuncGetName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[257], ::cuwrap::detail::Library::Driver, 257));
   const char* name{};
   ::cuwrap::detail::check(fn(&name, hfunc), "cuFuncGetName");
   return name;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuFuncGetParamInfo, named after its C parameters (structured bindings work).
 struct cuFuncGetParamInfo_result {
@@ -3246,36 +3669,42 @@ struct cuFuncGetParamInfo_result {
   size_t paramSize;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the offset and size of a kernel parameter in the device-side parameter layout
 cuFuncGetParamInfo_result cuFuncGetParamInfo(CUfunction func, size_t paramIndex);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuFuncGetParamInfo_result cuFuncGetParamInfo(CUfunction func, size_t paramIndex) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuFuncGetParamInfo_result cuFuncGetParamInfo(CUfunction func, size_t paramIndex) {
   auto* fn = reinterpret_cast<decltype(::cuFuncGetParamInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[258], ::cuwrap::detail::Library::Driver, 258));
   cuFuncGetParamInfo_result result{};
   ::cuwrap::detail::check(fn(func, paramIndex, &result.paramOffset, &result.paramSize), "cuFuncGetParamInfo");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns if the function is loaded
 CUfunctionLoadingState cuFuncIsLoaded(CUfunction function);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUfunctionLoadingState cuFuncIsLoaded(CUfunction function) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUfunctionLoadingState cuFuncIsLoaded(CUfunction function) {
   auto* fn = reinterpret_cast<decltype(::cuFuncIsLoaded)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[259], ::cuwrap::detail::Library::Driver, 259));
   CUfunctionLoadingState state{};
   ::cuwrap::detail::check(fn(&state, function), "cuFuncIsLoaded");
   return state;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Loads a function
 void cuFuncLoad(CUfunction function);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuFuncLoad(CUfunction function) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuFuncLoad(CUfunction function) {
   auto* fn = reinterpret_cast<decltype(::cuFuncLoad)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[260], ::cuwrap::detail::Library::Driver, 260));
   ::cuwrap::detail::check(fn(function), "cuFuncLoad");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel
 inline void cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
@@ -3295,27 +3724,31 @@ inline void cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsig
   ::cuwrap::detail::check(fn(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams), "cuLaunchCooperativeKernel");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 [[deprecated]]
 void cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParamsList, unsigned int numDevices, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParamsList, unsigned int numDevices, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParamsList, unsigned int numDevices, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuLaunchCooperativeKernelMultiDevice)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[264], ::cuwrap::detail::Library::Driver, 264));
   ::cuwrap::detail::check(fn(launchParamsList, numDevices, flags), "cuLaunchCooperativeKernelMultiDevice");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 ///
 /// Typed form (arrays counted by numDevices); the form above stays for callers holding raw arrays.
 [[deprecated]]
 void cuLaunchCooperativeKernelMultiDevice(std::span<CUDA_LAUNCH_PARAMS const> launchParamsList, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLaunchCooperativeKernelMultiDevice(std::span<CUDA_LAUNCH_PARAMS const> launchParamsList, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLaunchCooperativeKernelMultiDevice(std::span<CUDA_LAUNCH_PARAMS const> launchParamsList, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuLaunchCooperativeKernelMultiDevice)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[264], ::cuwrap::detail::Library::Driver, 264));
   ::cuwrap::detail::check(fn(const_cast<CUDA_LAUNCH_PARAMS*>(launchParamsList.data()), static_cast<unsigned int>(launchParamsList.size()), flags), "cuLaunchCooperativeKernelMultiDevice");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Enqueues a host function call in a stream
 inline void cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
@@ -3323,678 +3756,802 @@ inline void cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) {
   ::cuwrap::detail::check(fn_(hStream, fn, userData), "cuLaunchHostFunc");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the block-dimensions for the function
 [[deprecated]]
 void cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetBlockShape)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[266], ::cuwrap::detail::Library::Driver, 266));
   ::cuwrap::detail::check(fn(hfunc, x, y, z), "cuFuncSetBlockShape");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the dynamic shared-memory size for the function
 [[deprecated]]
 void cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetSharedSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[267], ::cuwrap::detail::Library::Driver, 267));
   ::cuwrap::detail::check(fn(hfunc, bytes), "cuFuncSetSharedSize");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the parameter size for the function
 [[deprecated]]
 void cuParamSetSize(CUfunction hfunc, unsigned int numbytes);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuParamSetSize(CUfunction hfunc, unsigned int numbytes) {
   auto* fn = reinterpret_cast<decltype(::cuParamSetSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[268], ::cuwrap::detail::Library::Driver, 268));
   ::cuwrap::detail::check(fn(hfunc, numbytes), "cuParamSetSize");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Adds an integer parameter to the function's argument list
 [[deprecated]]
 void cuParamSeti(CUfunction hfunc, int offset, unsigned int value);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuParamSeti(CUfunction hfunc, int offset, unsigned int value) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuParamSeti(CUfunction hfunc, int offset, unsigned int value) {
   auto* fn = reinterpret_cast<decltype(::cuParamSeti)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[269], ::cuwrap::detail::Library::Driver, 269));
   ::cuwrap::detail::check(fn(hfunc, offset, value), "cuParamSeti");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Adds a floating-point parameter to the function's argument list
 [[deprecated]]
 void cuParamSetf(CUfunction hfunc, int offset, float value);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuParamSetf(CUfunction hfunc, int offset, float value) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuParamSetf(CUfunction hfunc, int offset, float value) {
   auto* fn = reinterpret_cast<decltype(::cuParamSetf)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[270], ::cuwrap::detail::Library::Driver, 270));
   ::cuwrap::detail::check(fn(hfunc, offset, value), "cuParamSetf");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Adds arbitrary data to the function's argument list
 [[deprecated]]
 void cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) {
   auto* fn = reinterpret_cast<decltype(::cuParamSetv)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[271], ::cuwrap::detail::Library::Driver, 271));
   ::cuwrap::detail::check(fn(hfunc, offset, ptr, numbytes), "cuParamSetv");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Launches a CUDA function
 [[deprecated]]
 void cuLaunch(CUfunction f);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLaunch(CUfunction f) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLaunch(CUfunction f) {
   auto* fn = reinterpret_cast<decltype(::cuLaunch)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[272], ::cuwrap::detail::Library::Driver, 272));
   ::cuwrap::detail::check(fn(f), "cuLaunch");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Launches a CUDA function
 [[deprecated]]
 void cuLaunchGrid(CUfunction f, int grid_width, int grid_height);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLaunchGrid(CUfunction f, int grid_width, int grid_height) {
   auto* fn = reinterpret_cast<decltype(::cuLaunchGrid)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[273], ::cuwrap::detail::Library::Driver, 273));
   ::cuwrap::detail::check(fn(f, grid_width, grid_height), "cuLaunchGrid");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Launches a CUDA function
 [[deprecated]]
 void cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) {
   auto* fn = reinterpret_cast<decltype(::cuLaunchGridAsync)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[274], ::cuwrap::detail::Library::Driver, 274));
   ::cuwrap::detail::check(fn(f, grid_width, grid_height, hStream), "cuLaunchGridAsync");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Adds a texture-reference to the function's argument list
 [[deprecated]]
 void cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuParamSetTexRef)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[275], ::cuwrap::detail::Library::Driver, 275));
   ::cuwrap::detail::check(fn(hfunc, texunit, hTexRef), "cuParamSetTexRef");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the shared memory configuration for a device function.
 [[deprecated]]
 void cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetSharedMemConfig)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[276], ::cuwrap::detail::Library::Driver, 276));
   ::cuwrap::detail::check(fn(hfunc, config), "cuFuncSetSharedMemConfig");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a graph
 CUgraph cuGraphCreate(unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraph cuGraphCreate(unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraph cuGraphCreate(unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuGraphCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[277], ::cuwrap::detail::Library::Driver, 277));
   CUgraph phGraph{};
   ::cuwrap::detail::check(fn(&phGraph, flags), "cuGraphCreate");
   return phGraph;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a kernel execution node and adds it to a graph
 CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddKernelNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[278], ::cuwrap::detail::Library::Driver, 278));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddKernelNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a kernel execution node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddKernelNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddKernelNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[278], ::cuwrap::detail::Library::Driver, 278));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddKernelNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a kernel node's parameters
 CUDA_KERNEL_NODE_PARAMS cuGraphKernelNodeGetParams(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_KERNEL_NODE_PARAMS cuGraphKernelNodeGetParams(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_KERNEL_NODE_PARAMS cuGraphKernelNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[279], ::cuwrap::detail::Library::Driver, 279));
   CUDA_KERNEL_NODE_PARAMS nodeParams{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams), "cuGraphKernelNodeGetParams");
   return nodeParams;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets a kernel node's parameters
 void cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[280], ::cuwrap::detail::Library::Driver, 280));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphKernelNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a memcpy node and adds it to a graph
 CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemcpyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[281], ::cuwrap::detail::Library::Driver, 281));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx), "cuGraphAddMemcpyNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a memcpy node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddMemcpyNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemcpyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[281], ::cuwrap::detail::Library::Driver, 281));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), copyParams, ctx), "cuGraphAddMemcpyNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a memcpy node's parameters
 CUDA_MEMCPY3D cuGraphMemcpyNodeGetParams(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_MEMCPY3D cuGraphMemcpyNodeGetParams(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_MEMCPY3D cuGraphMemcpyNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemcpyNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[282], ::cuwrap::detail::Library::Driver, 282));
   CUDA_MEMCPY3D nodeParams{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams), "cuGraphMemcpyNodeGetParams");
   return nodeParams;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets a memcpy node's parameters
 void cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemcpyNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[283], ::cuwrap::detail::Library::Driver, 283));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphMemcpyNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a memset node and adds it to a graph
 CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemsetNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[284], ::cuwrap::detail::Library::Driver, 284));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx), "cuGraphAddMemsetNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a memset node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddMemsetNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemsetNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[284], ::cuwrap::detail::Library::Driver, 284));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), memsetParams, ctx), "cuGraphAddMemsetNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a memset node's parameters
 CUDA_MEMSET_NODE_PARAMS cuGraphMemsetNodeGetParams(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_MEMSET_NODE_PARAMS cuGraphMemsetNodeGetParams(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_MEMSET_NODE_PARAMS cuGraphMemsetNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemsetNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[285], ::cuwrap::detail::Library::Driver, 285));
   CUDA_MEMSET_NODE_PARAMS nodeParams{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams), "cuGraphMemsetNodeGetParams");
   return nodeParams;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets a memset node's parameters
 void cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemsetNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[286], ::cuwrap::detail::Library::Driver, 286));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphMemsetNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a host execution node and adds it to a graph
 CUgraphNode cuGraphAddHostNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddHostNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddHostNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddHostNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[287], ::cuwrap::detail::Library::Driver, 287));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddHostNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a host execution node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddHostNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_HOST_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddHostNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddHostNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddHostNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[287], ::cuwrap::detail::Library::Driver, 287));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddHostNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a host node's parameters
 CUDA_HOST_NODE_PARAMS cuGraphHostNodeGetParams(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_HOST_NODE_PARAMS cuGraphHostNodeGetParams(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_HOST_NODE_PARAMS cuGraphHostNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphHostNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[288], ::cuwrap::detail::Library::Driver, 288));
   CUDA_HOST_NODE_PARAMS nodeParams{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams), "cuGraphHostNodeGetParams");
   return nodeParams;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets a host node's parameters
 void cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphHostNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[289], ::cuwrap::detail::Library::Driver, 289));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphHostNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a child graph node and adds it to a graph
 CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUgraph childGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUgraph childGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUgraph childGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddChildGraphNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[290], ::cuwrap::detail::Library::Driver, 290));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, childGraph), "cuGraphAddChildGraphNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a child graph node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUgraph childGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUgraph childGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddChildGraphNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUgraph childGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddChildGraphNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[290], ::cuwrap::detail::Library::Driver, 290));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), childGraph), "cuGraphAddChildGraphNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets a handle to the embedded graph of a child graph node
 CUgraph cuGraphChildGraphNodeGetGraph(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraph cuGraphChildGraphNodeGetGraph(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraph cuGraphChildGraphNodeGetGraph(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphChildGraphNodeGetGraph)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[291], ::cuwrap::detail::Library::Driver, 291));
   CUgraph phGraph{};
   ::cuwrap::detail::check(fn(hNode, &phGraph), "cuGraphChildGraphNodeGetGraph");
   return phGraph;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an empty node and adds it to a graph
 CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEmptyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[292], ::cuwrap::detail::Library::Driver, 292));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies), "cuGraphAddEmptyNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an empty node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddEmptyNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEmptyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[292], ::cuwrap::detail::Library::Driver, 292));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size())), "cuGraphAddEmptyNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an event record node and adds it to a graph
 CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEventRecordNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[293], ::cuwrap::detail::Library::Driver, 293));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, event), "cuGraphAddEventRecordNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an event record node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUevent event);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUevent event) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddEventRecordNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEventRecordNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[293], ::cuwrap::detail::Library::Driver, 293));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), event), "cuGraphAddEventRecordNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the event associated with an event record node
 CUevent cuGraphEventRecordNodeGetEvent(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUevent cuGraphEventRecordNodeGetEvent(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUevent cuGraphEventRecordNodeGetEvent(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphEventRecordNodeGetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[294], ::cuwrap::detail::Library::Driver, 294));
   CUevent event_out{};
   ::cuwrap::detail::check(fn(hNode, &event_out), "cuGraphEventRecordNodeGetEvent");
   return event_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets an event record node's event
 void cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuGraphEventRecordNodeSetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[295], ::cuwrap::detail::Library::Driver, 295));
   ::cuwrap::detail::check(fn(hNode, event), "cuGraphEventRecordNodeSetEvent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an event wait node and adds it to a graph
 CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEventWaitNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[296], ::cuwrap::detail::Library::Driver, 296));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, event), "cuGraphAddEventWaitNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an event wait node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUevent event);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUevent event) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddEventWaitNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEventWaitNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[296], ::cuwrap::detail::Library::Driver, 296));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), event), "cuGraphAddEventWaitNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the event associated with an event wait node
 CUevent cuGraphEventWaitNodeGetEvent(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUevent cuGraphEventWaitNodeGetEvent(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUevent cuGraphEventWaitNodeGetEvent(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphEventWaitNodeGetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[297], ::cuwrap::detail::Library::Driver, 297));
   CUevent event_out{};
   ::cuwrap::detail::check(fn(hNode, &event_out), "cuGraphEventWaitNodeGetEvent");
   return event_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets an event wait node's event
 void cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuGraphEventWaitNodeSetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[298], ::cuwrap::detail::Library::Driver, 298));
   ::cuwrap::detail::check(fn(hNode, event), "cuGraphEventWaitNodeSetEvent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an external semaphore signal node and adds it to a graph
 CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresSignalNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[299], ::cuwrap::detail::Library::Driver, 299));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddExternalSemaphoresSignalNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an external semaphore signal node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddExternalSemaphoresSignalNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresSignalNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[299], ::cuwrap::detail::Library::Driver, 299));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddExternalSemaphoresSignalNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns an external semaphore signal node's parameters
 CUDA_EXT_SEM_SIGNAL_NODE_PARAMS cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_EXT_SEM_SIGNAL_NODE_PARAMS cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_EXT_SEM_SIGNAL_NODE_PARAMS cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresSignalNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[300], ::cuwrap::detail::Library::Driver, 300));
   CUDA_EXT_SEM_SIGNAL_NODE_PARAMS params_out{};
   ::cuwrap::detail::check(fn(hNode, &params_out), "cuGraphExternalSemaphoresSignalNodeGetParams");
   return params_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets an external semaphore signal node's parameters
 void cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresSignalNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[301], ::cuwrap::detail::Library::Driver, 301));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphExternalSemaphoresSignalNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an external semaphore wait node and adds it to a graph
 CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresWaitNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[302], ::cuwrap::detail::Library::Driver, 302));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddExternalSemaphoresWaitNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an external semaphore wait node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddExternalSemaphoresWaitNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresWaitNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[302], ::cuwrap::detail::Library::Driver, 302));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddExternalSemaphoresWaitNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns an external semaphore wait node's parameters
 CUDA_EXT_SEM_WAIT_NODE_PARAMS cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_EXT_SEM_WAIT_NODE_PARAMS cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_EXT_SEM_WAIT_NODE_PARAMS cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresWaitNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[303], ::cuwrap::detail::Library::Driver, 303));
   CUDA_EXT_SEM_WAIT_NODE_PARAMS params_out{};
   ::cuwrap::detail::check(fn(hNode, &params_out), "cuGraphExternalSemaphoresWaitNodeGetParams");
   return params_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets an external semaphore wait node's parameters
 void cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresWaitNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[304], ::cuwrap::detail::Library::Driver, 304));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphExternalSemaphoresWaitNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a batch memory operation node and adds it to a graph
 CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddBatchMemOpNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[305], ::cuwrap::detail::Library::Driver, 305));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddBatchMemOpNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a batch memory operation node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddBatchMemOpNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddBatchMemOpNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[305], ::cuwrap::detail::Library::Driver, 305));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddBatchMemOpNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a batch mem op node's parameters
 CUDA_BATCH_MEM_OP_NODE_PARAMS cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_BATCH_MEM_OP_NODE_PARAMS cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_BATCH_MEM_OP_NODE_PARAMS cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphBatchMemOpNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[306], ::cuwrap::detail::Library::Driver, 306));
   CUDA_BATCH_MEM_OP_NODE_PARAMS nodeParams_out{};
   ::cuwrap::detail::check(fn(hNode, &nodeParams_out), "cuGraphBatchMemOpNodeGetParams");
   return nodeParams_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets a batch mem op node's parameters
 void cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphBatchMemOpNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[307], ::cuwrap::detail::Library::Driver, 307));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphBatchMemOpNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the parameters for a batch mem op node in the given graphExec
 void cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecBatchMemOpNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[308], ::cuwrap::detail::Library::Driver, 308));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecBatchMemOpNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an allocation node and adds it to a graph
 CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemAllocNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[309], ::cuwrap::detail::Library::Driver, 309));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, nodeParams), "cuGraphAddMemAllocNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an allocation node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddMemAllocNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemAllocNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[309], ::cuwrap::detail::Library::Driver, 309));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddMemAllocNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a memory alloc node's parameters
 CUDA_MEM_ALLOC_NODE_PARAMS cuGraphMemAllocNodeGetParams(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_MEM_ALLOC_NODE_PARAMS cuGraphMemAllocNodeGetParams(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_MEM_ALLOC_NODE_PARAMS cuGraphMemAllocNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemAllocNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[310], ::cuwrap::detail::Library::Driver, 310));
   CUDA_MEM_ALLOC_NODE_PARAMS params_out{};
   ::cuwrap::detail::check(fn(hNode, &params_out), "cuGraphMemAllocNodeGetParams");
   return params_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a memory free node and adds it to a graph
 CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemFreeNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[311], ::cuwrap::detail::Library::Driver, 311));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, numDependencies, dptr), "cuGraphAddMemFreeNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a memory free node and adds it to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUdeviceptr dptr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUdeviceptr dptr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddMemFreeNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, CUdeviceptr dptr) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemFreeNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[311], ::cuwrap::detail::Library::Driver, 311));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), static_cast<size_t>(dependencies.size()), dptr), "cuGraphAddMemFreeNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a memory free node's parameters
 CUdeviceptr cuGraphMemFreeNodeGetParams(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdeviceptr cuGraphMemFreeNodeGetParams(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdeviceptr cuGraphMemFreeNodeGetParams(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemFreeNodeGetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[312], ::cuwrap::detail::Library::Driver, 312));
   CUdeviceptr dptr_out{};
   ::cuwrap::detail::check(fn(hNode, &dptr_out), "cuGraphMemFreeNodeGetParams");
   return dptr_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Free unused memory that was cached on the specified device for use with graphs back to the OS.
 void cuDeviceGraphMemTrim(CUdevice device);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDeviceGraphMemTrim(CUdevice device) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDeviceGraphMemTrim(CUdevice device) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGraphMemTrim)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[313], ::cuwrap::detail::Library::Driver, 313));
   ::cuwrap::detail::check(fn(device), "cuDeviceGraphMemTrim");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Query asynchronous allocation attributes related to graphs
 void cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetGraphMemAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[314], ::cuwrap::detail::Library::Driver, 314));
   ::cuwrap::detail::check(fn(device, attr, value), "cuDeviceGetGraphMemAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Query asynchronous allocation attributes related to graphs
 ///
@@ -4007,14 +4564,16 @@ inline typename ::cuwrap::driver::CUgraphMem_attribute_value<Key>::type cuDevice
   return value;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Set asynchronous allocation attributes related to graphs
 void cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceSetGraphMemAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[315], ::cuwrap::detail::Library::Driver, 315));
   ::cuwrap::detail::check(fn(device, attr, value), "cuDeviceSetGraphMemAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Set asynchronous allocation attributes related to graphs
 ///
@@ -4025,54 +4584,63 @@ inline void cuDeviceSetGraphMemAttribute(CUdevice device, typename ::cuwrap::dri
   ::cuwrap::detail::check(fn(device, Key, &value), "cuDeviceSetGraphMemAttribute");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Clones a graph
 CUgraph cuGraphClone(CUgraph originalGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraph cuGraphClone(CUgraph originalGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraph cuGraphClone(CUgraph originalGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphClone)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[316], ::cuwrap::detail::Library::Driver, 316));
   CUgraph phGraphClone{};
   ::cuwrap::detail::check(fn(&phGraphClone, originalGraph), "cuGraphClone");
   return phGraphClone;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Finds a cloned version of a node
 CUgraphNode cuGraphNodeFindInClone(CUgraphNode hOriginalNode, CUgraph hClonedGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphNodeFindInClone(CUgraphNode hOriginalNode, CUgraph hClonedGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphNodeFindInClone(CUgraphNode hOriginalNode, CUgraph hClonedGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeFindInClone)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[317], ::cuwrap::detail::Library::Driver, 317));
   CUgraphNode phNode{};
   ::cuwrap::detail::check(fn(&phNode, hOriginalNode, hClonedGraph), "cuGraphNodeFindInClone");
   return phNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a node's type
 CUgraphNodeType cuGraphNodeGetType(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNodeType cuGraphNodeGetType(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNodeType cuGraphNodeGetType(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetType)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[318], ::cuwrap::detail::Library::Driver, 318));
   CUgraphNodeType type{};
   ::cuwrap::detail::check(fn(hNode, &type), "cuGraphNodeGetType");
   return type;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a graph's nodes
 void cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[319], ::cuwrap::detail::Library::Driver, 319));
   ::cuwrap::detail::check(fn(hGraph, nodes, numNodes), "cuGraphGetNodes");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a graph's nodes
 ///
 /// Typed form (enumeration counted by numNodes); the form above stays for callers holding raw arrays.
 std::vector<CUgraphNode> cuGraphGetNodes(CUgraph hGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-std::vector<CUgraphNode> cuGraphGetNodes(CUgraph hGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE std::vector<CUgraphNode> cuGraphGetNodes(CUgraph hGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[319], ::cuwrap::detail::Library::Driver, 319));
   std::vector<CUgraphNode> nodes;
   size_t numNodes = 0;
@@ -4090,23 +4658,27 @@ std::vector<CUgraphNode> cuGraphGetNodes(CUgraph hGraph) {
   }
   return nodes;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a graph's root nodes
 void cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes) {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetRootNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[320], ::cuwrap::detail::Library::Driver, 320));
   ::cuwrap::detail::check(fn(hGraph, rootNodes, numRootNodes), "cuGraphGetRootNodes");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a graph's root nodes
 ///
 /// Typed form (enumeration counted by numRootNodes); the form above stays for callers holding raw arrays.
 std::vector<CUgraphNode> cuGraphGetRootNodes(CUgraph hGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-std::vector<CUgraphNode> cuGraphGetRootNodes(CUgraph hGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE std::vector<CUgraphNode> cuGraphGetRootNodes(CUgraph hGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetRootNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[320], ::cuwrap::detail::Library::Driver, 320));
   std::vector<CUgraphNode> rootNodes;
   size_t numRootNodes = 0;
@@ -4124,16 +4696,19 @@ std::vector<CUgraphNode> cuGraphGetRootNodes(CUgraph hGraph) {
   }
   return rootNodes;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a graph's dependency edges
 void cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData, size_t* numEdges);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData, size_t* numEdges) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData, size_t* numEdges) {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetEdges)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[321], ::cuwrap::detail::Library::Driver, 321));
   ::cuwrap::detail::check(fn(hGraph, from, to, edgeData, numEdges), "cuGraphGetEdges");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuGraphGetEdges's typed form, named after its C parameters.
 struct cuGraphGetEdges_result {
@@ -4142,12 +4717,13 @@ struct cuGraphGetEdges_result {
   std::vector<CUgraphEdgeData> edgeData;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a graph's dependency edges
 ///
 /// Typed form (enumeration counted by numEdges); the form above stays for callers holding raw arrays.
 cuGraphGetEdges_result cuGraphGetEdges(CUgraph hGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuGraphGetEdges_result cuGraphGetEdges(CUgraph hGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuGraphGetEdges_result cuGraphGetEdges(CUgraph hGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetEdges)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[321], ::cuwrap::detail::Library::Driver, 321));
   std::vector<CUgraphNode> from;
   std::vector<CUgraphNode> to;
@@ -4171,16 +4747,19 @@ cuGraphGetEdges_result cuGraphGetEdges(CUgraph hGraph) {
   }
   return { std::move(from), std::move(to), std::move(edgeData) };
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a node's dependencies
 void cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[322], ::cuwrap::detail::Library::Driver, 322));
   ::cuwrap::detail::check(fn(hNode, dependencies, edgeData, numDependencies), "cuGraphNodeGetDependencies");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuGraphNodeGetDependencies's typed form, named after its C parameters.
 struct cuGraphNodeGetDependencies_result {
@@ -4188,12 +4767,13 @@ struct cuGraphNodeGetDependencies_result {
   std::vector<CUgraphEdgeData> edgeData;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a node's dependencies
 ///
 /// Typed form (enumeration counted by numDependencies); the form above stays for callers holding raw arrays.
 cuGraphNodeGetDependencies_result cuGraphNodeGetDependencies(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuGraphNodeGetDependencies_result cuGraphNodeGetDependencies(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuGraphNodeGetDependencies_result cuGraphNodeGetDependencies(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[322], ::cuwrap::detail::Library::Driver, 322));
   std::vector<CUgraphNode> dependencies;
   std::vector<CUgraphEdgeData> edgeData;
@@ -4214,16 +4794,19 @@ cuGraphNodeGetDependencies_result cuGraphNodeGetDependencies(CUgraphNode hNode) 
   }
   return { std::move(dependencies), std::move(edgeData) };
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a node's dependent nodes
 void cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData, size_t* numDependentNodes);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData, size_t* numDependentNodes) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData, size_t* numDependentNodes) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependentNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[323], ::cuwrap::detail::Library::Driver, 323));
   ::cuwrap::detail::check(fn(hNode, dependentNodes, edgeData, numDependentNodes), "cuGraphNodeGetDependentNodes");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuGraphNodeGetDependentNodes's typed form, named after its C parameters.
 struct cuGraphNodeGetDependentNodes_result {
@@ -4231,12 +4814,13 @@ struct cuGraphNodeGetDependentNodes_result {
   std::vector<CUgraphEdgeData> edgeData;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a node's dependent nodes
 ///
 /// Typed form (enumeration counted by numDependentNodes); the form above stays for callers holding raw arrays.
 cuGraphNodeGetDependentNodes_result cuGraphNodeGetDependentNodes(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuGraphNodeGetDependentNodes_result cuGraphNodeGetDependentNodes(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuGraphNodeGetDependentNodes_result cuGraphNodeGetDependentNodes(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependentNodes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[323], ::cuwrap::detail::Library::Driver, 323));
   std::vector<CUgraphNode> dependentNodes;
   std::vector<CUgraphEdgeData> edgeData;
@@ -4257,71 +4841,84 @@ cuGraphNodeGetDependentNodes_result cuGraphNodeGetDependentNodes(CUgraphNode hNo
   }
   return { std::move(dependentNodes), std::move(edgeData) };
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Adds dependency edges to a graph
 void cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324));
   ::cuwrap::detail::check(fn(hGraph, from, to, edgeData, numDependencies), "cuGraphAddDependencies");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Adds dependency edges to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 void cuGraphAddDependencies(CUgraph hGraph, std::span<CUgraphNode const> from, std::span<CUgraphNode const> to, std::span<CUgraphEdgeData const> edgeData);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphAddDependencies(CUgraph hGraph, std::span<CUgraphNode const> from, std::span<CUgraphNode const> to, std::span<CUgraphEdgeData const> edgeData) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphAddDependencies(CUgraph hGraph, std::span<CUgraphNode const> from, std::span<CUgraphNode const> to, std::span<CUgraphEdgeData const> edgeData) {
   ::cuwrap::detail::check_same_length("cuGraphAddDependencies", "from", from.size(), "to", to.size(), false);
   ::cuwrap::detail::check_same_length("cuGraphAddDependencies", "from", from.size(), "edgeData", edgeData.size(), true);
   auto* fn = reinterpret_cast<decltype(::cuGraphAddDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324));
   ::cuwrap::detail::check(fn(hGraph, const_cast<const CUgraphNode*>(from.data()), const_cast<const CUgraphNode*>(to.data()), (edgeData.empty() ? nullptr : const_cast<const CUgraphEdgeData*>(edgeData.data())), static_cast<size_t>(from.size())), "cuGraphAddDependencies");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Removes dependency edges from a graph
 void cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) {
   auto* fn = reinterpret_cast<decltype(::cuGraphRemoveDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325));
   ::cuwrap::detail::check(fn(hGraph, from, to, edgeData, numDependencies), "cuGraphRemoveDependencies");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Removes dependency edges from a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 void cuGraphRemoveDependencies(CUgraph hGraph, std::span<CUgraphNode const> from, std::span<CUgraphNode const> to, std::span<CUgraphEdgeData const> edgeData);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphRemoveDependencies(CUgraph hGraph, std::span<CUgraphNode const> from, std::span<CUgraphNode const> to, std::span<CUgraphEdgeData const> edgeData) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphRemoveDependencies(CUgraph hGraph, std::span<CUgraphNode const> from, std::span<CUgraphNode const> to, std::span<CUgraphEdgeData const> edgeData) {
   ::cuwrap::detail::check_same_length("cuGraphRemoveDependencies", "from", from.size(), "to", to.size(), false);
   ::cuwrap::detail::check_same_length("cuGraphRemoveDependencies", "from", from.size(), "edgeData", edgeData.size(), true);
   auto* fn = reinterpret_cast<decltype(::cuGraphRemoveDependencies)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325));
   ::cuwrap::detail::check(fn(hGraph, const_cast<const CUgraphNode*>(from.data()), const_cast<const CUgraphNode*>(to.data()), (edgeData.empty() ? nullptr : const_cast<const CUgraphEdgeData*>(edgeData.data())), static_cast<size_t>(from.size())), "cuGraphRemoveDependencies");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Remove a node from the graph
 void cuGraphDestroyNode(CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphDestroyNode(CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphDestroyNode(CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphDestroyNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[326], ::cuwrap::detail::Library::Driver, 326));
   ::cuwrap::detail::check(fn(hNode), "cuGraphDestroyNode");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates an executable graph from a graph
 CUgraphExec cuGraphInstantiate(CUgraph hGraph, unsigned long long flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphExec cuGraphInstantiate(CUgraph hGraph, unsigned long long flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphExec cuGraphInstantiate(CUgraph hGraph, unsigned long long flags) {
   auto* fn = reinterpret_cast<decltype(::cuGraphInstantiate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[327], ::cuwrap::detail::Library::Driver, 327));
   CUgraphExec phGraphExec{};
   ::cuwrap::detail::check(fn(&phGraphExec, hGraph, flags), "cuGraphInstantiate");
   return phGraphExec;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Creates an executable graph from a graph
 inline CUgraphExec cuGraphInstantiateWithParams(CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
@@ -4331,117 +4928,141 @@ inline CUgraphExec cuGraphInstantiateWithParams(CUgraph hGraph, CUDA_GRAPH_INSTA
   return phGraphExec;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Query the instantiation flags of an executable graph
 cuuint64_t cuGraphExecGetFlags(CUgraphExec hGraphExec);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuuint64_t cuGraphExecGetFlags(CUgraphExec hGraphExec) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuuint64_t cuGraphExecGetFlags(CUgraphExec hGraphExec) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecGetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[329], ::cuwrap::detail::Library::Driver, 329));
   cuuint64_t flags{};
   ::cuwrap::detail::check(fn(hGraphExec, &flags), "cuGraphExecGetFlags");
   return flags;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the parameters for a kernel node in the given graphExec
 void cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecKernelNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[330], ::cuwrap::detail::Library::Driver, 330));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecKernelNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the parameters for a memcpy node in the given graphExec.
 void cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D* copyParams, CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecMemcpyNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[331], ::cuwrap::detail::Library::Driver, 331));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, copyParams, ctx), "cuGraphExecMemcpyNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the parameters for a memset node in the given graphExec.
 void cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecMemsetNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[332], ::cuwrap::detail::Library::Driver, 332));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, memsetParams, ctx), "cuGraphExecMemsetNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the parameters for a host node in the given graphExec.
 void cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecHostNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[333], ::cuwrap::detail::Library::Driver, 333));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecHostNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Updates node parameters in the child graph node in the given graphExec.
 void cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecChildGraphNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[334], ::cuwrap::detail::Library::Driver, 334));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, childGraph), "cuGraphExecChildGraphNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the event for an event record node in the given graphExec
 void cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecEventRecordNodeSetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[335], ::cuwrap::detail::Library::Driver, 335));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, event), "cuGraphExecEventRecordNodeSetEvent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the event for an event wait node in the given graphExec
 void cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecEventWaitNodeSetEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[336], ::cuwrap::detail::Library::Driver, 336));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, event), "cuGraphExecEventWaitNodeSetEvent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the parameters for an external semaphore signal node in the given graphExec
 void cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecExternalSemaphoresSignalNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[337], ::cuwrap::detail::Library::Driver, 337));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecExternalSemaphoresSignalNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the parameters for an external semaphore wait node in the given graphExec
 void cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecExternalSemaphoresWaitNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[338], ::cuwrap::detail::Library::Driver, 338));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecExternalSemaphoresWaitNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Enables or disables the specified node in the given graphExec
 void cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeSetEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[339], ::cuwrap::detail::Library::Driver, 339));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, isEnabled), "cuGraphNodeSetEnabled");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Query whether a node in the given graphExec is enabled
 unsigned int cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned int cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned int cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[340], ::cuwrap::detail::Library::Driver, 340));
   unsigned int isEnabled{};
   ::cuwrap::detail::check(fn(hGraphExec, hNode, &isEnabled), "cuGraphNodeGetEnabled");
   return isEnabled;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Uploads an executable graph in a stream
 inline void cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
@@ -4455,207 +5076,247 @@ inline void cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
   ::cuwrap::detail::check(fn(hGraphExec, hStream), "cuGraphLaunch");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys an executable graph
 void cuGraphExecDestroy(CUgraphExec hGraphExec);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecDestroy(CUgraphExec hGraphExec) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecDestroy(CUgraphExec hGraphExec) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[343], ::cuwrap::detail::Library::Driver, 343));
   ::cuwrap::detail::check(fn(hGraphExec), "cuGraphExecDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys a graph
 void cuGraphDestroy(CUgraph hGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphDestroy(CUgraph hGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphDestroy(CUgraph hGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[344], ::cuwrap::detail::Library::Driver, 344));
   ::cuwrap::detail::check(fn(hGraph), "cuGraphDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Check whether an executable graph can be updated with a graph and perform the update if possible
 void cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecUpdate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[345], ::cuwrap::detail::Library::Driver, 345));
   ::cuwrap::detail::check(fn(hGraphExec, hGraph, resultInfo), "cuGraphExecUpdate");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Check whether an executable graph can be updated with a graph and perform the update if possible
 ///
 /// Typed form (output resultInfo); the form above stays for callers holding raw arrays.
 CUgraphExecUpdateResultInfo cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphExecUpdateResultInfo cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphExecUpdateResultInfo cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecUpdate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[345], ::cuwrap::detail::Library::Driver, 345));
   CUgraphExecUpdateResultInfo resultInfo{};
   // CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE is an answer here: the returned info says why.
   static_cast<void>(::cuwrap::detail::check_answer(fn(hGraphExec, hGraph, &resultInfo), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "cuGraphExecUpdate"));
   return resultInfo;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Copies attributes from source node to destination node.
 void cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeCopyAttributes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[346], ::cuwrap::detail::Library::Driver, 346));
   ::cuwrap::detail::check(fn(dst, src), "cuGraphKernelNodeCopyAttributes");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Queries node attribute.
 CUkernelNodeAttrValue cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUkernelNodeAttrValue cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUkernelNodeAttrValue cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr) {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[347], ::cuwrap::detail::Library::Driver, 347));
   CUkernelNodeAttrValue value_out{};
   ::cuwrap::detail::check(fn(hNode, attr, &value_out), "cuGraphKernelNodeGetAttribute");
   return value_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets node attribute.
 void cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value) {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[348], ::cuwrap::detail::Library::Driver, 348));
   ::cuwrap::detail::check(fn(hNode, attr, value), "cuGraphKernelNodeSetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Write a DOT file describing graph structure
 void cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuGraphDebugDotPrint)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[349], ::cuwrap::detail::Library::Driver, 349));
   ::cuwrap::detail::check(fn(hGraph, path, flags), "cuGraphDebugDotPrint");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a user object
 CUuserObject cuUserObjectCreate(void* ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUuserObject cuUserObjectCreate(void* ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUuserObject cuUserObjectCreate(void* ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuUserObjectCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[350], ::cuwrap::detail::Library::Driver, 350));
   CUuserObject object_out{};
   ::cuwrap::detail::check(fn(&object_out, ptr, destroy, initialRefcount, flags), "cuUserObjectCreate");
   return object_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Retain a reference to a user object
 void cuUserObjectRetain(CUuserObject object, unsigned int count);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuUserObjectRetain(CUuserObject object, unsigned int count) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuUserObjectRetain(CUuserObject object, unsigned int count) {
   auto* fn = reinterpret_cast<decltype(::cuUserObjectRetain)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[351], ::cuwrap::detail::Library::Driver, 351));
   ::cuwrap::detail::check(fn(object, count), "cuUserObjectRetain");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Release a reference to a user object
 void cuUserObjectRelease(CUuserObject object, unsigned int count);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuUserObjectRelease(CUuserObject object, unsigned int count) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuUserObjectRelease(CUuserObject object, unsigned int count) {
   auto* fn = reinterpret_cast<decltype(::cuUserObjectRelease)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[352], ::cuwrap::detail::Library::Driver, 352));
   ::cuwrap::detail::check(fn(object, count), "cuUserObjectRelease");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Retain a reference to a user object from a graph
 void cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuGraphRetainUserObject)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[353], ::cuwrap::detail::Library::Driver, 353));
   ::cuwrap::detail::check(fn(graph, object, count, flags), "cuGraphRetainUserObject");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Release a user object reference from a graph
 void cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) {
   auto* fn = reinterpret_cast<decltype(::cuGraphReleaseUserObject)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[354], ::cuwrap::detail::Library::Driver, 354));
   ::cuwrap::detail::check(fn(graph, object, count), "cuGraphReleaseUserObject");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Adds a node of arbitrary type to a graph
 CUgraphNode cuGraphAddNode(CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddNode(CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddNode(CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams), "cuGraphAddNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Adds a node of arbitrary type to a graph
 ///
 /// Typed form (arrays counted by numDependencies); the form above stays for callers holding raw arrays.
 CUgraphNode cuGraphAddNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, std::span<CUgraphEdgeData const> dependencyData, CUgraphNodeParams* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphNode cuGraphAddNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, std::span<CUgraphEdgeData const> dependencyData, CUgraphNodeParams* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphNode cuGraphAddNode(CUgraph hGraph, std::span<CUgraphNode const> dependencies, std::span<CUgraphEdgeData const> dependencyData, CUgraphNodeParams* nodeParams) {
   ::cuwrap::detail::check_same_length("cuGraphAddNode", "dependencies", dependencies.size(), "dependencyData", dependencyData.size(), true);
   auto* fn = reinterpret_cast<decltype(::cuGraphAddNode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355));
   CUgraphNode phGraphNode{};
   ::cuwrap::detail::check(fn(&phGraphNode, hGraph, const_cast<const CUgraphNode*>(dependencies.data()), (dependencyData.empty() ? nullptr : const_cast<const CUgraphEdgeData*>(dependencyData.data())), static_cast<size_t>(dependencies.size()), nodeParams), "cuGraphAddNode");
   return phGraphNode;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Update's a graph node's parameters
 void cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[356], ::cuwrap::detail::Library::Driver, 356));
   ::cuwrap::detail::check(fn(hNode, nodeParams), "cuGraphNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Update's a graph node's parameters in an instantiated graph
 void cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecNodeSetParams)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[357], ::cuwrap::detail::Library::Driver, 357));
   ::cuwrap::detail::check(fn(hGraphExec, hNode, nodeParams), "cuGraphExecNodeSetParams");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a conditional handle
 CUgraphConditionalHandle cuGraphConditionalHandleCreate(CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgraphConditionalHandle cuGraphConditionalHandleCreate(CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgraphConditionalHandle cuGraphConditionalHandleCreate(CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuGraphConditionalHandleCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[358], ::cuwrap::detail::Library::Driver, 358));
   CUgraphConditionalHandle pHandle_out{};
   ::cuwrap::detail::check(fn(&pHandle_out, hGraph, ctx, defaultLaunchValue, flags), "cuGraphConditionalHandleCreate");
   return pHandle_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns occupancy of a function
 int cuOccupancyMaxActiveBlocksPerMultiprocessor(CUfunction func, int blockSize, size_t dynamicSMemSize);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuOccupancyMaxActiveBlocksPerMultiprocessor(CUfunction func, int blockSize, size_t dynamicSMemSize) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuOccupancyMaxActiveBlocksPerMultiprocessor(CUfunction func, int blockSize, size_t dynamicSMemSize) {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[359], ::cuwrap::detail::Library::Driver, 359));
   int numBlocks{};
   ::cuwrap::detail::check(fn(&numBlocks, func, blockSize, dynamicSMemSize), "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return numBlocks;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns occupancy of a function
 int cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[360], ::cuwrap::detail::Library::Driver, 360));
   int numBlocks{};
   ::cuwrap::detail::check(fn(&numBlocks, func, blockSize, dynamicSMemSize, flags), "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
   return numBlocks;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuOccupancyMaxPotentialBlockSize, named after its C parameters (structured bindings work).
 struct cuOccupancyMaxPotentialBlockSize_result {
@@ -4663,16 +5324,18 @@ struct cuOccupancyMaxPotentialBlockSize_result {
   int blockSize;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Suggest a launch configuration with reasonable occupancy
 cuOccupancyMaxPotentialBlockSize_result cuOccupancyMaxPotentialBlockSize(CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuOccupancyMaxPotentialBlockSize_result cuOccupancyMaxPotentialBlockSize(CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuOccupancyMaxPotentialBlockSize_result cuOccupancyMaxPotentialBlockSize(CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialBlockSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[361], ::cuwrap::detail::Library::Driver, 361));
   cuOccupancyMaxPotentialBlockSize_result result{};
   ::cuwrap::detail::check(fn(&result.minGridSize, &result.blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit), "cuOccupancyMaxPotentialBlockSize");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuOccupancyMaxPotentialBlockSizeWithFlags, named after its C parameters (structured bindings work).
 struct cuOccupancyMaxPotentialBlockSizeWithFlags_result {
@@ -4680,241 +5343,285 @@ struct cuOccupancyMaxPotentialBlockSizeWithFlags_result {
   int blockSize;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Suggest a launch configuration with reasonable occupancy
 cuOccupancyMaxPotentialBlockSizeWithFlags_result cuOccupancyMaxPotentialBlockSizeWithFlags(CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuOccupancyMaxPotentialBlockSizeWithFlags_result cuOccupancyMaxPotentialBlockSizeWithFlags(CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuOccupancyMaxPotentialBlockSizeWithFlags_result cuOccupancyMaxPotentialBlockSizeWithFlags(CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialBlockSizeWithFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[362], ::cuwrap::detail::Library::Driver, 362));
   cuOccupancyMaxPotentialBlockSizeWithFlags_result result{};
   ::cuwrap::detail::check(fn(&result.minGridSize, &result.blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags), "cuOccupancyMaxPotentialBlockSizeWithFlags");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns dynamic shared memory available per block when launching \p numBlocks blocks on SM
 size_t cuOccupancyAvailableDynamicSMemPerBlock(CUfunction func, int numBlocks, int blockSize);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-size_t cuOccupancyAvailableDynamicSMemPerBlock(CUfunction func, int numBlocks, int blockSize) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE size_t cuOccupancyAvailableDynamicSMemPerBlock(CUfunction func, int numBlocks, int blockSize) {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyAvailableDynamicSMemPerBlock)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[363], ::cuwrap::detail::Library::Driver, 363));
   size_t dynamicSmemSize{};
   ::cuwrap::detail::check(fn(&dynamicSmemSize, func, numBlocks, blockSize), "cuOccupancyAvailableDynamicSMemPerBlock");
   return dynamicSmemSize;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Given the kernel function (\p func) and launch configuration (\p config), return the maximum cluster size in \p *clusterSize.
 int cuOccupancyMaxPotentialClusterSize(CUfunction func, const CUlaunchConfig* config);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuOccupancyMaxPotentialClusterSize(CUfunction func, const CUlaunchConfig* config) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuOccupancyMaxPotentialClusterSize(CUfunction func, const CUlaunchConfig* config) {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialClusterSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[364], ::cuwrap::detail::Library::Driver, 364));
   int clusterSize{};
   ::cuwrap::detail::check(fn(&clusterSize, func, config), "cuOccupancyMaxPotentialClusterSize");
   return clusterSize;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Given the kernel function (\p func) and launch configuration (\p config), return the maximum number of clusters that could co-exist on the target device in \p *numClusters.
 int cuOccupancyMaxActiveClusters(CUfunction func, const CUlaunchConfig* config);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuOccupancyMaxActiveClusters(CUfunction func, const CUlaunchConfig* config) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuOccupancyMaxActiveClusters(CUfunction func, const CUlaunchConfig* config) {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveClusters)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[365], ::cuwrap::detail::Library::Driver, 365));
   int numClusters{};
   ::cuwrap::detail::check(fn(&numClusters, func, config), "cuOccupancyMaxActiveClusters");
   return numClusters;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Binds an array as a texture reference
 [[deprecated]]
 void cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[366], ::cuwrap::detail::Library::Driver, 366));
   ::cuwrap::detail::check(fn(hTexRef, hArray, Flags), "cuTexRefSetArray");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Binds a mipmapped array to a texture reference
 [[deprecated]]
 void cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[367], ::cuwrap::detail::Library::Driver, 367));
   ::cuwrap::detail::check(fn(hTexRef, hMipmappedArray, Flags), "cuTexRefSetMipmappedArray");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Binds an address as a texture reference
 [[deprecated]]
 size_t cuTexRefSetAddress(CUtexref hTexRef, CUdeviceptr dptr, size_t bytes);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-size_t cuTexRefSetAddress(CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE size_t cuTexRefSetAddress(CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddress)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[368], ::cuwrap::detail::Library::Driver, 368));
   size_t ByteOffset{};
   ::cuwrap::detail::check(fn(&ByteOffset, hTexRef, dptr, bytes), "cuTexRefSetAddress");
   return ByteOffset;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Binds an address as a 2D texture reference
 [[deprecated]]
 void cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR* desc, CUdeviceptr dptr, size_t Pitch);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR* desc, CUdeviceptr dptr, size_t Pitch) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR* desc, CUdeviceptr dptr, size_t Pitch) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddress2D)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[369], ::cuwrap::detail::Library::Driver, 369));
   ::cuwrap::detail::check(fn(hTexRef, desc, dptr, Pitch), "cuTexRefSetAddress2D");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the format for a texture reference
 [[deprecated]]
 void cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetFormat)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[370], ::cuwrap::detail::Library::Driver, 370));
   ::cuwrap::detail::check(fn(hTexRef, fmt, NumPackedComponents), "cuTexRefSetFormat");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the addressing mode for a texture reference
 [[deprecated]]
 void cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddressMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[371], ::cuwrap::detail::Library::Driver, 371));
   ::cuwrap::detail::check(fn(hTexRef, dim, am), "cuTexRefSetAddressMode");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the filtering mode for a texture reference
 [[deprecated]]
 void cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetFilterMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[372], ::cuwrap::detail::Library::Driver, 372));
   ::cuwrap::detail::check(fn(hTexRef, fm), "cuTexRefSetFilterMode");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the mipmap filtering mode for a texture reference
 [[deprecated]]
 void cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapFilterMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[373], ::cuwrap::detail::Library::Driver, 373));
   ::cuwrap::detail::check(fn(hTexRef, fm), "cuTexRefSetMipmapFilterMode");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the mipmap level bias for a texture reference
 [[deprecated]]
 void cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapLevelBias)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[374], ::cuwrap::detail::Library::Driver, 374));
   ::cuwrap::detail::check(fn(hTexRef, bias), "cuTexRefSetMipmapLevelBias");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the mipmap min/max mipmap level clamps for a texture reference
 [[deprecated]]
 void cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapLevelClamp)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[375], ::cuwrap::detail::Library::Driver, 375));
   ::cuwrap::detail::check(fn(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp), "cuTexRefSetMipmapLevelClamp");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the maximum anisotropy for a texture reference
 [[deprecated]]
 void cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMaxAnisotropy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[376], ::cuwrap::detail::Library::Driver, 376));
   ::cuwrap::detail::check(fn(hTexRef, maxAniso), "cuTexRefSetMaxAnisotropy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the border color for a texture reference
 [[deprecated]]
 void cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetBorderColor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[377], ::cuwrap::detail::Library::Driver, 377));
   ::cuwrap::detail::check(fn(hTexRef, pBorderColor), "cuTexRefSetBorderColor");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the flags for a texture reference
 [[deprecated]]
 void cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[378], ::cuwrap::detail::Library::Driver, 378));
   ::cuwrap::detail::check(fn(hTexRef, Flags), "cuTexRefSetFlags");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the address associated with a texture reference
 [[deprecated]]
 CUdeviceptr cuTexRefGetAddress(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdeviceptr cuTexRefGetAddress(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdeviceptr cuTexRefGetAddress(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetAddress)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[379], ::cuwrap::detail::Library::Driver, 379));
   CUdeviceptr pdptr{};
   ::cuwrap::detail::check(fn(&pdptr, hTexRef), "cuTexRefGetAddress");
   return pdptr;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the array bound to a texture reference
 [[deprecated]]
 CUarray cuTexRefGetArray(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUarray cuTexRefGetArray(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUarray cuTexRefGetArray(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[380], ::cuwrap::detail::Library::Driver, 380));
   CUarray phArray{};
   ::cuwrap::detail::check(fn(&phArray, hTexRef), "cuTexRefGetArray");
   return phArray;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the mipmapped array bound to a texture reference
 [[deprecated]]
 CUmipmappedArray cuTexRefGetMipmappedArray(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmipmappedArray cuTexRefGetMipmappedArray(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmipmappedArray cuTexRefGetMipmappedArray(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[381], ::cuwrap::detail::Library::Driver, 381));
   CUmipmappedArray phMipmappedArray{};
   ::cuwrap::detail::check(fn(&phMipmappedArray, hTexRef), "cuTexRefGetMipmappedArray");
   return phMipmappedArray;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the addressing mode used by a texture reference
 [[deprecated]]
 CUaddress_mode cuTexRefGetAddressMode(CUtexref hTexRef, int dim);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUaddress_mode cuTexRefGetAddressMode(CUtexref hTexRef, int dim) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUaddress_mode cuTexRefGetAddressMode(CUtexref hTexRef, int dim) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetAddressMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[382], ::cuwrap::detail::Library::Driver, 382));
   CUaddress_mode pam{};
   ::cuwrap::detail::check(fn(&pam, hTexRef, dim), "cuTexRefGetAddressMode");
   return pam;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the filter-mode used by a texture reference
 [[deprecated]]
 CUfilter_mode cuTexRefGetFilterMode(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUfilter_mode cuTexRefGetFilterMode(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUfilter_mode cuTexRefGetFilterMode(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetFilterMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[383], ::cuwrap::detail::Library::Driver, 383));
   CUfilter_mode pfm{};
   ::cuwrap::detail::check(fn(&pfm, hTexRef), "cuTexRefGetFilterMode");
   return pfm;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuTexRefGetFormat, named after its C parameters (structured bindings work).
 struct cuTexRefGetFormat_result {
@@ -4922,41 +5629,47 @@ struct cuTexRefGetFormat_result {
   int pNumChannels;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the format used by a texture reference
 [[deprecated]]
 cuTexRefGetFormat_result cuTexRefGetFormat(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuTexRefGetFormat_result cuTexRefGetFormat(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuTexRefGetFormat_result cuTexRefGetFormat(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetFormat)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[384], ::cuwrap::detail::Library::Driver, 384));
   cuTexRefGetFormat_result result{};
   ::cuwrap::detail::check(fn(&result.pFormat, &result.pNumChannels, hTexRef), "cuTexRefGetFormat");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the mipmap filtering mode for a texture reference
 [[deprecated]]
 CUfilter_mode cuTexRefGetMipmapFilterMode(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUfilter_mode cuTexRefGetMipmapFilterMode(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUfilter_mode cuTexRefGetMipmapFilterMode(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapFilterMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[385], ::cuwrap::detail::Library::Driver, 385));
   CUfilter_mode pfm{};
   ::cuwrap::detail::check(fn(&pfm, hTexRef), "cuTexRefGetMipmapFilterMode");
   return pfm;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the mipmap level bias for a texture reference
 [[deprecated]]
 float cuTexRefGetMipmapLevelBias(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-float cuTexRefGetMipmapLevelBias(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE float cuTexRefGetMipmapLevelBias(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapLevelBias)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[386], ::cuwrap::detail::Library::Driver, 386));
   float pbias{};
   ::cuwrap::detail::check(fn(&pbias, hTexRef), "cuTexRefGetMipmapLevelBias");
   return pbias;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuTexRefGetMipmapLevelClamp, named after its C parameters (structured bindings work).
 struct cuTexRefGetMipmapLevelClamp_result {
@@ -4964,328 +5677,388 @@ struct cuTexRefGetMipmapLevelClamp_result {
   float pmaxMipmapLevelClamp;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the min/max mipmap level clamps for a texture reference
 [[deprecated]]
 cuTexRefGetMipmapLevelClamp_result cuTexRefGetMipmapLevelClamp(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuTexRefGetMipmapLevelClamp_result cuTexRefGetMipmapLevelClamp(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuTexRefGetMipmapLevelClamp_result cuTexRefGetMipmapLevelClamp(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapLevelClamp)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[387], ::cuwrap::detail::Library::Driver, 387));
   cuTexRefGetMipmapLevelClamp_result result{};
   ::cuwrap::detail::check(fn(&result.pminMipmapLevelClamp, &result.pmaxMipmapLevelClamp, hTexRef), "cuTexRefGetMipmapLevelClamp");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the maximum anisotropy for a texture reference
 [[deprecated]]
 int cuTexRefGetMaxAnisotropy(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuTexRefGetMaxAnisotropy(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuTexRefGetMaxAnisotropy(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMaxAnisotropy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[388], ::cuwrap::detail::Library::Driver, 388));
   int pmaxAniso{};
   ::cuwrap::detail::check(fn(&pmaxAniso, hTexRef), "cuTexRefGetMaxAnisotropy");
   return pmaxAniso;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the border color used by a texture reference
 [[deprecated]]
 void cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetBorderColor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[389], ::cuwrap::detail::Library::Driver, 389));
   ::cuwrap::detail::check(fn(pBorderColor, hTexRef), "cuTexRefGetBorderColor");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the border color used by a texture reference
 ///
 /// Typed form (fixed-size output pBorderColor); the form above stays for callers holding raw arrays.
 [[deprecated]]
 std::array<float, 4> cuTexRefGetBorderColor(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-std::array<float, 4> cuTexRefGetBorderColor(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE std::array<float, 4> cuTexRefGetBorderColor(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetBorderColor)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[389], ::cuwrap::detail::Library::Driver, 389));
   std::array<float, 4> pBorderColor{};
   ::cuwrap::detail::check(fn(pBorderColor.data(), hTexRef), "cuTexRefGetBorderColor");
   return pBorderColor;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Gets the flags used by a texture reference
 [[deprecated]]
 unsigned int cuTexRefGetFlags(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned int cuTexRefGetFlags(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned int cuTexRefGetFlags(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[390], ::cuwrap::detail::Library::Driver, 390));
   unsigned int pFlags{};
   ::cuwrap::detail::check(fn(&pFlags, hTexRef), "cuTexRefGetFlags");
   return pFlags;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a texture reference
 [[deprecated]]
 CUtexref cuTexRefCreate();
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUtexref cuTexRefCreate() {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUtexref cuTexRefCreate() {
   auto* fn = reinterpret_cast<decltype(::cuTexRefCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[391], ::cuwrap::detail::Library::Driver, 391));
   CUtexref pTexRef{};
   ::cuwrap::detail::check(fn(&pTexRef), "cuTexRefCreate");
   return pTexRef;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys a texture reference
 [[deprecated]]
 void cuTexRefDestroy(CUtexref hTexRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexRefDestroy(CUtexref hTexRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexRefDestroy(CUtexref hTexRef) {
   auto* fn = reinterpret_cast<decltype(::cuTexRefDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[392], ::cuwrap::detail::Library::Driver, 392));
   ::cuwrap::detail::check(fn(hTexRef), "cuTexRefDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets the CUDA array for a surface reference.
 [[deprecated]]
 void cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuSurfRefSetArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[393], ::cuwrap::detail::Library::Driver, 393));
   ::cuwrap::detail::check(fn(hSurfRef, hArray, Flags), "cuSurfRefSetArray");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Passes back the CUDA array bound to a surface reference.
 [[deprecated]]
 CUarray cuSurfRefGetArray(CUsurfref hSurfRef);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUarray cuSurfRefGetArray(CUsurfref hSurfRef) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUarray cuSurfRefGetArray(CUsurfref hSurfRef) {
   auto* fn = reinterpret_cast<decltype(::cuSurfRefGetArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[394], ::cuwrap::detail::Library::Driver, 394));
   CUarray phArray{};
   ::cuwrap::detail::check(fn(&phArray, hSurfRef), "cuSurfRefGetArray");
   return phArray;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a texture object
 CUtexObject cuTexObjectCreate(const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUtexObject cuTexObjectCreate(const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUtexObject cuTexObjectCreate(const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc) {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[395], ::cuwrap::detail::Library::Driver, 395));
   CUtexObject pTexObject{};
   ::cuwrap::detail::check(fn(&pTexObject, pResDesc, pTexDesc, pResViewDesc), "cuTexObjectCreate");
   return pTexObject;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys a texture object
 void cuTexObjectDestroy(CUtexObject texObject);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTexObjectDestroy(CUtexObject texObject) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTexObjectDestroy(CUtexObject texObject) {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[396], ::cuwrap::detail::Library::Driver, 396));
   ::cuwrap::detail::check(fn(texObject), "cuTexObjectDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a texture object's resource descriptor
 CUDA_RESOURCE_DESC cuTexObjectGetResourceDesc(CUtexObject texObject);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_RESOURCE_DESC cuTexObjectGetResourceDesc(CUtexObject texObject) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_RESOURCE_DESC cuTexObjectGetResourceDesc(CUtexObject texObject) {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectGetResourceDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[397], ::cuwrap::detail::Library::Driver, 397));
   CUDA_RESOURCE_DESC pResDesc{};
   ::cuwrap::detail::check(fn(&pResDesc, texObject), "cuTexObjectGetResourceDesc");
   return pResDesc;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a texture object's texture descriptor
 CUDA_TEXTURE_DESC cuTexObjectGetTextureDesc(CUtexObject texObject);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_TEXTURE_DESC cuTexObjectGetTextureDesc(CUtexObject texObject) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_TEXTURE_DESC cuTexObjectGetTextureDesc(CUtexObject texObject) {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectGetTextureDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[398], ::cuwrap::detail::Library::Driver, 398));
   CUDA_TEXTURE_DESC pTexDesc{};
   ::cuwrap::detail::check(fn(&pTexDesc, texObject), "cuTexObjectGetTextureDesc");
   return pTexDesc;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a texture object's resource view descriptor
 CUDA_RESOURCE_VIEW_DESC cuTexObjectGetResourceViewDesc(CUtexObject texObject);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_RESOURCE_VIEW_DESC cuTexObjectGetResourceViewDesc(CUtexObject texObject) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_RESOURCE_VIEW_DESC cuTexObjectGetResourceViewDesc(CUtexObject texObject) {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectGetResourceViewDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[399], ::cuwrap::detail::Library::Driver, 399));
   CUDA_RESOURCE_VIEW_DESC pResViewDesc{};
   ::cuwrap::detail::check(fn(&pResViewDesc, texObject), "cuTexObjectGetResourceViewDesc");
   return pResViewDesc;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a surface object
 CUsurfObject cuSurfObjectCreate(const CUDA_RESOURCE_DESC* pResDesc);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUsurfObject cuSurfObjectCreate(const CUDA_RESOURCE_DESC* pResDesc) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUsurfObject cuSurfObjectCreate(const CUDA_RESOURCE_DESC* pResDesc) {
   auto* fn = reinterpret_cast<decltype(::cuSurfObjectCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[400], ::cuwrap::detail::Library::Driver, 400));
   CUsurfObject pSurfObject{};
   ::cuwrap::detail::check(fn(&pSurfObject, pResDesc), "cuSurfObjectCreate");
   return pSurfObject;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys a surface object
 void cuSurfObjectDestroy(CUsurfObject surfObject);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuSurfObjectDestroy(CUsurfObject surfObject) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuSurfObjectDestroy(CUsurfObject surfObject) {
   auto* fn = reinterpret_cast<decltype(::cuSurfObjectDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[401], ::cuwrap::detail::Library::Driver, 401));
   ::cuwrap::detail::check(fn(surfObject), "cuSurfObjectDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns a surface object's resource descriptor
 CUDA_RESOURCE_DESC cuSurfObjectGetResourceDesc(CUsurfObject surfObject);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUDA_RESOURCE_DESC cuSurfObjectGetResourceDesc(CUsurfObject surfObject) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUDA_RESOURCE_DESC cuSurfObjectGetResourceDesc(CUsurfObject surfObject) {
   auto* fn = reinterpret_cast<decltype(::cuSurfObjectGetResourceDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[402], ::cuwrap::detail::Library::Driver, 402));
   CUDA_RESOURCE_DESC pResDesc{};
   ::cuwrap::detail::check(fn(&pResDesc, surfObject), "cuSurfObjectGetResourceDesc");
   return pResDesc;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a tensor map descriptor object representing tiled memory region
 CUtensorMap cuTensorMapEncodeTiled(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUtensorMap cuTensorMapEncodeTiled(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUtensorMap cuTensorMapEncodeTiled(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeTiled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[403], ::cuwrap::detail::Library::Driver, 403));
   CUtensorMap tensorMap{};
   ::cuwrap::detail::check(fn(&tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill), "cuTensorMapEncodeTiled");
   return tensorMap;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a tensor map descriptor object representing im2col memory region
 CUtensorMap cuTensorMapEncodeIm2col(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUtensorMap cuTensorMapEncodeIm2col(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUtensorMap cuTensorMapEncodeIm2col(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeIm2col)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[404], ::cuwrap::detail::Library::Driver, 404));
   CUtensorMap tensorMap{};
   ::cuwrap::detail::check(fn(&tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill), "cuTensorMapEncodeIm2col");
   return tensorMap;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
 CUtensorMap cuTensorMapEncodeIm2colWide(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUtensorMap cuTensorMapEncodeIm2colWide(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUtensorMap cuTensorMapEncodeIm2colWide(CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
   auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeIm2colWide)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[405], ::cuwrap::detail::Library::Driver, 405));
   CUtensorMap tensorMap{};
   ::cuwrap::detail::check(fn(&tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill), "cuTensorMapEncodeIm2colWide");
   return tensorMap;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Modify an existing tensor map descriptor with an updated global address
 void cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) {
   auto* fn = reinterpret_cast<decltype(::cuTensorMapReplaceAddress)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[406], ::cuwrap::detail::Library::Driver, 406));
   ::cuwrap::detail::check(fn(tensorMap, globalAddress), "cuTensorMapReplaceAddress");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Queries if a device may directly access a peer device's memory.
 int cuDeviceCanAccessPeer(CUdevice dev, CUdevice peerDev);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuDeviceCanAccessPeer(CUdevice dev, CUdevice peerDev) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuDeviceCanAccessPeer(CUdevice dev, CUdevice peerDev) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceCanAccessPeer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[407], ::cuwrap::detail::Library::Driver, 407));
   int canAccessPeer{};
   ::cuwrap::detail::check(fn(&canAccessPeer, dev, peerDev), "cuDeviceCanAccessPeer");
   return canAccessPeer;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Enables direct access to memory allocations in a peer context.
 void cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
   auto* fn = reinterpret_cast<decltype(::cuCtxEnablePeerAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[408], ::cuwrap::detail::Library::Driver, 408));
   ::cuwrap::detail::check(fn(peerContext, Flags), "cuCtxEnablePeerAccess");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
 void cuCtxDisablePeerAccess(CUcontext peerContext);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCtxDisablePeerAccess(CUcontext peerContext) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCtxDisablePeerAccess(CUcontext peerContext) {
   auto* fn = reinterpret_cast<decltype(::cuCtxDisablePeerAccess)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[409], ::cuwrap::detail::Library::Driver, 409));
   ::cuwrap::detail::check(fn(peerContext), "cuCtxDisablePeerAccess");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Queries attributes of the link between two devices.
 int cuDeviceGetP2PAttribute(CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuDeviceGetP2PAttribute(CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuDeviceGetP2PAttribute(CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[410], ::cuwrap::detail::Library::Driver, 410));
   int value{};
   ::cuwrap::detail::check(fn(&value, attrib, srcDevice, dstDevice), "cuDeviceGetP2PAttribute");
   return value;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Queries details about atomic operations supported between two devices
 void cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAtomicCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[411], ::cuwrap::detail::Library::Driver, 411));
   ::cuwrap::detail::check(fn(capabilities, operations, count, srcDevice, dstDevice), "cuDeviceGetP2PAtomicCapabilities");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Queries details about atomic operations supported between two devices
 ///
 /// Typed form (arrays counted by count); the form above stays for callers holding raw arrays.
 std::vector<unsigned int> cuDeviceGetP2PAtomicCapabilities(std::span<CUatomicOperation const> operations, CUdevice srcDevice, CUdevice dstDevice);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-std::vector<unsigned int> cuDeviceGetP2PAtomicCapabilities(std::span<CUatomicOperation const> operations, CUdevice srcDevice, CUdevice dstDevice) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE std::vector<unsigned int> cuDeviceGetP2PAtomicCapabilities(std::span<CUatomicOperation const> operations, CUdevice srcDevice, CUdevice dstDevice) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAtomicCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[411], ::cuwrap::detail::Library::Driver, 411));
   std::vector<unsigned int> capabilities(operations.size());
   ::cuwrap::detail::check(fn(capabilities.data(), const_cast<const CUatomicOperation*>(operations.data()), static_cast<unsigned int>(operations.size()), srcDevice, dstDevice), "cuDeviceGetP2PAtomicCapabilities");
   return capabilities;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Unregisters a graphics resource for access by CUDA
 void cuGraphicsUnregisterResource(CUgraphicsResource resource);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphicsUnregisterResource(CUgraphicsResource resource) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsUnregisterResource)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[412], ::cuwrap::detail::Library::Driver, 412));
   ::cuwrap::detail::check(fn(resource), "cuGraphicsUnregisterResource");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get an array through which to access a subresource of a mapped graphics resource.
 CUarray cuGraphicsSubResourceGetMappedArray(CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUarray cuGraphicsSubResourceGetMappedArray(CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUarray cuGraphicsSubResourceGetMappedArray(CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsSubResourceGetMappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[413], ::cuwrap::detail::Library::Driver, 413));
   CUarray pArray{};
   ::cuwrap::detail::check(fn(&pArray, resource, arrayIndex, mipLevel), "cuGraphicsSubResourceGetMappedArray");
   return pArray;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get a mipmapped array through which to access a mapped graphics resource.
 CUmipmappedArray cuGraphicsResourceGetMappedMipmappedArray(CUgraphicsResource resource);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUmipmappedArray cuGraphicsResourceGetMappedMipmappedArray(CUgraphicsResource resource) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUmipmappedArray cuGraphicsResourceGetMappedMipmappedArray(CUgraphicsResource resource) {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceGetMappedMipmappedArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[414], ::cuwrap::detail::Library::Driver, 414));
   CUmipmappedArray pMipmappedArray{};
   ::cuwrap::detail::check(fn(&pMipmappedArray, resource), "cuGraphicsResourceGetMappedMipmappedArray");
   return pMipmappedArray;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuGraphicsResourceGetMappedPointer, named after its C parameters (structured bindings work).
 struct cuGraphicsResourceGetMappedPointer_result {
@@ -5293,25 +6066,29 @@ struct cuGraphicsResourceGetMappedPointer_result {
   size_t pSize;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get a device pointer through which to access a mapped graphics resource.
 cuGraphicsResourceGetMappedPointer_result cuGraphicsResourceGetMappedPointer(CUgraphicsResource resource);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuGraphicsResourceGetMappedPointer_result cuGraphicsResourceGetMappedPointer(CUgraphicsResource resource) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuGraphicsResourceGetMappedPointer_result cuGraphicsResourceGetMappedPointer(CUgraphicsResource resource) {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceGetMappedPointer)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[415], ::cuwrap::detail::Library::Driver, 415));
   cuGraphicsResourceGetMappedPointer_result result{};
   ::cuwrap::detail::check(fn(&result.pDevPtr, &result.pSize, resource), "cuGraphicsResourceGetMappedPointer");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Set usage flags for mapping a graphics resource
 void cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceSetMapFlags)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[416], ::cuwrap::detail::Library::Driver, 416));
   ::cuwrap::detail::check(fn(resource, flags), "cuGraphicsResourceSetMapFlags");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Map graphics resources for access by CUDA
 inline void cuGraphicsMapResources(unsigned int count, CUgraphicsResource* resources, CUstream hStream) {
@@ -5347,25 +6124,29 @@ struct cuGetProcAddress_result {
   CUdriverProcAddressQueryResult symbolStatus;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the requested driver API function pointer
 cuGetProcAddress_result cuGetProcAddress(const char* symbol, int cudaVersion, cuuint64_t flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuGetProcAddress_result cuGetProcAddress(const char* symbol, int cudaVersion, cuuint64_t flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuGetProcAddress_result cuGetProcAddress(const char* symbol, int cudaVersion, cuuint64_t flags) {
   auto* fn = reinterpret_cast<decltype(::cuGetProcAddress)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[419], ::cuwrap::detail::Library::Driver, 419));
   cuGetProcAddress_result result{};
   ::cuwrap::detail::check(fn(symbol, &result.pfn, cudaVersion, flags, &result.symbolStatus), "cuGetProcAddress");
   return result;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allows caller to fetch a coredump attribute value for the current context
 void cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[420], ::cuwrap::detail::Library::Driver, 420));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpGetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Allows caller to fetch a coredump attribute value for the current context
 ///
@@ -5379,14 +6160,16 @@ inline typename ::cuwrap::driver::CUcoredumpSettings_value<Key>::type cuCoredump
   return value;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allows caller to fetch a coredump attribute value for the entire application
 void cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttributeGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[421], ::cuwrap::detail::Library::Driver, 421));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpGetAttributeGlobal");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Allows caller to fetch a coredump attribute value for the entire application
 ///
@@ -5400,14 +6183,16 @@ inline typename ::cuwrap::driver::CUcoredumpSettings_value<Key>::type cuCoredump
   return value;
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allows caller to set a coredump attribute value for the current context
 void cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttribute)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[422], ::cuwrap::detail::Library::Driver, 422));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpSetAttribute");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Allows caller to set a coredump attribute value for the current context
 ///
@@ -5419,14 +6204,16 @@ inline void cuCoredumpSetAttribute(typename ::cuwrap::driver::CUcoredumpSettings
   ::cuwrap::detail::check(fn(Key, &value, &size), "cuCoredumpSetAttribute");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Allows caller to set a coredump attribute value globally
 void cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttributeGlobal)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[423], ::cuwrap::detail::Library::Driver, 423));
   ::cuwrap::detail::check(fn(attrib, value, size), "cuCoredumpSetAttributeGlobal");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// \brief Allows caller to set a coredump attribute value globally
 ///
@@ -5438,89 +6225,105 @@ inline void cuCoredumpSetAttributeGlobal(typename ::cuwrap::driver::CUcoredumpSe
   ::cuwrap::detail::check(fn(Key, &value, &size), "cuCoredumpSetAttributeGlobal");
 }
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Call cuGetExportTable.
 const void* cuGetExportTable(const CUuuid* pExportTableId);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-const void* cuGetExportTable(const CUuuid* pExportTableId) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE const void* cuGetExportTable(const CUuuid* pExportTableId) {
   auto* fn = reinterpret_cast<decltype(::cuGetExportTable)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[424], ::cuwrap::detail::Library::Driver, 424));
   const void* ppExportTable{};
   ::cuwrap::detail::check(fn(&ppExportTable, pExportTableId), "cuGetExportTable");
   return ppExportTable;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Creates a green context with a specified set of resources.
 CUgreenCtx cuGreenCtxCreate(CUdevResourceDesc desc, CUdevice dev, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgreenCtx cuGreenCtxCreate(CUdevResourceDesc desc, CUdevice dev, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgreenCtx cuGreenCtxCreate(CUdevResourceDesc desc, CUdevice dev, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[425], ::cuwrap::detail::Library::Driver, 425));
   CUgreenCtx phCtx{};
   ::cuwrap::detail::check(fn(&phCtx, desc, dev, flags), "cuGreenCtxCreate");
   return phCtx;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Destroys a green context
 void cuGreenCtxDestroy(CUgreenCtx hCtx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGreenCtxDestroy(CUgreenCtx hCtx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGreenCtxDestroy(CUgreenCtx hCtx) {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[426], ::cuwrap::detail::Library::Driver, 426));
   ::cuwrap::detail::check(fn(hCtx), "cuGreenCtxDestroy");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Converts a green context into the primary context
 CUcontext cuCtxFromGreenCtx(CUgreenCtx hCtx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUcontext cuCtxFromGreenCtx(CUgreenCtx hCtx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUcontext cuCtxFromGreenCtx(CUgreenCtx hCtx) {
   auto* fn = reinterpret_cast<decltype(::cuCtxFromGreenCtx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[427], ::cuwrap::detail::Library::Driver, 427));
   CUcontext pContext{};
   ::cuwrap::detail::check(fn(&pContext, hCtx), "cuCtxFromGreenCtx");
   return pContext;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get device resources
 CUdevResource cuDeviceGetDevResource(CUdevice device, CUdevResourceType type);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevResource cuDeviceGetDevResource(CUdevice device, CUdevResourceType type) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevResource cuDeviceGetDevResource(CUdevice device, CUdevResourceType type) {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetDevResource)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[428], ::cuwrap::detail::Library::Driver, 428));
   CUdevResource resource{};
   ::cuwrap::detail::check(fn(device, &resource, type), "cuDeviceGetDevResource");
   return resource;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get context resources
 CUdevResource cuCtxGetDevResource(CUcontext hCtx, CUdevResourceType type);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevResource cuCtxGetDevResource(CUcontext hCtx, CUdevResourceType type) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevResource cuCtxGetDevResource(CUcontext hCtx, CUdevResourceType type) {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetDevResource)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[429], ::cuwrap::detail::Library::Driver, 429));
   CUdevResource resource{};
   ::cuwrap::detail::check(fn(hCtx, &resource, type), "cuCtxGetDevResource");
   return resource;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Get green context resources
 CUdevResource cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResourceType type);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevResource cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResourceType type) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevResource cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResourceType type) {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxGetDevResource)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[430], ::cuwrap::detail::Library::Driver, 430));
   CUdevResource resource{};
   ::cuwrap::detail::check(fn(hCtx, &resource, type), "cuGreenCtxGetDevResource");
   return resource;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Splits \p CU_DEV_RESOURCE_TYPE_SM resources.
 void cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups, const CUdevResource* input, CUdevResource* remaining, unsigned int useFlags, unsigned int minCount);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups, const CUdevResource* input, CUdevResource* remaining, unsigned int useFlags, unsigned int minCount) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups, const CUdevResource* input, CUdevResource* remaining, unsigned int useFlags, unsigned int minCount) {
   auto* fn = reinterpret_cast<decltype(::cuDevSmResourceSplitByCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[431], ::cuwrap::detail::Library::Driver, 431));
   ::cuwrap::detail::check(fn(result, nbGroups, input, remaining, useFlags, minCount), "cuDevSmResourceSplitByCount");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuDevSmResourceSplitByCount's typed form, named after its C parameters.
 struct cuDevSmResourceSplitByCount_result {
@@ -5528,12 +6331,13 @@ struct cuDevSmResourceSplitByCount_result {
   CUdevResource remaining;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Splits \p CU_DEV_RESOURCE_TYPE_SM resources.
 ///
 /// Typed form (caller-sized result); the form above stays for callers holding raw arrays.
 cuDevSmResourceSplitByCount_result cuDevSmResourceSplitByCount(unsigned int nbGroups, const CUdevResource* input, unsigned int useFlags, unsigned int minCount);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuDevSmResourceSplitByCount_result cuDevSmResourceSplitByCount(unsigned int nbGroups, const CUdevResource* input, unsigned int useFlags, unsigned int minCount) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuDevSmResourceSplitByCount_result cuDevSmResourceSplitByCount(unsigned int nbGroups, const CUdevResource* input, unsigned int useFlags, unsigned int minCount) {
   auto* fn = reinterpret_cast<decltype(::cuDevSmResourceSplitByCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[431], ::cuwrap::detail::Library::Driver, 431));
   std::vector<CUdevResource> result(nbGroups);
   CUdevResource remaining{};
@@ -5541,143 +6345,170 @@ cuDevSmResourceSplitByCount_result cuDevSmResourceSplitByCount(unsigned int nbGr
   result.resize(nbGroups);
   return { std::move(result), std::move(remaining) };
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Generate a resource descriptor
 CUdevResourceDesc cuDevResourceGenerateDesc(CUdevResource* resources, unsigned int nbResources);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevResourceDesc cuDevResourceGenerateDesc(CUdevResource* resources, unsigned int nbResources) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevResourceDesc cuDevResourceGenerateDesc(CUdevResource* resources, unsigned int nbResources) {
   auto* fn = reinterpret_cast<decltype(::cuDevResourceGenerateDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[432], ::cuwrap::detail::Library::Driver, 432));
   CUdevResourceDesc phDesc{};
   ::cuwrap::detail::check(fn(&phDesc, resources, nbResources), "cuDevResourceGenerateDesc");
   return phDesc;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Generate a resource descriptor
 ///
 /// Typed form (arrays counted by nbResources); the form above stays for callers holding raw arrays.
 CUdevResourceDesc cuDevResourceGenerateDesc(std::span<CUdevResource const> resources);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUdevResourceDesc cuDevResourceGenerateDesc(std::span<CUdevResource const> resources) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUdevResourceDesc cuDevResourceGenerateDesc(std::span<CUdevResource const> resources) {
   auto* fn = reinterpret_cast<decltype(::cuDevResourceGenerateDesc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[432], ::cuwrap::detail::Library::Driver, 432));
   CUdevResourceDesc phDesc{};
   ::cuwrap::detail::check(fn(&phDesc, const_cast<CUdevResource*>(resources.data()), static_cast<unsigned int>(resources.size())), "cuDevResourceGenerateDesc");
   return phDesc;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Records an event.
 void cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxRecordEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[433], ::cuwrap::detail::Library::Driver, 433));
   ::cuwrap::detail::check(fn(hCtx, hEvent), "cuGreenCtxRecordEvent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Make a green context wait on an event
 void cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxWaitEvent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[434], ::cuwrap::detail::Library::Driver, 434));
   ::cuwrap::detail::check(fn(hCtx, hEvent), "cuGreenCtxWaitEvent");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Query the green context associated with a stream
 CUgreenCtx cuStreamGetGreenCtx(CUstream hStream);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUgreenCtx cuStreamGetGreenCtx(CUstream hStream) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUgreenCtx cuStreamGetGreenCtx(CUstream hStream) {
   auto* fn = reinterpret_cast<decltype(::cuStreamGetGreenCtx)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[435], ::cuwrap::detail::Library::Driver, 435));
   CUgreenCtx phCtx{};
   ::cuwrap::detail::check(fn(hStream, &phCtx), "cuStreamGetGreenCtx");
   return phCtx;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Create a stream for use in the green context
 CUstream cuGreenCtxStreamCreate(CUgreenCtx greenCtx, unsigned int flags, int priority);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUstream cuGreenCtxStreamCreate(CUgreenCtx greenCtx, unsigned int flags, int priority) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUstream cuGreenCtxStreamCreate(CUgreenCtx greenCtx, unsigned int flags, int priority) {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxStreamCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[436], ::cuwrap::detail::Library::Driver, 436));
   CUstream phStream{};
   ::cuwrap::detail::check(fn(&phStream, greenCtx, flags, priority), "cuGreenCtxStreamCreate");
   return phStream;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the unique Id associated with the green context supplied
 unsigned long long cuGreenCtxGetId(CUgreenCtx greenCtx);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-unsigned long long cuGreenCtxGetId(CUgreenCtx greenCtx) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE unsigned long long cuGreenCtxGetId(CUgreenCtx greenCtx) {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxGetId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[437], ::cuwrap::detail::Library::Driver, 437));
   unsigned long long greenCtxId{};
   ::cuwrap::detail::check(fn(greenCtx, &greenCtxId), "cuGreenCtxGetId");
   return greenCtxId;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Register a callback function to receive error log messages
 CUlogsCallbackHandle cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlogsCallbackHandle cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlogsCallbackHandle cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData) {
   auto* fn = reinterpret_cast<decltype(::cuLogsRegisterCallback)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[438], ::cuwrap::detail::Library::Driver, 438));
   CUlogsCallbackHandle callback_out{};
   ::cuwrap::detail::check(fn(callbackFunc, userData, &callback_out), "cuLogsRegisterCallback");
   return callback_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Unregister a log message callback
 void cuLogsUnregisterCallback(CUlogsCallbackHandle callback);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLogsUnregisterCallback(CUlogsCallbackHandle callback) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLogsUnregisterCallback(CUlogsCallbackHandle callback) {
   auto* fn = reinterpret_cast<decltype(::cuLogsUnregisterCallback)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[439], ::cuwrap::detail::Library::Driver, 439));
   ::cuwrap::detail::check(fn(callback), "cuLogsUnregisterCallback");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Sets log iterator to point to the end of log buffer, where the next message would be written.
 CUlogIterator cuLogsCurrent(unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlogIterator cuLogsCurrent(unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlogIterator cuLogsCurrent(unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuLogsCurrent)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[440], ::cuwrap::detail::Library::Driver, 440));
   CUlogIterator iterator_out{};
   ::cuwrap::detail::check(fn(&iterator_out, flags), "cuLogsCurrent");
   return iterator_out;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Dump accumulated driver logs into a file
 void cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuLogsDumpToFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[441], ::cuwrap::detail::Library::Driver, 441));
   ::cuwrap::detail::check(fn(iterator, pathToFile, flags), "cuLogsDumpToFile");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Dump accumulated driver logs into a file
 ///
 /// Typed form (in/out iterator); the form above stays for callers holding raw arrays.
 CUlogIterator cuLogsDumpToFile(CUlogIterator iterator, const char* pathToFile, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUlogIterator cuLogsDumpToFile(CUlogIterator iterator, const char* pathToFile, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUlogIterator cuLogsDumpToFile(CUlogIterator iterator, const char* pathToFile, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuLogsDumpToFile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[441], ::cuwrap::detail::Library::Driver, 441));
   ::cuwrap::detail::check(fn(&iterator, pathToFile, flags), "cuLogsDumpToFile");
   return iterator;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Dump accumulated driver logs into a buffer
 void cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuLogsDumpToMemory)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[442], ::cuwrap::detail::Library::Driver, 442));
   ::cuwrap::detail::check(fn(iterator, buffer, size, flags), "cuLogsDumpToMemory");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// The outputs of cuLogsDumpToMemory's typed form, named after its C parameters.
 struct cuLogsDumpToMemory_result {
@@ -5685,76 +6516,90 @@ struct cuLogsDumpToMemory_result {
   size_t size;
 };
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Dump accumulated driver logs into a buffer
 ///
 /// Typed form (in/out size); the form above stays for callers holding raw arrays.
 cuLogsDumpToMemory_result cuLogsDumpToMemory(CUlogIterator iterator, char* buffer, size_t size, unsigned int flags);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-cuLogsDumpToMemory_result cuLogsDumpToMemory(CUlogIterator iterator, char* buffer, size_t size, unsigned int flags) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE cuLogsDumpToMemory_result cuLogsDumpToMemory(CUlogIterator iterator, char* buffer, size_t size, unsigned int flags) {
   auto* fn = reinterpret_cast<decltype(::cuLogsDumpToMemory)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[442], ::cuwrap::detail::Library::Driver, 442));
   ::cuwrap::detail::check(fn(&iterator, buffer, &size, flags), "cuLogsDumpToMemory");
   return { std::move(iterator), std::move(size) };
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the restore thread ID for a CUDA process
 int cuCheckpointProcessGetRestoreThreadId(int pid);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-int cuCheckpointProcessGetRestoreThreadId(int pid) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE int cuCheckpointProcessGetRestoreThreadId(int pid) {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessGetRestoreThreadId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[443], ::cuwrap::detail::Library::Driver, 443));
   int tid{};
   ::cuwrap::detail::check(fn(pid, &tid), "cuCheckpointProcessGetRestoreThreadId");
   return tid;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Returns the process state of a CUDA process
 CUprocessState cuCheckpointProcessGetState(int pid);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUprocessState cuCheckpointProcessGetState(int pid) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE CUprocessState cuCheckpointProcessGetState(int pid) {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessGetState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[444], ::cuwrap::detail::Library::Driver, 444));
   CUprocessState state{};
   ::cuwrap::detail::check(fn(pid, &state), "cuCheckpointProcessGetState");
   return state;
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Lock a running CUDA process
 [[nodiscard]]
 bool cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-bool cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE bool cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessLock)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[445], ::cuwrap::detail::Library::Driver, 445));
   return ::cuwrap::detail::check_answer(fn(pid, args), CUDA_ERROR_NOT_READY, "cuCheckpointProcessLock");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Checkpoint a CUDA process's GPU memory contents
 void cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args) {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessCheckpoint)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[446], ::cuwrap::detail::Library::Driver, 446));
   ::cuwrap::detail::check(fn(pid, args), "cuCheckpointProcessCheckpoint");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Restore a CUDA process's GPU memory contents from its last checkpoint
 void cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessRestore)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[447], ::cuwrap::detail::Library::Driver, 447));
   ::cuwrap::detail::check(fn(pid, args), "cuCheckpointProcessRestore");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
+CUWRAP_DRIVER_BEGIN_FORM
 /// \brief Unlock a CUDA process to allow CUDA API calls
 void cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args);
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-void cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) {
+#if CUWRAP_DRIVER_BODIES
+CUWRAP_DRIVER_INLINE void cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessUnlock)*>(::cuwrap::detail::entry(::cuwrap::detail::g_driver_slots[448], ::cuwrap::detail::Library::Driver, 448));
   ::cuwrap::detail::check(fn(pid, args), "cuCheckpointProcessUnlock");
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
+#endif
+CUWRAP_DRIVER_END_FORM
 
 /// How unique_handle<H> releases each handle type that the header creates and destroys
 /// in pairs (the coverage report's owning_handles lists them).

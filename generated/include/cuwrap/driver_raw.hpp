@@ -3,10 +3,6 @@
 // cuwrap::driver::raw::f has f's C signature and returns its status; it calls the entry
 // point that cuwrap/detail/loader.hpp resolves on first use. <cuwrap/driver.hpp>
 // includes this header and adds the typed forms.
-//
-// Most raw forms are declared here and compiled once, into the library (their
-// definitions follow under CUWRAP_DEFINE_DRIVER_FUNCTIONS, which only src/driver.cpp defines); those
-// of the per-thread default stream and the variadic ones are inline.
 #pragma once
 
 #include <cuda.h>
@@ -22,1320 +18,993 @@ namespace cuwrap::driver {
 namespace raw {
 
 /// \brief Gets the string description of an error code
-CUresult cuGetErrorString(CUresult error, const char** pStr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGetErrorString(CUresult error, const char** pStr) noexcept {
+inline CUresult cuGetErrorString(CUresult error, const char** pStr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGetErrorString)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[0], ::cuwrap::detail::Library::Driver, 0));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(error, pStr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the string representation of an error code enum name
-CUresult cuGetErrorName(CUresult error, const char** pStr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGetErrorName(CUresult error, const char** pStr) noexcept {
+inline CUresult cuGetErrorName(CUresult error, const char** pStr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGetErrorName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[1], ::cuwrap::detail::Library::Driver, 1));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(error, pStr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Initialize the CUDA driver API
-CUresult cuInit(unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuInit(unsigned int Flags) noexcept {
+inline CUresult cuInit(unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuInit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[2], ::cuwrap::detail::Library::Driver, 2));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the latest CUDA version supported by driver
-CUresult cuDriverGetVersion(int* driverVersion) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDriverGetVersion(int* driverVersion) noexcept {
+inline CUresult cuDriverGetVersion(int* driverVersion) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDriverGetVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[3], ::cuwrap::detail::Library::Driver, 3));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(driverVersion);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a handle to a compute device
-CUresult cuDeviceGet(CUdevice* device, int ordinal) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGet(CUdevice* device, int ordinal) noexcept {
+inline CUresult cuDeviceGet(CUdevice* device, int ordinal) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGet)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[4], ::cuwrap::detail::Library::Driver, 4));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(device, ordinal);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the number of compute-capable devices
-CUresult cuDeviceGetCount(int* count) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetCount(int* count) noexcept {
+inline CUresult cuDeviceGetCount(int* count) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[5], ::cuwrap::detail::Library::Driver, 5));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(count);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns an identifier string for the device
-CUresult cuDeviceGetName(char* name, int len, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetName(char* name, int len, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetName(char* name, int len, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[6], ::cuwrap::detail::Library::Driver, 6));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(name, len, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Return an UUID for the device
-CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetUuid)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[7], ::cuwrap::detail::Library::Driver, 7));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(uuid, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Return an LUID and device node mask for the device
-CUresult cuDeviceGetLuid(char* luid, unsigned int* deviceNodeMask, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetLuid(char* luid, unsigned int* deviceNodeMask, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetLuid(char* luid, unsigned int* deviceNodeMask, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetLuid)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[8], ::cuwrap::detail::Library::Driver, 8));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(luid, deviceNodeMask, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the total amount of memory on the device
-CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev) noexcept {
+inline CUresult cuDeviceTotalMem(size_t* bytes, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceTotalMem)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[9], ::cuwrap::detail::Library::Driver, 9));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(bytes, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
-CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, CUarray_format format, unsigned int numChannels, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetTexture1DLinearMaxWidth)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[10], ::cuwrap::detail::Library::Driver, 10));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(maxWidthInElements, format, numChannels, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns information about the device
-CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[11], ::cuwrap::detail::Library::Driver, 11));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pi, attrib, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Queries details about atomic operations supported between the device and host.
-CUresult cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetHostAtomicCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[12], ::cuwrap::detail::Library::Driver, 12));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(capabilities, operations, count, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Return NvSciSync attributes that this device can support.
-CUresult cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice dev, int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice dev, int flags) noexcept {
+inline CUresult cuDeviceGetNvSciSyncAttributes(void* nvSciSyncAttrList, CUdevice dev, int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetNvSciSyncAttributes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[13], ::cuwrap::detail::Library::Driver, 13));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(nvSciSyncAttrList, dev, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the current memory pool of a device
-CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) noexcept {
+inline CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceSetMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[14], ::cuwrap::detail::Library::Driver, 14));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dev, pool);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the current mempool for a device
-CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[15], ::cuwrap::detail::Library::Driver, 15));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the default mempool of a device
-CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetDefaultMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[16], ::cuwrap::detail::Library::Driver, 16));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool_out, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns information about the execution affinity support of the device.
-CUresult cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetExecAffinitySupport)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[17], ::cuwrap::detail::Library::Driver, 17));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pi, type, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Blocks until remote writes are visible to the specified scope
-CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) noexcept {
+inline CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFlushGPUDirectRDMAWrites)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[18], ::cuwrap::detail::Library::Driver, 18));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(target, scope);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns properties for a selected device
 [[deprecated]]
-CUresult cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetProperties(CUdevprop* prop, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetProperties)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[19], ::cuwrap::detail::Library::Driver, 19));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(prop, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the compute capability of the device
 [[deprecated]]
-CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) noexcept {
+inline CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceComputeCapability)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[20], ::cuwrap::detail::Library::Driver, 20));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(major, minor, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Retain the primary context on the GPU
-CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) noexcept {
+inline CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxRetain)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[21], ::cuwrap::detail::Library::Driver, 21));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pctx, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Release the primary context on the GPU
-CUresult cuDevicePrimaryCtxRelease(CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDevicePrimaryCtxRelease(CUdevice dev) noexcept {
+inline CUresult cuDevicePrimaryCtxRelease(CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxRelease)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[22], ::cuwrap::detail::Library::Driver, 22));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Set flags for the primary context
-CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) noexcept {
+inline CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxSetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[23], ::cuwrap::detail::Library::Driver, 23));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dev, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get the state of the primary context
-CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) noexcept {
+inline CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxGetState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[24], ::cuwrap::detail::Library::Driver, 24));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dev, flags, active);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroy all allocations and reset all state on the primary context
-CUresult cuDevicePrimaryCtxReset(CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDevicePrimaryCtxReset(CUdevice dev) noexcept {
+inline CUresult cuDevicePrimaryCtxReset(CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDevicePrimaryCtxReset)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[25], ::cuwrap::detail::Library::Driver, 25));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a CUDA context
-CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) noexcept {
+inline CUresult cuCtxCreate(CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[26], ::cuwrap::detail::Library::Driver, 26));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pctx, ctxCreateParams, flags, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroy a CUDA context
-CUresult cuCtxDestroy(CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxDestroy(CUcontext ctx) noexcept {
+inline CUresult cuCtxDestroy(CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[27], ::cuwrap::detail::Library::Driver, 27));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Pushes a context on the current CPU thread
-CUresult cuCtxPushCurrent(CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxPushCurrent(CUcontext ctx) noexcept {
+inline CUresult cuCtxPushCurrent(CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxPushCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[28], ::cuwrap::detail::Library::Driver, 28));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Pops the current CUDA context from the current CPU thread.
-CUresult cuCtxPopCurrent(CUcontext* pctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxPopCurrent(CUcontext* pctx) noexcept {
+inline CUresult cuCtxPopCurrent(CUcontext* pctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxPopCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[29], ::cuwrap::detail::Library::Driver, 29));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Binds the specified CUDA context to the calling CPU thread
-CUresult cuCtxSetCurrent(CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxSetCurrent(CUcontext ctx) noexcept {
+inline CUresult cuCtxSetCurrent(CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[30], ::cuwrap::detail::Library::Driver, 30));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the CUDA context bound to the calling CPU thread.
-CUresult cuCtxGetCurrent(CUcontext* pctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetCurrent(CUcontext* pctx) noexcept {
+inline CUresult cuCtxGetCurrent(CUcontext* pctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[31], ::cuwrap::detail::Library::Driver, 31));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the device handle for the current context
-CUresult cuCtxGetDevice(CUdevice* device) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetDevice(CUdevice* device) noexcept {
+inline CUresult cuCtxGetDevice(CUdevice* device) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetDevice)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[32], ::cuwrap::detail::Library::Driver, 32));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(device);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the device handle for the specified context
-CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) noexcept {
+inline CUresult cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetDevice_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[33], ::cuwrap::detail::Library::Driver, 33));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(device, ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the flags for the current context
-CUresult cuCtxGetFlags(unsigned int* flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetFlags(unsigned int* flags) noexcept {
+inline CUresult cuCtxGetFlags(unsigned int* flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[34], ::cuwrap::detail::Library::Driver, 34));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the flags for the current context
-CUresult cuCtxSetFlags(unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxSetFlags(unsigned int flags) noexcept {
+inline CUresult cuCtxSetFlags(unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[35], ::cuwrap::detail::Library::Driver, 35));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the unique Id associated with the context supplied
-CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) noexcept {
+inline CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[36], ::cuwrap::detail::Library::Driver, 36));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ctx, ctxId);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Block for the current context's tasks to complete
-CUresult cuCtxSynchronize() noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxSynchronize() noexcept {
+inline CUresult cuCtxSynchronize() noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxSynchronize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[37], ::cuwrap::detail::Library::Driver, 37));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn();
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Block for the specified context's tasks to complete
-CUresult cuCtxSynchronize_v2(CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxSynchronize_v2(CUcontext ctx) noexcept {
+inline CUresult cuCtxSynchronize_v2(CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxSynchronize_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[38], ::cuwrap::detail::Library::Driver, 38));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Set resource limits
-CUresult cuCtxSetLimit(CUlimit limit, size_t value) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxSetLimit(CUlimit limit, size_t value) noexcept {
+inline CUresult cuCtxSetLimit(CUlimit limit, size_t value) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[39], ::cuwrap::detail::Library::Driver, 39));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(limit, value);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns resource limits
-CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) noexcept {
+inline CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[40], ::cuwrap::detail::Library::Driver, 40));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pvalue, limit);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the preferred cache configuration for the current context.
-CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) noexcept {
+inline CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetCacheConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[41], ::cuwrap::detail::Library::Driver, 41));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pconfig);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the preferred cache configuration for the current context.
-CUresult cuCtxSetCacheConfig(CUfunc_cache config) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxSetCacheConfig(CUfunc_cache config) noexcept {
+inline CUresult cuCtxSetCacheConfig(CUfunc_cache config) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetCacheConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[42], ::cuwrap::detail::Library::Driver, 42));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(config);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the context's API version.
-CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) noexcept {
+inline CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetApiVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[43], ::cuwrap::detail::Library::Driver, 43));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ctx, version);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns numerical values that correspond to the least and greatest stream priorities.
-CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) noexcept {
+inline CUresult cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetStreamPriorityRange)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[44], ::cuwrap::detail::Library::Driver, 44));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(leastPriority, greatestPriority);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Resets all persisting lines in cache to normal status.
-CUresult cuCtxResetPersistingL2Cache() noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxResetPersistingL2Cache() noexcept {
+inline CUresult cuCtxResetPersistingL2Cache() noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxResetPersistingL2Cache)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[45], ::cuwrap::detail::Library::Driver, 45));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn();
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the execution affinity setting for the current context.
-CUresult cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecAffinityType type) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecAffinityType type) noexcept {
+inline CUresult cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity, CUexecAffinityType type) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetExecAffinity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[46], ::cuwrap::detail::Library::Driver, 46));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pExecAffinity, type);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Records an event.
-CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) noexcept {
+inline CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxRecordEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[47], ::cuwrap::detail::Library::Driver, 47));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hCtx, hEvent);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Make a context wait on an event
-CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) noexcept {
+inline CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxWaitEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[48], ::cuwrap::detail::Library::Driver, 48));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hCtx, hEvent);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Increment a context's usage-count
 [[deprecated]]
-CUresult cuCtxAttach(CUcontext* pctx, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxAttach(CUcontext* pctx, unsigned int flags) noexcept {
+inline CUresult cuCtxAttach(CUcontext* pctx, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxAttach)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[49], ::cuwrap::detail::Library::Driver, 49));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pctx, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Decrement a context's usage-count
 [[deprecated]]
-CUresult cuCtxDetach(CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxDetach(CUcontext ctx) noexcept {
+inline CUresult cuCtxDetach(CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxDetach)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[50], ::cuwrap::detail::Library::Driver, 50));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the current shared memory configuration for the current context.
 [[deprecated]]
-CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) noexcept {
+inline CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetSharedMemConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[51], ::cuwrap::detail::Library::Driver, 51));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pConfig);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the shared memory configuration for the current context.
 [[deprecated]]
-CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) noexcept {
+inline CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxSetSharedMemConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[52], ::cuwrap::detail::Library::Driver, 52));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(config);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Loads a compute module
-CUresult cuModuleLoad(CUmodule* module, const char* fname) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleLoad(CUmodule* module, const char* fname) noexcept {
+inline CUresult cuModuleLoad(CUmodule* module, const char* fname) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoad)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[53], ::cuwrap::detail::Library::Driver, 53));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(module, fname);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Load a module's data
-CUresult cuModuleLoadData(CUmodule* module, const void* image) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleLoadData(CUmodule* module, const void* image) noexcept {
+inline CUresult cuModuleLoadData(CUmodule* module, const void* image) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadData)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[54], ::cuwrap::detail::Library::Driver, 54));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(module, image);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Load a module's data with options
-CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept {
+inline CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadDataEx)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[55], ::cuwrap::detail::Library::Driver, 55));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(module, image, numOptions, options, optionValues);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Load a module's data
-CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) noexcept {
+inline CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleLoadFatBinary)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[56], ::cuwrap::detail::Library::Driver, 56));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(module, fatCubin);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Unloads a module
-CUresult cuModuleUnload(CUmodule hmod) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleUnload(CUmodule hmod) noexcept {
+inline CUresult cuModuleUnload(CUmodule hmod) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleUnload)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[57], ::cuwrap::detail::Library::Driver, 57));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hmod);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Query lazy loading mode
-CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) noexcept {
+inline CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode* mode) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetLoadingMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[58], ::cuwrap::detail::Library::Driver, 58));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(mode);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a function handle
-CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) noexcept {
+inline CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetFunction)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[59], ::cuwrap::detail::Library::Driver, 59));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, hmod, name);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the number of functions within a module
-CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) noexcept {
+inline CUresult cuModuleGetFunctionCount(unsigned int* count, CUmodule mod) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetFunctionCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[60], ::cuwrap::detail::Library::Driver, 60));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(count, mod);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the function handles within a module.
-CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) noexcept {
+inline CUresult cuModuleEnumerateFunctions(CUfunction* functions, unsigned int numFunctions, CUmodule mod) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleEnumerateFunctions)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[61], ::cuwrap::detail::Library::Driver, 61));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(functions, numFunctions, mod);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a global pointer from a module
-CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) noexcept {
+inline CUresult cuModuleGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetGlobal)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[62], ::cuwrap::detail::Library::Driver, 62));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dptr, bytes, hmod, name);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a pending JIT linker invocation.
-CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) noexcept {
+inline CUresult cuLinkCreate(unsigned int numOptions, CUjit_option* options, void** optionValues, CUlinkState* stateOut) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLinkCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[63], ::cuwrap::detail::Library::Driver, 63));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(numOptions, options, optionValues, stateOut);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Add an input to a pending linker invocation
-CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept {
+inline CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddData)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[64], ::cuwrap::detail::Library::Driver, 64));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(state, type, data, size, name, numOptions, options, optionValues);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Add a file input to a pending linker invocation
-CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept {
+inline CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char* path, unsigned int numOptions, CUjit_option* options, void** optionValues) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLinkAddFile)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[65], ::cuwrap::detail::Library::Driver, 65));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(state, type, path, numOptions, options, optionValues);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Complete a pending linker invocation
-CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) noexcept {
+inline CUresult cuLinkComplete(CUlinkState state, void** cubinOut, size_t* sizeOut) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLinkComplete)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[66], ::cuwrap::detail::Library::Driver, 66));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(state, cubinOut, sizeOut);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys state for a JIT linker invocation.
-CUresult cuLinkDestroy(CUlinkState state) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLinkDestroy(CUlinkState state) noexcept {
+inline CUresult cuLinkDestroy(CUlinkState state) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLinkDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[67], ::cuwrap::detail::Library::Driver, 67));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(state);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a handle to a texture reference
 [[deprecated]]
-CUresult cuModuleGetTexRef(CUtexref* pTexRef, CUmodule hmod, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleGetTexRef(CUtexref* pTexRef, CUmodule hmod, const char* name) noexcept {
+inline CUresult cuModuleGetTexRef(CUtexref* pTexRef, CUmodule hmod, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetTexRef)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[68], ::cuwrap::detail::Library::Driver, 68));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pTexRef, hmod, name);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a handle to a surface reference
 [[deprecated]]
-CUresult cuModuleGetSurfRef(CUsurfref* pSurfRef, CUmodule hmod, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuModuleGetSurfRef(CUsurfref* pSurfRef, CUmodule hmod, const char* name) noexcept {
+inline CUresult cuModuleGetSurfRef(CUsurfref* pSurfRef, CUmodule hmod, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuModuleGetSurfRef)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[69], ::cuwrap::detail::Library::Driver, 69));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pSurfRef, hmod, name);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Load a library with specified code and options
-CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) noexcept {
+inline CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadData)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[70], ::cuwrap::detail::Library::Driver, 70));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Load a library with specified file and options
-CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) noexcept {
+inline CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryLoadFromFile)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[71], ::cuwrap::detail::Library::Driver, 71));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Unloads a library
-CUresult cuLibraryUnload(CUlibrary library) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryUnload(CUlibrary library) noexcept {
+inline CUresult cuLibraryUnload(CUlibrary library) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryUnload)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[72], ::cuwrap::detail::Library::Driver, 72));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(library);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a kernel handle
-CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) noexcept {
+inline CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetKernel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[73], ::cuwrap::detail::Library::Driver, 73));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pKernel, library, name);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the number of kernels within a library
-CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) noexcept {
+inline CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetKernelCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[74], ::cuwrap::detail::Library::Driver, 74));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(count, lib);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Retrieve the kernel handles within a library.
-CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) noexcept {
+inline CUresult cuLibraryEnumerateKernels(CUkernel* kernels, unsigned int numKernels, CUlibrary lib) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryEnumerateKernels)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[75], ::cuwrap::detail::Library::Driver, 75));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(kernels, numKernels, lib);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a module handle
-CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) noexcept {
+inline CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetModule)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[76], ::cuwrap::detail::Library::Driver, 76));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pMod, library);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a function handle
-CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) noexcept {
+inline CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetFunction)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[77], ::cuwrap::detail::Library::Driver, 77));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pFunc, kernel);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a library handle
-CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) noexcept {
+inline CUresult cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetLibrary)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[78], ::cuwrap::detail::Library::Driver, 78));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pLib, kernel);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a global device pointer
-CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) noexcept {
+inline CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetGlobal)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[79], ::cuwrap::detail::Library::Driver, 79));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dptr, bytes, library, name);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a pointer to managed memory
-CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) noexcept {
+inline CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetManaged)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[80], ::cuwrap::detail::Library::Driver, 80));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dptr, bytes, library, name);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a pointer to a unified function
-CUresult cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) noexcept {
+inline CUresult cuLibraryGetUnifiedFunction(void** fptr, CUlibrary library, const char* symbol) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLibraryGetUnifiedFunction)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[81], ::cuwrap::detail::Library::Driver, 81));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(fptr, library, symbol);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns information about a kernel
-CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) noexcept {
+inline CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[82], ::cuwrap::detail::Library::Driver, 82));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pi, attrib, kernel, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets information about a kernel
-CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) noexcept {
+inline CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuKernelSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[83], ::cuwrap::detail::Library::Driver, 83));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(attrib, val, kernel, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the preferred cache configuration for a device kernel.
-CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) noexcept {
+inline CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuKernelSetCacheConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[84], ::cuwrap::detail::Library::Driver, 84));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(kernel, config, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the function name for a ::CUkernel handle
-CUresult cuKernelGetName(const char** name, CUkernel hfunc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuKernelGetName(const char** name, CUkernel hfunc) noexcept {
+inline CUresult cuKernelGetName(const char** name, CUkernel hfunc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[85], ::cuwrap::detail::Library::Driver, 85));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(name, hfunc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the offset and size of a kernel parameter in the device-side parameter layout
-CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) noexcept {
+inline CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t* paramOffset, size_t* paramSize) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuKernelGetParamInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[86], ::cuwrap::detail::Library::Driver, 86));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(kernel, paramIndex, paramOffset, paramSize);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets free and total memory
-CUresult cuMemGetInfo(size_t* free, size_t* total) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemGetInfo(size_t* free, size_t* total) noexcept {
+inline CUresult cuMemGetInfo(size_t* free, size_t* total) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemGetInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[87], ::cuwrap::detail::Library::Driver, 87));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(free, total);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allocates device memory
-CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) noexcept {
+inline CUresult cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemAlloc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[88], ::cuwrap::detail::Library::Driver, 88));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dptr, bytesize);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allocates pitched device memory
-CUresult cuMemAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) noexcept {
+inline CUresult cuMemAllocPitch(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemAllocPitch)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[89], ::cuwrap::detail::Library::Driver, 89));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Frees device memory
-CUresult cuMemFree(CUdeviceptr dptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemFree(CUdeviceptr dptr) noexcept {
+inline CUresult cuMemFree(CUdeviceptr dptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[90], ::cuwrap::detail::Library::Driver, 90));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get information on memory allocations
-CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) noexcept {
+inline CUresult cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psize, CUdeviceptr dptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAddressRange)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[91], ::cuwrap::detail::Library::Driver, 91));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pbase, psize, dptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allocates page-locked host memory
-CUresult cuMemAllocHost(void** pp, size_t bytesize) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemAllocHost(void** pp, size_t bytesize) noexcept {
+inline CUresult cuMemAllocHost(void** pp, size_t bytesize) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemAllocHost)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[92], ::cuwrap::detail::Library::Driver, 92));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pp, bytesize);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Frees page-locked host memory
-CUresult cuMemFreeHost(void* p) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemFreeHost(void* p) noexcept {
+inline CUresult cuMemFreeHost(void* p) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemFreeHost)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[93], ::cuwrap::detail::Library::Driver, 93));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(p);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allocates page-locked host memory
-CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) noexcept {
+inline CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemHostAlloc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[94], ::cuwrap::detail::Library::Driver, 94));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pp, bytesize, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Passes back device pointer of mapped pinned memory
-CUresult cuMemHostGetDevicePointer(CUdeviceptr* pdptr, void* p, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemHostGetDevicePointer(CUdeviceptr* pdptr, void* p, unsigned int Flags) noexcept {
+inline CUresult cuMemHostGetDevicePointer(CUdeviceptr* pdptr, void* p, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemHostGetDevicePointer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[95], ::cuwrap::detail::Library::Driver, 95));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pdptr, p, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Passes back flags that were used for a pinned allocation
-CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) noexcept {
+inline CUresult cuMemHostGetFlags(unsigned int* pFlags, void* p) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemHostGetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[96], ::cuwrap::detail::Library::Driver, 96));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pFlags, p);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allocates memory that will be automatically managed by the Unified Memory system
-CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) noexcept {
+inline CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemAllocManaged)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[97], ::cuwrap::detail::Library::Driver, 97));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dptr, bytesize, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Registers a callback function to receive async notifications
-CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void* userData, CUasyncCallbackHandle* callback) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void* userData, CUasyncCallbackHandle* callback) noexcept {
+inline CUresult cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void* userData, CUasyncCallbackHandle* callback) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceRegisterAsyncNotification)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[98], ::cuwrap::detail::Library::Driver, 98));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(device, callbackFunc, userData, callback);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Unregisters an async notification callback
-CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) noexcept {
+inline CUresult cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceUnregisterAsyncNotification)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[99], ::cuwrap::detail::Library::Driver, 99));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(device, callback);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a handle to a compute device
-CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) noexcept {
+inline CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetByPCIBusId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[100], ::cuwrap::detail::Library::Driver, 100));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dev, pciBusId);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a PCI Bus Id string for the device
-CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) noexcept {
+inline CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetPCIBusId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[101], ::cuwrap::detail::Library::Driver, 101));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pciBusId, len, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets an interprocess handle for a previously allocated event
-CUresult cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) noexcept {
+inline CUresult cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuIpcGetEventHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[102], ::cuwrap::detail::Library::Driver, 102));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pHandle, event);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Opens an interprocess event handle for use in the current process
-CUresult cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) noexcept {
+inline CUresult cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuIpcOpenEventHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[103], ::cuwrap::detail::Library::Driver, 103));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phEvent, handle);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets an interprocess memory handle for an existing device memory allocation
-CUresult cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {
+inline CUresult cuIpcGetMemHandle(CUipcMemHandle* pHandle, CUdeviceptr dptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuIpcGetMemHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[104], ::cuwrap::detail::Library::Driver, 104));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pHandle, dptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
-CUresult cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) noexcept {
+inline CUresult cuIpcOpenMemHandle(CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuIpcOpenMemHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[105], ::cuwrap::detail::Library::Driver, 105));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pdptr, handle, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Attempts to close memory mapped with ::cuIpcOpenMemHandle
-CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) noexcept {
+inline CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuIpcCloseMemHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[106], ::cuwrap::detail::Library::Driver, 106));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Registers an existing host memory range for use by CUDA
-CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) noexcept {
+inline CUresult cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemHostRegister)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[107], ::cuwrap::detail::Library::Driver, 107));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(p, bytesize, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Unregisters a memory range that was registered with cuMemHostRegister.
-CUresult cuMemHostUnregister(void* p) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemHostUnregister(void* p) noexcept {
+inline CUresult cuMemHostUnregister(void* p) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemHostUnregister)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[108], ::cuwrap::detail::Library::Driver, 108));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(p);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Copies memory
 inline CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount) noexcept {
@@ -1680,172 +1349,130 @@ inline CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsig
 }
 
 /// \brief Creates a 1D or 2D CUDA array
-CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) noexcept {
+inline CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR* pAllocateArray) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuArrayCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[147], ::cuwrap::detail::Library::Driver, 147));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pHandle, pAllocateArray);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get a 1D or 2D CUDA array descriptor
-CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* pArrayDescriptor, CUarray hArray) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* pArrayDescriptor, CUarray hArray) noexcept {
+inline CUresult cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR* pArrayDescriptor, CUarray hArray) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuArrayGetDescriptor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[148], ::cuwrap::detail::Library::Driver, 148));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pArrayDescriptor, hArray);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the layout properties of a sparse CUDA array
-CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUarray array) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUarray array) noexcept {
+inline CUresult cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUarray array) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuArrayGetSparseProperties)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[149], ::cuwrap::detail::Library::Driver, 149));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(sparseProperties, array);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the layout properties of a sparse CUDA mipmapped array
-CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUmipmappedArray mipmap) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUmipmappedArray mipmap) noexcept {
+inline CUresult cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES* sparseProperties, CUmipmappedArray mipmap) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetSparseProperties)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[150], ::cuwrap::detail::Library::Driver, 150));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(sparseProperties, mipmap);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the memory requirements of a CUDA array
-CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUarray array, CUdevice device) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUarray array, CUdevice device) noexcept {
+inline CUresult cuArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUarray array, CUdevice device) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuArrayGetMemoryRequirements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[151], ::cuwrap::detail::Library::Driver, 151));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(memoryRequirements, array, device);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the memory requirements of a CUDA mipmapped array
-CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUmipmappedArray mipmap, CUdevice device) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUmipmappedArray mipmap, CUdevice device) noexcept {
+inline CUresult cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS* memoryRequirements, CUmipmappedArray mipmap, CUdevice device) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetMemoryRequirements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[152], ::cuwrap::detail::Library::Driver, 152));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(memoryRequirements, mipmap, device);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets a CUDA array plane from a CUDA array
-CUresult cuArrayGetPlane(CUarray* pPlaneArray, CUarray hArray, unsigned int planeIdx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuArrayGetPlane(CUarray* pPlaneArray, CUarray hArray, unsigned int planeIdx) noexcept {
+inline CUresult cuArrayGetPlane(CUarray* pPlaneArray, CUarray hArray, unsigned int planeIdx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuArrayGetPlane)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[153], ::cuwrap::detail::Library::Driver, 153));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pPlaneArray, hArray, planeIdx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys a CUDA array
-CUresult cuArrayDestroy(CUarray hArray) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuArrayDestroy(CUarray hArray) noexcept {
+inline CUresult cuArrayDestroy(CUarray hArray) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuArrayDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[154], ::cuwrap::detail::Library::Driver, 154));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hArray);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a 3D CUDA array
-CUresult cuArray3DCreate(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuArray3DCreate(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) noexcept {
+inline CUresult cuArray3DCreate(CUarray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pAllocateArray) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuArray3DCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[155], ::cuwrap::detail::Library::Driver, 155));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pHandle, pAllocateArray);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get a 3D CUDA array descriptor
-CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* pArrayDescriptor, CUarray hArray) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* pArrayDescriptor, CUarray hArray) noexcept {
+inline CUresult cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR* pArrayDescriptor, CUarray hArray) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuArray3DGetDescriptor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[156], ::cuwrap::detail::Library::Driver, 156));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pArrayDescriptor, hArray);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a CUDA mipmapped array
-CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc, unsigned int numMipmapLevels) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc, unsigned int numMipmapLevels) noexcept {
+inline CUresult cuMipmappedArrayCreate(CUmipmappedArray* pHandle, const CUDA_ARRAY3D_DESCRIPTOR* pMipmappedArrayDesc, unsigned int numMipmapLevels) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[157], ::cuwrap::detail::Library::Driver, 157));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pHandle, pMipmappedArrayDesc, numMipmapLevels);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets a mipmap level of a CUDA mipmapped array
-CUresult cuMipmappedArrayGetLevel(CUarray* pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMipmappedArrayGetLevel(CUarray* pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) noexcept {
+inline CUresult cuMipmappedArrayGetLevel(CUarray* pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayGetLevel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[158], ::cuwrap::detail::Library::Driver, 158));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pLevelArray, hMipmappedArray, level);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys a CUDA mipmapped array
-CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) noexcept {
+inline CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMipmappedArrayDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[159], ::cuwrap::detail::Library::Driver, 159));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hMipmappedArray);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Retrieve handle for an address range
-CUresult cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) noexcept {
+inline CUresult cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemGetHandleForAddressRange)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[160], ::cuwrap::detail::Library::Driver, 160));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(handle, dptr, size, handleType, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Submit a batch of \p count independent decompression operations.
 inline CUresult cuMemBatchDecompressAsync(CUmemDecompressParams* paramsArray, size_t count, unsigned int flags, size_t* errorIndex, CUstream stream) noexcept {
@@ -1857,64 +1484,49 @@ inline CUresult cuMemBatchDecompressAsync(CUmemDecompressParams* paramsArray, si
 }
 
 /// \brief Allocate an address range reservation.
-CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) noexcept {
+inline CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemAddressReserve)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[162], ::cuwrap::detail::Library::Driver, 162));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ptr, size, alignment, addr, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Free an address range reservation.
-CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) noexcept {
+inline CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemAddressFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[163], ::cuwrap::detail::Library::Driver, 163));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ptr, size);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
-CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop, unsigned long long flags) noexcept {
+inline CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[164], ::cuwrap::detail::Library::Driver, 164));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(handle, size, prop, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
-CUresult cuMemRelease(CUmemGenericAllocationHandle handle) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemRelease(CUmemGenericAllocationHandle handle) noexcept {
+inline CUresult cuMemRelease(CUmemGenericAllocationHandle handle) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemRelease)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[165], ::cuwrap::detail::Library::Driver, 165));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(handle);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Maps an allocation handle to a reserved virtual address range.
-CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) noexcept {
+inline CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemMap)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[166], ::cuwrap::detail::Library::Driver, 166));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ptr, size, offset, handle, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
 inline CUresult cuMemMapArrayAsync(CUarrayMapInfo* mapInfoList, unsigned int count, CUstream hStream) noexcept {
@@ -1926,100 +1538,76 @@ inline CUresult cuMemMapArrayAsync(CUarrayMapInfo* mapInfoList, unsigned int cou
 }
 
 /// \brief Unmap the backing memory of a given address range.
-CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) noexcept {
+inline CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemUnmap)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[168], ::cuwrap::detail::Library::Driver, 168));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ptr, size);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Set the access flags for each location specified in \p desc for the given virtual address range
-CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) noexcept {
+inline CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemSetAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[169], ::cuwrap::detail::Library::Driver, 169));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ptr, size, desc, count);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get the access \p flags set for the given \p location and \p ptr
-CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr) noexcept {
+inline CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[170], ::cuwrap::detail::Library::Driver, 170));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(flags, location, ptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Exports an allocation to a requested shareable handle type
-CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept {
+inline CUresult cuMemExportToShareableHandle(void* shareableHandle, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemExportToShareableHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[171], ::cuwrap::detail::Library::Driver, 171));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(shareableHandle, handle, handleType, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Imports an allocation from a requested shareable handle type.
-CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle, CUmemAllocationHandleType shHandleType) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle, CUmemAllocationHandleType shHandleType) noexcept {
+inline CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* osHandle, CUmemAllocationHandleType shHandleType) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemImportFromShareableHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[172], ::cuwrap::detail::Library::Driver, 172));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(handle, osHandle, shHandleType);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Calculates either the minimal or recommended granularity
-CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) noexcept {
+inline CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationGranularity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[173], ::cuwrap::detail::Library::Driver, 173));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(granularity, prop, option);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Retrieve the contents of the property structure defining properties for this handle
-CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) noexcept {
+inline CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemGetAllocationPropertiesFromHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[174], ::cuwrap::detail::Library::Driver, 174));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(prop, handle);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Given an address \p addr, returns the allocation handle of the backing memory allocation.
-CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) noexcept {
+inline CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemRetainAllocationHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[175], ::cuwrap::detail::Library::Driver, 175));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(handle, addr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Frees memory with stream ordered semantics
 inline CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) noexcept {
@@ -2040,124 +1628,94 @@ inline CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hSt
 }
 
 /// \brief Tries to release memory back to the OS
-CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) noexcept {
+inline CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolTrimTo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[178], ::cuwrap::detail::Library::Driver, 178));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool, minBytesToKeep);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets attributes of a memory pool
-CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) noexcept {
+inline CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[179], ::cuwrap::detail::Library::Driver, 179));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool, attr, value);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets attributes of a memory pool
-CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) noexcept {
+inline CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[180], ::cuwrap::detail::Library::Driver, 180));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool, attr, value);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Controls visibility of pools between devices
-CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) noexcept {
+inline CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolSetAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[181], ::cuwrap::detail::Library::Driver, 181));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool, map, count);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the accessibility of a pool from a device
-CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool, CUmemLocation* location) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool, CUmemLocation* location) noexcept {
+inline CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool, CUmemLocation* location) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolGetAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[182], ::cuwrap::detail::Library::Driver, 182));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(flags, memPool, location);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a memory pool
-CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) noexcept {
+inline CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[183], ::cuwrap::detail::Library::Driver, 183));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool, poolProps);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys the specified memory pool
-CUresult cuMemPoolDestroy(CUmemoryPool pool) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolDestroy(CUmemoryPool pool) noexcept {
+inline CUresult cuMemPoolDestroy(CUmemoryPool pool) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[184], ::cuwrap::detail::Library::Driver, 184));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the default memory pool for a given location and allocation type
-CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location, CUmemAllocationType type) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location, CUmemAllocationType type) noexcept {
+inline CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool_out, CUmemLocation* location, CUmemAllocationType type) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemGetDefaultMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[185], ::cuwrap::detail::Library::Driver, 185));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool_out, location, type);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the current memory pool for a memory location and of a particular allocation type
-CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type) noexcept {
+inline CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemGetMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[186], ::cuwrap::detail::Library::Driver, 186));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool, location, type);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the current memory pool for a memory location and allocation type
-CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) noexcept {
+inline CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUmemoryPool pool) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemSetMemPool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[187], ::cuwrap::detail::Library::Driver, 187));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(location, type, pool);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allocates memory from a specified pool with stream ordered semantics.
 inline CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) noexcept {
@@ -2169,136 +1727,103 @@ inline CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUme
 }
 
 /// \brief Exports a memory pool to the requested handle type.
-CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept {
+inline CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolExportToShareableHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[189], ::cuwrap::detail::Library::Driver, 189));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(handle_out, pool, handleType, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief imports a memory pool from a shared handle.
-CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept {
+inline CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool* pool_out, void* handle, CUmemAllocationHandleType handleType, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolImportFromShareableHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[190], ::cuwrap::detail::Library::Driver, 190));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pool_out, handle, handleType, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Export data to share a memory pool allocation between processes.
-CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdeviceptr ptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdeviceptr ptr) noexcept {
+inline CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdeviceptr ptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolExportPointer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[191], ::cuwrap::detail::Library::Driver, 191));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(shareData_out, ptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Import a memory pool allocation from another process.
-CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData* shareData) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData* shareData) noexcept {
+inline CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData* shareData) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemPoolImportPointer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[192], ::cuwrap::detail::Library::Driver, 192));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ptr_out, pool, shareData);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a generic allocation handle representing a multicast object described by the given properties.
-CUresult cuMulticastCreate(CUmemGenericAllocationHandle* mcHandle, const CUmulticastObjectProp* prop) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMulticastCreate(CUmemGenericAllocationHandle* mcHandle, const CUmulticastObjectProp* prop) noexcept {
+inline CUresult cuMulticastCreate(CUmemGenericAllocationHandle* mcHandle, const CUmulticastObjectProp* prop) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMulticastCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[193], ::cuwrap::detail::Library::Driver, 193));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(mcHandle, prop);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Associate a device to a multicast object.
-CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) noexcept {
+inline CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMulticastAddDevice)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[194], ::cuwrap::detail::Library::Driver, 194));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(mcHandle, dev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Bind a memory allocation represented by a handle to a multicast object.
-CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) noexcept {
+inline CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMulticastBindMem)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[195], ::cuwrap::detail::Library::Driver, 195));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(mcHandle, mcOffset, memHandle, memOffset, size, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Bind a memory allocation represented by a virtual address to a multicast object.
-CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) noexcept {
+inline CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMulticastBindAddr)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[196], ::cuwrap::detail::Library::Driver, 196));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(mcHandle, mcOffset, memptr, size, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
-CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) noexcept {
+inline CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMulticastUnbind)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[197], ::cuwrap::detail::Library::Driver, 197));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(mcHandle, dev, mcOffset, size);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Calculates either the minimal or recommended granularity for multicast object
-CUresult cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) noexcept {
+inline CUresult cuMulticastGetGranularity(size_t* granularity, const CUmulticastObjectProp* prop, CUmulticastGranularity_flags option) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMulticastGetGranularity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[198], ::cuwrap::detail::Library::Driver, 198));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(granularity, prop, option);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns information about a pointer
-CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept {
+inline CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuPointerGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[199], ::cuwrap::detail::Library::Driver, 199));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(data, attribute, ptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Prefetches memory to the specified destination location
 inline CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream) noexcept {
@@ -2310,16 +1835,13 @@ inline CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUmemLocati
 }
 
 /// \brief Advise about the usage of a given memory range
-CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) noexcept {
+inline CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemAdvise)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[201], ::cuwrap::detail::Library::Driver, 201));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(devPtr, count, advice, location);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Performs a batch of memory prefetches asynchronously
 inline CUresult cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs, size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) noexcept {
@@ -2349,76 +1871,58 @@ inline CUresult cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* si
 }
 
 /// \brief Query an attribute of a given memory range
-CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) noexcept {
+inline CUresult cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[205], ::cuwrap::detail::Library::Driver, 205));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(data, dataSize, attribute, devPtr, count);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Query attributes of a given memory range.
-CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) noexcept {
+inline CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes, CUmem_range_attribute* attributes, size_t numAttributes, CUdeviceptr devPtr, size_t count) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuMemRangeGetAttributes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[206], ::cuwrap::detail::Library::Driver, 206));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(data, dataSizes, attributes, numAttributes, devPtr, count);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Set attributes on a previously allocated memory region
-CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept {
+inline CUresult cuPointerSetAttribute(const void* value, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuPointerSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[207], ::cuwrap::detail::Library::Driver, 207));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(value, attribute, ptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns information about a pointer.
-CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr) noexcept {
+inline CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuPointerGetAttributes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[208], ::cuwrap::detail::Library::Driver, 208));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(numAttributes, attributes, data, ptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a stream
-CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) noexcept {
+inline CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuStreamCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[209], ::cuwrap::detail::Library::Driver, 209));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phStream, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a stream with the given priority
-CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) noexcept {
+inline CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuStreamCreateWithPriority)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[210], ::cuwrap::detail::Library::Driver, 210));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phStream, flags, priority);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Query the priority of a given stream
 inline CUresult cuStreamGetPriority(CUstream hStream, int* priority) noexcept {
@@ -2511,16 +2015,13 @@ inline CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, co
 }
 
 /// \brief Swaps the stream capture interaction mode for a thread
-CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) noexcept {
+inline CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuThreadExchangeStreamCaptureMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[221], ::cuwrap::detail::Library::Driver, 221));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(mode);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Ends capture on a stream, returning the captured graph
 inline CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) noexcept {
@@ -2586,16 +2087,13 @@ inline CUresult cuStreamSynchronize(CUstream hStream) noexcept {
 }
 
 /// \brief Destroys a stream
-CUresult cuStreamDestroy(CUstream hStream) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuStreamDestroy(CUstream hStream) noexcept {
+inline CUresult cuStreamDestroy(CUstream hStream) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuStreamDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[229], ::cuwrap::detail::Library::Driver, 229));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hStream);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Copies attributes from source stream to destination stream.
 inline CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) noexcept {
@@ -2625,16 +2123,13 @@ inline CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, cons
 }
 
 /// \brief Creates an event
-CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) noexcept {
+inline CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuEventCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[233], ::cuwrap::detail::Library::Driver, 233));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phEvent, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Records an event
 inline CUresult cuEventRecord(CUevent hEvent, CUstream hStream) noexcept {
@@ -2655,112 +2150,85 @@ inline CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigne
 }
 
 /// \brief Queries an event's status
-CUresult cuEventQuery(CUevent hEvent) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuEventQuery(CUevent hEvent) noexcept {
+inline CUresult cuEventQuery(CUevent hEvent) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuEventQuery)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[236], ::cuwrap::detail::Library::Driver, 236));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hEvent);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Waits for an event to complete
-CUresult cuEventSynchronize(CUevent hEvent) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuEventSynchronize(CUevent hEvent) noexcept {
+inline CUresult cuEventSynchronize(CUevent hEvent) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuEventSynchronize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[237], ::cuwrap::detail::Library::Driver, 237));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hEvent);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys an event
-CUresult cuEventDestroy(CUevent hEvent) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuEventDestroy(CUevent hEvent) noexcept {
+inline CUresult cuEventDestroy(CUevent hEvent) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuEventDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[238], ::cuwrap::detail::Library::Driver, 238));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hEvent);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Computes the elapsed time between two events
-CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) noexcept {
+inline CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuEventElapsedTime)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[239], ::cuwrap::detail::Library::Driver, 239));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pMilliseconds, hStart, hEnd);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Imports an external memory object
-CUresult cuImportExternalMemory(CUexternalMemory* extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuImportExternalMemory(CUexternalMemory* extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc) noexcept {
+inline CUresult cuImportExternalMemory(CUexternalMemory* extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuImportExternalMemory)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[240], ::cuwrap::detail::Library::Driver, 240));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(extMem_out, memHandleDesc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Maps a buffer onto an imported memory object
-CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc) noexcept {
+inline CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuExternalMemoryGetMappedBuffer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[241], ::cuwrap::detail::Library::Driver, 241));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(devPtr, extMem, bufferDesc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Maps a CUDA mipmapped array onto an external memory object
-CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc) noexcept {
+inline CUresult cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray* mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC* mipmapDesc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuExternalMemoryGetMappedMipmappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[242], ::cuwrap::detail::Library::Driver, 242));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(mipmap, extMem, mipmapDesc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys an external memory object.
-CUresult cuDestroyExternalMemory(CUexternalMemory extMem) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDestroyExternalMemory(CUexternalMemory extMem) noexcept {
+inline CUresult cuDestroyExternalMemory(CUexternalMemory extMem) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDestroyExternalMemory)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[243], ::cuwrap::detail::Library::Driver, 243));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(extMem);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Imports an external semaphore
-CUresult cuImportExternalSemaphore(CUexternalSemaphore* extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuImportExternalSemaphore(CUexternalSemaphore* extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc) noexcept {
+inline CUresult cuImportExternalSemaphore(CUexternalSemaphore* extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuImportExternalSemaphore)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[244], ::cuwrap::detail::Library::Driver, 244));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(extSem_out, semHandleDesc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Signals a set of external semaphore objects
 inline CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray, unsigned int numExtSems, CUstream stream) noexcept {
@@ -2781,16 +2249,13 @@ inline CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* extSemA
 }
 
 /// \brief Destroys an external semaphore
-CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) noexcept {
+inline CUresult cuDestroyExternalSemaphore(CUexternalSemaphore extSem) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDestroyExternalSemaphore)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[247], ::cuwrap::detail::Library::Driver, 247));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(extSem);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Wait on a memory location
 inline CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) noexcept {
@@ -2838,100 +2303,76 @@ inline CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstream
 }
 
 /// \brief Returns information about a function
-CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) noexcept {
+inline CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction hfunc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[253], ::cuwrap::detail::Library::Driver, 253));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pi, attrib, hfunc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets information about a function
-CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) noexcept {
+inline CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[254], ::cuwrap::detail::Library::Driver, 254));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, attrib, value);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the preferred cache configuration for a device function
-CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) noexcept {
+inline CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetCacheConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[255], ::cuwrap::detail::Library::Driver, 255));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, config);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a module handle
-CUresult cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) noexcept {
+inline CUresult cuFuncGetModule(CUmodule* hmod, CUfunction hfunc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncGetModule)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[256], ::cuwrap::detail::Library::Driver, 256));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hmod, hfunc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the function name for a ::CUfunction handle
-CUresult cuFuncGetName(const char** name, CUfunction hfunc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncGetName(const char** name, CUfunction hfunc) noexcept {
+inline CUresult cuFuncGetName(const char** name, CUfunction hfunc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncGetName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[257], ::cuwrap::detail::Library::Driver, 257));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(name, hfunc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the offset and size of a kernel parameter in the device-side parameter layout
-CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) noexcept {
+inline CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncGetParamInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[258], ::cuwrap::detail::Library::Driver, 258));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(func, paramIndex, paramOffset, paramSize);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns if the function is loaded
-CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction function) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction function) noexcept {
+inline CUresult cuFuncIsLoaded(CUfunctionLoadingState* state, CUfunction function) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncIsLoaded)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[259], ::cuwrap::detail::Library::Driver, 259));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(state, function);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Loads a function
-CUresult cuFuncLoad(CUfunction function) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncLoad(CUfunction function) noexcept {
+inline CUresult cuFuncLoad(CUfunction function) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncLoad)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[260], ::cuwrap::detail::Library::Driver, 260));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(function);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Launches a CUDA function ::CUfunction or a CUDA kernel ::CUkernel
 inline CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) noexcept {
@@ -2962,16 +2403,13 @@ inline CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, u
 
 /// \brief Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
 [[deprecated]]
-CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParamsList, unsigned int numDevices, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParamsList, unsigned int numDevices, unsigned int flags) noexcept {
+inline CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS* launchParamsList, unsigned int numDevices, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLaunchCooperativeKernelMultiDevice)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[264], ::cuwrap::detail::Library::Driver, 264));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(launchParamsList, numDevices, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Enqueues a host function call in a stream
 inline CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) noexcept {
@@ -2984,758 +2422,572 @@ inline CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void* userData) 
 
 /// \brief Sets the block-dimensions for the function
 [[deprecated]]
-CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) noexcept {
+inline CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetBlockShape)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[266], ::cuwrap::detail::Library::Driver, 266));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, x, y, z);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the dynamic shared-memory size for the function
 [[deprecated]]
-CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) noexcept {
+inline CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetSharedSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[267], ::cuwrap::detail::Library::Driver, 267));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, bytes);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the parameter size for the function
 [[deprecated]]
-CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) noexcept {
+inline CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuParamSetSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[268], ::cuwrap::detail::Library::Driver, 268));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, numbytes);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Adds an integer parameter to the function's argument list
 [[deprecated]]
-CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) noexcept {
+inline CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuParamSeti)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[269], ::cuwrap::detail::Library::Driver, 269));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, offset, value);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Adds a floating-point parameter to the function's argument list
 [[deprecated]]
-CUresult cuParamSetf(CUfunction hfunc, int offset, float value) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuParamSetf(CUfunction hfunc, int offset, float value) noexcept {
+inline CUresult cuParamSetf(CUfunction hfunc, int offset, float value) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuParamSetf)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[270], ::cuwrap::detail::Library::Driver, 270));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, offset, value);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Adds arbitrary data to the function's argument list
 [[deprecated]]
-CUresult cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) noexcept {
+inline CUresult cuParamSetv(CUfunction hfunc, int offset, void* ptr, unsigned int numbytes) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuParamSetv)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[271], ::cuwrap::detail::Library::Driver, 271));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, offset, ptr, numbytes);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Launches a CUDA function
 [[deprecated]]
-CUresult cuLaunch(CUfunction f) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLaunch(CUfunction f) noexcept {
+inline CUresult cuLaunch(CUfunction f) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLaunch)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[272], ::cuwrap::detail::Library::Driver, 272));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(f);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Launches a CUDA function
 [[deprecated]]
-CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) noexcept {
+inline CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLaunchGrid)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[273], ::cuwrap::detail::Library::Driver, 273));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(f, grid_width, grid_height);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Launches a CUDA function
 [[deprecated]]
-CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) noexcept {
+inline CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLaunchGridAsync)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[274], ::cuwrap::detail::Library::Driver, 274));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(f, grid_width, grid_height, hStream);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Adds a texture-reference to the function's argument list
 [[deprecated]]
-CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) noexcept {
+inline CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuParamSetTexRef)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[275], ::cuwrap::detail::Library::Driver, 275));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, texunit, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the shared memory configuration for a device function.
 [[deprecated]]
-CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) noexcept {
+inline CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFuncSetSharedMemConfig)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[276], ::cuwrap::detail::Library::Driver, 276));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hfunc, config);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a graph
-CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) noexcept {
+inline CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[277], ::cuwrap::detail::Library::Driver, 277));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraph, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a kernel execution node and adds it to a graph
-CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddKernelNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[278], ::cuwrap::detail::Library::Driver, 278));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a kernel node's parameters
-CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[279], ::cuwrap::detail::Library::Driver, 279));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets a kernel node's parameters
-CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[280], ::cuwrap::detail::Library::Driver, 280));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a memcpy node and adds it to a graph
-CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) noexcept {
+inline CUresult cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemcpyNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[281], ::cuwrap::detail::Library::Driver, 281));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a memcpy node's parameters
-CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) noexcept {
+inline CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemcpyNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[282], ::cuwrap::detail::Library::Driver, 282));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets a memcpy node's parameters
-CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) noexcept {
+inline CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemcpyNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[283], ::cuwrap::detail::Library::Driver, 283));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a memset node and adds it to a graph
-CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) noexcept {
+inline CUresult cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemsetNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[284], ::cuwrap::detail::Library::Driver, 284));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a memset node's parameters
-CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemsetNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[285], ::cuwrap::detail::Library::Driver, 285));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets a memset node's parameters
-CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemsetNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[286], ::cuwrap::detail::Library::Driver, 286));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a host execution node and adds it to a graph
-CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddHostNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[287], ::cuwrap::detail::Library::Driver, 287));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a host node's parameters
-CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphHostNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[288], ::cuwrap::detail::Library::Driver, 288));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets a host node's parameters
-CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphHostNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[289], ::cuwrap::detail::Library::Driver, 289));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a child graph node and adds it to a graph
-CUresult cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUgraph childGraph) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUgraph childGraph) noexcept {
+inline CUresult cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUgraph childGraph) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddChildGraphNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[290], ::cuwrap::detail::Library::Driver, 290));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets a handle to the embedded graph of a child graph node
-CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) noexcept {
+inline CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphChildGraphNodeGetGraph)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[291], ::cuwrap::detail::Library::Driver, 291));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, phGraph);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates an empty node and adds it to a graph
-CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies) noexcept {
+inline CUresult cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEmptyNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[292], ::cuwrap::detail::Library::Driver, 292));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates an event record node and adds it to a graph
-CUresult cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) noexcept {
+inline CUresult cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEventRecordNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[293], ::cuwrap::detail::Library::Driver, 293));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, event);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the event associated with an event record node
-CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) noexcept {
+inline CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphEventRecordNodeGetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[294], ::cuwrap::detail::Library::Driver, 294));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, event_out);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets an event record node's event
-CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) noexcept {
+inline CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphEventRecordNodeSetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[295], ::cuwrap::detail::Library::Driver, 295));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, event);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates an event wait node and adds it to a graph
-CUresult cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) noexcept {
+inline CUresult cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUevent event) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddEventWaitNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[296], ::cuwrap::detail::Library::Driver, 296));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, event);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the event associated with an event wait node
-CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) noexcept {
+inline CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphEventWaitNodeGetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[297], ::cuwrap::detail::Library::Driver, 297));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, event_out);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets an event wait node's event
-CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) noexcept {
+inline CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphEventWaitNodeSetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[298], ::cuwrap::detail::Library::Driver, 298));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, event);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates an external semaphore signal node and adds it to a graph
-CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphAddExternalSemaphoresSignalNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresSignalNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[299], ::cuwrap::detail::Library::Driver, 299));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns an external semaphore signal node's parameters
-CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* params_out) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* params_out) noexcept {
+inline CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* params_out) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresSignalNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[300], ::cuwrap::detail::Library::Driver, 300));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, params_out);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets an external semaphore signal node's parameters
-CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresSignalNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[301], ::cuwrap::detail::Library::Driver, 301));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates an external semaphore wait node and adds it to a graph
-CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddExternalSemaphoresWaitNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[302], ::cuwrap::detail::Library::Driver, 302));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns an external semaphore wait node's parameters
-CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS* params_out) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS* params_out) noexcept {
+inline CUresult cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS* params_out) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresWaitNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[303], ::cuwrap::detail::Library::Driver, 303));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, params_out);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets an external semaphore wait node's parameters
-CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExternalSemaphoresWaitNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[304], ::cuwrap::detail::Library::Driver, 304));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a batch memory operation node and adds it to a graph
-CUresult cuGraphAddBatchMemOpNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddBatchMemOpNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphAddBatchMemOpNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddBatchMemOpNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[305], ::cuwrap::detail::Library::Driver, 305));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a batch mem op node's parameters
-CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams_out) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams_out) noexcept {
+inline CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams_out) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphBatchMemOpNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[306], ::cuwrap::detail::Library::Driver, 306));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams_out);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets a batch mem op node's parameters
-CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphBatchMemOpNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[307], ::cuwrap::detail::Library::Driver, 307));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the parameters for a batch mem op node in the given graphExec
-CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecBatchMemOpNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[308], ::cuwrap::detail::Library::Driver, 308));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates an allocation node and adds it to a graph
-CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemAllocNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[309], ::cuwrap::detail::Library::Driver, 309));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a memory alloc node's parameters
-CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) noexcept {
+inline CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemAllocNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[310], ::cuwrap::detail::Library::Driver, 310));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, params_out);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a memory free node and adds it to a graph
-CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr) noexcept {
+inline CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, size_t numDependencies, CUdeviceptr dptr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddMemFreeNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[311], ::cuwrap::detail::Library::Driver, 311));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, numDependencies, dptr);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a memory free node's parameters
-CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) noexcept {
+inline CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphMemFreeNodeGetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[312], ::cuwrap::detail::Library::Driver, 312));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, dptr_out);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Free unused memory that was cached on the specified device for use with graphs back to the OS.
-CUresult cuDeviceGraphMemTrim(CUdevice device) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGraphMemTrim(CUdevice device) noexcept {
+inline CUresult cuDeviceGraphMemTrim(CUdevice device) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGraphMemTrim)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[313], ::cuwrap::detail::Library::Driver, 313));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(device);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Query asynchronous allocation attributes related to graphs
-CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) noexcept {
+inline CUresult cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetGraphMemAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[314], ::cuwrap::detail::Library::Driver, 314));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(device, attr, value);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Set asynchronous allocation attributes related to graphs
-CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) noexcept {
+inline CUresult cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void* value) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceSetGraphMemAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[315], ::cuwrap::detail::Library::Driver, 315));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(device, attr, value);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Clones a graph
-CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) noexcept {
+inline CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphClone)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[316], ::cuwrap::detail::Library::Driver, 316));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphClone, originalGraph);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Finds a cloned version of a node
-CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) noexcept {
+inline CUresult cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeFindInClone)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[317], ::cuwrap::detail::Library::Driver, 317));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phNode, hOriginalNode, hClonedGraph);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a node's type
-CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) noexcept {
+inline CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetType)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[318], ::cuwrap::detail::Library::Driver, 318));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, type);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a graph's nodes
-CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) noexcept {
+inline CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetNodes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[319], ::cuwrap::detail::Library::Driver, 319));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraph, nodes, numNodes);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a graph's root nodes
-CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes) noexcept {
+inline CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes, size_t* numRootNodes) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetRootNodes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[320], ::cuwrap::detail::Library::Driver, 320));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraph, rootNodes, numRootNodes);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a graph's dependency edges
-CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData, size_t* numEdges) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData, size_t* numEdges) noexcept {
+inline CUresult cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to, CUgraphEdgeData* edgeData, size_t* numEdges) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphGetEdges)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[321], ::cuwrap::detail::Library::Driver, 321));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraph, from, to, edgeData, numEdges);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a node's dependencies
-CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies) noexcept {
+inline CUresult cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies, CUgraphEdgeData* edgeData, size_t* numDependencies) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependencies)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[322], ::cuwrap::detail::Library::Driver, 322));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, dependencies, edgeData, numDependencies);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a node's dependent nodes
-CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData, size_t* numDependentNodes) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData, size_t* numDependentNodes) noexcept {
+inline CUresult cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes, CUgraphEdgeData* edgeData, size_t* numDependentNodes) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetDependentNodes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[323], ::cuwrap::detail::Library::Driver, 323));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, dependentNodes, edgeData, numDependentNodes);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Adds dependency edges to a graph
-CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) noexcept {
+inline CUresult cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddDependencies)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[324], ::cuwrap::detail::Library::Driver, 324));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraph, from, to, edgeData, numDependencies);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Removes dependency edges from a graph
-CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) noexcept {
+inline CUresult cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to, const CUgraphEdgeData* edgeData, size_t numDependencies) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphRemoveDependencies)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[325], ::cuwrap::detail::Library::Driver, 325));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraph, from, to, edgeData, numDependencies);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Remove a node from the graph
-CUresult cuGraphDestroyNode(CUgraphNode hNode) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphDestroyNode(CUgraphNode hNode) noexcept {
+inline CUresult cuGraphDestroyNode(CUgraphNode hNode) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphDestroyNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[326], ::cuwrap::detail::Library::Driver, 326));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates an executable graph from a graph
-CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) noexcept {
+inline CUresult cuGraphInstantiate(CUgraphExec* phGraphExec, CUgraph hGraph, unsigned long long flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphInstantiate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[327], ::cuwrap::detail::Library::Driver, 327));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphExec, hGraph, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates an executable graph from a graph
 inline CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) noexcept {
@@ -3747,148 +2999,112 @@ inline CUresult cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph h
 }
 
 /// \brief Query the instantiation flags of an executable graph
-CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags) noexcept {
+inline CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecGetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[329], ::cuwrap::detail::Library::Driver, 329));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the parameters for a kernel node in the given graphExec
-CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecKernelNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[330], ::cuwrap::detail::Library::Driver, 330));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the parameters for a memcpy node in the given graphExec.
-CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) noexcept {
+inline CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D* copyParams, CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecMemcpyNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[331], ::cuwrap::detail::Library::Driver, 331));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, copyParams, ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the parameters for a memset node in the given graphExec.
-CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) noexcept {
+inline CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecMemsetNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[332], ::cuwrap::detail::Library::Driver, 332));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, memsetParams, ctx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the parameters for a host node in the given graphExec.
-CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecHostNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[333], ::cuwrap::detail::Library::Driver, 333));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Updates node parameters in the child graph node in the given graphExec.
-CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) noexcept {
+inline CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecChildGraphNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[334], ::cuwrap::detail::Library::Driver, 334));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, childGraph);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the event for an event record node in the given graphExec
-CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) noexcept {
+inline CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecEventRecordNodeSetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[335], ::cuwrap::detail::Library::Driver, 335));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, event);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the event for an event wait node in the given graphExec
-CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) noexcept {
+inline CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecEventWaitNodeSetEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[336], ::cuwrap::detail::Library::Driver, 336));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, event);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the parameters for an external semaphore signal node in the given graphExec
-CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecExternalSemaphoresSignalNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[337], ::cuwrap::detail::Library::Driver, 337));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the parameters for an external semaphore wait node in the given graphExec
-CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept {
+inline CUresult cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecExternalSemaphoresWaitNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[338], ::cuwrap::detail::Library::Driver, 338));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Enables or disables the specified node in the given graphExec
-CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) noexcept {
+inline CUresult cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeSetEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[339], ::cuwrap::detail::Library::Driver, 339));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, isEnabled);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Query whether a node in the given graphExec is enabled
-CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) noexcept {
+inline CUresult cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeGetEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[340], ::cuwrap::detail::Library::Driver, 340));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, isEnabled);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Uploads an executable graph in a stream
 inline CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) noexcept {
@@ -3909,921 +3125,699 @@ inline CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) noexcept
 }
 
 /// \brief Destroys an executable graph
-CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) noexcept {
+inline CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[343], ::cuwrap::detail::Library::Driver, 343));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys a graph
-CUresult cuGraphDestroy(CUgraph hGraph) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphDestroy(CUgraph hGraph) noexcept {
+inline CUresult cuGraphDestroy(CUgraph hGraph) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[344], ::cuwrap::detail::Library::Driver, 344));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraph);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Check whether an executable graph can be updated with a graph and perform the update if possible
-CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo) noexcept {
+inline CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo* resultInfo) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecUpdate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[345], ::cuwrap::detail::Library::Driver, 345));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hGraph, resultInfo);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Copies attributes from source node to destination node.
-CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) noexcept {
+inline CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeCopyAttributes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[346], ::cuwrap::detail::Library::Driver, 346));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dst, src);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Queries node attribute.
-CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue* value_out) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue* value_out) noexcept {
+inline CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue* value_out) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[347], ::cuwrap::detail::Library::Driver, 347));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, attr, value_out);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets node attribute.
-CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value) noexcept {
+inline CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue* value) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphKernelNodeSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[348], ::cuwrap::detail::Library::Driver, 348));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, attr, value);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Write a DOT file describing graph structure
-CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) noexcept {
+inline CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphDebugDotPrint)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[349], ::cuwrap::detail::Library::Driver, 349));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraph, path, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a user object
-CUresult cuUserObjectCreate(CUuserObject* object_out, void* ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuUserObjectCreate(CUuserObject* object_out, void* ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) noexcept {
+inline CUresult cuUserObjectCreate(CUuserObject* object_out, void* ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuUserObjectCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[350], ::cuwrap::detail::Library::Driver, 350));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(object_out, ptr, destroy, initialRefcount, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Retain a reference to a user object
-CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) noexcept {
+inline CUresult cuUserObjectRetain(CUuserObject object, unsigned int count) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuUserObjectRetain)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[351], ::cuwrap::detail::Library::Driver, 351));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(object, count);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Release a reference to a user object
-CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) noexcept {
+inline CUresult cuUserObjectRelease(CUuserObject object, unsigned int count) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuUserObjectRelease)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[352], ::cuwrap::detail::Library::Driver, 352));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(object, count);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Retain a reference to a user object from a graph
-CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) noexcept {
+inline CUresult cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphRetainUserObject)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[353], ::cuwrap::detail::Library::Driver, 353));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(graph, object, count, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Release a user object reference from a graph
-CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) noexcept {
+inline CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphReleaseUserObject)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[354], ::cuwrap::detail::Library::Driver, 354));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(graph, object, count);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Adds a node of arbitrary type to a graph
-CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams) noexcept {
+inline CUresult cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData, size_t numDependencies, CUgraphNodeParams* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphAddNode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[355], ::cuwrap::detail::Library::Driver, 355));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Update's a graph node's parameters
-CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) noexcept {
+inline CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[356], ::cuwrap::detail::Library::Driver, 356));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Update's a graph node's parameters in an instantiated graph
-CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) noexcept {
+inline CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams* nodeParams) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphExecNodeSetParams)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[357], ::cuwrap::detail::Library::Driver, 357));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hGraphExec, hNode, nodeParams);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a conditional handle
-CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) noexcept {
+inline CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphConditionalHandleCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[358], ::cuwrap::detail::Library::Driver, 358));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns occupancy of a function
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) noexcept {
+inline CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[359], ::cuwrap::detail::Library::Driver, 359));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(numBlocks, func, blockSize, dynamicSMemSize);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns occupancy of a function
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) noexcept {
+inline CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[360], ::cuwrap::detail::Library::Driver, 360));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(numBlocks, func, blockSize, dynamicSMemSize, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Suggest a launch configuration with reasonable occupancy
-CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) noexcept {
+inline CUresult cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialBlockSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[361], ::cuwrap::detail::Library::Driver, 361));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Suggest a launch configuration with reasonable occupancy
-CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) noexcept {
+inline CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int* minGridSize, int* blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialBlockSizeWithFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[362], ::cuwrap::detail::Library::Driver, 362));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns dynamic shared memory available per block when launching \p numBlocks blocks on SM
-CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) noexcept {
+inline CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func, int numBlocks, int blockSize) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyAvailableDynamicSMemPerBlock)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[363], ::cuwrap::detail::Library::Driver, 363));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(dynamicSmemSize, func, numBlocks, blockSize);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Given the kernel function (\p func) and launch configuration (\p config), return the maximum cluster size in \p *clusterSize.
-CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config) noexcept {
+inline CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func, const CUlaunchConfig* config) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxPotentialClusterSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[364], ::cuwrap::detail::Library::Driver, 364));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(clusterSize, func, config);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Given the kernel function (\p func) and launch configuration (\p config), return the maximum number of clusters that could co-exist on the target device in \p *numClusters.
-CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config) noexcept {
+inline CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func, const CUlaunchConfig* config) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuOccupancyMaxActiveClusters)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[365], ::cuwrap::detail::Library::Driver, 365));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(numClusters, func, config);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Binds an array as a texture reference
 [[deprecated]]
-CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) noexcept {
+inline CUresult cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[366], ::cuwrap::detail::Library::Driver, 366));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, hArray, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Binds a mipmapped array to a texture reference
 [[deprecated]]
-CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) noexcept {
+inline CUresult cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[367], ::cuwrap::detail::Library::Driver, 367));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, hMipmappedArray, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Binds an address as a texture reference
 [[deprecated]]
-CUresult cuTexRefSetAddress(size_t* ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetAddress(size_t* ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) noexcept {
+inline CUresult cuTexRefSetAddress(size_t* ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddress)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[368], ::cuwrap::detail::Library::Driver, 368));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ByteOffset, hTexRef, dptr, bytes);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Binds an address as a 2D texture reference
 [[deprecated]]
-CUresult cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR* desc, CUdeviceptr dptr, size_t Pitch) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR* desc, CUdeviceptr dptr, size_t Pitch) noexcept {
+inline CUresult cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR* desc, CUdeviceptr dptr, size_t Pitch) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddress2D)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[369], ::cuwrap::detail::Library::Driver, 369));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, desc, dptr, Pitch);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the format for a texture reference
 [[deprecated]]
-CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) noexcept {
+inline CUresult cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetFormat)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[370], ::cuwrap::detail::Library::Driver, 370));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, fmt, NumPackedComponents);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the addressing mode for a texture reference
 [[deprecated]]
-CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) noexcept {
+inline CUresult cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetAddressMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[371], ::cuwrap::detail::Library::Driver, 371));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, dim, am);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the filtering mode for a texture reference
 [[deprecated]]
-CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) noexcept {
+inline CUresult cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetFilterMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[372], ::cuwrap::detail::Library::Driver, 372));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, fm);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the mipmap filtering mode for a texture reference
 [[deprecated]]
-CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) noexcept {
+inline CUresult cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapFilterMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[373], ::cuwrap::detail::Library::Driver, 373));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, fm);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the mipmap level bias for a texture reference
 [[deprecated]]
-CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) noexcept {
+inline CUresult cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapLevelBias)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[374], ::cuwrap::detail::Library::Driver, 374));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, bias);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the mipmap min/max mipmap level clamps for a texture reference
 [[deprecated]]
-CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) noexcept {
+inline CUresult cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMipmapLevelClamp)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[375], ::cuwrap::detail::Library::Driver, 375));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the maximum anisotropy for a texture reference
 [[deprecated]]
-CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) noexcept {
+inline CUresult cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetMaxAnisotropy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[376], ::cuwrap::detail::Library::Driver, 376));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, maxAniso);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the border color for a texture reference
 [[deprecated]]
-CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor) noexcept {
+inline CUresult cuTexRefSetBorderColor(CUtexref hTexRef, float* pBorderColor) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetBorderColor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[377], ::cuwrap::detail::Library::Driver, 377));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, pBorderColor);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the flags for a texture reference
 [[deprecated]]
-CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) noexcept {
+inline CUresult cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefSetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[378], ::cuwrap::detail::Library::Driver, 378));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the address associated with a texture reference
 [[deprecated]]
-CUresult cuTexRefGetAddress(CUdeviceptr* pdptr, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetAddress(CUdeviceptr* pdptr, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetAddress(CUdeviceptr* pdptr, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetAddress)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[379], ::cuwrap::detail::Library::Driver, 379));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pdptr, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the array bound to a texture reference
 [[deprecated]]
-CUresult cuTexRefGetArray(CUarray* phArray, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetArray(CUarray* phArray, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetArray(CUarray* phArray, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[380], ::cuwrap::detail::Library::Driver, 380));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phArray, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the mipmapped array bound to a texture reference
 [[deprecated]]
-CUresult cuTexRefGetMipmappedArray(CUmipmappedArray* phMipmappedArray, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetMipmappedArray(CUmipmappedArray* phMipmappedArray, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetMipmappedArray(CUmipmappedArray* phMipmappedArray, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[381], ::cuwrap::detail::Library::Driver, 381));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phMipmappedArray, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the addressing mode used by a texture reference
 [[deprecated]]
-CUresult cuTexRefGetAddressMode(CUaddress_mode* pam, CUtexref hTexRef, int dim) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetAddressMode(CUaddress_mode* pam, CUtexref hTexRef, int dim) noexcept {
+inline CUresult cuTexRefGetAddressMode(CUaddress_mode* pam, CUtexref hTexRef, int dim) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetAddressMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[382], ::cuwrap::detail::Library::Driver, 382));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pam, hTexRef, dim);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the filter-mode used by a texture reference
 [[deprecated]]
-CUresult cuTexRefGetFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetFilterMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[383], ::cuwrap::detail::Library::Driver, 383));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pfm, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the format used by a texture reference
 [[deprecated]]
-CUresult cuTexRefGetFormat(CUarray_format* pFormat, int* pNumChannels, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetFormat(CUarray_format* pFormat, int* pNumChannels, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetFormat(CUarray_format* pFormat, int* pNumChannels, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetFormat)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[384], ::cuwrap::detail::Library::Driver, 384));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pFormat, pNumChannels, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the mipmap filtering mode for a texture reference
 [[deprecated]]
-CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetMipmapFilterMode(CUfilter_mode* pfm, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapFilterMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[385], ::cuwrap::detail::Library::Driver, 385));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pfm, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the mipmap level bias for a texture reference
 [[deprecated]]
-CUresult cuTexRefGetMipmapLevelBias(float* pbias, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetMipmapLevelBias(float* pbias, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetMipmapLevelBias(float* pbias, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapLevelBias)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[386], ::cuwrap::detail::Library::Driver, 386));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pbias, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the min/max mipmap level clamps for a texture reference
 [[deprecated]]
-CUresult cuTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp, float* pmaxMipmapLevelClamp, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp, float* pmaxMipmapLevelClamp, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetMipmapLevelClamp(float* pminMipmapLevelClamp, float* pmaxMipmapLevelClamp, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMipmapLevelClamp)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[387], ::cuwrap::detail::Library::Driver, 387));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the maximum anisotropy for a texture reference
 [[deprecated]]
-CUresult cuTexRefGetMaxAnisotropy(int* pmaxAniso, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetMaxAnisotropy(int* pmaxAniso, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetMaxAnisotropy(int* pmaxAniso, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetMaxAnisotropy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[388], ::cuwrap::detail::Library::Driver, 388));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pmaxAniso, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the border color used by a texture reference
 [[deprecated]]
-CUresult cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetBorderColor(float* pBorderColor, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetBorderColor)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[389], ::cuwrap::detail::Library::Driver, 389));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pBorderColor, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Gets the flags used by a texture reference
 [[deprecated]]
-CUresult cuTexRefGetFlags(unsigned int* pFlags, CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefGetFlags(unsigned int* pFlags, CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefGetFlags(unsigned int* pFlags, CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefGetFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[390], ::cuwrap::detail::Library::Driver, 390));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pFlags, hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a texture reference
 [[deprecated]]
-CUresult cuTexRefCreate(CUtexref* pTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefCreate(CUtexref* pTexRef) noexcept {
+inline CUresult cuTexRefCreate(CUtexref* pTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[391], ::cuwrap::detail::Library::Driver, 391));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys a texture reference
 [[deprecated]]
-CUresult cuTexRefDestroy(CUtexref hTexRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexRefDestroy(CUtexref hTexRef) noexcept {
+inline CUresult cuTexRefDestroy(CUtexref hTexRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexRefDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[392], ::cuwrap::detail::Library::Driver, 392));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hTexRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets the CUDA array for a surface reference.
 [[deprecated]]
-CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) noexcept {
+inline CUresult cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuSurfRefSetArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[393], ::cuwrap::detail::Library::Driver, 393));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hSurfRef, hArray, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Passes back the CUDA array bound to a surface reference.
 [[deprecated]]
-CUresult cuSurfRefGetArray(CUarray* phArray, CUsurfref hSurfRef) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuSurfRefGetArray(CUarray* phArray, CUsurfref hSurfRef) noexcept {
+inline CUresult cuSurfRefGetArray(CUarray* phArray, CUsurfref hSurfRef) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuSurfRefGetArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[394], ::cuwrap::detail::Library::Driver, 394));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phArray, hSurfRef);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a texture object
-CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc) noexcept {
+inline CUresult cuTexObjectCreate(CUtexObject* pTexObject, const CUDA_RESOURCE_DESC* pResDesc, const CUDA_TEXTURE_DESC* pTexDesc, const CUDA_RESOURCE_VIEW_DESC* pResViewDesc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[395], ::cuwrap::detail::Library::Driver, 395));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pTexObject, pResDesc, pTexDesc, pResViewDesc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys a texture object
-CUresult cuTexObjectDestroy(CUtexObject texObject) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexObjectDestroy(CUtexObject texObject) noexcept {
+inline CUresult cuTexObjectDestroy(CUtexObject texObject) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[396], ::cuwrap::detail::Library::Driver, 396));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(texObject);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a texture object's resource descriptor
-CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject) noexcept {
+inline CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUtexObject texObject) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectGetResourceDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[397], ::cuwrap::detail::Library::Driver, 397));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pResDesc, texObject);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a texture object's texture descriptor
-CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObject texObject) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObject texObject) noexcept {
+inline CUresult cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC* pTexDesc, CUtexObject texObject) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectGetTextureDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[398], ::cuwrap::detail::Library::Driver, 398));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pTexDesc, texObject);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a texture object's resource view descriptor
-CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResViewDesc, CUtexObject texObject) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResViewDesc, CUtexObject texObject) noexcept {
+inline CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC* pResViewDesc, CUtexObject texObject) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTexObjectGetResourceViewDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[399], ::cuwrap::detail::Library::Driver, 399));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pResViewDesc, texObject);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a surface object
-CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc) noexcept {
+inline CUresult cuSurfObjectCreate(CUsurfObject* pSurfObject, const CUDA_RESOURCE_DESC* pResDesc) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuSurfObjectCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[400], ::cuwrap::detail::Library::Driver, 400));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pSurfObject, pResDesc);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys a surface object
-CUresult cuSurfObjectDestroy(CUsurfObject surfObject) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuSurfObjectDestroy(CUsurfObject surfObject) noexcept {
+inline CUresult cuSurfObjectDestroy(CUsurfObject surfObject) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuSurfObjectDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[401], ::cuwrap::detail::Library::Driver, 401));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(surfObject);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns a surface object's resource descriptor
-CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject) noexcept {
+inline CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC* pResDesc, CUsurfObject surfObject) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuSurfObjectGetResourceDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[402], ::cuwrap::detail::Library::Driver, 402));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pResDesc, surfObject);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a tensor map descriptor object representing tiled memory region
-CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept {
+inline CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeTiled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[403], ::cuwrap::detail::Library::Driver, 403));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a tensor map descriptor object representing im2col memory region
-CUresult cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept {
+inline CUresult cuTensorMapEncodeIm2col(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, const int* pixelBoxLowerCorner, const int* pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeIm2col)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[404], ::cuwrap::detail::Library::Driver, 404));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
-CUresult cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept {
+inline CUresult cuTensorMapEncodeIm2colWide(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t* elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTensorMapEncodeIm2colWide)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[405], ::cuwrap::detail::Library::Driver, 405));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Modify an existing tensor map descriptor with an updated global address
-CUresult cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) noexcept {
+inline CUresult cuTensorMapReplaceAddress(CUtensorMap* tensorMap, void* globalAddress) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuTensorMapReplaceAddress)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[406], ::cuwrap::detail::Library::Driver, 406));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(tensorMap, globalAddress);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Queries if a device may directly access a peer device's memory.
-CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) noexcept {
+inline CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceCanAccessPeer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[407], ::cuwrap::detail::Library::Driver, 407));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(canAccessPeer, dev, peerDev);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Enables direct access to memory allocations in a peer context.
-CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) noexcept {
+inline CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxEnablePeerAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[408], ::cuwrap::detail::Library::Driver, 408));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(peerContext, Flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
-CUresult cuCtxDisablePeerAccess(CUcontext peerContext) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxDisablePeerAccess(CUcontext peerContext) noexcept {
+inline CUresult cuCtxDisablePeerAccess(CUcontext peerContext) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxDisablePeerAccess)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[409], ::cuwrap::detail::Library::Driver, 409));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(peerContext);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Queries attributes of the link between two devices.
-CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) noexcept {
+inline CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[410], ::cuwrap::detail::Library::Driver, 410));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(value, attrib, srcDevice, dstDevice);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Queries details about atomic operations supported between two devices
-CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) noexcept {
+inline CUresult cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetP2PAtomicCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[411], ::cuwrap::detail::Library::Driver, 411));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(capabilities, operations, count, srcDevice, dstDevice);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Unregisters a graphics resource for access by CUDA
-CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) noexcept {
+inline CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsUnregisterResource)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[412], ::cuwrap::detail::Library::Driver, 412));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(resource);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get an array through which to access a subresource of a mapped graphics resource.
-CUresult cuGraphicsSubResourceGetMappedArray(CUarray* pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphicsSubResourceGetMappedArray(CUarray* pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) noexcept {
+inline CUresult cuGraphicsSubResourceGetMappedArray(CUarray* pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsSubResourceGetMappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[413], ::cuwrap::detail::Library::Driver, 413));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pArray, resource, arrayIndex, mipLevel);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get a mipmapped array through which to access a mapped graphics resource.
-CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray* pMipmappedArray, CUgraphicsResource resource) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray* pMipmappedArray, CUgraphicsResource resource) noexcept {
+inline CUresult cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray* pMipmappedArray, CUgraphicsResource resource) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceGetMappedMipmappedArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[414], ::cuwrap::detail::Library::Driver, 414));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pMipmappedArray, resource);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get a device pointer through which to access a mapped graphics resource.
-CUresult cuGraphicsResourceGetMappedPointer(CUdeviceptr* pDevPtr, size_t* pSize, CUgraphicsResource resource) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphicsResourceGetMappedPointer(CUdeviceptr* pDevPtr, size_t* pSize, CUgraphicsResource resource) noexcept {
+inline CUresult cuGraphicsResourceGetMappedPointer(CUdeviceptr* pDevPtr, size_t* pSize, CUgraphicsResource resource) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceGetMappedPointer)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[415], ::cuwrap::detail::Library::Driver, 415));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pDevPtr, pSize, resource);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Set usage flags for mapping a graphics resource
-CUresult cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) noexcept {
+inline CUresult cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGraphicsResourceSetMapFlags)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[416], ::cuwrap::detail::Library::Driver, 416));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(resource, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Map graphics resources for access by CUDA
 inline CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource* resources, CUstream hStream) noexcept {
@@ -4844,364 +3838,274 @@ inline CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource*
 }
 
 /// \brief Returns the requested driver API function pointer
-CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult* symbolStatus) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult* symbolStatus) noexcept {
+inline CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult* symbolStatus) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGetProcAddress)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[419], ::cuwrap::detail::Library::Driver, 419));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allows caller to fetch a coredump attribute value for the current context
-CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
+inline CUresult cuCoredumpGetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[420], ::cuwrap::detail::Library::Driver, 420));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(attrib, value, size);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allows caller to fetch a coredump attribute value for the entire application
-CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
+inline CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpGetAttributeGlobal)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[421], ::cuwrap::detail::Library::Driver, 421));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(attrib, value, size);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allows caller to set a coredump attribute value for the current context
-CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
+inline CUresult cuCoredumpSetAttribute(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttribute)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[422], ::cuwrap::detail::Library::Driver, 422));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(attrib, value, size);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Allows caller to set a coredump attribute value globally
-CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
+inline CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings attrib, void* value, size_t* size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCoredumpSetAttributeGlobal)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[423], ::cuwrap::detail::Library::Driver, 423));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(attrib, value, size);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Call cuGetExportTable.
-CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) noexcept {
+inline CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGetExportTable)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[424], ::cuwrap::detail::Library::Driver, 424));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(ppExportTable, pExportTableId);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Creates a green context with a specified set of resources.
-CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) noexcept {
+inline CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[425], ::cuwrap::detail::Library::Driver, 425));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phCtx, desc, dev, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Destroys a green context
-CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) noexcept {
+inline CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[426], ::cuwrap::detail::Library::Driver, 426));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hCtx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Converts a green context into the primary context
-CUresult cuCtxFromGreenCtx(CUcontext* pContext, CUgreenCtx hCtx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxFromGreenCtx(CUcontext* pContext, CUgreenCtx hCtx) noexcept {
+inline CUresult cuCtxFromGreenCtx(CUcontext* pContext, CUgreenCtx hCtx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxFromGreenCtx)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[427], ::cuwrap::detail::Library::Driver, 427));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pContext, hCtx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get device resources
-CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource* resource, CUdevResourceType type) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource* resource, CUdevResourceType type) noexcept {
+inline CUresult cuDeviceGetDevResource(CUdevice device, CUdevResource* resource, CUdevResourceType type) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDeviceGetDevResource)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[428], ::cuwrap::detail::Library::Driver, 428));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(device, resource, type);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get context resources
-CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource* resource, CUdevResourceType type) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource* resource, CUdevResourceType type) noexcept {
+inline CUresult cuCtxGetDevResource(CUcontext hCtx, CUdevResource* resource, CUdevResourceType type) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCtxGetDevResource)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[429], ::cuwrap::detail::Library::Driver, 429));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hCtx, resource, type);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Get green context resources
-CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource* resource, CUdevResourceType type) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource* resource, CUdevResourceType type) noexcept {
+inline CUresult cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource* resource, CUdevResourceType type) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxGetDevResource)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[430], ::cuwrap::detail::Library::Driver, 430));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hCtx, resource, type);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Splits \p CU_DEV_RESOURCE_TYPE_SM resources.
-CUresult cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups, const CUdevResource* input, CUdevResource* remaining, unsigned int useFlags, unsigned int minCount) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups, const CUdevResource* input, CUdevResource* remaining, unsigned int useFlags, unsigned int minCount) noexcept {
+inline CUresult cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups, const CUdevResource* input, CUdevResource* remaining, unsigned int useFlags, unsigned int minCount) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDevSmResourceSplitByCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[431], ::cuwrap::detail::Library::Driver, 431));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(result, nbGroups, input, remaining, useFlags, minCount);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Generate a resource descriptor
-CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevResource* resources, unsigned int nbResources) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevResource* resources, unsigned int nbResources) noexcept {
+inline CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevResource* resources, unsigned int nbResources) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuDevResourceGenerateDesc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[432], ::cuwrap::detail::Library::Driver, 432));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phDesc, resources, nbResources);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Records an event.
-CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept {
+inline CUresult cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxRecordEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[433], ::cuwrap::detail::Library::Driver, 433));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hCtx, hEvent);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Make a green context wait on an event
-CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept {
+inline CUresult cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxWaitEvent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[434], ::cuwrap::detail::Library::Driver, 434));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hCtx, hEvent);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Query the green context associated with a stream
-CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx* phCtx) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx* phCtx) noexcept {
+inline CUresult cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx* phCtx) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuStreamGetGreenCtx)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[435], ::cuwrap::detail::Library::Driver, 435));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(hStream, phCtx);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Create a stream for use in the green context
-CUresult cuGreenCtxStreamCreate(CUstream* phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGreenCtxStreamCreate(CUstream* phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) noexcept {
+inline CUresult cuGreenCtxStreamCreate(CUstream* phStream, CUgreenCtx greenCtx, unsigned int flags, int priority) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxStreamCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[436], ::cuwrap::detail::Library::Driver, 436));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(phStream, greenCtx, flags, priority);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the unique Id associated with the green context supplied
-CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long* greenCtxId) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long* greenCtxId) noexcept {
+inline CUresult cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long* greenCtxId) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuGreenCtxGetId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[437], ::cuwrap::detail::Library::Driver, 437));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(greenCtx, greenCtxId);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Register a callback function to receive error log messages
-CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData, CUlogsCallbackHandle* callback_out) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData, CUlogsCallbackHandle* callback_out) noexcept {
+inline CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData, CUlogsCallbackHandle* callback_out) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLogsRegisterCallback)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[438], ::cuwrap::detail::Library::Driver, 438));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(callbackFunc, userData, callback_out);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Unregister a log message callback
-CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) noexcept {
+inline CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLogsUnregisterCallback)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[439], ::cuwrap::detail::Library::Driver, 439));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(callback);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Sets log iterator to point to the end of log buffer, where the next message would be written.
-CUresult cuLogsCurrent(CUlogIterator* iterator_out, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLogsCurrent(CUlogIterator* iterator_out, unsigned int flags) noexcept {
+inline CUresult cuLogsCurrent(CUlogIterator* iterator_out, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLogsCurrent)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[440], ::cuwrap::detail::Library::Driver, 440));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(iterator_out, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Dump accumulated driver logs into a file
-CUresult cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, unsigned int flags) noexcept {
+inline CUresult cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLogsDumpToFile)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[441], ::cuwrap::detail::Library::Driver, 441));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(iterator, pathToFile, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Dump accumulated driver logs into a buffer
-CUresult cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size, unsigned int flags) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size, unsigned int flags) noexcept {
+inline CUresult cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer, size_t* size, unsigned int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuLogsDumpToMemory)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[442], ::cuwrap::detail::Library::Driver, 442));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(iterator, buffer, size, flags);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the restore thread ID for a CUDA process
-CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int* tid) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int* tid) noexcept {
+inline CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int* tid) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessGetRestoreThreadId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[443], ::cuwrap::detail::Library::Driver, 443));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pid, tid);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Returns the process state of a CUDA process
-CUresult cuCheckpointProcessGetState(int pid, CUprocessState* state) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCheckpointProcessGetState(int pid, CUprocessState* state) noexcept {
+inline CUresult cuCheckpointProcessGetState(int pid, CUprocessState* state) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessGetState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[444], ::cuwrap::detail::Library::Driver, 444));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pid, state);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Lock a running CUDA process
-CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) noexcept {
+inline CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs* args) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessLock)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[445], ::cuwrap::detail::Library::Driver, 445));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pid, args);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Checkpoint a CUDA process's GPU memory contents
-CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args) noexcept {
+inline CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs* args) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessCheckpoint)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[446], ::cuwrap::detail::Library::Driver, 446));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pid, args);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Restore a CUDA process's GPU memory contents from its last checkpoint
-CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) noexcept {
+inline CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs* args) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessRestore)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[447], ::cuwrap::detail::Library::Driver, 447));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pid, args);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 /// \brief Unlock a CUDA process to allow CUDA API calls
-CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) noexcept;
-#ifdef CUWRAP_DEFINE_DRIVER_FUNCTIONS
-CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) noexcept {
+inline CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs* args) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuCheckpointProcessUnlock)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_driver_slots[448], ::cuwrap::detail::Library::Driver, 448));
   if (fn == nullptr) {
     return CUDA_ERROR_NOT_FOUND;
   }
   return fn(pid, args);
 }
-#endif  // CUWRAP_DEFINE_DRIVER_FUNCTIONS
 
 }  // namespace raw
 }  // namespace cuwrap::driver

@@ -5,11 +5,11 @@
 // that cuwrap/detail/loader.hpp resolves on first use. to_string and operator<< of the
 // header's enums come from <cuwrap/nvjitlink_enums.hpp>.
 //
-// Most typed forms are declared here and compiled once, into the library: their
-// definitions follow each declaration under CUWRAP_DEFINE_NVJITLINK_FUNCTIONS, which only the
-// library's src/nvjitlink.cpp defines (so that including this header stays cheap). The forms
-// whose body depends on the including code (the per-thread default stream) and the
-// templates are inline.
+// Most typed forms are declared here and compiled once, into the library, so that
+// including this header stays cheap; code that wants them inline (no call in between)
+// defines CUWRAP_INLINE_BINDINGS before including it (see below). The forms whose body
+// depends on the including code (the per-thread default stream) and the templates are
+// always inline; so are the raw:: forms.
 #pragma once
 
 #include <nvJitLink.h>
@@ -34,128 +34,172 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+// How the typed forms declared out of line are compiled: once, into the library (its
+// src/nvjitlink.cpp defines CUWRAP_DEFINE_NVJITLINK_FUNCTIONS), or, where the including code defines
+// CUWRAP_INLINE_BINDINGS, inline in that code, in the inline namespace
+// cuwrap::nvjitlink::inline_bindings (functions of their own, no clash with the library's).
+#if defined(CUWRAP_DEFINE_NVJITLINK_FUNCTIONS)
+#define CUWRAP_NVJITLINK_BEGIN_FORM
+#define CUWRAP_NVJITLINK_END_FORM
+#define CUWRAP_NVJITLINK_BODIES 1
+#define CUWRAP_NVJITLINK_INLINE
+#elif defined(CUWRAP_INLINE_BINDINGS)
+#define CUWRAP_NVJITLINK_BEGIN_FORM inline namespace inline_bindings {
+#define CUWRAP_NVJITLINK_END_FORM }
+#define CUWRAP_NVJITLINK_BODIES 1
+#define CUWRAP_NVJITLINK_INLINE inline
+#else
+#define CUWRAP_NVJITLINK_BEGIN_FORM
+#define CUWRAP_NVJITLINK_END_FORM
+#define CUWRAP_NVJITLINK_BODIES 0
+#define CUWRAP_NVJITLINK_INLINE
+#endif
+
 namespace cuwrap::nvjitlink {
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
 nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char* const* options);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char* const* options) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE nvJitLinkHandle nvJitLinkCreate(uint32_t numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
   nvJitLinkHandle handle{};
   ::cuwrap::detail::check(fn(&handle, numOptions, const_cast<const char**>(options)), "nvJitLinkCreate");
   return handle;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 nvJitLinkHandle nvJitLinkCreate(std::span<const char* const> options);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkHandle nvJitLinkCreate(std::span<const char* const> options) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE nvJitLinkHandle nvJitLinkCreate(std::span<const char* const> options) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
   nvJitLinkHandle handle{};
   ::cuwrap::detail::check(fn(&handle, static_cast<uint32_t>(options.size()), const_cast<const char**>(options.data())), "nvJitLinkCreate");
   return handle;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL.
 void nvJitLinkDestroy(nvJitLinkHandle* handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-void nvJitLinkDestroy(nvJitLinkHandle* handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE void nvJitLinkDestroy(nvJitLinkHandle* handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkDestroy_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[1], ::cuwrap::detail::Library::NvJitLink, 1));
   ::cuwrap::detail::check(fn(handle), "nvJitLinkDestroy");
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkAddData adds data image to the link.
 void nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-void nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE void nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddData_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[2], ::cuwrap::detail::Library::NvJitLink, 2));
   ::cuwrap::detail::check(fn(handle, inputType, data, size, name), "nvJitLinkAddData", handle);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkAddFile reads data from file and links it in.
 void nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-void nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE void nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddFile_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[3], ::cuwrap::detail::Library::NvJitLink, 3));
   ::cuwrap::detail::check(fn(handle, inputType, fileName), "nvJitLinkAddFile", handle);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkComplete does the actual link.
 void nvJitLinkComplete(nvJitLinkHandle handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-void nvJitLinkComplete(nvJitLinkHandle handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE void nvJitLinkComplete(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkComplete_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[4], ::cuwrap::detail::Library::NvJitLink, 4));
   ::cuwrap::detail::check(fn(handle), "nvJitLinkComplete", handle);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
 size_t nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-size_t nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE size_t nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubinSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[5], ::cuwrap::detail::Library::NvJitLink, 5));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetLinkedCubinSize", handle);
   return size;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetLinkedCubin gets the linked cubin.
 void nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-void nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE void nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubin_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[6], ::cuwrap::detail::Library::NvJitLink, 6));
   ::cuwrap::detail::check(fn(handle, cubin), "nvJitLinkGetLinkedCubin", handle);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetLinkedCubin gets the linked cubin.
 ///
 /// One call: sizes the result with nvJitLinkGetLinkedCubinSize and returns all of it.
 std::vector<char> nvJitLinkGetLinkedCubin(nvJitLinkHandle handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-std::vector<char> nvJitLinkGetLinkedCubin(nvJitLinkHandle handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE std::vector<char> nvJitLinkGetLinkedCubin(nvJitLinkHandle handle) {
   std::vector<char> cubin(::cuwrap::nvjitlink::nvJitLinkGetLinkedCubinSize(handle));
   if (!cubin.empty()) {
     ::cuwrap::nvjitlink::nvJitLinkGetLinkedCubin(handle, cubin.data());
   }
   return cubin;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
 size_t nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-size_t nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE size_t nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtxSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[7], ::cuwrap::detail::Library::NvJitLink, 7));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetLinkedPtxSize", handle);
   return size;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetLinkedPtx gets the linked ptx.
 void nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-void nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE void nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtx_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[8], ::cuwrap::detail::Library::NvJitLink, 8));
   ::cuwrap::detail::check(fn(handle, ptx), "nvJitLinkGetLinkedPtx", handle);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetLinkedPtx gets the linked ptx.
 ///
 /// One call: sizes the result with nvJitLinkGetLinkedPtxSize and returns all of it.
 std::string nvJitLinkGetLinkedPtx(nvJitLinkHandle handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-std::string nvJitLinkGetLinkedPtx(nvJitLinkHandle handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE std::string nvJitLinkGetLinkedPtx(nvJitLinkHandle handle) {
   std::string ptx(::cuwrap::nvjitlink::nvJitLinkGetLinkedPtxSize(handle), '\0');
   if (!ptx.empty()) {
     ::cuwrap::nvjitlink::nvJitLinkGetLinkedPtx(handle, ptx.data());
@@ -165,34 +209,40 @@ std::string nvJitLinkGetLinkedPtx(nvJitLinkHandle handle) {
   }
   return ptx;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetErrorLogSize gets the size of the error log.
 size_t nvJitLinkGetErrorLogSize(nvJitLinkHandle handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-size_t nvJitLinkGetErrorLogSize(nvJitLinkHandle handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE size_t nvJitLinkGetErrorLogSize(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLogSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[9], ::cuwrap::detail::Library::NvJitLink, 9));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetErrorLogSize", handle);
   return size;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetErrorLog puts any error messages in the log.
 void nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-void nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE void nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLog_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[10], ::cuwrap::detail::Library::NvJitLink, 10));
   ::cuwrap::detail::check(fn(handle, log), "nvJitLinkGetErrorLog", handle);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetErrorLog puts any error messages in the log.
 ///
 /// One call: sizes the result with nvJitLinkGetErrorLogSize and returns all of it.
 std::string nvJitLinkGetErrorLog(nvJitLinkHandle handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-std::string nvJitLinkGetErrorLog(nvJitLinkHandle handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE std::string nvJitLinkGetErrorLog(nvJitLinkHandle handle) {
   std::string log(::cuwrap::nvjitlink::nvJitLinkGetErrorLogSize(handle), '\0');
   if (!log.empty()) {
     ::cuwrap::nvjitlink::nvJitLinkGetErrorLog(handle, log.data());
@@ -202,34 +252,40 @@ std::string nvJitLinkGetErrorLog(nvJitLinkHandle handle) {
   }
   return log;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetInfoLogSize gets the size of the info log.
 size_t nvJitLinkGetInfoLogSize(nvJitLinkHandle handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-size_t nvJitLinkGetInfoLogSize(nvJitLinkHandle handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE size_t nvJitLinkGetInfoLogSize(nvJitLinkHandle handle) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLogSize_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[11], ::cuwrap::detail::Library::NvJitLink, 11));
   size_t size{};
   ::cuwrap::detail::check(fn(handle, &size), "nvJitLinkGetInfoLogSize", handle);
   return size;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetInfoLog puts any info messages in the log.
 void nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-void nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE void nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLog_13_0)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[12], ::cuwrap::detail::Library::NvJitLink, 12));
   ::cuwrap::detail::check(fn(handle, log), "nvJitLinkGetInfoLog", handle);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkGetInfoLog puts any info messages in the log.
 ///
 /// One call: sizes the result with nvJitLinkGetInfoLogSize and returns all of it.
 std::string nvJitLinkGetInfoLog(nvJitLinkHandle handle);
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-std::string nvJitLinkGetInfoLog(nvJitLinkHandle handle) {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE std::string nvJitLinkGetInfoLog(nvJitLinkHandle handle) {
   std::string log(::cuwrap::nvjitlink::nvJitLinkGetInfoLogSize(handle), '\0');
   if (!log.empty()) {
     ::cuwrap::nvjitlink::nvJitLinkGetInfoLog(handle, log.data());
@@ -239,7 +295,8 @@ std::string nvJitLinkGetInfoLog(nvJitLinkHandle handle) {
   }
   return log;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
 /// The outputs of nvJitLinkVersion, named after its C parameters (structured bindings work).
 struct nvJitLinkVersion_result {
@@ -247,16 +304,18 @@ struct nvJitLinkVersion_result {
   unsigned int minor;
 };
 
+CUWRAP_NVJITLINK_BEGIN_FORM
 /// \brief nvJitLinkVersion returns the current version of nvJitLink.
 nvJitLinkVersion_result nvJitLinkVersion();
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkVersion_result nvJitLinkVersion() {
+#if CUWRAP_NVJITLINK_BODIES
+CUWRAP_NVJITLINK_INLINE nvJitLinkVersion_result nvJitLinkVersion() {
   auto* fn = reinterpret_cast<decltype(::nvJitLinkVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvjitlink_slots[13], ::cuwrap::detail::Library::NvJitLink, 13));
   nvJitLinkVersion_result result{};
   ::cuwrap::detail::check(fn(&result.major, &result.minor), "nvJitLinkVersion");
   return result;
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
+#endif
+CUWRAP_NVJITLINK_END_FORM
 
 }  // namespace cuwrap::nvjitlink
 

@@ -3,10 +3,6 @@
 // cuwrap::nvjitlink::raw::f has f's C signature and returns its status; it calls the entry
 // point that cuwrap/detail/loader.hpp resolves on first use. <cuwrap/nvjitlink.hpp>
 // includes this header and adds the typed forms.
-//
-// Most raw forms are declared here and compiled once, into the library (their
-// definitions follow under CUWRAP_DEFINE_NVJITLINK_FUNCTIONS, which only src/nvjitlink.cpp defines); those
-// of the per-thread default stream and the variadic ones are inline.
 #pragma once
 
 #include <nvJitLink.h>
@@ -22,172 +18,130 @@ namespace cuwrap::nvjitlink {
 namespace raw {
 
 /// \brief nvJitLinkCreate creates an instance of nvJitLinkHandle with the given input options, and sets the output parameter \p handle.
-nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle* handle, uint32_t numOptions, const char** options) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle* handle, uint32_t numOptions, const char** options) noexcept {
+inline nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle* handle, uint32_t numOptions, const char** options) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkCreate_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[0], ::cuwrap::detail::Library::NvJitLink, 0));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, numOptions, options);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkDestroy frees the memory associated with the given handle and sets it to NULL.
-nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle* handle) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle* handle) noexcept {
+inline nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle* handle) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkDestroy_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[1], ::cuwrap::detail::Library::NvJitLink, 1));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkAddData adds data image to the link.
-nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) noexcept {
+inline nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data, size_t size, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddData_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[2], ::cuwrap::detail::Library::NvJitLink, 2));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, inputType, data, size, name);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkAddFile reads data from file and links it in.
-nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) noexcept {
+inline nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle, nvJitLinkInputType inputType, const char* fileName) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkAddFile_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[3], ::cuwrap::detail::Library::NvJitLink, 3));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, inputType, fileName);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkComplete does the actual link.
-nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle) noexcept {
+inline nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkComplete_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[4], ::cuwrap::detail::Library::NvJitLink, 4));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedCubinSize gets the size of the linked cubin.
-nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) noexcept {
+inline nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t* size) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubinSize_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[5], ::cuwrap::detail::Library::NvJitLink, 5));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, size);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedCubin gets the linked cubin.
-nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) noexcept {
+inline nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void* cubin) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedCubin_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[6], ::cuwrap::detail::Library::NvJitLink, 6));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, cubin);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedPtxSize gets the size of the linked ptx.
-nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) noexcept {
+inline nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t* size) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtxSize_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[7], ::cuwrap::detail::Library::NvJitLink, 7));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, size);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetLinkedPtx gets the linked ptx.
-nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) noexcept {
+inline nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char* ptx) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetLinkedPtx_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[8], ::cuwrap::detail::Library::NvJitLink, 8));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, ptx);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetErrorLogSize gets the size of the error log.
-nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t* size) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t* size) noexcept {
+inline nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t* size) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLogSize_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[9], ::cuwrap::detail::Library::NvJitLink, 9));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, size);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetErrorLog puts any error messages in the log.
-nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) noexcept {
+inline nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char* log) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetErrorLog_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[10], ::cuwrap::detail::Library::NvJitLink, 10));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, log);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetInfoLogSize gets the size of the info log.
-nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t* size) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t* size) noexcept {
+inline nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t* size) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLogSize_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[11], ::cuwrap::detail::Library::NvJitLink, 11));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, size);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkGetInfoLog puts any info messages in the log.
-nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) noexcept {
+inline nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char* log) noexcept {
   auto* fn = reinterpret_cast<decltype(::__nvJitLinkGetInfoLog_13_0)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[12], ::cuwrap::detail::Library::NvJitLink, 12));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(handle, log);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 /// \brief nvJitLinkVersion returns the current version of nvJitLink.
-nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor) noexcept;
-#ifdef CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
-nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor) noexcept {
+inline nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvJitLinkVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvjitlink_slots[13], ::cuwrap::detail::Library::NvJitLink, 13));
   if (fn == nullptr) {
     return NVJITLINK_ERROR_INTERNAL;
   }
   return fn(major, minor);
 }
-#endif  // CUWRAP_DEFINE_NVJITLINK_FUNCTIONS
 
 }  // namespace raw
 }  // namespace cuwrap::nvjitlink

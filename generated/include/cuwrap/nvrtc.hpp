@@ -5,11 +5,11 @@
 // that cuwrap/detail/loader.hpp resolves on first use. to_string and operator<< of the
 // header's enums come from <cuwrap/nvrtc_enums.hpp>.
 //
-// Most typed forms are declared here and compiled once, into the library: their
-// definitions follow each declaration under CUWRAP_DEFINE_NVRTC_FUNCTIONS, which only the
-// library's src/nvrtc.cpp defines (so that including this header stays cheap). The forms
-// whose body depends on the including code (the per-thread default stream) and the
-// templates are inline.
+// Most typed forms are declared here and compiled once, into the library, so that
+// including this header stays cheap; code that wants them inline (no call in between)
+// defines CUWRAP_INLINE_BINDINGS before including it (see below). The forms whose body
+// depends on the including code (the per-thread default stream) and the templates are
+// always inline; so are the raw:: forms.
 #pragma once
 
 #include <nvrtc.h>
@@ -34,16 +34,39 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+// How the typed forms declared out of line are compiled: once, into the library (its
+// src/nvrtc.cpp defines CUWRAP_DEFINE_NVRTC_FUNCTIONS), or, where the including code defines
+// CUWRAP_INLINE_BINDINGS, inline in that code, in the inline namespace
+// cuwrap::nvrtc::inline_bindings (functions of their own, no clash with the library's).
+#if defined(CUWRAP_DEFINE_NVRTC_FUNCTIONS)
+#define CUWRAP_NVRTC_BEGIN_FORM
+#define CUWRAP_NVRTC_END_FORM
+#define CUWRAP_NVRTC_BODIES 1
+#define CUWRAP_NVRTC_INLINE
+#elif defined(CUWRAP_INLINE_BINDINGS)
+#define CUWRAP_NVRTC_BEGIN_FORM inline namespace inline_bindings {
+#define CUWRAP_NVRTC_END_FORM }
+#define CUWRAP_NVRTC_BODIES 1
+#define CUWRAP_NVRTC_INLINE inline
+#else
+#define CUWRAP_NVRTC_BEGIN_FORM
+#define CUWRAP_NVRTC_END_FORM
+#define CUWRAP_NVRTC_BODIES 0
+#define CUWRAP_NVRTC_INLINE
+#endif
+
 namespace cuwrap::nvrtc {
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to \c "NVRTC_SUCCESS".
 const char* nvrtcGetErrorString(nvrtcResult result);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-const char* nvrtcGetErrorString(nvrtcResult result) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE const char* nvrtcGetErrorString(nvrtcResult result) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetErrorString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[0], ::cuwrap::detail::Library::Nvrtc, 0));
   return fn(result);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
 /// The outputs of nvrtcVersion, named after its C parameters (structured bindings work).
 struct nvrtcVersion_result {
@@ -51,130 +74,153 @@ struct nvrtcVersion_result {
   int minor;
 };
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcVersion sets the output parameters \p major and \p minor with the CUDA Runtime Compilation version number.
 nvrtcVersion_result nvrtcVersion();
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcVersion_result nvrtcVersion() {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE nvrtcVersion_result nvrtcVersion() {
   auto* fn = reinterpret_cast<decltype(::nvrtcVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[1], ::cuwrap::detail::Library::Nvrtc, 1));
   nvrtcVersion_result result{};
   ::cuwrap::detail::check(fn(&result.major, &result.minor), "nvrtcVersion");
   return result;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetNumSupportedArchs sets the output parameter \p numArchs with the number of architectures supported by NVRTC.
 int nvrtcGetNumSupportedArchs();
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-int nvrtcGetNumSupportedArchs() {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE int nvrtcGetNumSupportedArchs() {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetNumSupportedArchs)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[2], ::cuwrap::detail::Library::Nvrtc, 2));
   int numArchs{};
   ::cuwrap::detail::check(fn(&numArchs), "nvrtcGetNumSupportedArchs");
   return numArchs;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetSupportedArchs populates the array passed via the output parameter \p supportedArchs with the architectures supported by NVRTC.
 void nvrtcGetSupportedArchs(int* supportedArchs);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcGetSupportedArchs(int* supportedArchs) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcGetSupportedArchs(int* supportedArchs) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetSupportedArchs)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[3], ::cuwrap::detail::Library::Nvrtc, 3));
   ::cuwrap::detail::check(fn(supportedArchs), "nvrtcGetSupportedArchs");
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetSupportedArchs populates the array passed via the output parameter \p supportedArchs with the architectures supported by NVRTC.
 ///
 /// Typed form (array counted by nvrtcGetNumSupportedArchs); the form above stays for callers holding raw arrays.
 std::vector<int> nvrtcGetSupportedArchs();
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-std::vector<int> nvrtcGetSupportedArchs() {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE std::vector<int> nvrtcGetSupportedArchs() {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetSupportedArchs)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[3], ::cuwrap::detail::Library::Nvrtc, 3));
   std::vector<int> supportedArchs(static_cast<std::size_t>(::cuwrap::nvrtc::nvrtcGetNumSupportedArchs()));
   ::cuwrap::detail::check(fn(supportedArchs.data()), "nvrtcGetSupportedArchs");
   return supportedArchs;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter \p prog with it.
 nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) {
   auto* fn = reinterpret_cast<decltype(::nvrtcCreateProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[4], ::cuwrap::detail::Library::Nvrtc, 4));
   nvrtcProgram prog{};
   ::cuwrap::detail::check(fn(&prog, src, name, numHeaders, headers, includeNames), "nvrtcCreateProgram");
   return prog;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter \p prog with it.
 ///
 /// Typed form (arrays counted by numHeaders); the form above stays for callers holding raw arrays.
 nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, std::span<const char* const> headers, std::span<const char* const> includeNames);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, std::span<const char* const> headers, std::span<const char* const> includeNames) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE nvrtcProgram nvrtcCreateProgram(const char* src, const char* name, std::span<const char* const> headers, std::span<const char* const> includeNames) {
   ::cuwrap::detail::check_same_length("nvrtcCreateProgram", "headers", headers.size(), "includeNames", includeNames.size(), false);
   auto* fn = reinterpret_cast<decltype(::nvrtcCreateProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[4], ::cuwrap::detail::Library::Nvrtc, 4));
   nvrtcProgram prog{};
   ::cuwrap::detail::check(fn(&prog, src, name, static_cast<int>(headers.size()), const_cast<const char* const*>(headers.data()), const_cast<const char* const*>(includeNames.data())), "nvrtcCreateProgram");
   return prog;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcDestroyProgram destroys the given program.
 void nvrtcDestroyProgram(nvrtcProgram* prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcDestroyProgram(nvrtcProgram* prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcDestroyProgram(nvrtcProgram* prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcDestroyProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[5], ::cuwrap::detail::Library::Nvrtc, 5));
   ::cuwrap::detail::check(fn(prog), "nvrtcDestroyProgram");
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcCompileProgram compiles the given program.
 void nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::nvrtcCompileProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[6], ::cuwrap::detail::Library::Nvrtc, 6));
   ::cuwrap::detail::check(fn(prog, numOptions, options), "nvrtcCompileProgram", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcCompileProgram compiles the given program.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 void nvrtcCompileProgram(nvrtcProgram prog, std::span<const char* const> options);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcCompileProgram(nvrtcProgram prog, std::span<const char* const> options) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcCompileProgram(nvrtcProgram prog, std::span<const char* const> options) {
   auto* fn = reinterpret_cast<decltype(::nvrtcCompileProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[6], ::cuwrap::detail::Library::Nvrtc, 6));
   ::cuwrap::detail::check(fn(prog, static_cast<int>(options.size()), const_cast<const char* const*>(options.data())), "nvrtcCompileProgram", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetPTXSize sets the value of \p ptxSizeRet with the size of the PTX generated by the previous compilation of \p prog (including the trailing \c NULL).
 size_t nvrtcGetPTXSize(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-size_t nvrtcGetPTXSize(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE size_t nvrtcGetPTXSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPTXSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[7], ::cuwrap::detail::Library::Nvrtc, 7));
   size_t ptxSizeRet{};
   ::cuwrap::detail::check(fn(prog, &ptxSizeRet), "nvrtcGetPTXSize", prog);
   return ptxSizeRet;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetPTX stores the PTX generated by the previous compilation of \p prog in the memory pointed by \p ptx.
 void nvrtcGetPTX(nvrtcProgram prog, char* ptx);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcGetPTX(nvrtcProgram prog, char* ptx) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcGetPTX(nvrtcProgram prog, char* ptx) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPTX)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[8], ::cuwrap::detail::Library::Nvrtc, 8));
   ::cuwrap::detail::check(fn(prog, ptx), "nvrtcGetPTX", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetPTX stores the PTX generated by the previous compilation of \p prog in the memory pointed by \p ptx.
 ///
 /// One call: sizes the result with nvrtcGetPTXSize and returns all of it.
 std::string nvrtcGetPTX(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-std::string nvrtcGetPTX(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE std::string nvrtcGetPTX(nvrtcProgram prog) {
   std::string ptx(::cuwrap::nvrtc::nvrtcGetPTXSize(prog), '\0');
   if (!ptx.empty()) {
     ::cuwrap::nvrtc::nvrtcGetPTX(prog, ptx.data());
@@ -184,136 +230,160 @@ std::string nvrtcGetPTX(nvrtcProgram prog) {
   }
   return ptx;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetCUBINSize sets the value of \p cubinSizeRet with the size of the cubin generated by the previous compilation of \p prog.
 size_t nvrtcGetCUBINSize(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-size_t nvrtcGetCUBINSize(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE size_t nvrtcGetCUBINSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetCUBINSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[9], ::cuwrap::detail::Library::Nvrtc, 9));
   size_t cubinSizeRet{};
   ::cuwrap::detail::check(fn(prog, &cubinSizeRet), "nvrtcGetCUBINSize", prog);
   return cubinSizeRet;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetCUBIN stores the cubin generated by the previous compilation of \p prog in the memory pointed by \p cubin.
 void nvrtcGetCUBIN(nvrtcProgram prog, char* cubin);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetCUBIN)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[10], ::cuwrap::detail::Library::Nvrtc, 10));
   ::cuwrap::detail::check(fn(prog, cubin), "nvrtcGetCUBIN", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetCUBIN stores the cubin generated by the previous compilation of \p prog in the memory pointed by \p cubin.
 ///
 /// One call: sizes the result with nvrtcGetCUBINSize and returns all of it.
 std::vector<char> nvrtcGetCUBIN(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-std::vector<char> nvrtcGetCUBIN(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE std::vector<char> nvrtcGetCUBIN(nvrtcProgram prog) {
   std::vector<char> cubin(::cuwrap::nvrtc::nvrtcGetCUBINSize(prog));
   if (!cubin.empty()) {
     ::cuwrap::nvrtc::nvrtcGetCUBIN(prog, cubin.data());
   }
   return cubin;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetLTOIRSize sets the value of \p LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of \p prog.
 size_t nvrtcGetLTOIRSize(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-size_t nvrtcGetLTOIRSize(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE size_t nvrtcGetLTOIRSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetLTOIRSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[11], ::cuwrap::detail::Library::Nvrtc, 11));
   size_t LTOIRSizeRet{};
   ::cuwrap::detail::check(fn(prog, &LTOIRSizeRet), "nvrtcGetLTOIRSize", prog);
   return LTOIRSizeRet;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of \p prog in the memory pointed by \p LTOIR.
 void nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetLTOIR)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[12], ::cuwrap::detail::Library::Nvrtc, 12));
   ::cuwrap::detail::check(fn(prog, LTOIR), "nvrtcGetLTOIR", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of \p prog in the memory pointed by \p LTOIR.
 ///
 /// One call: sizes the result with nvrtcGetLTOIRSize and returns all of it.
 std::vector<char> nvrtcGetLTOIR(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-std::vector<char> nvrtcGetLTOIR(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE std::vector<char> nvrtcGetLTOIR(nvrtcProgram prog) {
   std::vector<char> LTOIR(::cuwrap::nvrtc::nvrtcGetLTOIRSize(prog));
   if (!LTOIR.empty()) {
     ::cuwrap::nvrtc::nvrtcGetLTOIR(prog, LTOIR.data());
   }
   return LTOIR;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetOptiXIRSize sets the value of \p optixirSizeRet with the size of the OptiX IR generated by the previous compilation of \p prog.
 size_t nvrtcGetOptiXIRSize(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-size_t nvrtcGetOptiXIRSize(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE size_t nvrtcGetOptiXIRSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetOptiXIRSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[13], ::cuwrap::detail::Library::Nvrtc, 13));
   size_t optixirSizeRet{};
   ::cuwrap::detail::check(fn(prog, &optixirSizeRet), "nvrtcGetOptiXIRSize", prog);
   return optixirSizeRet;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of \p prog in the memory pointed by \p optixir.
 void nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetOptiXIR)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[14], ::cuwrap::detail::Library::Nvrtc, 14));
   ::cuwrap::detail::check(fn(prog, optixir), "nvrtcGetOptiXIR", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of \p prog in the memory pointed by \p optixir.
 ///
 /// One call: sizes the result with nvrtcGetOptiXIRSize and returns all of it.
 std::vector<char> nvrtcGetOptiXIR(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-std::vector<char> nvrtcGetOptiXIR(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE std::vector<char> nvrtcGetOptiXIR(nvrtcProgram prog) {
   std::vector<char> optixir(::cuwrap::nvrtc::nvrtcGetOptiXIRSize(prog));
   if (!optixir.empty()) {
     ::cuwrap::nvrtc::nvrtcGetOptiXIR(prog, optixir.data());
   }
   return optixir;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetProgramLogSize sets \p logSizeRet with the size of the log generated by the previous compilation of \p prog (including the trailing \c NULL).
 size_t nvrtcGetProgramLogSize(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-size_t nvrtcGetProgramLogSize(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE size_t nvrtcGetProgramLogSize(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetProgramLogSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[15], ::cuwrap::detail::Library::Nvrtc, 15));
   size_t logSizeRet{};
   ::cuwrap::detail::check(fn(prog, &logSizeRet), "nvrtcGetProgramLogSize", prog);
   return logSizeRet;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetProgramLog stores the log generated by the previous compilation of \p prog in the memory pointed by \p log.
 void nvrtcGetProgramLog(nvrtcProgram prog, char* log);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcGetProgramLog(nvrtcProgram prog, char* log) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcGetProgramLog(nvrtcProgram prog, char* log) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetProgramLog)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[16], ::cuwrap::detail::Library::Nvrtc, 16));
   ::cuwrap::detail::check(fn(prog, log), "nvrtcGetProgramLog", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetProgramLog stores the log generated by the previous compilation of \p prog in the memory pointed by \p log.
 ///
 /// One call: sizes the result with nvrtcGetProgramLogSize and returns all of it.
 std::string nvrtcGetProgramLog(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-std::string nvrtcGetProgramLog(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE std::string nvrtcGetProgramLog(nvrtcProgram prog) {
   std::string log(::cuwrap::nvrtc::nvrtcGetProgramLogSize(prog), '\0');
   if (!log.empty()) {
     ::cuwrap::nvrtc::nvrtcGetProgramLog(prog, log.data());
@@ -323,76 +393,91 @@ std::string nvrtcGetProgramLog(nvrtcProgram prog) {
   }
   return log;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
 void nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression) {
   auto* fn = reinterpret_cast<decltype(::nvrtcAddNameExpression)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[17], ::cuwrap::detail::Library::Nvrtc, 17));
   ::cuwrap::detail::check(fn(prog, name_expression), "nvrtcAddNameExpression", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it.
 const char* nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-const char* nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE const char* nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetLoweredName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[18], ::cuwrap::detail::Library::Nvrtc, 18));
   const char* lowered_name{};
   ::cuwrap::detail::check(fn(prog, name_expression, &lowered_name), "nvrtcGetLoweredName", prog);
   return lowered_name;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief retrieve the current size of the PCH Heap.
 size_t nvrtcGetPCHHeapSize();
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-size_t nvrtcGetPCHHeapSize() {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE size_t nvrtcGetPCHHeapSize() {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPCHHeapSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[19], ::cuwrap::detail::Library::Nvrtc, 19));
   size_t ret{};
   ::cuwrap::detail::check(fn(&ret), "nvrtcGetPCHHeapSize");
   return ret;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief set the size of the PCH Heap.
 void nvrtcSetPCHHeapSize(size_t size);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcSetPCHHeapSize(size_t size) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcSetPCHHeapSize(size_t size) {
   auto* fn = reinterpret_cast<decltype(::nvrtcSetPCHHeapSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[20], ::cuwrap::detail::Library::Nvrtc, 20));
   ::cuwrap::detail::check(fn(size), "nvrtcSetPCHHeapSize");
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief returns the PCH creation status.
 void nvrtcGetPCHCreateStatus(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcGetPCHCreateStatus(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPCHCreateStatus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[21], ::cuwrap::detail::Library::Nvrtc, 21));
   ::cuwrap::detail::check(fn(prog), "nvrtcGetPCHCreateStatus", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief retrieve the required size of the PCH heap required to compile the given program.
 size_t nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-size_t nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE size_t nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPCHHeapSizeRequired)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[22], ::cuwrap::detail::Library::Nvrtc, 22));
   size_t size{};
   ::cuwrap::detail::check(fn(prog, &size), "nvrtcGetPCHHeapSizeRequired", prog);
   return size;
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
+CUWRAP_NVRTC_BEGIN_FORM
 /// \brief nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
 void nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void*, void*), void* payload);
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-void nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void*, void*), void* payload) {
+#if CUWRAP_NVRTC_BODIES
+CUWRAP_NVRTC_INLINE void nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void*, void*), void* payload) {
   auto* fn = reinterpret_cast<decltype(::nvrtcSetFlowCallback)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvrtc_slots[23], ::cuwrap::detail::Library::Nvrtc, 23));
   ::cuwrap::detail::check(fn(prog, callback, payload), "nvrtcSetFlowCallback", prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
+#endif
+CUWRAP_NVRTC_END_FORM
 
 }  // namespace cuwrap::nvrtc
 

@@ -3,10 +3,6 @@
 // cuwrap::nvrtc::raw::f has f's C signature and returns its status; it calls the entry
 // point that cuwrap/detail/loader.hpp resolves on first use. <cuwrap/nvrtc.hpp>
 // includes this header and adds the typed forms.
-//
-// Most raw forms are declared here and compiled once, into the library (their
-// definitions follow under CUWRAP_DEFINE_NVRTC_FUNCTIONS, which only src/nvrtc.cpp defines); those
-// of the per-thread default stream and the variadic ones are inline.
 #pragma once
 
 #include <nvrtc.h>
@@ -22,292 +18,220 @@ namespace cuwrap::nvrtc {
 namespace raw {
 
 /// \brief nvrtcGetErrorString is a helper function that returns a string describing the given nvrtcResult code, e.g., NVRTC_SUCCESS to \c "NVRTC_SUCCESS".
-const char* nvrtcGetErrorString(nvrtcResult result) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-const char* nvrtcGetErrorString(nvrtcResult result) noexcept {
+inline const char* nvrtcGetErrorString(nvrtcResult result) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetErrorString)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[0], ::cuwrap::detail::Library::Nvrtc, 0));
   if (fn == nullptr) {
     return {};
   }
   return fn(result);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcVersion sets the output parameters \p major and \p minor with the CUDA Runtime Compilation version number.
-nvrtcResult nvrtcVersion(int* major, int* minor) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcVersion(int* major, int* minor) noexcept {
+inline nvrtcResult nvrtcVersion(int* major, int* minor) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[1], ::cuwrap::detail::Library::Nvrtc, 1));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(major, minor);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetNumSupportedArchs sets the output parameter \p numArchs with the number of architectures supported by NVRTC.
-nvrtcResult nvrtcGetNumSupportedArchs(int* numArchs) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetNumSupportedArchs(int* numArchs) noexcept {
+inline nvrtcResult nvrtcGetNumSupportedArchs(int* numArchs) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetNumSupportedArchs)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[2], ::cuwrap::detail::Library::Nvrtc, 2));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(numArchs);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetSupportedArchs populates the array passed via the output parameter \p supportedArchs with the architectures supported by NVRTC.
-nvrtcResult nvrtcGetSupportedArchs(int* supportedArchs) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetSupportedArchs(int* supportedArchs) noexcept {
+inline nvrtcResult nvrtcGetSupportedArchs(int* supportedArchs) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetSupportedArchs)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[3], ::cuwrap::detail::Library::Nvrtc, 3));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(supportedArchs);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcCreateProgram creates an instance of nvrtcProgram with the given input parameters, and sets the output parameter \p prog with it.
-nvrtcResult nvrtcCreateProgram(nvrtcProgram* prog, const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcCreateProgram(nvrtcProgram* prog, const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) noexcept {
+inline nvrtcResult nvrtcCreateProgram(nvrtcProgram* prog, const char* src, const char* name, int numHeaders, const char* const* headers, const char* const* includeNames) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcCreateProgram)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[4], ::cuwrap::detail::Library::Nvrtc, 4));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, src, name, numHeaders, headers, includeNames);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcDestroyProgram destroys the given program.
-nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) noexcept {
+inline nvrtcResult nvrtcDestroyProgram(nvrtcProgram* prog) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcDestroyProgram)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[5], ::cuwrap::detail::Library::Nvrtc, 5));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcCompileProgram compiles the given program.
-nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options) noexcept {
+inline nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char* const* options) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcCompileProgram)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[6], ::cuwrap::detail::Library::Nvrtc, 6));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, numOptions, options);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetPTXSize sets the value of \p ptxSizeRet with the size of the PTX generated by the previous compilation of \p prog (including the trailing \c NULL).
-nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t* ptxSizeRet) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t* ptxSizeRet) noexcept {
+inline nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t* ptxSizeRet) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPTXSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[7], ::cuwrap::detail::Library::Nvrtc, 7));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, ptxSizeRet);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetPTX stores the PTX generated by the previous compilation of \p prog in the memory pointed by \p ptx.
-nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char* ptx) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char* ptx) noexcept {
+inline nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char* ptx) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPTX)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[8], ::cuwrap::detail::Library::Nvrtc, 8));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, ptx);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetCUBINSize sets the value of \p cubinSizeRet with the size of the cubin generated by the previous compilation of \p prog.
-nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t* cubinSizeRet) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t* cubinSizeRet) noexcept {
+inline nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t* cubinSizeRet) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetCUBINSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[9], ::cuwrap::detail::Library::Nvrtc, 9));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, cubinSizeRet);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetCUBIN stores the cubin generated by the previous compilation of \p prog in the memory pointed by \p cubin.
-nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) noexcept {
+inline nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char* cubin) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetCUBIN)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[10], ::cuwrap::detail::Library::Nvrtc, 10));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, cubin);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetLTOIRSize sets the value of \p LTOIRSizeRet with the size of the LTO IR generated by the previous compilation of \p prog.
-nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t* LTOIRSizeRet) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t* LTOIRSizeRet) noexcept {
+inline nvrtcResult nvrtcGetLTOIRSize(nvrtcProgram prog, size_t* LTOIRSizeRet) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetLTOIRSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[11], ::cuwrap::detail::Library::Nvrtc, 11));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, LTOIRSizeRet);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetLTOIR stores the LTO IR generated by the previous compilation of \p prog in the memory pointed by \p LTOIR.
-nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) noexcept {
+inline nvrtcResult nvrtcGetLTOIR(nvrtcProgram prog, char* LTOIR) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetLTOIR)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[12], ::cuwrap::detail::Library::Nvrtc, 12));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, LTOIR);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetOptiXIRSize sets the value of \p optixirSizeRet with the size of the OptiX IR generated by the previous compilation of \p prog.
-nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t* optixirSizeRet) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t* optixirSizeRet) noexcept {
+inline nvrtcResult nvrtcGetOptiXIRSize(nvrtcProgram prog, size_t* optixirSizeRet) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetOptiXIRSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[13], ::cuwrap::detail::Library::Nvrtc, 13));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, optixirSizeRet);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetOptiXIR stores the OptiX IR generated by the previous compilation of \p prog in the memory pointed by \p optixir.
-nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir) noexcept {
+inline nvrtcResult nvrtcGetOptiXIR(nvrtcProgram prog, char* optixir) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetOptiXIR)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[14], ::cuwrap::detail::Library::Nvrtc, 14));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, optixir);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetProgramLogSize sets \p logSizeRet with the size of the log generated by the previous compilation of \p prog (including the trailing \c NULL).
-nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t* logSizeRet) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t* logSizeRet) noexcept {
+inline nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t* logSizeRet) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetProgramLogSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[15], ::cuwrap::detail::Library::Nvrtc, 15));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, logSizeRet);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetProgramLog stores the log generated by the previous compilation of \p prog in the memory pointed by \p log.
-nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char* log) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char* log) noexcept {
+inline nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char* log) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetProgramLog)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[16], ::cuwrap::detail::Library::Nvrtc, 16));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, log);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcAddNameExpression notes the given name expression denoting the address of a __global__ function or __device__/__constant__ variable.
-nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression) noexcept {
+inline nvrtcResult nvrtcAddNameExpression(nvrtcProgram prog, const char* const name_expression) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcAddNameExpression)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[17], ::cuwrap::detail::Library::Nvrtc, 17));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, name_expression);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcGetLoweredName extracts the lowered (mangled) name for a __global__ function or __device__/__constant__ variable, and updates *lowered_name to point to it.
-nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression, const char** lowered_name) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression, const char** lowered_name) noexcept {
+inline nvrtcResult nvrtcGetLoweredName(nvrtcProgram prog, const char* const name_expression, const char** lowered_name) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetLoweredName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[18], ::cuwrap::detail::Library::Nvrtc, 18));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, name_expression, lowered_name);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief retrieve the current size of the PCH Heap.
-nvrtcResult nvrtcGetPCHHeapSize(size_t* ret) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetPCHHeapSize(size_t* ret) noexcept {
+inline nvrtcResult nvrtcGetPCHHeapSize(size_t* ret) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPCHHeapSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[19], ::cuwrap::detail::Library::Nvrtc, 19));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(ret);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief set the size of the PCH Heap.
-nvrtcResult nvrtcSetPCHHeapSize(size_t size) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcSetPCHHeapSize(size_t size) noexcept {
+inline nvrtcResult nvrtcSetPCHHeapSize(size_t size) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcSetPCHHeapSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[20], ::cuwrap::detail::Library::Nvrtc, 20));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(size);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief returns the PCH creation status.
-nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) noexcept {
+inline nvrtcResult nvrtcGetPCHCreateStatus(nvrtcProgram prog) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPCHCreateStatus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[21], ::cuwrap::detail::Library::Nvrtc, 21));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief retrieve the required size of the PCH heap required to compile the given program.
-nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t* size) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t* size) noexcept {
+inline nvrtcResult nvrtcGetPCHHeapSizeRequired(nvrtcProgram prog, size_t* size) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcGetPCHHeapSizeRequired)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[22], ::cuwrap::detail::Library::Nvrtc, 22));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, size);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 /// \brief nvrtcSetFlowCallback registers a callback function that the compiler will invoke at different points during a call to nvrtcCompileProgram, and the callback function can decide whether to cancel compilation by returning specific values.
-nvrtcResult nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void*, void*), void* payload) noexcept;
-#ifdef CUWRAP_DEFINE_NVRTC_FUNCTIONS
-nvrtcResult nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void*, void*), void* payload) noexcept {
+inline nvrtcResult nvrtcSetFlowCallback(nvrtcProgram prog, int (*callback)(void*, void*), void* payload) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvrtcSetFlowCallback)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvrtc_slots[23], ::cuwrap::detail::Library::Nvrtc, 23));
   if (fn == nullptr) {
     return NVRTC_ERROR_INTERNAL_ERROR;
   }
   return fn(prog, callback, payload);
 }
-#endif  // CUWRAP_DEFINE_NVRTC_FUNCTIONS
 
 }  // namespace raw
 }  // namespace cuwrap::nvrtc

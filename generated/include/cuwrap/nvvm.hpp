@@ -5,11 +5,11 @@
 // that cuwrap/detail/loader.hpp resolves on first use. to_string and operator<< of the
 // header's enums come from <cuwrap/nvvm_enums.hpp>.
 //
-// Most typed forms are declared here and compiled once, into the library: their
-// definitions follow each declaration under CUWRAP_DEFINE_NVVM_FUNCTIONS, which only the
-// library's src/nvvm.cpp defines (so that including this header stays cheap). The forms
-// whose body depends on the including code (the per-thread default stream) and the
-// templates are inline.
+// Most typed forms are declared here and compiled once, into the library, so that
+// including this header stays cheap; code that wants them inline (no call in between)
+// defines CUWRAP_INLINE_BINDINGS before including it (see below). The forms whose body
+// depends on the including code (the per-thread default stream) and the templates are
+// always inline; so are the raw:: forms.
 #pragma once
 
 #include <nvvm.h>
@@ -34,16 +34,39 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+// How the typed forms declared out of line are compiled: once, into the library (its
+// src/nvvm.cpp defines CUWRAP_DEFINE_NVVM_FUNCTIONS), or, where the including code defines
+// CUWRAP_INLINE_BINDINGS, inline in that code, in the inline namespace
+// cuwrap::nvvm::inline_bindings (functions of their own, no clash with the library's).
+#if defined(CUWRAP_DEFINE_NVVM_FUNCTIONS)
+#define CUWRAP_NVVM_BEGIN_FORM
+#define CUWRAP_NVVM_END_FORM
+#define CUWRAP_NVVM_BODIES 1
+#define CUWRAP_NVVM_INLINE
+#elif defined(CUWRAP_INLINE_BINDINGS)
+#define CUWRAP_NVVM_BEGIN_FORM inline namespace inline_bindings {
+#define CUWRAP_NVVM_END_FORM }
+#define CUWRAP_NVVM_BODIES 1
+#define CUWRAP_NVVM_INLINE inline
+#else
+#define CUWRAP_NVVM_BEGIN_FORM
+#define CUWRAP_NVVM_END_FORM
+#define CUWRAP_NVVM_BODIES 0
+#define CUWRAP_NVVM_INLINE
+#endif
+
 namespace cuwrap::nvvm {
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Get the message string for the given nvvmResult code.
 const char* nvvmGetErrorString(nvvmResult result);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-const char* nvvmGetErrorString(nvvmResult result) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE const char* nvvmGetErrorString(nvvmResult result) {
   auto* fn = reinterpret_cast<decltype(::nvvmGetErrorString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[0], ::cuwrap::detail::Library::Nvvm, 0));
   return fn(result);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
 /// The outputs of nvvmVersion, named after its C parameters (structured bindings work).
 struct nvvmVersion_result {
@@ -51,16 +74,18 @@ struct nvvmVersion_result {
   int minor;
 };
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Get the NVVM version.
 nvvmVersion_result nvvmVersion();
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmVersion_result nvvmVersion() {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE nvvmVersion_result nvvmVersion() {
   auto* fn = reinterpret_cast<decltype(::nvvmVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[1], ::cuwrap::detail::Library::Nvvm, 1));
   nvvmVersion_result result{};
   ::cuwrap::detail::check(fn(&result.major, &result.minor), "nvvmVersion");
   return result;
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
 /// The outputs of nvvmIRVersion, named after its C parameters (structured bindings work).
 struct nvvmIRVersion_result {
@@ -70,155 +95,184 @@ struct nvvmIRVersion_result {
   int minorDbg;
 };
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Get the NVVM IR version.
 nvvmIRVersion_result nvvmIRVersion();
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmIRVersion_result nvvmIRVersion() {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE nvvmIRVersion_result nvvmIRVersion() {
   auto* fn = reinterpret_cast<decltype(::nvvmIRVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[2], ::cuwrap::detail::Library::Nvvm, 2));
   nvvmIRVersion_result result{};
   ::cuwrap::detail::check(fn(&result.majorIR, &result.minorIR, &result.majorDbg, &result.minorDbg), "nvvmIRVersion");
   return result;
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Create a program, and set the value of its handle to \p *prog.
 nvvmProgram nvvmCreateProgram();
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmProgram nvvmCreateProgram() {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE nvvmProgram nvvmCreateProgram() {
   auto* fn = reinterpret_cast<decltype(::nvvmCreateProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[3], ::cuwrap::detail::Library::Nvvm, 3));
   nvvmProgram prog{};
   ::cuwrap::detail::check(fn(&prog), "nvvmCreateProgram");
   return prog;
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Destroy a program.
 void nvvmDestroyProgram(nvvmProgram* prog);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-void nvvmDestroyProgram(nvvmProgram* prog) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE void nvvmDestroyProgram(nvvmProgram* prog) {
   auto* fn = reinterpret_cast<decltype(::nvvmDestroyProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[4], ::cuwrap::detail::Library::Nvvm, 4));
   ::cuwrap::detail::check(fn(prog), "nvvmDestroyProgram");
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Add a module level NVVM IR to a program.
 void nvvmAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-void nvvmAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE void nvvmAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) {
   auto* fn = reinterpret_cast<decltype(::nvvmAddModuleToProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[5], ::cuwrap::detail::Library::Nvvm, 5));
   ::cuwrap::detail::check(fn(prog, buffer, size, name), "nvvmAddModuleToProgram", prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Add a module level NVVM IR to a program.
 void nvvmLazyAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-void nvvmLazyAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE void nvvmLazyAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) {
   auto* fn = reinterpret_cast<decltype(::nvvmLazyAddModuleToProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[6], ::cuwrap::detail::Library::Nvvm, 6));
   ::cuwrap::detail::check(fn(prog, buffer, size, name), "nvvmLazyAddModuleToProgram", prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Compile the NVVM program.
 void nvvmCompileProgram(nvvmProgram prog, int numOptions, const char* const* options);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-void nvvmCompileProgram(nvvmProgram prog, int numOptions, const char* const* options) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE void nvvmCompileProgram(nvvmProgram prog, int numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::nvvmCompileProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[7], ::cuwrap::detail::Library::Nvvm, 7));
   ::cuwrap::detail::check(fn(prog, numOptions, const_cast<const char**>(options)), "nvvmCompileProgram", prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Compile the NVVM program.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 void nvvmCompileProgram(nvvmProgram prog, std::span<const char* const> options);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-void nvvmCompileProgram(nvvmProgram prog, std::span<const char* const> options) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE void nvvmCompileProgram(nvvmProgram prog, std::span<const char* const> options) {
   auto* fn = reinterpret_cast<decltype(::nvvmCompileProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[7], ::cuwrap::detail::Library::Nvvm, 7));
   ::cuwrap::detail::check(fn(prog, static_cast<int>(options.size()), const_cast<const char**>(options.data())), "nvvmCompileProgram", prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Verify the NVVM program.
 void nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char* const* options);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-void nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char* const* options) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE void nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char* const* options) {
   auto* fn = reinterpret_cast<decltype(::nvvmVerifyProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[8], ::cuwrap::detail::Library::Nvvm, 8));
   ::cuwrap::detail::check(fn(prog, numOptions, const_cast<const char**>(options)), "nvvmVerifyProgram", prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Verify the NVVM program.
 ///
 /// Typed form (arrays counted by numOptions); the form above stays for callers holding raw arrays.
 void nvvmVerifyProgram(nvvmProgram prog, std::span<const char* const> options);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-void nvvmVerifyProgram(nvvmProgram prog, std::span<const char* const> options) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE void nvvmVerifyProgram(nvvmProgram prog, std::span<const char* const> options) {
   auto* fn = reinterpret_cast<decltype(::nvvmVerifyProgram)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[8], ::cuwrap::detail::Library::Nvvm, 8));
   ::cuwrap::detail::check(fn(prog, static_cast<int>(options.size()), const_cast<const char**>(options.data())), "nvvmVerifyProgram", prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Get the size of the compiled result.
 size_t nvvmGetCompiledResultSize(nvvmProgram prog);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-size_t nvvmGetCompiledResultSize(nvvmProgram prog) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE size_t nvvmGetCompiledResultSize(nvvmProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvvmGetCompiledResultSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[9], ::cuwrap::detail::Library::Nvvm, 9));
   size_t bufferSizeRet{};
   ::cuwrap::detail::check(fn(prog, &bufferSizeRet), "nvvmGetCompiledResultSize", prog);
   return bufferSizeRet;
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Get the compiled result.
 void nvvmGetCompiledResult(nvvmProgram prog, char* buffer);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-void nvvmGetCompiledResult(nvvmProgram prog, char* buffer) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE void nvvmGetCompiledResult(nvvmProgram prog, char* buffer) {
   auto* fn = reinterpret_cast<decltype(::nvvmGetCompiledResult)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[10], ::cuwrap::detail::Library::Nvvm, 10));
   ::cuwrap::detail::check(fn(prog, buffer), "nvvmGetCompiledResult", prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Get the compiled result.
 ///
 /// One call: sizes the result with nvvmGetCompiledResultSize and returns all of it.
 std::vector<char> nvvmGetCompiledResult(nvvmProgram prog);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-std::vector<char> nvvmGetCompiledResult(nvvmProgram prog) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE std::vector<char> nvvmGetCompiledResult(nvvmProgram prog) {
   std::vector<char> buffer(::cuwrap::nvvm::nvvmGetCompiledResultSize(prog));
   if (!buffer.empty()) {
     ::cuwrap::nvvm::nvvmGetCompiledResult(prog, buffer.data());
   }
   return buffer;
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Get the Size of Compiler/Verifier Message.
 size_t nvvmGetProgramLogSize(nvvmProgram prog);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-size_t nvvmGetProgramLogSize(nvvmProgram prog) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE size_t nvvmGetProgramLogSize(nvvmProgram prog) {
   auto* fn = reinterpret_cast<decltype(::nvvmGetProgramLogSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[11], ::cuwrap::detail::Library::Nvvm, 11));
   size_t bufferSizeRet{};
   ::cuwrap::detail::check(fn(prog, &bufferSizeRet), "nvvmGetProgramLogSize", prog);
   return bufferSizeRet;
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Get the Compiler/Verifier Message.
 void nvvmGetProgramLog(nvvmProgram prog, char* buffer);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-void nvvmGetProgramLog(nvvmProgram prog, char* buffer) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE void nvvmGetProgramLog(nvvmProgram prog, char* buffer) {
   auto* fn = reinterpret_cast<decltype(::nvvmGetProgramLog)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvvm_slots[12], ::cuwrap::detail::Library::Nvvm, 12));
   ::cuwrap::detail::check(fn(prog, buffer), "nvvmGetProgramLog", prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
+CUWRAP_NVVM_BEGIN_FORM
 /// \brief Get the Compiler/Verifier Message.
 ///
 /// One call: sizes the result with nvvmGetProgramLogSize and returns all of it.
 std::string nvvmGetProgramLog(nvvmProgram prog);
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-std::string nvvmGetProgramLog(nvvmProgram prog) {
+#if CUWRAP_NVVM_BODIES
+CUWRAP_NVVM_INLINE std::string nvvmGetProgramLog(nvvmProgram prog) {
   std::string buffer(::cuwrap::nvvm::nvvmGetProgramLogSize(prog), '\0');
   if (!buffer.empty()) {
     ::cuwrap::nvvm::nvvmGetProgramLog(prog, buffer.data());
@@ -228,7 +282,8 @@ std::string nvvmGetProgramLog(nvvmProgram prog) {
   }
   return buffer;
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
+#endif
+CUWRAP_NVVM_END_FORM
 
 }  // namespace cuwrap::nvvm
 

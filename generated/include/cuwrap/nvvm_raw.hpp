@@ -3,10 +3,6 @@
 // cuwrap::nvvm::raw::f has f's C signature and returns its status; it calls the entry
 // point that cuwrap/detail/loader.hpp resolves on first use. <cuwrap/nvvm.hpp>
 // includes this header and adds the typed forms.
-//
-// Most raw forms are declared here and compiled once, into the library (their
-// definitions follow under CUWRAP_DEFINE_NVVM_FUNCTIONS, which only src/nvvm.cpp defines); those
-// of the per-thread default stream and the variadic ones are inline.
 #pragma once
 
 #include <nvvm.h>
@@ -22,160 +18,121 @@ namespace cuwrap::nvvm {
 namespace raw {
 
 /// \brief Get the message string for the given nvvmResult code.
-const char* nvvmGetErrorString(nvvmResult result) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-const char* nvvmGetErrorString(nvvmResult result) noexcept {
+inline const char* nvvmGetErrorString(nvvmResult result) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmGetErrorString)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[0], ::cuwrap::detail::Library::Nvvm, 0));
   if (fn == nullptr) {
     return {};
   }
   return fn(result);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Get the NVVM version.
-nvvmResult nvvmVersion(int* major, int* minor) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmVersion(int* major, int* minor) noexcept {
+inline nvvmResult nvvmVersion(int* major, int* minor) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[1], ::cuwrap::detail::Library::Nvvm, 1));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(major, minor);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Get the NVVM IR version.
-nvvmResult nvvmIRVersion(int* majorIR, int* minorIR, int* majorDbg, int* minorDbg) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmIRVersion(int* majorIR, int* minorIR, int* majorDbg, int* minorDbg) noexcept {
+inline nvvmResult nvvmIRVersion(int* majorIR, int* minorIR, int* majorDbg, int* minorDbg) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmIRVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[2], ::cuwrap::detail::Library::Nvvm, 2));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(majorIR, minorIR, majorDbg, minorDbg);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Create a program, and set the value of its handle to \p *prog.
-nvvmResult nvvmCreateProgram(nvvmProgram* prog) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmCreateProgram(nvvmProgram* prog) noexcept {
+inline nvvmResult nvvmCreateProgram(nvvmProgram* prog) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmCreateProgram)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[3], ::cuwrap::detail::Library::Nvvm, 3));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Destroy a program.
-nvvmResult nvvmDestroyProgram(nvvmProgram* prog) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmDestroyProgram(nvvmProgram* prog) noexcept {
+inline nvvmResult nvvmDestroyProgram(nvvmProgram* prog) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmDestroyProgram)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[4], ::cuwrap::detail::Library::Nvvm, 4));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Add a module level NVVM IR to a program.
-nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) noexcept {
+inline nvvmResult nvvmAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmAddModuleToProgram)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[5], ::cuwrap::detail::Library::Nvvm, 5));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog, buffer, size, name);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Add a module level NVVM IR to a program.
-nvvmResult nvvmLazyAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmLazyAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) noexcept {
+inline nvvmResult nvvmLazyAddModuleToProgram(nvvmProgram prog, const char* buffer, size_t size, const char* name) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmLazyAddModuleToProgram)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[6], ::cuwrap::detail::Library::Nvvm, 6));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog, buffer, size, name);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Compile the NVVM program.
-nvvmResult nvvmCompileProgram(nvvmProgram prog, int numOptions, const char** options) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmCompileProgram(nvvmProgram prog, int numOptions, const char** options) noexcept {
+inline nvvmResult nvvmCompileProgram(nvvmProgram prog, int numOptions, const char** options) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmCompileProgram)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[7], ::cuwrap::detail::Library::Nvvm, 7));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog, numOptions, options);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Verify the NVVM program.
-nvvmResult nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char** options) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char** options) noexcept {
+inline nvvmResult nvvmVerifyProgram(nvvmProgram prog, int numOptions, const char** options) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmVerifyProgram)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[8], ::cuwrap::detail::Library::Nvvm, 8));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog, numOptions, options);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Get the size of the compiled result.
-nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t* bufferSizeRet) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t* bufferSizeRet) noexcept {
+inline nvvmResult nvvmGetCompiledResultSize(nvvmProgram prog, size_t* bufferSizeRet) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmGetCompiledResultSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[9], ::cuwrap::detail::Library::Nvvm, 9));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog, bufferSizeRet);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Get the compiled result.
-nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char* buffer) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char* buffer) noexcept {
+inline nvvmResult nvvmGetCompiledResult(nvvmProgram prog, char* buffer) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmGetCompiledResult)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[10], ::cuwrap::detail::Library::Nvvm, 10));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog, buffer);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Get the Size of Compiler/Verifier Message.
-nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t* bufferSizeRet) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t* bufferSizeRet) noexcept {
+inline nvvmResult nvvmGetProgramLogSize(nvvmProgram prog, size_t* bufferSizeRet) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmGetProgramLogSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[11], ::cuwrap::detail::Library::Nvvm, 11));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog, bufferSizeRet);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 /// \brief Get the Compiler/Verifier Message.
-nvvmResult nvvmGetProgramLog(nvvmProgram prog, char* buffer) noexcept;
-#ifdef CUWRAP_DEFINE_NVVM_FUNCTIONS
-nvvmResult nvvmGetProgramLog(nvvmProgram prog, char* buffer) noexcept {
+inline nvvmResult nvvmGetProgramLog(nvvmProgram prog, char* buffer) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvvmGetProgramLog)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvvm_slots[12], ::cuwrap::detail::Library::Nvvm, 12));
   if (fn == nullptr) {
     return NVVM_ERROR_INVALID_INPUT;
   }
   return fn(prog, buffer);
 }
-#endif  // CUWRAP_DEFINE_NVVM_FUNCTIONS
 
 }  // namespace raw
 }  // namespace cuwrap::nvvm
