@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 namespace {
 
@@ -589,6 +590,21 @@ CUresult fake_module_load_data_ex(CUmodule* module, const void* image, unsigned 
   return CUDA_SUCCESS;
 }
 
+// cuLinkAddData records what it was given: the input's size, its last byte, its name
+// and the number of options; it answers CUDA_ERROR_INVALID_IMAGE for an empty input.
+std::size_t g_link_data_size = 0;
+int g_link_data_last = -1;
+std::string g_link_data_name;
+unsigned g_link_options = 0;
+CUresult fake_link_add_data(CUlinkState, CUjitInputType, void* data, std::size_t size,
+                            const char* name, unsigned n, CUjit_option*, void**) {
+  g_link_data_size = size;
+  g_link_data_last = size == 0 ? -1 : static_cast<unsigned char>(static_cast<char*>(data)[size - 1]);
+  g_link_data_name = name == nullptr ? "" : name;
+  g_link_options = n;
+  return size == 0 ? CUDA_ERROR_INVALID_IMAGE : CUDA_SUCCESS;
+}
+
 // An import records the OS handle it was given and answers handle 0x1A.
 void* g_imported_os_handle = nullptr;
 CUresult fake_mem_import_from_shareable_handle(CUmemGenericAllocationHandle* handle,
@@ -659,6 +675,7 @@ const Entry kEntries[] = {
     {"cuFuncGetParamInfo", 12040, as_pointer(fake_func_get_param_info)},
     {"cuMemImportFromShareableHandle", 10020, as_pointer(fake_mem_import_from_shareable_handle)},
     {"cuModuleLoadDataEx", 2010, as_pointer(fake_module_load_data_ex)},
+    {"cuLinkAddData", 6050, as_pointer(fake_link_add_data)},
     {"cuEventElapsedTime", 2000, as_pointer(fake_event_elapsed_v1)},
     {"cuMemAlloc", 3020, as_pointer(fake_mem_alloc)},
     {"cuMemFree", 3020, as_pointer(fake_mem_free)},
@@ -723,6 +740,13 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVer
   }
   return status == CU_GET_PROC_ADDRESS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
+
+/// What the last cuLinkAddData was given: its input's size and last byte (-1: empty),
+/// its name and its number of options.
+std::size_t cuwrap_fake_link_data_size() { return g_link_data_size; }
+int cuwrap_fake_link_data_last() { return g_link_data_last; }
+const char* cuwrap_fake_link_data_name() { return g_link_data_name.c_str(); }
+unsigned cuwrap_fake_link_options() { return g_link_options; }
 
 /// The newest ABI version cuGetProcAddress_v2 was asked for so far.
 int cuwrap_fake_max_requested_version() { return g_max_requested; }

@@ -11,10 +11,13 @@
 #include "fake_driver.hpp"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -181,6 +184,44 @@ TEST_F(JitOnFakeDriver, InvalidContextWithNoCurrentContextSaysSo) {
         << e.what();
   }
   drv::cuCtxSetCurrent(nullptr);
+}
+
+// cuLinkAddData's read-only input as bytes or text: no const_cast for the caller, the
+// driver gets the bytes as given and text NUL-terminated (added where missing), and the
+// JitOptions form passes its options.
+TEST_F(JitOnFakeDriver, LinkAddDataTakesBytesAndTextWithoutACast) {
+  const auto link = reinterpret_cast<CUlinkState>(std::uintptr_t{0x11A});
+  const std::vector<std::byte> cubin = {std::byte{0x7F}, std::byte{'E'}, std::byte{'L'},
+                                        std::byte{'F'}};
+  drv::cuLinkAddData(link, CU_JIT_INPUT_CUBIN, std::span<const std::byte>(cubin), "k.cubin");
+  EXPECT_EQ(fake_query<std::size_t>("cuwrap_fake_link_data_size"), 4U);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_link_data_last"), 'F') << "bytes pass as given";
+  EXPECT_STREQ(fake_query<const char*>("cuwrap_fake_link_data_name"), "k.cubin");
+  EXPECT_EQ(fake_query<unsigned>("cuwrap_fake_link_options"), 0U);
+
+  const std::string ptx = ".version 8.0\n.target sm_90\n";
+  drv::cuLinkAddData(link, CU_JIT_INPUT_PTX, ptx, "a.ptx");
+  EXPECT_EQ(fake_query<std::size_t>("cuwrap_fake_link_data_size"), ptx.size() + 1);
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_link_data_last"), 0) << "text NUL-terminated";
+  const std::string_view terminated(ptx.c_str(), ptx.size() + 1);
+  drv::cuLinkAddData(link, CU_JIT_INPUT_PTX, terminated, "b.ptx");
+  EXPECT_EQ(fake_query<std::size_t>("cuwrap_fake_link_data_size"), ptx.size() + 1)
+      << "a NUL already there is not added again";
+
+  drv::JitOptions jit;
+  jit.set(CU_JIT_MAX_REGISTERS, 32U);
+  drv::cuLinkAddData(link, CU_JIT_INPUT_PTX, ptx, "c.ptx", jit);
+  EXPECT_EQ(fake_query<unsigned>("cuwrap_fake_link_options"), 1U);
+  drv::cuLinkAddData(link, CU_JIT_INPUT_CUBIN, std::span<const std::byte>(cubin), "d.cubin", jit);
+  EXPECT_EQ(fake_query<unsigned>("cuwrap_fake_link_options"), 1U);
+
+  try {
+    drv::cuLinkAddData(link, CU_JIT_INPUT_CUBIN, std::span<const std::byte>(), "empty");
+    ADD_FAILURE() << "an empty input was accepted";
+  } catch (const cuwrap::DriverError& e) {
+    EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_IMAGE);
+    EXPECT_EQ(e.function(), "cuLinkAddData");
+  }
 }
 
 }  // namespace

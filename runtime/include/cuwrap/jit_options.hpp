@@ -5,7 +5,8 @@
 // and error logs and the wall time, which it reads back after the call; the typed forms
 // of <cuwrap/driver.hpp> take it in place of the two option arrays. How those typed
 // forms pass the arrays (and add an error log to a call that asked for none) is
-// <cuwrap/detail/jit_call.hpp>'s.
+// <cuwrap/detail/jit_call.hpp>'s. It also gives cuLinkAddData's forms whose input is
+// read-only bytes or text.
 #pragma once
 
 #include <cuda.h>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -94,6 +96,25 @@ class JitOptions {
   std::vector<char> info_;
   std::vector<char> error_;
 };
+
+/// \brief Adds an input to a pending link, given as bytes (a cubin, a fatbin, LTO-IR,
+/// an object or a library).
+///
+/// Typed form of cuLinkAddData whose input is read-only: the C function takes `void*`
+/// though it never writes through it, so the caller needs no const_cast. `jit` as for the
+/// other JIT forms; omit it for none.
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::span<const std::byte> data,
+                   const char* name, JitOptions& jit);
+/// \brief Adds an input to a pending link, given as bytes, without JIT options.
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::span<const std::byte> data,
+                   const char* name);
+/// \brief Adds an input to a pending link, given as text (PTX): the driver gets it
+/// NUL-terminated, as it requires, whether or not `text` ends in a NUL.
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text,
+                   const char* name, JitOptions& jit);
+/// \brief Adds an input to a pending link, given as text (PTX), without JIT options.
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text,
+                   const char* name);
 
 }  // namespace driver
 }  // namespace cuwrap

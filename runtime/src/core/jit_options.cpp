@@ -2,6 +2,7 @@
 // including the generated driver layer does not compile them (docs/performance.md,
 // "Compile time of the headers").
 #include <cuwrap/detail/jit_call.hpp>
+#include <cuwrap/driver.hpp>
 #include <cuwrap/jit_options.hpp>
 
 #include <algorithm>
@@ -174,6 +175,49 @@ std::string JitOptions::log_of(const std::vector<char>& buffer, CUjit_option siz
   const std::size_t filled = i == kNone ? 0 : detail::jit_slot_size(values_[i]);
   // Before any call the size slot holds nothing: the buffer is all NULs.
   return detail::jit_log_text(buffer.data(), buffer.size(), filled);
+}
+
+namespace {
+
+// The C function's `void*` for read-only input (it never writes through it).
+void* input_pointer(const void* data) noexcept { return const_cast<void*>(data); }
+
+// `text` NUL-terminated: as it is when its last byte is a NUL, else a copy with one.
+struct TerminatedText {
+  explicit TerminatedText(std::string_view text) {
+    if (text.empty() || text.back() != '\0') {
+      copy.assign(text);
+      copy.push_back('\0');
+      text = copy;
+    }
+    view = text;
+  }
+  std::string copy;
+  std::string_view view;
+};
+
+}  // namespace
+
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::span<const std::byte> data,
+                   const char* name, JitOptions& jit) {
+  cuLinkAddData(state, type, input_pointer(data.data()), data.size(), name, jit);
+}
+
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::span<const std::byte> data,
+                   const char* name) {
+  cuLinkAddData(state, type, input_pointer(data.data()), data.size(), name, {}, {});
+}
+
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text,
+                   const char* name, JitOptions& jit) {
+  const TerminatedText terminated(text);
+  cuLinkAddData(state, type, std::as_bytes(std::span(terminated.view)), name, jit);
+}
+
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text,
+                   const char* name) {
+  const TerminatedText terminated(text);
+  cuLinkAddData(state, type, std::as_bytes(std::span(terminated.view)), name);
 }
 
 }  // namespace driver
