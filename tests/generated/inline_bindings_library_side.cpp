@@ -2,6 +2,8 @@
 // CUWRAP_INLINE_BINDINGS; this file does not).
 #include <cuwrap/nvrtc.hpp>
 
+#include "inline_bindings_calls.hpp"
+
 #include <string>
 
 cuwrap::nvrtc::nvrtcVersion_result library_nvrtc_version() {
@@ -12,12 +14,4 @@ void* library_nvrtc_version_address() {
   return reinterpret_cast<void*>(&cuwrap::nvrtc::nvrtcVersion);
 }
 
-std::string library_ptx(const char* source) {
-  nvrtcProgram prog = cuwrap::nvrtc::nvrtcCreateProgram(source, "k.cu", 0, nullptr, nullptr);
-  struct Guard {
-    nvrtcProgram prog;
-    ~Guard() { cuwrap::nvrtc::raw::nvrtcDestroyProgram(&prog); }
-  } guard{prog};
-  cuwrap::nvrtc::nvrtcCompileProgram(prog, 0, nullptr);
-  return cuwrap::nvrtc::nvrtcGetPTX(prog);
-}
+std::string library_ptx(const char* source) { return compile_ptx(source); }

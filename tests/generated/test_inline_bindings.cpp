@@ -7,6 +7,7 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/nvrtc.hpp>
 
+#include "inline_bindings_calls.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <string>
@@ -28,16 +29,6 @@ static_assert(std::is_same_v<decltype(cuwrap::driver::cuMemGetInfo()),
 
 constexpr const char* kKernel = R"(extern "C" __global__ void k(int* p) { *p = 42; })";
 
-std::string inline_ptx(const char* source) {
-  nvrtcProgram prog = cuwrap::nvrtc::nvrtcCreateProgram(source, "k.cu", 0, nullptr, nullptr);
-  struct Guard {
-    nvrtcProgram prog;
-    ~Guard() { cuwrap::nvrtc::raw::nvrtcDestroyProgram(&prog); }
-  } guard{prog};
-  cuwrap::nvrtc::nvrtcCompileProgram(prog, 0, nullptr);
-  return cuwrap::nvrtc::nvrtcGetPTX(prog);  // the one-call form
-}
-
 TEST(InlineBindings, AreFunctionsOfTheirOwnThatAnswerAsTheLibrarys) {
   CUWRAP_REQUIRE_NVRTC();
   const auto mine = cuwrap::nvrtc::nvrtcVersion();
@@ -47,7 +38,7 @@ TEST(InlineBindings, AreFunctionsOfTheirOwnThatAnswerAsTheLibrarys) {
   EXPECT_NE(reinterpret_cast<void*>(&cuwrap::nvrtc::nvrtcVersion),
             library_nvrtc_version_address())
       << "the inline form is not the library's compiled one";
-  const std::string ptx = inline_ptx(kKernel);
+  const std::string ptx = compile_ptx(kKernel);
   EXPECT_NE(ptx.find(".entry k"), std::string::npos) << ptx.substr(0, 200);
   EXPECT_EQ(ptx, library_ptx(kKernel));
 }
@@ -55,7 +46,7 @@ TEST(InlineBindings, AreFunctionsOfTheirOwnThatAnswerAsTheLibrarys) {
 TEST(InlineBindings, FailuresThrowWithTheLogAsTheLibrarysDo) {
   CUWRAP_REQUIRE_NVRTC();
   try {
-    (void)inline_ptx("extern \"C\" __global__ void k() { undeclared(); }");
+    (void)compile_ptx("extern \"C\" __global__ void k() { undeclared(); }");
     FAIL() << "a broken program compiled";
   } catch (const cuwrap::NvrtcError& e) {
     EXPECT_EQ(e.code(), NVRTC_ERROR_COMPILATION);

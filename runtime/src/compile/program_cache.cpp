@@ -291,6 +291,19 @@ std::size_t sweep_temp_file(const std::filesystem::directory_entry& item,
 
 bool is_temp_name(const std::string& name) { return name.starts_with(kTempPrefix); }
 
+// Call `visit(item)` for each entry file in `dir` (a directory that cannot be listed has
+// none).
+template <class Visit>
+void for_each_entry_file(const std::filesystem::path& dir, Visit visit) {
+  std::error_code ec;
+  for (const auto& item : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code item_ec;
+    if (is_entry_name(item.path().filename().string()) && item.is_regular_file(item_ec)) {
+      visit(item);
+    }
+  }
+}
+
 std::filesystem::file_time_type stale_temp_time() {
   return std::filesystem::file_time_type::clock::now() - kStaleTempAge;
 }
@@ -589,28 +602,19 @@ void FileProgramCache::clear() {
 
 std::size_t FileProgramCache::entry_count() const {
   std::size_t count = 0;
-  std::error_code ec;
-  for (const auto& item : std::filesystem::directory_iterator(state_->dir, ec)) {
-    std::error_code item_ec;
-    if (is_entry_name(item.path().filename().string()) && item.is_regular_file(item_ec)) {
-      ++count;
-    }
-  }
+  for_each_entry_file(state_->dir, [&](const std::filesystem::directory_entry&) { ++count; });
   return count;
 }
 
 std::size_t FileProgramCache::size_bytes() const {
   std::size_t total = 0;
-  std::error_code ec;
-  for (const auto& item : std::filesystem::directory_iterator(state_->dir, ec)) {
-    std::error_code item_ec;
-    if (is_entry_name(item.path().filename().string()) && item.is_regular_file(item_ec)) {
-      const std::uintmax_t size = item.file_size(item_ec);
-      if (!item_ec) {
-        total += static_cast<std::size_t>(size);
-      }
+  for_each_entry_file(state_->dir, [&](const std::filesystem::directory_entry& item) {
+    std::error_code ec;
+    const std::uintmax_t size = item.file_size(ec);
+    if (!ec) {
+      total += static_cast<std::size_t>(size);
     }
-  }
+  });
   return total;
 }
 

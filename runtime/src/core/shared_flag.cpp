@@ -1,56 +1,32 @@
-// detail::SharedFlag's block: a reference count and the flag, both atomic.
+// detail::SharedFlag's flag object: an intrusive count (detail::Ref) and the flag.
+#include "core/ref_counted.hpp"
+
 #include <cuwrap/detail/shared_flag.hpp>
 
 #include <atomic>
-#include <utility>
 
 namespace cuwrap::detail {
 
-struct SharedFlag::Block {
-  std::atomic<long> references{1};
+struct OpenFlag : RefCounted {
   std::atomic<bool> set{true};
 };
 
-SharedFlag SharedFlag::make() { return SharedFlag(new Block); }
+void ref_acquire(const OpenFlag* flag) noexcept { acquire_counted(flag); }
+void ref_release(const OpenFlag* flag) noexcept { release_counted(flag); }
 
-SharedFlag::SharedFlag(const SharedFlag& other) noexcept : block_(other.block_) {
-  if (block_ != nullptr) {
-    block_->references.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-SharedFlag& SharedFlag::operator=(const SharedFlag& other) noexcept {
-  if (this != &other) {
-    SharedFlag copy(other);
-    std::swap(block_, copy.block_);
-  }
-  return *this;
-}
-
-SharedFlag& SharedFlag::operator=(SharedFlag&& other) noexcept {
-  if (this != &other) {
-    release();
-    block_ = std::exchange(other.block_, nullptr);
-  }
-  return *this;
-}
-
-SharedFlag::~SharedFlag() { release(); }
-
-void SharedFlag::release() noexcept {
-  if (block_ != nullptr && block_->references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    delete block_;
-  }
-  block_ = nullptr;
+SharedFlag SharedFlag::make() {
+  SharedFlag made;
+  made.flag_ = Ref<OpenFlag>::adopt(new OpenFlag);
+  return made;
 }
 
 bool SharedFlag::is_set() const noexcept {
-  return block_ == nullptr || block_->set.load(std::memory_order_acquire);
+  return flag_.get() == nullptr || flag_.get()->set.load(std::memory_order_acquire);
 }
 
 void SharedFlag::clear() noexcept {
-  if (block_ != nullptr) {
-    block_->set.store(false, std::memory_order_release);
+  if (flag_.get() != nullptr) {
+    flag_.get()->set.store(false, std::memory_order_release);
   }
 }
 

@@ -2,11 +2,17 @@
 // resource's "still open", which the attribute views it hands out check before they
 // reach the driver. What std::shared_ptr<std::atomic<bool>> would be, without <memory>
 // and <atomic> in every translation unit that includes <cuwrap/memory_resource.hpp>
-// (docs/performance.md, "Compile time of the headers"): the count and the flag live in a
-// block that src/core/shared_flag.cpp allocates and frees.
+// (docs/performance.md, "Compile time of the headers"): a detail::Ref to a flag object
+// that src/core/shared_flag.cpp defines.
 #pragma once
 
+#include <cuwrap/detail/ref.hpp>
+
 namespace cuwrap::detail {
+
+struct OpenFlag;
+void ref_acquire(const OpenFlag* flag) noexcept;
+void ref_release(const OpenFlag* flag) noexcept;
 
 class SharedFlag {
  public:
@@ -14,11 +20,6 @@ class SharedFlag {
   SharedFlag() noexcept = default;
   /// Return a new flag, set.
   static SharedFlag make();
-  SharedFlag(const SharedFlag& other) noexcept;
-  SharedFlag& operator=(const SharedFlag& other) noexcept;
-  SharedFlag(SharedFlag&& other) noexcept : block_(other.block_) { other.block_ = nullptr; }
-  SharedFlag& operator=(SharedFlag&& other) noexcept;
-  ~SharedFlag();
 
   /// Return whether the flag is set (true without a flag).
   bool is_set() const noexcept;
@@ -26,11 +27,7 @@ class SharedFlag {
   void clear() noexcept;
 
  private:
-  struct Block;
-  explicit SharedFlag(Block* block) noexcept : block_(block) {}
-  void release() noexcept;
-
-  Block* block_ = nullptr;
+  Ref<OpenFlag> flag_;
 };
 
 }  // namespace cuwrap::detail
