@@ -7,6 +7,7 @@
 
 #include "release_failures.hpp"
 
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -330,6 +331,23 @@ TEST(Slice, CopiesBetweenPartsCheckTheirSizes) {
   EXPECT_THROW(b.slice(0, 8).copy_from(a.slice(0, 4), kLegacyDefaultStream), std::invalid_argument);
   std::vector<std::uint32_t> host(3);
   EXPECT_THROW(a.slice(4, 8).copy_to(host, kLegacyDefaultStream), std::invalid_argument);
+}
+
+// The range forms reach the span forms (and their size check) for every contiguous range,
+// those of a static extent too (a C array, std::array, std::span<T, N>): a static extent
+// once picked the range template again, recursing until the stack ran out.
+TEST(Slice, RangesOfAStaticExtentReachTheSizeCheck) {
+  Buffer a = Buffer::from_handle(kFakePointer, 16);
+  std::array<std::uint8_t, 8> array{};
+  std::uint16_t c_array[3] = {};
+  std::span<std::byte, 8> fixed(reinterpret_cast<std::byte*>(array.data()), 8);
+  std::span<const std::byte, 8> fixed_const(fixed);
+  EXPECT_THROW(a.copy_to(array, kLegacyDefaultStream), std::invalid_argument);
+  EXPECT_THROW(a.copy_from(array, kLegacyDefaultStream), std::invalid_argument);
+  EXPECT_THROW(a.copy_to(c_array, kLegacyDefaultStream), std::invalid_argument);
+  EXPECT_THROW(a.copy_from(c_array, kLegacyDefaultStream), std::invalid_argument);
+  EXPECT_THROW(a.copy_to(fixed, kLegacyDefaultStream), std::invalid_argument);
+  EXPECT_THROW(a.copy_from(fixed_const, kLegacyDefaultStream), std::invalid_argument);
 }
 
 // ---- chains on a temporary GraphBuilder -----------------------------------------------------

@@ -88,7 +88,7 @@ class ArrayRef {
   template <detail::contiguous_range Range>
   requires std::is_trivially_copyable_v<detail::range_value_t<Range>>
   void copy_from(const Range& host, StreamRef stream, std::size_t host_pitch = 0) const {
-    copy_from(std::as_bytes(std::span(host)), stream, host_pitch);
+    copy_from(std::as_bytes(detail::dynamic_span(host)), stream, host_pitch);
   }
   /// Copy all elements into a contiguous host range of trivially copyable elements.
   template <detail::contiguous_range Range>
@@ -96,7 +96,7 @@ class ArrayRef {
            !std::is_const_v<typename detail::span_of_t<
                Range>::element_type>) void copy_to(Range&& host, StreamRef stream,
                                                    std::size_t host_pitch = 0) const {
-    copy_to(std::as_writable_bytes(std::span(host)), stream, host_pitch);
+    copy_to(std::as_writable_bytes(detail::dynamic_span(host)), stream, host_pitch);
   }
 
   /// Return the CUDA array handle.

@@ -188,7 +188,7 @@ class Buffer {
   requires(std::is_trivially_copyable_v<detail::range_value_t<Range>>&&
                std::is_convertible_v<const S&, StreamRef>) void copy_from(const Range& host,
                                                                           const S& stream) {
-    copy_from(std::as_bytes(std::span(host)), StreamRef(stream));
+    copy_from(std::as_bytes(detail::dynamic_span(host)), StreamRef(stream));
   }
   /// Copy this buffer into a contiguous host range of trivially copyable elements
   /// (exactly size() bytes).
@@ -197,7 +197,7 @@ class Buffer {
            !std::is_const_v<typename detail::span_of_t<Range>::element_type> &&
            std::is_convertible_v<const S&, StreamRef>) void copy_to(Range&& host,
                                                                     const S& stream) const {
-    copy_to(std::as_writable_bytes(std::span(host)), StreamRef(stream));
+    copy_to(std::as_writable_bytes(detail::dynamic_span(host)), StreamRef(stream));
   }
   /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
   ///

@@ -27,6 +27,15 @@ using span_of_t = decltype(std::span(std::declval<R&>()));
 template <contiguous_range R>
 using range_value_t = std::remove_cv_t<typename span_of_t<R>::element_type>;
 
+/// Return a std::span of dynamic extent over `r` (a static extent, as std::span's
+/// deduction gives a C array, std::array or a fixed-size span, would pick a range
+/// template again where the span form is meant).
+template <contiguous_range R>
+std::span<typename span_of_t<R>::element_type> dynamic_span(R& r) noexcept {
+  const span_of_t<R> view(r);
+  return {view.data(), view.size()};
+}
+
 namespace range_access {
 using std::begin;
 using std::end;
