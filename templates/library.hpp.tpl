@@ -364,3 +364,8 @@ template <class H>
 }  // namespace cuwrap::{{NS}}
 {{BLANK_LINE}}
 #pragma GCC diagnostic pop
+{{#SUPPORT_HEADER}}
+{{BLANK_LINE}}
+// Handwritten forms beside the generated ones.
+#include <{{PATH}}>
+{{/SUPPORT_HEADER}}

@@ -53,6 +53,7 @@ const std::vector<LibraryConfig>& library_configs() {
     nvrtc.env = "CUWRAP_LIBNVRTC";
     nvrtc.lib_dirs = {"lib64", "lib"};
     nvrtc.version_source = VersionSource::FunctionMarkers;
+    nvrtc.support_header = "cuwrap/nvrtc_program_headers.hpp";
     rows.push_back(nvrtc);
 
     LibraryConfig jit;

@@ -56,6 +56,9 @@ struct LibraryConfig {
   /// System headers the header includes (GL/gl.h for cudaGL.h): where the compiler does not
   /// find them the library is omitted, as a missing optional header is.
   std::vector<std::string> system_headers;
+  /// A handwritten header of cuwrap's that adds forms to the library's typed header
+  /// (which includes it after its own declarations): "" for none.
+  std::string support_header;
 };
 
 /// Return the table of wrapped libraries, in the order they are read and reported.

@@ -594,6 +594,9 @@ void fill_common(Dict& d, const Plan& plan, const LibraryPlan& library) {
   if (c.system_headers.empty()) {
     d.ShowSection("OUT_OF_LINE_DEFINITIONS");  // see show_linkage
   }
+  if (!c.support_header.empty()) {
+    d.AddSectionDictionary("SUPPORT_HEADER")->SetValue("PATH", c.support_header);
+  }
   for (const auto& e : library.enums) {
     Dict* ed = d.AddSectionDictionary("ENUM");
     ed->SetValue("NAME", e.name);

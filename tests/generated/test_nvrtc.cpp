@@ -141,4 +141,24 @@ TEST(GeneratedNvrtc, RawFormReturnsStatusInsteadOfThrowing) {
   EXPECT_THROW(cuwrap::nvrtc::nvrtcGetPTXSize(nullptr), cuwrap::NvrtcError);
 }
 
+// A program's headers as {name, source} pairs (a span, or a braced list): the source
+// includes them by name and compiles; without them it does not.
+TEST(GeneratedNvrtc, HeadersAsNameSourcePairs) {
+  CUWRAP_REQUIRE_NVRTC();
+  const char* const source = R"(#include "scale.h"
+extern "C" __global__ void scaled(float* x) { x[threadIdx.x] *= kScale; })";
+  const std::vector<cuwrap::nvrtc::ProgramHeader> headers = {
+      {"scale.h", "constexpr float kScale = 2.5f;"}};
+  ProgramGuard from_span{cuwrap::nvrtc::nvrtcCreateProgram(
+      source, "scaled.cu", std::span<const cuwrap::nvrtc::ProgramHeader>(headers))};
+  compile(from_span.prog, {});
+  EXPECT_NE(cuwrap::nvrtc::nvrtcGetPTX(from_span.prog).find(".entry scaled"), std::string::npos);
+  ProgramGuard from_list{
+      cuwrap::nvrtc::nvrtcCreateProgram(source, "scaled.cu", {{"scale.h", "#define kScale 3.0f"}})};
+  compile(from_list.prog, {});
+  ProgramGuard without{cuwrap::nvrtc::nvrtcCreateProgram(
+      source, "scaled.cu", std::span<const cuwrap::nvrtc::ProgramHeader>())};
+  EXPECT_THROW(compile(without.prog, {}), cuwrap::NvrtcError) << "scale.h came from nowhere";
+}
+
 }  // namespace

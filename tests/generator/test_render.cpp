@@ -156,6 +156,10 @@ TEST(Render, OneCallFormsAndLogHandles) {
   EXPECT_TRUE(has(h, "std::string nvrtcGetPTX(nvrtcProgram prog) {"));
   EXPECT_TRUE(
       has(file(files, "include/cuwrap/nvrtc_raw.hpp").text, "return NVRTC_ERROR_INTERNAL_ERROR;"));
+  // The library's handwritten forms come in at the end of its typed header.
+  EXPECT_TRUE(has(h, "#pragma GCC diagnostic pop\n\n// Handwritten forms beside the generated "
+                     "ones.\n#include <cuwrap/nvrtc_program_headers.hpp>"));
+  EXPECT_FALSE(has(file(files, "include/cuwrap/driver.hpp").text, "Handwritten forms"));
 }
 
 TEST(Render, SourcesHoldTablesNamesAndDescriptions) {

@@ -482,3 +482,6 @@ CUWRAP_NVRTC_END_FORM
 }  // namespace cuwrap::nvrtc
 
 #pragma GCC diagnostic pop
+
+// Handwritten forms beside the generated ones.
+#include <cuwrap/nvrtc_program_headers.hpp>
