@@ -111,7 +111,8 @@ std::string check_command(const std::string& tu) {
   const std::string dlpack = dlpack_dir.empty() ? "" : " -isystem " + dlpack_dir;
   return compiler() + " -std=c++20 -fsyntax-only " + tu + kDefines + dlpack +
          " -I" CUWRAP_SOURCE_DIR "/generated/include -I" CUWRAP_SOURCE_DIR
-         "/runtime/include -isystem " CUWRAP_CUDA_INCLUDE_DIR;
+         "/runtime/include -isystem " CUWRAP_CUDA_INCLUDE_DIR " -isystem " CUWRAP_CUDA_INCLUDE_DIR
+         "/cccl";  // CUDA 13 keeps CCCL there (<cuwrap/cccl_resource.hpp>, <cuwrap/mdspan.hpp>)
 }
 
 std::vector<std::string> outside_headers(const std::string& tu) {
@@ -148,7 +149,10 @@ std::vector<std::string> outside_headers(const std::string& tu) {
 // Return the baseline translation unit of `name`: the C headers and what outside_headers
 // finds for <cuwrap/name.hpp>.
 std::string own_baseline(const std::string& name, const std::string& header_tu) {
-  std::string includes = kCHeaders;
+  // <cuwrap/cccl_resource.hpp> turns on CCCL's cuda::mr before it includes CCCL: its
+  // baseline does the same (without the macro, <cuda/memory_resource> declares nothing).
+  std::string includes =
+      std::string("#define LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE\n") + kCHeaders;
   for (const std::string& path : outside_headers(header_tu)) {
     includes += "#include \"" + path + "\"\n";
   }

@@ -21,8 +21,10 @@ EXCLUDE=${CUWRAP_SANITIZE_EXCLUDE-^Toolkit[./]}
 # -Wmaybe-uninitialized in libstdc++ (<regex>, std::function); the regular build keeps
 # -Werror.
 # -O1 with line tables: fast enough to run, quick to compile, stack traces with lines.
+# The examples run only on a GPU (their tests skip without one): not built here.
 cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCUWRAP_SANITIZE=ON -DCUWRAP_WERROR=OFF -DCUWRAP_BUILD_BENCHMARKS=OFF \
+  -DCUWRAP_BUILD_EXAMPLES=OFF \
   -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
   -DCUWRAP_CUDA_12_6_INCLUDE="${CUWRAP_CUDA_12_6_INCLUDE:-}"
 cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"
