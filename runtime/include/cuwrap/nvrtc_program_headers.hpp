@@ -21,10 +21,12 @@ struct ProgramHeader {
 ///
 /// Typed form of nvrtcCreateProgram: `headers` in place of its two arrays (and their
 /// count); throws NvrtcError unless NVRTC answers NVRTC_SUCCESS.
+// NOLINTNEXTLINE(readability-identifier-naming): the C API's name, as the generated forms
 nvrtcProgram nvrtcCreateProgram(const char* src, const char* name,
                                 std::span<const ProgramHeader> headers);
 
 /// \brief Creates a program with its headers given as a braced list of {name, source}.
+// NOLINTNEXTLINE(readability-identifier-naming): the C API's name
 inline nvrtcProgram nvrtcCreateProgram(const char* src, const char* name,
                                        std::initializer_list<ProgramHeader> headers) {
   return nvrtcCreateProgram(src, name,
