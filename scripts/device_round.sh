@@ -3,8 +3,10 @@
 # 10 minutes each (the second finds the first's build when it follows at once):
 #
 #   bash scripts/device_round.sh suite    # build (Release, benchmarks too); the suite with
-#                                         # ctest -j16 twice on every GPU, then once on GPU 0
-#                                         # alone (CUDA_VISIBLE_DEVICES=0)
+#                                         # ctest -j16 once on every GPU
+#   bash scripts/device_round.sh again    # build (kept from `suite` on a warm machine), the
+#                                         # suite a second time on every GPU, then once on
+#                                         # GPU 0 alone (CUDA_VISIBLE_DEVICES=0)
 #   bash scripts/device_round.sh extras   # the examples (the plasma PNG's size and CRC),
 #                                         # compute-sanitizer memcheck of the IPC, VMM,
 #                                         # graphics and graph executables, benchmarks
@@ -19,7 +21,7 @@
 set -uo pipefail
 
 CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-phase=${1:?usage: device_round.sh suite|extras}
+phase=${1:?usage: device_round.sh suite|again|extras|focus}
 OUT_ROOT=${OUT:-$CUWRAP_ROOT/device-round}
 R="$OUT_ROOT/$phase"
 mkdir -p "$R"
@@ -38,11 +40,21 @@ suite_run() {  # suite_run LOG [env...]: the whole suite once, its summary line 
 
 case "$phase" in
   suite)
+    for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+    ldconfig 2>/dev/null
     nvidia-smi -L | tee "$R/summary.md"
     OUT="$R/check" CUWRAP_JOBS=32 timeout 300 bash scripts/device_check.sh build >"$R/build.out" 2>&1
     cat "$R/check/summary.md" >>"$R/summary.md"
     grep -E 'error:' "$R/check/build.log" | head -20
     suite_run ctest-all-gpus-1.log
+    ;;
+  again)
+    for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+    ldconfig 2>/dev/null
+    nvidia-smi -L | tee "$R/summary.md"
+    # A fresh machine (the one of `suite` released): build first.
+    OUT="$R/check" CUWRAP_JOBS=32 timeout 300 bash scripts/device_check.sh build >"$R/build.out" 2>&1
+    cat "$R/check/summary.md" >>"$R/summary.md"
     suite_run ctest-all-gpus-2.log
     suite_run ctest-gpu0.log CUDA_VISIBLE_DEVICES=0
     ;;

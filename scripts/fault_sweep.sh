@@ -56,6 +56,16 @@ RECOVERIES=(
   cuGetErrorString   # a status's description falls back to cuda.h's (docs/errors.md)
 )
 
+# What an abandoned handle keeps, by the release that failed: the live handles of these
+# kinds that a run has beyond the baseline after that failure are the abandoned handle's,
+# not leaks. Add an entry only with the doc that says so.
+#   cuGraphExecDestroy: an executable graph's launches keep its graph and the kernels'
+#   libraries until the driver reports them finished, which it never does for an
+#   executable graph it did not destroy (docs/high-level.md, "Graphs").
+declare -A KEPT_BY_ABANDONED=(
+  [cuGraphExecDestroy]="graph library"
+)
+
 # classify_run PREFIX: the class of the run recorded in PREFIX.{rc,out,report} (see the
 # top of this script), then, for a failing class, ": " and why.
 classify_run() {
@@ -192,7 +202,9 @@ for w in $workloads; do
     fn=$(awk '$1 == "fault" { print $3 }' "$base.report")
     # More live handles of a kind than the baseline: a leak.
     excess=$(join -a 1 -e 0 -o 0,1.2,2.2 <(live_by_kind "$base.report") <(echo "$baseline") |
-             awk '$2 > $3 { printf "%s +%d ", $1, $2 - $3; s += $2 - $3 } END { exit s == 0 }')
+             awk -v kept=" ${KEPT_BY_ABANDONED[${fn:-none}]:-} " \
+               '$2 > $3 && index(kept, " " $1 " ") == 0 { printf "%s +%d ", $1, $2 - $3; s += $2 - $3 }
+                END { exit s == 0 }')
     if [ $? = 0 ]; then
       leaked=$((leaked + 1)); details+="$w call $n ($fn): leaked $excess"$'\n'
     fi
