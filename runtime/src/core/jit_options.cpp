@@ -9,8 +9,20 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace cuwrap {
+namespace {
+
+// The position of `option` in `options`, or `none` when absent.
+std::size_t option_index(const std::vector<CUjit_option>& options, CUjit_option option,
+                         std::size_t none) noexcept {
+  const auto it = std::find(options.begin(), options.end(), option);
+  return it == options.end() ? none : static_cast<std::size_t>(it - options.begin());
+}
+
+}  // namespace
+
 namespace detail {
 
 std::string jit_log_text(const char* buffer, std::size_t capacity, std::size_t filled) {
@@ -46,8 +58,7 @@ JitCall::JitCall(std::span<const CUjit_option> options, std::span<void*> values,
 JitCall::~JitCall() = default;
 
 std::size_t JitCall::find(CUjit_option option) const noexcept {
-  const auto it = std::find(options_.begin(), options_.end(), option);
-  return it == options_.end() ? kNone : static_cast<std::size_t>(it - options_.begin());
+  return option_index(options_, option, kNone);
 }
 
 void JitCall::write_back() noexcept {
@@ -147,8 +158,7 @@ std::span<void*> JitOptions::values_for_call() {
 }
 
 std::size_t JitOptions::index(CUjit_option option) const noexcept {
-  const auto it = std::find(options_.begin(), options_.end(), option);
-  return it == options_.end() ? kNone : static_cast<std::size_t>(it - options_.begin());
+  return option_index(options_, option, kNone);
 }
 
 void JitOptions::put(CUjit_option option, void* value, const char* caller) {

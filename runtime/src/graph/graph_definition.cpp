@@ -143,12 +143,7 @@ GraphNode GraphDefinition::add_memset(std::span<const GraphNode> dependencies, C
                                       std::size_t height, std::size_t pitch) {
   const State& s = builder_.state("memset");
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMSET);
-  params.memset.dst = dst;
-  params.memset.value = value;
-  params.memset.elementSize = element_size;
-  params.memset.width = width;
-  params.memset.height = height;
-  params.memset.pitch = pitch;
+  detail::fill_memset(params.memset, dst, value, element_size, width, height, pitch);
   params.memset.ctx = s.context;
   return builder_.add_node(dependencies, params, "memset");
 }
@@ -368,12 +363,8 @@ void GraphDefinition::set_memset_params(GraphNode node, const MemsetNodeParams& 
   static_cast<void>(handle());
   require_type(node, CU_GRAPH_NODE_TYPE_MEMSET, "GraphDefinition::set_memset_params");
   CUDA_MEMSET_NODE_PARAMS p{};
-  p.dst = params.dst;
-  p.value = params.value;
-  p.elementSize = params.element_size;
-  p.width = params.width;
-  p.height = params.height;
-  p.pitch = params.pitch;
+  detail::fill_memset(p, params.dst, params.value, params.element_size, params.width,
+                      params.height, params.pitch);
   driver::cuGraphMemsetNodeSetParams(node.handle(), &p);
 }
 

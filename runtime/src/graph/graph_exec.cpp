@@ -485,12 +485,7 @@ void Graph::set_memset_node(GraphNode node, CUdeviceptr dst, unsigned value, uns
                             std::size_t width, std::size_t height, std::size_t pitch) {
   check_settable(node, CU_GRAPH_NODE_TYPE_MEMSET, "set_memset_node");
   CUDA_MEMSET_NODE_PARAMS params{};
-  params.dst = dst;
-  params.value = value;
-  params.elementSize = element_size;
-  params.width = width;
-  params.height = height;
-  params.pitch = pitch;
+  detail::fill_memset(params, dst, value, element_size, width, height, pitch);
   driver::cuGraphExecMemsetNodeSetParams(exec_, node.handle(), &params, context_);
 }
 

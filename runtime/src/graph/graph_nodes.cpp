@@ -246,11 +246,7 @@ GraphNode GraphBuilder::add_memset_elements(std::span<const GraphNode> dependenc
                                             std::size_t count) {
   const State& s = state("add_memset");
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMSET);
-  params.memset.dst = dst;
-  params.memset.value = value;
-  params.memset.elementSize = element_size;
-  params.memset.width = count;
-  params.memset.height = 1;
+  detail::fill_memset(params.memset, dst, value, element_size, count, 1, 0);
   params.memset.ctx = s.context;
   return add_node(dependencies, params, "add_memset");
 }

@@ -210,6 +210,20 @@ void CUDA_CB run_host_function(void* data) noexcept;
 /// device, host and managed addresses alike).
 void linear_copy(CUDA_MEMCPY3D& copy, CUdeviceptr dst, CUdeviceptr src, std::size_t size);
 
+/// Fill the memset fields of `p` (CUDA_MEMSET_NODE_PARAMS, or the v2 form inside
+/// CUgraphNodeParams; a v2's context stays as it is): `width` elements of `element_size`
+/// bytes set to `value` in each of `height` rows, `pitch` bytes apart.
+template <class MemsetParams>
+void fill_memset(MemsetParams& p, CUdeviceptr dst, unsigned value, unsigned element_size,
+                 std::size_t width, std::size_t height, std::size_t pitch) noexcept {
+  p.dst = dst;
+  p.value = value;
+  p.elementSize = element_size;
+  p.width = width;
+  p.height = height;
+  p.pitch = pitch;
+}
+
 /// Return node parameters of `type` with every other field zero.
 CUgraphNodeParams node_params(CUgraphNodeType type);
 
