@@ -87,6 +87,10 @@ struct AllocNodeParams {
 class GraphDefinition;
 
 /// A conditional node of a GraphDefinition and the bodies (branches) it runs.
+///
+/// A branch keeps the graph holding the node alive: it stays usable after that
+/// GraphDefinition is moved, closed or destroyed. Destroying the node (destroy_node)
+/// destroys the body graphs, and its branches then behave as closed.
 struct ConditionalNode {
   GraphNode node;                         ///< The conditional node.
   std::vector<GraphDefinition> branches;  ///< Its bodies: then / else, the while body, the cases.
@@ -191,6 +195,9 @@ class GraphDefinition {
   /// Remove the dependency of `to` on `from` (DriverError when there is none).
   void remove_edge(GraphNode from, GraphNode to);
   /// Remove `node` and its edges from the graph (cuda.core's node.destroy()).
+  ///
+  /// A host node's callable is released with it (Graphs instantiated before keep their
+  /// own), and a conditional node's branches become closed.
   void destroy_node(GraphNode node);
   /// Return an independent copy of this graph (cuGraphClone); its nodes are new nodes.
   GraphDefinition clone() const;

@@ -42,9 +42,14 @@ void GraphBuilderState::release() noexcept {
   closed = true;
   if (phase == Phase::Building && kind != Kind::Branch && stream.is_open()) {
     abandon_capture();  // a branch cannot end the capture; its origin does (or fails to: unjoined)
+    if (kind == Kind::Primary && graph == nullptr) {
+      forget_nodes();  // the capture graph is gone, and the bodies in it
+    }
   }
   definition.reset();  // destroys the graph unless a completed Graph still uses it
   graph = nullptr;
+  host_objects.clear();  // the graph's references go with it (or with the Graphs using it)
+  conditionals.clear();
   try {
     if (kind == Kind::Branch && phase == Phase::Building) {
       // Still part of the capture; a branch gone without a join stays counted in
@@ -72,6 +77,32 @@ void GraphBuilderState::abandon_capture() noexcept {
       captured != nullptr && captured != graph && kind == Kind::Primary) {
     report_release_failure(driver::raw::cuGraphDestroy(captured), "cuGraphDestroy", "GraphBuilder");
   }
+}
+
+void GraphBuilderState::forget_node(CUgraphNode node) noexcept {
+  const auto host = std::find_if(host_objects.begin(), host_objects.end(),
+                                 [node](const HostObject& h) { return h.node == node; });
+  if (host != host_objects.end()) {
+    // Graphs instantiated from the graph hold references of their own: the callable
+    // stays until they are gone too.
+    report_release_failure(driver::raw::cuGraphReleaseUserObject(host->graph, host->object, 1),
+                           "cuGraphReleaseUserObject", "GraphDefinition");
+    host_objects.erase(host);
+  }
+  const auto conditional = std::find_if(conditionals.begin(), conditionals.end(),
+                                        [node](const auto& entry) { return entry.first == node; });
+  if (conditional != conditionals.end()) {
+    conditional->second->alive.store(false, std::memory_order_release);
+    conditionals.erase(conditional);
+  }
+}
+
+void GraphBuilderState::forget_nodes() noexcept {
+  for (const auto& [node, owner] : conditionals) {
+    owner->alive.store(false, std::memory_order_release);
+  }
+  conditionals.clear();
+  host_objects.clear();
 }
 
 CUgraph GraphBuilderState::target_graph() {
@@ -161,6 +192,10 @@ detail::GraphBuilderState& GraphBuilder::state(const char* operation) const {
   if (!state_ || state_->closed) {
     throw std::logic_error(std::string("GraphBuilder::") + operation + " on a closed GraphBuilder");
   }
+  if (!state_->body_alive()) {
+    throw std::logic_error(std::string("GraphBuilder::") + operation +
+                           " on the body of a conditional node that was destroyed");
+  }
   return *state_;
 }
 
@@ -224,6 +259,9 @@ GraphBuilder& GraphBuilder::end_building() & {
     // Make sure the capture is over (a failure need not have ended it), so the stream
     // runs later work again, and the builder may begin again.
     s.abandon_capture();
+    if (s.kind == State::Kind::Primary && s.graph == nullptr) {
+      s.forget_nodes();  // the capture graph is gone, and the bodies in it
+    }
     s.phase = State::Phase::Idle;
     s.family->parked_streams.clear();
     throw;
@@ -231,6 +269,9 @@ GraphBuilder& GraphBuilder::end_building() & {
   s.family->parked_streams.clear();
   if (s.graph == nullptr) {
     s.adopt_graph(captured);
+    for (const auto& [node, owner] : s.conditionals) {
+      owner->graph = s.definition;  // the bodies captured into it keep it now
+    }
   }
   s.phase = State::Phase::Ended;
   return *this;
@@ -262,6 +303,7 @@ std::vector<GraphBuilder> GraphBuilder::split(int count) {
     branch->mode = s.mode;
     branch->attachments = s.attachments;
     branch->family = s.family;
+    branch->enclosing = s.enclosing;  // a body's branch goes with the body
     ++s.family->unjoined_branches;
     builders.push_back(GraphBuilder(std::move(branch)));
   }

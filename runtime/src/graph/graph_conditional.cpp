@@ -10,6 +10,7 @@
 #include <cuwrap/device.hpp>
 #include <cuwrap/version.hpp>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -54,6 +55,9 @@ std::pair<GraphNode, std::vector<GraphBuilder>> GraphBuilder::add_conditional_no
   params.conditional.size = size;
   params.conditional.ctx = s.context;
   const GraphNode node = add_node(dependencies, params, operation);
+  auto owner = std::make_shared<detail::ConditionalOwner>();
+  owner->graph = s.definition;  // null while capturing a new graph: end_building sets it
+  s.conditionals.emplace_back(node.handle(), owner);
 
   std::vector<GraphBuilder> bodies;
   bodies.reserve(size);
@@ -66,6 +70,9 @@ std::pair<GraphNode, std::vector<GraphBuilder>> GraphBuilder::add_conditional_no
     body->graph = params.conditional.phGraph_out[i];  // owned by the conditional node
     body->definition = s.definition;                  // which owns it: kept while the body is used
     body->attachments = s.attachments;
+    body->enclosing.reserve(s.enclosing.size() + 1);
+    body->enclosing.push_back(owner);
+    body->enclosing.insert(body->enclosing.end(), s.enclosing.begin(), s.enclosing.end());
     bodies.push_back(GraphBuilder(std::move(body)));
   }
   return {node, std::move(bodies)};

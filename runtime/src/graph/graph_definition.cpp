@@ -110,7 +110,7 @@ GraphDefinition GraphBuilder::graph_definition() const {
 }
 
 bool GraphDefinition::is_open() const noexcept {
-  return builder_.state_ && !builder_.state_->closed;
+  return builder_.state_ && builder_.state_->usable();
 }
 
 // ---------------------------------------------------------------------------------
@@ -344,9 +344,10 @@ void GraphDefinition::remove_edge(GraphNode from, GraphNode to) {
 }
 
 void GraphDefinition::destroy_node(GraphNode node) {
-  static_cast<void>(handle());
+  State& s = builder_.state("destroy_node");
   require_node(node, "destroy_node");
   driver::cuGraphDestroyNode(node.handle());
+  s.forget_node(node.handle());  // only once the driver has destroyed it
 }
 
 GraphDefinition GraphDefinition::clone() const {
@@ -356,6 +357,15 @@ GraphDefinition GraphDefinition::clone() const {
   CUgraph cloned = driver::cuGraphClone(s.graph);
   c.adopt_graph(cloned);          // the empty graph made for the copy is released here
   c.attachments = s.attachments;  // the same kernels run
+  // The clone holds references of its own to the host functions' user objects: its
+  // host nodes release them when destroyed, as the originals do.
+  for (const State::HostObject& host : s.host_objects) {
+    CUgraphNode twin = nullptr;
+    if (host.graph == s.graph &&
+        driver::raw::cuGraphNodeFindInClone(&twin, host.node, cloned) == CUDA_SUCCESS) {
+      c.host_objects.push_back({twin, cloned, host.object});
+    }
+  }
   return copy;
 }
 

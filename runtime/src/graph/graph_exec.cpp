@@ -396,7 +396,7 @@ void Graph::update(const GraphBuilder& builder) {
   if (exec_ == nullptr) {
     detail::throw_closed_graph("update");
   }
-  if (!builder.state_ || builder.state_->closed) {
+  if (!builder.state_ || !builder.state_->usable()) {
     throw std::logic_error("Graph::update with a closed GraphBuilder");
   }
   const State& s = *builder.state_;

@@ -84,8 +84,10 @@ void CUDA_CB delete_host_function(void* data) noexcept {
   delete static_cast<HostFunction*>(data);  // NOLINT(cppcoreguidelines-owning-memory)
 }
 
-// Hand `fn` to a user object retained by `graph`; return the pointer host nodes use.
-HostFunction* attach_host_function(CUgraph graph, std::unique_ptr<HostFunction> owned) {
+// Hand `fn` to a user object retained by `graph`; return the pointer host nodes use and
+// the user object (`graph`'s reference to it is released when the node is destroyed).
+std::pair<HostFunction*, CUuserObject> attach_host_function(CUgraph graph,
+                                                            std::unique_ptr<HostFunction> owned) {
   CUuserObject object = driver::cuUserObjectCreate(owned.get(), &delete_host_function, 1,
                                                    CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
   HostFunction* pointer = owned.release();  // the user object owns it now
@@ -97,7 +99,7 @@ HostFunction* attach_host_function(CUgraph graph, std::unique_ptr<HostFunction> 
                            "graph user object");
     throw_driver_error(status, "cuGraphRetainUserObject");
   }
-  return pointer;
+  return {pointer, object};
 }
 
 }  // namespace
@@ -261,14 +263,26 @@ GraphNode GraphBuilder::add_host_node(std::span<const GraphNode> dependencies,
   CUgraph graph = s.target_graph();
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_HOST);
   params.host.fn = &detail::run_host_function;
-  params.host.userData = detail::attach_host_function(graph, std::move(fn));
-  return add_node(dependencies, params, "add_host");
+  s.host_objects.reserve(s.host_objects.size() + 1);  // the push_back below cannot throw
+  const auto [pointer, object] = detail::attach_host_function(graph, std::move(fn));
+  params.host.userData = pointer;
+  GraphNode node;
+  try {
+    node = add_node(dependencies, params, "add_host");
+  } catch (...) {
+    // No node calls the function: the graph's reference, the only one, deletes it.
+    detail::report_release_failure(driver::raw::cuGraphReleaseUserObject(graph, object, 1),
+                                   "cuGraphReleaseUserObject", "GraphBuilder");
+    throw;
+  }
+  s.host_objects.push_back({node.handle(), graph, object});
+  return node;
 }
 
 GraphNode GraphBuilder::add_child(std::span<const GraphNode> dependencies,
                                   const GraphBuilder& child) {
   State& s = state("add_child");
-  if (!child.state_ || child.state_->closed) {
+  if (!child.state_ || !child.state_->usable()) {
     throw std::logic_error("GraphBuilder::add_child with a closed child GraphBuilder");
   }
   const State& c = *child.state_;

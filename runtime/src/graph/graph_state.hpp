@@ -35,6 +35,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cuwrap::detail {
@@ -52,6 +53,15 @@ using GraphDefinition = std::shared_ptr<CUgraph_st>;
 
 /// Take ownership of `graph`: it is destroyed with cuGraphDestroy when the last owner goes.
 GraphDefinition own_graph(CUgraph graph);
+
+/// What the bodies of one conditional node share. The driver destroys the body graphs
+/// with the node, so destroy_node clears `alive` and the bodies' views behave as closed
+/// instead of naming freed graphs; `graph` keeps the graph holding the node (and so the
+/// bodies) alive while a body is used.
+struct ConditionalOwner {
+  std::atomic<bool> alive{true};
+  GraphDefinition graph;  // null while that graph is still being captured: end_building sets it
+};
 
 /// Bookkeeping shared by the builders of one capture (the original and its branches).
 struct CaptureFamily {
@@ -106,6 +116,35 @@ struct GraphBuilderState : RefCounted {
   bool closed = false;
   std::shared_ptr<GraphAttachments> attachments = std::make_shared<GraphAttachments>();
   std::shared_ptr<CaptureFamily> family = std::make_shared<CaptureFamily>();
+
+  /// A host node's callable: the reference to its user object that `graph` holds.
+  struct HostObject {
+    CUgraphNode node = nullptr;
+    CUgraph graph = nullptr;
+    CUuserObject object = nullptr;
+  };
+  /// The host nodes added here: destroying one releases its callable from the graph
+  /// (Graphs instantiated before hold their own reference), as cuda.core releases a
+  /// destroyed node's attachments.
+  std::vector<HostObject> host_objects;
+  /// The conditional nodes added here and what their bodies share.
+  std::vector<std::pair<CUgraphNode, std::shared_ptr<ConditionalOwner>>> conditionals;
+  /// For a body: the conditional nodes it lies in (its own, then those around it).
+  std::vector<std::shared_ptr<const ConditionalOwner>> enclosing;
+
+  /// Return false for a body whose conditional node (or one around it) was destroyed.
+  bool body_alive() const noexcept {
+    return std::all_of(enclosing.begin(), enclosing.end(), [](const auto& owner) {
+      return owner->alive.load(std::memory_order_acquire);
+    });
+  }
+  /// Return true while the state may be used: not closed, and its graph not destroyed.
+  bool usable() const noexcept { return !closed && body_alive(); }
+  /// Forget `node`, which the driver has destroyed: release its host function's
+  /// reference and mark the bodies of a conditional node gone (never throws).
+  void forget_node(CUgraphNode node) noexcept;
+  /// Forget every node: the graph was destroyed (a capture that failed or was abandoned).
+  void forget_nodes() noexcept;
 };
 
 /// What one version of an instantiated graph's parameters uses: the graph it was
