@@ -14,12 +14,15 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -477,6 +480,35 @@ TEST_F(GraphDefinitionTest, UpdateFromADefinitionChangesWhatTheGraphDoes) {
   EXPECT_THROW(graph.update(two), std::logic_error);
   graph.launch(stream_);  // unchanged by the refused update
   EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 4));
+}
+
+TEST_F(GraphDefinitionTest, AGraphUpdatedFromADefinitionKeepsItsHostFunctionAfterTheNodeGoes) {
+  std::atomic<int> calls{0};
+  GraphDefinition first(*device_);
+  first.callback({}, [&calls] { calls += 1; });
+  Graph graph = first.instantiate();
+
+  GraphDefinition second(*device_);
+  auto token = std::make_shared<int>(0);
+  const std::weak_ptr<int> watch = token;
+  const GraphNode node = second.callback({}, [&calls, token] { calls += 10; });
+  token.reset();
+  graph.update(second);
+  // The definition lets go of the function; the Graph, which runs it now, must not.
+  second.destroy_node(node);
+  ASSERT_FALSE(watch.expired()) << "the updated Graph's host function was released";
+  graph.launch(stream_);
+  graph.launch(stream_);
+  stream_.sync();
+  EXPECT_EQ(calls.load(), 20);
+
+  graph.close();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!watch.expired() && std::chrono::steady_clock::now() < deadline) {
+    cuwrap::detail::release_finished_graphs();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(watch.expired()) << "the host function outlived the Graph and its definition";
 }
 
 // ---------------------------------------------------------------------------------

@@ -134,10 +134,12 @@ void GraphKeepAlive::start(const std::shared_ptr<GraphAttachments>& attachments,
 }
 
 void GraphKeepAlive::replace(const std::shared_ptr<GraphAttachments>& attachments,
-                             GraphDefinition definition) {
+                             GraphDefinition definition,
+                             std::shared_ptr<const void> host_functions) {
   prune();
   GraphGeneration next;
   next.since = launches;
+  next.host_functions = std::move(host_functions);
   // The graph it was completed from needs no second reference.
   if (attachments != origin.attachments) {
     next.attachments = attachments;
@@ -212,7 +214,8 @@ void GraphKeepAlive::prune() noexcept {
 
 std::size_t GraphKeepAlive::size() const noexcept {
   const auto count = [](const GraphGeneration& g) {
-    return (g.attachments ? 1U : 0U) + (g.definition ? 1U : 0U) + g.held.size();
+    return (g.attachments ? 1U : 0U) + (g.definition ? 1U : 0U) + (g.host_functions ? 1U : 0U) +
+           g.held.size();
   };
   std::size_t total = count(origin) + count(current);
   for (const GraphGeneration& g : waiting) {
@@ -423,13 +426,17 @@ void Graph::update(const GraphDefinition& definition) {
 
 void Graph::update_from(const State& s) {
   const detail::ScopedContext scope(s.context);
+  // The executable graph runs `s`'s host functions from now on; an update, unlike an
+  // instantiation, takes no reference to their user objects, and destroy_node on their
+  // nodes releases the graph's: take references first, so a failure changes nothing.
+  std::shared_ptr<const void> host_functions = detail::retain_host_functions(s);
   CUgraphExecUpdateResultInfo info{};
   const CUresult status = driver::raw::cuGraphExecUpdate(exec_, s.graph, &info);
   if (status != CUDA_SUCCESS) {
     throw GraphUpdateError(status, info);
   }
   // A body's graph belongs to its conditional node: keep the graph that owns it.
-  keep_alive().replace(s.attachments, s.definition);
+  keep_alive().replace(s.attachments, s.definition, std::move(host_functions));
 }
 
 CUgraphExec Graph::handle() const {

@@ -103,6 +103,30 @@ std::pair<HostFunction*, CUuserObject> attach_host_function(CUgraph graph,
 }
 
 }  // namespace
+
+std::shared_ptr<const void> retain_host_functions(const GraphBuilderState& state) {
+  auto release = [](std::vector<CUuserObject>* objects) noexcept {
+    for (CUuserObject object : *objects) {
+      report_release_failure(driver::raw::cuUserObjectRelease(object, 1), "cuUserObjectRelease",
+                             "Graph");
+    }
+    delete objects;  // NOLINT(cppcoreguidelines-owning-memory)
+  };
+  std::shared_ptr<std::vector<CUuserObject>> kept;
+  for (const GraphBuilderState::HostObject& host : state.host_objects) {
+    if (host.graph != state.graph) {
+      continue;  // added to a capture graph not adopted: not this graph's
+    }
+    if (!kept) {
+      kept = std::shared_ptr<std::vector<CUuserObject>>(new std::vector<CUuserObject>(), release);
+    }
+    kept->reserve(kept->size() + 1);  // so that the push_back after the retain cannot throw
+    driver::cuUserObjectRetain(host.object, 1);
+    kept->push_back(host.object);
+  }
+  return kept;
+}
+
 }  // namespace detail
 
 using State = detail::GraphBuilderState;

@@ -159,6 +159,9 @@ struct GraphGeneration {
   };
   std::shared_ptr<GraphAttachments> attachments;
   GraphDefinition definition;
+  /// References of its own to the user objects owning the host functions of the graph
+  /// updated from: destroy_node on that graph's host nodes releases the graph's.
+  std::shared_ptr<const void> host_functions;
   std::vector<NodeHold> held;  // at most one per node
   /// The Graph's launch count when this became current: unchanged means never launched.
   std::uint64_t since = 0;
@@ -190,8 +193,10 @@ struct GraphKeepAlive {
 
   /// Start with the graph completed from `attachments` / `definition`.
   void start(const std::shared_ptr<GraphAttachments>& attachments, GraphDefinition definition);
-  /// Make `attachments` / `definition` current after an update; retire what they replace.
-  void replace(const std::shared_ptr<GraphAttachments>& attachments, GraphDefinition definition);
+  /// Make `attachments` / `definition` (and the host functions' references,
+  /// `host_functions`) current after an update; retire what they replace.
+  void replace(const std::shared_ptr<GraphAttachments>& attachments, GraphDefinition definition,
+               std::shared_ptr<const void> host_functions = nullptr);
   /// Keep `object` for `node` (set_*_node), retiring what it replaces there.
   void hold(CUgraphNode node, std::shared_ptr<const void> object);
   /// Release what is done; count a launch on `stream` and fence what waits behind it.
@@ -204,6 +209,10 @@ struct GraphKeepAlive {
  private:
   void retire(GraphGeneration&& generation);
 };
+
+/// Take a reference of its own to the user object of each host function of `state`'s
+/// graph; the result releases them when destroyed (null: the graph has none).
+std::shared_ptr<const void> retain_host_functions(const GraphBuilderState& state);
 
 /// Keep `kept` until `exec_gone` is set (a Graph closed while its launches may run),
 /// and release what earlier calls kept whose launches have finished. Never throws:
