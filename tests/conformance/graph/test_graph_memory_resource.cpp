@@ -109,10 +109,13 @@ bool equals_constant(const Buffer& buffer, std::uint8_t value) {
   return true;
 }
 
-// helpers/buffers.py's set_buffer, for device memory.
-void set_buffer(const Buffer& buffer, std::uint8_t value) {
+// helpers/buffers.py's set_buffer, for device memory. A copy from pageable memory may
+// return before it reaches the device, and the tests' streams are non-blocking (not
+// ordered after the legacy stream): the copy goes on `stream`, which is synchronized.
+void set_buffer(const Buffer& buffer, std::uint8_t value, const Stream& stream) {
   const std::vector<std::uint8_t> host(buffer.size(), value);
-  cuwrap::driver::cuMemcpyHtoD(buffer.handle(), host.data(), host.size());
+  cuwrap::driver::cuMemcpyHtoDAsync(buffer.handle(), host.data(), host.size(), stream.handle());
+  stream.sync();
 }
 
 TEST_F(GraphMemoryResourceConformance, test_graph_alloc) {
@@ -180,7 +183,7 @@ TEST_F(GraphMemoryResourceConformance, test_graph_alloc_with_output) {
     cuwrap::GraphMemoryResource gmr(device());
     Buffer in = device().allocate(kBytes, stream);
     stream.sync();
-    set_buffer(in, 0);
+    set_buffer(in, 0, stream);
 
     // The graph returns a buffer it allocates (auto_free_on_launch frees it on the next
     // launch, which allocates it again at the same address).
@@ -206,7 +209,7 @@ TEST_F(GraphMemoryResourceConformance, test_graph_alloc_with_output) {
     stream.sync();
     EXPECT_TRUE(equals_constant(out, 1));
 
-    set_buffer(in, 5);
+    set_buffer(in, 5, stream);
     graph.upload(stream);
     graph.launch(stream);
     stream.sync();

@@ -136,10 +136,10 @@ TEST_F(GraphNodeUpdate, test_memcpy_update_between_host_and_device) {
     host_dst.set(0);
     Buffer device_buffer = device_->allocate(4, stream_);
     device_buffer.fill(std::uint8_t{0}, stream_);
+    stream_.sync();  // the fill runs on a non-blocking stream: done before the copy below
     if (device_is_src) {
       cuwrap::driver::cuMemcpyHtoD(device_buffer.handle(), host_src.bytes(), 4);
     }
-    stream_.sync();
     GraphDefinition g;
     const GraphNode node = g.memcpy({}, host_dst.address(), host_src.address(), 4);
     cuwrap::MemcpyNodeParams p = cuwrap::memcpy_node_params(node);
