@@ -25,8 +25,9 @@
 #
 # --sanitizer runs each workload once under compute-sanitizer --leak-check full.
 # --classify PREFIX prints the class of one recorded run (PREFIX.rc, PREFIX.out,
-# PREFIX.report) and exits; tests/faults/test_fault_sweep_classify.sh uses it on
-# canned logs, without a GPU.
+# PREFIX.report) and exits; --leaks PREFIX BASELINE prints what the run leaked against
+# the unfaulted run BASELINE (both prefixes of .report files), exiting 1 when nothing;
+# tests/faults/test_fault_sweep_classify.sh uses both on canned logs, without a GPU.
 set -uo pipefail
 
 CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,6 +37,8 @@ ONLY=""
 JOBS=$(nproc)
 SANITIZER=0
 CLASSIFY=""
+LEAKS=""
+LEAKS_BASELINE=""
 while (($#)); do
   case "$1" in
     --stride) STRIDE=$2; shift 2 ;;
@@ -43,6 +46,7 @@ while (($#)); do
     --jobs) JOBS=$2; shift 2 ;;
     --sanitizer) SANITIZER=1; shift ;;
     --classify) CLASSIFY=$2; shift 2 ;;
+    --leaks) LEAKS=$2; LEAKS_BASELINE=$3; shift 3 ;;
     -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) BUILD=$(cd "$1" && pwd); shift ;;
   esac
@@ -95,9 +99,31 @@ classify_run() {
   fi
 }
 
+# live_by_kind REPORT: "kind count" lines of the handles REPORT lists as live.
+live_by_kind() {
+  awk '$1 == "live" { kind = $2; for (i = 3; i < NF && $i !~ /^0x/; ++i) kind = kind "_" $i; n[kind]++ }
+       END { for (k in n) print k, n[k] }' "$1" 2>/dev/null | sort
+}
+
+# leaked_by PREFIX BASELINE: the live handles of PREFIX.report beyond BASELINE.report's,
+# by kind ("graph +1 library +1"), less what the handle whose release was the faulted
+# call keeps (KEPT_BY_ABANDONED); exit 0 when something leaked, 1 when nothing did.
+leaked_by() {
+  local fn
+  fn=$(awk '$1 == "fault" { print $3 }' "$1.report")
+  join -a 1 -e 0 -o 0,1.2,2.2 <(live_by_kind "$1.report") <(live_by_kind "$2.report") |
+    awk -v kept=" ${KEPT_BY_ABANDONED[${fn:-none}]:-} " \
+      '$2 > $3 && index(kept, " " $1 " ") == 0 { printf "%s +%d ", $1, $2 - $3; s += $2 - $3 }
+       END { exit s == 0 }'
+}
+
 if [ -n "$CLASSIFY" ]; then
   classify_run "$CLASSIFY"
   exit 0
+fi
+if [ -n "$LEAKS" ]; then
+  leaked_by "$LEAKS" "$LEAKS_BASELINE"
+  exit $?
 fi
 
 WORKLOAD=$BUILD/tests/faults/fault_workload
@@ -159,11 +185,6 @@ export -f run_one
 export WORK WORKLOAD INTERPOSER
 
 # Live handles per kind in a report: "memory 2", "stream 1", ...
-live_by_kind() {
-  awk '$1 == "live" { kind = $2; for (i = 3; i < NF && $i !~ /^0x/; ++i) kind = kind "_" $i; n[kind]++ }
-       END { for (k in n) print k, n[k] }' "$1" 2>/dev/null | sort
-}
-
 start=$(date +%s)
 for w in $workloads; do
   run_one "$w" 0
@@ -184,7 +205,6 @@ failed=0
 details=""
 for w in $workloads; do
   calls=$(awk '$1 == "counted" { print $2 }' "$WORK/$w.0.report")
-  baseline=$(live_by_kind "$WORK/$w.0.report")
   runs=0 named=0 reported=0 recovered=0 silent=0 misnamed=0 crashes=0 wrong=0 leaked=0
   for n in $(seq 1 "$STRIDE" "$calls"); do
     base=$WORK/$w.$n
@@ -201,11 +221,7 @@ for w in $workloads; do
     esac
     fn=$(awk '$1 == "fault" { print $3 }' "$base.report")
     # More live handles of a kind than the baseline: a leak.
-    excess=$(join -a 1 -e 0 -o 0,1.2,2.2 <(live_by_kind "$base.report") <(echo "$baseline") |
-             awk -v kept=" ${KEPT_BY_ABANDONED[${fn:-none}]:-} " \
-               '$2 > $3 && index(kept, " " $1 " ") == 0 { printf "%s +%d ", $1, $2 - $3; s += $2 - $3 }
-                END { exit s == 0 }')
-    if [ $? = 0 ]; then
+    if excess=$(leaked_by "$base" "$WORK/$w.0"); then
       leaked=$((leaked + 1)); details+="$w call $n ($fn): leaked $excess"$'\n'
     fi
   done
