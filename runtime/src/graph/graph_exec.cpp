@@ -426,9 +426,11 @@ void Graph::update(const GraphDefinition& definition) {
 
 void Graph::update_from(const State& s) {
   const detail::ScopedContext scope(s.context);
-  // The executable graph runs `s`'s host functions from now on; an update, unlike an
-  // instantiation, takes no reference to their user objects, and destroy_node on their
-  // nodes releases the graph's: take references first, so a failure changes nothing.
+  // The executable graph runs `s`'s host functions from now on, and destroy_node on
+  // their nodes releases the graph's references to them. The driver's update clones the
+  // source graph's references (CUDA Programming Guide, "User Objects"); the Graph takes
+  // its own as well, so as not to depend on that, before the update: a failure changes
+  // nothing.
   std::shared_ptr<const void> host_functions = detail::retain_host_functions(s);
   CUgraphExecUpdateResultInfo info{};
   const CUresult status = driver::raw::cuGraphExecUpdate(exec_, s.graph, &info);
