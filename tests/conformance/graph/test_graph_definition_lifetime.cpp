@@ -488,7 +488,8 @@ TEST_F(GraphDefinitionLifetime, test_kernel_survives_graph_instantiation_and_exe
     g.launch({}, one_thread(), k.kernel);
   }
   Graph graph = g.instantiate();
-  run_once(graph, device());
+  // A kernel whose library was unloaded fails the launch or the synchronisation.
+  EXPECT_NO_THROW(run_once(graph, device()));
 }
 
 // cuda.core clones with cuGraphClone; cuwrap keeps kernels with its own objects, so the
@@ -505,7 +506,7 @@ TEST_F(GraphDefinitionLifetime, test_kernel_survives_graph_clone_and_execution) 
     copy.emplace(g.clone());
   }  // the kernel, its library's other owners and the original graph are gone
   Graph graph = copy->instantiate();
-  run_once(graph, device());
+  EXPECT_NO_THROW(run_once(graph, device()));
 }
 
 TEST_F(GraphDefinitionLifetime, test_kernel_node_reconstruction_preserves_validity) {
