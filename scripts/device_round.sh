@@ -29,6 +29,20 @@ cd "$CUWRAP_ROOT" || exit 2
 export NCCL_NVLS_ENABLE=0
 export __EGL_VENDOR_LIBRARY_FILENAMES=${__EGL_VENDOR_LIBRARY_FILENAMES:-/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json}
 
+# GL/EGL libraries for the interop tests (Debian's packages, docs/graphics.md), then the
+# GPUs, listed first in the summary.
+machine_setup() {
+  for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+  ldconfig 2>/dev/null
+  nvidia-smi -L | tee "$R/summary.md"
+}
+
+build_all() {  # every target, Release, benchmarks too; compile errors printed
+  OUT="$R/check" CUWRAP_JOBS=32 timeout 300 bash scripts/device_check.sh build >"$R/build.out" 2>&1
+  cat "$R/check/summary.md" >>"$R/summary.md"
+  grep -E 'error:' "$R/check/build.log" | head -20
+}
+
 suite_run() {  # suite_run LOG [env...]: the whole suite once, its summary line printed
   local log=$1
   shift
@@ -40,21 +54,13 @@ suite_run() {  # suite_run LOG [env...]: the whole suite once, its summary line 
 
 case "$phase" in
   suite)
-    for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
-    ldconfig 2>/dev/null
-    nvidia-smi -L | tee "$R/summary.md"
-    OUT="$R/check" CUWRAP_JOBS=32 timeout 300 bash scripts/device_check.sh build >"$R/build.out" 2>&1
-    cat "$R/check/summary.md" >>"$R/summary.md"
-    grep -E 'error:' "$R/check/build.log" | head -20
+    machine_setup
+    build_all
     suite_run ctest-all-gpus-1.log
     ;;
   again)
-    for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
-    ldconfig 2>/dev/null
-    nvidia-smi -L | tee "$R/summary.md"
-    # A fresh machine (the one of `suite` released): build first.
-    OUT="$R/check" CUWRAP_JOBS=32 timeout 300 bash scripts/device_check.sh build >"$R/build.out" 2>&1
-    cat "$R/check/summary.md" >>"$R/summary.md"
+    machine_setup
+    build_all  # a fresh machine (the one of `suite` released) has no build; a warm one keeps it
     suite_run ctest-all-gpus-2.log
     suite_run ctest-gpu0.log CUDA_VISIBLE_DEVICES=0
     ;;
@@ -76,9 +82,7 @@ case "$phase" in
     # One short call on one GPU: the whole conformance suite and the generated layer's
     # tests under ctest -j16, the runtime tests of IPC, graphs, graphics, pools and the
     # program cache run directly, then the header-cost and wrapper-overhead benchmarks.
-    for f in .gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
-    ldconfig 2>/dev/null
-    nvidia-smi -L | tee "$R/summary.md"
+    machine_setup
     dl=()
     [ -f .deps/dlpack/dlpack/dlpack.h ] && dl=(-DCUWRAP_DLPACK_INCLUDE_DIR="$CUWRAP_ROOT/.deps/dlpack")
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUWRAP_BUILD_GENERATOR=OFF \

@@ -42,9 +42,6 @@ void GraphBuilderState::release() noexcept {
   closed = true;
   if (phase == Phase::Building && kind != Kind::Branch && stream.is_open()) {
     abandon_capture();  // a branch cannot end the capture; its origin does (or fails to: unjoined)
-    if (kind == Kind::Primary && graph == nullptr) {
-      forget_nodes();  // the capture graph is gone, and the bodies in it
-    }
   }
   definition.reset();  // destroys the graph unless a completed Graph still uses it
   graph = nullptr;
@@ -67,6 +64,9 @@ void GraphBuilderState::release() noexcept {
 }
 
 void GraphBuilderState::abandon_capture() noexcept {
+  if (kind == Kind::Primary && graph == nullptr) {
+    forget_nodes();  // the capture graph goes (or went with the failed call), and the bodies in it
+  }
   // Not capturing any more (the failed call ended it): the driver answers
   // CUDA_ERROR_ILLEGAL_STATE and there is nothing to destroy.
   if (!stream.is_open()) {
@@ -259,9 +259,6 @@ GraphBuilder& GraphBuilder::end_building() & {
     // Make sure the capture is over (a failure need not have ended it), so the stream
     // runs later work again, and the builder may begin again.
     s.abandon_capture();
-    if (s.kind == State::Kind::Primary && s.graph == nullptr) {
-      s.forget_nodes();  // the capture graph is gone, and the bodies in it
-    }
     s.phase = State::Phase::Idle;
     s.family->parked_streams.clear();
     throw;

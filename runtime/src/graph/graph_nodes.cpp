@@ -112,19 +112,18 @@ std::shared_ptr<const void> retain_host_functions(const GraphBuilderState& state
     }
     delete objects;  // NOLINT(cppcoreguidelines-owning-memory)
   };
-  std::shared_ptr<std::vector<CUuserObject>> kept;
-  for (const GraphBuilderState::HostObject& host : state.host_objects) {
-    if (host.graph != state.graph) {
-      continue;  // added to a capture graph not adopted: not this graph's
-    }
-    if (!kept) {
-      kept = std::shared_ptr<std::vector<CUuserObject>>(new std::vector<CUuserObject>(), release);
-    }
-    kept->reserve(kept->size() + 1);  // so that the push_back after the retain cannot throw
-    driver::cuUserObjectRetain(host.object, 1);
-    kept->push_back(host.object);
+  if (state.host_objects.empty()) {
+    return nullptr;
   }
-  return kept;
+  const std::shared_ptr<std::vector<CUuserObject>> kept(new std::vector<CUuserObject>(), release);
+  kept->reserve(state.host_objects.size());  // the push_back after each retain cannot throw
+  for (const GraphBuilderState::HostObject& host : state.host_objects) {
+    if (host.graph == state.graph) {  // not one added to a capture graph never adopted
+      driver::cuUserObjectRetain(host.object, 1);
+      kept->push_back(host.object);
+    }
+  }
+  return kept->empty() ? nullptr : kept;
 }
 
 }  // namespace detail

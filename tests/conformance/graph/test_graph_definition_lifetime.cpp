@@ -72,6 +72,8 @@ struct ConditionalCase {
   const char* name;
   std::size_t expected_count;
   std::function<ConditionalNode(GraphDefinition&, CUgraphConditionalHandle)> make;
+  /// Add the node to `g`, on a new condition of `g` (cuda.core's try_create_condition).
+  ConditionalNode add_to(GraphDefinition& g) const { return make(g, g.create_condition()); }
 };
 
 std::vector<ConditionalCase> conditional_cases() {
@@ -147,8 +149,7 @@ TEST_F(GraphDefinitionLifetime, test_branches_survive_parent_deletion) {
     std::vector<GraphDefinition> branches;
     {
       GraphDefinition g;
-      const CUgraphConditionalHandle condition = g.create_condition();
-      branches = c.make(g, condition).branches;
+      branches = c.add_to(g).branches;
       ASSERT_EQ(branches.size(), c.expected_count);
     }  // the parent GraphDefinition is destroyed; the body graphs live on with the branches
     for (const GraphDefinition& branch : branches) {
@@ -166,8 +167,7 @@ TEST_F(GraphDefinitionLifetime, test_branches_usable_after_parent_deletion) {
     std::vector<GraphDefinition> branches;
     {
       GraphDefinition g;
-      const CUgraphConditionalHandle condition = g.create_condition();
-      branches = c.make(g, condition).branches;
+      branches = c.add_to(g).branches;
       GraphDefinition moved(std::move(g));  // moved, then closed: the branches stay usable
       moved.close();
     }
@@ -182,8 +182,7 @@ TEST_F(GraphDefinitionLifetime, test_destroying_conditional_node_releases_branch
   for (const ConditionalCase& c : conditional_cases()) {
     SCOPED_TRACE(c.name);
     GraphDefinition graph_def;
-    const CUgraphConditionalHandle condition = graph_def.create_condition();
-    ConditionalNode owner = c.make(graph_def, condition);
+    ConditionalNode owner = c.add_to(graph_def);
     std::vector<std::weak_ptr<int>> callback_refs;
     for (GraphDefinition& branch : owner.branches) {
       auto token = std::make_shared<int>(0);
@@ -205,8 +204,7 @@ TEST_F(GraphDefinitionLifetime, test_destroying_conditional_node_invalidates_bra
   for (const ConditionalCase& c : conditional_cases()) {
     SCOPED_TRACE(c.name);
     GraphDefinition graph_def;
-    const CUgraphConditionalHandle condition = graph_def.create_condition();
-    ConditionalNode owner = c.make(graph_def, condition);
+    ConditionalNode owner = c.add_to(graph_def);
     for (GraphDefinition& branch : owner.branches) {
       branch.callback({}, [] {});
     }
