@@ -1,4 +1,4 @@
-// The version helpers of runtime/src/core/compat.hpp on a real GPU. On a current driver they
+// The version helpers of runtime/src/base/compat.hpp on a real GPU. On a current driver they
 // take the newest entry points; under an emulated older driver (scripts/device_compat.sh:
 // the fault interposer with CUWRAP_EMULATE_DRIVER_VERSION) the fallbacks, which must give
 // the same answers.
@@ -10,7 +10,7 @@
 
 #include <thread>
 
-#include "core/compat.hpp"  // runtime/src
+#include "base/compat.hpp"  // runtime/src
 #include "device_fixture.hpp"
 
 namespace {

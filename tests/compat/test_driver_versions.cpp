@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "core/compat.hpp"       // runtime/src: the fallbacks under test
+#include "base/compat.hpp"       // runtime/src: the fallbacks under test
 #include "launch/kernel_impl.hpp"  // runtime/src: the parameter query and the kernel cache
 #include "versions.hpp"
 

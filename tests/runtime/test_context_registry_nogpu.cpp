@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/context_registry.hpp"  // runtime/src
+#include "base/context_registry.hpp"  // runtime/src
 
 #include <atomic>
 #include <string>

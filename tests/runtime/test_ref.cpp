@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../../runtime/src/core/ref_counted.hpp"
+#include "../../runtime/src/base/ref_counted.hpp"
 
 #include <atomic>
 #include <thread>

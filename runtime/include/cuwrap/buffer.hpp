@@ -367,7 +367,7 @@ class Buffer {
   detail::Ref<detail::ResourceLink> link_;  // the owning resource (null: frees nothing)
   Stream stream_;  // deallocation stream (closed when none), orders close()
   // The pool a from_ipc_descriptor import went into (null: none); its free is counted
-  // with the other imports of the pointer (memory/ipc_imports.hpp).
+  // with the other imports of the pointer (ipc/ipc_imports.hpp).
   CUmemoryPool import_pool_ = nullptr;
   bool open_ = false;
   bool mapped_ = false;

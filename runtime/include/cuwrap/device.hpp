@@ -141,13 +141,13 @@ class Device {
   /// Return the SM (and future) resources of this device, for green contexts.
   ///
   /// Needs CUDA 12.4 (toolkit and driver); throws UnsupportedError otherwise. Defined in
-  /// green_context.cpp.
+  /// runtime/src/execution/context.cpp.
   DeviceResources resources() const;
   /// Create a green context over `options.resources` (groups of SMResource::split).
   ///
   /// Needs CUDA 12.4 (toolkit and driver). Throws std::invalid_argument for no
   /// resources, a resource of another device or one from a dry-run split; DriverError
-  /// from cuDevResourceGenerateDesc / cuGreenCtxCreate. Defined in green_context.cpp.
+  /// from cuDevResourceGenerateDesc / cuGreenCtxCreate. Defined in runtime/src/execution/context.cpp.
   Context create_context(const ContextOptions& options) const;
 
   /// Return the device ordinal.

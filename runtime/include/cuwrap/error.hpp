@@ -2,7 +2,7 @@
 //
 // Every exception derives from cuwrap::Error (a std::runtime_error). The check_*
 // helpers are inline and branch once on success; building and throwing the exception
-// happens out of line in runtime/src/core/error.cpp so the hot path stays small.
+// happens out of line in runtime/src/bindings/error.cpp so the hot path stays small.
 #pragma once
 
 #include <cuda.h>

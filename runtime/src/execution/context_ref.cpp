@@ -1,5 +1,5 @@
 // ContextRef and ScopedCurrentContext. See cuwrap/context.hpp.
-#include "core/compat.hpp"
+#include "base/compat.hpp"
 #include "execution/green_contexts.hpp"
 
 #include <cuwrap/context.hpp>

@@ -1,5 +1,5 @@
 // Device and DeviceProperties. See cuwrap/device.hpp.
-#include "core/compat.hpp"
+#include "base/compat.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>

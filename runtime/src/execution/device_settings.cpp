@@ -1,8 +1,8 @@
 // The Device members that look devices up (current, from_pci_bus_id) and read or change
 // the settings of a device's primary context (memory_info, P2P attributes, flags,
 // reset). See cuwrap/device.hpp.
-#include "core/compat.hpp"
-#include "core/context_registry.hpp"
+#include "base/compat.hpp"
+#include "base/context_registry.hpp"
 
 #include <cuwrap/context.hpp>
 #include <cuwrap/detail/context.hpp>

@@ -1,6 +1,6 @@
 // Event. See cuwrap/event.hpp.
-#include "core/compat.hpp"
-#include "core/context_registry.hpp"
+#include "base/compat.hpp"
+#include "base/context_registry.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>

@@ -1,7 +1,7 @@
 // Stream and the default streams. See cuwrap/stream.hpp.
-#include "core/compat.hpp"
-#include "core/context_registry.hpp"
-#include "core/ref_counted.hpp"
+#include "base/compat.hpp"
+#include "base/context_registry.hpp"
+#include "base/ref_counted.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>

@@ -1,7 +1,7 @@
 // StreamRef's attributes that need no memory: the synchronization policy and copying a
 // stream's attributes (the access policy window, which takes a BufferRef, is defined
 // with the memory concept). See cuwrap/stream.hpp.
-#include "core/context_registry.hpp"
+#include "base/context_registry.hpp"
 
 #include <cuwrap/driver.hpp>
 #include <cuwrap/stream.hpp>

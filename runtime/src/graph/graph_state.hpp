@@ -19,7 +19,7 @@
 // graph, which must therefore outlive the builder when the builder is closed first.
 #pragma once
 
-#include "core/ref_counted.hpp"
+#include "base/ref_counted.hpp"
 
 #include <cuwrap/driver.hpp>
 #include <cuwrap/graph.hpp>

@@ -12,7 +12,7 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
-#include "core/destroy_in.hpp"
+#include "base/destroy_in.hpp"
 
 #include <dlfcn.h>
 

@@ -1,6 +1,6 @@
 // Kernel, KernelAttributes and KernelOccupancy.
-#include "core/compat.hpp"
-#include "core/context_registry.hpp"
+#include "base/compat.hpp"
+#include "base/context_registry.hpp"
 #include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>

@@ -3,7 +3,7 @@
 // out of every user's translation unit; see docs/performance.md, "Include cost").
 #pragma once
 
-#include "core/ref_counted.hpp"
+#include "base/ref_counted.hpp"
 
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/object_code.hpp>

@@ -4,8 +4,8 @@
 // This is a measured hot path (bench/bench_launch.cpp): the common case does a few
 // comparisons, no allocation and no driver call besides the launch, which goes through
 // the raw entry point and is checked with detail::check.
-#include "core/compat.hpp"
-#include "core/context_registry.hpp"
+#include "base/compat.hpp"
+#include "base/context_registry.hpp"
 #include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>

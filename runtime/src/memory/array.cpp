@@ -4,7 +4,7 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
-#include "core/ref_counted.hpp"
+#include "base/ref_counted.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -5,9 +5,9 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/memory_resource.hpp>
 
-#include "core/context_registry.hpp"
-#include "memory/ipc_checks.hpp"
-#include "memory/ipc_imports.hpp"
+#include "base/context_registry.hpp"
+#include "ipc/ipc_checks.hpp"
+#include "ipc/ipc_imports.hpp"
 #include "memory/resource_link.hpp"
 
 #include <cstring>

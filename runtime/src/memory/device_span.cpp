@@ -1,5 +1,5 @@
 // DeviceSpan's non-template part: its error messages and the element copy.
-#include "core/context_registry.hpp"
+#include "base/context_registry.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device_span.hpp>

@@ -5,7 +5,7 @@
 
 #include <cuwrap/memory_resource.hpp>
 
-#include "core/ref_counted.hpp"
+#include "base/ref_counted.hpp"
 
 namespace cuwrap::detail {
 

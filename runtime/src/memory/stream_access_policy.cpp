@@ -1,8 +1,8 @@
 // StreamRef::set_access_policy_window and reset_access_policy_window: the L2 persistence
 // window of a stream, over a BufferRef (hence here, with the memory concept). See
 // cuwrap/stream.hpp.
-#include "core/compat.hpp"
-#include "core/context_registry.hpp"
+#include "base/compat.hpp"
+#include "base/context_registry.hpp"
 
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/device.hpp>

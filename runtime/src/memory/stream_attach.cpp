@@ -1,7 +1,7 @@
 // StreamRef::attach: managed memory associated with a stream (cuStreamAttachMemAsync).
 // Declared with StreamRef, defined here: it takes a BufferRef, which execution/ does
 // not know.
-#include "core/context_registry.hpp"
+#include "base/context_registry.hpp"
 
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/detail/context.hpp>

@@ -4,7 +4,7 @@
 #include <cuwrap/error.hpp>
 #include <cuwrap/texture.hpp>
 
-#include "core/destroy_in.hpp"
+#include "base/destroy_in.hpp"
 
 #include <stdexcept>
 #include <string>

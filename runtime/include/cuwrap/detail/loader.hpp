@@ -87,7 +87,7 @@ int loaded_driver_version();
 
 /// Return the driver entry point `name` in its ABI of CUDA `version` (e.g. the CUDA
 /// 2.0 form of cuEventElapsedTime where the bindings carry the 12.8 one), for the
-/// fallbacks of runtime/src/core/compat.cpp. Throws LoadError when `version` is newer than
+/// fallbacks of runtime/src/base/compat.cpp. Throws LoadError when `version` is newer than
 /// the driver or the driver has no such entry point. Not cached: callers keep it.
 void* resolve_driver_proc(const char* name, int version);
 

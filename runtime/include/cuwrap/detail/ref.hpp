@@ -12,7 +12,7 @@
 //   void ref_release(const Impl* object) noexcept;  // drop one; delete on the last
 //
 // declared next to the forward declaration of each implementation type and defined in
-// the .cpp file where the type is complete (runtime/src/core/ref_counted.hpp has the two
+// the .cpp file where the type is complete (runtime/src/base/ref_counted.hpp has the two
 // bodies: a relaxed increment, an acquire-release decrement, as shared_ptr does).
 #pragma once
 

@@ -3,7 +3,7 @@
 // reach the driver. What std::shared_ptr<std::atomic<bool>> would be, without <memory>
 // and <atomic> in every translation unit that includes <cuwrap/memory_resource.hpp>
 // (docs/performance.md, "Compile time of the headers"): a detail::Ref to a flag object
-// that src/core/shared_flag.cpp defines.
+// that src/base/shared_flag.cpp defines.
 #pragma once
 
 #include <cuwrap/detail/ref.hpp>

@@ -1,7 +1,7 @@
 // Driver initialisation, device count and primary contexts. See
 // cuwrap/detail/context.hpp for the design.
-#include "core/compat.hpp"
-#include "core/context_registry.hpp"
+#include "base/compat.hpp"
+#include "base/context_registry.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/driver.hpp>

@@ -1,7 +1,7 @@
 // Green contexts: DeviceResources, SMResource, Context, and the Device members that make
 // them. See cuwrap/green_context.hpp and cuwrap/context.hpp.
-#include "core/context_registry.hpp"
-#include "core/ref_counted.hpp"
+#include "base/context_registry.hpp"
+#include "base/ref_counted.hpp"
 #include "execution/green_contexts.hpp"
 
 #include <cuwrap/context.hpp>

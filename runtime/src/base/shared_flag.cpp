@@ -1,5 +1,5 @@
 // detail::SharedFlag's flag object: an intrusive count (detail::Ref) and the flag.
-#include "core/ref_counted.hpp"
+#include "base/ref_counted.hpp"
 
 #include <cuwrap/detail/shared_flag.hpp>
 

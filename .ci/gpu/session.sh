@@ -3,10 +3,10 @@
 # the first's builds when it follows at once; otherwise it builds the 13.0 build again and
 # leaves the 12.4 build's benchmarks out, saying so):
 #
-#   bash scripts/device_session.sh suite    # builds from the CUDA 13.0 and 12.4 headers;
+#   bash .ci/gpu/session.sh suite    # builds from the CUDA 13.0 and 12.4 headers;
 #                                           # the 13.0 suite three times (ctest -j16), the
 #                                           # 12.4 build's suite, emulated 12.4/12.6 drivers
-#   bash scripts/device_session.sh extras   # the emulated 12.8 driver, the fault
+#   bash .ci/gpu/session.sh extras   # the emulated 12.8 driver, the fault
 #                                           # sweep (and its compute-sanitizer pass),
 #                                           # memcheck of the memory and data suites, the
 #                                           # benchmarks of both builds
@@ -18,8 +18,8 @@
 # tool returns few); summaries are printed.
 set -uo pipefail
 
-CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-phase=${1:?usage: device_session.sh suite|extras}
+CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+phase=${1:?usage: session.sh suite|extras}
 OUT_ROOT=${OUT:-$CUWRAP_ROOT/device-session}
 R="$OUT_ROOT/$phase"
 mkdir -p "$R/check" "$R/compat"
@@ -80,7 +80,7 @@ case "$phase" in
     fi
     ;;
   *)
-    echo "usage: device_session.sh suite|extras" >&2
+    echo "usage: session.sh suite|extras" >&2
     exit 2
     ;;
 esac

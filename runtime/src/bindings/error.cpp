@@ -11,7 +11,7 @@
 #include <cuwrap/nvvm.hpp>
 #endif
 
-#include "core/driver_error_frame.hpp"
+#include "bindings/driver_error_frame.hpp"
 
 #include <cstdio>
 #include <exception>

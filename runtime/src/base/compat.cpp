@@ -1,5 +1,5 @@
 // Version differences between toolkits and drivers. See compat.hpp.
-#include "core/compat.hpp"
+#include "base/compat.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/detail/loader.hpp>

@@ -1,8 +1,8 @@
 // Pool handles, buffer descriptors and the Unix-domain-socket channel. See cuwrap/ipc.hpp.
 #include <cuwrap/ipc.hpp>
 
-#include "memory/ipc_checks.hpp"
-#include "memory/ipc_imports.hpp"
+#include "ipc/ipc_checks.hpp"
+#include "ipc/ipc_imports.hpp"
 
 #include <fcntl.h>
 #include <sys/socket.h>

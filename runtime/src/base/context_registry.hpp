@@ -15,7 +15,7 @@
 
 #include <cuwrap/error.hpp>
 
-#include "core/driver_error_frame.hpp"
+#include "bindings/driver_error_frame.hpp"
 
 #include <cuda.h>
 

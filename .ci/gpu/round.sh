@@ -2,15 +2,15 @@
 # A round's GPU checks on a machine of two (or more) GPUs, in two device calls of under
 # 10 minutes each (the second finds the first's build when it follows at once):
 #
-#   bash scripts/device_round.sh suite    # build (Release, benchmarks too); the suite with
+#   bash .ci/gpu/round.sh suite    # build (Release, benchmarks too); the suite with
 #                                         # ctest -j16 once on every GPU
-#   bash scripts/device_round.sh again    # build (kept from `suite` on a warm machine), the
+#   bash .ci/gpu/round.sh again    # build (kept from `suite` on a warm machine), the
 #                                         # suite a second time on every GPU, then once on
 #                                         # GPU 0 alone (CUDA_VISIBLE_DEVICES=0)
-#   bash scripts/device_round.sh extras   # the examples (the plasma PNG's size and CRC),
+#   bash .ci/gpu/round.sh extras   # the examples (the plasma PNG's size and CRC),
 #                                         # compute-sanitizer memcheck of the IPC, VMM,
 #                                         # graphics and graph executables, benchmarks
-#   bash scripts/device_round.sh focus    # one short call on one GPU: conformance and
+#   bash .ci/gpu/round.sh focus    # one short call on one GPU: conformance and
 #                                         # generated-layer suites, the runtime tests of IPC,
 #                                         # graphs, graphics, pools and the program cache,
 #                                         # header-cost and wrapper benchmarks
@@ -20,8 +20,8 @@
 # Logs go to $OUT/<phase>/ (packed into $OUT/<phase>.tgz); summaries are printed.
 set -uo pipefail
 
-CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-phase=${1:?usage: device_round.sh suite|again|extras|focus}
+CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+phase=${1:?usage: round.sh suite|again|extras|focus}
 OUT_ROOT=${OUT:-$CUWRAP_ROOT/device-round}
 R="$OUT_ROOT/$phase"
 mkdir -p "$R"
@@ -109,7 +109,7 @@ case "$phase" in
     sed -n '/Each public/,$p' "$R/bench_header_compile.txt" | grep -v 'not checked' | tee -a "$R/summary.md"
     ;;
   *)
-    echo "device_round.sh: unknown phase $phase" >&2
+    echo "round.sh: unknown phase $phase" >&2
     exit 2
     ;;
 esac
