@@ -531,6 +531,20 @@ CUresult fake_occupancy_max_potential_block_size(int* min_grid_size, int* block_
   return CUDA_SUCCESS;
 }
 
+// Kernel attributes: 768 threads per block at most (registers limit it below the
+// device's 1024), for LaunchConfig::for_elements_largest_block.
+CUresult fake_kernel_get_attribute(int* value, CUfunction_attribute attribute, CUkernel /*kernel*/,
+                                   CUdevice device) {
+  if (device != kFakeDevice) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  *value = 768;
+  return CUDA_SUCCESS;
+}
+
 // JIT: an image whose text starts with "bad" fails as PTX that does not compile, writing
 // kFakeJitError into the error log the options give (as much as its size allows, the
 // size written back); any other loads as module 0xE0, writing kFakeJitInfo into the info
@@ -690,6 +704,7 @@ const Entry kEntries[] = {
     {"cuDeviceGetMemPool", 11020, as_pointer(fake_device_get_default_mem_pool)},
     {"cuMemPoolGetAccess", 11020, as_pointer(fake_mem_pool_get_access)},
     {"cuOccupancyMaxPotentialBlockSize", 6050, as_pointer(fake_occupancy_max_potential_block_size)},
+    {"cuKernelGetAttribute", 12000, as_pointer(fake_kernel_get_attribute)},
     {"cuMemsetD8Async", 3020, as_pointer(fake_memset_d8_async)},
     {"cuDeviceGetUuid", 11040, as_pointer(fake_device_get_uuid)},
     {"cuEventCreate", 2000, as_pointer(fake_event_create)},

@@ -122,6 +122,51 @@ TEST_F(OnFakeDriver, ForElementsTakesTheOccupancyBlockAndRoundsTheGridUp) {
   }
 }
 
+TEST_F(OnFakeDriver, ForElementsOnAGivenDeviceAsksThatDevicesPrimaryContext) {
+  const cuwrap::Kernel kernel =
+      cuwrap::Kernel::from_handle(reinterpret_cast<CUkernel>(std::uintptr_t{0x1002}), "two");
+  const LaunchConfig config = LaunchConfig::for_elements(kernel, 1000, cuwrap::Device(0));
+  EXPECT_EQ(config.block, cuwrap::Dim3(256));
+  EXPECT_EQ(config.grid, cuwrap::Dim3(4));
+  const LaunchConfig shared =
+      LaunchConfig::for_elements(kernel, 1000, cuwrap::Device(0), 64 * 1024);
+  EXPECT_EQ(shared.block, cuwrap::Dim3(128)) << "the dynamic shared memory reaches the driver";
+  EXPECT_EQ(shared.shmem_size, 64U * 1024U);
+  EXPECT_THROW((void)LaunchConfig::for_elements(kernel, 0, cuwrap::Device(0)),
+               std::invalid_argument);
+}
+
+TEST_F(OnFakeDriver, ForElementsWithAGivenBlockSizeNeedsNoKernel) {
+  const LaunchConfig config = LaunchConfig::for_elements(1000, 128);
+  EXPECT_EQ(config.block, cuwrap::Dim3(128));
+  EXPECT_EQ(config.grid, cuwrap::Dim3(8)) << "ceil(1000 / 128)";
+  EXPECT_EQ(config.shmem_size, 0U);
+  EXPECT_EQ(LaunchConfig::for_elements(1024, 512).grid, cuwrap::Dim3(2));
+  EXPECT_EQ(LaunchConfig::for_elements(1025, 512).grid, cuwrap::Dim3(3));
+  EXPECT_EQ(LaunchConfig::for_elements(10, 32, 4096).shmem_size, 4096U);
+  EXPECT_THROW((void)LaunchConfig::for_elements(0, 128), std::invalid_argument);
+  try {
+    (void)LaunchConfig::for_elements(1000, 0);
+    ADD_FAILURE() << "a block of 0 threads was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "block_size is 0")) << e.what();
+  }
+  const std::size_t too_many = std::size_t{2147483647} * 32 + 1;
+  EXPECT_THROW((void)LaunchConfig::for_elements(too_many, 32), std::invalid_argument);
+}
+
+TEST_F(OnFakeDriver, ForElementsLargestBlockTakesTheKernelsLimitOnTheDevice) {
+  const cuwrap::Kernel kernel =
+      cuwrap::Kernel::from_handle(reinterpret_cast<CUkernel>(std::uintptr_t{0x1002}), "two");
+  const LaunchConfig config =
+      LaunchConfig::for_elements_largest_block(kernel, 10000, cuwrap::Device(0));
+  EXPECT_EQ(config.block, cuwrap::Dim3(768)) << "the kernel's limit, below the device's 1024";
+  EXPECT_EQ(config.grid, cuwrap::Dim3(14)) << "ceil(10000 / 768)";
+  EXPECT_NO_THROW(config.check(cuwrap::Device(0)));
+  EXPECT_THROW((void)LaunchConfig::for_elements_largest_block(kernel, 0, cuwrap::Device(0)),
+               std::invalid_argument);
+}
+
 TEST_F(OnFakeDriver, KernelAttributeSettersRefuseBadValuesBeforeTheDriver) {
   // The fake has no cuKernelSetAttribute: reaching the driver would throw another error.
   const cuwrap::Kernel kernel =

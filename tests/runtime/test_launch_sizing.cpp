@@ -73,6 +73,31 @@ TEST_F(LaunchSizing, ForElementsCoversEveryElementOnce) {
   EXPECT_THROW((void)LaunchConfig::for_elements(mark, 0), std::invalid_argument);
 }
 
+TEST_F(LaunchSizing, GivenDeviceGivenBlockAndLargestBlockFormsCoverEveryElementOnce) {
+  const cuwrap::Kernel mark = code_->get_kernel("mark");
+  const std::size_t n = 100003;
+  const LaunchConfig on_device = LaunchConfig::for_elements(mark, n, device());
+  EXPECT_EQ(on_device.block.x,
+            static_cast<unsigned>(mark.occupancy(device()).max_potential_block_size(0).max_block_size));
+  const LaunchConfig given = LaunchConfig::for_elements(n, 96);
+  EXPECT_EQ(given.block, cuwrap::Dim3(96));
+  const LaunchConfig largest = LaunchConfig::for_elements_largest_block(mark, n, device());
+  EXPECT_EQ(largest.block.x, static_cast<unsigned>(mark.attributes().get(
+                                 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device())));
+  for (const LaunchConfig& config : {on_device, given, largest}) {
+    EXPECT_NO_THROW(config.check(device(), mark));
+    cuwrap::Buffer out = device().allocate(n * sizeof(unsigned), stream());
+    out.fill(std::uint8_t{0}, stream());
+    cuwrap::launch(stream(), config, mark, out.as<unsigned>(), static_cast<unsigned long long>(n));
+    std::vector<unsigned> host(n);
+    out.as<unsigned>().copy_to(host, stream());
+    stream().sync();
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(host[i], 1U) << "element " << i << " with block " << config.block.x;
+    }
+  }
+}
+
 TEST_F(LaunchSizing, ForElementsKeepsTheDynamicSharedMemory) {
   const cuwrap::Kernel kernel = code_->get_kernel("with_shared");
   const LaunchConfig config = LaunchConfig::for_elements(kernel, 4096, 1024 * sizeof(unsigned));

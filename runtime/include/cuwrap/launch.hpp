@@ -78,6 +78,39 @@ struct LaunchConfig {
   /// \endcode
   static LaunchConfig for_elements(const Kernel& kernel, std::size_t count,
                                    std::size_t dynamic_shared_bytes = 0);
+  /// Return for_elements(kernel, count, dynamic_shared_bytes) sized for `device` (the
+  /// occupancy API in its primary context), whatever context is current: what a thread
+  /// that works on several GPUs wants.
+  ///
+  /// Example:
+  /// \code
+  ///   auto config = cuwrap::LaunchConfig::for_elements(scale, n, cuwrap::Device(1));
+  /// \endcode
+  static LaunchConfig for_elements(const Kernel& kernel, std::size_t count, const Device& device,
+                                   std::size_t dynamic_shared_bytes = 0);
+  /// Return a one-dimensional configuration for `count` elements, one thread each, in
+  /// blocks of `block_size` threads: grid = ceil(count / block_size), shmem_size
+  /// `dynamic_shared_bytes`. Needs no kernel and calls no driver function; check(device)
+  /// compares the block with a device's limits.
+  ///
+  /// Throws std::invalid_argument naming the value when `count` or `block_size` is 0, or
+  /// when the grid needs more blocks than a grid's x extent holds (2^31 - 1).
+  ///
+  /// Example:
+  /// \code
+  ///   cuwrap::launch(stream, cuwrap::LaunchConfig::for_elements(n, 256), scale, x, n);
+  /// \endcode
+  static LaunchConfig for_elements(std::size_t count, unsigned block_size,
+                                   std::size_t dynamic_shared_bytes = 0);
+  /// Return a one-dimensional configuration for `count` elements, one thread each, in the
+  /// largest block `kernel` can launch with on `device`: the kernel's
+  /// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK there (its registers limit it), at most the
+  /// device's threads per block and block x extent; grid = ceil(count / block).
+  ///
+  /// Throws std::invalid_argument as for_elements(count, block_size) does.
+  static LaunchConfig for_elements_largest_block(const Kernel& kernel, std::size_t count,
+                                                 const Device& device,
+                                                 std::size_t dynamic_shared_bytes = 0);
   /// Throw std::invalid_argument, naming the value and the limit, when this configuration
   /// cannot launch on `device`: a zero extent; a block over the device's threads per
   /// block or block dimensions; a grid over its grid dimensions; dynamic shared memory

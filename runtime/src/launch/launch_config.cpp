@@ -39,6 +39,40 @@ void require_extent(const char* member, const Dim3& d, char axis, unsigned value
   }
 }
 
+void refuse_no_elements(std::size_t count) {
+  if (count == 0) {
+    throw std::invalid_argument("LaunchConfig::for_elements: count is 0 (a grid needs a block)");
+  }
+}
+
+// The block size the occupancy API gives `kernel` through `occupancy`.
+unsigned occupancy_block(const Kernel& kernel, const KernelOccupancy& occupancy,
+                         std::size_t dynamic_shared_bytes) {
+  const int block = occupancy.max_potential_block_size(dynamic_shared_bytes).max_block_size;
+  if (block <= 0) {
+    throw std::invalid_argument("LaunchConfig::for_elements: kernel '" + kernel.name() +
+                                "' fits no block with " + std::to_string(dynamic_shared_bytes) +
+                                " bytes of dynamic shared memory");
+  }
+  return static_cast<unsigned>(block);
+}
+
+// One thread an element in blocks of `block` threads (block > 0, count > 0).
+LaunchConfig linear_config(std::size_t count, unsigned block, std::size_t dynamic_shared_bytes) {
+  const std::size_t grid = count / block + (count % block != 0 ? 1 : 0);
+  if (grid > kMaxGridX) {
+    throw std::invalid_argument("LaunchConfig::for_elements: count " + std::to_string(count) +
+                                " needs " + std::to_string(grid) + " blocks of " +
+                                std::to_string(block) + " threads; a grid holds at most " +
+                                std::to_string(kMaxGridX));
+  }
+  LaunchConfig config;
+  config.grid = Dim3(static_cast<unsigned>(grid));
+  config.block = Dim3(block);
+  config.shmem_size = dynamic_shared_bytes;
+  return config;
+}
+
 void check_residency(const LaunchConfig& config, long long resident_blocks, const char* reason,
                      const Device& device) {
   if (static_cast<long long>(config.grid.volume()) > resident_blocks) {
@@ -54,29 +88,47 @@ void check_residency(const LaunchConfig& config, long long resident_blocks, cons
 
 LaunchConfig LaunchConfig::for_elements(const Kernel& kernel, std::size_t count,
                                         std::size_t dynamic_shared_bytes) {
-  if (count == 0) {
-    throw std::invalid_argument("LaunchConfig::for_elements: count is 0 (a grid needs a block)");
+  refuse_no_elements(count);
+  return linear_config(
+      count, occupancy_block(kernel, kernel.occupancy(), dynamic_shared_bytes),
+      dynamic_shared_bytes);
+}
+
+LaunchConfig LaunchConfig::for_elements(const Kernel& kernel, std::size_t count,
+                                        const Device& device, std::size_t dynamic_shared_bytes) {
+  refuse_no_elements(count);
+  return linear_config(
+      count, occupancy_block(kernel, kernel.occupancy(device), dynamic_shared_bytes),
+      dynamic_shared_bytes);
+}
+
+LaunchConfig LaunchConfig::for_elements(std::size_t count, unsigned block_size,
+                                        std::size_t dynamic_shared_bytes) {
+  refuse_no_elements(count);
+  if (block_size == 0) {
+    throw std::invalid_argument("LaunchConfig::for_elements: block_size is 0 (a block needs a "
+                                "thread)");
   }
-  const int block =
-      kernel.occupancy().max_potential_block_size(dynamic_shared_bytes).max_block_size;
+  return linear_config(count, block_size, dynamic_shared_bytes);
+}
+
+LaunchConfig LaunchConfig::for_elements_largest_block(const Kernel& kernel, std::size_t count,
+                                                      const Device& device,
+                                                      std::size_t dynamic_shared_bytes) {
+  refuse_no_elements(count);
+  int block = kernel.attributes().get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device);
+  for (const CUdevice_attribute limit :
+       {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X}) {
+    const int value = device.attribute(limit);
+    if (value > 0 && value < block) {
+      block = value;
+    }
+  }
   if (block <= 0) {
-    throw std::invalid_argument("LaunchConfig::for_elements: kernel '" + kernel.name() +
-                                "' fits no block with " + std::to_string(dynamic_shared_bytes) +
-                                " bytes of dynamic shared memory");
+    throw std::invalid_argument("LaunchConfig::for_elements_largest_block: kernel '" +
+                                kernel.name() + "' can launch no block on " + on_device(device));
   }
-  const auto block_size = static_cast<std::size_t>(block);
-  const std::size_t grid = count / block_size + (count % block_size != 0 ? 1 : 0);
-  if (grid > kMaxGridX) {
-    throw std::invalid_argument("LaunchConfig::for_elements: count " + std::to_string(count) +
-                                " needs " + std::to_string(grid) + " blocks of " +
-                                std::to_string(block) + " threads; a grid holds at most " +
-                                std::to_string(kMaxGridX));
-  }
-  LaunchConfig config;
-  config.grid = Dim3(static_cast<unsigned>(grid));
-  config.block = Dim3(static_cast<unsigned>(block));
-  config.shmem_size = dynamic_shared_bytes;
-  return config;
+  return linear_config(count, static_cast<unsigned>(block), dynamic_shared_bytes);
 }
 
 void LaunchConfig::check(const Device& device) const {
