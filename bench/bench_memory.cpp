@@ -64,7 +64,7 @@ Setup& setup() {
     r.dst.emplace(r.device->allocate(kCopyBytes, *r.stream));
     r.src->fill(std::uint8_t{0x33}, *r.stream);
     r.stream->sync();
-    r.pool = dynamic_cast<cuwrap::DeviceMemoryResource&>(r.device->memory_resource()).handle();
+    r.pool = r.device->memory_resource().handle();
     r.memcpy_htod = driver_entry<MemcpyHtoDAsyncFn>("cuMemcpyHtoDAsync");
     r.memcpy_dtod = driver_entry<MemcpyDtoDAsyncFn>("cuMemcpyDtoDAsync");
     r.alloc_from_pool = driver_entry<MemAllocFromPoolAsyncFn>("cuMemAllocFromPoolAsync");

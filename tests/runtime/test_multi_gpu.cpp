@@ -126,13 +126,13 @@ TEST(PeerAccess, EnableReachesThePeersDefaultPoolAndDisableWithdrawsIt) {
   if (!d0.can_access_peer(d1)) {
     GTEST_SKIP() << "device 0 cannot access device 1's memory on this machine";
   }
-  auto& pool1 = dynamic_cast<cuwrap::DeviceMemoryResource&>(d1.memory_resource());
+  auto& pool1 = d1.memory_resource();
   d0.disable_peer_access(d1);  // a clean start
   EXPECT_FALSE(has_device(pool1.peer_accessible_by(), d0));
   d0.enable_peer_access(d1);
   EXPECT_TRUE(has_device(pool1.peer_accessible_by(), d0));
   EXPECT_FALSE(has_device(
-      dynamic_cast<cuwrap::DeviceMemoryResource&>(d0.memory_resource()).peer_accessible_by(),
+      d0.memory_resource().peer_accessible_by(),
       d1));  // one-way: device 1 gets no access to device 0's pool
 
   const cuwrap::testing::TestKernels kernels0(d0);

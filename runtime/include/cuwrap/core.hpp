@@ -20,6 +20,7 @@
 #include <cuwrap/pointer_attributes.hpp>
 #include <cuwrap/ipc.hpp>
 #include <cuwrap/virtual_memory_resource.hpp>
+#include <cuwrap/host_memory.hpp>
 #include <cuwrap/managed_memory.hpp>
 #include <cuwrap/copy.hpp>
 #include <cuwrap/array.hpp>

@@ -23,6 +23,7 @@ class ContextRef;
 class DeviceProperties;
 class DeviceResources;
 class GraphBuilder;
+class DeviceMemoryResource;
 class MemoryResource;
 struct ContextOptions;
 
@@ -98,10 +99,18 @@ class Device {
   Stream default_stream() const;
   /// Create an event on this device.
   Event create_event(const EventOptions& options = {}) const;
-  /// Return this device's process-wide DeviceMemoryResource (its default memory pool).
+  /// Return this device's process-wide DeviceMemoryResource (its default memory pool),
+  /// typed, so that its pool settings (set_release_threshold, trim_to, attributes) need
+  /// no cast.
   ///
-  /// Created on first use (thread-safe) and alive until the process exits.
-  MemoryResource& memory_resource() const;
+  /// Created on first use (thread-safe) and alive until the process exits. Its first use
+  /// raises the default pool's release threshold from 0 to UINT64_MAX, as cuda.core does
+  /// (a threshold of 0 returns all free memory to the system at every synchronisation,
+  /// which makes the next allocation slow). The pool is the process's: code of the same
+  /// process that allocates from the device's default pool through the runtime API
+  /// (cudaMallocAsync) sees the new threshold too. Set it back with
+  /// `memory_resource().set_release_threshold(0)`, or give memory back with `trim_to`.
+  DeviceMemoryResource& memory_resource() const;
   /// Allocate `size` bytes from memory_resource(), ordered on `stream`.
   ///
   /// On a stream that is capturing a graph (a GraphBuilder) the memory is the graph's

@@ -289,6 +289,11 @@ class DeviceMemoryResource : public MemoryResource {
   ///
   /// Throws std::logic_error unless the resource was created with ipc_enabled.
   IPCAllocationHandle get_allocation_handle() const;
+  /// Release the pool's unused memory to the system until at most `min_bytes_to_keep`
+  /// bytes stay reserved (cuMemPoolTrimTo); memory of live buffers is never released.
+  ///
+  /// Throws std::logic_error on a closed resource, DriverError when the driver fails.
+  void trim_to(std::size_t min_bytes_to_keep) const;
   /// Return the devices other than the owner that may access the pool's memory.
   std::vector<Device> peer_accessible_by() const;
   /// Let exactly `devices` (besides the owner, which is ignored in the list) access
@@ -461,6 +466,19 @@ class PinnedMemoryResource : public MemoryResource {
   IPCPoolId pool_id_{};
 };
 
+/// Options of a LegacyPinnedMemoryResource: how cuMemHostAlloc page-locks each allocation.
+struct LegacyPinnedMemoryResourceOptions {
+  /// Pinned for every context, not only the one it was allocated in
+  /// (CU_MEMHOSTALLOC_PORTABLE).
+  bool portable = false;
+  /// Mapped into the device's address space (CU_MEMHOSTALLOC_DEVICEMAP): with unified
+  /// addressing a kernel uses the buffer's own address.
+  bool device_mapped = false;
+  /// Write-combined (CU_MEMHOSTALLOC_WRITECOMBINED): faster for the device to read over
+  /// PCIe, very slow for the host to read.
+  bool write_combined = false;
+};
+
 /// Page-locked host memory from cuMemAllocHost / cuMemFreeHost.
 ///
 /// device_id() is -1: the memory is allocated in the stream's context but, with unified
@@ -471,8 +489,13 @@ class LegacyPinnedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;    // allocate(size): on the legacy default stream
   using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
-  /// Create the resource (no driver call).
+  /// Create the resource (no driver call): cuMemAllocHost's page-locked memory.
   LegacyPinnedMemoryResource();
+  /// Create a resource whose allocations carry `options` (cuMemHostAlloc's
+  /// CU_MEMHOSTALLOC_* flags); no driver call.
+  explicit LegacyPinnedMemoryResource(const LegacyPinnedMemoryResourceOptions& options);
+  /// Return the CU_MEMHOSTALLOC_* flags of this resource's allocations (0: cuMemAllocHost).
+  unsigned flags() const noexcept { return flags_; }
 
  protected:
   /// Allocate `size` bytes with cuMemAllocHost (in the stream's context).
@@ -488,6 +511,9 @@ class LegacyPinnedMemoryResource : public MemoryResource {
   bool is_device_accessible() const override { return true; }
   /// Return true.
   bool is_host_accessible() const override { return true; }
+
+ private:
+  unsigned flags_ = 0;
 };
 
 /// Options of a ManagedMemoryResource (cuda.core's ManagedMemoryResourceOptions).

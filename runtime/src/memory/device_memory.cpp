@@ -77,7 +77,7 @@ DefaultResources& default_resources() {
 
 }  // namespace
 
-MemoryResource& Device::memory_resource() const { return default_resources().get(*this); }
+DeviceMemoryResource& Device::memory_resource() const { return default_resources().get(*this); }
 
 Buffer Device::allocate(std::size_t size, StreamRef stream) const {
   if (driver::cuStreamIsCapturing(stream.handle()) == CU_STREAM_CAPTURE_STATUS_ACTIVE)

@@ -405,6 +405,11 @@ IPCAllocationHandle DeviceMemoryResource::get_allocation_handle() const {
   return export_pool(pool_, pool_id_);
 }
 
+void DeviceMemoryResource::trim_to(std::size_t min_bytes_to_keep) const {
+  require_open("trim_to");
+  driver::cuMemPoolTrimTo(pool_, min_bytes_to_keep);
+}
+
 std::vector<Device> DeviceMemoryResource::peer_accessible_by() const {
   require_open("peer_accessible_by");
   std::vector<Device> peers;
@@ -694,11 +699,20 @@ LegacyPinnedMemoryResource::LegacyPinnedMemoryResource() {
   set_detached_deallocate(&detached<&free_host_after_sync<kLegacyPinnedName>>);
 }
 
+LegacyPinnedMemoryResource::LegacyPinnedMemoryResource(
+    const LegacyPinnedMemoryResourceOptions& options)
+    : LegacyPinnedMemoryResource() {
+  flags_ = (options.portable ? CU_MEMHOSTALLOC_PORTABLE : 0U) |
+           (options.device_mapped ? CU_MEMHOSTALLOC_DEVICEMAP : 0U) |
+           (options.write_combined ? CU_MEMHOSTALLOC_WRITECOMBINED : 0U);
+}
+
 Buffer LegacyPinnedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   CUdeviceptr ptr = 0;
   if (size != 0) {
     const detail::ScopedContext scope(stream.context());
-    ptr = reinterpret_cast<CUdeviceptr>(driver::cuMemAllocHost(size));
+    ptr = reinterpret_cast<CUdeviceptr>(flags_ == 0 ? driver::cuMemAllocHost(size)
+                                                    : driver::cuMemHostAlloc(size, flags_));
   }
   return Buffer::from_handle(ptr, size, this, stream);
 }

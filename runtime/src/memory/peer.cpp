@@ -68,8 +68,8 @@ void set_default_pool_access(const Device& owner, const Device& accessor, bool e
   if (owner.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
     return;
   }
-  auto* resource = dynamic_cast<DeviceMemoryResource*>(&owner.memory_resource());
-  if (resource == nullptr || !resource->is_open()) {
+  DeviceMemoryResource* resource = &owner.memory_resource();
+  if (!resource->is_open()) {
     return;
   }
   CUmemAccessDesc desc{};
