@@ -20,6 +20,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -67,6 +68,31 @@ CUresult fake_ctx_set_current(CUcontext context) {
     return CUDA_ERROR_INVALID_CONTEXT;
   }
   t_current = context;
+  return CUDA_SUCCESS;
+}
+// The context stack below the current context (cuCtxPushCurrent, cuCtxPopCurrent).
+thread_local std::vector<CUcontext> t_below;
+CUresult fake_ctx_push_current(CUcontext context) {
+  ++g_context_calls;
+  if (context == nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  t_below.push_back(t_current);
+  t_current = context;
+  return CUDA_SUCCESS;
+}
+CUresult fake_ctx_pop_current(CUcontext* context) {
+  ++g_context_calls;
+  if (t_current == nullptr) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  if (context != nullptr) {
+    *context = t_current;
+  }
+  t_current = t_below.empty() ? nullptr : t_below.back();
+  if (!t_below.empty()) {
+    t_below.pop_back();
+  }
   return CUDA_SUCCESS;
 }
 // The old forms work on the current context only.
@@ -677,6 +703,8 @@ const Entry kEntries[] = {
     {"cuCtxGetCurrent", 4000, as_pointer(fake_ctx_get_current)},
     {"cuCtxSetCurrent", 4000, as_pointer(fake_ctx_set_current)},
     {"cuCtxGetDevice", 2000, as_pointer(fake_ctx_get_device)},
+    {"cuCtxPushCurrent", 4000, as_pointer(fake_ctx_push_current)},
+    {"cuCtxPopCurrent", 4000, as_pointer(fake_ctx_pop_current)},
     {"cuCtxSynchronize", 2000, as_pointer(fake_ctx_synchronize)},
     {"cuStreamGetCtx", 9020, as_pointer(fake_stream_get_ctx)},
     {"cuCtxGetId", 12000, as_pointer(fake_ctx_get_id)},

@@ -3,11 +3,14 @@
 // CUDA_ERROR_INVALID_CONTEXT unless its context is current. The DriverError then says
 // how to get one (Device::set_current), and only when no context is current.
 #include <gtest/gtest.h>
+#include <cuwrap/context.hpp>
+#include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
 #include "fake_driver.hpp"
 
+#include <stdexcept>
 #include <string>
 
 namespace {
@@ -46,6 +49,29 @@ TEST(NoCurrentContext, NoHintWhileAContextIsCurrent) {
   cuwrap::driver::cuCtxSetCurrent(nullptr);
   EXPECT_NE(message.find("CUDA_ERROR_INVALID_CONTEXT"), std::string::npos) << message;
   EXPECT_EQ(message.find("set_current"), std::string::npos) << message;
+}
+
+TEST(NoCurrentContext, CurrentIfAnswersNoneAndPopRefuses) {
+  ASSERT_TRUE(kFakeInstalled);
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  EXPECT_FALSE(cuwrap::Device::current_if().has_value());
+  EXPECT_THROW((void)cuwrap::Device::current(), std::logic_error);
+  EXPECT_THROW((void)cuwrap::ContextRef::pop(), std::logic_error);
+}
+
+TEST(NoCurrentContext, SetCurrentPushAndPopChangeTheThreadsStack) {
+  ASSERT_TRUE(kFakeInstalled);
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  const cuwrap::ContextRef other(fake_query<CUcontext>("cuwrap_fake_other_context"));
+  const cuwrap::ContextRef primary = cuwrap::Device(0).primary_context();
+  primary.set_current();
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), primary.handle());
+  EXPECT_EQ(other.push().handle(), other.handle());
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other.handle());
+  EXPECT_EQ(cuwrap::ContextRef::pop().handle(), other.handle());
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), primary.handle()) << "the one below again";
+  EXPECT_EQ(cuwrap::ContextRef::pop().handle(), primary.handle());
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -296,6 +297,55 @@ TEST(StreamAttributesGpu, AccessPolicyWindowIsSetAndReset) {
   const cuwrap::BufferRef too_large(buffer.handle(), static_cast<std::size_t>(max_window) + 1);
   EXPECT_THROW(stream.set_access_policy_window(too_large, 0.5F), std::invalid_argument);
   buffer.close(stream);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ContextRefGpu, SetCurrentPushAndPopWorkWithoutAScope) {
+  CUWRAP_REQUIRE_GPU();
+  on_fresh_thread([] {
+    EXPECT_FALSE(Device::current_if().has_value()) << "none current on a fresh thread";
+    try {
+      static_cast<void>(ContextRef::pop());
+      ADD_FAILURE() << "pop with no context current was accepted";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("no context is current"), std::string::npos)
+          << e.what();
+    }
+    const Device dev(0);
+    cuwrap::Context own = dev.create_context();  // a regular context, not made current
+    EXPECT_FALSE(own.is_green());
+    EXPECT_EQ(current(), nullptr) << "create_context makes nothing current";
+
+    dev.primary_context().set_current();
+    EXPECT_EQ(current(), dev.context());
+    ASSERT_TRUE(Device::current_if().has_value());
+    EXPECT_EQ(Device::current_if()->device_id(), 0);
+
+    const ContextRef pushed = own.push();
+    EXPECT_EQ(pushed.handle(), own.handle());
+    EXPECT_EQ(current(), own.handle());
+    // memory_info answers in the current context when it is one of the device's.
+    const cuwrap::MemoryInfo info = dev.memory_info();
+    EXPECT_GT(info.total, 0U);
+    EXPECT_EQ(current(), own.handle()) << "memory_info leaves the current context as it was";
+
+    EXPECT_EQ(ContextRef::pop().handle(), own.handle());
+    EXPECT_EQ(current(), dev.context()) << "the one below is current again";
+    EXPECT_EQ(ContextRef::pop().handle(), dev.context());
+    EXPECT_EQ(current(), nullptr);
+  });
+}
+
+TEST(ContextRefGpu, ResetAndPrimaryFlagsAreCallableOnAConstDevice) {
+  CUWRAP_REQUIRE_GPU();
+  const Device dev(0);
+  const unsigned flags = dev.primary_context_flags();
+  dev.set_primary_context_flags(flags);  // const Device&: as the other mutating operations
+  EXPECT_EQ(dev.primary_context_flags(), flags);
+  static_assert(std::is_same_v<decltype(dev.reset()), void>);
 }
 
 }  // namespace

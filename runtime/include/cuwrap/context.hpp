@@ -96,6 +96,18 @@ class ContextRef {
   /// it at the end of its scope (also when an exception leaves it), restoring the
   /// context that was current before.
   [[nodiscard]] ScopedCurrentContext make_current() const;
+  /// Make this context current on the calling thread, replacing the top of its context
+  /// stack (cuCtxSetCurrent), until something else is made current: the non-scoped form
+  /// of make_current(), as C and PyCUDA programs use contexts.
+  void set_current() const;
+  /// Push this context onto the calling thread's context stack (cuCtxPushCurrent); pop()
+  /// takes it off again. Return this context.
+  ContextRef push() const;
+  /// Pop the calling thread's current context off its context stack (cuCtxPopCurrent),
+  /// making the one below it current, and return the popped one.
+  ///
+  /// Throws std::logic_error when no context is current (the stack is empty).
+  static ContextRef pop();
 
   /// Return whether both refer to the same CUDA context handle.
   friend bool operator==(const ContextRef& a, const ContextRef& b) noexcept {

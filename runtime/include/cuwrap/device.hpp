@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,8 +74,13 @@ class Device {
   /// Return the device of the context current on the calling thread.
   ///
   /// Throws std::logic_error when no context is current (a thread that never called
-  /// set_current() or made a context current): cuwrap does not pick device 0 for it.
+  /// set_current() or made a context current): cuwrap does not pick device 0 for it, since
+  /// a silent device 0 is the wrong device in a thread that works on another. current_if()
+  /// is the form that does not throw.
   static Device current();
+  /// Return the device of the context current on the calling thread, or std::nullopt
+  /// when none is current: current() without the exception.
+  static std::optional<Device> current_if();
   /// Return the device with PCI bus id `pci_bus_id` ("0000:3b:00.0", as pci_bus_id()
   /// returns; the driver's formats "bus:device.function" and "domain:bus:device").
   ///
@@ -157,7 +163,13 @@ class Device {
   /// Needs CUDA 12.4 (toolkit and driver). Throws std::invalid_argument for no
   /// resources, a resource of another device or one from a dry-run split; DriverError
   /// from cuDevResourceGenerateDesc / cuGreenCtxCreate. Defined in runtime/src/execution/context.cpp.
+  ///
+  /// With empty resources, a regular context (cuCtxCreate with options.flags), which is
+  /// not made current.
   Context create_context(const ContextOptions& options) const;
+  /// Create a regular context on this device (cuCtxCreate, no flags), not made current:
+  /// create_context(ContextOptions{}).
+  Context create_context() const;
 
   /// Return the device ordinal.
   int device_id() const noexcept { return ordinal_; }
@@ -183,8 +195,9 @@ class Device {
   /// Return the primary context of this device as a ContextRef (its limits, cache
   /// config, make_current...). Defined in device_settings.cpp.
   ContextRef primary_context() const;
-  /// Return the free and total memory of this device (cuMemGetInfo in its primary
-  /// context; the caller's current context is left as it was).
+  /// Return the free and total memory of this device (cuMemGetInfo in the current
+  /// context when it is one of this device's, else in its primary context; the caller's
+  /// current context is left as it was).
   MemoryInfo memory_info() const;
   /// Return a P2P attribute between this device (the source) and `peer`
   /// (cuDeviceGetP2PAttribute).
@@ -196,7 +209,7 @@ class Device {
   /// primary context from CUDA 11.7 on.
   ///
   /// Throws std::invalid_argument for bits that are no CU_CTX_* flag.
-  void set_primary_context_flags(unsigned flags);
+  void set_primary_context_flags(unsigned flags) const;
   /// Return the flags of this device's primary context (cuDevicePrimaryCtxGetState).
   unsigned primary_context_flags() const;
   /// Destroy every allocation and all state of this device's primary context
@@ -206,7 +219,7 @@ class Device {
   /// but every cuwrap object made in it before (streams, events, buffers, kernels
   /// loaded in it) throws ContextDestroyedError from then on. Other libraries sharing
   /// the primary context lose their objects too: call it only when no one uses them.
-  void reset();
+  void reset() const;
   /// Return the driver's device handle.
   CUdevice handle() const noexcept { return device_; }
 

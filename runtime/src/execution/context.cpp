@@ -450,6 +450,8 @@ DeviceResources Device::resources() const {
 
 // ---- Context -----------------------------------------------------------------------
 
+Context Device::create_context() const { return create_context(ContextOptions{}); }
+
 Context Device::create_context(const ContextOptions& options) const {
   if (options.resources.empty()) {
     constexpr unsigned kKnownFlags =

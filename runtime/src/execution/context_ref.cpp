@@ -94,6 +94,27 @@ ScopedCurrentContext ContextRef::make_current() const {
   return ScopedCurrentContext(context);
 }
 
+void ContextRef::set_current() const {
+  const CUcontext context = handle_for("set_current");
+  detail::ensure_driver_initialized();
+  driver::cuCtxSetCurrent(context);
+}
+
+ContextRef ContextRef::push() const {
+  const CUcontext context = handle_for("push");
+  detail::ensure_driver_initialized();
+  driver::cuCtxPushCurrent(context);
+  return *this;
+}
+
+ContextRef ContextRef::pop() {
+  detail::ensure_driver_initialized();
+  if (detail::current_context() == nullptr) {
+    throw std::logic_error("ContextRef::pop: no context is current on this thread (nothing to pop)");
+  }
+  return ContextRef(driver::cuCtxPopCurrent());
+}
+
 ScopedCurrentContext::~ScopedCurrentContext() {
   if (context_ == nullptr) {
     return;

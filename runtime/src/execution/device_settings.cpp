@@ -25,6 +25,14 @@ Device Device::current() {
   return Device(detail::device_of_context(context));
 }
 
+std::optional<Device> Device::current_if() {
+  const CUcontext context = detail::current_context();
+  if (context == nullptr) {
+    return std::nullopt;
+  }
+  return Device(detail::device_of_context(context));
+}
+
 Device Device::from_pci_bus_id(std::string_view pci_bus_id) {
   if (pci_bus_id.empty() || pci_bus_id.find('\0') != std::string_view::npos) {
     throw std::invalid_argument("Device::from_pci_bus_id: pci_bus_id \"" + std::string(pci_bus_id) +
@@ -48,7 +56,12 @@ Device Device::from_pci_bus_id(std::string_view pci_bus_id) {
 ContextRef Device::primary_context() const { return ContextRef(context()); }
 
 MemoryInfo Device::memory_info() const {
-  const detail::ScopedContext scope(ordinal_);
+  // cuMemGetInfo answers for the current context's device: keep a context of this device
+  // that the caller made current (a regular or green one), else use the primary one.
+  const CUcontext current = detail::current_context();
+  const detail::ScopedContext scope(
+      current != nullptr && detail::device_of_context(current) == ordinal_ ? current
+                                                                         : detail::primary_context(ordinal_));
   const auto [free, total] = driver::cuMemGetInfo();
   return {.free = free, .total = total};
 }
@@ -62,7 +75,7 @@ int Device::p2p_attribute(CUdevice_P2PAttribute attribute, const Device& peer) c
   return driver::cuDeviceGetP2PAttribute(attribute, device_, peer.device_);
 }
 
-void Device::set_primary_context_flags(unsigned flags) {
+void Device::set_primary_context_flags(unsigned flags) const {
   constexpr unsigned kKnownFlags =
       CU_CTX_SCHED_MASK | CU_CTX_MAP_HOST | CU_CTX_LMEM_RESIZE_TO_MAX | CU_CTX_FLAGS_MASK;
   if ((flags & ~kKnownFlags) != 0) {
@@ -76,7 +89,7 @@ unsigned Device::primary_context_flags() const {
   return driver::cuDevicePrimaryCtxGetState(device_).flags;
 }
 
-void Device::reset() {
+void Device::reset() const {
   const CUcontext context = detail::primary_context(ordinal_);
   // The ID the objects made in it hold; the context's state re-created after the reset
   // has another (IDs are never reused), so they throw ContextDestroyedError.
