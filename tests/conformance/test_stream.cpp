@@ -125,16 +125,16 @@ TEST(test_stream_cpu, test_stream_from_handle) {
 }
 
 TEST(test_stream_cpu, test_legacy_default_stream) {
-  const Stream& stream = cuwrap::legacy_default_stream();
+  const Stream& stream = cuwrap::kLegacyDefaultStream;
   EXPECT_TRUE(stream.is_default());
-  EXPECT_EQ(StreamRef(stream), StreamRef::legacy());
+  EXPECT_EQ(StreamRef(stream), kLegacyDefaultStream);
 }
 
 TEST(test_stream_cpu, test_per_thread_default_stream) {
-  const Stream& stream = cuwrap::per_thread_default_stream();
+  const Stream& stream = cuwrap::kPerThreadDefaultStream;
   EXPECT_TRUE(stream.is_default());
-  EXPECT_EQ(StreamRef(stream), StreamRef::per_thread());
-  EXPECT_NE(StreamRef::per_thread(), StreamRef::legacy());
+  EXPECT_EQ(StreamRef(stream), kPerThreadDefaultStream);
+  EXPECT_NE(kPerThreadDefaultStream, kLegacyDefaultStream);
 }
 
 TEST_F(test_stream, test_stream_equality_same_handle) {

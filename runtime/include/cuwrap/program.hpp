@@ -227,6 +227,8 @@ class Program {
   static Program from_handle(nvrtcProgram handle, ProgramOptions options = {}, bool owning = false);
   /// Release the NVRTC program; idempotent. Any later compile() throws logic_error.
   void close() noexcept;
+  /// Return whether the program is still usable (false after close or a move).
+  bool is_open() const noexcept { return !closed_; }
 
  private:
   struct AdoptTag {};
