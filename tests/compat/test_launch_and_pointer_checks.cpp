@@ -164,8 +164,8 @@ TEST_F(OnFakeDriver, PointerAttributesAreOneDriverCall) {
 }
 
 TEST_F(OnFakeDriver, DeviceSpanCopiesReachTheDriverOnlyWithEqualCounts) {
-  const cuwrap::Stream stream =
-      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(std::uintptr_t{0x5700}));
+  const cuwrap::StreamRef stream =
+      cuwrap::StreamRef::from_handle(reinterpret_cast<CUstream>(std::uintptr_t{0x5700}));
   const cuwrap::DeviceSpan<float> span(0xDE0000, 8);
   std::vector<float> host(8, 1.0F);
   const int before = fake_query<int>("cuwrap_fake_memcpy_async_calls");

@@ -7,6 +7,7 @@
 
 #include "checks.hpp"
 #include "copy_batch_fixture.hpp"
+#include "fake_buffer.hpp"
 
 #include <cstddef>
 #include <span>
@@ -232,8 +233,8 @@ struct FakeBuffers {
   std::vector<Buffer> dsts;
   explicit FakeBuffers(std::size_t n, std::size_t src_size = 16, std::size_t dst_size = 16) {
     for (std::size_t i = 0; i < n; ++i) {
-      srcs.push_back(Buffer::from_handle(0x10000 + i * 0x1000, src_size));
-      dsts.push_back(Buffer::from_handle(0x80000 + i * 0x1000, dst_size));
+      srcs.push_back(cuwrap::testing::fake_buffer(0x10000 + i * 0x1000, src_size));
+      dsts.push_back(cuwrap::testing::fake_buffer(0x80000 + i * 0x1000, dst_size));
     }
   }
 };
@@ -282,8 +283,8 @@ TEST(TestCopyBatchValidation, test_rejects_non_sequence) {
 TEST(TestCopyBatchValidation, test_length_mismatch) {
   FakeBuffers buffers(3);
   std::vector<Buffer> two_srcs;
-  two_srcs.push_back(Buffer::from_handle(0x10000, 16));
-  two_srcs.push_back(Buffer::from_handle(0x11000, 16));
+  two_srcs.push_back(cuwrap::testing::fake_buffer(0x10000, 16));
+  two_srcs.push_back(cuwrap::testing::fake_buffer(0x11000, 16));
   const std::string thrown = thrown_message<std::invalid_argument>(
       [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, two_srcs, buffers.dsts); });
   EXPECT_TRUE(contains(thrown, "2 sources but 3 destinations")) << thrown;

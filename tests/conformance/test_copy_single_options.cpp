@@ -11,6 +11,7 @@
 #include <cuwrap/cuwrap.hpp>
 
 #include "copy_batch_fixture.hpp"
+#include "fake_buffer.hpp"
 
 #include <cuda.h>
 
@@ -258,8 +259,8 @@ TEST(test_copy_single_options_cpu, test_copy_to_rejects_invalid_options_type) {
   static_assert(!CopyToTakes<std::string> && !CopyFromTakes<std::string>);
   // The checks a copy with options makes before the driver still hold on the legacy
   // default stream (where it is a plain copy): sizes must match.
-  const Buffer src = Buffer::from_handle(0x1000, 16);
-  Buffer dst = Buffer::from_handle(0x3000, 24);
+  const Buffer src = cuwrap::testing::fake_buffer(0x1000, 16);
+  Buffer dst = cuwrap::testing::fake_buffer(0x3000, 24);
   EXPECT_THROW(src.copy_to(dst, kLegacyDefaultStream, CopyOptions{}), std::invalid_argument);
   EXPECT_THROW(src.copy_to(dst, cuwrap::kPerThreadDefaultStream, CopyOptions{}),
                std::invalid_argument);

@@ -37,11 +37,11 @@ constexpr DLDataType kFloat32{kDLFloat, 32, 1};
 template <class Base>
 class HostBacked : public Base {
  public:
-  Buffer allocate(std::size_t size, const cuwrap::Stream& /*stream*/) override {
+  Buffer allocate(std::size_t size, cuwrap::StreamRef /*stream*/) override {
     storage_.emplace_back(size);
-    return Buffer::from_handle(reinterpret_cast<CUdeviceptr>(storage_.back().data()), size, this);
+    return Buffer::adopt(reinterpret_cast<CUdeviceptr>(storage_.back().data()), size, this);
   }
-  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const cuwrap::Stream& /*stream*/) override {
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, cuwrap::StreamRef /*stream*/) override {
     ++frees;
   }
   int frees = 0;

@@ -182,7 +182,7 @@ class GraphTest : public cuwrap::testing::DeviceTest {
     return buffer;
   }
 
-  Stream stream_ = Stream::from_handle(nullptr);
+  StreamRef stream_ = StreamRef::from_handle(nullptr);
 };
 
 // ---------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ class GraphDefinitionTest : public cuwrap::testing::DeviceTest {
     return buffer;
   }
 
-  Stream stream_ = Stream::from_handle(nullptr);
+  StreamRef stream_ = StreamRef::from_handle(nullptr);
 };
 
 // ---------------------------------------------------------------------------------

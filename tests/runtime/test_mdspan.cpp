@@ -114,7 +114,7 @@ TEST(BufferView, ExtentsNeedingMoreBytesThanTheBufferNameBothSizes) {
 TEST(BufferView, AMisalignedBufferIsRefused) {
   std::vector<double> values(4);
   cuwrap::Buffer buffer = wrap(values);
-  const cuwrap::Buffer part = buffer.slice(4, 16);  // 4 bytes in: no double lives there
+  const cuwrap::BufferRef part = buffer.slice(4, 16);  // 4 bytes in: no double lives there
   const std::string message =
       thrown_message<std::invalid_argument>([&] { cuwrap::view<double>(part, 2); });
   EXPECT_TRUE(contains(message, "not aligned to 8 bytes")) << message;

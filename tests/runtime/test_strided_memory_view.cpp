@@ -56,7 +56,7 @@ TEST(StridedMemoryView, FromBufferDescribesTheMemoryWithoutTheDriver) {
 
 TEST(StridedMemoryView, BadShapesStridesAndTypesNameTheNumbers) {
   std::vector<std::byte> storage(64);
-  const Buffer buffer = Buffer::from_handle(reinterpret_cast<CUdeviceptr>(storage.data()), 64);
+  const BufferRef buffer = BufferRef::from_handle(reinterpret_cast<CUdeviceptr>(storage.data()), 64);
   const std::int64_t shape[] = {4, 5};
   const std::int64_t wide[] = {5, 1};
   const std::int64_t one[] = {1};
@@ -87,7 +87,7 @@ TEST(StridedMemoryView, BadShapesStridesAndTypesNameTheNumbers) {
 
 TEST(StridedMemoryView, TensorMapFromAViewRefusesWhatTmaCannotMap) {
   std::vector<std::byte> storage(4096);
-  const Buffer buffer = Buffer::from_handle(reinterpret_cast<CUdeviceptr>(storage.data()), 4096);
+  const BufferRef buffer = BufferRef::from_handle(reinterpret_cast<CUdeviceptr>(storage.data()), 4096);
   const std::int64_t shape[] = {16, 16};
   const std::uint32_t box[] = {8, 8};
   const auto complex = StridedMemoryView::from_buffer(buffer, {DataType::kComplex, 64, 1}, shape);

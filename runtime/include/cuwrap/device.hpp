@@ -86,7 +86,7 @@ class Device {
   void sync() const;
   /// Create a stream on this device.
   Stream create_stream(const StreamOptions& options = {}) const;
-  /// Return the legacy default stream (CU_STREAM_LEGACY) as a non-owning Stream.
+  /// Return the legacy default stream (CU_STREAM_LEGACY) as a StreamRef.
   ///
   /// The default stream belongs to whichever context is current where it is used;
   /// when no context is current on this thread, this device's primary context is made

@@ -87,7 +87,7 @@ DLManagedTensorVersioned* to_dlpack_versioned_owned(const Buffer* buffer, void* 
 /// Device memory is {kDLCUDA, device}; pinned host memory {kDLCUDAHost, 0}; managed
 /// memory {kDLCUDAManaged, 0}; other host memory {kDLCPU, 0}. Buffers from cuwrap's
 /// resources are classified by their resource, without a driver call; foreign ones
-/// (from_handle without a resource) by asking the driver. Memory that is neither
+/// (a buffer whose resource object is gone) by asking the driver. Memory that is neither
 /// device- nor host-accessible (a user resource saying so) throws
 /// std::invalid_argument, as cuda.core raises.
 DLDevice dlpack_device(const Buffer& buffer);

@@ -92,7 +92,7 @@ struct Gate {
 
 class GraphNodeUpdate : public cuwrap::testing::DeviceTest {
  protected:
-  Stream stream_ = Stream::from_handle(nullptr);
+  StreamRef stream_ = StreamRef::from_handle(nullptr);
   void SetUp() override {
     DeviceTest::SetUp();
     if (IsSkipped()) {
