@@ -180,7 +180,7 @@ TEST(DLPackImport, RoundTripViewsTheSameMemoryAndDeletesOnce) {
     EXPECT_EQ(std::vector<std::int64_t>(imported.shape().begin(), imported.shape().end()),
               (std::vector<std::int64_t>{2, 3}));
     EXPECT_TRUE(imported.is_contiguous());
-    const Buffer view = imported.buffer();
+    const cuwrap::BufferRef view = imported.buffer();
     EXPECT_EQ(view.handle(), address);
     EXPECT_EQ(view.size(), 12U);
     EXPECT_EQ(mr.frees, 0);

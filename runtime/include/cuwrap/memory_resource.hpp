@@ -302,18 +302,25 @@ class DeviceMemoryResource : public MemoryResource {
   /// memory at all (no peer access in this topology); DriverError when the driver
   /// refuses the access (pools may not support Access::Read).
   void set_access(const Device& device, Access access);
-  /// Use the existing pool `pool` (from cuMemPoolCreate, a device's default or current
-  /// pool, another library's).
+  /// Allocate from the existing pool `pool` (from cuMemPoolCreate, a device's default
+  /// or current pool, another library's), which the caller keeps and destroys: close()
+  /// and the destructor leave it alone.
   ///
-  /// Non-owning by default: close() and the destructor leave the pool alone; with
-  /// `owning` they destroy it. The owner device is found by asking each device's
-  /// default and current pool, else by which single device has read-write access.
-  /// Throws std::invalid_argument for a null pool or one no device (or several, none
-  /// of them its default or current pool's device) can be told apart as the owner.
-  static DeviceMemoryResource from_handle(CUmemoryPool pool, bool owning = false);
-  /// Use the existing pool `pool` of `device`; as above, with the owner given.
-  static DeviceMemoryResource from_handle(CUmemoryPool pool, const Device& device,
-                                          bool owning = false);
+  /// The owner device is found by asking each device's default and current pool, else
+  /// by which single device has read-write access. Throws std::invalid_argument for a
+  /// null pool or one no device (or several, none of them its default or current pool's
+  /// device) can be told apart as the owner.
+  static DeviceMemoryResource from_handle(CUmemoryPool pool);
+  /// Allocate from the existing pool `pool` of `device`; as above, with the owner given.
+  static DeviceMemoryResource from_handle(CUmemoryPool pool, const Device& device);
+  /// Take over the existing pool `pool`: close() and the destructor destroy it
+  /// (cuMemPoolDestroy). The owner device is found as by from_handle(pool).
+  ///
+  /// Throws std::invalid_argument as from_handle(pool) does, and for a device's default
+  /// pool, which cannot be destroyed.
+  static DeviceMemoryResource adopt(CUmemoryPool pool);
+  /// Take over the existing pool `pool` of `device`; as above, with the owner given.
+  static DeviceMemoryResource adopt(CUmemoryPool pool, const Device& device);
   /// Return the pool's attributes (usage and reuse policy).
   MemoryPoolAttributes attributes() const;
   /// Destroy the pool if owned, and stop allocating; idempotent, never throws.
@@ -338,6 +345,10 @@ class DeviceMemoryResource : public MemoryResource {
                        const IPCPoolId& pool_id) noexcept;
   struct HandleTag {};
   DeviceMemoryResource(HandleTag /*tag*/, int device_id, CUmemoryPool pool, bool owning) noexcept;
+  // from_handle (owning false) and adopt (true).
+  static DeviceMemoryResource from_existing_pool(CUmemoryPool pool, bool owning);
+  static DeviceMemoryResource from_existing_pool(CUmemoryPool pool, const Device& device,
+                                                 bool owning);
   void require_open(const char* operation) const;
   void set_peer_access(std::span<const int> device_ids);
 
