@@ -21,6 +21,7 @@
 namespace {
 
 using cuwrap::Buffer;
+using cuwrap::BufferRef;
 using cuwrap::Device;
 using cuwrap::MemoryResource;
 using cuwrap::StreamRef;

@@ -118,21 +118,21 @@ TEST_F(test_stream, test_stream_from_foreign_stream) {
 // Stream.from_handle(0) is the legacy default stream; it needs no driver call.
 TEST(test_stream_cpu, test_stream_from_handle) {
   const StreamRef stream = StreamRef::from_handle(nullptr);
-  EXPECT_TRUE(stream.is_open());
+  EXPECT_EQ(stream, cuwrap::kLegacyDefaultStream);
   EXPECT_TRUE(stream.is_default());
 }
 
 TEST(test_stream_cpu, test_legacy_default_stream) {
   const StreamRef stream = cuwrap::kLegacyDefaultStream;
   EXPECT_TRUE(stream.is_default());
-  EXPECT_EQ(StreamRef(stream), kLegacyDefaultStream);
+  EXPECT_EQ(StreamRef(stream), cuwrap::kLegacyDefaultStream);
 }
 
 TEST(test_stream_cpu, test_per_thread_default_stream) {
   const StreamRef stream = cuwrap::kPerThreadDefaultStream;
   EXPECT_TRUE(stream.is_default());
-  EXPECT_EQ(StreamRef(stream), kPerThreadDefaultStream);
-  EXPECT_NE(kPerThreadDefaultStream, kLegacyDefaultStream);
+  EXPECT_EQ(StreamRef(stream), cuwrap::kPerThreadDefaultStream);
+  EXPECT_NE(cuwrap::kPerThreadDefaultStream, cuwrap::kLegacyDefaultStream);
 }
 
 TEST_F(test_stream, test_stream_equality_same_handle) {

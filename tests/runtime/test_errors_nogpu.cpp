@@ -47,7 +47,7 @@ TEST(NoGpuBuffer, ClosedBufferOperationsThrowLogicError) {
   EXPECT_TRUE(buffer.is_open());
   EXPECT_EQ(buffer.size(), 64u);
   EXPECT_EQ(buffer.handle(), kFakePointer);
-  EXPECT_EQ(buffer.memory_resource(), nullptr);
+  EXPECT_EQ(buffer.memory_resource(), &cuwrap::testing::no_free_resource());
 
   buffer.close();  // non-owning: frees nothing, touches no driver
   EXPECT_FALSE(buffer.is_open());

@@ -118,4 +118,20 @@ TEST(OwnershipModel, FromHandleViewsTheSameHandle) {
   EXPECT_EQ(memory.slice(16, 8), cuwrap::BufferRef(0x1010, 8));
 }
 
+TEST(OwnershipModel, AdoptingNeedsTheOneWhoFrees) {
+  // A Buffer frees through a memory resource: adopting without one is refused.
+  EXPECT_THROW(static_cast<void>(cuwrap::Buffer::adopt(0x1000, 64, nullptr)),
+               std::invalid_argument);
+}
+
+TEST(OwnershipModel, ResourcesCloseThroughTheBaseClass) {
+  cuwrap::LegacyPinnedMemoryResource resource;  // no driver call to make it
+  cuwrap::MemoryResource& base = resource;
+  EXPECT_TRUE(base.is_open());
+  base.close();
+  EXPECT_FALSE(resource.is_open());
+  EXPECT_THROW(static_cast<void>(resource.allocate(16, cuwrap::kLegacyDefaultStream)),
+               std::logic_error);
+}
+
 }  // namespace

@@ -192,7 +192,7 @@ TEST_F(StreamTest, MoveLeavesSourceClosedAndCloseIsIdempotent) {
 TEST_F(StreamTest, FromHandleNeverDestroysTheStream) {
   const CUstream raw = cuwrap::driver::cuStreamCreate(CU_STREAM_NON_BLOCKING);
   {
-    StreamRef wrapped = StreamRef::from_handle(raw);
+    cuwrap::StreamRef wrapped = cuwrap::StreamRef::from_handle(raw);
     EXPECT_EQ(wrapped.handle(), raw);
     EXPECT_TRUE(wrapped.is_nonblocking());
     EXPECT_EQ(wrapped.device(), device());

@@ -28,6 +28,8 @@ using cuwrap::Buffer;
 using cuwrap::BufferRef;
 using cuwrap::Event;
 using cuwrap::EventRef;
+using cuwrap::kLegacyDefaultStream;
+using cuwrap::kPerThreadDefaultStream;
 using cuwrap::Stream;
 using cuwrap::StreamRef;
 
@@ -100,10 +102,10 @@ TEST(NoGpuStreamRef, StreamConvertsWithItsHandle) {
   const StreamRef ref = per_thread;
   EXPECT_EQ(ref.handle(), per_thread.handle());
   EXPECT_EQ(ref, kPerThreadDefaultStream);
-  // Stream::from_handle(nullptr) asked for the null stream by name: its ref keeps it.
+  // from_handle(nullptr) names the null stream, which is the legacy default stream.
   const StreamRef null_stream = StreamRef::from_handle(nullptr);
-  EXPECT_EQ(StreamRef(null_stream).handle(), nullptr);
-  EXPECT_TRUE(StreamRef(null_stream).is_default());
+  EXPECT_EQ(null_stream, kLegacyDefaultStream);
+  EXPECT_TRUE(null_stream.is_default());
 }
 
 TEST(NoGpuStreamRef, NullHandleIsRefusedNamingTheConstructor) {
@@ -124,8 +126,8 @@ TEST(NoGpuStreamRef, EmptyStreamThroughARefThrowsLogicError) {
   EXPECT_EQ(message_of([&] { static_cast<void>(from_empty.handle()); }),
             "Stream::handle on a closed Stream");
   EXPECT_EQ(message_of([&] { from_empty.sync(); }), "Stream::sync on a closed Stream");
-  StreamRef closed = StreamRef::from_handle(CU_STREAM_PER_THREAD);
-  closed.close();
+  Stream closed;
+  closed.close();  // idempotent on an empty owner
   const StreamRef from_closed = closed;
   EXPECT_THROW(static_cast<void>(from_closed.is_done()), std::logic_error);
   Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 4);
@@ -133,12 +135,12 @@ TEST(NoGpuStreamRef, EmptyStreamThroughARefThrowsLogicError) {
   EXPECT_THROW(kPerThreadDefaultStream.wait(from_closed), std::logic_error);
 }
 
-TEST(NoGpuStreamRef, MovedStreamLeavesAnEmptyOneAndKeepsTheHandle) {
-  StreamRef first = StreamRef::from_handle(CU_STREAM_LEGACY);
+TEST(NoGpuStreamRef, MovedFromStreamIsEmpty) {
+  Stream first;
   Stream second = std::move(first);
   EXPECT_FALSE(first.is_open());  // NOLINT(bugprone-use-after-move): the moved-from state
+  EXPECT_FALSE(second.is_open());
   EXPECT_THROW(static_cast<void>(StreamRef(first).handle()), std::logic_error);
-  EXPECT_EQ(StreamRef(second), kLegacyDefaultStream);
 }
 
 TEST(NoGpuEventRef, HandleOfAnyLibraryAndNull) {
@@ -152,11 +154,12 @@ TEST(NoGpuEventRef, HandleOfAnyLibraryAndNull) {
 }
 
 TEST(NoGpuEventRef, EventConvertsAndAClosedOneThrows) {
-  Event event = Event::from_handle(kFakeEvent);  // non-owning: close() destroys nothing
-  const EventRef ref = event;
+  const EventRef ref = Event::from_handle(kFakeEvent);  // a view: nothing to destroy
   EXPECT_EQ(ref.handle(), kFakeEvent);
   EXPECT_EQ(ref, EventRef(kFakeEvent));
-  event.close();
+  Event event;  // default-constructed: an empty owner
+  EXPECT_FALSE(event.is_open());
+  event.close();  // idempotent
   const EventRef from_closed = event;
   EXPECT_EQ(message_of([&] { static_cast<void>(from_closed.handle()); }),
             "Event::handle on a closed Event");

@@ -92,7 +92,7 @@ struct Gate {
 
 class GraphNodeUpdate : public cuwrap::testing::DeviceTest {
  protected:
-  StreamRef stream_ = StreamRef::from_handle(nullptr);
+  Stream stream_;  // assigned in SetUp
   void SetUp() override {
     DeviceTest::SetUp();
     if (IsSkipped()) {
