@@ -26,7 +26,8 @@ using cuwrap::testing::fake_query;
 using cuwrap::testing::kFakeInstalled;
 
 cuwrap::StreamRef fake_stream() {
-  return cuwrap::StreamRef::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  return cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
 }
 
 std::vector<cuwrap::CopyOp> four_copies() {

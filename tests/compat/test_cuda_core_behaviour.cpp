@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "fake_driver.hpp"
 #include "fake_buffer.hpp"
+#include "fake_driver.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -262,8 +262,8 @@ TEST_F(OldDriver, ScopedCurrentOrPrimaryUsesDeviceZerosContextOnlyForItsScope) {
 }
 
 TEST_F(OldDriver, CheckOnStreamRetriesInTheStreamsContextAndLeavesNoneCurrent) {
-  const cuwrap::StreamRef stream =
-      cuwrap::StreamRef::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
   const CUcontext context = fake_query<CUcontext>("cuwrap_fake_context");
   cuwrap::driver::cuCtxSetCurrent(nullptr);
   int calls = 0;
@@ -291,8 +291,8 @@ TEST_F(OldDriver, CheckOnStreamRetriesInTheStreamsContextAndLeavesNoneCurrent) {
 }
 
 TEST_F(OldDriver, CheckOnStreamRetryUnderAnotherContextRestoresItAndReportsTheCallAsMade) {
-  const cuwrap::StreamRef stream =
-      cuwrap::StreamRef::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
   const CUcontext context = fake_query<CUcontext>("cuwrap_fake_context");
   const CUcontext other = fake_query<CUcontext>("cuwrap_fake_other_context");
   cuwrap::driver::cuCtxSetCurrent(other);
@@ -383,8 +383,8 @@ TEST_F(OldDriver, LaunchFastPathAsksNothingAboutContexts) {
   cuwrap::driver::cuInit(0);
   set_fake_context_id(1);
   cuwrap::driver::cuCtxSetCurrent(nullptr);
-  const cuwrap::StreamRef stream =
-      cuwrap::StreamRef::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
   const cuwrap::Kernel kernel = cuwrap::Kernel::from_handle(fake_kernel(0x1001));
   const std::uint64_t argument = 42;
   const int launches = fake_query<int>("cuwrap_fake_launches");
@@ -421,8 +421,8 @@ TEST_F(OldDriver, KernelFunctionInADestroyedContextThrowsNamingTheKernel) {
 
 TEST_F(OldDriver, ForeignStreamRefAsksForItsContextWhenUsed) {
   set_fake_context_id(5);
-  const cuwrap::StreamRef stream =
-      cuwrap::StreamRef::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
   // A view records nothing when made (no driver call); the context is the driver's answer.
   const cuwrap::detail::ContextKey key = cuwrap::detail::stream_context_key(stream);
   EXPECT_EQ(key.context, nullptr);

@@ -199,8 +199,7 @@ TEST_F(OnFakeDriver, PoolFromHandleFindsItsOwnerAndRefusesTheOwnersAccess) {
   }
   const auto default_pool = reinterpret_cast<CUmemoryPool>(std::uintptr_t{0x9000});
   EXPECT_EQ(cuwrap::DeviceMemoryResource::from_handle(default_pool).device_id(), 0);
-  EXPECT_THROW((void)cuwrap::DeviceMemoryResource::adopt(default_pool),
-               std::invalid_argument)
+  EXPECT_THROW((void)cuwrap::DeviceMemoryResource::adopt(default_pool), std::invalid_argument)
       << "a default pool cannot be destroyed, so it cannot be owned";
   EXPECT_THROW((void)cuwrap::DeviceMemoryResource::from_handle(nullptr), std::invalid_argument);
 }

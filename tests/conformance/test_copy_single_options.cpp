@@ -261,7 +261,8 @@ TEST(test_copy_single_options_cpu, test_copy_to_rejects_invalid_options_type) {
   // default stream (where it is a plain copy): sizes must match.
   const Buffer src = cuwrap::testing::fake_buffer(0x1000, 16);
   Buffer dst = cuwrap::testing::fake_buffer(0x3000, 24);
-  EXPECT_THROW(src.copy_to(dst, cuwrap::kLegacyDefaultStream, CopyOptions{}), std::invalid_argument);
+  EXPECT_THROW(src.copy_to(dst, cuwrap::kLegacyDefaultStream, CopyOptions{}),
+               std::invalid_argument);
   EXPECT_THROW(src.copy_to(dst, cuwrap::kPerThreadDefaultStream, CopyOptions{}),
                std::invalid_argument);
 }

@@ -81,8 +81,7 @@ class DummyPinnedMemoryResource : public MemoryResource {
   bool is_host_accessible() const override { return true; }
 
   Buffer allocate(std::size_t size, StreamRef /*stream*/) override {
-    return Buffer::adopt(reinterpret_cast<CUdeviceptr>(driver::cuMemAllocHost(size)), size,
-                               this);
+    return Buffer::adopt(reinterpret_cast<CUdeviceptr>(driver::cuMemAllocHost(size)), size, this);
   }
   void deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef /*stream*/) override {
     driver::cuMemFreeHost(reinterpret_cast<void*>(ptr));
@@ -274,7 +273,8 @@ TEST_F(test_memory, test_buffer_close) {
 
 TEST_F(test_memory, test_buffer_external_host) {
   std::vector<std::byte> bytes(20);
-  BufferRef buffer = BufferRef::from_handle(reinterpret_cast<CUdeviceptr>(bytes.data()), bytes.size());
+  BufferRef buffer =
+      BufferRef::from_handle(reinterpret_cast<CUdeviceptr>(bytes.data()), bytes.size());
   EXPECT_FALSE(buffer.is_device_accessible());
   EXPECT_TRUE(buffer.is_host_accessible());
   EXPECT_EQ(buffer.device_id(), -1);

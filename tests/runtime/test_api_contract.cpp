@@ -82,7 +82,7 @@ static_assert(std::is_same_v<decltype(Buffer::from_handle(CUdeviceptr{}, 1)), Bu
 static_assert(std::is_same_v<decltype(std::declval<const Buffer&>().size()), std::size_t>);
 static_assert(std::is_same_v<decltype(std::declval<const Buffer&>().handle()), CUdeviceptr>);
 // API.md's calls with a Stream: a Stream passes as the StreamRef the operations take.
-static_assert(requires(Buffer& b, const Buffer& c, std::span<const std::byte> in,
+static_assert(requires(Buffer & b, const Buffer& c, std::span<const std::byte> in,
                        std::span<std::byte> out, const Stream& s) {
   b.copy_from(in, s);
   c.copy_to(out, s);

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "release_failures.hpp"
 #include "fake_buffer.hpp"
+#include "release_failures.hpp"
 
 #include <array>
 #include <concepts>

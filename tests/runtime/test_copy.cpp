@@ -121,7 +121,8 @@ TEST(CopyBatchChecks, RangesOfBuffersAndHostMemoryNameTheIndexAndBothSizes) {
   std::vector<Buffer> srcs;
   srcs.push_back(cuwrap::testing::fake_buffer(0x1000, 16));
   srcs.push_back(cuwrap::testing::fake_buffer(0x2000, 32));
-  std::array<Buffer, 2> dsts{cuwrap::testing::fake_buffer(0x3000, 16), cuwrap::testing::fake_buffer(0x4000, 24)};
+  std::array<Buffer, 2> dsts{cuwrap::testing::fake_buffer(0x3000, 16),
+                             cuwrap::testing::fake_buffer(0x4000, 24)};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
                          cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, dsts);
                        }),

@@ -7,8 +7,8 @@
 
 #include "checks.hpp"
 #include "device_fixture.hpp"
-#include "toolkit_libraries.hpp"
 #include "fake_buffer.hpp"
+#include "toolkit_libraries.hpp"
 
 #include <algorithm>
 #include <cstdint>

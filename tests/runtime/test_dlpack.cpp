@@ -41,7 +41,8 @@ class HostBacked : public Base {
     storage_.emplace_back(size);
     return Buffer::adopt(reinterpret_cast<CUdeviceptr>(storage_.back().data()), size, this);
   }
-  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, cuwrap::StreamRef /*stream*/) override {
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
+                  cuwrap::StreamRef /*stream*/) override {
     ++frees;
   }
   int frees = 0;

@@ -165,7 +165,8 @@ TEST(NoGpuBuffer, FromHandleWithResourceFreesExactlyOnce) {
 // A resource whose free fails the way the driver's does.
 class FailingResource : public RecordingResource {
  public:
-  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, cuwrap::StreamRef /*stream*/) override {
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
+                  cuwrap::StreamRef /*stream*/) override {
     throw cuwrap::DriverError(CUDA_ERROR_OUT_OF_MEMORY, "cuMemFree");
   }
 };

@@ -36,7 +36,7 @@ using cuwrap::testing::thrown_message;
 template <class T>
 cuwrap::Buffer wrap(std::vector<T>& values) {
   return cuwrap::testing::fake_buffer(reinterpret_cast<CUdeviceptr>(values.data()),
-                                     values.size() * sizeof(T));
+                                      values.size() * sizeof(T));
 }
 
 #if CUWRAP_HAS_CUDA_MDSPAN

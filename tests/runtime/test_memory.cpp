@@ -275,7 +275,8 @@ TEST_F(MemoryTest, FromHandleNeverFrees) {
 
 TEST_F(MemoryTest, FromHandleOfHostMemory) {
   std::vector<std::byte> host(64, std::byte{1});
-  BufferRef wrapped = BufferRef::from_handle(reinterpret_cast<CUdeviceptr>(host.data()), host.size());
+  BufferRef wrapped =
+      BufferRef::from_handle(reinterpret_cast<CUdeviceptr>(host.data()), host.size());
   EXPECT_TRUE(wrapped.is_host_accessible());
   EXPECT_EQ(wrapped.host_span().data(), host.data());
 }

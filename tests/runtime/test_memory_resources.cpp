@@ -12,9 +12,9 @@
 
 #include "bytes.hpp"
 #include "device_fixture.hpp"
+#include "fake_buffer.hpp"
 #include "test_kernels.hpp"
 #include "toolkit_libraries.hpp"
-#include "fake_buffer.hpp"
 
 #include <fcntl.h>
 

@@ -48,7 +48,8 @@ static_assert(
 static_assert(
     std::is_same_v<decltype(cuwrap::Context::from_handle(CUcontext{})), cuwrap::ContextRef>);
 static_assert(std::is_same_v<decltype(cuwrap::Array::from_handle(CUarray{})), cuwrap::ArrayRef>);
-static_assert(std::is_same_v<decltype(cuwrap::StreamRef::from_handle(CUstream{})), cuwrap::StreamRef>);
+static_assert(
+    std::is_same_v<decltype(cuwrap::StreamRef::from_handle(CUstream{})), cuwrap::StreamRef>);
 static_assert(std::is_same_v<decltype(cuwrap::EventRef::from_handle(CUevent{})), cuwrap::EventRef>);
 
 // Every owner has close() and is_open().

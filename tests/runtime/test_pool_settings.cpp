@@ -95,8 +95,7 @@ TEST_F(PoolSettings, FromHandleNonOwningLeavesThePoolAlive) {
   DeviceMemoryResource default_pool = DeviceMemoryResource::from_handle(
       cuwrap::driver::cuDeviceGetDefaultMemPool(device().handle()));
   EXPECT_EQ(default_pool.device_id(), 0);
-  EXPECT_THROW((void)DeviceMemoryResource::adopt(default_pool.handle()),
-               std::invalid_argument);
+  EXPECT_THROW((void)DeviceMemoryResource::adopt(default_pool.handle()), std::invalid_argument);
 }
 
 TEST_F(PoolSettings, FromHandleOwningDestroysThePoolOnClose) {

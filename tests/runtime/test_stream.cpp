@@ -205,7 +205,8 @@ TEST_F(StreamTest, FromHandleNeverDestroysTheStream) {
 }
 
 TEST_F(StreamTest, DefaultStreamsWork) {
-  for (const cuwrap::StreamRef* s : {&cuwrap::kLegacyDefaultStream, &cuwrap::kPerThreadDefaultStream}) {
+  for (const cuwrap::StreamRef* s :
+       {&cuwrap::kLegacyDefaultStream, &cuwrap::kPerThreadDefaultStream}) {
     EXPECT_FALSE(s->is_nonblocking());
     EXPECT_EQ(s->device(), device());
     EXPECT_EQ(s->context(), device().context());
