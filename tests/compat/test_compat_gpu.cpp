@@ -61,7 +61,7 @@ TEST_F(CompatGpu, EventTimeIsMeasured) {
 TEST_F(CompatGpu, StreamFromHandleFindsTheDeviceOnEveryDriver) {
   const CUstream raw = cuwrap::driver::cuStreamCreate(CU_STREAM_NON_BLOCKING);
   {
-    const cuwrap::Stream stream = cuwrap::Stream::from_handle(raw);
+    const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(raw);
     EXPECT_EQ(stream.device(), device());
     EXPECT_EQ(stream.context(), device().context());
     stream.sync();

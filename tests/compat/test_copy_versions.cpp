@@ -25,8 +25,9 @@ namespace {
 using cuwrap::testing::fake_query;
 using cuwrap::testing::kFakeInstalled;
 
-cuwrap::Stream fake_stream() {
-  return cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+cuwrap::StreamRef fake_stream() {
+  return cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
 }
 
 std::vector<cuwrap::CopyOp> four_copies() {

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_buffer.hpp"
 #include "fake_driver.hpp"
 
 #include <cstddef>
@@ -77,7 +78,7 @@ class OnFakeDriver : public ::testing::Test {
 
 // cuda.core's fill(value) fills bytes: its example checks bytes([42]) * size.
 TEST_F(OnFakeDriver, FillWithAnIntOrACharFillsBytes) {
-  Buffer buffer = Buffer::from_handle(kFakePointer, 64);
+  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 64);
   const int before = fake_query<int>("cuwrap_fake_memset_d8_calls");
   buffer.fill(42, kLegacyDefaultStream);
   EXPECT_EQ(fake_query<int>("cuwrap_fake_memset_d8_calls"), before + 1);
@@ -133,11 +134,11 @@ TEST_F(OnFakeDriver, DefaultEventIsNotBusyWaited) {
 class ReachableResource : public cuwrap::MemoryResource {
  public:
   ReachableResource(bool device, bool host) : device_(device), host_(host) {}
-  Buffer allocate(std::size_t size, const cuwrap::Stream& stream) override {
-    return Buffer::from_handle(0x20000, size, this, stream);
+  Buffer allocate(std::size_t size, cuwrap::StreamRef stream) override {
+    return Buffer::adopt(0x20000, size, this, stream);
   }
   void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
-                  const cuwrap::Stream& /*stream*/) override {}
+                  cuwrap::StreamRef /*stream*/) override {}
   bool is_device_accessible() const override { return device_; }
   bool is_host_accessible() const override { return host_; }
 

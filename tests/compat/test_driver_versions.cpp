@@ -173,10 +173,9 @@ TEST_F(OldDriver, StreamDeviceFallsBackToTheStreamsContext) {
 
 TEST_F(OldDriver, StreamFromHandleWorksWithoutCuStreamGetDevice) {
   const auto handle = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700));
-  const cuwrap::Stream stream = cuwrap::Stream::from_handle(handle);
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(handle);
   EXPECT_EQ(stream.device().device_id(), 0);
   EXPECT_EQ(stream.context(), fake_query<CUcontext>("cuwrap_fake_context"));
-  EXPECT_FALSE(stream.is_owning());
 }
 
 TEST_F(OldDriver, ContextQueriesFallBackToTheCurrentContextForms) {
@@ -263,8 +262,8 @@ TEST_F(OldDriver, ScopedCurrentOrPrimaryUsesDeviceZerosContextOnlyForItsScope) {
 }
 
 TEST_F(OldDriver, CheckOnStreamRetriesInTheStreamsContextAndLeavesNoneCurrent) {
-  const cuwrap::Stream stream =
-      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
   const CUcontext context = fake_query<CUcontext>("cuwrap_fake_context");
   cuwrap::driver::cuCtxSetCurrent(nullptr);
   int calls = 0;
@@ -292,8 +291,8 @@ TEST_F(OldDriver, CheckOnStreamRetriesInTheStreamsContextAndLeavesNoneCurrent) {
 }
 
 TEST_F(OldDriver, CheckOnStreamRetryUnderAnotherContextRestoresItAndReportsTheCallAsMade) {
-  const cuwrap::Stream stream =
-      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
   const CUcontext context = fake_query<CUcontext>("cuwrap_fake_context");
   const CUcontext other = fake_query<CUcontext>("cuwrap_fake_other_context");
   cuwrap::driver::cuCtxSetCurrent(other);
@@ -384,8 +383,8 @@ TEST_F(OldDriver, LaunchFastPathAsksNothingAboutContexts) {
   cuwrap::driver::cuInit(0);
   set_fake_context_id(1);
   cuwrap::driver::cuCtxSetCurrent(nullptr);
-  const cuwrap::Stream stream =
-      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
   const cuwrap::Kernel kernel = cuwrap::Kernel::from_handle(fake_kernel(0x1001));
   const std::uint64_t argument = 42;
   const int launches = fake_query<int>("cuwrap_fake_launches");
@@ -420,15 +419,15 @@ TEST_F(OldDriver, KernelFunctionInADestroyedContextThrowsNamingTheKernel) {
   EXPECT_EQ(fake_query<int>("cuwrap_fake_get_function_calls"), calls);
 }
 
-TEST_F(OldDriver, StreamRemembersItsContextsId) {
+TEST_F(OldDriver, ForeignStreamRefAsksForItsContextWhenUsed) {
   set_fake_context_id(5);
-  const cuwrap::Stream stream =
-      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  // A view records nothing when made (no driver call); the context is the driver's answer.
   const cuwrap::detail::ContextKey key = cuwrap::detail::stream_context_key(stream);
-  EXPECT_EQ(key.context, fake_query<CUcontext>("cuwrap_fake_context"));
-  EXPECT_EQ(key.id, 5U);
-  set_fake_context_id(1);
-  EXPECT_EQ(cuwrap::detail::stream_context_key(stream).id, 5U) << "read when made, not per call";
+  EXPECT_EQ(key.context, nullptr);
+  EXPECT_EQ(key.id, 0U);
+  EXPECT_EQ(stream.context(), fake_query<CUcontext>("cuwrap_fake_context"));
   EXPECT_EQ(cuwrap::detail::stream_context_key(cuwrap::kLegacyDefaultStream).context, nullptr);
 }
 

@@ -256,8 +256,8 @@ TEST_F(IpcFuzz, BufferDescriptorsNeverYieldMoreThanWasShared) {
   cuwrap::DeviceMemoryResource mr = cuwrap::DeviceMemoryResource::from_allocation_handle(
       cuwrap::Device(0),
       cuwrap::IPCAllocationHandle(::open("/dev/null", O_RDONLY | O_CLOEXEC), pool));
-  const cuwrap::Stream stream =
-      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
+  const cuwrap::StreamRef stream = cuwrap::StreamRef::from_handle(
+      reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(0x5700)));
   const int live = fake_query<int>("cuwrap_fake_live_imports");
   std::uint64_t accepted = 0;
   std::uint64_t refused = 0;

@@ -209,8 +209,8 @@ TEST_F(OnFakeDriver, PointerAttributesAreOneDriverCall) {
 }
 
 TEST_F(OnFakeDriver, DeviceSpanCopiesReachTheDriverOnlyWithEqualCounts) {
-  const cuwrap::Stream stream =
-      cuwrap::Stream::from_handle(reinterpret_cast<CUstream>(std::uintptr_t{0x5700}));
+  const cuwrap::StreamRef stream =
+      cuwrap::StreamRef::from_handle(reinterpret_cast<CUstream>(std::uintptr_t{0x5700}));
   const cuwrap::DeviceSpan<float> span(0xDE0000, 8);
   std::vector<float> host(8, 1.0F);
   const int before = fake_query<int>("cuwrap_fake_memcpy_async_calls");
@@ -244,8 +244,7 @@ TEST_F(OnFakeDriver, PoolFromHandleFindsItsOwnerAndRefusesTheOwnersAccess) {
   }
   const auto default_pool = reinterpret_cast<CUmemoryPool>(std::uintptr_t{0x9000});
   EXPECT_EQ(cuwrap::DeviceMemoryResource::from_handle(default_pool).device_id(), 0);
-  EXPECT_THROW((void)cuwrap::DeviceMemoryResource::from_handle(default_pool, true),
-               std::invalid_argument)
+  EXPECT_THROW((void)cuwrap::DeviceMemoryResource::adopt(default_pool), std::invalid_argument)
       << "a default pool cannot be destroyed, so it cannot be owned";
   EXPECT_THROW((void)cuwrap::DeviceMemoryResource::from_handle(nullptr), std::invalid_argument);
 }

@@ -174,12 +174,13 @@ TEST_F(TestCopyBatchStreamSemantics, test_capturing_stream_is_rejected) {
 
 TEST_F(TestCopyBatchStreamSemantics, test_legacy_default_stream_token_is_rejected) {
   make_h2d();
-  EXPECT_THROW(cuwrap::copy_batch(cuwrap::StreamRef::legacy(), sources(srcs_), destinations(dsts_)),
-               std::invalid_argument);
+  EXPECT_THROW(
+      cuwrap::copy_batch(cuwrap::kLegacyDefaultStream, sources(srcs_), destinations(dsts_)),
+      std::invalid_argument);
 }
 
 TEST_F(TestCopyBatchStreamSemantics, test_per_thread_default_stream_token_is_accepted) {
-  const cuwrap::StreamRef per_thread = cuwrap::StreamRef::per_thread();
+  const cuwrap::StreamRef per_thread = cuwrap::kPerThreadDefaultStream;
   srcs_.push_back(pinned());
   dsts_.push_back(device().memory_resource().allocate(kCopyBatchSize, per_thread));
   set_buffer(srcs_[0], 99);

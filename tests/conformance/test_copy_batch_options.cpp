@@ -7,6 +7,7 @@
 
 #include "checks.hpp"
 #include "copy_batch_fixture.hpp"
+#include "fake_buffer.hpp"
 
 #include <cstddef>
 #include <span>
@@ -184,7 +185,7 @@ TEST_F(TestCopyBatchOptions, test_options_on_per_thread_default_stream) {
   require_native();
   if (IsSkipped())
     return;
-  const cuwrap::StreamRef per_thread = cuwrap::StreamRef::per_thread();
+  const cuwrap::StreamRef per_thread = cuwrap::kPerThreadDefaultStream;
   Buffer src = pinned();
   Buffer dst = device().memory_resource().allocate(kCopyBatchSize, per_thread);
   set_buffer(src, 44);
@@ -206,7 +207,7 @@ TEST(TestCopyOptionsValidation, test_invalid_access_order) {
   bad.src_access_order = static_cast<MemcpySrcAccessOrder>(7);
   const cuwrap::CopyOp op{0x1000, 0x2000, 16};
   const std::string thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), std::span(&op, 1),
+    cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, std::span(&op, 1),
                        std::span<const CopyOptions>(&bad, 1));
   });
   EXPECT_TRUE(contains(thrown, "src_access_order")) << thrown;
@@ -218,7 +219,7 @@ TEST(TestCopyOptionsValidation, test_invalid_overlap_mode) {
   bad.overlap_mode = static_cast<MemcpyOverlapMode>(5);
   const cuwrap::CopyOp op{0x1000, 0x2000, 16};
   const std::string thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), std::span(&op, 1),
+    cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, std::span(&op, 1),
                        std::span<const CopyOptions>(&bad, 1));
   });
   EXPECT_TRUE(contains(thrown, "overlap_mode")) << thrown;
@@ -232,8 +233,8 @@ struct FakeBuffers {
   std::vector<Buffer> dsts;
   explicit FakeBuffers(std::size_t n, std::size_t src_size = 16, std::size_t dst_size = 16) {
     for (std::size_t i = 0; i < n; ++i) {
-      srcs.push_back(Buffer::from_handle(0x10000 + i * 0x1000, src_size));
-      dsts.push_back(Buffer::from_handle(0x80000 + i * 0x1000, dst_size));
+      srcs.push_back(cuwrap::testing::fake_buffer(0x10000 + i * 0x1000, src_size));
+      dsts.push_back(cuwrap::testing::fake_buffer(0x80000 + i * 0x1000, dst_size));
     }
   }
 };
@@ -259,7 +260,7 @@ TEST(TestCopyBatchValidation, test_rejects_empty_sequence) {
   FakeBuffers buffers(kBuffers);
   std::vector<Buffer> none;
   const std::string thrown = thrown_message<std::invalid_argument>(
-      [&] { cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), buffers.srcs, none); });
+      [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, buffers.srcs, none); });
   EXPECT_TRUE(contains(thrown, "0 destinations")) << thrown;
 }
 
@@ -270,7 +271,7 @@ TEST(TestCopyBatchValidation, test_rejects_non_buffer_element) {
   const std::vector<const Buffer*> srcs{&buffers.srcs[0], &buffers.srcs[1]};
   const std::vector<Buffer*> dsts{&buffers.dsts[0], nullptr};
   const std::string thrown = thrown_message<std::invalid_argument>(
-      [&] { cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), srcs, dsts); });
+      [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, dsts); });
   EXPECT_TRUE(contains(thrown, "dsts[1] is null")) << thrown;
 }
 
@@ -282,10 +283,10 @@ TEST(TestCopyBatchValidation, test_rejects_non_sequence) {
 TEST(TestCopyBatchValidation, test_length_mismatch) {
   FakeBuffers buffers(3);
   std::vector<Buffer> two_srcs;
-  two_srcs.push_back(Buffer::from_handle(0x10000, 16));
-  two_srcs.push_back(Buffer::from_handle(0x11000, 16));
+  two_srcs.push_back(cuwrap::testing::fake_buffer(0x10000, 16));
+  two_srcs.push_back(cuwrap::testing::fake_buffer(0x11000, 16));
   const std::string thrown = thrown_message<std::invalid_argument>(
-      [&] { cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), two_srcs, buffers.dsts); });
+      [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, two_srcs, buffers.dsts); });
   EXPECT_TRUE(contains(thrown, "2 sources but 3 destinations")) << thrown;
 }
 
@@ -294,7 +295,7 @@ TEST(TestCopyBatchValidation, test_size_mismatch) {
                                            std::pair<std::size_t, std::size_t>{2048, 1024}}) {
     FakeBuffers buffers(1, src_size, dst_size);
     const std::string thrown = thrown_message<std::invalid_argument>(
-        [&] { cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), buffers.srcs, buffers.dsts); });
+        [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, buffers.srcs, buffers.dsts); });
     EXPECT_TRUE(contains(thrown, "srcs[0] has " + std::to_string(src_size) +
                                      " bytes but dsts[0] has " + std::to_string(dst_size)))
         << thrown;
@@ -305,7 +306,7 @@ TEST(TestCopyBatchValidation, test_options_length_mismatch) {
   FakeBuffers buffers(kBuffers);
   const std::vector<CopyOptions> three(3);
   const std::string thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), buffers.srcs, buffers.dsts,
+    cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, buffers.srcs, buffers.dsts,
                        std::span<const CopyOptions>(three));
   });
   EXPECT_TRUE(contains(thrown, "3 CopyOptions for 4 copies")) << thrown;
@@ -330,7 +331,7 @@ TEST(TestOptionsEncoding, test_sequence_is_never_broadcast) {
   const std::vector<cuwrap::CopyOp> ops(4, cuwrap::CopyOp{0x1000, 0x2000, 16});
   const std::vector<CopyOptions> two(2);
   const std::string thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), std::span<const cuwrap::CopyOp>(ops),
+    cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, std::span<const cuwrap::CopyOp>(ops),
                        std::span<const CopyOptions>(two));
   });
   EXPECT_TRUE(contains(thrown, "2 CopyOptions for 4 copies")) << thrown;

@@ -11,6 +11,7 @@
 #include <cuwrap/cuwrap.hpp>
 
 #include "copy_batch_fixture.hpp"
+#include "fake_buffer.hpp"
 
 #include <cuda.h>
 
@@ -173,7 +174,7 @@ TEST_F(test_copy_single_options, test_default_stream_token_accepted_with_options
   for (const bool legacy : {true, false}) {
     SCOPED_TRACE(legacy ? "legacy" : "per_thread");
     const StreamRef token =
-        legacy ? StreamRef::legacy() : StreamRef(cuwrap::kPerThreadDefaultStream);
+        legacy ? cuwrap::kLegacyDefaultStream : StreamRef(cuwrap::kPerThreadDefaultStream);
     Buffer src = pinned(kSize);
     set_buffer(src, ++value);
     Buffer dst = pinned(kSize);
@@ -258,9 +259,10 @@ TEST(test_copy_single_options_cpu, test_copy_to_rejects_invalid_options_type) {
   static_assert(!CopyToTakes<std::string> && !CopyFromTakes<std::string>);
   // The checks a copy with options makes before the driver still hold on the legacy
   // default stream (where it is a plain copy): sizes must match.
-  const Buffer src = Buffer::from_handle(0x1000, 16);
-  Buffer dst = Buffer::from_handle(0x3000, 24);
-  EXPECT_THROW(src.copy_to(dst, StreamRef::legacy(), CopyOptions{}), std::invalid_argument);
+  const Buffer src = cuwrap::testing::fake_buffer(0x1000, 16);
+  Buffer dst = cuwrap::testing::fake_buffer(0x3000, 24);
+  EXPECT_THROW(src.copy_to(dst, cuwrap::kLegacyDefaultStream, CopyOptions{}),
+               std::invalid_argument);
   EXPECT_THROW(src.copy_to(dst, cuwrap::kPerThreadDefaultStream, CopyOptions{}),
                std::invalid_argument);
 }

@@ -215,7 +215,7 @@ void expect_scalar_arrives(const cuwrap::ObjectCode& code, const cuwrap::Device&
   cuwrap::Buffer buffer = resource.allocate(sizeof(T));
   buffer.host_span<T>()[0] = T{};
   const cuwrap::Kernel kernel = code.get_kernel("write_scalar<" + cpp_type + ">");
-  const cuwrap::Stream stream = device.default_stream();
+  const cuwrap::StreamRef stream = device.default_stream();
   cuwrap::launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel,
                  reinterpret_cast<T*>(buffer.handle()), value);
   stream.sync();

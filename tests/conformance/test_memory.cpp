@@ -21,6 +21,7 @@
 namespace {
 
 using cuwrap::Buffer;
+using cuwrap::BufferRef;
 using cuwrap::Device;
 using cuwrap::MemoryResource;
 using cuwrap::StreamRef;
@@ -35,11 +36,10 @@ class DummyDeviceMemoryResource : public MemoryResource {
   bool is_host_accessible() const override { return false; }
   int device_id() const override { return 0; }
 
- protected:
-  Buffer do_allocate(std::size_t size, StreamRef /*stream*/) override {
-    return Buffer::from_handle(driver::cuMemAlloc(size), size, this);
+  Buffer allocate(std::size_t size, StreamRef /*stream*/) override {
+    return Buffer::adopt(driver::cuMemAlloc(size), size, this);
   }
-  void do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef /*stream*/) override {
+  void deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef /*stream*/) override {
     driver::cuMemFree(ptr);
   }
 };
@@ -50,12 +50,11 @@ class DummyHostMemoryResource : public MemoryResource {
   bool is_device_accessible() const override { return false; }
   bool is_host_accessible() const override { return true; }
 
- protected:
-  Buffer do_allocate(std::size_t size, StreamRef /*stream*/) override {
+  Buffer allocate(std::size_t size, StreamRef /*stream*/) override {
     auto* bytes = new std::byte[size == 0 ? 1 : size];
-    return Buffer::from_handle(reinterpret_cast<CUdeviceptr>(bytes), size, this);
+    return Buffer::adopt(reinterpret_cast<CUdeviceptr>(bytes), size, this);
   }
-  void do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef /*stream*/) override {
+  void deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef /*stream*/) override {
     delete[] reinterpret_cast<std::byte*>(ptr);
   }
 };
@@ -67,11 +66,10 @@ class DummyUnifiedMemoryResource : public MemoryResource {
   bool is_host_accessible() const override { return true; }
   int device_id() const override { return 0; }
 
- protected:
-  Buffer do_allocate(std::size_t size, StreamRef /*stream*/) override {
-    return Buffer::from_handle(driver::cuMemAllocManaged(size, CU_MEM_ATTACH_GLOBAL), size, this);
+  Buffer allocate(std::size_t size, StreamRef /*stream*/) override {
+    return Buffer::adopt(driver::cuMemAllocManaged(size, CU_MEM_ATTACH_GLOBAL), size, this);
   }
-  void do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef /*stream*/) override {
+  void deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef /*stream*/) override {
     driver::cuMemFree(ptr);
   }
 };
@@ -82,12 +80,10 @@ class DummyPinnedMemoryResource : public MemoryResource {
   bool is_device_accessible() const override { return true; }
   bool is_host_accessible() const override { return true; }
 
- protected:
-  Buffer do_allocate(std::size_t size, StreamRef /*stream*/) override {
-    return Buffer::from_handle(reinterpret_cast<CUdeviceptr>(driver::cuMemAllocHost(size)), size,
-                               this);
+  Buffer allocate(std::size_t size, StreamRef /*stream*/) override {
+    return Buffer::adopt(reinterpret_cast<CUdeviceptr>(driver::cuMemAllocHost(size)), size, this);
   }
-  void do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef /*stream*/) override {
+  void deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef /*stream*/) override {
     driver::cuMemFreeHost(reinterpret_cast<void*>(ptr));
   }
 };
@@ -277,7 +273,8 @@ TEST_F(test_memory, test_buffer_close) {
 
 TEST_F(test_memory, test_buffer_external_host) {
   std::vector<std::byte> bytes(20);
-  Buffer buffer = Buffer::from_handle(reinterpret_cast<CUdeviceptr>(bytes.data()), bytes.size());
+  BufferRef buffer =
+      BufferRef::from_handle(reinterpret_cast<CUdeviceptr>(bytes.data()), bytes.size());
   EXPECT_FALSE(buffer.is_device_accessible());
   EXPECT_TRUE(buffer.is_host_accessible());
   EXPECT_EQ(buffer.device_id(), -1);
@@ -301,7 +298,7 @@ TEST_F(test_memory_external, test_buffer_external_device) {
     owner.set_current();
     Buffer original = owner.allocate(32);
     make_current(change_device);
-    Buffer buffer = Buffer::from_handle(original.handle(), 32);
+    BufferRef buffer = BufferRef::from_handle(original.handle(), 32);
     EXPECT_TRUE(buffer.is_device_accessible());
     EXPECT_FALSE(buffer.is_host_accessible());
     EXPECT_EQ(buffer.device_id(), last_ordinal());
@@ -317,7 +314,7 @@ TEST_F(test_memory_external, test_buffer_external_pinned_alloc) {
     DummyPinnedMemoryResource mr;
     Buffer original = mr.allocate(32);
     make_current(change_device);
-    Buffer buffer = Buffer::from_handle(original.handle(), 32);
+    BufferRef buffer = BufferRef::from_handle(original.handle(), 32);
     EXPECT_TRUE(buffer.is_device_accessible());
     EXPECT_TRUE(buffer.is_host_accessible());
     EXPECT_EQ(buffer.device_id(), last_ordinal());
@@ -332,7 +329,7 @@ TEST_F(test_memory_external, test_buffer_external_pinned_registered) {
     Device(last_ordinal()).set_current();
     std::vector<std::byte> bytes(20);
     const auto ptr = reinterpret_cast<CUdeviceptr>(bytes.data());
-    Buffer plain = Buffer::from_handle(ptr, bytes.size());
+    BufferRef plain = BufferRef::from_handle(ptr, bytes.size());
     EXPECT_FALSE(plain.is_device_accessible());
     EXPECT_TRUE(plain.is_host_accessible());
     EXPECT_EQ(plain.device_id(), -1);
@@ -340,7 +337,7 @@ TEST_F(test_memory_external, test_buffer_external_pinned_registered) {
 
     driver::cuMemHostRegister(bytes.data(), bytes.size(), 0);
     make_current(change_device);
-    Buffer registered = Buffer::from_handle(ptr, bytes.size());
+    BufferRef registered = BufferRef::from_handle(ptr, bytes.size());
     EXPECT_TRUE(registered.is_device_accessible());
     EXPECT_TRUE(registered.is_host_accessible());
     EXPECT_EQ(registered.device_id(), last_ordinal());
@@ -355,7 +352,7 @@ TEST_F(test_memory_external, test_buffer_external_managed) {
     Device(last_ordinal()).set_current();
     const CUdeviceptr ptr = driver::cuMemAllocManaged(32, CU_MEM_ATTACH_GLOBAL);
     make_current(change_device);
-    Buffer buffer = Buffer::from_handle(ptr, 32);
+    BufferRef buffer = BufferRef::from_handle(ptr, 32);
     EXPECT_TRUE(buffer.is_device_accessible());
     EXPECT_TRUE(buffer.is_host_accessible());
     EXPECT_EQ(buffer.device_id(), last_ordinal());

@@ -107,9 +107,8 @@ TEST_F(test_stream, test_stream_context) {
 // A stream made elsewhere (here: a raw handle, as another library would hand it over).
 TEST_F(test_stream, test_stream_from_foreign_stream) {
   const Stream other = device().create_stream(StreamOptions{});
-  const Stream stream = Stream::from_handle(other.handle());
+  const StreamRef stream = StreamRef::from_handle(other.handle());
   EXPECT_EQ(other, stream);
-  EXPECT_FALSE(stream.is_owning());
   EXPECT_EQ(stream.device(), device());
   EXPECT_NE(stream.context(), nullptr);
   const StreamRef ref = other.handle();
@@ -118,28 +117,27 @@ TEST_F(test_stream, test_stream_from_foreign_stream) {
 
 // Stream.from_handle(0) is the legacy default stream; it needs no driver call.
 TEST(test_stream_cpu, test_stream_from_handle) {
-  const Stream stream = Stream::from_handle(nullptr);
-  EXPECT_TRUE(stream.is_open());
+  const StreamRef stream = StreamRef::from_handle(nullptr);
+  EXPECT_EQ(stream, cuwrap::kLegacyDefaultStream);
   EXPECT_TRUE(stream.is_default());
-  EXPECT_FALSE(stream.is_owning());
 }
 
 TEST(test_stream_cpu, test_legacy_default_stream) {
-  const Stream& stream = cuwrap::legacy_default_stream();
+  const StreamRef stream = cuwrap::kLegacyDefaultStream;
   EXPECT_TRUE(stream.is_default());
-  EXPECT_EQ(StreamRef(stream), StreamRef::legacy());
+  EXPECT_EQ(StreamRef(stream), cuwrap::kLegacyDefaultStream);
 }
 
 TEST(test_stream_cpu, test_per_thread_default_stream) {
-  const Stream& stream = cuwrap::per_thread_default_stream();
+  const StreamRef stream = cuwrap::kPerThreadDefaultStream;
   EXPECT_TRUE(stream.is_default());
-  EXPECT_EQ(StreamRef(stream), StreamRef::per_thread());
-  EXPECT_NE(StreamRef::per_thread(), StreamRef::legacy());
+  EXPECT_EQ(StreamRef(stream), cuwrap::kPerThreadDefaultStream);
+  EXPECT_NE(cuwrap::kPerThreadDefaultStream, cuwrap::kLegacyDefaultStream);
 }
 
 TEST_F(test_stream, test_stream_equality_same_handle) {
   const Stream s1 = device().create_stream();
-  const Stream s2 = Stream::from_handle(s1.handle());
+  const StreamRef s2 = StreamRef::from_handle(s1.handle());
   EXPECT_EQ(s1, s2);
 }
 
@@ -156,7 +154,7 @@ TEST_F(test_stream, test_stream_equality_reflexive) {
 
 TEST_F(test_stream, test_stream_equality_symmetric) {
   const Stream s1 = device().create_stream();
-  const Stream s2 = Stream::from_handle(s1.handle());
+  const StreamRef s2 = StreamRef::from_handle(s1.handle());
   EXPECT_TRUE(s1 == s2);
   EXPECT_TRUE(s2 == s1);
 }
@@ -171,15 +169,15 @@ TEST(test_stream_cpu, test_stream_type_safety) {
 TEST_F(test_stream, test_stream_not_equal_operator) {
   const Stream s1 = device().create_stream();
   const Stream s2 = device().create_stream();
-  const Stream s3 = Stream::from_handle(s1.handle());
+  const StreamRef s3 = StreamRef::from_handle(s1.handle());
   EXPECT_TRUE(s1 != s2);
   EXPECT_FALSE(s1 != s3);
 }
 
 // Device.default_stream is the same stream each time.
 TEST_F(test_stream, test_default_stream_consistency) {
-  const Stream default1 = device().default_stream();
-  const Stream default2 = device().default_stream();
+  const StreamRef default1 = device().default_stream();
+  const StreamRef default2 = device().default_stream();
   EXPECT_EQ(default1, default2);
   EXPECT_TRUE(default1.is_default());
 }

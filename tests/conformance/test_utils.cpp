@@ -6,6 +6,7 @@
 
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "fake_buffer.hpp"
 
 #include <cstdint>
 #include <span>
@@ -86,7 +87,7 @@ TEST_F(test_utils_gpu, test_from_buffer) {
 
 // Checked before anything else: no GPU needed (the buffer's address is never used).
 TEST(test_utils, test_from_buffer_too_small) {
-  const cuwrap::Buffer buffer = cuwrap::Buffer::from_handle(0x10000, 20);
+  const cuwrap::Buffer buffer = cuwrap::testing::fake_buffer(0x10000, 20);
   const std::int64_t shape[] = {5, 4};
   const std::string thrown = thrown_message<std::invalid_argument>([&] {
     static_cast<void>(
@@ -97,7 +98,7 @@ TEST(test_utils, test_from_buffer_too_small) {
 }
 
 TEST(test_utils, test_from_buffer_disallowed_negative_offset) {
-  const cuwrap::Buffer buffer = cuwrap::Buffer::from_handle(0x10000, 20);
+  const cuwrap::Buffer buffer = cuwrap::testing::fake_buffer(0x10000, 20);
   const std::int64_t shape[] = {5, 4};
   const std::int64_t strides[] = {-4, 1};
   const std::string thrown = thrown_message<std::invalid_argument>([&] {

@@ -111,7 +111,7 @@ TEST_F(NvccLaunch, ClusterLaunchOnSm90) {
 }
 
 TEST_F(NvccLaunch, DefaultStreamWorks) {
-  const cuwrap::Stream s = device().default_stream();
+  const cuwrap::StreamRef s = device().default_stream();
   cuwrap::Buffer counter = device().allocate(sizeof(unsigned), s);
   counter.fill(std::uint8_t{0}, s);
   cuwrap::launch(s, {.grid = 3, .block = 32}, count, counter);

@@ -31,7 +31,7 @@ static_assert(std::is_nothrow_destructible_v<Stream> && std::is_nothrow_destruct
 // Options and configuration aggregates with their defaults.
 static_assert(StreamOptions{}.nonblocking && StreamOptions{}.priority == 0);
 static_assert(!EventOptions{}.enable_timing && !EventOptions{}.blocking_sync &&
-              !EventOptions{}.ipc_enabled && !EventOptions{}.busy_waited_sync);
+              !EventOptions{}.ipc_enabled);
 // The fields in cuda.core 1.3's order: positional and designated initialisers both work.
 static_assert(EventOptions{true, true, false}.blocking_sync &&
               !EventOptions{true, true, false}.ipc_enabled);
@@ -61,7 +61,7 @@ static_assert(std::is_same_v<decltype(std::declval<const Device&>().create_graph
 static_assert(std::is_same_v<decltype(std::declval<const Device&>().can_access_peer(std::declval<const Device&>())), bool>);
 
 // Stream and Event.
-static_assert(std::is_same_v<decltype(Stream::from_handle(CUstream{})), Stream>);
+static_assert(std::is_same_v<decltype(Stream::from_handle(CUstream{})), StreamRef>);
 static_assert(std::is_same_v<decltype(std::declval<const Stream&>().is_done()), bool>);
 static_assert(std::is_same_v<decltype(std::declval<const Stream&>().record()), Event>);
 static_assert(std::is_same_v<decltype(std::declval<const Stream&>().handle()), CUstream>);
@@ -78,14 +78,19 @@ static_assert(std::is_constructible_v<DeviceMemoryResource, Device>);
 static_assert(std::is_default_constructible_v<PinnedMemoryResource> &&
               std::is_default_constructible_v<LegacyPinnedMemoryResource> &&
               std::is_default_constructible_v<ManagedMemoryResource>);
-static_assert(std::is_same_v<decltype(Buffer::from_handle(CUdeviceptr{}, 1)), Buffer>);
+static_assert(std::is_same_v<decltype(Buffer::from_handle(CUdeviceptr{}, 1)), BufferRef>);
 static_assert(std::is_same_v<decltype(std::declval<const Buffer&>().size()), std::size_t>);
 static_assert(std::is_same_v<decltype(std::declval<const Buffer&>().handle()), CUdeviceptr>);
-static_assert(std::is_invocable_v<decltype(static_cast<void (Buffer::*)(std::span<const std::byte>, const Stream&)>(&Buffer::copy_from)), Buffer&, std::span<const std::byte>, const Stream&>);
-static_assert(std::is_invocable_v<decltype(static_cast<void (Buffer::*)(std::span<std::byte>, const Stream&) const>(&Buffer::copy_to)), const Buffer&, std::span<std::byte>, const Stream&>);
-static_assert(std::is_invocable_v<decltype(static_cast<void (Buffer::*)(Buffer&, const Stream&) const>(&Buffer::copy_to)), const Buffer&, Buffer&, const Stream&>);
-static_assert(std::is_invocable_v<decltype(static_cast<void (Buffer::*)(const Buffer&, const Stream&)>(&Buffer::copy_from)), Buffer&, const Buffer&, const Stream&>);
-static_assert(std::is_invocable_v<decltype(static_cast<void (Buffer::*)(std::uint8_t, const Stream&)>(&Buffer::fill)), Buffer&, std::uint8_t, const Stream&>);
+// API.md's calls with a Stream: a Stream passes as the StreamRef the operations take.
+static_assert(requires(Buffer & b, const Buffer& c, std::span<const std::byte> in,
+                       std::span<std::byte> out, const Stream& s) {
+  b.copy_from(in, s);
+  c.copy_to(out, s);
+  c.copy_to(b, s);
+  b.copy_from(c, s);
+  b.fill(std::uint8_t{1}, s);
+  b.close(s);
+});
 
 // Program, ObjectCode, Kernel, launch, Linker.
 static_assert(std::is_constructible_v<Program, std::string, CodeType, ProgramOptions>);

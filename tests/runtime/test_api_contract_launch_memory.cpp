@@ -99,8 +99,8 @@ static_assert(std::is_same_v<decltype(std::declval<DeviceMemoryResource&>().set_
                              void>);
 static_assert(std::is_same_v<decltype(DeviceMemoryResource::from_handle(CUmemoryPool{})),
                              DeviceMemoryResource>);
-static_assert(std::is_same_v<decltype(DeviceMemoryResource::from_handle(CUmemoryPool{}, true)),
-                             DeviceMemoryResource>);
+static_assert(
+    std::is_same_v<decltype(DeviceMemoryResource::adopt(CUmemoryPool{})), DeviceMemoryResource>);
 static_assert(std::is_same_v<decltype(std::declval<const StreamRef&>().attach(
                                  std::declval<BufferRef>(), CU_MEM_ATTACH_SINGLE)),
                              void>);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_buffer.hpp"
 #include "release_failures.hpp"
 
 #include <array>
@@ -43,11 +44,11 @@ std::vector<Free>& frees() {
 // A user resource that allocates nothing real and records its frees.
 class UserResource : public cuwrap::MemoryResource {
  public:
-  Buffer allocate(std::size_t size, const cuwrap::Stream& stream) override {
+  Buffer allocate(std::size_t size, cuwrap::StreamRef stream) override {
     allocated_on.push_back(stream.handle());
-    return Buffer::from_handle(kFakePointer, size, this, stream);
+    return Buffer::adopt(kFakePointer, size, this, stream);
   }
-  void deallocate(CUdeviceptr ptr, std::size_t size, const cuwrap::Stream& stream) override {
+  void deallocate(CUdeviceptr ptr, std::size_t size, cuwrap::StreamRef stream) override {
     frees().push_back({ptr, size, stream.handle(), false});
   }
   bool is_device_accessible() const override { return true; }
@@ -130,7 +131,7 @@ TEST(BufferOutlivesResource, DetachedDeallocateFreesOnTheBuffersStream) {
   {
     DetachableResource mr;
     buffer = mr.allocate(32, kLegacyDefaultStream);
-    other = Buffer::from_handle(kFakePointer + 64, 8, &mr);
+    other = Buffer::adopt(kFakePointer + 64, 8, &mr);
   }
   EXPECT_EQ(buffer.memory_resource(), nullptr);
   buffer.close();
@@ -187,8 +188,8 @@ TEST(BufferOutlivesResource, BuiltInResourcesLeaveAWayToFree) {
   {
     cuwrap::ManagedMemoryResource managed_mr;
     cuwrap::LegacyPinnedMemoryResource legacy_mr;
-    managed = Buffer::from_handle(0, 0, &managed_mr);
-    legacy = Buffer::from_handle(0, 0, &legacy_mr);
+    managed = Buffer::adopt(0, 0, &managed_mr);
+    legacy = Buffer::adopt(0, 0, &legacy_mr);
   }
   EXPECT_EQ(managed.memory_resource(), nullptr);
   managed.close();
@@ -260,7 +261,7 @@ std::string invalid_argument_message(const std::function<void()>& call) {
 }
 
 TEST(FillWidth, BadWidthValueOrSizeThrowsBeforeTheDriver) {
-  Buffer six = Buffer::from_handle(kFakePointer, 6);
+  Buffer six = cuwrap::testing::fake_buffer(kFakePointer, 6);
   for (const int width : {0, 3, 8, -1}) {
     const std::string what =
         invalid_argument_message([&] { six.fill(0, width, kLegacyDefaultStream); });
@@ -279,7 +280,7 @@ TEST(FillWidth, BadWidthValueOrSizeThrowsBeforeTheDriver) {
 }
 
 TEST(FillWidth, AnIntOutsideAByteThrowsNamingItBeforeTheDriver) {
-  Buffer four = Buffer::from_handle(kFakePointer, 4);
+  Buffer four = cuwrap::testing::fake_buffer(kFakePointer, 4);
   for (const int value : {256, -1, 0x12345678}) {
     const std::string what =
         invalid_argument_message([&] { four.fill(value, kLegacyDefaultStream); });
@@ -297,11 +298,10 @@ TEST(Slice, IsANonOwningViewOfTheRange) {
   UserResource mr;
   Buffer whole = mr.allocate(264, kLegacyDefaultStream);
   {
-    Buffer part = whole.slice(256, 8);
+    const cuwrap::BufferRef part = whole.slice(256, 8);  // a view: nothing to free
     EXPECT_EQ(part.handle(), kFakePointer + 256);
     EXPECT_EQ(part.size(), 8u);
-    EXPECT_EQ(part.memory_resource(), nullptr);
-    Buffer empty_at_end = whole.slice(264, 0);
+    const cuwrap::BufferRef empty_at_end = whole.slice(264, 0);
     EXPECT_EQ(empty_at_end.size(), 0u);
   }
   EXPECT_TRUE(frees().empty());  // a part never frees
@@ -309,7 +309,7 @@ TEST(Slice, IsANonOwningViewOfTheRange) {
 }
 
 TEST(Slice, ARangePastTheEndThrowsNamingIt) {
-  const Buffer whole = Buffer::from_handle(kFakePointer, 264);
+  const Buffer whole = cuwrap::testing::fake_buffer(kFakePointer, 264);
   std::string what = invalid_argument_message([&] { static_cast<void>(whole.slice(260, 8)); });
   EXPECT_NE(what.find("offset 260 and count 8"), std::string::npos) << what;
   EXPECT_NE(what.find("264 bytes"), std::string::npos) << what;
@@ -324,8 +324,8 @@ TEST(Slice, ARangePastTheEndThrowsNamingIt) {
 }
 
 TEST(Slice, CopiesBetweenPartsCheckTheirSizes) {
-  Buffer a = Buffer::from_handle(kFakePointer, 16);
-  Buffer b = Buffer::from_handle(kFakePointer + 64, 16);
+  Buffer a = cuwrap::testing::fake_buffer(kFakePointer, 16);
+  Buffer b = cuwrap::testing::fake_buffer(kFakePointer + 64, 16);
   // A part is a temporary: copy_to accepts one as the destination.
   EXPECT_THROW(a.slice(0, 4).copy_to(b.slice(0, 8), kLegacyDefaultStream), std::invalid_argument);
   EXPECT_THROW(b.slice(0, 8).copy_from(a.slice(0, 4), kLegacyDefaultStream), std::invalid_argument);
@@ -337,7 +337,7 @@ TEST(Slice, CopiesBetweenPartsCheckTheirSizes) {
 // those of a static extent too (a C array, std::array, std::span<T, N>): a static extent
 // once picked the range template again, recursing until the stack ran out.
 TEST(Slice, RangesOfAStaticExtentReachTheSizeCheck) {
-  Buffer a = Buffer::from_handle(kFakePointer, 16);
+  Buffer a = cuwrap::testing::fake_buffer(kFakePointer, 16);
   std::array<std::uint8_t, 8> array{};
   std::uint16_t c_array[3] = {};
   std::span<std::byte, 8> fixed(reinterpret_cast<std::byte*>(array.data()), 8);
@@ -435,7 +435,7 @@ TEST(SmallAsymmetries, OnlyImportedBuffersAreMapped) {
   UserResource mr;
   Buffer buffer = mr.allocate(8, kLegacyDefaultStream);
   EXPECT_FALSE(buffer.is_mapped());
-  EXPECT_FALSE(Buffer::from_handle(kFakePointer, 8).is_mapped());
+  EXPECT_FALSE(cuwrap::testing::fake_buffer(kFakePointer, 8).is_mapped());
   EXPECT_FALSE(Buffer().is_mapped());
 }
 

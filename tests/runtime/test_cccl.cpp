@@ -34,9 +34,9 @@ TEST(NoGpuCccl, StreamRefRoundTripKeepsTheHandle) {
   EXPECT_EQ(back.handle(), handle);
   EXPECT_EQ(cccl_function(ref), handle);
   EXPECT_EQ(cuwrap_function(cuda::stream_ref{handle}), handle);
-  const cuwrap::Stream per_thread = cuwrap::Stream::from_handle(CU_STREAM_PER_THREAD);
+  const cuwrap::StreamRef per_thread = cuwrap::StreamRef::from_handle(CU_STREAM_PER_THREAD);
   EXPECT_EQ(cccl_function(per_thread), CU_STREAM_PER_THREAD);
-  EXPECT_EQ(cccl_function(cuwrap::StreamRef::legacy()), CU_STREAM_LEGACY);
+  EXPECT_EQ(cccl_function(cuwrap::kLegacyDefaultStream), CU_STREAM_LEGACY);
 #else
   GTEST_SKIP() << "<cuda/stream_ref> not found: no CCCL in this toolkit's include path";
 #endif

@@ -140,7 +140,7 @@ class HostResource : public cuwrap::MemoryResource {
   using MemoryResource::allocate;
   explicit HostResource(std::size_t offset = 0) : offset_(offset) {}
 
-  cuwrap::Buffer allocate(std::size_t size, const cuwrap::Stream& stream) override {
+  cuwrap::Buffer allocate(std::size_t size, cuwrap::StreamRef stream) override {
     void* block = std::aligned_alloc(512, round_up(size + offset_));
     if (block == nullptr) {
       throw std::bad_alloc();
@@ -148,9 +148,9 @@ class HostResource : public cuwrap::MemoryResource {
     ++allocations;
     last_stream = stream.handle();
     const auto ptr = reinterpret_cast<CUdeviceptr>(block) + offset_;
-    return cuwrap::Buffer::from_handle(ptr, size, this, stream);
+    return cuwrap::Buffer::adopt(ptr, size, this, stream);
   }
-  void deallocate(CUdeviceptr ptr, std::size_t size, const cuwrap::Stream& stream) override {
+  void deallocate(CUdeviceptr ptr, std::size_t size, cuwrap::StreamRef stream) override {
     if (fail_deallocate) {
       throw std::runtime_error("HostResource: deallocate fails on purpose");
     }
@@ -276,7 +276,7 @@ TEST(CcclResourceHost, ErrorsOfTheResourcePassThrough) {
 
 TEST(StreamOrderedAllocatorHost, AllocatesElementsFromTheResourceOnItsStream) {
   HostResource host;
-  const cuwrap::Stream& stream = cuwrap::kLegacyDefaultStream;  // no driver call to name it
+  const cuwrap::StreamRef stream = cuwrap::kLegacyDefaultStream;  // no driver call to name it
   cuwrap::StreamOrderedAllocator<double> alloc(host, stream);
   double* p = alloc.allocate(10);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % alignof(double), 0U);

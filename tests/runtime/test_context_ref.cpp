@@ -103,7 +103,7 @@ TEST(ContextRefGpu, ClosedContextRefusesEveryOperation) {
   CUWRAP_REQUIRE_GPU();
   cuwrap::Context ctx = Device(0).create_context({});
   cuwrap::Context moved = std::move(ctx);
-  EXPECT_TRUE(ctx.is_closed());  // NOLINT(bugprone-use-after-move)
+  EXPECT_FALSE(ctx.is_open());  // NOLINT(bugprone-use-after-move)
   EXPECT_THROW(static_cast<void>(ctx.limit(CU_LIMIT_STACK_SIZE)), std::logic_error);
   EXPECT_THROW(static_cast<void>(ctx.make_current()), std::logic_error);
   EXPECT_THROW(ctx.sync(), std::logic_error);

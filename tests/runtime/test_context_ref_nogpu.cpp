@@ -68,8 +68,8 @@ TEST(ContextRefNoGpu, EqualityAndHashFollowTheHandle) {
 TEST(StreamRefNoGpu, EqualityAndHashKeyUnorderedContainers) {
   const cuwrap::StreamRef a(fake_handle<CUstream>(0x3000));
   const cuwrap::StreamRef same(fake_handle<CUstream>(0x3000));
-  std::unordered_set<cuwrap::StreamRef> set{a, same, cuwrap::StreamRef::legacy(),
-                                            cuwrap::StreamRef::per_thread()};
+  std::unordered_set<cuwrap::StreamRef> set{a, same, cuwrap::kLegacyDefaultStream,
+                                            cuwrap::kPerThreadDefaultStream};
   EXPECT_EQ(set.size(), 3U);
   EXPECT_EQ(set.count(cuwrap::StreamRef(fake_handle<CUstream>(0x3000))), 1U);
   EXPECT_EQ(set.count(cuwrap::StreamRef(fake_handle<CUstream>(0x4000))), 0U);

@@ -8,6 +8,7 @@
 #include "bytes.hpp"
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "fake_buffer.hpp"
 
 #include <algorithm>
 #include <array>
@@ -28,10 +29,10 @@ using cuwrap::testing::thrown_message;
 
 // Non-owning buffers over addresses that are never dereferenced: the checks run first.
 TEST(CopyBatchChecks, MismatchedSizesNameTheIndexAndBothSizes) {
-  const Buffer s0 = Buffer::from_handle(0x1000, 16);
-  const Buffer s1 = Buffer::from_handle(0x2000, 32);
-  Buffer d0 = Buffer::from_handle(0x3000, 16);
-  Buffer d1 = Buffer::from_handle(0x4000, 24);
+  const Buffer s0 = cuwrap::testing::fake_buffer(0x1000, 16);
+  const Buffer s1 = cuwrap::testing::fake_buffer(0x2000, 32);
+  Buffer d0 = cuwrap::testing::fake_buffer(0x3000, 16);
+  Buffer d1 = cuwrap::testing::fake_buffer(0x4000, 24);
   const std::vector<const Buffer*> srcs{&s0, &s1};
   const std::vector<Buffer*> dsts{&d0, &d1};
   const std::string message = thrown_message<std::invalid_argument>(
@@ -40,8 +41,8 @@ TEST(CopyBatchChecks, MismatchedSizesNameTheIndexAndBothSizes) {
 }
 
 TEST(CopyBatchChecks, CountsNullAndClosedBuffers) {
-  const Buffer s0 = Buffer::from_handle(0x1000, 16);
-  Buffer d0 = Buffer::from_handle(0x3000, 16);
+  const Buffer s0 = cuwrap::testing::fake_buffer(0x1000, 16);
+  Buffer d0 = cuwrap::testing::fake_buffer(0x3000, 16);
   const std::vector<const Buffer*> one_src{&s0};
   const std::vector<Buffer*> no_dst;
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
@@ -86,8 +87,8 @@ TEST(CopyBatchChecks, EmptyListsAreRefused) {
 
 // Buffer::copy_to with options is a copy_batch of one: its checks come first.
 TEST(CopyBatchChecks, BufferCopyWithOptionsChecksAsCopyBatch) {
-  const Buffer src = Buffer::from_handle(0x1000, 16);
-  Buffer dst = Buffer::from_handle(0x3000, 24);
+  const Buffer src = cuwrap::testing::fake_buffer(0x1000, 16);
+  Buffer dst = cuwrap::testing::fake_buffer(0x3000, 24);
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
                          src.copy_to(dst, cuwrap::kPerThreadDefaultStream, cuwrap::CopyOptions{});
                        }),
@@ -118,9 +119,10 @@ TEST(CopyBatchChecks, TheLegacyDefaultStreamIsRefused) {
 // The range forms: any range of Buffers (not only pointers), host memory on either side.
 TEST(CopyBatchChecks, RangesOfBuffersAndHostMemoryNameTheIndexAndBothSizes) {
   std::vector<Buffer> srcs;
-  srcs.push_back(Buffer::from_handle(0x1000, 16));
-  srcs.push_back(Buffer::from_handle(0x2000, 32));
-  std::array<Buffer, 2> dsts{Buffer::from_handle(0x3000, 16), Buffer::from_handle(0x4000, 24)};
+  srcs.push_back(cuwrap::testing::fake_buffer(0x1000, 16));
+  srcs.push_back(cuwrap::testing::fake_buffer(0x2000, 32));
+  std::array<Buffer, 2> dsts{cuwrap::testing::fake_buffer(0x3000, 16),
+                             cuwrap::testing::fake_buffer(0x4000, 24)};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
                          cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, dsts);
                        }),

@@ -7,6 +7,7 @@
 
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "fake_buffer.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <algorithm>
@@ -122,12 +123,12 @@ TEST(DeviceSpan, BufferRefAsChecksSizeAndAlignment) {
 }
 
 TEST(DeviceSpan, BufferAsViewsTheWholeBuffer) {
-  const cuwrap::Buffer buffer = cuwrap::Buffer::from_handle(0x8000, 24);
+  const cuwrap::Buffer buffer = cuwrap::testing::fake_buffer(0x8000, 24);
   const DeviceSpan<std::uint16_t> halves = buffer.as<std::uint16_t>();
   EXPECT_EQ(halves.size(), 12U);
   EXPECT_EQ(halves.handle(), 0x8000U);
   EXPECT_EQ(buffer.as<double>().size(), 3U);
-  EXPECT_THROW((void)cuwrap::Buffer::from_handle(0x8000, 20).as<double>(), std::invalid_argument)
+  EXPECT_THROW((void)cuwrap::testing::fake_buffer(0x8000, 20).as<double>(), std::invalid_argument)
       << "20 bytes are no whole number of doubles";
   EXPECT_THROW((void)cuwrap::Buffer().as<float>(), std::logic_error);
 }

@@ -37,11 +37,12 @@ constexpr DLDataType kFloat32{kDLFloat, 32, 1};
 template <class Base>
 class HostBacked : public Base {
  public:
-  Buffer allocate(std::size_t size, const cuwrap::Stream& /*stream*/) override {
+  Buffer allocate(std::size_t size, cuwrap::StreamRef /*stream*/) override {
     storage_.emplace_back(size);
-    return Buffer::from_handle(reinterpret_cast<CUdeviceptr>(storage_.back().data()), size, this);
+    return Buffer::adopt(reinterpret_cast<CUdeviceptr>(storage_.back().data()), size, this);
   }
-  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const cuwrap::Stream& /*stream*/) override {
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
+                  cuwrap::StreamRef /*stream*/) override {
     ++frees;
   }
   int frees = 0;
@@ -180,7 +181,7 @@ TEST(DLPackImport, RoundTripViewsTheSameMemoryAndDeletesOnce) {
     EXPECT_EQ(std::vector<std::int64_t>(imported.shape().begin(), imported.shape().end()),
               (std::vector<std::int64_t>{2, 3}));
     EXPECT_TRUE(imported.is_contiguous());
-    const Buffer view = imported.buffer();
+    const cuwrap::BufferRef view = imported.buffer();
     EXPECT_EQ(view.handle(), address);
     EXPECT_EQ(view.size(), 12U);
     EXPECT_EQ(mr.frees, 0);

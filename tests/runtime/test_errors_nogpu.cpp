@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fake_buffer.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -40,12 +42,12 @@ std::string logic_error_message(F&& f) {
 }
 
 TEST(NoGpuBuffer, ClosedBufferOperationsThrowLogicError) {
-  Buffer buffer = Buffer::from_handle(kFakePointer, 64);
-  Buffer other = Buffer::from_handle(kOtherFakePointer, 64);
+  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 64);
+  Buffer other = cuwrap::testing::fake_buffer(kOtherFakePointer, 64);
   EXPECT_TRUE(buffer.is_open());
   EXPECT_EQ(buffer.size(), 64u);
   EXPECT_EQ(buffer.handle(), kFakePointer);
-  EXPECT_EQ(buffer.memory_resource(), nullptr);
+  EXPECT_EQ(buffer.memory_resource(), &cuwrap::testing::no_free_resource());
 
   buffer.close();  // non-owning: frees nothing, touches no driver
   EXPECT_FALSE(buffer.is_open());
@@ -83,13 +85,13 @@ TEST(NoGpuBuffer, ClosedBufferOperationsThrowLogicError) {
 }
 
 TEST(NoGpuBuffer, MovedFromBufferIsClosed) {
-  Buffer a = Buffer::from_handle(kFakePointer, 32);
+  Buffer a = cuwrap::testing::fake_buffer(kFakePointer, 32);
   Buffer b = std::move(a);
   EXPECT_FALSE(a.is_open());  // NOLINT(bugprone-use-after-move): that is the point
   EXPECT_TRUE(b.is_open());
   EXPECT_EQ(b.handle(), kFakePointer);
   EXPECT_THROW(static_cast<void>(a.handle()), std::logic_error);
-  Buffer c = Buffer::from_handle(kOtherFakePointer, 16);
+  Buffer c = cuwrap::testing::fake_buffer(kOtherFakePointer, 16);
   c = std::move(b);
   EXPECT_EQ(c.handle(), kFakePointer);
   EXPECT_EQ(c.size(), 32u);
@@ -97,8 +99,8 @@ TEST(NoGpuBuffer, MovedFromBufferIsClosed) {
 }
 
 TEST(NoGpuBuffer, SizeMismatchThrowsInvalidArgumentBeforeAnyDriverCall) {
-  Buffer small = Buffer::from_handle(kFakePointer, 100);
-  Buffer large = Buffer::from_handle(kOtherFakePointer, 200);
+  Buffer small = cuwrap::testing::fake_buffer(kFakePointer, 100);
+  Buffer large = cuwrap::testing::fake_buffer(kOtherFakePointer, 200);
   try {
     small.copy_to(large, kLegacyDefaultStream);
     FAIL() << "copy_to between different sizes did not throw";
@@ -116,9 +118,9 @@ TEST(NoGpuBuffer, SizeMismatchThrowsInvalidArgumentBeforeAnyDriverCall) {
 }
 
 TEST(NoGpuBuffer, FillPatternNeedsMatchingSize) {
-  Buffer odd = Buffer::from_handle(kFakePointer, 6);
+  Buffer odd = cuwrap::testing::fake_buffer(kFakePointer, 6);
   EXPECT_THROW(odd.fill(std::uint32_t{7}, kLegacyDefaultStream), std::invalid_argument);
-  Buffer three = Buffer::from_handle(kFakePointer, 3);
+  Buffer three = cuwrap::testing::fake_buffer(kFakePointer, 3);
   EXPECT_THROW(three.fill(std::uint16_t{7}, kLegacyDefaultStream), std::invalid_argument);
   EXPECT_THROW(three.fill(256, 1, kLegacyDefaultStream), std::invalid_argument);
   EXPECT_THROW(three.fill(-1, 1, kLegacyDefaultStream), std::invalid_argument);
@@ -127,10 +129,10 @@ TEST(NoGpuBuffer, FillPatternNeedsMatchingSize) {
 // A resource that records what it is asked to free; allocates nothing real.
 class RecordingResource : public cuwrap::MemoryResource {
  public:
-  Buffer allocate(std::size_t size, const cuwrap::Stream& stream) override {
-    return Buffer::from_handle(kFakePointer, size, this, stream);
+  Buffer allocate(std::size_t size, cuwrap::StreamRef stream) override {
+    return Buffer::adopt(kFakePointer, size, this, stream);
   }
-  void deallocate(CUdeviceptr ptr, std::size_t size, const cuwrap::Stream& /*stream*/) override {
+  void deallocate(CUdeviceptr ptr, std::size_t size, cuwrap::StreamRef /*stream*/) override {
     freed.emplace_back(ptr, size);
   }
   bool is_device_accessible() const override { return true; }
@@ -142,7 +144,7 @@ class RecordingResource : public cuwrap::MemoryResource {
 TEST(NoGpuBuffer, FromHandleWithResourceFreesExactlyOnce) {
   RecordingResource mr;
   {
-    Buffer buffer = Buffer::from_handle(kFakePointer, 48, &mr);
+    Buffer buffer = Buffer::adopt(kFakePointer, 48, &mr);
     EXPECT_EQ(buffer.memory_resource(), &mr);
     EXPECT_TRUE(buffer.is_device_accessible());
     EXPECT_FALSE(buffer.is_host_accessible());
@@ -163,7 +165,8 @@ TEST(NoGpuBuffer, FromHandleWithResourceFreesExactlyOnce) {
 // A resource whose free fails the way the driver's does.
 class FailingResource : public RecordingResource {
  public:
-  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const cuwrap::Stream& /*stream*/) override {
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
+                  cuwrap::StreamRef /*stream*/) override {
     throw cuwrap::DriverError(CUDA_ERROR_OUT_OF_MEMORY, "cuMemFree");
   }
 };
@@ -193,7 +196,7 @@ class ThrowingResource : public RecordingResource {
  public:
   explicit ThrowingResource(Make make) : make_(make) {}
   void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
-                  const cuwrap::Stream& /*stream*/) override {
+                  cuwrap::StreamRef /*stream*/) override {
     make_();
   }
 
@@ -385,15 +388,13 @@ TEST(NoGpuReleaseFailure, DefaultHandlerPrintsTheMessage) {
 TEST(NoGpuStream, DefaultStreamConstantsNeedNoDriver) {
   EXPECT_EQ(cuwrap::kLegacyDefaultStream.handle(), CU_STREAM_LEGACY);
   EXPECT_EQ(cuwrap::kPerThreadDefaultStream.handle(), CU_STREAM_PER_THREAD);
-  EXPECT_EQ(&cuwrap::legacy_default_stream(), &cuwrap::kLegacyDefaultStream);
-  EXPECT_FALSE(cuwrap::kLegacyDefaultStream.is_owning());
-  cuwrap::Stream legacy = cuwrap::Stream::from_handle(CU_STREAM_LEGACY);
+  EXPECT_EQ(&cuwrap::kLegacyDefaultStream, &cuwrap::kLegacyDefaultStream);
+  cuwrap::StreamRef legacy = cuwrap::StreamRef::from_handle(CU_STREAM_LEGACY);
   EXPECT_EQ(legacy.handle(), CU_STREAM_LEGACY);
-  EXPECT_FALSE(legacy.is_owning());
 }
 
 TEST(NoGpuStream, ClosedStreamThrowsLogicError) {
-  cuwrap::Stream stream = cuwrap::Stream::from_handle(CU_STREAM_PER_THREAD);
+  cuwrap::Stream stream;  // default-constructed: closed
   stream.close();
   stream.close();  // idempotent
   EXPECT_EQ(logic_error_message([&] { stream.sync(); }), "Stream::sync on a closed Stream");
@@ -402,7 +403,7 @@ TEST(NoGpuStream, ClosedStreamThrowsLogicError) {
   EXPECT_THROW(static_cast<void>(stream.is_done()), std::logic_error);
   EXPECT_THROW(static_cast<void>(stream.record()), std::logic_error);
   // A buffer operation on a closed stream fails on the stream, before the driver.
-  Buffer buffer = Buffer::from_handle(kFakePointer, 4);
+  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 4);
   EXPECT_THROW(buffer.fill(std::uint8_t{1}, stream), std::logic_error);
 }
 

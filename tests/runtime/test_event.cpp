@@ -65,7 +65,6 @@ TEST(Event, DefaultOptions) {
   EXPECT_FALSE(options.ipc_enabled);
   Event event = Device(0).create_event();
   EXPECT_TRUE(event.is_open());
-  EXPECT_TRUE(event.is_owning());
   EXPECT_TRUE(event.is_timing_disabled());
   // As cuda.core 1.3's tests assert: a default event is not busy-waited (the context's
   // scheduling policy decides) and not blocking.
@@ -88,31 +87,6 @@ TEST(Event, OptionsAreReported) {
   EXPECT_TRUE(blocking.is_blocking_sync());
   EXPECT_FALSE(blocking.is_sync_busy_waited());
 }
-
-// Code written against the deprecated busy_waited_sync keeps compiling (with a
-// deprecation warning, silenced here) and gets a busy-waiting event; asking for both
-// waits is refused before the driver is called.
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#endif
-TEST(Event, DeprecatedBusyWaitedSyncStillWorks) {
-  CUWRAP_REQUIRE_GPU();
-  const Device device(0);
-  EventOptions old_style{.enable_timing = true, .busy_waited_sync = true};
-  Event busy = device.create_event(old_style);
-  EXPECT_TRUE(busy.is_sync_busy_waited());
-  EXPECT_FALSE(busy.is_timing_disabled());
-  old_style.busy_waited_sync = false;  // the old default: no longer asks for anything
-  EXPECT_FALSE(device.create_event(old_style).is_sync_busy_waited());
-  const std::string message = cuwrap::testing::thrown_message<std::invalid_argument>(
-      [&] { (void)device.create_event({.blocking_sync = true, .busy_waited_sync = true}); });
-  EXPECT_TRUE(cuwrap::testing::contains(message, "blocking_sync")) << message;
-  EXPECT_TRUE(cuwrap::testing::contains(message, "busy_waited_sync")) << message;
-}
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
 
 TEST(Event, SyncWaitsForRecordedWork) {
   CUWRAP_REQUIRE_GPU();
@@ -252,8 +226,7 @@ TEST(Event, FromHandleNeverDestroysTheEvent) {
   Device(0).set_current();
   const CUevent raw = cuwrap::driver::cuEventCreate(CU_EVENT_DEFAULT);
   {
-    Event wrapped = Event::from_handle(raw);
-    EXPECT_FALSE(wrapped.is_owning());
+    cuwrap::EventRef wrapped = Event::from_handle(raw);
     EXPECT_EQ(wrapped.handle(), raw);
     Stream stream = Device(0).create_stream();
     stream.record(wrapped);

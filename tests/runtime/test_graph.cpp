@@ -182,7 +182,7 @@ class GraphTest : public cuwrap::testing::DeviceTest {
     return buffer;
   }
 
-  Stream stream_ = Stream::from_handle(nullptr);
+  Stream stream_;  // assigned in SetUp
 };
 
 // ---------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ class GraphDefinitionTest : public cuwrap::testing::DeviceTest {
     return buffer;
   }
 
-  Stream stream_ = Stream::from_handle(nullptr);
+  Stream stream_;  // assigned in SetUp
 };
 
 // ---------------------------------------------------------------------------------

@@ -90,7 +90,7 @@ TEST(GraphicsArguments, NullHandlesAndImagesAreRejectedBeforeTheDriver) {
 }
 
 TEST(GraphicsArguments, MapAllChecksItsListBeforeTheDriver) {
-  const cuwrap::StreamRef stream = cuwrap::StreamRef::legacy();
+  const cuwrap::StreamRef stream = cuwrap::kLegacyDefaultStream;
   EXPECT_TRUE(GraphicsResource::map_all({}, stream).empty());
   GraphicsResource* const none[] = {nullptr};
   try {

@@ -276,7 +276,7 @@ TEST_F(GreenContextTest, StreamsKeepTheContextAliveAfterClose) {
                                   static_cast<void>(green.create_stream()));
   Stream s = green.create_stream();
   green.close();
-  EXPECT_TRUE(green.is_closed());
+  EXPECT_FALSE(green.is_open());
   EXPECT_THROW(static_cast<void>(green.handle()), std::logic_error);
   EXPECT_THROW(static_cast<void>(green.create_stream()), std::logic_error);
   Buffer b = device().allocate(1024, s);  // the stream still works: its context lives
@@ -308,12 +308,12 @@ TEST_F(GreenContextTest, MovingAContextHandsItOver) {
   Context first = device().create_context({.resources = {split.groups[0]}});
   const CUgreenCtx handle = first.green_handle();
   Context second = std::move(first);
-  EXPECT_TRUE(first.is_closed());  // NOLINT(bugprone-use-after-move)
+  EXPECT_FALSE(first.is_open());  // NOLINT(bugprone-use-after-move)
   EXPECT_THROW(static_cast<void>(first.green_handle()), std::logic_error);
-  EXPECT_FALSE(second.is_closed());
+  EXPECT_TRUE(second.is_open());
   EXPECT_EQ(second.green_handle(), handle);
   first = std::move(second);  // back into the moved-from object
-  EXPECT_TRUE(second.is_closed());  // NOLINT(bugprone-use-after-move)
+  EXPECT_FALSE(second.is_open());  // NOLINT(bugprone-use-after-move)
   EXPECT_EQ(first.green_handle(), handle);
   EXPECT_EQ(first.resources().sm().sm_count(), split.groups[0].sm_count());
 }

@@ -489,7 +489,7 @@ TEST_F(LaunchGpu, DefaultStreamOfTheCurrentContext) {
   Buffer count = device_->allocate(sizeof(unsigned), *stream_);
   count.fill(std::uint32_t{0}, *stream_);
   stream_->sync();
-  const Stream legacy = Stream::from_handle(nullptr);
+  const cuwrap::StreamRef legacy = cuwrap::StreamRef::from_handle(nullptr);
   cuwrap::launch(legacy, {.grid = 1, .block = 1}, counter, count, 3);
   legacy.sync();
   EXPECT_EQ(download<unsigned>(count)[0], 3u);

@@ -150,9 +150,8 @@ TEST_F(LaunchExtrasGpu, PriorityLaunchRunsOnEveryPriorityOfTheRange) {
 
 TEST_F(LaunchExtrasGpu, DefaultStreamRunsWorkInOrder) {
   CUWRAP_REQUIRE_NVRTC();
-  const cuwrap::Stream s = device().default_stream();
+  const cuwrap::StreamRef s = device().default_stream();
   EXPECT_EQ(s.handle(), CU_STREAM_LEGACY);
-  EXPECT_FALSE(s.is_owning());
   EXPECT_EQ(s.device().device_id(), device().device_id());
   const ObjectCode code = Program(kAddSource, CodeType::Cxx).compile(TargetType::Cubin);
   Buffer counter = device().allocate(sizeof(int), s);

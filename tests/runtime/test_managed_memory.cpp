@@ -9,6 +9,7 @@
 #include "bytes.hpp"
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "fake_buffer.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -45,8 +46,8 @@ TEST(ManagedLocations, DriverHostTypesComeBackAsHosts) {
 }
 
 TEST(ManagedBatchChecks, LocationCountAndNullBuffers) {
-  const Buffer a = Buffer::from_handle(0x1000, 64);
-  const Buffer b = Buffer::from_handle(0x2000, 64);
+  const Buffer a = cuwrap::testing::fake_buffer(0x1000, 64);
+  const Buffer b = cuwrap::testing::fake_buffer(0x2000, 64);
   const std::vector<const Buffer*> two{&a, &b};
   const std::vector<Location> three{Host{}, Host{}, Host{}};
   try {
@@ -89,10 +90,10 @@ TEST(ManagedBatchChecks, AccessedByRefusesHostNumaNodes) {
     EXPECT_TRUE(contains(e.what(), "host NUMA node")) << e.what();
   }
   EXPECT_THROW(managed.add_accessed_by(Host::numa_current()), std::invalid_argument);
-  EXPECT_THROW(cuwrap::managed_memory::advise(Buffer::from_handle(0x1000, 64),
+  EXPECT_THROW(cuwrap::managed_memory::advise(cuwrap::testing::fake_buffer(0x1000, 64),
                                               CU_MEM_ADVISE_SET_ACCESSED_BY, Host::numa(1)),
                std::invalid_argument);
-  EXPECT_THROW(cuwrap::managed_memory::advise(Buffer::from_handle(0x1000, 64),
+  EXPECT_THROW(cuwrap::managed_memory::advise(cuwrap::testing::fake_buffer(0x1000, 64),
                                               static_cast<CUmem_advise>(0), Host{}),
                std::invalid_argument);
   EXPECT_NO_THROW(managed.discard_accessed_by(Host::numa(0)));
@@ -103,7 +104,7 @@ TEST(ManagedBatchChecks, DiscardNamesCuda13WhenTheToolkitIsOlder) {
   if (cuwrap::bindings_version() >= 13000) {
     GTEST_SKIP() << "built against CUDA 13: the driver decides (checked on a GPU)";
   }
-  const Buffer a = Buffer::from_handle(0x1000, 64);
+  const Buffer a = cuwrap::testing::fake_buffer(0x1000, 64);
   try {
     cuwrap::managed_memory::discard(a, cuwrap::kPerThreadDefaultStream);
     FAIL() << "no exception";

@@ -1,7 +1,7 @@
 // cuwrap::view (cuda::std::mdspan) and cuwrap::std_view (std::mdspan, where the standard
 // library has it) of a Buffer: the layouts, and the checks made before a view exists.
 //
-// The buffers wrap host memory (Buffer::from_handle, no driver call), so every test
+// The buffers wrap host memory (fake_buffer, no driver call), so every test
 // runs without a GPU; the nvcc example examples/mdspan_transpose.cu indexes device memory.
 #include <version>
 #if __has_include(<cuda/std/mdspan>) || defined(__cpp_lib_mdspan)
@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "checks.hpp"
+#include "fake_buffer.hpp"
 
 #include <array>
 #include <cstddef>
@@ -34,8 +35,8 @@ using cuwrap::testing::thrown_message;
 // A Buffer over `values` (not owning them).
 template <class T>
 cuwrap::Buffer wrap(std::vector<T>& values) {
-  return cuwrap::Buffer::from_handle(reinterpret_cast<CUdeviceptr>(values.data()),
-                                     values.size() * sizeof(T));
+  return cuwrap::testing::fake_buffer(reinterpret_cast<CUdeviceptr>(values.data()),
+                                      values.size() * sizeof(T));
 }
 
 #if CUWRAP_HAS_CUDA_MDSPAN
@@ -114,7 +115,7 @@ TEST(BufferView, ExtentsNeedingMoreBytesThanTheBufferNameBothSizes) {
 TEST(BufferView, AMisalignedBufferIsRefused) {
   std::vector<double> values(4);
   cuwrap::Buffer buffer = wrap(values);
-  const cuwrap::Buffer part = buffer.slice(4, 16);  // 4 bytes in: no double lives there
+  const cuwrap::BufferRef part = buffer.slice(4, 16);  // 4 bytes in: no double lives there
   const std::string message =
       thrown_message<std::invalid_argument>([&] { cuwrap::view<double>(part, 2); });
   EXPECT_TRUE(contains(message, "not aligned to 8 bytes")) << message;

@@ -30,6 +30,7 @@
 namespace {
 
 using cuwrap::Buffer;
+using cuwrap::BufferRef;
 using cuwrap::Device;
 using cuwrap::DeviceMemoryResource;
 using cuwrap::MemoryResource;
@@ -50,7 +51,7 @@ std::uint64_t pool_used(CUmemoryPool pool) {
 class MemoryTest : public cuwrap::testing::DeviceStreamTest {
  protected:
   // Round-trip random data through `buffer` from and to the host; check every byte.
-  void expect_round_trip(Buffer& buffer, unsigned seed) const {
+  void expect_round_trip(BufferRef buffer, unsigned seed) const {
     const auto data = random_bytes(buffer.size(), seed);
     buffer.copy_from(std::span<const std::byte>(data), stream());
     const auto back = read_back(buffer, stream());
@@ -259,24 +260,23 @@ TEST_F(MemoryTest, DestructorFreesOnTheAllocationStream) {
 TEST_F(MemoryTest, FromHandleNeverFrees) {
   const CUdeviceptr raw = cuwrap::driver::cuMemAlloc(4096);
   {
-    Buffer wrapped = Buffer::from_handle(raw, 4096);
+    BufferRef wrapped = BufferRef::from_handle(raw, 4096);
     EXPECT_EQ(wrapped.handle(), raw);
-    EXPECT_EQ(wrapped.memory_resource(), nullptr);
     EXPECT_TRUE(wrapped.is_device_accessible());
     EXPECT_FALSE(wrapped.is_host_accessible());
     EXPECT_EQ(wrapped.device_id(), 0);
     expect_round_trip(wrapped, 21);
-    wrapped.close(stream());
   }
   // The memory is still ours: usable, and freeing it succeeds (it was not freed).
-  Buffer again = Buffer::from_handle(raw, 4096);
+  BufferRef again = BufferRef::from_handle(raw, 4096);
   expect_round_trip(again, 22);
   EXPECT_EQ(cuwrap::driver::raw::cuMemFree(raw), CUDA_SUCCESS);
 }
 
 TEST_F(MemoryTest, FromHandleOfHostMemory) {
   std::vector<std::byte> host(64, std::byte{1});
-  Buffer wrapped = Buffer::from_handle(reinterpret_cast<CUdeviceptr>(host.data()), host.size());
+  BufferRef wrapped =
+      BufferRef::from_handle(reinterpret_cast<CUdeviceptr>(host.data()), host.size());
   EXPECT_TRUE(wrapped.is_host_accessible());
   EXPECT_EQ(wrapped.host_span().data(), host.data());
 }
@@ -284,11 +284,11 @@ TEST_F(MemoryTest, FromHandleOfHostMemory) {
 TEST_F(MemoryTest, CustomResourceIsCalledThroughTheBuffer) {
   // A resource whose allocate() wraps raw memory with from_handle(ptr, size, this).
   struct RawResource : MemoryResource {
-    Buffer allocate(std::size_t size, const Stream& s) override {
+    Buffer allocate(std::size_t size, StreamRef s) override {
       ++allocations;
-      return Buffer::from_handle(cuwrap::driver::cuMemAlloc(size), size, this, s);
+      return Buffer::adopt(cuwrap::driver::cuMemAlloc(size), size, this, s);
     }
-    void deallocate(CUdeviceptr ptr, std::size_t, const Stream& s) override {
+    void deallocate(CUdeviceptr ptr, std::size_t, StreamRef s) override {
       ++deallocations;
       s.sync();
       cuwrap::driver::cuMemFree(ptr);

@@ -12,6 +12,7 @@
 
 #include "bytes.hpp"
 #include "device_fixture.hpp"
+#include "fake_buffer.hpp"
 #include "test_kernels.hpp"
 #include "toolkit_libraries.hpp"
 
@@ -58,7 +59,7 @@ TEST(EmptyObjects, DefaultBufferIsEmptyAndRefusesUse) {
   expect_logic_error_naming([&] { buffer.set_deallocation_stream(cuwrap::kLegacyDefaultStream); },
                             "Buffer::set_deallocation_stream");
   buffer.close();  // closing an empty buffer does nothing
-  Buffer assigned = Buffer::from_handle(0x1000, 8);
+  Buffer assigned = cuwrap::testing::fake_buffer(0x1000, 8);
   buffer = std::move(assigned);
   EXPECT_TRUE(buffer.is_open());
   EXPECT_EQ(buffer.size(), 8U);
@@ -70,12 +71,12 @@ TEST(EmptyObjects, DefaultStreamIsEmptyAndRefusesUse) {
   expect_logic_error_naming([&] { static_cast<void>(stream.handle()); }, "Stream::handle");
   expect_logic_error_naming([&] { stream.sync(); }, "Stream");
   stream.close();  // idempotent on an empty stream
-  Buffer buffer = Buffer::from_handle(0x1000, 8);
+  Buffer buffer = cuwrap::testing::fake_buffer(0x1000, 8);
   expect_logic_error_naming([&] { buffer.set_deallocation_stream(stream); }, "Stream");
 }
 
 TEST(EmptyObjects, ReleaseGivesUpOwnershipWithoutFreeing) {
-  Buffer buffer = Buffer::from_handle(0x2000, 16);
+  Buffer buffer = cuwrap::testing::fake_buffer(0x2000, 16);
   EXPECT_EQ(buffer.release(), CUdeviceptr{0x2000});
   EXPECT_FALSE(buffer.is_open());
 }

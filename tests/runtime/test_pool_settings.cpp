@@ -95,13 +95,12 @@ TEST_F(PoolSettings, FromHandleNonOwningLeavesThePoolAlive) {
   DeviceMemoryResource default_pool = DeviceMemoryResource::from_handle(
       cuwrap::driver::cuDeviceGetDefaultMemPool(device().handle()));
   EXPECT_EQ(default_pool.device_id(), 0);
-  EXPECT_THROW((void)DeviceMemoryResource::from_handle(default_pool.handle(), true),
-               std::invalid_argument);
+  EXPECT_THROW((void)DeviceMemoryResource::adopt(default_pool.handle()), std::invalid_argument);
 }
 
 TEST_F(PoolSettings, FromHandleOwningDestroysThePoolOnClose) {
   const CUmemoryPool pool = create_pool_on_device_0();
-  DeviceMemoryResource mr = DeviceMemoryResource::from_handle(pool, device(), true);
+  DeviceMemoryResource mr = DeviceMemoryResource::adopt(pool, device());
   EXPECT_TRUE(mr.is_own_pool());
   cuwrap::Buffer buffer = mr.allocate(256, stream());
   buffer.close(stream());

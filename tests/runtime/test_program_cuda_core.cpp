@@ -385,7 +385,7 @@ TEST(CudaCoreProgram, FromHandleCompilesAnNvrtcProgramMadeElsewhereOnce) {
 
   nvrtcProgram owned =
       cuwrap::nvrtc::nvrtcCreateProgram(kSaxpySource, "saxpy.cu", 0, nullptr, nullptr);
-  Program program = Program::from_handle(owned, sm90(), true);
+  Program program = Program::adopt(owned, sm90());
   Program moved = std::move(program);
   EXPECT_EQ(moved.handle(), owned);
   moved.close();  // destroys it

@@ -58,7 +58,6 @@ TEST(StreamNoFixture, DefaultOptionsAreNonblockingPriorityZero) {
   EXPECT_EQ(options.priority, 0);
   Stream stream = Device(0).create_stream();
   EXPECT_TRUE(stream.is_open());
-  EXPECT_TRUE(stream.is_owning());
   EXPECT_TRUE(stream.is_nonblocking());
   EXPECT_EQ(stream.priority(), 0);
   EXPECT_EQ(stream.device(), Device(0));
@@ -193,14 +192,12 @@ TEST_F(StreamTest, MoveLeavesSourceClosedAndCloseIsIdempotent) {
 TEST_F(StreamTest, FromHandleNeverDestroysTheStream) {
   const CUstream raw = cuwrap::driver::cuStreamCreate(CU_STREAM_NON_BLOCKING);
   {
-    Stream wrapped = Stream::from_handle(raw);
-    EXPECT_FALSE(wrapped.is_owning());
+    cuwrap::StreamRef wrapped = cuwrap::StreamRef::from_handle(raw);
     EXPECT_EQ(wrapped.handle(), raw);
     EXPECT_TRUE(wrapped.is_nonblocking());
     EXPECT_EQ(wrapped.device(), device());
     EXPECT_EQ(wrapped.context(), device().context());
     wrapped.sync();
-    wrapped.close();
   }
   // Still valid: query and destroy succeed.
   EXPECT_EQ(cuwrap::driver::raw::cuStreamQuery(raw), CUDA_SUCCESS);
@@ -208,8 +205,8 @@ TEST_F(StreamTest, FromHandleNeverDestroysTheStream) {
 }
 
 TEST_F(StreamTest, DefaultStreamsWork) {
-  for (const Stream* s : {&cuwrap::kLegacyDefaultStream, &cuwrap::kPerThreadDefaultStream}) {
-    EXPECT_FALSE(s->is_owning());
+  for (const cuwrap::StreamRef* s :
+       {&cuwrap::kLegacyDefaultStream, &cuwrap::kPerThreadDefaultStream}) {
     EXPECT_FALSE(s->is_nonblocking());
     EXPECT_EQ(s->device(), device());
     EXPECT_EQ(s->context(), device().context());
@@ -222,7 +219,7 @@ TEST_F(StreamTest, DefaultStreamsWork) {
     cuwrap::Event e = s->record();
     e.sync();
   }
-  EXPECT_EQ(Stream::from_handle(nullptr).handle(), nullptr);
+  EXPECT_EQ(Stream::from_handle(nullptr).handle(), CU_STREAM_LEGACY);  // the null stream, by name
   EXPECT_EQ(Stream::from_handle(CU_STREAM_LEGACY).handle(), CU_STREAM_LEGACY);
 }
 

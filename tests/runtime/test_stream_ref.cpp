@@ -14,6 +14,7 @@
 
 #include "bytes.hpp"
 #include "device_fixture.hpp"
+#include "fake_buffer.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -27,6 +28,8 @@ using cuwrap::Buffer;
 using cuwrap::BufferRef;
 using cuwrap::Event;
 using cuwrap::EventRef;
+using cuwrap::kLegacyDefaultStream;
+using cuwrap::kPerThreadDefaultStream;
 using cuwrap::Stream;
 using cuwrap::StreamRef;
 
@@ -60,8 +63,8 @@ static_assert(!std::is_default_constructible_v<BufferRef>);
 static_assert(!std::is_constructible_v<StreamRef, std::nullptr_t>);
 static_assert(!std::is_constructible_v<EventRef, std::nullptr_t>);
 // The default streams are named, constant-initialisable values.
-static_assert(StreamRef::legacy() == StreamRef::legacy());
-static_assert(!(StreamRef::legacy() == StreamRef::per_thread()));
+static_assert(kLegacyDefaultStream == kLegacyDefaultStream);
+static_assert(!(kLegacyDefaultStream == kPerThreadDefaultStream));
 // A BufferRef is a kernel argument as its device pointer.
 static_assert(std::is_same_v<cuwrap::detail::LaunchArgument<BufferRef>::type, CUdeviceptr>);
 
@@ -85,24 +88,24 @@ TEST(NoGpuStreamRef, HandleOfAnyLibraryIsKeptAsIs) {
 }
 
 TEST(NoGpuStreamRef, DefaultStreamsAreNamed) {
-  EXPECT_EQ(StreamRef::legacy().handle(), CU_STREAM_LEGACY);
-  EXPECT_EQ(StreamRef::per_thread().handle(), CU_STREAM_PER_THREAD);
-  EXPECT_TRUE(StreamRef::legacy().is_default());
-  EXPECT_TRUE(StreamRef::per_thread().is_default());
-  EXPECT_EQ(StreamRef(cuwrap::kLegacyDefaultStream), StreamRef::legacy());
-  EXPECT_EQ(StreamRef(cuwrap::kPerThreadDefaultStream), StreamRef::per_thread());
-  EXPECT_EQ(StreamRef(CU_STREAM_LEGACY), StreamRef::legacy());
+  EXPECT_EQ(kLegacyDefaultStream.handle(), CU_STREAM_LEGACY);
+  EXPECT_EQ(kPerThreadDefaultStream.handle(), CU_STREAM_PER_THREAD);
+  EXPECT_TRUE(kLegacyDefaultStream.is_default());
+  EXPECT_TRUE(kPerThreadDefaultStream.is_default());
+  EXPECT_EQ(StreamRef(cuwrap::kLegacyDefaultStream), kLegacyDefaultStream);
+  EXPECT_EQ(StreamRef(cuwrap::kPerThreadDefaultStream), kPerThreadDefaultStream);
+  EXPECT_EQ(StreamRef(CU_STREAM_LEGACY), kLegacyDefaultStream);
 }
 
 TEST(NoGpuStreamRef, StreamConvertsWithItsHandle) {
-  const Stream per_thread = Stream::from_handle(CU_STREAM_PER_THREAD);
+  const StreamRef per_thread = StreamRef::from_handle(CU_STREAM_PER_THREAD);
   const StreamRef ref = per_thread;
   EXPECT_EQ(ref.handle(), per_thread.handle());
-  EXPECT_EQ(ref, StreamRef::per_thread());
-  // Stream::from_handle(nullptr) asked for the null stream by name: its ref keeps it.
-  const Stream null_stream = Stream::from_handle(nullptr);
-  EXPECT_EQ(StreamRef(null_stream).handle(), nullptr);
-  EXPECT_TRUE(StreamRef(null_stream).is_default());
+  EXPECT_EQ(ref, kPerThreadDefaultStream);
+  // from_handle(nullptr) names the null stream, which is the legacy default stream.
+  const StreamRef null_stream = StreamRef::from_handle(nullptr);
+  EXPECT_EQ(null_stream, kLegacyDefaultStream);
+  EXPECT_TRUE(null_stream.is_default());
 }
 
 TEST(NoGpuStreamRef, NullHandleIsRefusedNamingTheConstructor) {
@@ -110,9 +113,9 @@ TEST(NoGpuStreamRef, NullHandleIsRefusedNamingTheConstructor) {
   EXPECT_THROW(static_cast<void>(StreamRef(null_handle)), std::invalid_argument);
   const std::string message = message_of([&] { static_cast<void>(StreamRef(null_handle)); });
   EXPECT_NE(message.find("StreamRef(CUstream)"), std::string::npos) << message;
-  EXPECT_NE(message.find("StreamRef::legacy()"), std::string::npos) << message;
+  EXPECT_NE(message.find("kLegacyDefaultStream"), std::string::npos) << message;
   // Where a function takes a StreamRef, the null handle is refused before the call.
-  Buffer buffer = Buffer::from_handle(kFakePointer, 4);
+  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 4);
   EXPECT_THROW(buffer.fill(std::uint8_t{1}, null_handle), std::invalid_argument);
 }
 
@@ -123,21 +126,21 @@ TEST(NoGpuStreamRef, EmptyStreamThroughARefThrowsLogicError) {
   EXPECT_EQ(message_of([&] { static_cast<void>(from_empty.handle()); }),
             "Stream::handle on a closed Stream");
   EXPECT_EQ(message_of([&] { from_empty.sync(); }), "Stream::sync on a closed Stream");
-  Stream closed = Stream::from_handle(CU_STREAM_PER_THREAD);
-  closed.close();
+  Stream closed;
+  closed.close();  // idempotent on an empty owner
   const StreamRef from_closed = closed;
   EXPECT_THROW(static_cast<void>(from_closed.is_done()), std::logic_error);
-  Buffer buffer = Buffer::from_handle(kFakePointer, 4);
+  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 4);
   EXPECT_THROW(buffer.fill(std::uint8_t{1}, from_closed), std::logic_error);
-  EXPECT_THROW(StreamRef::per_thread().wait(from_closed), std::logic_error);
+  EXPECT_THROW(kPerThreadDefaultStream.wait(from_closed), std::logic_error);
 }
 
-TEST(NoGpuStreamRef, MovedStreamLeavesAnEmptyOneAndKeepsTheHandle) {
-  Stream first = Stream::from_handle(CU_STREAM_LEGACY);
+TEST(NoGpuStreamRef, MovedFromStreamIsEmpty) {
+  Stream first;
   Stream second = std::move(first);
   EXPECT_FALSE(first.is_open());  // NOLINT(bugprone-use-after-move): the moved-from state
+  EXPECT_FALSE(second.is_open());
   EXPECT_THROW(static_cast<void>(StreamRef(first).handle()), std::logic_error);
-  EXPECT_EQ(StreamRef(second), StreamRef::legacy());
 }
 
 TEST(NoGpuEventRef, HandleOfAnyLibraryAndNull) {
@@ -151,11 +154,12 @@ TEST(NoGpuEventRef, HandleOfAnyLibraryAndNull) {
 }
 
 TEST(NoGpuEventRef, EventConvertsAndAClosedOneThrows) {
-  Event event = Event::from_handle(kFakeEvent);  // non-owning: close() destroys nothing
-  const EventRef ref = event;
+  const EventRef ref = Event::from_handle(kFakeEvent);  // a view: nothing to destroy
   EXPECT_EQ(ref.handle(), kFakeEvent);
   EXPECT_EQ(ref, EventRef(kFakeEvent));
-  event.close();
+  Event event;  // default-constructed: an empty owner
+  EXPECT_FALSE(event.is_open());
+  event.close();  // idempotent
   const EventRef from_closed = event;
   EXPECT_EQ(message_of([&] { static_cast<void>(from_closed.handle()); }),
             "Event::handle on a closed Event");
@@ -163,15 +167,14 @@ TEST(NoGpuEventRef, EventConvertsAndAClosedOneThrows) {
 }
 
 TEST(NoGpuBufferRef, ViewsAndSlices) {
-  const Buffer whole = Buffer::from_handle(kFakePointer, 64);
+  const Buffer whole = cuwrap::testing::fake_buffer(kFakePointer, 64);
   const BufferRef ref = whole;
   EXPECT_EQ(ref.handle(), kFakePointer);
   EXPECT_EQ(ref.size(), 64U);
   const BufferRef part = ref.slice(8, 16);
   EXPECT_EQ(part, BufferRef(kFakePointer + 8, 16));
-  // The same range as Buffer::slice gives.
-  const Buffer owner_part = whole.slice(8, 16);
-  EXPECT_EQ(BufferRef(owner_part), part);
+  // Buffer::slice gives the same view.
+  EXPECT_EQ(whole.slice(8, 16), part);
   EXPECT_EQ(ref.slice(64, 0).size(), 0U);
   const std::string message = message_of([&] { static_cast<void>(ref.slice(60, 8)); });
   EXPECT_NE(message.find("BufferRef::slice: offset 60 and count 8"), std::string::npos)
@@ -184,13 +187,13 @@ TEST(NoGpuBufferRef, NullAddressOnlyWhenEmpty) {
   const std::string message = message_of([] { static_cast<void>(BufferRef(0, 4)); });
   EXPECT_NE(message.find("BufferRef(CUdeviceptr, size)"), std::string::npos) << message;
   EXPECT_THROW(static_cast<void>(BufferRef(0, 4)), std::invalid_argument);
-  Buffer closed = Buffer::from_handle(kFakePointer, 4);
+  Buffer closed = cuwrap::testing::fake_buffer(kFakePointer, 4);
   closed.close();
   EXPECT_THROW(static_cast<void>(BufferRef(closed)), std::logic_error);
 }
 
 TEST(NoGpuBufferRef, CopySizeMismatchIsCheckedBeforeTheDriver) {
-  Buffer buffer = Buffer::from_handle(kFakePointer, 16);
+  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 16);
   const BufferRef other(kFakePointer + 64, 8);
   const std::string message = message_of([&] { buffer.copy_from(other, kFakeStream); });
   EXPECT_NE(message.find("16 bytes"), std::string::npos) << message;
@@ -198,7 +201,7 @@ TEST(NoGpuBufferRef, CopySizeMismatchIsCheckedBeforeTheDriver) {
   EXPECT_THROW(buffer.copy_to(other, kFakeStream), std::invalid_argument);
 }
 
-// ---- Memory resources written for either signature --------------------------------------
+// ---- Memory resources take the stream as a StreamRef -------------------------------------
 
 // What a resource saw: the operation, the form it came through and the stream handle.
 struct Call {
@@ -207,27 +210,12 @@ struct Call {
   bool operator==(const Call&) const = default;
 };
 
-// Written before StreamRef: overrides the `const Stream&` forms only.
-class OldSignatureResource : public cuwrap::MemoryResource {
- public:
-  Buffer allocate(std::size_t size, const Stream& stream) override {
-    calls.push_back({"allocate(const Stream&)", stream.handle()});
-    return Buffer::from_handle(kFakePointer, size, this, stream);
-  }
-  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const Stream& stream) override {
-    calls.push_back({"deallocate(const Stream&)", stream.handle()});
-  }
-  bool is_device_accessible() const override { return true; }
-  bool is_host_accessible() const override { return false; }
-  std::vector<Call> calls;
-};
-
-// Written for StreamRef: overrides the StreamRef forms only.
+// Records every allocate and deallocate with the stream it was given.
 class NewSignatureResource : public cuwrap::MemoryResource {
  public:
   Buffer allocate(std::size_t size, StreamRef stream) override {
     calls.push_back({"allocate(StreamRef)", stream.handle()});
-    return Buffer::from_handle(kFakePointer, size, this, stream);
+    return Buffer::adopt(kFakePointer, size, this, stream);
   }
   void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, StreamRef stream) override {
     calls.push_back({"deallocate(StreamRef)", stream.handle()});
@@ -237,19 +225,12 @@ class NewSignatureResource : public cuwrap::MemoryResource {
   std::vector<Call> calls;
 };
 
-// Overrides neither form: allocate has nothing to call.
-class NoAllocateResource : public cuwrap::MemoryResource {
- public:
-  bool is_device_accessible() const override { return true; }
-  bool is_host_accessible() const override { return false; }
-};
-
 // Allocate through the interface with a StreamRef, a Stream and (directly) a CUstream,
 // close each buffer; return what the resource saw.
 template <class Resource>
 std::vector<Call> exercise(Resource& resource) {
   cuwrap::MemoryResource& mr = resource;
-  const Stream per_thread = Stream::from_handle(CU_STREAM_PER_THREAD);
+  const StreamRef per_thread = StreamRef::from_handle(CU_STREAM_PER_THREAD);
   {
     Buffer a = mr.allocate(8, StreamRef(kFakeStream));
     EXPECT_EQ(a.handle(), kFakePointer);
@@ -257,21 +238,12 @@ std::vector<Call> exercise(Resource& resource) {
   }  // freed on its allocation stream
   {
     Buffer b = mr.allocate(16, per_thread);
-    b.close(StreamRef::legacy());
+    b.close(kLegacyDefaultStream);
   }
   return resource.calls;
 }
 
-TEST(NoGpuStreamRefResource, OldSignatureOverrideReceivesBothForms) {
-  OldSignatureResource resource;
-  const std::vector<Call> expected{{"allocate(const Stream&)", kFakeStream},
-                                   {"deallocate(const Stream&)", kFakeStream},
-                                   {"allocate(const Stream&)", CU_STREAM_PER_THREAD},
-                                   {"deallocate(const Stream&)", CU_STREAM_LEGACY}};
-  EXPECT_EQ(exercise(resource), expected);
-}
-
-TEST(NoGpuStreamRefResource, NewSignatureOverrideReceivesBothForms) {
+TEST(NoGpuStreamRefResource, OverrideReceivesEveryStream) {
   NewSignatureResource resource;
   const std::vector<Call> expected{{"allocate(StreamRef)", kFakeStream},
                                    {"deallocate(StreamRef)", kFakeStream},
@@ -283,30 +255,20 @@ TEST(NoGpuStreamRefResource, NewSignatureOverrideReceivesBothForms) {
   EXPECT_EQ(resource.calls.back(), (Call{"allocate(StreamRef)", kFakeStream}));
 }
 
-TEST(NoGpuStreamRefResource, OverridingNeitherFormThrowsLogicError) {
-  NoAllocateResource resource;
-  cuwrap::MemoryResource& mr = resource;
-  const std::string message = message_of([&] { static_cast<void>(mr.allocate(8, kFakeStream)); });
-  EXPECT_NE(message.find("MemoryResource::allocate: the resource overrides neither"),
-            std::string::npos)
-      << message;
-  const Stream legacy = Stream::from_handle(CU_STREAM_LEGACY);
-  EXPECT_THROW(static_cast<void>(mr.allocate(8, legacy)), std::logic_error);
-  EXPECT_THROW(mr.deallocate(kFakePointer, 8, kFakeStream), std::logic_error);
-  EXPECT_THROW(mr.deallocate(kFakePointer, 8, legacy), std::logic_error);
-}
+// One virtual pair: a resource that implements neither allocate nor deallocate does not
+// compile (it stays abstract).
+static_assert(std::is_abstract_v<cuwrap::MemoryResource>);
 
-// An old-signature resource forwarding to a new-signature one (a user's adaptor): the
-// check that neither form is overridden looks at one resource, not at the thread.
+// A resource forwarding to another (a user's adaptor).
 class ForwardingResource : public cuwrap::MemoryResource {
  public:
   explicit ForwardingResource(cuwrap::MemoryResource& upstream) : upstream_(upstream) {}
-  Buffer allocate(std::size_t size, const Stream& stream) override {
+  Buffer allocate(std::size_t size, StreamRef stream) override {
     Buffer inner = upstream_.allocate(size, stream);
     const CUdeviceptr ptr = inner.release();
-    return Buffer::from_handle(ptr, size, this, stream);
+    return Buffer::adopt(ptr, size, this, stream);
   }
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override {
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override {
     upstream_.deallocate(ptr, size, stream);
   }
   bool is_device_accessible() const override { return true; }
@@ -316,12 +278,12 @@ class ForwardingResource : public cuwrap::MemoryResource {
   cuwrap::MemoryResource& upstream_;
 };
 
-TEST(NoGpuStreamRefResource, NestedResourcesOfBothFormsWork) {
+TEST(NoGpuStreamRefResource, NestedResourcesWork) {
   NewSignatureResource upstream;
   ForwardingResource outer(upstream);
   cuwrap::MemoryResource& mr = outer;
   {
-    Buffer buffer = mr.allocate(8, kFakeStream);  // StreamRef form -> outer's old override
+    Buffer buffer = mr.allocate(8, kFakeStream);
     EXPECT_EQ(buffer.memory_resource(), &outer);
   }
   const std::vector<Call> expected{{"allocate(StreamRef)", kFakeStream},
@@ -329,7 +291,7 @@ TEST(NoGpuStreamRefResource, NestedResourcesOfBothFormsWork) {
   EXPECT_EQ(upstream.calls, expected);
 }
 
-// Derived from a built-in resource (made without a driver call), overriding one form;
+// Derived from a built-in resource (made without a driver call), overriding its pair;
 // every call must reach the override, none the built-in allocation.
 class NewFormOnBuiltIn : public cuwrap::LegacyPinnedMemoryResource {
  public:
@@ -337,7 +299,7 @@ class NewFormOnBuiltIn : public cuwrap::LegacyPinnedMemoryResource {
   using LegacyPinnedMemoryResource::deallocate;
   Buffer allocate(std::size_t size, StreamRef stream) override {
     calls.push_back({"allocate(StreamRef)", stream.handle()});
-    return Buffer::from_handle(kFakePointer, size, this, stream);
+    return Buffer::adopt(kFakePointer, size, this, stream);
   }
   void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, StreamRef stream) override {
     calls.push_back({"deallocate(StreamRef)", stream.handle()});
@@ -345,32 +307,12 @@ class NewFormOnBuiltIn : public cuwrap::LegacyPinnedMemoryResource {
   std::vector<Call> calls;
 };
 
-class OldFormOnBuiltIn : public cuwrap::LegacyPinnedMemoryResource {
- public:
-  using LegacyPinnedMemoryResource::allocate;
-  using LegacyPinnedMemoryResource::deallocate;
-  Buffer allocate(std::size_t size, const Stream& stream) override {
-    calls.push_back({"allocate(const Stream&)", stream.handle()});
-    return Buffer::from_handle(kFakePointer, size, this, stream);
-  }
-  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const Stream& stream) override {
-    calls.push_back({"deallocate(const Stream&)", stream.handle()});
-  }
-  std::vector<Call> calls;
-};
-
-TEST(NoGpuStreamRefResource, OverridesOfABuiltInResourceReceiveBothForms) {
+TEST(NoGpuStreamRefResource, OverridesOfABuiltInResourceReceiveEveryCall) {
   NewFormOnBuiltIn new_form;
   EXPECT_EQ(exercise(new_form), (std::vector<Call>{{"allocate(StreamRef)", kFakeStream},
                                                    {"deallocate(StreamRef)", kFakeStream},
                                                    {"allocate(StreamRef)", CU_STREAM_PER_THREAD},
                                                    {"deallocate(StreamRef)", CU_STREAM_LEGACY}}));
-  OldFormOnBuiltIn old_form;
-  EXPECT_EQ(exercise(old_form),
-            (std::vector<Call>{{"allocate(const Stream&)", kFakeStream},
-                               {"deallocate(const Stream&)", kFakeStream},
-                               {"allocate(const Stream&)", CU_STREAM_PER_THREAD},
-                               {"deallocate(const Stream&)", CU_STREAM_LEGACY}}));
 }
 
 // ---- Operations through refs on real streams (GPU) --------------------------------------
@@ -435,14 +377,14 @@ TEST_F(ForeignStreamTest, EventsThroughRefs) {
 }
 
 TEST_F(ForeignStreamTest, DefaultStreamsAndAStreamThroughRefs) {
-  EXPECT_EQ(fill_copy_read(device(), StreamRef::per_thread(), 3),
+  EXPECT_EQ(fill_copy_read(device(), kPerThreadDefaultStream, 3),
             std::vector<std::byte>(256, std::byte{3}));
-  EXPECT_EQ(fill_copy_read(device(), StreamRef::legacy(), 4),
+  EXPECT_EQ(fill_copy_read(device(), kLegacyDefaultStream, 4),
             std::vector<std::byte>(256, std::byte{4}));
   const Stream owned = device().create_stream();
   EXPECT_EQ(fill_copy_read(device(), owned, 5), std::vector<std::byte>(256, std::byte{5}));
-  StreamRef::per_thread().wait(StreamRef(foreign_));
-  StreamRef::per_thread().sync();
+  kPerThreadDefaultStream.wait(StreamRef(foreign_));
+  kPerThreadDefaultStream.sync();
   EXPECT_TRUE(StreamRef(foreign_).is_done());
 }
 

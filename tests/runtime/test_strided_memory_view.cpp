@@ -9,6 +9,7 @@
 
 #include "checks.hpp"
 #include "device_fixture.hpp"
+#include "fake_buffer.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -19,6 +20,7 @@
 namespace {
 
 using cuwrap::Buffer;
+using cuwrap::BufferRef;
 using cuwrap::DataType;
 using cuwrap::StridedMemoryView;
 using cuwrap::testing::contains;
@@ -30,8 +32,8 @@ std::vector<std::int64_t> as_vector(std::span<const std::int64_t> values) {
 
 TEST(StridedMemoryView, FromBufferDescribesTheMemoryWithoutTheDriver) {
   std::vector<float> storage(4 * 8);
-  const Buffer buffer =
-      Buffer::from_handle(reinterpret_cast<CUdeviceptr>(storage.data()), storage.size() * 4);
+  const Buffer buffer = cuwrap::testing::fake_buffer(reinterpret_cast<CUdeviceptr>(storage.data()),
+                                                     storage.size() * 4);
   const std::int64_t shape[] = {4, 6};
   const std::int64_t padded[] = {8, 1};
   const StridedMemoryView view =
@@ -56,7 +58,8 @@ TEST(StridedMemoryView, FromBufferDescribesTheMemoryWithoutTheDriver) {
 
 TEST(StridedMemoryView, BadShapesStridesAndTypesNameTheNumbers) {
   std::vector<std::byte> storage(64);
-  const Buffer buffer = Buffer::from_handle(reinterpret_cast<CUdeviceptr>(storage.data()), 64);
+  const Buffer buffer =
+      cuwrap::testing::fake_buffer(reinterpret_cast<CUdeviceptr>(storage.data()), 64);
   const std::int64_t shape[] = {4, 5};
   const std::int64_t wide[] = {5, 1};
   const std::int64_t one[] = {1};
@@ -87,7 +90,8 @@ TEST(StridedMemoryView, BadShapesStridesAndTypesNameTheNumbers) {
 
 TEST(StridedMemoryView, TensorMapFromAViewRefusesWhatTmaCannotMap) {
   std::vector<std::byte> storage(4096);
-  const Buffer buffer = Buffer::from_handle(reinterpret_cast<CUdeviceptr>(storage.data()), 4096);
+  const Buffer buffer =
+      cuwrap::testing::fake_buffer(reinterpret_cast<CUdeviceptr>(storage.data()), 4096);
   const std::int64_t shape[] = {16, 16};
   const std::uint32_t box[] = {8, 8};
   const auto complex = StridedMemoryView::from_buffer(buffer, {DataType::kComplex, 64, 1}, shape);

@@ -41,7 +41,7 @@ inline long long first_difference(const std::vector<std::byte>& a,
 }
 
 /// Copy all of `buffer` to the host on `stream`, wait for `stream`, and return the bytes.
-inline std::vector<std::byte> read_back(const Buffer& buffer, const Stream& stream) {
+inline std::vector<std::byte> read_back(BufferRef buffer, StreamRef stream) {
   std::vector<std::byte> back(buffer.size());
   buffer.copy_to(std::span<std::byte>(back), stream);
   stream.sync();
@@ -50,7 +50,7 @@ inline std::vector<std::byte> read_back(const Buffer& buffer, const Stream& stre
 
 /// Copy all of `buffer` to the host on `stream`, wait for `stream`, and return the bytes
 /// as `std::uint8_t` (for comparing with byte values a test wrote).
-inline std::vector<std::uint8_t> download(const Buffer& buffer, const Stream& stream) {
+inline std::vector<std::uint8_t> download(BufferRef buffer, StreamRef stream) {
   std::vector<std::uint8_t> host(buffer.size());
   buffer.copy_to(host, stream);
   stream.sync();

@@ -162,6 +162,9 @@ class Array : public ArrayRef {
   /// Drop this owner's share of the array now; idempotent. The CUDA array is destroyed
   /// at once unless a TextureObject or SurfaceObject still uses it, then with the last.
   void close() noexcept;
+  /// Return whether this object still owns its share of the array (false after close
+  /// or a move).
+  bool is_open() const noexcept { return static_cast<bool>(storage_); }
 
  private:
   friend class TextureObject;
@@ -197,6 +200,9 @@ class MipmappedArray {
   /// Drop this owner's share of the array now; idempotent (destroyed with the last
   /// TextureObject that uses it).
   void close() noexcept;
+  /// Return whether this object still owns its share of the array (false after close
+  /// or a move).
+  bool is_open() const noexcept { return static_cast<bool>(storage_); }
 
  private:
   friend class TextureObject;

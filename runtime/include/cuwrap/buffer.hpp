@@ -34,14 +34,14 @@ class DeviceSpan;  // <cuwrap/device_span.hpp>, included at the end of this head
 /// function that only reads or writes memory takes (a copy, a kernel argument).
 ///
 /// Trivially copyable, passed by value, as a std::span of device memory. It converts
-/// implicitly from a Buffer (the whole buffer; a closed one throws std::logic_error)
-/// and is made from an address of any library with BufferRef(ptr, size). The memory
-/// must outlive it. Buffer::slice() gives an owning-type view of a part; slice() here
-/// gives a BufferRef, with the same range check.
+/// implicitly from a Buffer (an owning Buffer is a BufferRef; a closed one throws
+/// std::logic_error) and is made from an address of any library with
+/// BufferRef(ptr, size) or from_handle(ptr, size). The memory must outlive it. It has
+/// every operation that does not free: copies, fills, slice(), as<T>(), host_span().
 ///
 /// Example:
 /// \code
-///   cuwrap::BufferRef part = cuwrap::BufferRef(buffer).slice(256, 128);
+///   cuwrap::BufferRef part = buffer.slice(256, 128);
 ///   other.copy_from(part.slice(0, other.size()), stream);
 ///   cuwrap::launch(stream, config, kernel, part, part.size());
 /// \endcode
@@ -59,40 +59,167 @@ class BufferRef {
   /// Refer to all of `buffer`; throws std::logic_error when it is closed.
   BufferRef(const Buffer& buffer);  // NOLINT(google-explicit-constructor)
 
-  /// Return the `count` bytes at `offset` of this memory.
+  /// Return a view of the `size` bytes at `ptr`, memory of any library; nothing frees it.
+  ///
+  /// Never calls the driver. Throws as BufferRef(ptr, size).
+  static BufferRef from_handle(CUdeviceptr ptr, std::size_t size) { return {ptr, size}; }
+
+  /// Copy this memory into `dst` (same size; another library's too), ordered on `stream`.
+  ///
+  /// Throws std::invalid_argument naming both sizes when they differ.
+  void copy_to(BufferRef dst, StreamRef stream) const;
+  /// Copy the memory `src` (same size) into this memory, ordered on `stream`.
+  void copy_from(BufferRef src, StreamRef stream) const;
+  /// Copy host memory (exactly size() bytes) into this memory, ordered on `stream`.
+  ///
+  /// The host memory must stay valid until the stream reaches the copy. With pageable
+  /// host memory, `stream` must belong to the memory's device: the driver refuses a
+  /// stream of another device (DriverError, CUDA_ERROR_INVALID_VALUE); order it after
+  /// that stream's work with Stream::wait.
+  void copy_from(std::span<const std::byte> host, StreamRef stream) const;
+  /// Copy this memory into host memory (exactly size() bytes), ordered on `stream`.
+  ///
+  /// The data is there once the stream reaches the copy (sync the stream first). With
+  /// pageable host memory, `stream` must belong to the memory's device (see copy_from).
+  void copy_to(std::span<std::byte> host, StreamRef stream) const;
+  /// Copy a contiguous host range of trivially copyable elements (a std::span<T>, a
+  /// std::vector<T>, ...; exactly size() bytes) into this memory.
+  ///
+  /// `stream` is anything a StreamRef is made from (a Stream, a CUstream, ...).
+  template <detail::contiguous_range Range, class S>
+  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>>&&
+               std::is_convertible_v<const S&, StreamRef>) void copy_from(const Range& host,
+                                                                          const S& stream) const {
+    copy_from(std::as_bytes(detail::dynamic_span(host)), StreamRef(stream));
+  }
+  /// Copy this memory into a contiguous host range of trivially copyable elements
+  /// (exactly size() bytes).
+  template <detail::contiguous_range Range, class S>
+  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
+           !std::is_const_v<typename detail::span_of_t<Range>::element_type> &&
+           std::is_convertible_v<const S&, StreamRef>) void copy_to(Range&& host,
+                                                                    const S& stream) const {
+    copy_to(std::as_writable_bytes(detail::dynamic_span(host)), StreamRef(stream));
+  }
+  /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
+  ///
+  /// The width of a fill is the type of `value`: std::uint8_t, `int` and `char` fill
+  /// bytes (as cuda.core's fill(value)), std::uint16_t and std::uint32_t fill 16- and
+  /// 32-bit words, and fill(value, width, stream) says the width; any other type does
+  /// not compile.
+  void fill(std::uint8_t value, StreamRef stream) const;
+  /// Set every 16-bit word to `value` (cuMemsetD16Async).
+  ///
+  /// Throws std::invalid_argument unless size() is a multiple of 2.
+  void fill(std::uint16_t value, StreamRef stream) const;
+  /// Set every 32-bit word to `value` (cuMemsetD32Async).
+  ///
+  /// Throws std::invalid_argument unless size() is a multiple of 4.
+  void fill(std::uint32_t value, StreamRef stream) const;
+  /// Set every `width`-byte word to `value`, as cuda.core's fill(value, width).
+  ///
+  /// `width` is 1, 2 or 4. Throws std::invalid_argument (before any driver call) for
+  /// another width, a value that does not fit in `width` bytes, or a size that is not
+  /// a multiple of `width`.
+  void fill(std::int64_t value, int width, StreamRef stream) const;
+  /// Set every byte to `value`, as cuda.core's fill(value) (cuMemsetD8Async).
+  ///
+  /// `value` is a byte: 0..255, else std::invalid_argument naming it, before any driver
+  /// call. (A 32-bit pattern is fill(std::uint32_t, stream) or fill(value, 4, stream).)
+  void fill(int value, StreamRef stream) const;
+  /// Set every byte to the character `value` (`fill('b', stream)`), as cuda.core's
+  /// fill(b"b"); a negative char is its unsigned byte.
+  void fill(char value, StreamRef stream) const {
+    fill(static_cast<std::uint8_t>(value), stream);
+  }
+  /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t, std::uint32_t,
+  /// int or char leaves the width unsaid; pass fill(value, width, stream) or a typed value.
+  template <class T, class S>
+  requires(!std::is_same_v<T, std::uint8_t> && !std::is_same_v<T, std::uint16_t> &&
+           !std::is_same_v<T, std::uint32_t> && !std::is_same_v<T, int> &&
+           !std::is_same_v<T, char>) void fill(T value, const S& stream) const = delete;
+
+  /// Return the `count` bytes at `offset` of this memory (a view; it frees nothing).
   ///
   /// Throws std::invalid_argument naming offset, count and size when the range does not
-  /// lie within this one.
+  /// lie within this one; std::logic_error on a closed Buffer.
   BufferRef slice(std::size_t offset, std::size_t count) const;
   /// Return the memory as elements of `T` (DeviceSpan, counted in elements).
   ///
   /// Throws std::invalid_argument naming the size when it is not a multiple of
-  /// sizeof(T), or the address when it is not aligned for `T`.
+  /// sizeof(T), or the address when it is not aligned for `T`; std::logic_error on a
+  /// closed Buffer.
   template <class T>
   DeviceSpan<T> as() const;
-  /// Return the address of the memory.
-  CUdeviceptr handle() const noexcept { return ptr_; }
-  /// Return the size in bytes.
-  std::size_t size() const noexcept { return size_; }
+  /// Return the memory as host-accessible bytes.
+  ///
+  /// Throws std::logic_error for memory the host cannot access (device memory). For
+  /// stream-ordered allocations, sync the allocation stream before using the span.
+  std::span<std::byte> host_span() const;
+  /// Return the memory as host-accessible elements of `T`.
+  ///
+  /// Throws std::invalid_argument unless size() is a multiple of sizeof(T), and as
+  /// host_span() does for device memory.
+  template <class T>
+  requires std::is_trivially_copyable_v<T> std::span<T> host_span()
+  const {
+    const std::span<std::byte> bytes = host_span();
+    require_multiple("host_span", sizeof(T));
+    return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
+  }
+  /// Return the address of the memory (a device pointer; for host memory the same
+  /// address the host uses). Throws std::logic_error on a closed Buffer.
+  CUdeviceptr handle() const {
+    require_open("handle");
+    return ptr_;
+  }
+  /// Return the size in bytes. Throws std::logic_error on a closed Buffer.
+  std::size_t size() const {
+    require_open("size");
+    return size_;
+  }
+  /// Return the device the memory belongs to (asked of the driver), or -1 for host
+  /// memory tied to none.
+  int device_id() const;
+  /// Return whether the GPU can access the memory (asked of the driver).
+  bool is_device_accessible() const;
+  /// Return whether the host can access the memory (asked of the driver).
+  bool is_host_accessible() const;
   /// Return whether both name the same bytes.
   friend bool operator==(BufferRef a, BufferRef b) noexcept {
     return a.ptr_ == b.ptr_ && a.size_ == b.size_;
   }
 
+ protected:
+  /// The address of a closed (or default-constructed, or moved-from) Buffer.
+  static constexpr CUdeviceptr kClosedAddress = ~CUdeviceptr{0};
+
+  /// Make the state of a closed Buffer (for Buffer).
+  constexpr BufferRef() noexcept : ptr_(kClosedAddress), size_(0) {}
+  void require_open(const char* operation) const {
+    if (ptr_ == kClosedAddress) [[unlikely]] {
+      throw_closed(operation);
+    }
+  }
+  [[noreturn]] static void throw_closed(const char* operation);
+  void require_multiple(const char* operation, std::size_t element_size) const;
+
+  CUdeviceptr ptr_;   // kClosedAddress only for a closed Buffer
+  std::size_t size_;  // 0 for a closed Buffer
+
  private:
   [[noreturn]] static void throw_null_address();
-
-  CUdeviceptr ptr_;
-  std::size_t size_;
 };
 
 /// Memory of `size()` bytes at `handle()`; an RAII, move-only owner.
 ///
-/// A buffer made by a memory resource (or by from_handle with one) frees its memory
-/// through that resource: close(stream) orders the free on `stream`; close() and the
-/// destructor order it on the stream the buffer was allocated on (that stream is kept
-/// alive for this), or on the legacy default stream when the buffer has none. A buffer
-/// from from_handle without a resource never frees anything.
+/// A Buffer is a BufferRef (as a Stream is a StreamRef): it has the same operations and
+/// passes where a BufferRef is taken. It adds the duty to free the memory through the
+/// memory resource that made it (or that adopt() names): close(stream) orders the free
+/// on `stream`; close() and the destructor order it on the stream the buffer was
+/// allocated on (that stream is kept alive for this), or on the legacy default stream
+/// when the buffer has none. A view of memory that something else frees is a BufferRef
+/// (from_handle, slice()).
 ///
 /// A buffer may outlive its resource object: the built-in resources leave behind how
 /// to free their memory, so such a buffer still frees correctly; a resource that
@@ -106,7 +233,7 @@ class BufferRef {
 ///   buf.copy_to(std::as_writable_bytes(std::span(result)), stream);
 ///   stream.sync();
 /// \endcode
-class Buffer {
+class Buffer : public BufferRef {
  public:
   /// Make an empty buffer (is_open() false), to be assigned later; using it throws
   /// std::logic_error.
@@ -118,16 +245,16 @@ class Buffer {
   /// Close the buffer (never throws; a failing free goes to the release-failure handler).
   ~Buffer();
 
-  /// Wrap `ptr` (`size` bytes); with a memory resource the buffer owns the memory.
+  /// Take over `ptr` (`size` bytes), memory that `mr` allocated: close() hands it back
+  /// through mr->deallocate on the legacy default stream.
   ///
-  /// Without `mr` the memory is never freed by the buffer. With `mr`, close() hands it
-  /// back through mr->deallocate on the legacy default stream. Never calls the driver.
-  static Buffer from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr = nullptr);
-  /// Wrap memory owned through `mr` that close() frees ordered on `stream`.
-  ///
-  /// The buffer keeps `stream` alive until then. Memory resources use this in allocate().
-  static Buffer from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr,
-                            StreamRef stream);
+  /// Never calls the driver. Throws std::invalid_argument when `mr` is null (a view of
+  /// memory that something else frees is BufferRef::from_handle).
+  static Buffer adopt(CUdeviceptr ptr, std::size_t size, MemoryResource* mr);
+  /// Take over `ptr` (`size` bytes), memory that `mr` allocated, and free it ordered on
+  /// `stream`, which the buffer keeps alive until then. Memory resources use this in
+  /// allocate().
+  static Buffer adopt(CUdeviceptr ptr, std::size_t size, MemoryResource* mr, StreamRef stream);
   /// Import a buffer another process exported with ipc_descriptor(), from the pool
   /// `mr` imported with DeviceMemoryResource::from_allocation_handle; close() releases
   /// the import ordered on `stream` (free it before the exporting process frees it).
@@ -141,9 +268,12 @@ class Buffer {
   static Buffer from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDescriptor& descriptor,
                                     StreamRef stream);
 
+  using BufferRef::copy_from;
+  using BufferRef::copy_to;
   /// Copy this buffer into `dst` (same size), ordered on `stream`.
   ///
-  /// Throws std::invalid_argument naming both sizes when they differ.
+  /// Throws std::invalid_argument naming both sizes when they differ, std::logic_error
+  /// naming the destination when it is closed.
   void copy_to(Buffer& dst, StreamRef stream) const;
   /// Copy `src` (same size) into this buffer, ordered on `stream`.
   void copy_from(const Buffer& src, StreamRef stream);
@@ -161,139 +291,15 @@ class Buffer {
   /// Allocate a buffer of size() bytes from `mr` on `stream`, copy this buffer into it
   /// and return it (cuda.core's copy_to without a destination).
   [[nodiscard]] Buffer copy_to(MemoryResource& mr, StreamRef stream) const;
-  /// Copy this buffer into the memory `dst` (same size; another library's too),
-  /// ordered on `stream`.
-  ///
-  /// Throws std::invalid_argument naming both sizes when they differ.
-  void copy_to(BufferRef dst, StreamRef stream) const;
-  /// Copy the memory `src` (same size) into this buffer, ordered on `stream`.
-  void copy_from(BufferRef src, StreamRef stream);
-  /// Copy host memory (exactly size() bytes) into this buffer, ordered on `stream`.
-  ///
-  /// The host memory must stay valid until the stream reaches the copy. With pageable
-  /// host memory, `stream` must belong to the buffer's device: the driver refuses a
-  /// stream of another device (DriverError, CUDA_ERROR_INVALID_VALUE); order it after
-  /// that stream's work with Stream::wait.
-  void copy_from(std::span<const std::byte> host, StreamRef stream);
-  /// Copy this buffer into host memory (exactly size() bytes), ordered on `stream`.
-  ///
-  /// The data is there once the stream reaches the copy (sync the stream first). With
-  /// pageable host memory, `stream` must belong to the buffer's device (see copy_from).
-  void copy_to(std::span<std::byte> host, StreamRef stream) const;
-  /// Copy a contiguous host range of trivially copyable elements (a std::span<T>, a
-  /// std::vector<T>, ...; exactly size() bytes) into this buffer.
-  ///
-  /// `stream` is anything a StreamRef is made from (a Stream, a CUstream, ...).
-  template <detail::contiguous_range Range, class S>
-  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>>&&
-               std::is_convertible_v<const S&, StreamRef>) void copy_from(const Range& host,
-                                                                          const S& stream) {
-    copy_from(std::as_bytes(detail::dynamic_span(host)), StreamRef(stream));
-  }
-  /// Copy this buffer into a contiguous host range of trivially copyable elements
-  /// (exactly size() bytes).
-  template <detail::contiguous_range Range, class S>
-  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
-           !std::is_const_v<typename detail::span_of_t<Range>::element_type> &&
-           std::is_convertible_v<const S&, StreamRef>) void copy_to(Range&& host,
-                                                                    const S& stream) const {
-    copy_to(std::as_writable_bytes(detail::dynamic_span(host)), StreamRef(stream));
-  }
-  /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
-  ///
-  /// The width of a fill is the type of `value`: std::uint8_t, `int` and `char` fill
-  /// bytes (as cuda.core's fill(value)), std::uint16_t and std::uint32_t fill 16- and
-  /// 32-bit words, and fill(value, width, stream) says the width; any other type does
-  /// not compile.
-  void fill(std::uint8_t value, StreamRef stream);
-  /// Set every 16-bit word to `value` (cuMemsetD16Async).
-  ///
-  /// Throws std::invalid_argument unless size() is a multiple of 2.
-  void fill(std::uint16_t value, StreamRef stream);
-  /// Set every 32-bit word to `value` (cuMemsetD32Async).
-  ///
-  /// Throws std::invalid_argument unless size() is a multiple of 4.
-  void fill(std::uint32_t value, StreamRef stream);
-  /// Set every `width`-byte word to `value`, as cuda.core's fill(value, width).
-  ///
-  /// `width` is 1, 2 or 4. Throws std::invalid_argument (before any driver call) for
-  /// another width, a value that does not fit in `width` bytes, or a size that is not
-  /// a multiple of `width`.
-  void fill(std::int64_t value, int width, StreamRef stream);
-  /// Set every byte to `value`, as cuda.core's fill(value) (cuMemsetD8Async).
-  ///
-  /// `value` is a byte: 0..255, else std::invalid_argument naming it, before any driver
-  /// call. (Before, only a zero int was accepted; a 32-bit pattern is
-  /// fill(std::uint32_t, stream) or fill(value, 4, stream).)
-  void fill(int value, StreamRef stream);
-  /// Set every byte to the character `value` (`fill('b', stream)`), as cuda.core's
-  /// fill(b"b"); a negative char is its unsigned byte.
-  void fill(char value, StreamRef stream) { fill(static_cast<std::uint8_t>(value), stream); }
-  /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t, std::uint32_t,
-  /// int or char leaves the width unsaid; pass fill(value, width, stream) or a typed value.
-  template <class T, class S>
-  requires(!std::is_same_v<T, std::uint8_t> && !std::is_same_v<T, std::uint16_t> &&
-           !std::is_same_v<T, std::uint32_t> && !std::is_same_v<T, int> &&
-           !std::is_same_v<T, char>) void fill(T value, const S& stream) = delete;
 
-  /// Return a non-owning buffer for the `count` bytes at `offset` of this one.
-  ///
-  /// Every operation of a buffer works on the part: copies, fills, host_span(), kernel
-  /// arguments. The part never frees anything and has no memory resource; like a
-  /// std::span it must not be used once this buffer is closed. Throws
-  /// std::invalid_argument naming offset, count and size when the range does not lie
-  /// within the buffer, std::logic_error on a closed buffer.
-  Buffer slice(std::size_t offset, std::size_t count) const;
-  /// Return the memory as elements of `T` (DeviceSpan, counted in elements; non-owning,
-  /// like slice()).
-  ///
-  /// Throws std::invalid_argument naming the size when it is not a multiple of
-  /// sizeof(T), or the address when it is not aligned for `T`; std::logic_error on a
-  /// closed buffer.
-  template <class T>
-  DeviceSpan<T> as() const;
-  /// Copy this buffer into `dst` (same size), a temporary such as another buffer's
-  /// slice(): `src.copy_to(dst.slice(8, 4), stream)`.
-  void copy_to(Buffer&& dst, StreamRef stream) const { copy_to(dst, stream); }
   /// Free the memory through its resource, ordered on `stream`; idempotent.
   void close(StreamRef stream);
   /// Free the memory through its resource, ordered on the allocation stream; idempotent.
   ///
-  /// Buffers without an allocation stream (from_handle with a resource) are freed on
-  /// the legacy default stream. A DriverError from the free goes to the release-failure
-  /// handler (docs/errors.md) instead of being thrown; use close(stream) to catch it.
+  /// Buffers without an allocation stream (adopt() without one) are freed on the legacy
+  /// default stream. A DriverError from the free goes to the release-failure handler
+  /// (docs/errors.md) instead of being thrown; use close(stream) to catch it.
   void close() noexcept;
-
-  /// \name The `const Stream&` signatures
-  /// The same operations with the signatures they had before StreamRef, kept so that a
-  /// pointer to one of these members still compiles; a call with a Stream (or a
-  /// GraphBuilder) picks them, and they call the StreamRef forms.
-  /// @{
-  /// Copy this buffer into `dst`; as copy_to(Buffer&, StreamRef).
-  void copy_to(Buffer& dst, const Stream& stream) const { copy_to(dst, StreamRef(stream)); }
-  /// Copy `src` into this buffer; as copy_from(const Buffer&, StreamRef).
-  void copy_from(const Buffer& src, const Stream& stream) { copy_from(src, StreamRef(stream)); }
-  /// Copy host memory into this buffer; as copy_from(std::span<const std::byte>, StreamRef).
-  void copy_from(std::span<const std::byte> host, const Stream& stream) {
-    copy_from(host, StreamRef(stream));
-  }
-  /// Copy this buffer into host memory; as copy_to(std::span<std::byte>, StreamRef).
-  void copy_to(std::span<std::byte> host, const Stream& stream) const {
-    copy_to(host, StreamRef(stream));
-  }
-  /// Set every byte; as fill(std::uint8_t, StreamRef).
-  void fill(std::uint8_t value, const Stream& stream) { fill(value, StreamRef(stream)); }
-  /// Set every 16-bit word; as fill(std::uint16_t, StreamRef).
-  void fill(std::uint16_t value, const Stream& stream) { fill(value, StreamRef(stream)); }
-  /// Set every 32-bit word; as fill(std::uint32_t, StreamRef).
-  void fill(std::uint32_t value, const Stream& stream) { fill(value, StreamRef(stream)); }
-  /// Set every byte to an int in 0..255; as fill(int, StreamRef).
-  void fill(int value, const Stream& stream) { fill(value, StreamRef(stream)); }
-  /// Set every byte to a character; as fill(char, StreamRef).
-  void fill(char value, const Stream& stream) { fill(value, StreamRef(stream)); }
-  /// Free the memory ordered on `stream`; as close(StreamRef).
-  void close(const Stream& stream) { close(StreamRef(stream)); }
-  /// @}
 
   /// Return the descriptor another process imports with from_ipc_descriptor().
   ///
@@ -310,13 +316,11 @@ class Buffer {
 
   /// Return the memory as host-accessible bytes.
   ///
-  /// Throws std::logic_error for memory the host cannot access (device memory). For
-  /// stream-ordered allocations, sync the allocation stream before using the span.
+  /// Throws std::logic_error for memory the host cannot access (device memory), which
+  /// the buffer's resource tells. For stream-ordered allocations, sync the allocation
+  /// stream before using the span.
   std::span<std::byte> host_span() const;
-  /// Return the memory as host-accessible elements of `T`.
-  ///
-  /// Throws std::invalid_argument unless size() is a multiple of sizeof(T), and as
-  /// host_span() does for device memory.
+  /// Return the memory as host-accessible elements of `T`; as BufferRef::host_span<T>.
   template <class T>
   requires std::is_trivially_copyable_v<T> std::span<T> host_span()
   const {
@@ -324,52 +328,36 @@ class Buffer {
     require_multiple("host_span", sizeof(T));
     return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
   }
-  /// Return the size in bytes.
-  std::size_t size() const;
-  /// Return the address of the memory (a device pointer; for host memory the same
-  /// address the host uses).
-  CUdeviceptr handle() const;
-  /// Return the resource the memory came from: nullptr for a non-owning wrapper, and
-  /// once that resource object was destroyed.
+  /// Return the resource the memory came from: nullptr once that resource object was
+  /// destroyed.
   MemoryResource* memory_resource() const noexcept;
-  /// Return the device the memory belongs to, or -1 for host memory tied to none.
+  /// Return the device the memory belongs to (its resource's), or -1 for host memory
+  /// tied to none.
   int device_id() const;
-  /// Return whether the GPU can access the memory.
+  /// Return whether the GPU can access the memory (its resource says).
   bool is_device_accessible() const;
-  /// Return whether the host can access the memory.
+  /// Return whether the host can access the memory (its resource says).
   bool is_host_accessible() const;
   /// Return whether the buffer still holds memory (false after close or a move).
-  bool is_open() const noexcept { return open_; }
+  bool is_open() const noexcept { return ptr_ != kClosedAddress; }
   /// Return whether the memory was imported from another process
   /// (from_ipc_descriptor), as cuda.core's Buffer.is_mapped.
   bool is_mapped() const noexcept { return mapped_; }
 
  private:
   friend class VirtualMemoryResource;  // modify_allocation changes the address and size
-  [[noreturn]] void throw_closed(const char* operation) const;
   // Free through the resource, or once it is gone its detached deallocate; false when
   // neither exists. Throws what the free throws. An import that other Buffers of this
   // process still hold is not freed (true).
   bool free_memory(StreamRef stream);
   bool free_owned_memory(StreamRef stream);
-  // The device-to-device copy of copy_to/copy_from, once their checks passed.
-  static void copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stream);
   void reset() noexcept;  // the state of a closed buffer
-  void require_multiple(const char* operation, std::size_t element_size) const;
-  void require_open(const char* operation) const {
-    if (!open_) [[unlikely]] {
-      throw_closed(operation);
-    }
-  }
 
-  CUdeviceptr ptr_ = 0;
-  std::size_t size_ = 0;
-  detail::Ref<detail::ResourceLink> link_;  // the owning resource (null: frees nothing)
+  detail::Ref<detail::ResourceLink> link_;  // the owning resource (null once released)
   Stream stream_;  // deallocation stream (closed when none), orders close()
   // The pool a from_ipc_descriptor import went into (null: none); its free is counted
   // with the other imports of the pointer (ipc/ipc_imports.hpp).
   CUmemoryPool import_pool_ = nullptr;
-  bool open_ = false;
   bool mapped_ = false;
 };
 

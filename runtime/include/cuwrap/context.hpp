@@ -61,6 +61,11 @@ class ContextRef {
   /// Throws std::invalid_argument when `handle` is null.
   ContextRef(CUcontext handle);  // NOLINT(google-explicit-constructor)
 
+  /// Return a view of `handle`, a context of any library; nothing destroys it here.
+  ///
+  /// The same as ContextRef(handle); Context::from_handle is this function: a view is a
+  /// ContextRef, never a Context. Throws std::invalid_argument when `handle` is null.
+  static ContextRef from_handle(CUcontext handle) { return ContextRef(handle); }
   /// Return the context current on the calling thread, or std::nullopt when none is
   /// (cuCtxGetCurrent).
   static std::optional<ContextRef> current();
@@ -195,8 +200,8 @@ class Context : public ContextRef {
   Device device() const;
   /// Return whether this is a green context (cuda.core's is_green).
   bool is_green() const;
-  /// Return whether close() was called (or the object was moved from).
-  bool is_closed() const noexcept { return state_ == nullptr; }
+  /// Return whether the object still owns the context (false after close or a move).
+  bool is_open() const noexcept { return state_ != nullptr; }
   /// Return the context as a CUcontext (cuCtxFromGreenCtx), usable with cuCtxSetCurrent
   /// and every API taking a CUcontext.
   CUcontext handle() const;

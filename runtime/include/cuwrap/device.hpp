@@ -93,16 +93,16 @@ class Device {
   void sync() const;
   /// Create a stream on this device.
   Stream create_stream(const StreamOptions& options = {}) const;
-  /// Return the legacy default stream (CU_STREAM_LEGACY) as a non-owning Stream.
+  /// Return the legacy default stream (CU_STREAM_LEGACY) as a StreamRef.
   ///
   /// The default stream belongs to whichever context is current where it is used;
   /// when no context is current on this thread, this device's primary context is made
   /// current (and stays current). That is the one case where it changes the current
   /// context, and it must: CU_STREAM_LEGACY is no stream of its own but "the current
-  /// context's", so work queued on the returned Stream later (also by another library)
+  /// context's", so work queued on the returned StreamRef later (also by another library)
   /// would fail with no context current. When a context is current, it is left as it is.
   /// Work on it synchronises with the context's other blocking streams.
-  Stream default_stream() const;
+  StreamRef default_stream() const;
   /// Create an event on this device.
   Event create_event(const EventOptions& options = {}) const;
   /// Return this device's process-wide DeviceMemoryResource (its default memory pool),

@@ -177,19 +177,9 @@ template <class T>
 DeviceSpan<T> BufferRef::as() const {
   static_assert(std::is_object_v<T> && std::is_trivially_copyable_v<T>,
                 "cuwrap::BufferRef::as: the element type must be trivially copyable");
-  if (size_ % sizeof(T) != 0 || ptr_ % alignof(T) != 0) [[unlikely]] {
-    detail::throw_device_span_layout("BufferRef::as", ptr_, size_, sizeof(T), alignof(T));
-  }
-  return DeviceSpan<T>(ptr_, size_ / sizeof(T));
-}
-
-template <class T>
-DeviceSpan<T> Buffer::as() const {
-  static_assert(std::is_object_v<T> && std::is_trivially_copyable_v<T>,
-                "cuwrap::Buffer::as: the element type must be trivially copyable");
   require_open("as");
   if (size_ % sizeof(T) != 0 || ptr_ % alignof(T) != 0) [[unlikely]] {
-    detail::throw_device_span_layout("Buffer::as", ptr_, size_, sizeof(T), alignof(T));
+    detail::throw_device_span_layout("BufferRef::as", ptr_, size_, sizeof(T), alignof(T));
   }
   return DeviceSpan<T>(ptr_, size_ / sizeof(T));
 }

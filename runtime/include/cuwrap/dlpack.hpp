@@ -87,7 +87,7 @@ DLManagedTensorVersioned* to_dlpack_versioned_owned(const Buffer* buffer, void* 
 /// Device memory is {kDLCUDA, device}; pinned host memory {kDLCUDAHost, 0}; managed
 /// memory {kDLCUDAManaged, 0}; other host memory {kDLCPU, 0}. Buffers from cuwrap's
 /// resources are classified by their resource, without a driver call; foreign ones
-/// (from_handle without a resource) by asking the driver. Memory that is neither
+/// (a buffer whose resource object is gone) by asking the driver. Memory that is neither
 /// device- nor host-accessible (a user resource saying so) throws
 /// std::invalid_argument, as cuda.core raises.
 DLDevice dlpack_device(const Buffer& buffer);
@@ -160,7 +160,7 @@ DLManagedTensorVersioned* to_dlpack_versioned(Pointer buffer, DLDataType dtype,
 
 /// An imported DLPack tensor: owns the DLManagedTensor and runs its deleter once.
 ///
-/// buffer() views the memory as a non-owning Buffer (valid while this object lives);
+/// buffer() views the memory as a BufferRef (valid while this object lives);
 /// take_buffer() hands the tensor's ownership to an owning Buffer whose close() runs
 /// the deleter, as cuda.core's owning import does. Move-only.
 class DLPackTensor {
@@ -192,8 +192,8 @@ class DLPackTensor {
   /// Run the tensor's deleter (if it has one and it has not been handed on).
   ~DLPackTensor();
 
-  /// Return a non-owning Buffer over the tensor's bytes (data + byte_offset).
-  Buffer buffer() const;
+  /// Return a view of the tensor's bytes (data + byte_offset); valid while this lives.
+  BufferRef buffer() const;
   /// Move ownership into an owning Buffer: its close() runs the deleter. Leaves this empty.
   Buffer take_buffer();
   /// Return the DLTensor (shape, strides, dtype, device as the producer gave them).

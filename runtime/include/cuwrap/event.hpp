@@ -16,30 +16,6 @@ namespace cuwrap {
 class Device;
 class Stream;
 
-namespace detail {
-
-/// A bool kept for source compatibility whose explicit use warns (-Wdeprecated-declarations).
-///
-/// Reading it, copying its holder and default-initialising it do not warn; assigning or
-/// initialising it from a bool does, so only code that still sets the old option is told.
-class DeprecatedBool {
- public:
-  constexpr DeprecatedBool() noexcept = default;
-  [[deprecated(
-      "use EventOptions::blocking_sync (its meaning is the opposite)")]] constexpr DeprecatedBool(bool
-                                                                                                      value) noexcept  // NOLINT(google-explicit-constructor)
-      : value_(value) {}
-  /// Return the value set.
-  constexpr operator bool() const noexcept {
-    return value_;
-  }  // NOLINT(google-explicit-constructor)
-
- private:
-  bool value_ = false;
-};
-
-}  // namespace detail
-
 /// Options of a new event, as cuda.core 1.3's EventOptions.
 struct EventOptions {
   /// Record timestamps, so that `end - start` works (CU_EVENT_DISABLE_TIMING when false).
@@ -55,13 +31,6 @@ struct EventOptions {
   ///
   /// Requires enable_timing == false; otherwise creation throws std::invalid_argument.
   bool ipc_enabled = false;
-  /// \deprecated Use blocking_sync. Setting it warns; it will be removed in a later release.
-  ///
-  /// true asks for a busy-waiting event: the flags are the default's (the driver has no
-  /// spin flag for events), and is_sync_busy_waited() answers true. Combined with
-  /// blocking_sync = true it is a contradiction, and creation throws std::invalid_argument.
-  /// false (the old default, which meant a blocking event) no longer changes anything.
-  detail::DeprecatedBool busy_waited_sync{};
 };
 
 /// An IPC-enabled event as another process opens it (Event::ipc_descriptor,
@@ -100,6 +69,12 @@ class EventRef {
   }
   /// Not an event: a null literal names none.
   EventRef(std::nullptr_t) = delete;
+  /// Return a view of `handle`, an event of any library; nothing destroys it here.
+  ///
+  /// Its flags are unknown, so timing is left to the driver to reject. Throws
+  /// std::invalid_argument when `handle` is null. Event::from_handle is this function:
+  /// a view is an EventRef, never an Event.
+  static EventRef from_handle(CUevent handle) { return EventRef(handle); }
 
   /// Block the calling thread until all work captured by the event is done.
   void sync() const;
@@ -133,12 +108,14 @@ class EventRef {
   [[noreturn]] static void throw_null_handle();
 };
 
-/// A CUDA event; an RAII, move-only owner unless made by from_handle.
+/// A CUDA event; an RAII, move-only owner.
 ///
 /// An Event is an EventRef: it passes where an EventRef is taken, and adds ownership
-/// (close() and the destructor destroy an event it created) and what is known from its
-/// creation (timing, IPC). A closed or moved-from Event is empty (is_open() false); an
-/// operation on it, also through an EventRef made from it, throws std::logic_error.
+/// (close() and the destructor destroy the event) and what is known from its creation
+/// (timing, IPC). A default-constructed, closed or moved-from Event is empty
+/// (is_open() false); an operation on it, also through an EventRef made from it, throws
+/// std::logic_error. A view of an event of another library is an EventRef
+/// (EventRef::from_handle).
 ///
 /// Example:
 /// \code
@@ -154,17 +131,15 @@ class Event : public EventRef {
   ///
   /// Throws std::invalid_argument for ipc_enabled together with enable_timing.
   explicit Event(const Device& device, const EventOptions& options = {});
+  /// Make an empty event (is_open() false), to be assigned later (a member recorded
+  /// into on demand); using it throws std::logic_error.
+  constexpr Event() noexcept : EventRef(nullptr, nullptr) {}
   Event(Event&& other) noexcept;
   Event& operator=(Event&& other) noexcept;
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  /// Destroy the event if owned (never throws).
+  /// Destroy the event (never throws).
   ~Event();
-
-  /// Wrap an existing event without taking ownership; close() never destroys it.
-  ///
-  /// Its flags are unknown, so timing is left to the driver to reject.
-  static Event from_handle(CUevent handle);
 
   /// Open an event another process exported with get_ipc_descriptor().
   ///
@@ -193,7 +168,7 @@ class Event : public EventRef {
   ///
   /// Throws std::logic_error unless the event was created with ipc_enabled.
   IPCEventDescriptor ipc_descriptor() const;
-  /// Destroy the event now (if owned); idempotent, never throws.
+  /// Destroy the event now; idempotent, never throws.
   void close() noexcept;
 
   /// Return the milliseconds elapsed between `start` and `end` (both recorded, done).
@@ -206,37 +181,32 @@ class Event : public EventRef {
   Device device() const;
   /// Return whether the event was created without timing.
   bool is_timing_disabled() const noexcept { return timing_disabled_; }
-  /// Return whether the event was created asking for a busy-waiting sync.
+  /// Return whether the event promises a busy-waiting sync: always false, as cuda.core
+  /// 1.3's.
   ///
-  /// false for a default event, as cuda.core's: without blocking_sync a waiting thread
-  /// follows the context's scheduling policy (CU_CTX_SCHED_AUTO unless set otherwise:
-  /// it spins while the CUDA contexts are fewer than the logical processors, else
-  /// yields), so no busy wait is promised. true only for an event created with the
-  /// deprecated busy_waited_sync = true.
-  bool is_sync_busy_waited() const noexcept { return busy_waited_; }
+  /// Without blocking_sync a waiting thread follows the context's scheduling policy
+  /// (CU_CTX_SCHED_AUTO unless set otherwise: it spins while the CUDA contexts are fewer
+  /// than the logical processors, else yields), so no busy wait is promised; with
+  /// blocking_sync it sleeps.
+  bool is_sync_busy_waited() const noexcept { return false; }
   /// Return whether a host thread waiting on the event sleeps (EventOptions::blocking_sync).
   bool is_blocking_sync() const noexcept { return blocking_sync_; }
   /// Return whether the event can be shared with other processes.
   bool is_ipc_enabled() const noexcept { return ipc_enabled_; }
   /// Return whether the object still holds an event (false after close or a move).
   bool is_open() const noexcept { return handle_ != nullptr; }
-  /// Return whether close() destroys the event (false for from_handle events).
-  bool is_owning() const noexcept { return owning_; }
 
  private:
   friend class StreamRef;
-  constexpr Event() noexcept : EventRef(nullptr, nullptr) {}
   /// Create an event in `context` (made current for the call), whose ID is `context_id`
   /// when the caller knows it (a cuwrap stream's state does), else 0: looked up.
   static Event create(CUcontext context, int device_id, const EventOptions& options,
                       unsigned long long context_id = 0);
 
   int device_id_ = -1;
-  bool owning_ = false;
   bool timing_disabled_ = true;
   bool blocking_sync_ = false;
   bool ipc_enabled_ = false;
-  bool busy_waited_ = false;
 };
 
 }  // namespace cuwrap

@@ -332,6 +332,9 @@ class GraphBuilder {
   ///
   /// Closes every name of this builder (split() and join() results that are it).
   void close() noexcept;
+  /// Return whether the builder is still usable (false after close, or a move, or
+  /// closing another name of it).
+  bool is_open() const noexcept;
 
  private:
   friend class Device;
@@ -460,6 +463,9 @@ class Graph {
   /// and then releases it; launches still running after that keep it until a later
   /// close() of any Graph (or detail::release_finished_graphs()) finds them finished.
   void close() noexcept;
+  /// Return whether the object still holds an executable graph (false after close or a
+  /// move, and for a default-constructed Graph).
+  bool is_open() const noexcept { return exec_ != nullptr; }
   /// Return the CUgraphExec; std::logic_error after close().
   CUgraphExec handle() const;
 

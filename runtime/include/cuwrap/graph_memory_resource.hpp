@@ -61,39 +61,25 @@ class GraphMemoryAttributes {
 class GraphMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;    // allocate(size): the legacy default stream never captures
-  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Use `device`'s graph memory pool.
   explicit GraphMemoryResource(const Device& device);
   GraphMemoryResource(const GraphMemoryResource&) = delete;
   GraphMemoryResource& operator=(const GraphMemoryResource&) = delete;
   ~GraphMemoryResource() override = default;
 
- protected:
   /// Allocate `size` bytes in the graph `stream` is capturing (cuMemAllocAsync).
   ///
   /// Throws std::logic_error when `stream` is not capturing (cuda.core raises too) or
   /// the resource is closed.
-  Buffer do_allocate(std::size_t size, StreamRef stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Free `ptr`, ordered on `stream` (cuMemFreeAsync): a free node while capturing.
-  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
 
- public:
-  /// Return true.
-  bool is_device_accessible() const override { return true; }
-  /// Return false.
-  bool is_host_accessible() const override { return false; }
   /// Return the device whose graph memory pool this is.
   int device_id() const override { return device_id_; }
 
   /// Return the pool's usage counters (the same values as the accessors below).
   GraphMemoryAttributes attributes() const { return GraphMemoryAttributes(device_); }
-  /// Stop allocating (allocate() throws std::logic_error); idempotent, never throws.
-  ///
-  /// The device's graph memory pool stays (the driver owns it); buffers still
-  /// allocated stay valid and free themselves as before.
-  void close() noexcept { closed_ = true; }
-  /// Return whether the resource is still open (false after close()).
-  bool is_open() const noexcept { return !closed_; }
 
   /// Return the bytes of graph memory in use now (CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT).
   std::uint64_t used_mem_current() const;
@@ -111,7 +97,6 @@ class GraphMemoryResource : public MemoryResource {
  private:
   int device_id_ = 0;
   CUdevice device_ = 0;
-  bool closed_ = false;
 };
 
 }  // namespace cuwrap

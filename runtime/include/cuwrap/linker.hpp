@@ -125,6 +125,8 @@ class Linker {
   nvJitLinkHandle handle() const noexcept { return handle_; }
   /// Release the nvJitLink handle or the driver's link state; idempotent.
   void close() noexcept;
+  /// Return whether the linker is still usable (false after close or a move).
+  bool is_open() const noexcept { return !closed_ && (use_driver_ || handle_ != nullptr); }
 
  private:
   void create(bool ptx);

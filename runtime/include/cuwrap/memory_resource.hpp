@@ -39,7 +39,7 @@ inline constexpr std::size_t kResourceAlignment = 256;
 
 /// The interface of every memory resource: allocate and free buffers, ordered on streams.
 ///
-/// Implement allocate() with Buffer::from_handle(ptr, size, this[, stream]) so the
+/// Implement allocate() with Buffer::adopt(ptr, size, this[, stream]) so the
 /// buffer frees itself through deallocate().
 ///
 /// A buffer may outlive its resource object (a function returns a buffer from a local
@@ -57,7 +57,7 @@ inline constexpr std::size_t kResourceAlignment = 256;
 ///    public:
 ///     HostResource() { set_detached_deallocate(&free_host); }
 ///     ...
-///     void deallocate(CUdeviceptr ptr, std::size_t size, const cuwrap::Stream& s) override {
+///     void deallocate(CUdeviceptr ptr, std::size_t size, cuwrap::StreamRef s) override {
 ///       free_host(ptr, size, s);
 ///     }
 ///    private:
@@ -81,60 +81,52 @@ class MemoryResource {
   /// Mark the resource gone for the buffers that outlive it.
   virtual ~MemoryResource();
 
-  /// Allocate `size` bytes, ordered on `stream`.
+  /// Allocate `size` bytes, ordered on `stream`; return Buffer::adopt(ptr, size, this,
+  /// stream), so that the buffer frees itself through deallocate().
   ///
-  /// A resource overrides this form or the `const Stream&` form below (written before
-  /// StreamRef existed): each one's default calls the other, so a call of either
-  /// reaches the override, also in a class derived from a built-in resource. When
-  /// neither is overridden, both reach do_allocate() (what the built-in resources
-  /// implement; by default it throws std::logic_error).
-  ///
-  /// A class that overrides one form brings the other back with
-  /// `using MemoryResource::allocate;` (and `deallocate`), else it hides it (and nvcc
-  /// warns that the function is only partially overridden, #611-D).
-  virtual Buffer allocate(std::size_t size, StreamRef stream);
-  /// Allocate `size` bytes, ordered on `stream`: the signature before StreamRef, kept so
-  /// that resources overriding it keep working; by default it calls the StreamRef form.
-  ///
-  /// A call with a Stream (or a GraphBuilder) picks this form, so both forms must
-  /// allocate alike; overriding either is enough.
-  virtual Buffer allocate(std::size_t size, const Stream& stream);
+  /// The built-in resources throw std::logic_error after close(). A derived class that
+  /// declares allocate() hides allocate(size); `using MemoryResource::allocate;` brings
+  /// it back.
+  virtual Buffer allocate(std::size_t size, StreamRef stream) = 0;
   /// Allocate `size` bytes, ordered on the legacy default stream (cuda.core's default).
-  ///
-  /// A derived class that declares allocate() hides this one; the built-in resources
-  /// bring it back (`using MemoryResource::allocate;`).
   Buffer allocate(std::size_t size);
   /// Free `ptr` (of `size` bytes) from this resource, ordered on `stream`.
   ///
-  /// As allocate: override this form or the `const Stream&` one; each one's default
-  /// calls the other, and when neither is overridden both reach do_deallocate().
-  virtual void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream);
-  /// Free `ptr` ordered on `stream`: the signature before StreamRef, kept so that
-  /// resources overriding it keep working; by default it calls the StreamRef form.
-  virtual void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream);
-  /// Return whether the GPU can access the memory.
-  virtual bool is_device_accessible() const = 0;
-  /// Return whether the host can access the memory.
-  virtual bool is_host_accessible() const = 0;
+  /// Works after close(): buffers still allocated free themselves as before.
+  virtual void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) = 0;
+  /// Return whether the GPU can access the memory: true unless a resource says otherwise
+  /// (device memory, the common case).
+  virtual bool is_device_accessible() const { return true; }
+  /// Return whether the host can access the memory: false unless a resource says
+  /// otherwise (pinned and managed memory do).
+  virtual bool is_host_accessible() const { return false; }
   /// Return the ordinal of the device the memory belongs to, or -1 when it is not tied
   /// to one device (host memory; the default).
   virtual int device_id() const { return -1; }
+  /// Stop allocating: later allocate() calls throw std::logic_error; idempotent, never
+  /// throws. Buffers already allocated stay valid and free themselves as before. A
+  /// resource that holds more (a pool of its own) releases it as well, calling this.
+  virtual void close() noexcept { closed_ = true; }
+  /// Return whether the resource still allocates (false after close()).
+  bool is_open() const noexcept { return !closed_; }
 
  protected:
-  /// Allocate `size` bytes ordered on `stream`: what both forms of allocate() reach when
-  /// neither is overridden. The built-in resources implement this; the default throws
-  /// std::logic_error (the resource implements no allocation).
-  virtual Buffer do_allocate(std::size_t size, StreamRef stream);
-  /// Free `ptr` ordered on `stream`: what both forms of deallocate() reach when neither
-  /// is overridden. The default throws std::logic_error.
-  virtual void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream);
+  /// Throw std::logic_error "<resource>::<operation> on a closed <resource>" when closed.
+  void require_open(const char* resource, const char* operation) const {
+    if (closed_) [[unlikely]] {
+      throw_closed(resource, operation);
+    }
+  }
   /// Let buffers that outlive this resource free their memory with `deallocate`
   /// (nullptr: they cannot; closing them reports a release failure).
   void set_detached_deallocate(DetachedDeallocate deallocate) noexcept;
 
  private:
   friend class Buffer;
+  [[noreturn]] static void throw_closed(const char* resource, const char* operation);
+
   detail::Ref<detail::ResourceLink> link_;
+  bool closed_ = false;
 };
 
 /// The attributes of a stream-ordered memory pool, read live (cuda.core's
@@ -245,7 +237,6 @@ struct DeviceMemoryResourceOptions {
 class DeviceMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;    // allocate(size): on the legacy default stream
-  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Use `device`'s default memory pool, or a new pool as `options` ask.
   ///
   /// Throws DriverError when the device does not support memory pools.
@@ -265,23 +256,17 @@ class DeviceMemoryResource : public MemoryResource {
   /// Throws std::invalid_argument for a closed `handle` (before any driver call).
   static DeviceMemoryResource from_allocation_handle(Device device, IPCAllocationHandle&& handle);
 
- protected:
   /// Allocate `size` bytes from the pool, ordered on `stream`.
   ///
   /// Throws std::logic_error on a closed or an imported (mapped) resource, and, as
   /// cuda.core, on a stream that is capturing a graph (graph memory comes from a
   /// GraphMemoryResource).
-  Buffer do_allocate(std::size_t size, StreamRef stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Return `ptr` to the pool, ordered on `stream` (cuMemFreeAsync).
   ///
   /// Still works after close(): the driver destroys a pool once its last buffer is freed.
-  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
 
- public:
-  /// Return true.
-  bool is_device_accessible() const override { return true; }
-  /// Return false.
-  bool is_host_accessible() const override { return false; }
   /// Return the device the pool belongs to.
   int device_id() const override { return device_id_; }
 
@@ -322,24 +307,31 @@ class DeviceMemoryResource : public MemoryResource {
   /// memory at all (no peer access in this topology); DriverError when the driver
   /// refuses the access (pools may not support Access::Read).
   void set_access(const Device& device, Access access);
-  /// Use the existing pool `pool` (from cuMemPoolCreate, a device's default or current
-  /// pool, another library's).
+  /// Allocate from the existing pool `pool` (from cuMemPoolCreate, a device's default
+  /// or current pool, another library's), which the caller keeps and destroys: close()
+  /// and the destructor leave it alone.
   ///
-  /// Non-owning by default: close() and the destructor leave the pool alone; with
-  /// `owning` they destroy it. The owner device is found by asking each device's
-  /// default and current pool, else by which single device has read-write access.
-  /// Throws std::invalid_argument for a null pool or one no device (or several, none
-  /// of them its default or current pool's device) can be told apart as the owner.
-  static DeviceMemoryResource from_handle(CUmemoryPool pool, bool owning = false);
-  /// Use the existing pool `pool` of `device`; as above, with the owner given.
-  static DeviceMemoryResource from_handle(CUmemoryPool pool, const Device& device,
-                                          bool owning = false);
+  /// The owner device is found by asking each device's default and current pool, else
+  /// by which single device has read-write access. Throws std::invalid_argument for a
+  /// null pool or one no device (or several, none of them its default or current pool's
+  /// device) can be told apart as the owner.
+  static DeviceMemoryResource from_handle(CUmemoryPool pool);
+  /// Allocate from the existing pool `pool` of `device`; as above, with the owner given.
+  static DeviceMemoryResource from_handle(CUmemoryPool pool, const Device& device);
+  /// Take over the existing pool `pool`: close() and the destructor destroy it
+  /// (cuMemPoolDestroy). The owner device is found as by from_handle(pool).
+  ///
+  /// Throws std::invalid_argument as from_handle(pool) does, and for a device's default
+  /// pool, which cannot be destroyed.
+  static DeviceMemoryResource adopt(CUmemoryPool pool);
+  /// Take over the existing pool `pool` of `device`; as above, with the owner given.
+  static DeviceMemoryResource adopt(CUmemoryPool pool, const Device& device);
   /// Return the pool's attributes (usage and reuse policy).
   MemoryPoolAttributes attributes() const;
   /// Destroy the pool if owned, and stop allocating; idempotent, never throws.
   ///
   /// Buffers still allocated stay valid; the driver frees the pool after the last one.
-  void close() noexcept;
+  void close() noexcept override;
 
   /// Return the pool handle. Throws std::logic_error on a closed resource.
   CUmemoryPool handle() const;
@@ -351,8 +343,6 @@ class DeviceMemoryResource : public MemoryResource {
   bool is_mapped() const noexcept { return mapped_; }
   /// Return the id the pool's exported handles and buffer descriptors carry.
   const IPCPoolId& pool_id() const noexcept { return pool_id_; }
-  /// Return whether the resource is still open (false after close()).
-  bool is_open() const noexcept { return pool_ != nullptr; }
 
  private:
   struct ImportedTag {};
@@ -360,6 +350,10 @@ class DeviceMemoryResource : public MemoryResource {
                        const IPCPoolId& pool_id) noexcept;
   struct HandleTag {};
   DeviceMemoryResource(HandleTag /*tag*/, int device_id, CUmemoryPool pool, bool owning) noexcept;
+  // from_handle (owning false) and adopt (true).
+  static DeviceMemoryResource from_existing_pool(CUmemoryPool pool, bool owning);
+  static DeviceMemoryResource from_existing_pool(CUmemoryPool pool, const Device& device,
+                                                 bool owning);
   void require_open(const char* operation) const;
   void set_peer_access(std::span<const int> device_ids);
 
@@ -403,7 +397,6 @@ struct PinnedMemoryResourceOptions {
 class PinnedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;    // allocate(size): on the legacy default stream
-  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (and its pool, when the driver supports host pools).
   ///
   /// A driver that answers it has no host pools gets the cuMemHostAlloc fallback; any
@@ -418,19 +411,15 @@ class PinnedMemoryResource : public MemoryResource {
   /// Destroy the pool (never throws).
   ~PinnedMemoryResource() override;
 
- protected:
   /// Allocate `size` bytes of page-locked memory, ordered on `stream`.
-  Buffer do_allocate(std::size_t size, StreamRef stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Free `ptr`, ordered on `stream` (pool), or after syncing `stream` (fallback).
   ///
   /// The fallback frees even when the sync fails, reporting that failure to the
   /// release-failure handler.
-  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
 
- public:
-  /// Return true.
-  bool is_device_accessible() const override { return true; }
-  /// Return true.
+  /// Return true: the host can access the memory.
   bool is_host_accessible() const override { return true; }
 
   /// Return whether allocations come from a host memory pool (else cuMemHostAlloc).
@@ -450,9 +439,7 @@ class PinnedMemoryResource : public MemoryResource {
   /// Export the pool for another process (an `ipc_enabled` resource only).
   IPCAllocationHandle get_allocation_handle() const;
   /// Destroy the pool and stop allocating; idempotent, never throws.
-  void close() noexcept;
-  /// Return whether the resource is still open (false after close()).
-  bool is_open() const noexcept { return !closed_; }
+  void close() noexcept override;
 
  private:
   void require_open(const char* operation) const;
@@ -461,7 +448,6 @@ class PinnedMemoryResource : public MemoryResource {
   bool pooled_ = false;  // allocations come from a pool (stays true after close)
   bool ipc_enabled_ = false;
   detail::SharedFlag pool_open_ = detail::SharedFlag::make();
-  bool closed_ = false;
   int numa_id_ = -1;
   IPCPoolId pool_id_{};
 };
@@ -488,7 +474,6 @@ struct LegacyPinnedMemoryResourceOptions {
 class LegacyPinnedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;    // allocate(size): on the legacy default stream
-  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call): cuMemAllocHost's page-locked memory.
   LegacyPinnedMemoryResource();
   /// Create a resource whose allocations carry `options` (cuMemHostAlloc's
@@ -497,19 +482,15 @@ class LegacyPinnedMemoryResource : public MemoryResource {
   /// Return the CU_MEMHOSTALLOC_* flags of this resource's allocations (0: cuMemAllocHost).
   unsigned flags() const noexcept { return flags_; }
 
- protected:
   /// Allocate `size` bytes with cuMemAllocHost (in the stream's context).
-  Buffer do_allocate(std::size_t size, StreamRef stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then cuMemFreeHost.
   ///
   /// The free happens even when the sync fails: that failure goes to the
   /// release-failure handler. Throws DriverError when cuMemFreeHost fails.
-  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
 
- public:
-  /// Return true.
-  bool is_device_accessible() const override { return true; }
-  /// Return true.
+  /// Return true: the host can access the memory.
   bool is_host_accessible() const override { return true; }
 
  private:
@@ -534,7 +515,6 @@ struct ManagedMemoryResourceOptions {
 class ManagedMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;    // allocate(size): on the legacy default stream
-  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource (no driver call).
   ManagedMemoryResource();
   /// Create the resource; allocations follow `options`.
@@ -544,35 +524,24 @@ class ManagedMemoryResource : public MemoryResource {
   /// CU_MEM_ATTACH_HOST (CU_MEM_ATTACH_SINGLE is for StreamRef::attach only).
   explicit ManagedMemoryResource(const ManagedMemoryResourceOptions& options);
 
- protected:
   /// Allocate `size` bytes of managed memory (in the stream's context).
-  Buffer do_allocate(std::size_t size, StreamRef stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then cuMemFree.
   ///
   /// The free happens even when the sync fails: that failure goes to the
   /// release-failure handler. Throws DriverError when cuMemFree fails.
-  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
 
- public:
-  /// Return true.
-  bool is_device_accessible() const override { return true; }
-  /// Return true.
+  /// Return true: the host can access the memory.
   bool is_host_accessible() const override { return true; }
   /// Return the preferred location given at construction (unset: none).
   std::optional<int> preferred_location() const noexcept { return preferred_location_; }
   /// Return the attach flags allocations are made with (ManagedMemoryResourceOptions::attach).
   CUmemAttach_flags attach() const noexcept { return attach_; }
-  /// Stop allocating (allocate() throws std::logic_error); idempotent, never throws.
-  ///
-  /// Buffers still allocated stay valid and free themselves as before.
-  void close() noexcept { closed_ = true; }
-  /// Return whether the resource is still open (false after close()).
-  bool is_open() const noexcept { return !closed_; }
 
  private:
   std::optional<int> preferred_location_;
   CUmemAttach_flags attach_ = CU_MEM_ATTACH_GLOBAL;
-  bool closed_ = false;
 };
 
 }  // namespace cuwrap

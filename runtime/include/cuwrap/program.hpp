@@ -217,16 +217,21 @@ class Program {
   /// Return the libNVVM program of an NVVM IR program (nvm.h's nvvmProgram; nullptr for
   /// C++ and PTX programs and once closed), as cuda.core's handle of the NVVM backend.
   _nvvmProgram* nvvm_handle() const noexcept { return nvvm_program_; }
-  /// Wrap an NVRTC program made elsewhere (nvrtcCreateProgram), as C++ of `options`.
+  /// Compile an NVRTC program made elsewhere (nvrtcCreateProgram), as C++ of `options`;
+  /// the caller destroys it, after the Program is gone.
   ///
-  /// With `owning` the Program destroys it (nvrtcDestroyProgram) when closed, else the
-  /// caller does, after the Program is gone. Its source is not known to cuwrap, so it
-  /// compiles once (a second compile() throws std::logic_error) and has no cache key
-  /// (compile with a cache and program_cache_key() throw std::logic_error). Throws
-  /// std::invalid_argument for a null handle.
-  static Program from_handle(nvrtcProgram handle, ProgramOptions options = {}, bool owning = false);
+  /// Its source is not known to cuwrap, so it compiles once (a second compile() throws
+  /// std::logic_error) and has no cache key (compile with a cache and
+  /// program_cache_key() throw std::logic_error). Throws std::invalid_argument for a
+  /// null handle.
+  static Program from_handle(nvrtcProgram handle, ProgramOptions options = {});
+  /// Take over an NVRTC program made elsewhere: as from_handle, and close() (or the
+  /// destructor) destroys it (nvrtcDestroyProgram).
+  static Program adopt(nvrtcProgram handle, ProgramOptions options = {});
   /// Release the NVRTC program; idempotent. Any later compile() throws logic_error.
   void close() noexcept;
+  /// Return whether the program is still usable (false after close or a move).
+  bool is_open() const noexcept { return !closed_; }
 
  private:
   struct AdoptTag {};

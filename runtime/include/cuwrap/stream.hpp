@@ -40,7 +40,7 @@ void ref_release(const StreamState* state) noexcept;
 struct GreenContextState;
 void ref_acquire(const GreenContextState* state) noexcept;
 void ref_release(const GreenContextState* state) noexcept;
-/// Selects Stream's constant-initialisable constructor for the default streams.
+/// Selects StreamRef's constant-initialisable constructor for the default streams.
 struct DefaultStreamTag {};
 inline constexpr std::uintptr_t kLegacyStreamBits = 0x1;     // CU_STREAM_LEGACY
 inline constexpr std::uintptr_t kPerThreadStreamBits = 0x2;  // CU_STREAM_PER_THREAD
@@ -69,13 +69,13 @@ inline constexpr bool kForeignStreamRef = false;
 /// stream takes (as CCCL's cuda::stream_ref).
 ///
 /// Trivially copyable (a handle and a pointer), passed by value. It converts
-/// implicitly from a Stream (an owning Stream is a StreamRef), from a CUstream or
-/// cudaStream_t of any library (the same type; no driver call), and names the default
-/// streams with legacy() and per_thread(). It never owns: the stream must outlive it,
-/// as a std::string_view must outlive its string.
+/// implicitly from a Stream (an owning Stream is a StreamRef) and from a CUstream or
+/// cudaStream_t of any library (the same type; no driver call); the default streams
+/// are kLegacyDefaultStream and kPerThreadDefaultStream. It never owns: the stream must
+/// outlive it, as a std::string_view must outlive its string.
 ///
 /// A null CUstream is refused (std::invalid_argument): for the driver it means the
-/// legacy default stream, which StreamRef::legacy() says explicitly.
+/// legacy default stream, which kLegacyDefaultStream says explicitly.
 ///
 /// Example (a function that works with any stream, from cuwrap or not):
 /// \code
@@ -84,7 +84,7 @@ inline constexpr bool kForeignStreamRef = false;
 ///   }
 ///   zero(buffer, owned_stream);                    // a cuwrap::Stream
 ///   zero(buffer, other_library_stream);            // a CUstream / cudaStream_t
-///   zero(buffer, cuwrap::StreamRef::per_thread());
+///   zero(buffer, cuwrap::kPerThreadDefaultStream);
 /// \endcode
 class StreamRef {
  public:
@@ -92,7 +92,7 @@ class StreamRef {
   ///
   /// Never calls the driver: the stream's context and device are looked up when asked.
   /// Throws std::invalid_argument when `handle` is null (name the legacy default
-  /// stream with StreamRef::legacy()).
+  /// stream with kLegacyDefaultStream).
   StreamRef(CUstream handle)  // NOLINT(google-explicit-constructor)
       : bits_(reinterpret_cast<std::uintptr_t>(handle)) {
     if (handle == nullptr) [[unlikely]] {
@@ -117,12 +117,21 @@ class StreamRef {
     return T(handle());
   }
 
-  /// Return the legacy default stream (CU_STREAM_LEGACY) of the context current when
-  /// it is used; it synchronises with blocking streams.
-  static constexpr StreamRef legacy() noexcept { return {detail::kLegacyStreamBits, nullptr}; }
-  /// Return the per-thread default stream (CU_STREAM_PER_THREAD) of the calling thread.
-  static constexpr StreamRef per_thread() noexcept {
-    return {detail::kPerThreadStreamBits, nullptr};
+  /// Refer to a default stream by its handle value (CU_STREAM_LEGACY or
+  /// CU_STREAM_PER_THREAD as an integer): the constructor of kLegacyDefaultStream and
+  /// kPerThreadDefaultStream, constant-initialisable, never calling the driver.
+  constexpr StreamRef(detail::DefaultStreamTag /*tag*/, std::uintptr_t bits) noexcept
+      : bits_(bits) {}
+  /// Return a view of `handle`, a stream of any library; nothing destroys it here.
+  ///
+  /// nullptr, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name the default streams of
+  /// whichever context is current when the stream is used (nullptr is the legacy one).
+  /// Never calls the driver: the stream's context is looked up when an operation needs
+  /// it. Stream::from_handle is this function: a view is a StreamRef, never a Stream.
+  static StreamRef from_handle(CUstream handle) noexcept {
+    return handle == nullptr
+               ? StreamRef(detail::DefaultStreamTag{}, detail::kLegacyStreamBits)
+               : StreamRef(reinterpret_cast<std::uintptr_t>(handle), nullptr);
   }
 
   /// Block the calling thread until all work queued on the stream is done.
@@ -225,12 +234,13 @@ class StreamRef {
   friend struct std::hash<StreamRef>;
   friend detail::ContextKey detail::stream_context_key(StreamRef stream) noexcept;
   /// Return a Stream on the same CUDA stream that keeps it alive when cuwrap made it
-  /// (for Buffer, GraphBuilder); a non-owning Stream for any other handle.
+  /// (for Buffer, GraphBuilder, which keep a stream to order work on later); for any
+  /// other handle one that destroys nothing.
   Stream share() const noexcept;
   [[noreturn]] static void throw_null_handle();
 };
 
-/// A CUDA stream; an RAII, move-only owner unless made by from_handle.
+/// A CUDA stream; an RAII, move-only owner.
 ///
 /// A Stream is a StreamRef (as CCCL's cuda::stream is a cuda::stream_ref): it has the
 /// same operations, and passes where a StreamRef is taken. It adds ownership: the
@@ -266,30 +276,11 @@ class Stream : public StreamRef {
   /// Close the stream (never throws).
   ~Stream();
 
-  /// Return a non-owning Stream for an existing stream; it is never destroyed here.
-  ///
-  /// nullptr, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name the default streams of
-  /// whichever context is current when the stream is used; any other handle is bound
-  /// to its context (cuStreamGetCtx) right away. A function that only uses a stream
-  /// takes a StreamRef, which a CUstream converts to without this (and without a
-  /// driver call).
-  static Stream from_handle(CUstream handle);
-
   /// Release the stream now; idempotent, never throws. Later use throws logic_error.
   void close() noexcept;
 
   /// Return whether the object still refers to a stream (false after close or a move).
   bool is_open() const noexcept { return bits_ != kClosedBits; }
-  /// Return whether this object created the stream (false for from_handle streams).
-  bool is_owning() const noexcept;
-
-  /// Build a non-owning Stream for a default-stream handle value (CU_STREAM_LEGACY
-  /// or CU_STREAM_PER_THREAD as an integer); used for the constants below.
-  ///
-  /// Constant-initialisable, so those constants are usable during static
-  /// initialisation; it never calls the driver.
-  constexpr Stream(detail::DefaultStreamTag /*tag*/, std::uintptr_t handle) noexcept
-      : StreamRef(handle, nullptr) {}
 
  private:
   friend class StreamRef;
@@ -301,21 +292,17 @@ class Stream : public StreamRef {
 
 /// The legacy default stream (CU_STREAM_LEGACY): synchronises with blocking streams.
 ///
-/// It is cuda.core's LEGACY_DEFAULT_STREAM: non-owning; its context is the one current
-/// on the thread when it is used (device 0's primary context when none is).
-inline constinit const Stream kLegacyDefaultStream{detail::DefaultStreamTag{},
-                                                   detail::kLegacyStreamBits};
+/// It is cuda.core's LEGACY_DEFAULT_STREAM, a StreamRef (nothing owns a default
+/// stream); its context is the one current on the thread when it is used (device 0's
+/// primary context when none is).
+inline constexpr StreamRef kLegacyDefaultStream{detail::DefaultStreamTag{},
+                                                detail::kLegacyStreamBits};
 /// The per-thread default stream (CU_STREAM_PER_THREAD): one per host thread.
 ///
 /// It is cuda.core's PER_THREAD_DEFAULT_STREAM; like kLegacyDefaultStream it uses the
 /// context current on the thread.
-inline constinit const Stream kPerThreadDefaultStream{detail::DefaultStreamTag{},
-                                                      detail::kPerThreadStreamBits};
-
-/// Return kLegacyDefaultStream.
-inline const Stream& legacy_default_stream() noexcept { return kLegacyDefaultStream; }
-/// Return kPerThreadDefaultStream.
-inline const Stream& per_thread_default_stream() noexcept { return kPerThreadDefaultStream; }
+inline constexpr StreamRef kPerThreadDefaultStream{detail::DefaultStreamTag{},
+                                                   detail::kPerThreadStreamBits};
 
 namespace detail {
 

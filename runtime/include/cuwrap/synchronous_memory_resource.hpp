@@ -33,7 +33,6 @@ namespace cuwrap {
 class SynchronousMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;    // allocate(size): on the legacy default stream
-  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Allocate memory of `device` (no driver call until the first allocation).
   explicit SynchronousMemoryResource(const Device& device);
   /// Allocate memory of the device with ordinal `device_id`.
@@ -42,36 +41,23 @@ class SynchronousMemoryResource : public MemoryResource {
   /// not below the device count).
   explicit SynchronousMemoryResource(int device_id);
 
- protected:
   /// Allocate `size` bytes with cuMemAlloc in the device's primary context, at once;
   /// `stream` is where the buffer later frees.
   ///
   /// Throws std::logic_error on a closed resource; DriverError naming cuMemAlloc when the
   /// driver refuses (out of memory).
-  Buffer do_allocate(std::size_t size, StreamRef stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then cuMemFree (nothing for a null pointer).
   ///
   /// The free happens even when the sync fails: that failure goes to the release-failure
   /// handler. Throws DriverError when cuMemFree fails.
-  void do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
 
- public:
-  /// Return true.
-  bool is_device_accessible() const override { return true; }
-  /// Return false.
-  bool is_host_accessible() const override { return false; }
   /// Return the ordinal of the device the memory belongs to.
   int device_id() const override { return device_id_; }
-  /// Stop allocating (allocate() throws std::logic_error); idempotent, never throws.
-  ///
-  /// Buffers still allocated stay valid and free themselves as before.
-  void close() noexcept { closed_ = true; }
-  /// Return whether the resource is still open (false after close()).
-  bool is_open() const noexcept { return !closed_; }
 
  private:
   int device_id_ = 0;
-  bool closed_ = false;
 };
 
 }  // namespace cuwrap

@@ -69,7 +69,7 @@ class alignas(alignof(CUtensorMap)) TensorMapDescriptor {
   /// layout below rank 3, 32-byte interleave without 32-byte swizzle, a NaN out-of-bounds
   /// fill for an integer dtype, an address not aligned to 16 bytes (32 with 32-byte
   /// interleave), or a buffer too small for the tensor.
-  static TensorMapDescriptor from_tiled(const Buffer& buffer, CUtensorMapDataType dtype,
+  static TensorMapDescriptor from_tiled(BufferRef buffer, CUtensorMapDataType dtype,
                                         std::span<const std::uint64_t> shape,
                                         std::span<const std::uint64_t> strides,
                                         std::span<const std::uint32_t> box,

@@ -90,6 +90,8 @@ class TextureObject {
   CUtexObject handle() const;
   /// Destroy the object now, and drop its share of the array; idempotent.
   void close() noexcept;
+  /// Return whether the object still holds a texture (false after close or a move).
+  bool is_open() const noexcept { return handle_ != 0; }
 
  private:
   CUtexObject handle_ = 0;
@@ -119,6 +121,8 @@ class SurfaceObject {
   CUsurfObject handle() const;
   /// Destroy the object now, and drop its share of the array; idempotent.
   void close() noexcept;
+  /// Return whether the object still holds a surface (false after close or a move).
+  bool is_open() const noexcept { return handle_ != 0; }
 
  private:
   CUsurfObject handle_ = 0;

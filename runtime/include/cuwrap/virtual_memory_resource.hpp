@@ -104,7 +104,6 @@ struct IPCVirtualBuffer {
 class VirtualMemoryResource : public MemoryResource {
  public:
   using MemoryResource::allocate;    // allocate(size): on the legacy default stream
-  using MemoryResource::deallocate;  // both signatures (StreamRef, const Stream&)
   /// Create the resource for `device`.
   ///
   /// Throws UnsupportedError when the device lacks virtual memory management (or
@@ -121,11 +120,11 @@ class VirtualMemoryResource : public MemoryResource {
   /// The buffer's size() is the rounded size, as in cuda.core (so two buffers of 1024
   /// and 4096 bytes asked for are one granule each, and copy into each other); a `size`
   /// of 0 gives an empty buffer.
-  Buffer allocate(std::size_t size, const Stream& stream) override;
+  Buffer allocate(std::size_t size, StreamRef stream) override;
   /// Sync `stream`, then unmap, release and free what `ptr`'s allocation holds.
   ///
   /// Does nothing for an allocation close() already released.
-  void deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) override;
+  void deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) override;
   /// Return whether the resource's device may access the memory.
   bool is_device_accessible() const override;
   /// Return whether the memory lives in host memory.
@@ -160,12 +159,12 @@ class VirtualMemoryResource : public MemoryResource {
   /// than this resource's, or a `size` larger than the shared allocation (the driver
   /// refuses to map it), is std::invalid_argument naming the sizes, with everything taken
   /// so far released (docs/ipc.md).
-  Buffer import_buffer(IPCAllocationHandle&& handle, std::uint64_t size, const Stream& stream);
+  Buffer import_buffer(IPCAllocationHandle&& handle, std::uint64_t size, StreamRef stream);
   /// Release every allocation still held, in order (unmap, release the physical
   /// memory, free the address range); idempotent, never throws.
   ///
   /// Buffers still open then refer to freed addresses: close them first.
-  void close() noexcept;
+  void close() noexcept override;
 
   /// Return the granularity sizes are rounded to.
   std::size_t granularity() const noexcept { return granularity_; }
@@ -173,8 +172,6 @@ class VirtualMemoryResource : public MemoryResource {
   const VirtualMemoryResourceOptions& options() const noexcept { return options_; }
   /// Return how many allocations the resource holds now.
   std::size_t allocation_count() const;
-  /// Return whether the resource is still open (false after close()).
-  bool is_open() const noexcept { return open_; }
 
  private:
   /// One physical allocation mapped at `ptr`.
@@ -210,7 +207,6 @@ class VirtualMemoryResource : public MemoryResource {
   // <map> and <mutex> stay out of this header (runtime/src/memory/virtual_memory_resource.cpp).
   struct Allocations;
   Allocations* allocations_ = nullptr;  // owned
-  bool open_ = true;
 };
 
 }  // namespace cuwrap

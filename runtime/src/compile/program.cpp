@@ -565,14 +565,23 @@ Program::~Program() { close(); }
 Program::Program(AdoptTag /*tag*/, ProgramOptions options)
     : type_(CodeType::Cxx), options_(std::move(options)) {}
 
-Program Program::from_handle(nvrtcProgram handle, ProgramOptions options, bool owning) {
+Program Program::from_handle(nvrtcProgram handle, ProgramOptions options) {
   if (handle == nullptr) {
     throw std::invalid_argument("Program::from_handle: handle is nullptr");
   }
   Program program(AdoptTag{}, std::move(options));
   program.program_ = handle;
-  program.owning_ = owning;
+  program.owning_ = false;
   program.adopted_ = true;
+  return program;
+}
+
+Program Program::adopt(nvrtcProgram handle, ProgramOptions options) {
+  if (handle == nullptr) {
+    throw std::invalid_argument("Program::adopt: handle is nullptr");
+  }
+  Program program = from_handle(handle, std::move(options));
+  program.owning_ = true;
   return program;
 }
 

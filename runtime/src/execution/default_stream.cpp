@@ -1,13 +1,13 @@
-// Device::default_stream(): the legacy default stream as a non-owning Stream.
+// Device::default_stream(): the legacy default stream.
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/stream.hpp>
 
 namespace cuwrap {
 
-Stream Device::default_stream() const {
+StreamRef Device::default_stream() const {
   detail::ensure_current_context(ordinal_);
-  return Stream::from_handle(CU_STREAM_LEGACY);
+  return kLegacyDefaultStream;
 }
 
 }  // namespace cuwrap

@@ -19,11 +19,9 @@ Event::Event(const Device& device, const EventOptions& options)
 Event::Event(Event&& other) noexcept
     : EventRef(std::exchange(other.handle_, nullptr), other.context_, other.context_id_),
       device_id_(other.device_id_),
-      owning_(other.owning_),
       timing_disabled_(other.timing_disabled_),
       blocking_sync_(other.blocking_sync_),
-      ipc_enabled_(other.ipc_enabled_),
-      busy_waited_(other.busy_waited_) {}
+      ipc_enabled_(other.ipc_enabled_) {}
 
 Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
@@ -32,11 +30,9 @@ Event& Event::operator=(Event&& other) noexcept {
     context_ = other.context_;
     context_id_ = other.context_id_;
     device_id_ = other.device_id_;
-    owning_ = other.owning_;
     timing_disabled_ = other.timing_disabled_;
     blocking_sync_ = other.blocking_sync_;
     ipc_enabled_ = other.ipc_enabled_;
-    busy_waited_ = other.busy_waited_;
   }
   return *this;
 }
@@ -49,11 +45,6 @@ Event Event::create(CUcontext context, int device_id, const EventOptions& option
     throw std::invalid_argument(
         "EventOptions: ipc_enabled = true requires enable_timing = false (the driver "
         "cannot share timing events between processes)");
-  }
-  if (options.blocking_sync && options.busy_waited_sync) {
-    throw std::invalid_argument(
-        "EventOptions: blocking_sync = true contradicts the deprecated busy_waited_sync = true "
-        "(set blocking_sync alone)");
   }
   unsigned flags = CU_EVENT_DEFAULT;
   if (!options.enable_timing) {
@@ -74,22 +65,9 @@ Event Event::create(CUcontext context, int device_id, const EventOptions& option
   event.context_ = context;
   event.context_id_ = context_id;
   event.device_id_ = device_id;
-  event.owning_ = true;
   event.timing_disabled_ = !options.enable_timing;
   event.blocking_sync_ = options.blocking_sync;
   event.ipc_enabled_ = options.ipc_enabled;
-  event.busy_waited_ = options.busy_waited_sync;
-  return event;
-}
-
-Event Event::from_handle(CUevent handle) {
-  if (handle == nullptr) {
-    throw std::invalid_argument("Event::from_handle: handle is nullptr");
-  }
-  Event event;
-  event.handle_ = handle;
-  event.owning_ = false;
-  event.timing_disabled_ = false;  // unknown: the driver rejects timing if disabled
   return event;
 }
 
@@ -102,7 +80,6 @@ Event Event::from_ipc_descriptor(const CUipcEventHandle& descriptor) {
   event.handle_ = driver::cuIpcOpenEventHandle(descriptor);
   event.context_ = context;
   event.context_id_ = context_id;
-  event.owning_ = true;
   event.timing_disabled_ = true;
   event.ipc_enabled_ = true;
   return event;
@@ -151,7 +128,7 @@ IPCEventDescriptor Event::ipc_descriptor() const {
 
 namespace {
 
-// The check at an Event's entry points (an Event from from_handle checks nothing).
+// The check at an Event's entry points (an EventRef of another library checks nothing).
 detail::ContextUse use_context(CUcontext context, unsigned long long id, CUevent handle,
                                const char* operation) {
   return {context, id, "Event", handle, operation};
@@ -197,7 +174,7 @@ CUipcEventHandle Event::get_ipc_descriptor() const {
 void Event::close() noexcept {
   // An event whose context cuwrap destroyed went with it: its handle is not used again.
   // No driver call decides this (a release path must not fail on a query).
-  if (handle_ != nullptr && owning_ && !detail::context_recorded_destroyed(context_id_)) {
+  if (handle_ != nullptr && !detail::context_recorded_destroyed(context_id_)) {
     detail::report_release_failure(driver::raw::cuEventDestroy(handle_), "cuEventDestroy", "Event");
   }
   handle_ = nullptr;
@@ -235,7 +212,8 @@ Device Event::device() const {
   if (context_ != nullptr) {
     return Device(detail::device_of_context(context_));
   }
-  throw std::logic_error("Event::device: unknown for an event made by Event::from_handle");
+  throw std::logic_error("Event::device: unknown for an event opened from an IPC descriptor "
+                         "without a device");
 }
 
 }  // namespace cuwrap

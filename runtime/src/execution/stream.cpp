@@ -16,13 +16,12 @@ namespace cuwrap {
 namespace detail {
 
 // What a Stream and the buffers allocated on it share. The CUDA stream is destroyed
-// when the last of them lets go (and only when cuwrap created it).
+// when the last of them lets go.
 struct StreamState : RefCounted {
   CUstream handle = nullptr;
   CUcontext context = nullptr;
   unsigned long long context_id = 0;  // cuCtxGetId(context)
   int device_id = -1;
-  bool owning = false;
   Ref<const GreenContextState> keep_alive;  // released after the stream is destroyed
 
   StreamState() = default;
@@ -31,7 +30,7 @@ struct StreamState : RefCounted {
   ~StreamState() {
     // A stream whose context cuwrap destroyed went with it: its handle is not used again.
     // No driver call decides this (a release path must not fail on a query).
-    if (owning && handle != nullptr && !context_recorded_destroyed(context_id)) {
+    if (handle != nullptr && !context_recorded_destroyed(context_id)) {
       detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy", "Stream");
     }
   }
@@ -59,7 +58,6 @@ Stream adopt_stream(CUstream handle, CUcontext context, int device_id,
   state->context = context;
   state->context_id = context_id(context);
   state->device_id = device_id;
-  state->owning = true;
   state->keep_alive = std::move(keep_alive);
   return Stream(reinterpret_cast<std::uintptr_t>(handle), state.release());
 }
@@ -103,7 +101,6 @@ Stream::Stream(const Device& device, const StreamOptions& options)
   state->device_id = device.device_id();
   const unsigned flags = options.nonblocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
   state->handle = driver::cuStreamCreateWithPriority(flags, options.priority);
-  state->owning = true;
   bits_ = reinterpret_cast<std::uintptr_t>(state->handle);
   state_ = state.release();
 }
@@ -122,32 +119,12 @@ Stream& Stream::operator=(Stream&& other) noexcept {
 
 Stream::~Stream() { close(); }
 
-Stream Stream::from_handle(CUstream handle) {
-  const auto bits = reinterpret_cast<std::uintptr_t>(handle);
-  if (bits == 0 || bits == detail::kLegacyStreamBits || bits == detail::kPerThreadStreamBits) {
-    return Stream(detail::DefaultStreamTag{}, bits);
-  }
-  detail::ensure_driver_initialized();
-  auto state = detail::make_ref<detail::StreamState>();
-  state->handle = handle;
-  // A green context's stream has no regular context (nullptr).
-  state->context = detail::stream_contexts(handle).context;
-  state->device_id = detail::ordinal_of(detail::stream_device(handle));
-  if (state->context == nullptr) {  // a green context's stream: use the primary context
-    state->context = detail::primary_context(state->device_id);
-  }
-  state->context_id = detail::context_id(state->context);
-  return Stream(bits, state.release());
-}
-
 void Stream::close() noexcept {
   if (const detail::StreamState* state = std::exchange(state_, nullptr); state != nullptr) {
     detail::ref_release(state);
   }
   bits_ = kClosedBits;
 }
-
-bool Stream::is_owning() const noexcept { return state_ != nullptr && state_->owning; }
 
 void StreamRef::sync() const {
   const CUstream stream = handle_for("sync");
@@ -278,7 +255,7 @@ void StreamRef::throw_closed(const char* operation) {
 void StreamRef::throw_null_handle() {
   throw std::invalid_argument(
       "cuwrap::StreamRef(CUstream): the stream handle is null; name the default stream "
-      "you mean with StreamRef::legacy() or StreamRef::per_thread()");
+      "you mean with kLegacyDefaultStream or kPerThreadDefaultStream");
 }
 
 }  // namespace cuwrap

@@ -188,6 +188,8 @@ void GraphBuilder::close() noexcept {
   }
 }
 
+bool GraphBuilder::is_open() const noexcept { return state_ && !state_->closed; }
+
 detail::GraphBuilderState& GraphBuilder::state(const char* operation) const {
   if (!state_ || state_->closed) {
     throw std::logic_error(std::string("GraphBuilder::") + operation + " on a closed GraphBuilder");

@@ -52,10 +52,8 @@ GraphMemoryResource::GraphMemoryResource(const Device& device)
   });
 }
 
-Buffer GraphMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
-  if (closed_) [[unlikely]] {
-    throw std::logic_error("GraphMemoryResource::allocate on a closed GraphMemoryResource");
-  }
+Buffer GraphMemoryResource::allocate(std::size_t size, StreamRef stream) {
+  require_open("GraphMemoryResource", "allocate");
   const CUstreamCaptureStatus status = driver::cuStreamIsCapturing(stream.handle());
   if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE) {
     throw std::logic_error(
@@ -66,7 +64,7 @@ Buffer GraphMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
   return detail::allocate_stream_ordered(size, stream, this);
 }
 
-void GraphMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
+void GraphMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
   detail::free_stream_ordered(ptr, stream);
 }
 

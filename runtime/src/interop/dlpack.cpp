@@ -144,10 +144,10 @@ class DLPackOwner : public MemoryResource {
  public:
   DLPackOwner(void* managed, void (*deleter)(void*), DLDevice device)
       : managed_(managed), deleter_(deleter), device_(device) {}
-  Buffer allocate(std::size_t /*size*/, const Stream& /*stream*/) override {
+  Buffer allocate(std::size_t /*size*/, StreamRef /*stream*/) override {
     throw std::logic_error("the memory resource of an imported DLPack tensor cannot allocate");
   }
-  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, const Stream& /*stream*/) override {
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, StreamRef /*stream*/) override {
     deleter_(managed_);
     delete this;  // NOLINT(cppcoreguidelines-owning-memory): one resource per tensor
   }
@@ -372,12 +372,12 @@ void DLPackTensor::validate(int device_id) {
   size_bytes_ = extent_bytes("DLPackTensor::from_dlpack", shape, strides(), element);
 }
 
-Buffer DLPackTensor::buffer() const { return Buffer::from_handle(data(), size_bytes_); }
+BufferRef DLPackTensor::buffer() const { return {data(), size_bytes_}; }
 
 Buffer DLPackTensor::take_buffer() {
   const CUdeviceptr ptr = data();
   auto owner = std::make_unique<DLPackOwner>(managed_, deleter_, tensor_->device);
-  Buffer buffer = Buffer::from_handle(ptr, size_bytes_, owner.get());
+  Buffer buffer = Buffer::adopt(ptr, size_bytes_, owner.get());
   owner.release();  // NOLINT(bugprone-unused-return-value): the buffer's close() deletes it
   managed_ = nullptr;
   deleter_ = nullptr;

@@ -134,7 +134,7 @@ TensorMapDescriptor TensorMapDescriptor::from_tiled(const StridedMemoryView& vie
       strides[i - 1] = static_cast<std::uint64_t>(view.strides()[rank - 1 - i]) * view.itemsize();
     }
   }
-  const Buffer memory = Buffer::from_handle(view.ptr(), view.size_bytes());
+  const BufferRef memory(view.ptr(), view.size_bytes());
   return from_tiled(memory, dtype, shape, strides, box, options);
 }
 

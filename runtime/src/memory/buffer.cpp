@@ -76,26 +76,34 @@ detail::ContextUse use_stream(StreamRef stream, const char* operation) {
   return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()), operation};
 }
 
+// The device-to-device copy of copy_to/copy_from, once their checks passed.
+void copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stream) {
+  const CUstream handle = stream.handle();
+  const detail::ContextUse use = use_stream(stream, "Buffer::copy");
+  if (n == 0) {
+    return;
+  }
+  detail::check_on_stream(stream, "cuMemcpyAsync",
+                          [&] { return driver::raw::cuMemcpyAsync(dst, src, n, handle); });
+}
+
 }  // namespace
 
 Buffer::Buffer(Buffer&& other) noexcept
-    : ptr_(std::exchange(other.ptr_, 0)),
-      size_(std::exchange(other.size_, 0)),
+    : BufferRef(std::exchange(other.ptr_, kClosedAddress), std::exchange(other.size_, 0)),
       link_(std::move(other.link_)),
       stream_(std::move(other.stream_)),
       import_pool_(std::exchange(other.import_pool_, nullptr)),
-      open_(std::exchange(other.open_, false)),
       mapped_(std::exchange(other.mapped_, false)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   if (this != &other) {
     close();
-    ptr_ = std::exchange(other.ptr_, 0);
+    ptr_ = std::exchange(other.ptr_, kClosedAddress);
     size_ = std::exchange(other.size_, 0);
     link_ = std::move(other.link_);
     stream_ = std::move(other.stream_);
     import_pool_ = std::exchange(other.import_pool_, nullptr);
-    open_ = std::exchange(other.open_, false);
     mapped_ = std::exchange(other.mapped_, false);
   }
   return *this;
@@ -103,28 +111,35 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
 
 Buffer::~Buffer() { close(); }
 
-Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr) {
+namespace {
+
+void require_resource(const MemoryResource* mr) {
+  if (mr == nullptr) {
+    throw std::invalid_argument(
+        "Buffer::adopt: the memory resource is null; a view of memory that something else "
+        "frees is BufferRef::from_handle(ptr, size)");
+  }
+}
+
+}  // namespace
+
+Buffer Buffer::adopt(CUdeviceptr ptr, std::size_t size, MemoryResource* mr) {
+  require_resource(mr);
   Buffer buffer;
   buffer.ptr_ = ptr;
   buffer.size_ = size;
-  if (mr != nullptr) {
-    buffer.link_ = mr->link_;
-  }
-  buffer.open_ = true;
+  buffer.link_ = mr->link_;
   return buffer;
 }
 
-Buffer Buffer::from_handle(CUdeviceptr ptr, std::size_t size, MemoryResource* mr,
-                           StreamRef stream) {
+Buffer Buffer::adopt(CUdeviceptr ptr, std::size_t size, MemoryResource* mr, StreamRef stream) {
+  require_resource(mr);
   stream.require_open("from_handle");
   Buffer buffer;
   buffer.ptr_ = ptr;
   buffer.size_ = size;
-  buffer.open_ = true;
-  if (mr != nullptr) {  // only an owning buffer needs the stream for its free
-    buffer.link_ = mr->link_;
-    buffer.stream_ = stream.share();
-  }
+  buffer.link_ = mr->link_;
+  buffer.stream_ = stream.share();
   return buffer;
 }
 
@@ -175,7 +190,7 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
                             [&] { return driver::raw::cuMemGetAddressRange(&base, &range, ptr); });
     detail::check_imported_range("Buffer::from_ipc_descriptor", ptr, 0, descriptor.size, base,
                                  range);
-    buffer = from_handle(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
+    buffer = adopt(ptr, static_cast<std::size_t>(descriptor.size), &mr, stream);
     detail::add_ipc_import_holder(pool, ptr, data);
   } catch (...) {
     if (buffer.is_open()) {
@@ -237,8 +252,7 @@ CUdeviceptr Buffer::release() {
     const std::unique_lock<std::mutex> lock = detail::lock_ipc_imports();
     detail::drop_ipc_import_holder(std::exchange(import_pool_, nullptr), ptr_);
   }
-  const CUdeviceptr ptr = std::exchange(ptr_, 0);
-  open_ = false;
+  const CUdeviceptr ptr = std::exchange(ptr_, kClosedAddress);
   mapped_ = false;
   size_ = 0;
   link_.reset();
@@ -248,7 +262,7 @@ CUdeviceptr Buffer::release() {
 
 void Buffer::copy_to(Buffer& dst, StreamRef stream) const {
   require_open("copy_to");
-  if (!dst.open_) {
+  if (!dst.is_open()) {
     throw std::logic_error("Buffer::copy_to: the destination Buffer is closed");
   }
   require_same_size("copy_to", "the destination buffer", size_, dst.size_);
@@ -257,36 +271,26 @@ void Buffer::copy_to(Buffer& dst, StreamRef stream) const {
 
 void Buffer::copy_from(const Buffer& src, StreamRef stream) {
   require_open("copy_from");
-  if (!src.open_) {
+  if (!src.is_open()) {
     throw std::logic_error("Buffer::copy_from: the source Buffer is closed");
   }
   require_same_size("copy_from", "the source buffer", size_, src.size_);
   copy_device(ptr_, src.ptr_, size_, stream);
 }
 
-void Buffer::copy_to(BufferRef dst, StreamRef stream) const {
+void BufferRef::copy_to(BufferRef dst, StreamRef stream) const {
   require_open("copy_to");
   require_same_size("copy_to", "the destination memory", size_, dst.size());
   copy_device(dst.handle(), ptr_, size_, stream);
 }
 
-void Buffer::copy_from(BufferRef src, StreamRef stream) {
+void BufferRef::copy_from(BufferRef src, StreamRef stream) const {
   require_open("copy_from");
   require_same_size("copy_from", "the source memory", size_, src.size());
   copy_device(ptr_, src.handle(), size_, stream);
 }
 
-void Buffer::copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stream) {
-  const CUstream handle = stream.handle();
-  const detail::ContextUse use = use_stream(stream, "Buffer::copy");
-  if (n == 0) {
-    return;
-  }
-  detail::check_on_stream(stream, "cuMemcpyAsync",
-                          [&] { return driver::raw::cuMemcpyAsync(dst, src, n, handle); });
-}
-
-void Buffer::copy_from(std::span<const std::byte> host, StreamRef stream) {
+void BufferRef::copy_from(std::span<const std::byte> host, StreamRef stream) const {
   require_open("copy_from");
   require_same_size("copy_from", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
@@ -303,7 +307,7 @@ void Buffer::copy_from(std::span<const std::byte> host, StreamRef stream) {
   });
 }
 
-void Buffer::copy_to(std::span<std::byte> host, StreamRef stream) const {
+void BufferRef::copy_to(std::span<std::byte> host, StreamRef stream) const {
   require_open("copy_to");
   require_same_size("copy_to", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
@@ -320,7 +324,7 @@ void Buffer::copy_to(std::span<std::byte> host, StreamRef stream) const {
   });
 }
 
-void Buffer::fill(std::uint8_t value, StreamRef stream) {
+void BufferRef::fill(std::uint8_t value, StreamRef stream) const {
   require_open("fill");
   const CUstream handle = stream.handle();
   const detail::ContextUse use = use_stream(stream, "Buffer::fill");
@@ -333,7 +337,7 @@ void Buffer::fill(std::uint8_t value, StreamRef stream) {
                           [&] { return driver::raw::cuMemsetD8Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(std::uint16_t value, StreamRef stream) {
+void BufferRef::fill(std::uint16_t value, StreamRef stream) const {
   require_open("fill");
   if (size_ % 2 != 0) {
     throw std::invalid_argument(
@@ -352,7 +356,7 @@ void Buffer::fill(std::uint16_t value, StreamRef stream) {
                           [&] { return driver::raw::cuMemsetD16Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(std::uint32_t value, StreamRef stream) {
+void BufferRef::fill(std::uint32_t value, StreamRef stream) const {
   require_open("fill");
   if (size_ % 4 != 0) {
     throw std::invalid_argument(
@@ -371,7 +375,7 @@ void Buffer::fill(std::uint32_t value, StreamRef stream) {
                           [&] { return driver::raw::cuMemsetD32Async(ptr, value, n, handle); });
 }
 
-void Buffer::fill(int value, StreamRef stream) {
+void BufferRef::fill(int value, StreamRef stream) const {
   if (value < 0 || value > 255) {
     throw std::invalid_argument("Buffer::fill: value " + std::to_string(value) +
                                 " is not a byte (0..255); fill(int, stream) fills bytes, as "
@@ -382,7 +386,7 @@ void Buffer::fill(int value, StreamRef stream) {
   fill(static_cast<std::uint8_t>(value), stream);
 }
 
-void Buffer::fill(std::int64_t value, int width, StreamRef stream) {
+void BufferRef::fill(std::int64_t value, int width, StreamRef stream) const {
   if (width != 1 && width != 2 && width != 4) {
     throw std::invalid_argument("Buffer::fill: width " + std::to_string(width) +
                                 " is not 1, 2 or 4 bytes");
@@ -419,13 +423,8 @@ void require_within(const char* function, std::size_t offset, std::size_t count,
 
 }  // namespace
 
-Buffer Buffer::slice(std::size_t offset, std::size_t count) const {
-  require_open("slice");
-  require_within("Buffer::slice", offset, count, size_);
-  return from_handle(ptr_ + offset, count);
-}
-
 BufferRef BufferRef::slice(std::size_t offset, std::size_t count) const {
+  require_open("slice");
   require_within("BufferRef::slice", offset, count, size_);
   return {ptr_ + offset, count};
 }
@@ -437,7 +436,7 @@ void BufferRef::throw_null_address() {
 }
 
 void Buffer::close(StreamRef stream) {
-  if (!open_) {
+  if (!is_open()) {
     return;
   }
   if (link_ && !free_memory(stream)) {
@@ -452,7 +451,7 @@ void Buffer::close(StreamRef stream) {
 }
 
 void Buffer::close() noexcept {
-  if (!open_) {
+  if (!is_open()) {
     return;
   }
   if (link_) {
@@ -475,7 +474,7 @@ void Buffer::close() noexcept {
           key.context, key.id, "Stream",
           stream_.is_open() ? static_cast<const void*>(stream_.handle()) : nullptr,
           "Buffer::close");
-      if (!free_memory(stream_.is_open() ? StreamRef(stream_) : StreamRef::legacy())) {
+      if (!free_memory(stream_.is_open() ? StreamRef(stream_) : kLegacyDefaultStream)) {
         detail::report_release_failure(CUDA_ERROR_ILLEGAL_STATE, "MemoryResource::deallocate",
                                        "Buffer whose memory resource was destroyed first "
                                        "(its memory leaks)");
@@ -515,9 +514,8 @@ bool Buffer::free_owned_memory(StreamRef stream) {
 
 void Buffer::reset() noexcept {
   import_pool_ = nullptr;
-  open_ = false;
   mapped_ = false;
-  ptr_ = 0;
+  ptr_ = kClosedAddress;
   size_ = 0;
   link_.reset();
   stream_.close();
@@ -525,6 +523,16 @@ void Buffer::reset() noexcept {
 
 MemoryResource* Buffer::memory_resource() const noexcept {
   return link_ ? link_->alive() : nullptr;
+}
+
+std::span<std::byte> BufferRef::host_span() const {
+  require_open("host_span");
+  if (!is_host_accessible()) {
+    throw std::logic_error(
+        "Buffer::host_span: the memory is not host-accessible (device memory); copy it "
+        "to the host with copy_to, or allocate from a pinned or managed resource");
+  }
+  return {reinterpret_cast<std::byte*>(ptr_), size_};
 }
 
 std::span<std::byte> Buffer::host_span() const {
@@ -537,21 +545,16 @@ std::span<std::byte> Buffer::host_span() const {
   return {reinterpret_cast<std::byte*>(ptr_), size_};
 }
 
-std::size_t Buffer::size() const {
-  require_open("size");
-  return size_;
-}
-
-CUdeviceptr Buffer::handle() const {
-  require_open("handle");
-  return ptr_;
-}
-
 int Buffer::device_id() const {
   require_open("device_id");
   if (const MemoryResource* mr = memory_resource(); mr != nullptr) {
     return mr->device_id();
   }
+  return BufferRef::device_id();
+}
+
+int BufferRef::device_id() const {
+  require_open("device_id");
   int ordinal = -1;
   if (!query_pointer(ptr_, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, &ordinal)) {
     return -1;
@@ -562,20 +565,31 @@ int Buffer::device_id() const {
 bool Buffer::is_device_accessible() const {
   require_open("is_device_accessible");
   const MemoryResource* mr = memory_resource();
-  return mr != nullptr ? mr->is_device_accessible() : query_access(ptr_).first;
+  return mr != nullptr ? mr->is_device_accessible() : BufferRef::is_device_accessible();
+}
+
+bool BufferRef::is_device_accessible() const {
+  require_open("is_device_accessible");
+  return query_access(ptr_).first;
 }
 
 bool Buffer::is_host_accessible() const {
   require_open("is_host_accessible");
   const MemoryResource* mr = memory_resource();
-  return mr != nullptr ? mr->is_host_accessible() : query_access(ptr_).second;
+  return mr != nullptr ? mr->is_host_accessible() : BufferRef::is_host_accessible();
 }
 
-void Buffer::throw_closed(const char* operation) const {
+bool BufferRef::is_host_accessible() const {
+  require_open("is_host_accessible");
+  return query_access(ptr_).second;
+}
+
+void BufferRef::throw_closed(const char* operation) {
+  // Only a Buffer can be closed (a BufferRef from an address always names memory).
   throw std::logic_error(std::string("Buffer::") + operation + " on a closed Buffer");
 }
 
-void Buffer::require_multiple(const char* operation, std::size_t element_size) const {
+void BufferRef::require_multiple(const char* operation, std::size_t element_size) const {
   if (size_ % element_size != 0) {
     throw std::invalid_argument(std::string("Buffer::") + operation + ": the buffer has " +
                                 bytes(size_) + ", not a multiple of the element size " +

@@ -58,14 +58,10 @@ class CaptureResource final : public MemoryResource {
       detail::free_stream_ordered(ptr, stream);
     });
   }
-  bool is_device_accessible() const override { return true; }
-  bool is_host_accessible() const override { return false; }
-
- protected:
-  Buffer do_allocate(std::size_t size, StreamRef stream) override {
+  Buffer allocate(std::size_t size, StreamRef stream) override {
     return detail::allocate_stream_ordered(size, stream, this);
   }
-  void do_deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) override {
+  void deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) override {
     detail::free_stream_ordered(ptr, stream);
   }
 };

@@ -172,76 +172,8 @@ MemoryResource::~MemoryResource() { link_->detach(); }
 
 Buffer MemoryResource::allocate(std::size_t size) { return allocate(size, kLegacyDefaultStream); }
 
-namespace {
-
-// The resource whose allocate (or deallocate) default form is calling the other form on
-// this thread: when that other form is not overridden either, its default finds this
-// resource here and runs do_allocate (do_deallocate) instead of calling back.
-thread_local const MemoryResource* forwarding_resource = nullptr;
-
-class ForwardingScope {
- public:
-  explicit ForwardingScope(const MemoryResource* resource) noexcept
-      : previous_(std::exchange(forwarding_resource, resource)) {}
-  ForwardingScope(const ForwardingScope&) = delete;
-  ForwardingScope& operator=(const ForwardingScope&) = delete;
-  ~ForwardingScope() { forwarding_resource = previous_; }
-
- private:
-  const MemoryResource* previous_;
-};
-
-[[noreturn]] void throw_not_overridden(const char* function) {
-  throw std::logic_error(std::string("MemoryResource::") + function +
-                         ": the resource overrides neither " + function + "(..., StreamRef) nor " +
-                         function + "(..., const Stream&)");
-}
-
-}  // namespace
-
-Buffer MemoryResource::allocate(std::size_t size, StreamRef stream) {
-  if (forwarding_resource == this) {  // the `const Stream&` form is not overridden
-    return do_allocate(size, stream);
-  }
-  const Stream shared = stream.share();  // what the `const Stream&` form takes
-  const ForwardingScope scope(this);
-  return allocate(size, shared);
-}
-
-Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
-  if (forwarding_resource == this) {  // the StreamRef form is not overridden
-    return do_allocate(size, stream);
-  }
-  const ForwardingScope scope(this);
-  return allocate(size, static_cast<StreamRef>(stream));
-}
-
-void MemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
-  if (forwarding_resource == this) {
-    do_deallocate(ptr, size, stream);
-    return;
-  }
-  const Stream shared = stream.share();
-  const ForwardingScope scope(this);
-  deallocate(ptr, size, shared);
-}
-
-void MemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, const Stream& stream) {
-  if (forwarding_resource == this) {
-    do_deallocate(ptr, size, stream);
-    return;
-  }
-  const ForwardingScope scope(this);
-  deallocate(ptr, size, static_cast<StreamRef>(stream));
-}
-
-Buffer MemoryResource::do_allocate(std::size_t /*size*/, StreamRef /*stream*/) {
-  throw_not_overridden("allocate");
-}
-
-void MemoryResource::do_deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/,
-                                   StreamRef /*stream*/) {
-  throw_not_overridden("deallocate");
+void MemoryResource::throw_closed(const char* resource, const char* operation) {
+  throw std::logic_error(std::string(resource) + "::" + operation + " on a closed " + resource);
 }
 
 void MemoryResource::set_detached_deallocate(DetachedDeallocate deallocate) noexcept {
@@ -372,7 +304,7 @@ DeviceMemoryResource DeviceMemoryResource::from_allocation_handle(Device device,
   return DeviceMemoryResource(ImportedTag{}, device.device_id(), pool, owned.pool_id());
 }
 
-Buffer DeviceMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
+Buffer DeviceMemoryResource::allocate(std::size_t size, StreamRef stream) {
   require_open("allocate");
   if (mapped_) [[unlikely]] {
     throw std::logic_error(
@@ -387,10 +319,10 @@ Buffer DeviceMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
         "graph memory with a GraphMemoryResource instead");
   }
   const CUdeviceptr ptr = size != 0 ? allocate_from_pool(pool_, size, stream) : 0;
-  return Buffer::from_handle(ptr, size, this, stream);
+  return Buffer::adopt(ptr, size, this, stream);
 }
 
-void DeviceMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
+void DeviceMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   free_pool_memory(ptr, size, stream);
 }
 
@@ -507,6 +439,7 @@ MemoryPoolAttributes DeviceMemoryResource::attributes() const {
 }
 
 void DeviceMemoryResource::close() noexcept {
+  MemoryResource::close();
   pool_open_.clear();
   export_handle_.close();
   const CUmemoryPool pool = std::exchange(pool_, nullptr);
@@ -655,7 +588,7 @@ IPCAllocationHandle PinnedMemoryResource::get_allocation_handle() const {
 }
 
 void PinnedMemoryResource::close() noexcept {
-  closed_ = true;
+  MemoryResource::close();
   pool_open_.clear();
   if (pool_ != nullptr) {
     detail::report_release_failure(driver::raw::cuMemPoolDestroy(std::exchange(pool_, nullptr)),
@@ -664,13 +597,10 @@ void PinnedMemoryResource::close() noexcept {
 }
 
 void PinnedMemoryResource::require_open(const char* operation) const {
-  if (closed_) [[unlikely]] {
-    throw std::logic_error(std::string("PinnedMemoryResource::") + operation +
-                           " on a closed PinnedMemoryResource");
-  }
+  MemoryResource::require_open("PinnedMemoryResource", operation);
 }
 
-Buffer PinnedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
+Buffer PinnedMemoryResource::allocate(std::size_t size, StreamRef stream) {
   require_open("allocate");
   CUdeviceptr ptr = 0;
   if (size != 0) {
@@ -682,10 +612,10 @@ Buffer PinnedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
           driver::cuMemHostAlloc(size, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
     }
   }
-  return Buffer::from_handle(ptr, size, this, stream);
+  return Buffer::adopt(ptr, size, this, stream);
 }
 
-void PinnedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
+void PinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   if (pooled_) {  // also after close(): the driver frees the pool after its last buffer
     free_pool_memory(ptr, size, stream);
   } else {
@@ -707,17 +637,18 @@ LegacyPinnedMemoryResource::LegacyPinnedMemoryResource(
            (options.write_combined ? CU_MEMHOSTALLOC_WRITECOMBINED : 0U);
 }
 
-Buffer LegacyPinnedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
+Buffer LegacyPinnedMemoryResource::allocate(std::size_t size, StreamRef stream) {
+  require_open("LegacyPinnedMemoryResource", "allocate");
   CUdeviceptr ptr = 0;
   if (size != 0) {
     const detail::ScopedContext scope(stream.context());
     ptr = reinterpret_cast<CUdeviceptr>(flags_ == 0 ? driver::cuMemAllocHost(size)
                                                     : driver::cuMemHostAlloc(size, flags_));
   }
-  return Buffer::from_handle(ptr, size, this, stream);
+  return Buffer::adopt(ptr, size, this, stream);
 }
 
-void LegacyPinnedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size,
+void LegacyPinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size,
                                                StreamRef stream) {
   free_host_after_sync<kLegacyPinnedName>(ptr, size, stream);
 }
@@ -747,10 +678,8 @@ ManagedMemoryResource::ManagedMemoryResource(const ManagedMemoryResourceOptions&
   }
 }
 
-Buffer ManagedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
-  if (closed_) [[unlikely]] {
-    throw std::logic_error("ManagedMemoryResource::allocate on a closed ManagedMemoryResource");
-  }
+Buffer ManagedMemoryResource::allocate(std::size_t size, StreamRef stream) {
+  require_open("ManagedMemoryResource", "allocate");
   CUdeviceptr ptr = 0;
   if (size != 0) {
     const detail::ScopedContext scope(stream.context());
@@ -765,10 +694,10 @@ Buffer ManagedMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
       }
     }
   }
-  return Buffer::from_handle(ptr, size, this, stream);
+  return Buffer::adopt(ptr, size, this, stream);
 }
 
-void ManagedMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
+void ManagedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   free_managed_after_sync(ptr, size, stream);
 }
 

@@ -71,17 +71,21 @@ bool is_default_pool(CUmemoryPool pool) {
   return false;
 }
 
-void require_pool(CUmemoryPool pool) {
+const char* pool_function(bool owning) {
+  return owning ? "DeviceMemoryResource::adopt" : "DeviceMemoryResource::from_handle";
+}
+
+void require_pool(CUmemoryPool pool, bool owning) {
   if (pool == nullptr) {
-    throw std::invalid_argument("DeviceMemoryResource::from_handle: the pool is null");
+    throw std::invalid_argument(std::string(pool_function(owning)) + ": the pool is null");
   }
 }
 
 void require_not_default_if_owning(CUmemoryPool pool, bool owning) {
   if (owning && is_default_pool(pool)) {
     throw std::invalid_argument(
-        "DeviceMemoryResource::from_handle: owning = true for a device's default pool, which "
-        "cannot be destroyed");
+        "DeviceMemoryResource::adopt: a device's default pool cannot be destroyed, so it "
+        "cannot be adopted; use from_handle");
   }
 }
 
@@ -136,8 +140,24 @@ void DeviceMemoryResource::set_access(const Device& device, Access access) {
   driver::cuMemPoolSetAccess(pool_, &desc, 1);
 }
 
-DeviceMemoryResource DeviceMemoryResource::from_handle(CUmemoryPool pool, bool owning) {
-  require_pool(pool);
+DeviceMemoryResource DeviceMemoryResource::from_handle(CUmemoryPool pool) {
+  return from_existing_pool(pool, false);
+}
+
+DeviceMemoryResource DeviceMemoryResource::adopt(CUmemoryPool pool) {
+  return from_existing_pool(pool, true);
+}
+
+DeviceMemoryResource DeviceMemoryResource::from_handle(CUmemoryPool pool, const Device& device) {
+  return from_existing_pool(pool, device, false);
+}
+
+DeviceMemoryResource DeviceMemoryResource::adopt(CUmemoryPool pool, const Device& device) {
+  return from_existing_pool(pool, device, true);
+}
+
+DeviceMemoryResource DeviceMemoryResource::from_existing_pool(CUmemoryPool pool, bool owning) {
+  require_pool(pool, owning);
   detail::ensure_driver_initialized();
   const int count = detail::device_count();
   // A device's default or current pool names its owner.
@@ -159,19 +179,19 @@ DeviceMemoryResource DeviceMemoryResource::from_handle(CUmemoryPool pool, bool o
   }
   if (writers.size() != 1) {
     throw std::invalid_argument(
-        "DeviceMemoryResource::from_handle: cannot tell which device owns the pool (" +
-        std::to_string(writers.size()) +
-        " devices have read-write access); name it: from_handle(pool, device, owning)");
+        std::string(pool_function(owning)) + ": cannot tell which device owns the pool (" +
+        std::to_string(writers.size()) + " devices have read-write access); name it: " +
+        (owning ? "adopt(pool, device)" : "from_handle(pool, device)"));
   }
   return DeviceMemoryResource(HandleTag{}, writers.front(), pool, owning);
 }
 
-DeviceMemoryResource DeviceMemoryResource::from_handle(CUmemoryPool pool, const Device& device,
-                                                       bool owning) {
-  require_pool(pool);
+DeviceMemoryResource DeviceMemoryResource::from_existing_pool(CUmemoryPool pool,
+                                                              const Device& device, bool owning) {
+  require_pool(pool, owning);
   CUmemLocation location = device_location(device.device_id());
   if (driver::cuMemPoolGetAccess(pool, &location) != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
-    throw std::invalid_argument("DeviceMemoryResource::from_handle: device " +
+    throw std::invalid_argument(std::string(pool_function(owning)) + ": device " +
                                 std::to_string(device.device_id()) +
                                 " has no read-write access to the pool, so it is not its owner");
   }

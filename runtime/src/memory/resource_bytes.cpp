@@ -28,7 +28,7 @@ void require_resource_alignment(std::size_t alignment, const char* caller) {
 // stream, as in the runtime API (cuda::stream_ref{} holds one).
 namespace {
 StreamRef stream_of(CUstream stream) {
-  return stream == nullptr ? StreamRef::legacy() : StreamRef(stream);
+  return stream == nullptr ? kLegacyDefaultStream : StreamRef(stream);
 }
 }  // namespace
 

@@ -23,7 +23,7 @@ inline Buffer allocate_stream_ordered(std::size_t size, StreamRef stream, Memory
     check_on_stream(stream, "cuMemAllocAsync",
                     [&] { return driver::raw::cuMemAllocAsync(&ptr, size, handle); });
   }
-  return Buffer::from_handle(ptr, size, owner, stream);
+  return Buffer::adopt(ptr, size, owner, stream);
 }
 
 /// Free `ptr` with cuMemFreeAsync on `stream` (nothing for a null pointer).

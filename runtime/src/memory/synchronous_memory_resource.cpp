@@ -41,20 +41,17 @@ SynchronousMemoryResource::SynchronousMemoryResource(const Device& device)
 SynchronousMemoryResource::SynchronousMemoryResource(int device_id)
     : SynchronousMemoryResource(Device(device_id)) {}
 
-Buffer SynchronousMemoryResource::do_allocate(std::size_t size, StreamRef stream) {
-  if (closed_) [[unlikely]] {
-    throw std::logic_error(
-        "SynchronousMemoryResource::allocate on a closed SynchronousMemoryResource");
-  }
+Buffer SynchronousMemoryResource::allocate(std::size_t size, StreamRef stream) {
+  require_open("SynchronousMemoryResource", "allocate");
   CUdeviceptr ptr = 0;
   if (size != 0) {
     const detail::ScopedContext scope(device_id_);
     ptr = driver::cuMemAlloc(size);
   }
-  return Buffer::from_handle(ptr, size, this, stream);
+  return Buffer::adopt(ptr, size, this, stream);
 }
 
-void SynchronousMemoryResource::do_deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
+void SynchronousMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   if (ptr == 0) {
     return;
   }

@@ -291,7 +291,7 @@ CUtensorMap encode_im2col(CUdeviceptr address, std::optional<std::size_t> availa
 
 }  // namespace
 
-TensorMapDescriptor TensorMapDescriptor::from_tiled(const Buffer& buffer,
+TensorMapDescriptor TensorMapDescriptor::from_tiled(BufferRef buffer,
                                                     CUtensorMapDataType dtype,
                                                     std::span<const std::uint64_t> shape,
                                                     std::span<const std::uint64_t> strides,

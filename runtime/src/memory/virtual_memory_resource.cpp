@@ -143,10 +143,10 @@ VirtualMemoryResource::~VirtualMemoryResource() {
   delete allocations_;  // NOLINT(cppcoreguidelines-owning-memory)
 }
 
-Buffer VirtualMemoryResource::allocate(std::size_t size, const Stream& stream) {
+Buffer VirtualMemoryResource::allocate(std::size_t size, StreamRef stream) {
   require_open("allocate");
   if (size == 0) {
-    return Buffer::from_handle(0, 0, this, stream);
+    return Buffer::adopt(0, 0, this, stream);
   }
   const std::size_t total = align_up(size, granularity_);
   const detail::ScopedContext scope(device_.context());
@@ -165,7 +165,7 @@ Buffer VirtualMemoryResource::allocate(std::size_t size, const Stream& stream) {
   rollback.commit();
   try {
     // The buffer reports the rounded size, as cuda.core's does: all of it is mapped.
-    return Buffer::from_handle(base, total, this, stream);
+    return Buffer::adopt(base, total, this, stream);
   } catch (...) {  // a closed stream: take the allocation back
     deallocate(base, total, kLegacyDefaultStream);
     throw;
@@ -173,7 +173,7 @@ Buffer VirtualMemoryResource::allocate(std::size_t size, const Stream& stream) {
 }
 
 void VirtualMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/,
-                                       const Stream& stream) {
+                                       StreamRef stream) {
   if (ptr == 0) {
     return;
   }
@@ -184,7 +184,7 @@ void VirtualMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/,
     const std::lock_guard lock(allocations_->mutex);
     const auto found = allocations_->by_base.find(ptr);
     if (found == allocations_->by_base.end()) {
-      if (!open_) {
+      if (!is_open()) {
         return;  // close() already released it
       }
       throw std::invalid_argument("VirtualMemoryResource::deallocate: address " +
@@ -233,7 +233,7 @@ IPCVirtualBuffer VirtualMemoryResource::export_buffer(const Buffer& buffer) cons
 }
 
 Buffer VirtualMemoryResource::import_buffer(IPCAllocationHandle&& handle, std::uint64_t size,
-                                            const Stream& stream) {
+                                            StreamRef stream) {
   const IPCAllocationHandle owned = std::move(handle);  // closed when this returns
   require_open("import_buffer");
   if (!owned.is_open()) {
@@ -297,7 +297,7 @@ Buffer VirtualMemoryResource::import_buffer(IPCAllocationHandle&& handle, std::u
   }
   rollback.commit();
   try {
-    return Buffer::from_handle(chunk.ptr, bytes, this, stream);
+    return Buffer::adopt(chunk.ptr, bytes, this, stream);
   } catch (...) {
     deallocate(chunk.ptr, bytes, kLegacyDefaultStream);
     throw;
@@ -327,9 +327,8 @@ void VirtualMemoryResource::modify_allocation(Buffer& buffer, std::size_t new_si
     // An empty allocation has no reservation to grow: make one.
     Buffer grown =
         allocate(new_size, buffer.stream_.is_open() ? buffer.stream_ : kLegacyDefaultStream);
-    buffer.ptr_ = std::exchange(grown.ptr_, 0);
+    buffer.ptr_ = std::exchange(grown.ptr_, Buffer::kClosedAddress);  // grown frees nothing
     buffer.size_ = new_size;
-    grown.open_ = false;
     return;
   }
   const std::lock_guard lock(allocations_->mutex);
@@ -371,7 +370,7 @@ void VirtualMemoryResource::close() noexcept {
   std::map<CUdeviceptr, Allocation> held;
   {
     const std::lock_guard lock(allocations_->mutex);
-    open_ = false;
+    MemoryResource::close();
     held.swap(allocations_->by_base);
   }
   if (held.empty()) {
@@ -394,10 +393,7 @@ std::size_t VirtualMemoryResource::allocation_count() const {
 }
 
 void VirtualMemoryResource::require_open(const char* operation) const {
-  if (!open_) {
-    throw std::logic_error(std::string("VirtualMemoryResource::") + operation +
-                           " on a closed VirtualMemoryResource");
-  }
+  MemoryResource::require_open("VirtualMemoryResource", operation);
 }
 
 CUmemAllocationProp VirtualMemoryResource::allocation_prop() const {

@@ -92,7 +92,7 @@ struct Gate {
 
 class GraphNodeUpdate : public cuwrap::testing::DeviceTest {
  protected:
-  Stream stream_ = Stream::from_handle(nullptr);
+  Stream stream_;  // assigned in SetUp
   void SetUp() override {
     DeviceTest::SetUp();
     if (IsSkipped()) {
