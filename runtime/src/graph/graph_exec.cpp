@@ -1,11 +1,13 @@
 // Graph, the executable graph: lifetime, upload/launch, update from a builder, and
 // changes in place (set_kernel_node, set_node_enabled); the graph error types.
 #include "graph/graph_state.hpp"
+#include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/event.hpp>
 #include <cuwrap/graph_definition.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -159,19 +161,27 @@ void GraphKeepAlive::replace(const std::shared_ptr<GraphAttachments>& attachment
   retire(std::move(old));
 }
 
-void GraphKeepAlive::hold(CUgraphNode node, std::shared_ptr<const void> object) {
+bool GraphKeepAlive::holds(CUgraphNode node, const void* key) const noexcept {
+  return key != nullptr &&
+         std::any_of(current.held.begin(), current.held.end(),
+                     [&](const GraphGeneration::NodeHold& h) { return h.node == node && h.key == key; });
+}
+
+void GraphKeepAlive::hold(CUgraphNode node, std::shared_ptr<const void> object, const void* key) {
   prune();
   for (GraphGeneration::NodeHold& held : current.held) {
     if (held.node == node) {
       GraphGeneration old;
       old.since = held.since;
-      old.held.push_back({node, std::exchange(held.object, std::move(object)), held.since});
+      old.held.push_back(
+          {node, std::exchange(held.object, std::move(object)), held.since, held.key});
       held.since = launches;
+      held.key = key;
       retire(std::move(old));
       return;
     }
   }
-  current.held.push_back({node, std::move(object), launches});
+  current.held.push_back({node, std::move(object), launches, key});
 }
 
 void GraphKeepAlive::retire(GraphGeneration&& generation) {
@@ -471,7 +481,12 @@ void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config, c
   // No context is made current: the parameters name it (or, for a Graph from
   // from_handle, leave it null so the driver uses the current one).
   driver::cuGraphExecKernelNodeSetParams(exec_, node.handle(), &params);
-  keep_alive().hold(node.handle(), std::make_shared<Kernel>(kernel));  // its library must stay
+  // The kernel's library must stay loaded while a launch may run the node. A node that
+  // already keeps that library replaces nothing (no copy, nothing to fence).
+  const void* library = kernel.impl().library.get();
+  if (library == nullptr || !keep_alive().holds(node.handle(), library)) {
+    keep_alive().hold(node.handle(), std::make_shared<Kernel>(kernel), library);
+  }
 }
 
 void Graph::check_settable(GraphNode node, CUgraphNodeType type, const char* operation) const {

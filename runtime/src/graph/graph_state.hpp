@@ -156,6 +156,10 @@ struct GraphGeneration {
     CUgraphNode node = nullptr;
     std::shared_ptr<const void> object;
     std::uint64_t since = 0;  // launch count when it was set
+    /// What `object` keeps alive for the node (a kernel's library), or null when each
+    /// object is its own (a host function): a change to an object of the same key
+    /// replaces nothing that a launch could still need.
+    const void* key = nullptr;
   };
   std::shared_ptr<GraphAttachments> attachments;
   GraphDefinition definition;
@@ -175,6 +179,12 @@ struct GraphGeneration {
 /// done (every launch of one CUgraphExec is ordered after its earlier launches, on any
 /// stream), and they are released on the Graph's next call. The host function makes no
 /// CUDA call: releasing a kernel or a graph does, so the Graph's own thread does it.
+///
+/// The fence is batched: everything replaced between two launches waits behind one host
+/// function, enqueued by the later launch, and a launch enqueues none when nothing was
+/// replaced since the one before. A change that keeps what the node already keeps (a
+/// kernel node set again to a kernel of the same library, only its arguments new)
+/// replaces nothing, so a loop of set_kernel_node + launch on one kernel fences nothing.
 struct GraphKeepAlive {
   using Done = std::shared_ptr<std::atomic<bool>>;
   struct Retired {
@@ -197,8 +207,12 @@ struct GraphKeepAlive {
   /// `host_functions`) current after an update; retire what they replace.
   void replace(const std::shared_ptr<GraphAttachments>& attachments, GraphDefinition definition,
                std::shared_ptr<const void> host_functions = nullptr);
-  /// Keep `object` for `node` (set_*_node), retiring what it replaces there.
-  void hold(CUgraphNode node, std::shared_ptr<const void> object);
+  /// Return true when `node` already holds an object of `key` (non-null) in the current
+  /// generation: setting another object of that key would replace nothing.
+  bool holds(CUgraphNode node, const void* key) const noexcept;
+  /// Keep `object` for `node` (set_*_node), retiring what it replaces there; `key` as
+  /// NodeHold::key.
+  void hold(CUgraphNode node, std::shared_ptr<const void> object, const void* key = nullptr);
   /// Release what is done; count a launch on `stream` and fence what waits behind it.
   void after_launch(CUstream stream);
   /// Release every fenced batch whose launches have finished.
