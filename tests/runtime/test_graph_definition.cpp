@@ -296,6 +296,50 @@ TEST_F(GraphDefinitionTest, MemcpyNodeTakesAPitchedHostToDeviceCopy) {
   }
 }
 
+// A pitched copy from pinned host memory into an offset of device memory reads back with
+// every field: the host side by its host pointer (not the zero device field), the device
+// side with its offsets, both pitches and the extent.
+TEST_F(GraphDefinitionTest, MemcpyNodeParametersReadBackHostAndPitchedSides) {
+  constexpr std::size_t kWidth = 16;
+  constexpr std::size_t kRows = 4;
+  constexpr std::size_t kPitch = 64;
+  cuwrap::LegacyPinnedMemoryResource pinned;
+  Buffer host = pinned.allocate(kWidth * kRows);
+  Buffer device = device_->allocate(kPitch * (kRows + 1), stream_);
+  CUDA_MEMCPY3D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_HOST;
+  copy.srcHost = reinterpret_cast<const void*>(host.handle());
+  copy.srcPitch = kWidth;
+  copy.srcHeight = kRows;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = device.handle();
+  copy.dstXInBytes = 8;
+  copy.dstY = 1;
+  copy.dstPitch = kPitch;
+  copy.dstHeight = kRows + 1;
+  copy.WidthInBytes = kWidth;
+  copy.Height = kRows;
+  copy.Depth = 1;
+  GraphDefinition def(*device_);
+  const GraphNode node = def.memcpy({}, copy);
+  const cuwrap::MemcpyNodeParams params = cuwrap::memcpy_node_params(node);
+  EXPECT_EQ(params.src, host.handle());
+  EXPECT_EQ(params.dst, device.handle() + 8 + kPitch);
+  EXPECT_EQ(params.size, kWidth * kRows);
+  const CUDA_MEMCPY3D back = cuwrap::memcpy_node_copy(node);
+  EXPECT_EQ(back.srcMemoryType, CU_MEMORYTYPE_HOST);
+  EXPECT_EQ(back.srcHost, copy.srcHost);
+  EXPECT_EQ(back.srcPitch, kWidth);
+  EXPECT_EQ(back.dstMemoryType, CU_MEMORYTYPE_DEVICE);
+  EXPECT_EQ(back.dstDevice, device.handle());
+  EXPECT_EQ(back.dstXInBytes, 8U);
+  EXPECT_EQ(back.dstY, 1U);
+  EXPECT_EQ(back.dstPitch, kPitch);
+  EXPECT_EQ(back.WidthInBytes, kWidth);
+  EXPECT_EQ(back.Height, kRows);
+  EXPECT_EQ(back.Depth, 1U);
+}
+
 TEST_F(GraphDefinitionTest, WideMemsetNodesKeepTheirElementSize) {
   GraphDefinition def(*device_);
   Buffer out = device_->allocate(kBytes, stream_);
@@ -339,6 +383,49 @@ TEST_F(GraphDefinitionTest, KernelNodeReportsItsLaunchAndRuns) {
   Graph graph = def.instantiate();
   graph.launch(stream_);
   EXPECT_EQ(read_word(counter), 5u);
+}
+
+// set_kernel_params follows the rule of every kernel-node configuration: the cluster and
+// cooperative launch of `config` become the node's attributes (they were dropped), so a
+// Graph instantiated after accepts set_kernel_node with that config and refuses another.
+TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
+  CUWRAP_REQUIRE_NVRTC();
+  Buffer counter = zeroed_word();
+  GraphDefinition def(*device_);
+  const GraphNode node = def.launch({}, single_thread(), kernels().add_to_counter, counter, 1u);
+  LaunchConfig cooperative = single_thread();
+  cooperative.cooperative_launch = true;
+  def.set_kernel_params(node, cooperative, kernels().add_to_counter, counter, 2u);
+  CUkernelNodeAttrValue value =
+      cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+  EXPECT_EQ(value.cooperative, 1);
+  {
+    Graph graph = def.instantiate();
+    graph.set_kernel_node(node, cooperative, kernels().add_to_counter, counter, 3u);
+    EXPECT_THROW(graph.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter,
+                                       3u),
+                 std::invalid_argument);
+    graph.launch(stream_);
+    EXPECT_EQ(read_word(counter), 3u);
+  }
+  // Back to a plain launch: the attribute is cleared, not left behind.
+  def.set_kernel_params(node, single_thread(), kernels().add_to_counter, counter, 1u);
+  value =
+      cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+  EXPECT_EQ(value.cooperative, 0);
+  if (device_->compute_capability().major >= 9) {
+    LaunchConfig clustered = single_thread();
+    clustered.grid = cuwrap::Dim3(2);
+    clustered.cluster = cuwrap::Dim3(2);
+    def.set_kernel_params(node, clustered, kernels().add_to_counter, counter, 1u);
+    value = cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(),
+                                                          CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    EXPECT_EQ(value.clusterDim.x, 2U);
+    Graph graph = def.instantiate();
+    graph.set_kernel_node(node, clustered, kernels().add_to_counter, counter, 4u);
+    graph.launch(stream_);
+    EXPECT_EQ(read_word(counter), 3u + 8u);
+  }
 }
 
 TEST_F(GraphDefinitionTest, HostCallbackNodeRunsAndCanBeReplacedInTheGraph) {
@@ -389,11 +476,9 @@ TEST_F(GraphDefinitionTest, ChildGraphNodeEmbedsACopyAndCanBeReplaced) {
   GraphDefinition def(*device_);
   const GraphNode node = def.embed({}, child);
   EXPECT_EQ(node.type(), CU_GRAPH_NODE_TYPE_GRAPH);
-  const CUgraph embedded = cuwrap::child_graph_node_graph(node);
-  EXPECT_NE(embedded, child.handle());  // a copy
-  std::size_t count = 0;
-  cuwrap::driver::cuGraphGetNodes(embedded, nullptr, &count);
-  EXPECT_EQ(count, 1U);
+  const GraphDefinition embedded = cuwrap::child_graph_node_graph(node);
+  EXPECT_NE(embedded.handle(), child.handle());  // a copy
+  EXPECT_EQ(embedded.node_count(), 1U);
   Graph graph = def.instantiate();
   graph.launch(stream_);
   EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 1));

@@ -31,9 +31,21 @@ GraphDefinition own_graph(CUgraph graph) {
 }
 
 GraphBuilderState::GraphBuilderState(Stream s, int ordinal, CUcontext ctx, Kind k)
-    : stream(std::move(s)), device(ordinal), context(ctx), kind(k) {}
+    : node_scope(Ref<GraphNodeScope>::adopt(new GraphNodeScope())),  // NOLINT(cppcoreguidelines-owning-memory)
+      stream(std::move(s)),
+      device(ordinal),
+      context(ctx),
+      kind(k) {
+  node_scope->state = this;
+}
 
-GraphBuilderState::~GraphBuilderState() { release(); }
+GraphBuilderState::~GraphBuilderState() {
+  {
+    const std::lock_guard<std::mutex> lock(node_scope->mutex);
+    node_scope->state = nullptr;  // its GraphNodes are no longer valid
+  }
+  release();
+}
 
 void GraphBuilderState::release() noexcept {
   if (closed) {
@@ -169,6 +181,8 @@ GraphBuilder::GraphBuilder() noexcept = default;
 namespace detail {
 void ref_acquire(const GraphBuilderState* state) noexcept { acquire_counted(state); }
 void ref_release(const GraphBuilderState* state) noexcept { release_counted(state); }
+void ref_acquire(const GraphNodeScope* scope) noexcept { acquire_counted(scope); }
+void ref_release(const GraphNodeScope* scope) noexcept { release_counted(scope); }
 }  // namespace detail
 
 GraphBuilder::GraphBuilder(detail::Ref<detail::GraphBuilderState> state) noexcept

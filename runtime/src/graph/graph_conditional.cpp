@@ -57,6 +57,9 @@ std::pair<GraphNode, std::vector<GraphBuilder>> GraphBuilder::add_conditional_no
   const GraphNode node = add_node(dependencies, params, operation);
   auto owner = std::make_shared<detail::ConditionalOwner>();
   owner->graph = s.definition;  // null while capturing a new graph: end_building sets it
+  owner->condition = handle;
+  owner->type = type;
+  owner->size = size;
   s.conditionals.emplace_back(node.handle(), owner);
 
   std::vector<GraphBuilder> bodies;

@@ -269,10 +269,7 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
                      return g.embed({}, child);
                    },
                    [](GraphNode n) {
-                     std::size_t count = 0;
-                     cuwrap::driver::cuGraphGetNodes(cuwrap::child_graph_node_graph(n), nullptr,
-                                                     &count);
-                     EXPECT_EQ(count, 2U);
+                     EXPECT_EQ(cuwrap::child_graph_node_graph(n).node_count(), 2U);
                    }});
   cases.push_back({"host_callback",
                    CU_GRAPH_NODE_TYPE_HOST,
