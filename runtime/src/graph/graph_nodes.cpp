@@ -228,8 +228,8 @@ std::vector<GraphNode> GraphNodeAccess::make(const GraphBuilderState& state,
 void GraphNodeAccess::require_valid(const GraphNode& node, const char* operation) {
   if (node.node_ != nullptr && !node.is_valid()) {
     throw std::logic_error(std::string(operation) +
-                           ": node was destroyed (GraphDefinition::destroy_node) or its graph "
-                           "is gone");
+                           ": GraphNode has been destroyed (GraphDefinition::destroy_node), or "
+                           "its graph is gone");
   }
 }
 
