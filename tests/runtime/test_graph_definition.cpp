@@ -514,6 +514,49 @@ TEST_F(GraphDefinitionTest, IfNodeRunsItsBranchWhenTheConditionIsSet) {
   EXPECT_EQ(run_with(0), std::vector<std::uint8_t>(kBytes, 0));
 }
 
+// A node says what cuda.core's node objects say: its graph, a conditional node's
+// condition, kind and body count, a host node's function; a destroyed node says that it
+// is gone, through every copy, and refuses every call before the driver.
+TEST_F(GraphDefinitionTest, NodesKnowTheirGraphTheirParametersAndTheirDestruction) {
+  GraphDefinition def(*device_);
+  const CUgraphConditionalHandle condition = def.create_condition(1);
+  const cuwrap::ConditionalNode loop = def.while_loop({}, condition);
+  const cuwrap::ConditionalNodeParams cp = cuwrap::conditional_node_params(loop.node);
+  EXPECT_EQ(cp.condition, condition);
+  EXPECT_EQ(cp.type, CU_GRAPH_COND_TYPE_WHILE);
+  EXPECT_EQ(cp.size, 1U);
+  const GraphNode host = def.callback({{loop.node}}, [] {});
+  const cuwrap::HostNodeParams hp = cuwrap::host_node_params(host);
+  EXPECT_NE(hp.fn, nullptr);
+  EXPECT_NE(hp.user_data, nullptr);
+  EXPECT_EQ(host.graph().handle(), def.handle());
+  EXPECT_EQ(loop.node.graph().handle(), def.handle());
+  const GraphNode body_node = loop.branches[0].empty();
+  EXPECT_EQ(body_node.graph().handle(), loop.branches[0].handle());
+  EXPECT_THROW(static_cast<void>(GraphNode(host.handle()).graph()), std::logic_error);
+  EXPECT_TRUE(GraphNode(host.handle()).is_valid());  // a bare handle: unknown, so valid
+
+  const GraphNode copy = host;
+  EXPECT_TRUE(copy.is_valid());
+  def.destroy_node(host);
+  EXPECT_FALSE(host.is_valid());
+  EXPECT_FALSE(copy.is_valid());
+  EXPECT_THROW(static_cast<void>(copy.type()), std::logic_error);
+  EXPECT_THROW(static_cast<void>(cuwrap::host_node_params(copy)), std::logic_error);
+  EXPECT_THROW(static_cast<void>(copy.graph()), std::logic_error);
+  EXPECT_THROW(def.add_edge(loop.node, copy), std::logic_error);
+  EXPECT_THROW(static_cast<void>(def.empty({{copy}})), std::logic_error);
+  EXPECT_NO_THROW(def.destroy_node(copy));  // again: nothing to do
+  EXPECT_EQ(def.node_count(), 1U);
+  // Destroying the conditional node ends its body and the body's nodes.
+  def.destroy_node(loop.node);
+  EXPECT_FALSE(body_node.is_valid());
+  // A closed definition's nodes are gone too.
+  const GraphNode last = def.empty();
+  def.close();
+  EXPECT_FALSE(last.is_valid());
+}
+
 TEST_F(GraphDefinitionTest, WhileAndSwitchNodesHaveTheirBranches) {
   // The driver ties a condition handle to a single conditional node (a second node on the
   // same handle is CUDA_ERROR_INVALID_VALUE), so each node gets its own.
