@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -42,7 +43,9 @@ GraphBuilderState::GraphBuilderState(Stream s, int ordinal, CUcontext ctx, Kind 
 GraphBuilderState::~GraphBuilderState() {
   {
     const std::lock_guard<std::mutex> lock(node_scope->mutex);
-    node_scope->state = nullptr;  // its GraphNodes are no longer valid
+    if (node_scope->state == this) {  // a branch shares the scope of its origin
+      node_scope->state = nullptr;    // graph() of its nodes finds no state any more
+    }
   }
   release();
 }
@@ -110,6 +113,11 @@ void GraphBuilderState::forget_node(CUgraphNode node) noexcept {
 }
 
 void GraphBuilderState::forget_nodes() noexcept {
+  {
+    const std::lock_guard<std::mutex> lock(node_scope->mutex);
+    node_scope->graph.reset();  // known, and gone: the nodes went with the graph
+    node_scope->graph_known = true;
+  }
   for (const auto& [node, owner] : conditionals) {
     owner->alive.store(false, std::memory_order_release);
   }
@@ -129,6 +137,7 @@ CUgraph GraphBuilderState::target_graph() {
 
 void GraphBuilderState::adopt_graph(CUgraph built) {
   definition = own_graph(built);
+  node_scope->set_graph(definition, enclosing);
   graph = built;
 }
 
@@ -315,6 +324,9 @@ std::vector<GraphBuilder> GraphBuilder::split(int count) {
     branch->attachments = s.attachments;
     branch->family = s.family;
     branch->enclosing = s.enclosing;  // a body's branch goes with the body
+    // Its nodes are nodes of the graph this capture makes: they share its scope (and
+    // so its graph once known, and graph() of the builder it was split from).
+    branch->node_scope = s.node_scope;
     ++s.family->unjoined_branches;
     builders.push_back(GraphBuilder(std::move(branch)));
   }

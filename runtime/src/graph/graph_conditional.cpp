@@ -76,6 +76,7 @@ std::pair<GraphNode, std::vector<GraphBuilder>> GraphBuilder::add_conditional_no
     body->enclosing.reserve(s.enclosing.size() + 1);
     body->enclosing.push_back(owner);
     body->enclosing.insert(body->enclosing.end(), s.enclosing.begin(), s.enclosing.end());
+    body->node_scope->set_graph(body->definition, body->enclosing);
     bodies.push_back(GraphBuilder(std::move(body)));
   }
   return {node, std::move(bodies)};

@@ -575,6 +575,7 @@ GraphDefinition child_graph_node_graph(GraphNode node) {
   view->enclosing.reserve(p.enclosing.size() + 1);
   view->enclosing.push_back(owner);
   view->enclosing.insert(view->enclosing.end(), p.enclosing.begin(), p.enclosing.end());
+  view->node_scope->set_graph(view->definition, view->enclosing);
   return detail::GraphNodeAccess::body(std::move(view));
 }
 

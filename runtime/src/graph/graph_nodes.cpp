@@ -277,12 +277,22 @@ bool GraphNode::is_valid() const noexcept {
     return true;  // a bare handle: cuwrap cannot tell
   }
   const std::lock_guard<std::mutex> lock(scope_->mutex);
-  const State* state = scope_->state;
-  if (state == nullptr || !state->usable() ||
-      (state->graph == nullptr && state->phase != State::Phase::Building)) {
-    return false;  // the graph, and every node in it, is gone
+  if (scope_->generation(node_) != generation_) {
+    return false;  // destroyed (destroy_node)
   }
-  return scope_->generation(node_) == generation_;
+  for (const auto& owner : scope_->enclosing) {
+    if (!owner->alive.load(std::memory_order_acquire)) {
+      return false;  // a conditional or child-graph node around it was destroyed
+    }
+  }
+  if (scope_->graph_known) {
+    // The graph lives on with whatever holds it (a view, a Graph completed from it)
+    // after the definition or builder is closed, and so do its nodes.
+    return !scope_->graph.expired();
+  }
+  // A graph still being captured: as long as its builder.
+  const State* state = scope_->state;
+  return state != nullptr && !state->closed;
 }
 
 // ---------------------------------------------------------------------------------

@@ -84,6 +84,22 @@ struct GraphNodeScope : RefCounted {
   mutable std::mutex mutex;
   GraphBuilderState* state = nullptr;  // cleared by the state's destructor
   std::unordered_map<CUgraphNode, std::uint32_t> destroyed;
+  /// The graph holding the nodes (or the one owning it, for a body), once known: its
+  /// nodes live as long as it does, also after the state is closed (a Graph completed
+  /// from it keeps it). Unknown while a new graph is captured.
+  std::weak_ptr<CUgraph_st> graph;
+  bool graph_known = false;
+  /// For a body or a child-graph view: the nodes whose destruction ends the graph.
+  std::vector<std::shared_ptr<const ConditionalOwner>> enclosing;
+
+  /// Record, under the lock, that the nodes live in `owner` (null: gone) inside `around`.
+  void set_graph(const GraphDefinition& owner,
+                 const std::vector<std::shared_ptr<const ConditionalOwner>>& around) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    graph = owner;
+    graph_known = owner != nullptr || graph_known;
+    enclosing = around;
+  }
 
   /// Return how often `node` was destroyed (lock held).
   std::uint32_t generation(CUgraphNode node) const {
