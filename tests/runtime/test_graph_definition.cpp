@@ -520,7 +520,7 @@ TEST_F(GraphDefinitionTest, IfNodeRunsItsBranchWhenTheConditionIsSet) {
 TEST_F(GraphDefinitionTest, NodesKnowTheirGraphTheirParametersAndTheirDestruction) {
   GraphDefinition def(*device_);
   const CUgraphConditionalHandle condition = def.create_condition(1);
-  const cuwrap::ConditionalNode loop = def.while_loop({}, condition);
+  cuwrap::ConditionalNode loop = def.while_loop({}, condition);
   const cuwrap::ConditionalNodeParams cp = cuwrap::conditional_node_params(loop.node);
   EXPECT_EQ(cp.condition, condition);
   EXPECT_EQ(cp.type, CU_GRAPH_COND_TYPE_WHILE);
