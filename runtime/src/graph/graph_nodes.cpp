@@ -125,8 +125,9 @@ void apply_launch_attributes(CUgraphNode node, const LaunchConfig& config, Launc
   }
   // A node of a graph: the driver sets both as kernel node attributes (and refuses, with
   // a DriverError naming cuGraphKernelNodeSetAttribute, what the device cannot do).
-  // A cluster of one in each dimension is no cluster, as an unset attribute.
-  if (cluster_differs && (config.cluster || rule == LaunchAttributeRule::Change)) {
+  // A cluster of one in each dimension is no cluster, as an unset attribute: a new node
+  // gets the cluster its config names, a node changed gets it where it differs.
+  if (rule == LaunchAttributeRule::NewNode ? config.cluster.has_value() : cluster_differs) {
     CUkernelNodeAttrValue value{};
     value.clusterDim.x = wanted.x;
     value.clusterDim.y = wanted.y;
