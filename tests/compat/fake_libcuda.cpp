@@ -326,6 +326,25 @@ CUresult fake_event_destroy(CUevent /*event*/) {
   --g_live_events;
   return CUDA_SUCCESS;
 }
+// Events opened from another process's descriptor get handles from 0xF000 on: like the
+// driver, the fake does not export such an event again.
+constexpr std::uintptr_t kOpenedEvents = 0xF000;
+CUresult fake_ipc_open_event_handle(CUevent* event, CUipcEventHandle /*handle*/) {
+  if (t_current == nullptr) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  ++g_live_events;
+  *event = reinterpret_cast<CUevent>(kOpenedEvents + static_cast<std::uintptr_t>(g_live_events));
+  return CUDA_SUCCESS;
+}
+CUresult fake_ipc_get_event_handle(CUipcEventHandle* handle, CUevent event) {
+  if (reinterpret_cast<std::uintptr_t>(event) >= kOpenedEvents) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *handle = CUipcEventHandle{};
+  handle->reserved[0] = 1;
+  return CUDA_SUCCESS;
+}
 // IPC imports (tests/compat/test_ipc_import_checks.cpp): a pool imports from any open file
 // descriptor but a socket; a pointer import maps an allocation whose size the export
 // data's first 8 bytes give (0 or above 2^40: refused), at its own base address, until
@@ -361,6 +380,11 @@ CUresult fake_pool_import_handle(CUmemoryPool* pool, void* handle, CUmemAllocati
   ++g_live_pools;
   *pool = reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x7000 + g_live_pools));
   return CUDA_SUCCESS;
+}
+// The driver exports only pools this process created; every pool of the fake is imported.
+CUresult fake_pool_export(void* /*handle*/, CUmemoryPool /*pool*/,
+                          CUmemAllocationHandleType /*type*/, unsigned long long /*flags*/) {
+  return CUDA_ERROR_NOT_SUPPORTED;
 }
 CUresult fake_pool_destroy(CUmemoryPool /*pool*/) {
   const std::lock_guard<std::mutex> lock(g_import_mutex);
@@ -739,6 +763,9 @@ const Entry kEntries[] = {
     {"cuEventDestroy", 4000, as_pointer(fake_event_destroy)},
     {"cuMemPoolImportFromShareableHandle", 11020, as_pointer(fake_pool_import_handle)},
     {"cuMemPoolDestroy", 11020, as_pointer(fake_pool_destroy)},
+    {"cuMemPoolExportToShareableHandle", 11020, as_pointer(fake_pool_export)},
+    {"cuIpcOpenEventHandle", 4010, as_pointer(fake_ipc_open_event_handle)},
+    {"cuIpcGetEventHandle", 4010, as_pointer(fake_ipc_get_event_handle)},
     {"cuMemPoolImportPointer", 11020, as_pointer(fake_pool_import_pointer)},
     {"cuMemGetAddressRange", 3020, as_pointer(fake_mem_get_address_range)},
     {"cuMemFreeAsync", 11020, as_pointer(fake_mem_free_async)},

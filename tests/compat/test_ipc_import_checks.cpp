@@ -263,6 +263,50 @@ TEST_F(IpcImportOnFakeDriver, DescriptorOfAnotherPoolReachesNoDriverCall) {
   EXPECT_EQ(fake_query<int>("cuwrap_fake_live_imports"), live);
 }
 
+// A process that imported a pool can export it again (cuda.core keeps the descriptor it
+// imported; the driver does not export an imported pool): get_allocation_handle hands out
+// a duplicate of that descriptor, naming the same pool, each time; the resource keeps its
+// own until it is closed.
+TEST_F(IpcImportOnFakeDriver, ImportedPoolIsExportedAgain) {
+  const int before = open_fds();
+  {
+    cuwrap::DeviceMemoryResource mr = imported_pool();
+    EXPECT_EQ(open_fds(), before + 1) << "the imported pool keeps its descriptor";
+    cuwrap::IPCAllocationHandle again = mr.get_allocation_handle();
+    EXPECT_TRUE(again.is_open());
+    EXPECT_EQ(again.pool_id(), kPool);
+    const cuwrap::IPCAllocationHandle third = mr.get_allocation_handle();
+    EXPECT_NE(third.handle(), again.handle());
+    // The duplicate imports like the original.
+    const cuwrap::DeviceMemoryResource reimported =
+        cuwrap::DeviceMemoryResource::from_allocation_handle(cuwrap::Device(0), std::move(again));
+    EXPECT_TRUE(reimported.is_mapped());
+    EXPECT_EQ(reimported.pool_id(), kPool);
+  }
+  EXPECT_EQ(open_fds(), before) << "a descriptor outlived its resource or handle";
+}
+
+// An event opened from another process's descriptor passes it on: get_ipc_descriptor and
+// ipc_descriptor return what it was opened from (the driver does not export an opened
+// event), with the exporter's blocking_sync flag.
+TEST_F(IpcImportOnFakeDriver, ImportedEventIsExportedAgainWithItsFlags) {
+  cuwrap::IPCEventDescriptor sent;
+  for (std::size_t i = 0; i < sizeof sent.handle.reserved; ++i) {
+    sent.handle.reserved[i] = static_cast<char>(i + 1);
+  }
+  sent.blocking_sync = 1;
+  const cuwrap::Event event = cuwrap::Event::from_ipc_descriptor(sent, cuwrap::Device(0));
+  EXPECT_TRUE(event.is_blocking_sync());
+  const cuwrap::IPCEventDescriptor again = event.ipc_descriptor();
+  EXPECT_EQ(std::memcmp(again.handle.reserved, sent.handle.reserved, sizeof sent.handle.reserved),
+            0);
+  EXPECT_EQ(again.blocking_sync, 1);
+  const CUipcEventHandle raw = event.get_ipc_descriptor();
+  EXPECT_EQ(std::memcmp(raw.reserved, sent.handle.reserved, sizeof raw.reserved), 0);
+  sent.blocking_sync = 0;
+  EXPECT_EQ(cuwrap::Event::from_ipc_descriptor(sent).ipc_descriptor().blocking_sync, 0);
+}
+
 TEST_F(IpcImportOnFakeDriver, RefusedPoolImportClosesTheFileDescriptor) {
   const int pools = fake_query<int>("cuwrap_fake_live_pools");
   int pair[2] = {-1, -1};

@@ -312,6 +312,24 @@ TEST(TestCopyBatchValidation, test_options_length_mismatch) {
   EXPECT_TRUE(contains(thrown, "3 CopyOptions for 4 copies")) << thrown;
 }
 
+// cuda.core's _normalize_copy_options: a sequence must have one CopyOptions per copy,
+// whatever its length (one included); only a single CopyOptions (not a list) broadcasts.
+TEST(TestCopyBatchValidation, test_options_list_of_one_is_not_broadcast) {
+  FakeBuffers buffers(kBuffers);
+  const std::vector<CopyOptions> one(1);
+  std::string thrown = thrown_message<std::invalid_argument>([&] {
+    cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), buffers.srcs, buffers.dsts,
+                       std::span<const CopyOptions>(one));
+  });
+  EXPECT_TRUE(contains(thrown, "options length 1 does not match buffers length 4")) << thrown;
+  const std::vector<cuwrap::CopyOp> ops(3, cuwrap::CopyOp{0x1000, 0x2000, 16});
+  thrown = thrown_message<std::invalid_argument>([&] {
+    cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), std::span<const cuwrap::CopyOp>(ops),
+                       std::span<const CopyOptions>(one));
+  });
+  EXPECT_TRUE(contains(thrown, "options length 1 does not match buffers length 3")) << thrown;
+}
+
 TEST(TestCopyBatchValidation, test_rejects_bad_options_type) {
   EXPECT_FALSE(CopyBatchOptionsAccepts<int>);
   EXPECT_FALSE(CopyBatchOptionsAccepts<const char*>);

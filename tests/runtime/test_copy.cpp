@@ -158,7 +158,14 @@ TEST(CopyBatchChecks, OptionsAreCheckedBeforeTheDriver) {
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
                          cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, three);
                        }),
-                       "3 CopyOptions for 2 copies; give 1 (for every copy) or 2"));
+                       "options length 3 does not match buffers length 2"));
+  // A list pairs by index: one CopyOptions in a list is not applied to every copy (pass
+  // the CopyOptions itself for that), as cuda.core refuses it.
+  const std::vector<cuwrap::CopyOptions> one(1);
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
+                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, one);
+                       }),
+                       "options length 1 does not match buffers length 2"));
   cuwrap::CopyOptions bad_order;
   bad_order.src_access_order = static_cast<cuwrap::MemcpySrcAccessOrder>(7);
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {

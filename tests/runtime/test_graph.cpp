@@ -744,6 +744,29 @@ TEST_F(GraphTest, SetKernelNodeInALoopKeepsOneKernelPerNode) {
   EXPECT_EQ(cuwrap::detail::kept_alive_count(graph), after_one);
 }
 
+// Setting a kernel node again to the kernel it runs, between launches, replaces nothing
+// the launches before could need: nothing waits to be fenced behind the next launch, so a
+// loop of set_kernel_node + launch enqueues no host function (bench_graph's
+// BM_SetKernelNode_cuwrap). A kernel of another library does wait.
+TEST_F(GraphTest, SetKernelNodeToTheSameKernelBetweenLaunchesRetiresNothing) {
+  CUWRAP_REQUIRE_NVRTC();
+  Buffer counter = device_words({0u});
+  GraphBuilder builder = device_->create_graph_builder();
+  const GraphNode node =
+      builder.add_kernel({}, single_thread(), kernels().add_to_counter, counter, 1u);
+  Graph graph = builder.complete();
+  graph.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter, 2u);
+  graph.launch(stream_);
+  stream_.sync();
+  const std::size_t kept = cuwrap::detail::kept_alive_count(graph);
+  for (unsigned i = 3; i < 10; ++i) {
+    graph.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter, i);
+    EXPECT_EQ(cuwrap::detail::kept_alive_count(graph), kept) << "a change retired the kernel";
+    graph.launch(stream_);
+  }
+  EXPECT_EQ(read_word(counter, stream_), 2u + 3u + 4u + 5u + 6u + 7u + 8u + 9u);
+}
+
 // What an update replaces is released once no launch can use it: the host function of
 // a graph that was updated away from (and whose builder is closed) is destroyed, the
 // current one is kept and runs.

@@ -296,6 +296,50 @@ TEST_F(GraphDefinitionTest, MemcpyNodeTakesAPitchedHostToDeviceCopy) {
   }
 }
 
+// A pitched copy from pinned host memory into an offset of device memory reads back with
+// every field: the host side by its host pointer (not the zero device field), the device
+// side with its offsets, both pitches and the extent.
+TEST_F(GraphDefinitionTest, MemcpyNodeParametersReadBackHostAndPitchedSides) {
+  constexpr std::size_t kWidth = 16;
+  constexpr std::size_t kRows = 4;
+  constexpr std::size_t kPitch = 64;
+  cuwrap::LegacyPinnedMemoryResource pinned;
+  Buffer host = pinned.allocate(kWidth * kRows);
+  Buffer device = device_->allocate(kPitch * (kRows + 1), stream_);
+  CUDA_MEMCPY3D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_HOST;
+  copy.srcHost = reinterpret_cast<const void*>(host.handle());
+  copy.srcPitch = kWidth;
+  copy.srcHeight = kRows;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = device.handle();
+  copy.dstXInBytes = 8;
+  copy.dstY = 1;
+  copy.dstPitch = kPitch;
+  copy.dstHeight = kRows + 1;
+  copy.WidthInBytes = kWidth;
+  copy.Height = kRows;
+  copy.Depth = 1;
+  GraphDefinition def(*device_);
+  const GraphNode node = def.memcpy({}, copy);
+  const cuwrap::MemcpyNodeParams params = cuwrap::memcpy_node_params(node);
+  EXPECT_EQ(params.src, host.handle());
+  EXPECT_EQ(params.dst, device.handle() + 8 + kPitch);
+  EXPECT_EQ(params.size, kWidth * kRows);
+  const CUDA_MEMCPY3D back = cuwrap::memcpy_node_copy(node);
+  EXPECT_EQ(back.srcMemoryType, CU_MEMORYTYPE_HOST);
+  EXPECT_EQ(back.srcHost, copy.srcHost);
+  EXPECT_EQ(back.srcPitch, kWidth);
+  EXPECT_EQ(back.dstMemoryType, CU_MEMORYTYPE_DEVICE);
+  EXPECT_EQ(back.dstDevice, device.handle());
+  EXPECT_EQ(back.dstXInBytes, 8U);
+  EXPECT_EQ(back.dstY, 1U);
+  EXPECT_EQ(back.dstPitch, kPitch);
+  EXPECT_EQ(back.WidthInBytes, kWidth);
+  EXPECT_EQ(back.Height, kRows);
+  EXPECT_EQ(back.Depth, 1U);
+}
+
 TEST_F(GraphDefinitionTest, WideMemsetNodesKeepTheirElementSize) {
   GraphDefinition def(*device_);
   Buffer out = device_->allocate(kBytes, stream_);
@@ -339,6 +383,49 @@ TEST_F(GraphDefinitionTest, KernelNodeReportsItsLaunchAndRuns) {
   Graph graph = def.instantiate();
   graph.launch(stream_);
   EXPECT_EQ(read_word(counter), 5u);
+}
+
+// set_kernel_params follows the rule of every kernel-node configuration: the cluster and
+// cooperative launch of `config` become the node's attributes (they were dropped), so a
+// Graph instantiated after accepts set_kernel_node with that config and refuses another.
+TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
+  CUWRAP_REQUIRE_NVRTC();
+  Buffer counter = zeroed_word();
+  GraphDefinition def(*device_);
+  const GraphNode node = def.launch({}, single_thread(), kernels().add_to_counter, counter, 1u);
+  LaunchConfig cooperative = single_thread();
+  cooperative.cooperative_launch = true;
+  def.set_kernel_params(node, cooperative, kernels().add_to_counter, counter, 2u);
+  CUkernelNodeAttrValue value =
+      cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+  EXPECT_EQ(value.cooperative, 1);
+  {
+    Graph graph = def.instantiate();
+    graph.set_kernel_node(node, cooperative, kernels().add_to_counter, counter, 3u);
+    EXPECT_THROW(graph.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter,
+                                       3u),
+                 std::invalid_argument);
+    graph.launch(stream_);
+    EXPECT_EQ(read_word(counter), 3u);
+  }
+  // Back to a plain launch: the attribute is cleared, not left behind.
+  def.set_kernel_params(node, single_thread(), kernels().add_to_counter, counter, 1u);
+  value =
+      cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
+  EXPECT_EQ(value.cooperative, 0);
+  if (device_->compute_capability().major >= 9) {
+    LaunchConfig clustered = single_thread();
+    clustered.grid = cuwrap::Dim3(2);
+    clustered.cluster = cuwrap::Dim3(2);
+    def.set_kernel_params(node, clustered, kernels().add_to_counter, counter, 1u);
+    value = cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(),
+                                                          CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    EXPECT_EQ(value.clusterDim.x, 2U);
+    Graph graph = def.instantiate();
+    graph.set_kernel_node(node, clustered, kernels().add_to_counter, counter, 4u);
+    graph.launch(stream_);
+    EXPECT_EQ(read_word(counter), 3u + 8u);
+  }
 }
 
 TEST_F(GraphDefinitionTest, HostCallbackNodeRunsAndCanBeReplacedInTheGraph) {
@@ -389,11 +476,9 @@ TEST_F(GraphDefinitionTest, ChildGraphNodeEmbedsACopyAndCanBeReplaced) {
   GraphDefinition def(*device_);
   const GraphNode node = def.embed({}, child);
   EXPECT_EQ(node.type(), CU_GRAPH_NODE_TYPE_GRAPH);
-  const CUgraph embedded = cuwrap::child_graph_node_graph(node);
-  EXPECT_NE(embedded, child.handle());  // a copy
-  std::size_t count = 0;
-  cuwrap::driver::cuGraphGetNodes(embedded, nullptr, &count);
-  EXPECT_EQ(count, 1U);
+  const GraphDefinition embedded = cuwrap::child_graph_node_graph(node);
+  EXPECT_NE(embedded.handle(), child.handle());  // a copy
+  EXPECT_EQ(embedded.node_count(), 1U);
   Graph graph = def.instantiate();
   graph.launch(stream_);
   EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 1));
@@ -427,6 +512,49 @@ TEST_F(GraphDefinitionTest, IfNodeRunsItsBranchWhenTheConditionIsSet) {
   };
   EXPECT_EQ(run_with(1), std::vector<std::uint8_t>(kBytes, 7));
   EXPECT_EQ(run_with(0), std::vector<std::uint8_t>(kBytes, 0));
+}
+
+// A node says what cuda.core's node objects say: its graph, a conditional node's
+// condition, kind and body count, a host node's function; a destroyed node says that it
+// is gone, through every copy, and refuses every call before the driver.
+TEST_F(GraphDefinitionTest, NodesKnowTheirGraphTheirParametersAndTheirDestruction) {
+  GraphDefinition def(*device_);
+  const CUgraphConditionalHandle condition = def.create_condition(1);
+  cuwrap::ConditionalNode loop = def.while_loop({}, condition);
+  const cuwrap::ConditionalNodeParams cp = cuwrap::conditional_node_params(loop.node);
+  EXPECT_EQ(cp.condition, condition);
+  EXPECT_EQ(cp.type, CU_GRAPH_COND_TYPE_WHILE);
+  EXPECT_EQ(cp.size, 1U);
+  const GraphNode host = def.callback({{loop.node}}, [] {});
+  const cuwrap::HostNodeParams hp = cuwrap::host_node_params(host);
+  EXPECT_NE(hp.fn, nullptr);
+  EXPECT_NE(hp.user_data, nullptr);
+  EXPECT_EQ(host.graph().handle(), def.handle());
+  EXPECT_EQ(loop.node.graph().handle(), def.handle());
+  const GraphNode body_node = loop.branches[0].empty();
+  EXPECT_EQ(body_node.graph().handle(), loop.branches[0].handle());
+  EXPECT_THROW(static_cast<void>(GraphNode(host.handle()).graph()), std::logic_error);
+  EXPECT_TRUE(GraphNode(host.handle()).is_valid());  // a bare handle: unknown, so valid
+
+  const GraphNode copy = host;
+  EXPECT_TRUE(copy.is_valid());
+  def.destroy_node(host);
+  EXPECT_FALSE(host.is_valid());
+  EXPECT_FALSE(copy.is_valid());
+  EXPECT_THROW(static_cast<void>(copy.type()), std::logic_error);
+  EXPECT_THROW(static_cast<void>(cuwrap::host_node_params(copy)), std::logic_error);
+  EXPECT_THROW(static_cast<void>(copy.graph()), std::logic_error);
+  EXPECT_THROW(def.add_edge(loop.node, copy), std::logic_error);
+  EXPECT_THROW(static_cast<void>(def.empty({{copy}})), std::logic_error);
+  EXPECT_NO_THROW(def.destroy_node(copy));  // again: nothing to do
+  EXPECT_EQ(def.node_count(), 1U);
+  // Destroying the conditional node ends its body and the body's nodes.
+  def.destroy_node(loop.node);
+  EXPECT_FALSE(body_node.is_valid());
+  // A closed definition's nodes are gone too.
+  const GraphNode last = def.empty();
+  def.close();
+  EXPECT_FALSE(last.is_valid());
 }
 
 TEST_F(GraphDefinitionTest, WhileAndSwitchNodesHaveTheirBranches) {

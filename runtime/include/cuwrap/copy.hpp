@@ -119,6 +119,10 @@ concept CopyDestinationRange = detail::input_range<Range> &&
 /// The non-template core of the range forms of copy_batch.
 void copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
                       std::span<const CopySide> dsts, std::span<const CopyOptions> options);
+/// The same, with `one_for_all`: `options` is the single CopyOptions of every copy.
+void copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
+                      std::span<const CopySide> dsts, std::span<const CopyOptions> options,
+                      bool one_for_all);
 
 /// Return the sides of `range`, made by `side` element by element.
 template <class Range, class Side>
@@ -158,12 +162,13 @@ void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
 /// convert to std::span<const std::byte>); `dsts` any range of non-const Buffers,
 /// pointers to them, or writable host memory (std::span<std::byte>), e.g.
 /// std::vector<Buffer>, std::array<Buffer, N> or std::vector<std::vector<std::byte>>.
-/// `options` holds one CopyOptions for every copy or one per copy; empty: the
-/// defaults. Sizes are the sources'; each destination must match. An empty batch is
+/// `options` holds one CopyOptions per copy (a list of another length, one included,
+/// is refused, as cuda.core refuses it); empty: the defaults. The overload taking one
+/// CopyOptions applies it to every copy. Sizes are the sources'; each destination must match. An empty batch is
 /// refused (std::invalid_argument), as cuda.core refuses empty lists.
 ///
 /// Throws std::invalid_argument, before any driver call, as the pointer form does, and
-/// for a count of options that is neither 0, 1 nor the number of copies, an option
+/// for a count of options that is neither 0 nor the number of copies, an option
 /// value outside its enumeration, or a negative NUMA node. Where copy_batch falls back
 /// to a cuMemcpyAsync loop (toolkit or driver older than 12.8), options other than the
 /// defaults throw UnsupportedError, as cuda.core refuses them, rather than being
@@ -190,13 +195,18 @@ void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts,
 template <class Srcs, class Dsts>
 requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
 void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts, const CopyOptions& options) {
-  copy_batch(stream, srcs, dsts, std::span<const CopyOptions>(&options, 1));
+  const auto sources =
+      detail::copy_sides(srcs, [](auto&& element) { return detail::copy_source(element); });
+  const auto destinations =
+      detail::copy_sides(dsts, [](auto&& element) { return detail::copy_destination(element); });
+  detail::copy_batch_sides(stream, sources, destinations, std::span<const CopyOptions>(&options, 1),
+                           true);
 }
 /// Run every copy of `copies`, ordered on `stream`, as one batch.
 ///
 /// The address form of copy_batch, for sub-ranges of buffers; same rules.
 void copy_batch(StreamRef stream, std::span<const CopyOp> copies);
-/// Run every copy of `copies` with per-copy `options` (one for all, or one per copy).
+/// Run every copy of `copies` with per-copy `options` (one per copy; empty: the defaults).
 ///
 /// Unset location hints are the stream's device: give Host{} for host addresses.
 void copy_batch(StreamRef stream, std::span<const CopyOp> copies,

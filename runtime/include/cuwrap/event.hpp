@@ -161,7 +161,9 @@ class Event : public EventRef {
 
   /// Return the descriptor that another process passes to from_ipc_descriptor.
   ///
-  /// Throws std::logic_error unless the event was created with ipc_enabled.
+  /// An event opened with from_ipc_descriptor returns the descriptor it was opened from,
+  /// so that a process can pass an imported event on. Throws std::logic_error unless the
+  /// event was created with ipc_enabled (or opened from a descriptor).
   CUipcEventHandle get_ipc_descriptor() const;
   /// Return the descriptor with the event's flags (IPCEventDescriptor), which another
   /// process opens with from_ipc_descriptor(const IPCEventDescriptor&).
@@ -207,6 +209,10 @@ class Event : public EventRef {
   bool timing_disabled_ = true;
   bool blocking_sync_ = false;
   bool ipc_enabled_ = false;
+  // Opened from another process's descriptor: that descriptor, which get_ipc_descriptor()
+  // hands on (the driver does not export an event it opened), as cuda.core keeps it.
+  bool imported_ = false;
+  CUipcEventHandle imported_handle_{};
 };
 
 }  // namespace cuwrap

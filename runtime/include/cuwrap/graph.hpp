@@ -48,6 +48,10 @@ struct GraphBuilderState;  // runtime/src/graph/graph_state.hpp
 void ref_acquire(const GraphBuilderState* state) noexcept;
 void ref_release(const GraphBuilderState* state) noexcept;
 struct GraphKeepAlive;  // what a Graph keeps alive; runtime/src/graph/graph_state.hpp
+struct GraphNodeScope;  // what the GraphNodes of one graph share; graph_state.hpp
+void ref_acquire(const GraphNodeScope* scope) noexcept;
+void ref_release(const GraphNodeScope* scope) noexcept;
+struct GraphNodeAccess;  // makes and reads GraphNodes; runtime/src/graph/graph_nodes.cpp
 /// Return how many objects `graph` keeps alive for its nodes (for tests of its bound).
 std::size_t kept_alive_count(const Graph& graph) noexcept;
 /// Release what Graphs closed during their launches kept, once those launches have
@@ -80,21 +84,43 @@ inline constexpr unsigned kDefaultDotFlags =
     CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE | CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS;
 
 /// A node of a graph under construction: a non-owning CUgraphNode (the graph owns it).
+///
+/// A GraphNode that cuwrap handed out (add_*, GraphDefinition's operations, nodes())
+/// knows its graph: graph() views it, and is_valid() turns false once the node is
+/// destroyed (GraphDefinition::destroy_node, through any copy of the GraphNode) or its
+/// graph is gone; every call on such a node then throws std::logic_error before the
+/// driver sees the freed handle. A GraphNode made from a bare CUgraphNode knows neither.
 class GraphNode {
  public:
   /// Make a null node.
   GraphNode() = default;
-  /// Wrap `node` without taking ownership.
+  /// Wrap `node` without taking ownership (its graph and validity are then unknown).
   explicit GraphNode(CUgraphNode node) noexcept : node_(node) {}
-  /// Return the node's type (cuGraphNodeGetType).
+  /// Return the node's type (cuGraphNodeGetType); std::logic_error for a destroyed node.
   CUgraphNodeType type() const;
   /// Return the CUgraphNode.
   CUgraphNode handle() const noexcept { return node_; }
-  /// Compare nodes by handle.
-  friend bool operator==(const GraphNode&, const GraphNode&) = default;
+  /// Return false for a null node, a destroyed one, or one whose graph is gone (closed,
+  /// or the conditional or child-graph node holding it destroyed); true otherwise, also
+  /// for a node made from a bare CUgraphNode (whose fate cuwrap cannot know).
+  bool is_valid() const noexcept;
+  /// Return a view of the graph holding this node (cuda.core's node.graph): a
+  /// GraphDefinition that shares the graph, as GraphBuilder::graph_definition() does.
+  ///
+  /// Throws std::logic_error for a node made from a bare CUgraphNode, a destroyed node,
+  /// a node whose graph is gone, or one of a graph that is still being captured or was
+  /// captured by a builder from split().
+  GraphDefinition graph() const;
+  /// Compare nodes by handle (a node destroyed and a new node at its address differ).
+  friend bool operator==(const GraphNode& a, const GraphNode& b) noexcept {
+    return a.node_ == b.node_ && a.generation_ == b.generation_;
+  }
 
  private:
+  friend struct detail::GraphNodeAccess;
   CUgraphNode node_ = nullptr;
+  detail::Ref<detail::GraphNodeScope> scope_;  // null: made from a bare handle
+  std::uint32_t generation_ = 0;               // the handle's destruction count when made
 };
 
 /// A graph memory allocation made by GraphBuilder::add_alloc: its node and its address.
@@ -341,6 +367,7 @@ class GraphBuilder {
   friend class StreamRef;
   friend class Graph;
   friend class GraphDefinition;
+  friend struct detail::GraphNodeAccess;
   template <class... Args>
   friend void launch(GraphBuilder&, const LaunchConfig&, const Kernel&, const Args&...);
 

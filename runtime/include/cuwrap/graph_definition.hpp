@@ -84,6 +84,24 @@ struct AllocNodeParams {
   std::vector<int> peer_access;                           ///< Devices given read-write access.
 };
 
+/// What a conditional node was made with (cuda.core's ConditionalNode.condition / cond_type).
+struct ConditionalNodeParams {
+  CUgraphConditionalHandle condition = 0;                 ///< The condition it reads.
+  CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;  ///< if, while or switch.
+  unsigned size = 0;  ///< Its bodies: 1 (if, while), 2 (if/else) or the switch's count.
+  /// Compare field by field.
+  friend bool operator==(const ConditionalNodeParams&, const ConditionalNodeParams&) = default;
+};
+
+/// The function a host node calls and its argument (cuda.core's HostCallbackNode).
+///
+/// For a node made by callback()/add_host(), `fn` is cuwrap's trampoline and
+/// `user_data` the callable it runs.
+struct HostNodeParams {
+  CUhostFn fn = nullptr;      ///< The function called.
+  void* user_data = nullptr;  ///< Its argument.
+};
+
 class GraphDefinition;
 
 /// A conditional node of a GraphDefinition and the bodies (branches) it runs.
@@ -236,6 +254,7 @@ class GraphDefinition {
  private:
   friend class Graph;
   friend class GraphBuilder;
+  friend struct detail::GraphNodeAccess;
   explicit GraphDefinition(GraphBuilder builder, bool view = false) noexcept
       : builder_(std::move(builder)), view_(view) {}
   ConditionalNode add_conditional(std::span<const GraphNode> dependencies,
@@ -255,8 +274,18 @@ class GraphDefinition {
 
 /// Return the parameters of memset node `node` (std::invalid_argument for another type).
 MemsetNodeParams memset_node_params(GraphNode node);
-/// Return the parameters of a linear memcpy node `node`.
+/// Return the addresses and byte count of memcpy node `node`.
+///
+/// `dst` and `src` are the first bytes written and read, whatever the memory type of
+/// each side (a host pointer as its address, a device or unified address), with the
+/// copy's offsets applied; 0 for a CUDA array side (memcpy_node_copy() has the array).
+/// `size` is the bytes copied (width × height × depth). Throws std::invalid_argument for
+/// a null node or one of another type.
 MemcpyNodeParams memcpy_node_params(GraphNode node);
+/// Return every field of memcpy node `node`'s copy as the driver holds it: the memory
+/// type, host, device and array operand, offsets, pitch and height of each side, and the
+/// extent (cuGraphMemcpyNodeGetParams).
+CUDA_MEMCPY3D memcpy_node_copy(GraphNode node);
 /// Return the launch of kernel node `node`.
 KernelNodeParams kernel_node_params(GraphNode node);
 /// Return the allocation of allocation node `node`.
@@ -265,7 +294,22 @@ AllocNodeParams alloc_node_params(GraphNode node);
 CUdeviceptr free_node_address(GraphNode node);
 /// Return the event of event record or wait node `node`.
 CUevent event_node_event(GraphNode node);
-/// Return the graph embedded by child-graph node `node` (owned by the node).
-CUgraph child_graph_node_graph(GraphNode node);
+/// Return a view of the graph embedded by child-graph node `node` (cuda.core's
+/// ChildGraphNode.child_graph).
+///
+/// The node owns that graph: the view does not own it, keeps the graph holding the node
+/// alive while it is used, and behaves as closed (is_open() false, calls
+/// std::logic_error) once the node is destroyed. Its handle() is the embedded CUgraph.
+/// Throws std::invalid_argument for a null node or one of another type, std::logic_error
+/// for a destroyed node or one made from a bare CUgraphNode (its graph is unknown).
+GraphDefinition child_graph_node_graph(GraphNode node);
+/// Return the condition, kind and body count of conditional node `node`.
+///
+/// Throws std::invalid_argument for a null node, one of another type or a conditional
+/// node cuwrap did not add; std::logic_error for a destroyed node or one made from a
+/// bare CUgraphNode.
+ConditionalNodeParams conditional_node_params(GraphNode node);
+/// Return the function and argument host node `node` calls (cuGraphHostNodeGetParams).
+HostNodeParams host_node_params(GraphNode node);
 
 }  // namespace cuwrap

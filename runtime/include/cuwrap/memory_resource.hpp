@@ -252,8 +252,10 @@ class DeviceMemoryResource : public MemoryResource {
   /// Import a pool another process exported with get_allocation_handle().
   ///
   /// The resource is "mapped": it only imports buffers (Buffer::from_ipc_descriptor),
-  /// it cannot allocate. The file descriptor is closed once the pool is imported.
-  /// Throws std::invalid_argument for a closed `handle` (before any driver call).
+  /// it cannot allocate. It keeps the file descriptor it was imported from (closed with
+  /// the resource; at once when the import fails), so that get_allocation_handle()
+  /// exports it again to a third process, as cuda.core does. Throws
+  /// std::invalid_argument for a closed `handle` (before any driver call).
   static DeviceMemoryResource from_allocation_handle(Device device, IPCAllocationHandle&& handle);
 
   /// Allocate `size` bytes from the pool, ordered on `stream`.
@@ -347,7 +349,7 @@ class DeviceMemoryResource : public MemoryResource {
  private:
   struct ImportedTag {};
   DeviceMemoryResource(ImportedTag /*tag*/, int device_id, CUmemoryPool pool,
-                       const IPCPoolId& pool_id) noexcept;
+                       IPCAllocationHandle&& imported) noexcept;
   struct HandleTag {};
   DeviceMemoryResource(HandleTag /*tag*/, int device_id, CUmemoryPool pool, bool owning) noexcept;
   // from_handle (owning false) and adopt (true).
@@ -365,7 +367,8 @@ class DeviceMemoryResource : public MemoryResource {
   bool mapped_ = false;
   IPCPoolId pool_id_{};
   // An IPC pool's own export, made at creation and kept open with the pool: the driver
-  // exports a buffer (cuMemPoolExportPointer) only from a pool already exported.
+  // exports a buffer (cuMemPoolExportPointer) only from a pool already exported. For an
+  // imported pool, the descriptor it was imported from (re-exported by duplicates).
   IPCAllocationHandle export_handle_;
 };
 

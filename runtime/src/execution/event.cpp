@@ -21,7 +21,9 @@ Event::Event(Event&& other) noexcept
       device_id_(other.device_id_),
       timing_disabled_(other.timing_disabled_),
       blocking_sync_(other.blocking_sync_),
-      ipc_enabled_(other.ipc_enabled_) {}
+      ipc_enabled_(other.ipc_enabled_),
+      imported_(other.imported_),
+      imported_handle_(other.imported_handle_) {}
 
 Event& Event::operator=(Event&& other) noexcept {
   if (this != &other) {
@@ -33,6 +35,8 @@ Event& Event::operator=(Event&& other) noexcept {
     timing_disabled_ = other.timing_disabled_;
     blocking_sync_ = other.blocking_sync_;
     ipc_enabled_ = other.ipc_enabled_;
+    imported_ = other.imported_;
+    imported_handle_ = other.imported_handle_;
   }
   return *this;
 }
@@ -82,6 +86,8 @@ Event Event::from_ipc_descriptor(const CUipcEventHandle& descriptor) {
   event.context_id_ = context_id;
   event.timing_disabled_ = true;
   event.ipc_enabled_ = true;
+  event.imported_ = true;
+  event.imported_handle_ = descriptor;
   return event;
 }
 
@@ -164,6 +170,9 @@ CUipcEventHandle Event::get_ipc_descriptor() const {
     throw std::logic_error(
         "Event::get_ipc_descriptor: the event was not created with "
         "EventOptions::ipc_enabled = true");
+  }
+  if (imported_) {
+    return imported_handle_;  // the driver does not export an event it opened
   }
   const detail::ContextUse use =
       use_context(context_, context_id_, handle_, "Event::get_ipc_descriptor");

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -31,9 +32,23 @@ GraphDefinition own_graph(CUgraph graph) {
 }
 
 GraphBuilderState::GraphBuilderState(Stream s, int ordinal, CUcontext ctx, Kind k)
-    : stream(std::move(s)), device(ordinal), context(ctx), kind(k) {}
+    : node_scope(Ref<GraphNodeScope>::adopt(new GraphNodeScope())),  // NOLINT(cppcoreguidelines-owning-memory)
+      stream(std::move(s)),
+      device(ordinal),
+      context(ctx),
+      kind(k) {
+  node_scope->state = this;
+}
 
-GraphBuilderState::~GraphBuilderState() { release(); }
+GraphBuilderState::~GraphBuilderState() {
+  {
+    const std::lock_guard<std::mutex> lock(node_scope->mutex);
+    if (node_scope->state == this) {  // a branch shares the scope of its origin
+      node_scope->state = nullptr;    // graph() of its nodes finds no state any more
+    }
+  }
+  release();
+}
 
 void GraphBuilderState::release() noexcept {
   if (closed) {
@@ -98,6 +113,11 @@ void GraphBuilderState::forget_node(CUgraphNode node) noexcept {
 }
 
 void GraphBuilderState::forget_nodes() noexcept {
+  {
+    const std::lock_guard<std::mutex> lock(node_scope->mutex);
+    node_scope->graph.reset();  // known, and gone: the nodes went with the graph
+    node_scope->graph_known = true;
+  }
   for (const auto& [node, owner] : conditionals) {
     owner->alive.store(false, std::memory_order_release);
   }
@@ -117,6 +137,7 @@ CUgraph GraphBuilderState::target_graph() {
 
 void GraphBuilderState::adopt_graph(CUgraph built) {
   definition = own_graph(built);
+  node_scope->set_graph(definition, enclosing);
   graph = built;
 }
 
@@ -169,6 +190,8 @@ GraphBuilder::GraphBuilder() noexcept = default;
 namespace detail {
 void ref_acquire(const GraphBuilderState* state) noexcept { acquire_counted(state); }
 void ref_release(const GraphBuilderState* state) noexcept { release_counted(state); }
+void ref_acquire(const GraphNodeScope* scope) noexcept { acquire_counted(scope); }
+void ref_release(const GraphNodeScope* scope) noexcept { release_counted(scope); }
 }  // namespace detail
 
 GraphBuilder::GraphBuilder(detail::Ref<detail::GraphBuilderState> state) noexcept
@@ -303,6 +326,9 @@ std::vector<GraphBuilder> GraphBuilder::split(int count) {
     branch->attachments = s.attachments;
     branch->family = s.family;
     branch->enclosing = s.enclosing;  // a body's branch goes with the body
+    // Its nodes are nodes of the graph this capture makes: they share its scope (and
+    // so its graph once known, and graph() of the builder it was split from).
+    branch->node_scope = s.node_scope;
     ++s.family->unjoined_branches;
     builders.push_back(GraphBuilder(std::move(branch)));
   }

@@ -57,6 +57,9 @@ std::pair<GraphNode, std::vector<GraphBuilder>> GraphBuilder::add_conditional_no
   const GraphNode node = add_node(dependencies, params, operation);
   auto owner = std::make_shared<detail::ConditionalOwner>();
   owner->graph = s.definition;  // null while capturing a new graph: end_building sets it
+  owner->condition = handle;
+  owner->type = type;
+  owner->size = size;
   s.conditionals.emplace_back(node.handle(), owner);
 
   std::vector<GraphBuilder> bodies;
@@ -73,6 +76,7 @@ std::pair<GraphNode, std::vector<GraphBuilder>> GraphBuilder::add_conditional_no
     body->enclosing.reserve(s.enclosing.size() + 1);
     body->enclosing.push_back(owner);
     body->enclosing.insert(body->enclosing.end(), s.enclosing.begin(), s.enclosing.end());
+    body->node_scope->set_graph(body->definition, body->enclosing);
     bodies.push_back(GraphBuilder(std::move(body)));
   }
   return {node, std::move(bodies)};

@@ -12,6 +12,8 @@
 #include <cuwrap/graph_definition.hpp>
 #include <cuwrap/version.hpp>
 
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -27,17 +29,21 @@ constexpr int kIfElseDriver = 12080;
 constexpr int kSwitchVersion = 12080;
 constexpr int kManagedGraphAllocVersion = 13000;
 
-void require_node(GraphNode node, const char* operation, const char* name = "node") {
+void require_node(const GraphNode& node, const char* operation, const char* name = "node") {
   if (node.handle() == nullptr) {
     throw std::invalid_argument(std::string("GraphDefinition::") + operation + ": " + name +
                                 " is a null GraphNode");
   }
+  detail::GraphNodeAccess::require_valid(node, (std::string("GraphDefinition::") + operation +
+                                                ": " + name)
+                                                   .c_str());
 }
 
-void require_type(GraphNode node, CUgraphNodeType type, const char* operation) {
+void require_type(const GraphNode& node, CUgraphNodeType type, const char* operation) {
   if (node.handle() == nullptr) {
     throw std::invalid_argument(std::string(operation) + ": node is a null GraphNode");
   }
+  detail::GraphNodeAccess::require_valid(node, operation);
   const CUgraphNodeType actual = driver::cuGraphNodeGetType(node.handle());
   if (actual != type) {
     throw std::invalid_argument(std::string(operation) + ": node is a " +
@@ -46,21 +52,17 @@ void require_type(GraphNode node, CUgraphNodeType type, const char* operation) {
   }
 }
 
-std::vector<GraphNode> to_nodes(const std::vector<CUgraphNode>& handles) {
-  return {handles.begin(), handles.end()};
-}
-
 // The edge calls are named by their CUDA 12.3 _v2 forms (edge data left null: default
 // edges), which every supported toolkit declares and every supported driver has; the
 // unversioned names mean the older forms in 12.4/12.6 headers and the _v2 ones in 13.x.
 template <class Get>
-std::vector<GraphNode> neighbours(CUgraphNode node, Get get) {
+std::vector<GraphNode> neighbours(const State& s, CUgraphNode node, Get get) {
   std::size_t count = 0;
   get(node, nullptr, &count);
   std::vector<CUgraphNode> handles(count);
   get(node, handles.data(), &count);
   handles.resize(count);
-  return to_nodes(handles);
+  return detail::GraphNodeAccess::make(s, handles);
 }
 
 }  // namespace
@@ -295,6 +297,7 @@ std::size_t GraphDefinition::node_count() const {
 }
 
 std::vector<std::pair<GraphNode, GraphNode>> GraphDefinition::edges() const {
+  const State& s = builder_.state("edges");
   const CUgraph graph = handle();
   std::size_t count = 0;
   driver::cuGraphGetEdges_v2(graph, nullptr, nullptr, nullptr, &count);
@@ -304,23 +307,24 @@ std::vector<std::pair<GraphNode, GraphNode>> GraphDefinition::edges() const {
   std::vector<std::pair<GraphNode, GraphNode>> result;
   result.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
-    result.emplace_back(GraphNode(from[i]), GraphNode(to[i]));
+    result.emplace_back(detail::GraphNodeAccess::make(s, from[i]),
+                        detail::GraphNodeAccess::make(s, to[i]));
   }
   return result;
 }
 
 std::vector<GraphNode> GraphDefinition::predecessors(GraphNode node) const {
-  static_cast<void>(builder_.state("predecessors"));
+  const State& s = builder_.state("predecessors");
   require_node(node, "predecessors");
-  return neighbours(node.handle(), [](CUgraphNode n, CUgraphNode* out, std::size_t* count) {
+  return neighbours(s, node.handle(), [](CUgraphNode n, CUgraphNode* out, std::size_t* count) {
     driver::cuGraphNodeGetDependencies_v2(n, out, nullptr, count);
   });
 }
 
 std::vector<GraphNode> GraphDefinition::successors(GraphNode node) const {
-  static_cast<void>(builder_.state("successors"));
+  const State& s = builder_.state("successors");
   require_node(node, "successors");
-  return neighbours(node.handle(), [](CUgraphNode n, CUgraphNode* out, std::size_t* count) {
+  return neighbours(s, node.handle(), [](CUgraphNode n, CUgraphNode* out, std::size_t* count) {
     driver::cuGraphNodeGetDependentNodes_v2(n, out, nullptr, count);
   });
 }
@@ -345,9 +349,15 @@ void GraphDefinition::remove_edge(GraphNode from, GraphNode to) {
 
 void GraphDefinition::destroy_node(GraphNode node) {
   State& s = builder_.state("destroy_node");
+  if (node.handle() != nullptr && !node.is_valid() &&
+      detail::GraphNodeAccess::scope(node) == s.node_scope.get()) {
+    return;  // destroyed already: a repeated destroy does nothing, as in cuda.core
+  }
   require_node(node, "destroy_node");
   driver::cuGraphDestroyNode(node.handle());
   s.forget_node(node.handle());  // only once the driver has destroyed it
+  const std::lock_guard<std::mutex> lock(s.node_scope->mutex);
+  ++s.node_scope->destroyed[node.handle()];  // every GraphNode of it is now invalid
 }
 
 GraphDefinition GraphDefinition::clone() const {
@@ -412,6 +422,8 @@ void GraphDefinition::set_kernel_params_packed(GraphNode node, const LaunchConfi
   detail::to_kernel_node_params(config, kernel, s.context, args, params);
   driver::cuGraphKernelNodeSetParams(node.handle(), &params);
   s.attachments->retain(kernel);
+  detail::apply_launch_attributes(node.handle(), config, detail::LaunchAttributeRule::Change,
+                                  "GraphDefinition::set_kernel_params");
 }
 
 // ---------------------------------------------------------------------------------
@@ -421,8 +433,8 @@ Graph GraphDefinition::instantiate(const GraphCompleteOptions& options) {
   const State& s = builder_.state("instantiate");
   if (s.kind == State::Kind::Body) {
     throw std::logic_error(
-        "GraphDefinition::instantiate on the branch of a conditional node: instantiate the "
-        "graph it belongs to");
+        "GraphDefinition::instantiate on the branch of a conditional node or the graph of a "
+        "child-graph node: instantiate the graph it belongs to");
   }
   return builder_.complete(options);
 }
@@ -440,11 +452,40 @@ MemsetNodeParams memset_node_params(GraphNode node) {
   return MemsetNodeParams{p.dst, p.value, p.elementSize, p.width, p.height, p.pitch};
 }
 
+namespace {
+
+// The address of the first byte one side of `copy` reads or writes: its host or device
+// pointer by its memory type, moved by its offsets (0 for an array, which has none).
+CUdeviceptr side_address(CUmemorytype type, const void* host, CUdeviceptr device,
+                         std::size_t x_bytes, std::size_t y, std::size_t z, std::size_t pitch,
+                         std::size_t height) {
+  CUdeviceptr base = 0;
+  if (type == CU_MEMORYTYPE_HOST) {
+    base = reinterpret_cast<CUdeviceptr>(host);
+  } else if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED) {
+    base = device;
+  } else {
+    return 0;
+  }
+  return base + x_bytes + (y + z * height) * pitch;
+}
+
+}  // namespace
+
+CUDA_MEMCPY3D memcpy_node_copy(GraphNode node) {
+  require_type(node, CU_GRAPH_NODE_TYPE_MEMCPY, "memcpy_node_copy");
+  return driver::cuGraphMemcpyNodeGetParams(node.handle());
+}
+
 MemcpyNodeParams memcpy_node_params(GraphNode node) {
   require_type(node, CU_GRAPH_NODE_TYPE_MEMCPY, "memcpy_node_params");
-  const CUDA_MEMCPY3D copy = driver::cuGraphMemcpyNodeGetParams(node.handle());
-  return MemcpyNodeParams{copy.dstDevice, copy.srcDevice,
-                          copy.WidthInBytes * copy.Height * copy.Depth};
+  const CUDA_MEMCPY3D c = driver::cuGraphMemcpyNodeGetParams(node.handle());
+  return MemcpyNodeParams{
+      side_address(c.dstMemoryType, c.dstHost, c.dstDevice, c.dstXInBytes, c.dstY, c.dstZ,
+                   c.dstPitch, c.dstHeight),
+      side_address(c.srcMemoryType, c.srcHost, c.srcDevice, c.srcXInBytes, c.srcY, c.srcZ,
+                   c.srcPitch, c.srcHeight),
+      c.WidthInBytes * c.Height * c.Depth};
 }
 
 KernelNodeParams kernel_node_params(GraphNode node) {
@@ -491,6 +532,7 @@ CUevent event_node_event(GraphNode node) {
   if (node.handle() == nullptr) {
     throw std::invalid_argument("event_node_event: node is a null GraphNode");
   }
+  detail::GraphNodeAccess::require_valid(node, "event_node_event");
   CUevent event = nullptr;
   const CUgraphNodeType type = driver::cuGraphNodeGetType(node.handle());
   if (type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
@@ -504,9 +546,71 @@ CUevent event_node_event(GraphNode node) {
   return event;
 }
 
-CUgraph child_graph_node_graph(GraphNode node) {
+GraphDefinition child_graph_node_graph(GraphNode node) {
   require_type(node, CU_GRAPH_NODE_TYPE_GRAPH, "child_graph_node_graph");
-  return driver::cuGraphChildGraphNodeGetGraph(node.handle());
+  detail::Ref<State> parent = detail::GraphNodeAccess::state_of(node, "child_graph_node_graph");
+  State& p = *parent;
+  const CUgraph child = driver::cuGraphChildGraphNodeGetGraph(node.handle());
+  // The node owns the child graph, so the view keeps the graph holding the node, and
+  // behaves as closed once the node is destroyed: every view of one node shares an owner
+  // that destroy_node marks gone, as a conditional node's branches do.
+  std::shared_ptr<detail::ConditionalOwner> owner;
+  for (const auto& [held, o] : p.conditionals) {
+    if (held == node.handle()) {
+      owner = o;
+    }
+  }
+  if (!owner) {
+    owner = std::make_shared<detail::ConditionalOwner>();
+    owner->graph = p.definition;
+    p.conditionals.emplace_back(node.handle(), owner);
+  }
+  StreamOptions options;
+  options.nonblocking = true;
+  auto view = detail::make_ref<State>(Device(p.device).create_stream(options), p.device, p.context,
+                                      State::Kind::Body);
+  view->graph = child;
+  view->definition = p.definition;
+  view->attachments = p.attachments;
+  view->enclosing.reserve(p.enclosing.size() + 1);
+  view->enclosing.push_back(owner);
+  view->enclosing.insert(view->enclosing.end(), p.enclosing.begin(), p.enclosing.end());
+  view->node_scope->set_graph(view->definition, view->enclosing);
+  return detail::GraphNodeAccess::body(std::move(view));
+}
+
+ConditionalNodeParams conditional_node_params(GraphNode node) {
+  require_type(node, CU_GRAPH_NODE_TYPE_CONDITIONAL, "conditional_node_params");
+  const detail::Ref<State> state = detail::GraphNodeAccess::state_of(node, "conditional_node_params");
+  for (const auto& [held, owner] : state->conditionals) {
+    if (held == node.handle() && owner->size != 0) {
+      return ConditionalNodeParams{owner->condition, owner->type, owner->size};
+    }
+  }
+  throw std::invalid_argument(
+      "conditional_node_params: node is a conditional node cuwrap did not add (its condition "
+      "is unknown)");
+}
+
+HostNodeParams host_node_params(GraphNode node) {
+  require_type(node, CU_GRAPH_NODE_TYPE_HOST, "host_node_params");
+  const CUDA_HOST_NODE_PARAMS p = driver::cuGraphHostNodeGetParams(node.handle());
+  return HostNodeParams{p.fn, p.userData};
+}
+
+// ---------------------------------------------------------------------------------
+// A node's graph
+
+GraphDefinition detail::GraphNodeAccess::view(Ref<GraphBuilderState> state) {
+  return GraphBuilder(std::move(state)).graph_definition();
+}
+
+GraphDefinition detail::GraphNodeAccess::body(Ref<GraphBuilderState> state) {
+  return cuwrap::GraphDefinition(GraphBuilder(std::move(state)));
+}
+
+GraphDefinition GraphNode::graph() const {
+  return detail::GraphNodeAccess::view(detail::GraphNodeAccess::state_of(*this, "GraphNode::graph"));
 }
 
 }  // namespace cuwrap

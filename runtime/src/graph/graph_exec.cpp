@@ -1,11 +1,13 @@
 // Graph, the executable graph: lifetime, upload/launch, update from a builder, and
 // changes in place (set_kernel_node, set_node_enabled); the graph error types.
 #include "graph/graph_state.hpp"
+#include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/event.hpp>
 #include <cuwrap/graph_definition.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -32,51 +34,12 @@ std::string with_result(const char* message, Result result) {
   return std::string(message) + ": " + std::string(to_string(result));
 }
 
-void check_node(GraphNode node, const char* operation) {
+void check_node(const GraphNode& node, const char* operation) {
   if (node.handle() == nullptr) {
     throw std::invalid_argument(std::string("Graph::") + operation + ": node is a null GraphNode");
   }
-}
-
-// Return `node`'s value of a kernel node attribute; a failed query reads as unset
-// (all zero), which is what a node never given the attribute holds.
-CUkernelNodeAttrValue kernel_node_attribute(CUgraphNode node, CUkernelNodeAttrID id) {
-  CUkernelNodeAttrValue value{};
-  if (driver::raw::cuGraphKernelNodeGetAttribute(node, id, &value) != CUDA_SUCCESS) {
-    value = CUkernelNodeAttrValue{};
-  }
-  return value;
-}
-
-std::string dims(unsigned x, unsigned y, unsigned z) {
-  return "(" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ")";
-}
-
-// Cluster dimensions and cooperative launch are attributes of the node in its graph,
-// which an instantiated graph cannot change: refuse a config that asks for others.
-void check_fixed_attributes(CUgraphNode node, const LaunchConfig& config) {
-  const CUkernelNodeAttrValue cluster =
-      kernel_node_attribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
-  // An unset cluster reads as 0 (or 1) in each dimension: both mean "no cluster".
-  const auto extent = [](unsigned v) { return v == 0 ? 1u : v; };
-  const Dim3 built(extent(cluster.clusterDim.x), extent(cluster.clusterDim.y),
-                   extent(cluster.clusterDim.z));
-  const Dim3 wanted = config.cluster.value_or(Dim3(1, 1, 1));
-  if (!(built == wanted)) {
-    throw std::invalid_argument(
-        "Graph::set_kernel_node: config.cluster " + dims(wanted.x, wanted.y, wanted.z) +
-        " differs from the node's cluster " + dims(built.x, built.y, built.z) +
-        ", which an instantiated graph cannot change (build the graph again and update())");
-  }
-  const bool cooperative =
-      kernel_node_attribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE).cooperative != 0;
-  if (cooperative != config.cooperative_launch) {
-    throw std::invalid_argument(
-        std::string("Graph::set_kernel_node: config.cooperative_launch is ") +
-        (config.cooperative_launch ? "true" : "false") + " but the node was built " +
-        (cooperative ? "cooperative" : "not cooperative") +
-        ", which an instantiated graph cannot change (build the graph again and update())");
-  }
+  // A node destroyed in its definition names nothing the driver still knows.
+  GraphNodeAccess::require_valid(node, (std::string("Graph::") + operation).c_str());
 }
 
 // Runs on a driver thread after the launches before it: only marks them done (a
@@ -159,19 +122,27 @@ void GraphKeepAlive::replace(const std::shared_ptr<GraphAttachments>& attachment
   retire(std::move(old));
 }
 
-void GraphKeepAlive::hold(CUgraphNode node, std::shared_ptr<const void> object) {
+bool GraphKeepAlive::holds(CUgraphNode node, const void* key) const noexcept {
+  return key != nullptr &&
+         std::any_of(current.held.begin(), current.held.end(),
+                     [&](const GraphGeneration::NodeHold& h) { return h.node == node && h.key == key; });
+}
+
+void GraphKeepAlive::hold(CUgraphNode node, std::shared_ptr<const void> object, const void* key) {
   prune();
   for (GraphGeneration::NodeHold& held : current.held) {
     if (held.node == node) {
       GraphGeneration old;
       old.since = held.since;
-      old.held.push_back({node, std::exchange(held.object, std::move(object)), held.since});
+      old.held.push_back(
+          {node, std::exchange(held.object, std::move(object)), held.since, held.key});
       held.since = launches;
+      held.key = key;
       retire(std::move(old));
       return;
     }
   }
-  current.held.push_back({node, std::move(object), launches});
+  current.held.push_back({node, std::move(object), launches, key});
 }
 
 void GraphKeepAlive::retire(GraphGeneration&& generation) {
@@ -465,13 +436,19 @@ void Graph::set_kernel_node_packed(GraphNode node, const LaunchConfig& config, c
   }
   detail::check_arguments(kernel, count, sizes, type_names);
   detail::check_config(config);
-  detail::check_fixed_attributes(node.handle(), config);
+  detail::apply_launch_attributes(node.handle(), config, detail::LaunchAttributeRule::Refuse,
+                                  "Graph::set_kernel_node");
   CUDA_KERNEL_NODE_PARAMS params{};
   detail::to_kernel_node_params(config, kernel, context_, args, params);
   // No context is made current: the parameters name it (or, for a Graph from
   // from_handle, leave it null so the driver uses the current one).
   driver::cuGraphExecKernelNodeSetParams(exec_, node.handle(), &params);
-  keep_alive().hold(node.handle(), std::make_shared<Kernel>(kernel));  // its library must stay
+  // The kernel's library must stay loaded while a launch may run the node. A node that
+  // already keeps that library replaces nothing (no copy, nothing to fence).
+  const void* library = kernel.impl().library.get();
+  if (library == nullptr || !keep_alive().holds(node.handle(), library)) {
+    keep_alive().hold(node.handle(), std::make_shared<Kernel>(kernel), library);
+  }
 }
 
 void Graph::check_settable(GraphNode node, CUgraphNodeType type, const char* operation) const {

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -69,6 +70,75 @@ void linear_copy(CUDA_MEMCPY3D& copy, CUdeviceptr dst, CUdeviceptr src, std::siz
   copy.WidthInBytes = size;
   copy.Height = 1;
   copy.Depth = 1;
+}
+
+namespace {
+
+// Return `node`'s value of a kernel node attribute; a failed query reads as unset
+// (all zero), which is what a node never given the attribute holds.
+CUkernelNodeAttrValue kernel_node_attribute(CUgraphNode node, CUkernelNodeAttrID id) {
+  CUkernelNodeAttrValue value{};
+  if (driver::raw::cuGraphKernelNodeGetAttribute(node, id, &value) != CUDA_SUCCESS) {
+    value = CUkernelNodeAttrValue{};
+  }
+  return value;
+}
+
+std::string dims(const Dim3& d) {
+  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) +
+         ")";
+}
+
+}  // namespace
+
+void apply_launch_attributes(CUgraphNode node, const LaunchConfig& config, LaunchAttributeRule rule,
+                             const char* operation) {
+  const Dim3 wanted = config.cluster.value_or(Dim3(1, 1, 1));
+  Dim3 built(1, 1, 1);
+  bool cooperative = false;
+  if (rule != LaunchAttributeRule::NewNode) {
+    const CUkernelNodeAttrValue cluster =
+        kernel_node_attribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    // An unset cluster reads as 0 (or 1) in each dimension: both mean "no cluster".
+    const auto extent = [](unsigned v) { return v == 0 ? 1U : v; };
+    built = Dim3(extent(cluster.clusterDim.x), extent(cluster.clusterDim.y),
+                 extent(cluster.clusterDim.z));
+    cooperative = kernel_node_attribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE).cooperative != 0;
+  }
+  const bool cluster_differs = !(built == wanted);
+  const bool cooperative_differs = cooperative != config.cooperative_launch;
+  if (rule == LaunchAttributeRule::Refuse) {
+    if (cluster_differs) {
+      throw std::invalid_argument(
+          std::string(operation) + ": config.cluster " + dims(wanted) +
+          " differs from the node's cluster " + dims(built) +
+          ", which an instantiated graph cannot change (build the graph again and update())");
+    }
+    if (cooperative_differs) {
+      throw std::invalid_argument(
+          std::string(operation) + ": config.cooperative_launch is " +
+          (config.cooperative_launch ? "true" : "false") + " but the node was built " +
+          (cooperative ? "cooperative" : "not cooperative") +
+          ", which an instantiated graph cannot change (build the graph again and update())");
+    }
+    return;
+  }
+  // A node of a graph: the driver sets both as kernel node attributes (and refuses, with
+  // a DriverError naming cuGraphKernelNodeSetAttribute, what the device cannot do).
+  // A cluster of one in each dimension is no cluster, as an unset attribute: a new node
+  // gets the cluster its config names, a node changed gets it where it differs.
+  if (rule == LaunchAttributeRule::NewNode ? config.cluster.has_value() : cluster_differs) {
+    CUkernelNodeAttrValue value{};
+    value.clusterDim.x = wanted.x;
+    value.clusterDim.y = wanted.y;
+    value.clusterDim.z = wanted.z;
+    driver::cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &value);
+  }
+  if (cooperative_differs) {
+    CUkernelNodeAttrValue value{};
+    value.cooperative = config.cooperative_launch ? 1 : 0;
+    driver::cuGraphKernelNodeSetAttribute(node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value);
+  }
 }
 
 CUgraphNodeParams node_params(CUgraphNodeType type) {
@@ -133,11 +203,97 @@ using State = detail::GraphBuilderState;
 // ---------------------------------------------------------------------------------
 // GraphNode
 
+namespace detail {
+
+GraphNode GraphNodeAccess::make(const GraphBuilderState& state, CUgraphNode node) {
+  GraphNode result(node);
+  result.scope_ = state.node_scope;
+  const std::lock_guard<std::mutex> lock(state.node_scope->mutex);
+  result.generation_ = state.node_scope->generation(node);
+  return result;
+}
+
+std::vector<GraphNode> GraphNodeAccess::make(const GraphBuilderState& state,
+                                             std::span<const CUgraphNode> nodes) {
+  std::vector<GraphNode> result;
+  result.reserve(nodes.size());
+  const std::lock_guard<std::mutex> lock(state.node_scope->mutex);
+  for (const CUgraphNode node : nodes) {
+    GraphNode& made = result.emplace_back(node);
+    made.scope_ = state.node_scope;
+    made.generation_ = state.node_scope->generation(node);
+  }
+  return result;
+}
+
+void GraphNodeAccess::require_valid(const GraphNode& node, const char* operation) {
+  if (node.node_ != nullptr && !node.is_valid()) {
+    throw std::logic_error(std::string(operation) +
+                           ": GraphNode has been destroyed (GraphDefinition::destroy_node), or "
+                           "its graph is gone");
+  }
+}
+
+Ref<GraphBuilderState> GraphNodeAccess::state_of(const GraphNode& node, const char* operation) {
+  require_valid(node, operation);
+  if (node.node_ == nullptr) {
+    throw std::invalid_argument(std::string(operation) + ": node is a null GraphNode");
+  }
+  if (!node.scope_) {
+    throw std::logic_error(std::string(operation) +
+                           ": node was made from a bare CUgraphNode, so its graph is unknown");
+  }
+  const std::lock_guard<std::mutex> lock(node.scope_->mutex);
+  GraphBuilderState* state = node.scope_->state;
+  // Take a reference only while the state is not being destroyed (its count above 0):
+  // its destructor clears `state` under this lock, after the count reached 0.
+  unsigned long count = 0;  // NOLINT(google-runtime-int): the __atomic builtins' type
+  if (state != nullptr) {
+    count = __atomic_load_n(&state->ref_count, __ATOMIC_RELAXED);
+    while (count != 0 && !__atomic_compare_exchange_n(&state->ref_count, &count, count + 1, true,
+                                                      __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    }
+  }
+  if (count == 0) {
+    throw std::logic_error(std::string(operation) + ": the node's graph is gone");
+  }
+  return Ref<GraphBuilderState>::adopt(state);
+}
+
+}  // namespace detail
+
 CUgraphNodeType GraphNode::type() const {
   if (node_ == nullptr) {
     throw std::logic_error("GraphNode::type on a null GraphNode");
   }
+  detail::GraphNodeAccess::require_valid(*this, "GraphNode::type");
   return driver::cuGraphNodeGetType(node_);
+}
+
+bool GraphNode::is_valid() const noexcept {
+  if (node_ == nullptr) {
+    return false;
+  }
+  if (!scope_) {
+    return true;  // a bare handle: cuwrap cannot tell
+  }
+  const std::lock_guard<std::mutex> lock(scope_->mutex);
+  if (scope_->generation(node_) != generation_) {
+    return false;  // destroyed (destroy_node)
+  }
+  for (const auto& owner : scope_->enclosing) {
+    if (!owner->alive.load(std::memory_order_acquire)) {
+      return false;  // a conditional or child-graph node around it was destroyed
+    }
+  }
+  if (scope_->graph_known) {
+    // The graph lives on with whatever holds it (a view, a Graph completed from it)
+    // after the definition or builder is closed, and so do its nodes.
+    return !scope_->graph.expired();
+  }
+  // A graph still being captured: as long as its builder.
+  const State* state = scope_->state;
+  return state != nullptr && !state->closed;
 }
 
 // ---------------------------------------------------------------------------------
@@ -149,12 +305,15 @@ GraphNode GraphBuilder::add_node(std::span<const GraphNode> dependencies, CUgrap
   const detail::ScopedContext scope(s.context);
   std::vector<CUgraphNode> nodes;
   nodes.reserve(dependencies.size());
+  for (const GraphNode& node : dependencies) {
+    detail::GraphNodeAccess::require_valid(node, operation);
+  }
   if (s.phase != State::Phase::Building) {
     CUgraph graph = s.target_graph();
     for (const GraphNode& node : dependencies) {
       nodes.push_back(node.handle());
     }
-    return GraphNode(detail::add_graph_node(graph, nodes, nullptr, params));
+    return detail::GraphNodeAccess::make(s, detail::add_graph_node(graph, nodes, nullptr, params));
   }
   // Capturing: after everything captured so far and `dependencies`; the capture then
   // continues after the new node.
@@ -176,7 +335,7 @@ GraphNode GraphBuilder::add_node(std::span<const GraphNode> dependencies, CUgrap
   CUgraphNode node =
       detail::add_graph_node(tip.graph, nodes, edges.empty() ? nullptr : edges.data(), params);
   detail::set_capture_tip(s.stream.handle(), node);
-  return GraphNode(node);
+  return detail::GraphNodeAccess::make(s, node);
 }
 
 const Stream& GraphBuilder::launch_stream(const Kernel& kernel) {
@@ -202,19 +361,8 @@ GraphNode GraphBuilder::add_kernel_node(std::span<const GraphNode> dependencies,
   detail::to_kernel_node_params(config, kernel, s.context, args, params.kernel);
   s.attachments->retain(kernel);
   const GraphNode node = add_node(dependencies, params, "add_kernel");
-  if (config.cluster) {
-    CUkernelNodeAttrValue value{};
-    value.clusterDim.x = config.cluster->x;
-    value.clusterDim.y = config.cluster->y;
-    value.clusterDim.z = config.cluster->z;
-    driver::cuGraphKernelNodeSetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-                                          &value);
-  }
-  if (config.cooperative_launch) {
-    CUkernelNodeAttrValue value{};
-    value.cooperative = 1;
-    driver::cuGraphKernelNodeSetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &value);
-  }
+  detail::apply_launch_attributes(node.handle(), config, detail::LaunchAttributeRule::NewNode,
+                                  "GraphBuilder::add_kernel");
   return node;
 }
 
@@ -369,7 +517,7 @@ GraphNode GraphBuilder::add_free(std::span<const GraphNode> dependencies, CUdevi
 // Reading nodes back
 
 std::vector<GraphNode> GraphBuilder::nodes() const {
-  static_cast<void>(state("nodes"));
+  const State& s = state("nodes");
   const CUgraph graph = handle();
   if (graph == nullptr) {
     detail::throw_state("nodes", "on a builder that has built nothing yet");
@@ -379,7 +527,7 @@ std::vector<GraphNode> GraphBuilder::nodes() const {
   std::vector<CUgraphNode> handles(count);
   driver::cuGraphGetNodes(graph, handles.data(), &count);
   handles.resize(count);
-  return {handles.begin(), handles.end()};
+  return detail::GraphNodeAccess::make(s, handles);
 }
 
 std::vector<GraphNode> GraphBuilder::last_nodes() const {
@@ -389,7 +537,7 @@ std::vector<GraphNode> GraphBuilder::last_nodes() const {
                         "on a builder that is not building: call begin_building() first");
   }
   const detail::CaptureTip tip = detail::capture_tip(s.stream.handle());
-  return {tip.nodes.begin(), tip.nodes.end()};
+  return detail::GraphNodeAccess::make(s, tip.nodes);
 }
 
 }  // namespace cuwrap

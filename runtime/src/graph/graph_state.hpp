@@ -33,10 +33,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
+
+namespace cuwrap {
+class GraphDefinition;
+}  // namespace cuwrap
 
 namespace cuwrap::detail {
 
@@ -61,6 +67,66 @@ GraphDefinition own_graph(CUgraph graph);
 struct ConditionalOwner {
   std::atomic<bool> alive{true};
   GraphDefinition graph;  // null while that graph is still being captured: end_building sets it
+  /// What the node was made with (conditional_node_params); a child-graph node's owner
+  /// (child_graph_node_graph's views share it) leaves them zero.
+  CUgraphConditionalHandle condition = 0;
+  CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;
+  unsigned size = 0;
+};
+
+struct GraphBuilderState;
+
+/// What the GraphNodes of one graph share with the state that made them: the state
+/// (while it exists) and how often each node handle was destroyed, so that a GraphNode
+/// made before a destroy_node knows its node is gone, also when the driver gives a new
+/// node the freed handle.
+struct GraphNodeScope : RefCounted {
+  mutable std::mutex mutex;
+  GraphBuilderState* state = nullptr;  // cleared by the state's destructor
+  std::unordered_map<CUgraphNode, std::uint32_t> destroyed;
+  /// The graph holding the nodes (or the one owning it, for a body), once known: its
+  /// nodes live as long as it does, also after the state is closed (a Graph completed
+  /// from it keeps it). Unknown while a new graph is captured.
+  std::weak_ptr<CUgraph_st> graph;
+  bool graph_known = false;
+  /// For a body or a child-graph view: the nodes whose destruction ends the graph.
+  std::vector<std::shared_ptr<const ConditionalOwner>> enclosing;
+
+  /// Record, under the lock, that the nodes live in `owner` (null: gone) inside `around`.
+  void set_graph(const GraphDefinition& owner,
+                 const std::vector<std::shared_ptr<const ConditionalOwner>>& around) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    graph = owner;
+    graph_known = owner != nullptr || graph_known;
+    enclosing = around;
+  }
+
+  /// Return how often `node` was destroyed (lock held).
+  std::uint32_t generation(CUgraphNode node) const {
+    const auto found = destroyed.find(node);
+    return found == destroyed.end() ? 0U : found->second;
+  }
+};
+
+/// Make and read GraphNodes (a friend of GraphNode, GraphBuilder and GraphDefinition).
+struct GraphNodeAccess {
+  /// Return `node` as a GraphNode of `state`'s graph.
+  static GraphNode make(const GraphBuilderState& state, CUgraphNode node);
+  /// Return `nodes` as GraphNodes of `state`'s graph.
+  static std::vector<GraphNode> make(const GraphBuilderState& state,
+                                     std::span<const CUgraphNode> nodes);
+  /// Throw std::logic_error (naming `operation`) unless `node` is valid; null passes
+  /// (the callers refuse it with their own std::invalid_argument).
+  static void require_valid(const GraphNode& node, const char* operation);
+  /// Return the state of the graph holding `node`, with a reference of its own; throw
+  /// std::logic_error naming `operation` when it is unknown or gone.
+  static Ref<GraphBuilderState> state_of(const GraphNode& node, const char* operation);
+  /// Return a GraphDefinition viewing `state`'s graph (GraphBuilder::graph_definition()).
+  static cuwrap::GraphDefinition view(Ref<GraphBuilderState> state);
+  /// Return a GraphDefinition of a body state (a graph that a node owns).
+  static cuwrap::GraphDefinition body(Ref<GraphBuilderState> state);
+  /// Return `node`'s scope (null for a node made from a bare handle).
+  static const GraphNodeScope* scope(const GraphNode& node) noexcept { return node.scope_.get(); }
 };
 
 /// Bookkeeping shared by the builders of one capture (the original and its branches).
@@ -101,6 +167,8 @@ struct GraphBuilderState : RefCounted {
   /// Keep `captured` (or an explicitly created graph) as this builder's graph.
   void adopt_graph(CUgraph captured);
 
+  /// What the GraphNodes made here share (see GraphNodeScope).
+  Ref<GraphNodeScope> node_scope;
   Stream stream;
   int device;         // ordinal, for new streams
   CUcontext context;  // of the stream: nodes and conditional handles live in it
@@ -156,6 +224,10 @@ struct GraphGeneration {
     CUgraphNode node = nullptr;
     std::shared_ptr<const void> object;
     std::uint64_t since = 0;  // launch count when it was set
+    /// What `object` keeps alive for the node (a kernel's library), or null when each
+    /// object is its own (a host function): a change to an object of the same key
+    /// replaces nothing that a launch could still need.
+    const void* key = nullptr;
   };
   std::shared_ptr<GraphAttachments> attachments;
   GraphDefinition definition;
@@ -175,6 +247,12 @@ struct GraphGeneration {
 /// done (every launch of one CUgraphExec is ordered after its earlier launches, on any
 /// stream), and they are released on the Graph's next call. The host function makes no
 /// CUDA call: releasing a kernel or a graph does, so the Graph's own thread does it.
+///
+/// The fence is batched: everything replaced between two launches waits behind one host
+/// function, enqueued by the later launch, and a launch enqueues none when nothing was
+/// replaced since the one before. A change that keeps what the node already keeps (a
+/// kernel node set again to a kernel of the same library, only its arguments new)
+/// replaces nothing, so a loop of set_kernel_node + launch on one kernel fences nothing.
 struct GraphKeepAlive {
   using Done = std::shared_ptr<std::atomic<bool>>;
   struct Retired {
@@ -197,8 +275,12 @@ struct GraphKeepAlive {
   /// `host_functions`) current after an update; retire what they replace.
   void replace(const std::shared_ptr<GraphAttachments>& attachments, GraphDefinition definition,
                std::shared_ptr<const void> host_functions = nullptr);
-  /// Keep `object` for `node` (set_*_node), retiring what it replaces there.
-  void hold(CUgraphNode node, std::shared_ptr<const void> object);
+  /// Return true when `node` already holds an object of `key` (non-null) in the current
+  /// generation: setting another object of that key would replace nothing.
+  bool holds(CUgraphNode node, const void* key) const noexcept;
+  /// Keep `object` for `node` (set_*_node), retiring what it replaces there; `key` as
+  /// NodeHold::key.
+  void hold(CUgraphNode node, std::shared_ptr<const void> object, const void* key = nullptr);
   /// Release what is done; count a launch on `stream` and fence what waits behind it.
   void after_launch(CUstream stream);
   /// Release every fenced batch whose launches have finished.
@@ -241,7 +323,8 @@ void set_capture_tip(CUstream stream, CUgraphNode node);
 /// Fill the kernel node parameters `out` (CUDA_KERNEL_NODE_PARAMS or its _v3 twin in
 /// CUgraphNodeParams, which share their fields) for `kernel` launched with `config`.
 ///
-/// Cluster and cooperative launches are node attributes, not part of these parameters.
+/// Cluster and cooperative launches are node attributes, not part of these parameters:
+/// apply_launch_attributes sets them.
 template <class KernelNodeParams>
 void to_kernel_node_params(const LaunchConfig& config, const Kernel& kernel, CUcontext context,
                            void** args, KernelNodeParams& out) {
@@ -250,6 +333,23 @@ void to_kernel_node_params(const LaunchConfig& config, const Kernel& kernel, CUc
   copy_launch_dimensions(config, out);
   out.kernelParams = args;
 }
+
+/// How apply_launch_attributes treats a kernel node's cluster and cooperative launch.
+enum class LaunchAttributeRule {
+  NewNode,  ///< a node just added: set what `config` asks for
+  Change,   ///< a node of a graph: make them `config`'s (set or cleared)
+  Refuse,   ///< a node of an instantiated graph: a `config` that differs is refused
+};
+
+/// Give kernel node `node` the cluster dimensions and cooperative launch of `config`.
+///
+/// The one rule of every way a kernel node gets a launch configuration: a node of a graph
+/// gets them as kernel node attributes (cuGraphKernelNodeSetAttribute; DriverError where
+/// the driver or device cannot), while an instantiated graph, which fixes them at
+/// instantiation, refuses a `config` whose cluster or cooperative launch differs from the
+/// node's (std::invalid_argument starting with `operation`).
+void apply_launch_attributes(CUgraphNode node, const LaunchConfig& config, LaunchAttributeRule rule,
+                             const char* operation);
 
 /// Run the HostFunction `data` (the host nodes' function).
 void CUDA_CB run_host_function(void* data) noexcept;

@@ -53,12 +53,19 @@ std::string index_name(const char* range, std::size_t i) {
   return std::string(range) + "[" + std::to_string(i) + "]";
 }
 
-// Check the count of options and each option's values; all before the driver.
-void check_options(std::span<const CopyOptions> options, std::size_t copies) {
-  if (options.size() > 1 && options.size() != copies) {
-    throw std::invalid_argument("copy_batch: " + std::to_string(options.size()) +
-                                " CopyOptions for " + std::to_string(copies) +
-                                " copies; give 1 (for every copy) or " + std::to_string(copies));
+// Check the count of options and each option's values; all before the driver. As in
+// cuda.core, a list pairs by index and must have one CopyOptions per copy (a list of one
+// for several copies is refused, not broadcast); only the single-CopyOptions forms
+// (`one_for_all`) apply one to every copy. Empty: the defaults.
+void check_options(std::span<const CopyOptions> options, std::size_t copies,
+                   bool one_for_all = false) {
+  if (!options.empty() && options.size() != copies && !(one_for_all && options.size() == 1)) {
+    throw std::invalid_argument("copy_batch: options length " + std::to_string(options.size()) +
+                                " does not match buffers length " + std::to_string(copies) + " (" +
+                                std::to_string(options.size()) + " CopyOptions for " +
+                                std::to_string(copies) +
+                                " copies): give one per copy, or one CopyOptions (not a list) "
+                                "for every copy");
   }
   for (std::size_t i = 0; i < options.size(); ++i) {
     const CopyOptions& o = options[i];
@@ -375,6 +382,12 @@ bool has_native_copy_batch() {
 void detail::copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
                               std::span<const CopySide> dsts,
                               std::span<const CopyOptions> options) {
+  copy_batch_sides(stream, srcs, dsts, options, false);
+}
+
+void detail::copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
+                              std::span<const CopySide> dsts, std::span<const CopyOptions> options,
+                              bool one_for_all) {
   if (srcs.size() != dsts.size()) {
     throw std::invalid_argument("copy_batch: " + std::to_string(srcs.size()) + " sources but " +
                                 std::to_string(dsts.size()) + " destinations");
@@ -382,7 +395,7 @@ void detail::copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
   if (srcs.empty()) {
     throw std::invalid_argument("copy_batch: srcs and dsts are empty; give at least one copy");
   }
-  check_options(options, srcs.size());
+  check_options(options, srcs.size(), one_for_all);
   Batch batch;
   batch.reserve(srcs.size());
   for (std::size_t i = 0; i < srcs.size(); ++i) {
@@ -409,16 +422,14 @@ void copy_batch(StreamRef stream, std::span<const CopyOp> copies) {
   copy_batch(stream, copies, std::span<const CopyOptions>{});
 }
 
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies, const CopyOptions& options) {
-  copy_batch(stream, copies, std::span<const CopyOptions>(&options, 1));
-}
+namespace {
 
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
-                std::span<const CopyOptions> options) {
+void copy_batch_ops(StreamRef stream, std::span<const CopyOp> copies,
+                    std::span<const CopyOptions> options, bool one_for_all) {
   if (copies.empty()) {
     throw std::invalid_argument("copy_batch: copies is empty; give at least one copy");
   }
-  check_options(options, copies.size());
+  check_options(options, copies.size(), one_for_all);
   check_stream(stream);
   Batch batch;
   batch.reserve(copies.size());
@@ -426,6 +437,17 @@ void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
     batch.add(copies[i].dst, copies[i].src, copies[i].size, i);
   }
   run_batch(stream, batch, options);
+}
+
+}  // namespace
+
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies, const CopyOptions& options) {
+  copy_batch_ops(stream, copies, std::span<const CopyOptions>(&options, 1), true);
+}
+
+void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
+                std::span<const CopyOptions> options) {
+  copy_batch_ops(stream, copies, options, false);
 }
 
 // ---------------------------------------------------------------------------------

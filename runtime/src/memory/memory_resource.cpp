@@ -8,10 +8,12 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -270,13 +272,14 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
 }
 
 DeviceMemoryResource::DeviceMemoryResource(ImportedTag /*tag*/, int device_id, CUmemoryPool pool,
-                                           const IPCPoolId& pool_id) noexcept
+                                           IPCAllocationHandle&& imported) noexcept
     : pool_(pool),
       device_id_(device_id),
       owns_pool_(true),
       ipc_enabled_(true),
       mapped_(true),
-      pool_id_(pool_id) {
+      pool_id_(imported.pool_id()),
+      export_handle_(std::move(imported)) {
   set_detached_deallocate(&detached<&free_pool_memory>);
 }
 
@@ -295,13 +298,17 @@ DeviceMemoryResource DeviceMemoryResource::from_allocation_handle(Device device,
         "DeviceMemoryResource::from_allocation_handle: the IPCAllocationHandle is closed "
         "(already imported, moved from, or never exported)");
   }
-  // The handle is consumed whatever happens: the fd is closed when this returns.
-  const IPCAllocationHandle owned = std::move(handle);
+  // The handle is consumed whatever happens: a refused import closes the fd here; an
+  // accepted one keeps it with the pool (closed by close()), so that the importing
+  // process can export the pool again (get_allocation_handle), as cuda.core keeps the
+  // descriptor it imported: the driver does not export an imported pool.
+  IPCAllocationHandle owned = std::move(handle);
   const detail::ScopedContext scope(device.context());
   const CUmemoryPool pool = driver::cuMemPoolImportFromShareableHandle(
       reinterpret_cast<void*>(static_cast<std::uintptr_t>(owned.handle())),
       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-  return DeviceMemoryResource(ImportedTag{}, device.device_id(), pool, owned.pool_id());
+  static_cast<void>(::fcntl(owned.handle(), F_SETFD, FD_CLOEXEC));
+  return DeviceMemoryResource(ImportedTag{}, device.device_id(), pool, std::move(owned));
 }
 
 Buffer DeviceMemoryResource::allocate(std::size_t size, StreamRef stream) {
@@ -332,6 +339,16 @@ IPCAllocationHandle DeviceMemoryResource::get_allocation_handle() const {
     throw std::logic_error(
         "DeviceMemoryResource::get_allocation_handle: the pool is not IPC-enabled; create "
         "it with DeviceMemoryResourceOptions{.ipc_enabled = true}");
+  }
+  if (mapped_) {
+    // Imported: hand out a duplicate of the descriptor it was imported from.
+    const int fd = ::fcntl(export_handle_.handle(), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      throw std::system_error(errno, std::generic_category(),
+                              "DeviceMemoryResource::get_allocation_handle: duplicating the "
+                              "imported pool's file descriptor");
+    }
+    return IPCAllocationHandle(fd, pool_id_);
   }
   const detail::ScopedContext scope(device_id_);
   return export_pool(pool_, pool_id_);

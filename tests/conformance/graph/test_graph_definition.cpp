@@ -187,6 +187,22 @@ TEST_F(GraphDefinitionConformance, test_succ) {
   }
 }
 
+// Every node's graph() is its GraphDefinition: a view of the same graph (cuda.core
+// compares the GraphDefinitions; cuwrap's views share the handle). Also for the nodes
+// read back through nodes().
+TEST_F(GraphDefinitionConformance, test_node_graph_property) {
+  for (const GraphSpec& spec : graph_specs(false)) {
+    for (const auto& [name, node] : spec.nodes) {
+      EXPECT_EQ(node.graph().handle(), spec.graph.handle()) << spec.name << " " << name;
+    }
+    for (const GraphNode& node : spec.graph.nodes()) {
+      const GraphDefinition view = node.graph();
+      EXPECT_EQ(view.handle(), spec.graph.handle()) << spec.name;
+      EXPECT_EQ(view.node_count(), spec.graph.node_count()) << spec.name;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------
 // Node kinds: type and parameters, as made and as read back through nodes()
 
@@ -269,10 +285,7 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
                      return g.embed({}, child);
                    },
                    [](GraphNode n) {
-                     std::size_t count = 0;
-                     cuwrap::driver::cuGraphGetNodes(cuwrap::child_graph_node_graph(n), nullptr,
-                                                     &count);
-                     EXPECT_EQ(count, 2U);
+                     EXPECT_EQ(cuwrap::child_graph_node_graph(n).node_count(), 2U);
                    }});
   cases.push_back({"host_callback",
                    CU_GRAPH_NODE_TYPE_HOST,

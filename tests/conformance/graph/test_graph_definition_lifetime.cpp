@@ -208,8 +208,15 @@ TEST_F(GraphDefinitionLifetime, test_destroying_conditional_node_invalidates_bra
     for (GraphDefinition& branch : owner.branches) {
       branch.callback({}, [] {});
     }
+    std::vector<GraphNode> branch_nodes;
+    for (GraphDefinition& branch : owner.branches) {
+      branch_nodes.push_back(branch.nodes().front());
+    }
     graph_def.destroy_node(owner.node);
     ASSERT_EQ(owner.branches.size(), c.expected_count);
+    for (const GraphNode& node : branch_nodes) {
+      EXPECT_FALSE(node.is_valid()) << "a node of a destroyed branch";
+    }
     // cuda.core: handle 0. The driver destroyed the body graphs with the node: the views
     // are closed rather than naming freed graphs.
     for (const GraphDefinition& branch : owner.branches) {
@@ -231,6 +238,70 @@ TEST_F(GraphDefinitionLifetime, test_destroying_conditional_node_invalidates_bra
 
 // =============================================================================
 // Child graph (embed) lifetime
+
+TEST_F(GraphDefinitionLifetime, test_child_graph_survives_parent_deletion) {
+  CUWRAP_REQUIRE_NVRTC();
+  std::optional<GraphDefinition> child_ref;
+  {
+    GraphDefinition child_def;
+    child_def.launch({}, one_thread(), graph_kernels().empty_kernel);
+    child_def.launch({}, one_thread(), graph_kernels().empty_kernel);
+    GraphDefinition g;
+    const GraphNode node = g.embed({}, child_def);
+    child_ref.emplace(cuwrap::child_graph_node_graph(node));
+  }  // g, node and child_def are gone
+  ASSERT_TRUE(child_ref->is_open());
+  EXPECT_EQ(child_ref->nodes().size(), 2U);
+}
+
+TEST_F(GraphDefinitionLifetime, test_nested_child_graph_lifetime) {
+  CUWRAP_REQUIRE_NVRTC();
+  std::optional<GraphDefinition> grandchild;
+  {
+    GraphDefinition inner;
+    inner.launch({}, one_thread(), graph_kernels().empty_kernel);
+    GraphDefinition middle;
+    middle.embed({}, inner);
+    GraphDefinition outer;
+    const GraphNode outer_node = outer.embed({}, middle);
+    const GraphDefinition middle_ref = cuwrap::child_graph_node_graph(outer_node);
+    const std::vector<GraphNode> middle_nodes = middle_ref.nodes();
+    const auto child_node =
+        std::find_if(middle_nodes.begin(), middle_nodes.end(),
+                     [](const GraphNode& n) { return n.type() == CU_GRAPH_NODE_TYPE_GRAPH; });
+    ASSERT_NE(child_node, middle_nodes.end());
+    grandchild.emplace(cuwrap::child_graph_node_graph(*child_node));
+  }  // outer, its node, middle, inner and the middle view are gone
+  ASSERT_TRUE(grandchild->is_open());
+  EXPECT_EQ(grandchild->nodes().size(), 1U);
+}
+
+TEST_F(GraphDefinitionLifetime, test_destroying_child_node_invalidates_embedded_handles) {
+  GraphDefinition inner;
+  inner.callback({}, [] {});
+  GraphDefinition middle;
+  middle.embed({}, inner);
+  GraphDefinition outer;
+  const GraphNode outer_child = outer.embed({}, middle);
+  const GraphDefinition embedded_middle = cuwrap::child_graph_node_graph(outer_child);
+  const GraphNode embedded_child = embedded_middle.nodes().front();
+  ASSERT_EQ(embedded_child.type(), CU_GRAPH_NODE_TYPE_GRAPH);
+  const GraphDefinition embedded_inner = cuwrap::child_graph_node_graph(embedded_child);
+  const GraphNode embedded_callback = embedded_inner.nodes().front();
+  ASSERT_EQ(embedded_callback.type(), CU_GRAPH_NODE_TYPE_HOST);
+  EXPECT_TRUE(embedded_callback.is_valid());
+
+  outer.destroy_node(outer_child);
+
+  EXPECT_FALSE(outer_child.is_valid());
+  // cuda.core: handle 0; cuwrap's views of the freed graphs are closed.
+  EXPECT_FALSE(embedded_middle.is_open());
+  EXPECT_FALSE(embedded_inner.is_open());
+  EXPECT_THROW(static_cast<void>(embedded_inner.handle()), std::logic_error);
+  EXPECT_FALSE(embedded_child.is_valid());
+  EXPECT_FALSE(embedded_callback.is_valid());
+  EXPECT_THROW(static_cast<void>(embedded_callback.type()), std::logic_error);
+}
 
 TEST_F(GraphDefinitionLifetime,
        test_destroying_child_node_recursively_releases_subgraph_attachments) {

@@ -335,10 +335,25 @@ TEST_F(GraphDefinitionMutation, test_destroyed_node) {
   const GraphNode b = g.memset({{a}}, dummy.address(), std::uint8_t{42}, 4);
   EXPECT_EQ(node_set(g.nodes()).count(b.handle()), 1U);
   EXPECT_EQ(edge_set(g).count({a.handle(), b.handle()}), 1U);
+  EXPECT_TRUE(a.is_valid());
+  EXPECT_TRUE(b.is_valid());
   g.destroy_node(b);
+  EXPECT_FALSE(b.is_valid());
+  EXPECT_TRUE(a.is_valid());
   EXPECT_EQ(node_set(g.nodes()), std::set<CUgraphNode>{a.handle()});
   EXPECT_TRUE(edge_set(g).empty());
   EXPECT_TRUE(g.successors(a).empty());
+  // Using the destroyed node does not reach the driver. Difference: cuda.core answers
+  // type None and empty pred/succ sets; cuwrap refuses with std::logic_error.
+  EXPECT_THROW(static_cast<void>(b.type()), std::logic_error);
+  EXPECT_THROW(static_cast<void>(g.predecessors(b)), std::logic_error);
+  EXPECT_THROW(static_cast<void>(g.successors(b)), std::logic_error);
+  EXPECT_THROW(static_cast<void>(cuwrap::memset_node_params(b)), std::logic_error);
+  // Adding an edge to a destroyed node fails (cuda.core: CUDAError; here before the driver).
+  EXPECT_THROW(g.add_edge(a, b), std::logic_error);
+  // Repeated destroy succeeds quietly.
+  EXPECT_NO_THROW(g.destroy_node(b));
+  EXPECT_FALSE(b.is_valid());
 }
 
 // A host node after an allocation node cannot be destroyed (graph memory rules): the

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -23,6 +24,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -214,6 +216,47 @@ TEST_F(GraphNodeUpdate, test_definition_node_update_changes_future_instantiation
   }
 }
 
+// A destroyed definition node is known as such (every copy of its GraphNode), is gone
+// from nodes(), and refuses every change before the driver: std::logic_error naming
+// "GraphNode has been destroyed" (cuda.core: RuntimeError with that text). Each kind of
+// cuda.core's definition_update_case: memset, memcpy, kernel, event record.
+TEST_F(GraphNodeUpdate, test_destroyed_definition_node_rejects_update) {
+  CUWRAP_REQUIRE_NVRTC();
+  Pinned a;
+  const cuwrap::Event replacement = device_->create_event();
+  GraphDefinition g;
+  const GraphNode memset = g.memset({}, a.address(), std::uint8_t{0x11}, 4);
+  const GraphNode memcpy = g.memcpy({}, a.address(), a.address(), 4);
+  const GraphNode kernel = g.launch({}, one_thread(), graph_kernels().add_one, a.address());
+  const GraphNode record = g.record({}, replacement);
+  const std::vector<std::pair<GraphNode, std::function<void(const GraphNode&)>>> cases{
+      {memset, [&](const GraphNode& n) { g.set_memset_params(n, {a.address(), 0x22, 1, 4, 1, 0}); }},
+      {memcpy, [&](const GraphNode& n) { g.set_memcpy_params(n, {a.address(), a.address(), 2}); }},
+      {kernel,
+       [&](const GraphNode& n) {
+         g.set_kernel_params(n, one_thread(), graph_kernels().add_one, a.address());
+       }},
+      {record, [&](const GraphNode& n) { g.set_event(n, replacement); }},
+  };
+  for (const auto& [node, update] : cases) {
+    const GraphNode copy = node;
+    g.destroy_node(node);
+    EXPECT_FALSE(node.is_valid());
+    EXPECT_FALSE(copy.is_valid());
+    const std::vector<GraphNode> nodes = g.nodes();
+    EXPECT_EQ(std::find(nodes.begin(), nodes.end(), node), nodes.end());
+    try {
+      update(copy);
+      ADD_FAILURE() << "a destroyed node was updated";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("GraphNode has been destroyed"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_FALSE(copy.is_valid());
+  }
+  EXPECT_EQ(g.node_count(), 0U);
+}
+
 // Each kind of node of an instantiated graph changes; the definition stays as it was.
 TEST_F(GraphNodeUpdate, test_executable_node_update_changes_existing_exec) {
   CUWRAP_REQUIRE_NVRTC();
@@ -320,6 +363,11 @@ TEST_F(GraphNodeUpdate, test_executable_node_view_rejects_unsupported_and_destro
   EXPECT_THROW(graph.set_memset_node(empty, 0, 0, 1, 4), std::invalid_argument);
   EXPECT_THROW(graph.set_host_node(empty, [] {}), std::invalid_argument);
   EXPECT_THROW(graph.set_memcpy_node(GraphNode(), 0, 0, 4), std::invalid_argument);
+  // A node destroyed in its definition names nothing the driver still knows: refused
+  // before the driver (cuda.core: RuntimeError "GraphNode has been destroyed").
+  g.destroy_node(empty);
+  EXPECT_THROW(graph.set_node_enabled(empty, false), std::logic_error);
+  EXPECT_THROW(graph.set_memset_node(empty, 0, 0, 1, 4), std::logic_error);
 }
 
 TEST_F(GraphNodeUpdate, test_executable_attachment_accumulators_are_independent) {
