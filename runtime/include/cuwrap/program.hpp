@@ -211,17 +211,17 @@ class Program {
   /// {.cache = &cache})`; see above.
   ObjectCode compile(TargetType target, const CompileOptions& options);
   /// Compile with the log and cache as positional pointers; compile(target,
-  /// name_expressions, {.log = log, .cache = cache}) says which is which.
+  /// name_expressions, {.log = compile_log, .cache = program_cache}) says which is which.
   [[deprecated("pass {.log = log, .cache = cache} (CompileOptions)")]] ObjectCode compile(
-      TargetType target, std::span<const std::string> name_expressions, std::string* log,
-      ProgramCache* cache = nullptr) {
-    return compile(target, name_expressions, CompileOptions{log, cache});
+      TargetType target, std::span<const std::string> name_expressions, std::string* compile_log,
+      ProgramCache* program_cache = nullptr) {
+    return compile(target, name_expressions, CompileOptions{compile_log, program_cache});
   }
   /// Compile with the log and cache as positional pointers; see the overload above.
   [[deprecated("pass {.log = log, .cache = cache} (CompileOptions)")]] ObjectCode compile(
-      TargetType target, std::initializer_list<std::string> name_expressions, std::string* log,
-      ProgramCache* cache = nullptr) {
-    return compile(target, name_expressions, CompileOptions{log, cache});
+      TargetType target, std::initializer_list<std::string> name_expressions,
+      std::string* compile_log, ProgramCache* program_cache = nullptr) {
+    return compile(target, name_expressions, CompileOptions{compile_log, program_cache});
   }
   /// Return the cache key compile(target, name_expressions, {.cache = ...}) uses: that of
   /// make_program_cache_key(code, code_type(), options(), target, name_expressions).

@@ -299,9 +299,10 @@ ObjectCode Linker::link_with_driver() {
   }
   detail::report_release_failure(driver::raw::cuLinkDestroy(state), "cuLinkDestroy", "Linker");
   trim_logs();
-  if (status != CUDA_SUCCESS) {
+  if (status != CUDA_SUCCESS && !driver_error_log_.empty()) {
     throw DriverError::with_log(status, failed, driver_error_log_);  // the driver's reason
   }
+  detail::check(status, failed);
   std::vector<std::pair<std::string, std::string>> lowered;
   for (const ObjectCode& input : inputs_) {
     const auto& expressions = input.name_expressions();
