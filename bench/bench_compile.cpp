@@ -94,11 +94,11 @@ void warm_cache_compile(benchmark::State& state, cuwrap::ProgramCache& cache,
   options.arch = "sm_90";
   {
     cuwrap::Program warm(kSaxpySource, cuwrap::CodeType::Cxx, options);
-    static_cast<void>(warm.compile(cuwrap::TargetType::Cubin, {}, nullptr, &cache));
+    static_cast<void>(warm.compile(cuwrap::TargetType::Cubin, {.cache = &cache}));
   }
   measure(state, name, [&] {
     cuwrap::Program program(kSaxpySource, cuwrap::CodeType::Cxx, options);
-    cuwrap::ObjectCode obj = program.compile(cuwrap::TargetType::Cubin, {}, nullptr, &cache);
+    cuwrap::ObjectCode obj = program.compile(cuwrap::TargetType::Cubin, {.cache = &cache});
     benchmark::DoNotOptimize(obj.code().data());
   });
 }

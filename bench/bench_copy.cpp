@@ -191,7 +191,7 @@ BENCHMARK(BM_CopyBatch_RawBatchAsync)->UseRealTime()->Unit(benchmark::kMicroseco
 
 void BM_CopyBatch_Cuwrap(benchmark::State& state) {
   measure(state, "copy_batch_cuwrap", [](Setup& s) {
-    cuwrap::copy_batch(*s.stream, s.ops);
+    cuwrap::copy_batch(s.ops, *s.stream);
     return true;
   });
 }
@@ -232,7 +232,7 @@ void BM_CopyBatch_OptionsVsRaw(benchmark::State& state) {
             .src_access_order = cuwrap::MemcpySrcAccessOrder::Any,
             .src_location_hint = *s.device,
             .dst_location_hint = *s.device};
-        cuwrap::copy_batch(*s.stream, s.ops, options);
+        cuwrap::copy_batch(s.ops, *s.stream, options);
       },
       [](Setup& s) {
         return raw_batch(s, s.dsts.data(), s.srcs.data(),
@@ -249,7 +249,7 @@ void BM_CopyBatch_BufferRangeVsRaw(benchmark::State& state) {
   const cuwrap::CopyOptions options{.src_access_order = cuwrap::MemcpySrcAccessOrder::Any};
   alternate(
       state, "copy_batch_buffer_range",
-      [&](Setup& s) { cuwrap::copy_batch(*s.stream, s.src_buffers, s.dst_buffers, options); },
+      [&](Setup& s) { cuwrap::copy_batch(s.src_buffers, s.dst_buffers, *s.stream, options); },
       [](Setup& s) {
         return raw_batch(s, s.buffer_dsts.data(), s.buffer_srcs.data(),
                          device_attributes(s, CU_MEMCPY_SRC_ACCESS_ORDER_ANY));

@@ -5,7 +5,7 @@
 //
 //   exporter  export_pool:    get_allocation_handle() (+ close)  vs
 //   cuMemPoolExportToShareableHandle + close(fd)
-//             export_pointer: Buffer::ipc_descriptor()           vs cuMemPoolExportPointer
+//             export_pointer: Buffer::get_ipc_descriptor()           vs cuMemPoolExportPointer
 //   importer  import_pool:    from_allocation_handle (+ destroy) vs dup +
 //   cuMemPoolImportFromShareableHandle + close + cuMemPoolDestroy
 //             import_pointer: Buffer::from_ipc_descriptor + close vs cuMemPoolImportPointer +
@@ -143,7 +143,7 @@ void BM_ExportPointer_Raw(benchmark::State& state) {
 
 void BM_ExportPointer_Cuwrap(benchmark::State& state) {
   measure(state, exporter(), "export_pointer_cuwrap", [](ExporterSetup& s) {
-    cuwrap::IPCBufferDescriptor descriptor = s.buffer->ipc_descriptor();
+    cuwrap::IPCBufferDescriptor descriptor = s.buffer->get_ipc_descriptor();
     benchmark::DoNotOptimize(descriptor);
     return true;
   });
@@ -238,7 +238,7 @@ void run_importer() {
   }
   try {
     mine.send(s.mr->get_allocation_handle());
-    mine.send_value(s.buffer->ipc_descriptor());
+    mine.send_value(s.buffer->get_ipc_descriptor());
   } catch (const std::exception& e) {
     std::printf("importer: %s\n", e.what());
   }

@@ -74,7 +74,7 @@ int parent() {
   // The child is this program again; it finds its end of the channel by itself.
   cuwrap::IPCChildProcess worker(std::filesystem::read_symlink("/proc/self/exe"), {"--child"});
   worker.channel().send(cuwrap::IPCSharedBuffers{
-      pool.get_allocation_handle(), {input.ipc_descriptor(), output.ipc_descriptor()}});
+      pool.get_allocation_handle(), {input.get_ipc_descriptor(), output.get_ipc_descriptor()}});
   if (worker.channel().receive_value<char>() != 'W') {
     std::cerr << "ipc_child_process: FAILED: unexpected message from the child\n";
     return 1;

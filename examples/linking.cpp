@@ -108,7 +108,7 @@ int linking_example() {
   std::cout << "lto: " << helper_lto.code().size() << " + " << kernel_lto.code().size()
             << " bytes of LTO-IR → " << lto_linked.code().size() << " bytes of CUBIN, "
             << lto_ptx.code().size() << " bytes of PTX\n";
-  if (const std::string info = lto_linker.info_log(); !info.empty()) {
+  if (const std::string info = lto_linker.get_info_log(); !info.empty()) {
     std::cout << "nvJitLink info log:\n" << info << '\n';
   }
 

@@ -73,7 +73,8 @@ int vector_add_example() {
   const std::vector<std::string> expressions{"vector_add<float>", "vector_add<double>",
                                              "vector_add<int>"};
   std::string log;
-  const cuwrap::ObjectCode code = program.compile(cuwrap::TargetType::Cubin, expressions, &log);
+  const cuwrap::ObjectCode code =
+      program.compile(cuwrap::TargetType::Cubin, expressions, {.log = &log});
   if (!log.empty()) {
     std::cout << "NVRTC log:\n" << log << '\n';
   }

@@ -47,12 +47,12 @@ TEST_F(CopyOnFakeDriver, OldDriverLoopsAndRefusesOptions) {
   const cuwrap::Stream stream = fake_stream();
   const auto ops = four_copies();
   const int before = fake_query<int>("cuwrap_fake_memcpy_async_calls");
-  cuwrap::copy_batch(stream, ops);
+  cuwrap::copy_batch(ops, stream);
   EXPECT_EQ(fake_query<int>("cuwrap_fake_memcpy_async_calls"), before + 3) << "the empty copy is left out";
 
   const cuwrap::CopyOptions any{.src_access_order = cuwrap::MemcpySrcAccessOrder::Any};
   try {
-    cuwrap::copy_batch(stream, ops, any);
+    cuwrap::copy_batch(ops, stream, any);
     ADD_FAILURE() << "options were dropped on a driver without cuMemcpyBatchAsync";
   } catch (const cuwrap::UnsupportedError& e) {
     EXPECT_EQ(e.required_version(), 12080);
@@ -64,7 +64,7 @@ TEST_F(CopyOnFakeDriver, OldDriverLoopsAndRefusesOptions) {
   }
   EXPECT_EQ(fake_query<int>("cuwrap_fake_memcpy_async_calls"), before + 3) << "nothing was copied";
   // The defaults, given explicitly, are no options at all.
-  EXPECT_NO_THROW(cuwrap::copy_batch(stream, ops, cuwrap::CopyOptions{}));
+  EXPECT_NO_THROW(cuwrap::copy_batch(ops, stream, cuwrap::CopyOptions{}));
 }
 
 #if CUDA_VERSION >= 12080
@@ -85,7 +85,7 @@ TEST_F(CopyOnFakeDriver, Driver12_8GetsTheFormWithFailIdxOneRunForSharedOptions)
         const cuwrap::Stream stream = fake_stream();
         const cuwrap::CopyOptions host{.src_location_hint = cuwrap::Host{},
                                        .dst_location_hint = cuwrap::Host::numa(1)};
-        cuwrap::copy_batch(stream, four_copies(), host);
+        cuwrap::copy_batch(four_copies(), stream, host);
         const CUmemcpyAttributes a = fake_query<CUmemcpyAttributes>(
             "cuwrap_fake_batch_first_attributes");
         if (a.srcLocHint.type != CU_MEM_LOCATION_TYPE_HOST ||
@@ -107,7 +107,7 @@ TEST_F(CopyOnFakeDriver, Driver13GetsTheFormWithoutFailIdxAndARunPerChange) {
         any.overlap_mode = cuwrap::MemcpyOverlapMode::PreferOverlapWithCompute;
         // Copy 2 is empty and left out: the runs are {0}, {1}, {3} -> 3 runs.
         const std::vector<cuwrap::CopyOptions> options{stream_order, any, any, stream_order};
-        cuwrap::copy_batch(stream, four_copies(), options);
+        cuwrap::copy_batch(four_copies(), stream, options);
         const CUmemcpyAttributes last = fake_query<CUmemcpyAttributes>(
             "cuwrap_fake_batch_last_attributes");
         if (last.srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || last.flags != 0) {

@@ -43,7 +43,7 @@ TEST_F(JitOnFakeDriver, FailingLoadCarriesTheJitErrorLogInEveryTypedForm) {
   auto expect_log = [](const cuwrap::DriverError& e) {
     EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_PTX);
     EXPECT_EQ(e.function(), "cuModuleLoadDataEx");
-    EXPECT_EQ(e.error_log(), kFakeError);
+    EXPECT_EQ(e.log(), kFakeError);
     EXPECT_NE(std::string(e.what()).find(kFakeError), std::string::npos) << e.what();
   };
   try {
@@ -86,7 +86,7 @@ TEST_F(JitOnFakeDriver, CallersErrorLogIsTheOneUsedAndCarried) {
     drv::cuModuleLoadDataEx(kBadPtx, options, values);
     ADD_FAILURE() << "bad PTX loaded";
   } catch (const cuwrap::DriverError& e) {
-    EXPECT_EQ(e.error_log(), std::string(kFakeError).substr(0, 15));
+    EXPECT_EQ(e.log(), std::string(kFakeError).substr(0, 15));
   }
   EXPECT_EQ(fake_query<unsigned>("cuwrap_fake_jit_options"), 2U);
   EXPECT_EQ(std::string(log.data()), std::string(kFakeError).substr(0, 15));
@@ -98,7 +98,7 @@ TEST_F(JitOnFakeDriver, CallersErrorLogIsTheOneUsedAndCarried) {
     drv::cuModuleLoadDataEx(kBadPtx, jit);
     ADD_FAILURE() << "bad PTX loaded";
   } catch (const cuwrap::DriverError& e) {
-    EXPECT_EQ(e.error_log(), kFakeError);
+    EXPECT_EQ(e.log(), kFakeError);
   }
   EXPECT_EQ(fake_query<unsigned>("cuwrap_fake_jit_options"), 2U);
   EXPECT_EQ(jit.error_log(), kFakeError);

@@ -25,7 +25,7 @@ class TestCopyBatchCore : public CopyBatchTest {
     for (std::size_t i = 0; i < srcs_.size(); ++i) {
       set_buffer(srcs_[i], static_cast<int>(i + 1));
     }
-    cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+    cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream());
     stream().sync();
     for (std::size_t i = 0; i < dsts_.size(); ++i) {
       EXPECT_TRUE(equals_constant(dsts_[i], static_cast<int>(i + 1))) << i;
@@ -47,7 +47,7 @@ TEST_F(TestCopyBatchCore, test_d2h_batch) {
   for (std::size_t i = 0; i < dsts_.size(); ++i) {
     host.push_back(pinned());
   }
-  cuwrap::copy_batch(stream(), sources(dsts_), destinations(host));
+  cuwrap::copy_batch(sources(dsts_), destinations(host), stream());
   stream().sync();
   for (std::size_t i = 0; i < host.size(); ++i) {
     for (const std::byte b : host[i].host_span()) {
@@ -61,7 +61,7 @@ TEST_F(TestCopyBatchCore, test_d2d_batch) {
   for (std::size_t i = 0; i < srcs_.size(); ++i) {
     srcs_[i].fill(byte(i + 20), stream());
   }
-  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+  cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream());
   stream().sync();
   for (std::size_t i = 0; i < dsts_.size(); ++i) {
     EXPECT_TRUE(equals_constant(dsts_[i], static_cast<int>(i + 20))) << i;
@@ -80,7 +80,7 @@ TEST_F(TestCopyBatchCore, test_single_element_batch) {
   srcs_.push_back(pinned());
   dsts_.push_back(on_device());
   set_buffer(srcs_[0], 7);
-  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+  cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream());
   stream().sync();
   EXPECT_TRUE(equals_constant(dsts_[0], 7));
 }
@@ -98,7 +98,7 @@ class TestCopyBatchEquivalence : public CopyBatchTest {
     for (std::size_t i = 0; i < srcs_.size(); ++i) {
       srcs_[i].copy_to(sequential[i], stream());
     }
-    cuwrap::copy_batch(stream(), sources(srcs_), destinations(batched));
+    cuwrap::copy_batch(sources(srcs_), destinations(batched), stream());
     stream().sync();
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       EXPECT_TRUE(equal_buffers(sequential[i], batched[i])) << i;
@@ -142,7 +142,7 @@ TEST_F(TestCopyBatchStreamSemantics, test_ordered_between_prior_and_later_stream
   for (Buffer& src : srcs_) {
     src.fill(kBefore, stream());
   }
-  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_));
+  cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream());
   for (Buffer& src : srcs_) {
     src.fill(kAfter, stream());
   }
@@ -164,19 +164,18 @@ TEST_F(TestCopyBatchStreamSemantics, test_capturing_stream_is_rejected) {
   cuwrap::GraphBuilder builder = device().create_graph_builder();
   builder.begin_building();
   if (cuwrap::has_native_copy_batch()) {
-    EXPECT_THROW(cuwrap::copy_batch(builder.stream(), sources(srcs_), destinations(dsts_)),
+    EXPECT_THROW(cuwrap::copy_batch(sources(srcs_), destinations(dsts_), builder.stream()),
                  std::invalid_argument);
   } else {
-    EXPECT_NO_THROW(cuwrap::copy_batch(builder.stream(), sources(srcs_), destinations(dsts_)));
+    EXPECT_NO_THROW(cuwrap::copy_batch(sources(srcs_), destinations(dsts_), builder.stream()));
   }
   builder.end_building();
 }
 
 TEST_F(TestCopyBatchStreamSemantics, test_legacy_default_stream_token_is_rejected) {
   make_h2d();
-  EXPECT_THROW(
-      cuwrap::copy_batch(cuwrap::kLegacyDefaultStream, sources(srcs_), destinations(dsts_)),
-      std::invalid_argument);
+  EXPECT_THROW(cuwrap::copy_batch(sources(srcs_), destinations(dsts_), cuwrap::kLegacyDefaultStream),
+               std::invalid_argument);
 }
 
 TEST_F(TestCopyBatchStreamSemantics, test_per_thread_default_stream_token_is_accepted) {
@@ -184,7 +183,7 @@ TEST_F(TestCopyBatchStreamSemantics, test_per_thread_default_stream_token_is_acc
   srcs_.push_back(pinned());
   dsts_.push_back(device().memory_resource().allocate(kCopyBatchSize, per_thread));
   set_buffer(srcs_[0], 99);
-  cuwrap::copy_batch(per_thread, sources(srcs_), destinations(dsts_));
+  cuwrap::copy_batch(sources(srcs_), destinations(dsts_), per_thread);
   device().sync();
   EXPECT_TRUE(equals_constant(dsts_[0], 99, per_thread));
 }
@@ -199,7 +198,7 @@ namespace {
 template <class StreamLike>
 concept CopyBatchTakes = requires(const StreamLike& stream, std::vector<const cuwrap::Buffer*> srcs,
                                   std::vector<cuwrap::Buffer*> dsts) {
-  cuwrap::copy_batch(stream, srcs, dsts);
+  cuwrap::copy_batch(srcs, dsts, stream);
 };
 
 TEST(TestCopyBatchStreamSemantics_cpu, test_graph_builder_is_rejected) {

@@ -66,7 +66,7 @@ TEST_F(TestCopyBatchOptions, test_src_access_order) {
   for (const auto& [order, marker] :
        {std::pair{MemcpySrcAccessOrder::Stream, 31}, std::pair{MemcpySrcAccessOrder::Any, 33}}) {
     fill_sources(marker);
-    cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_),
+    cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream(),
                        CopyOptions{.src_access_order = order});
     stream().sync();
     EXPECT_TRUE(destinations_hold(marker)) << marker;
@@ -77,11 +77,11 @@ TEST_F(TestCopyBatchOptions, test_during_api_call) {
   fill_sources(32);
   const CopyOptions options{.src_access_order = MemcpySrcAccessOrder::DuringApiCall};
   if (cuwrap::has_native_copy_batch()) {
-    cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_), options);
+    cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream(), options);
     stream().sync();
     EXPECT_TRUE(destinations_hold(32));
   } else {
-    EXPECT_THROW(cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_), options),
+    EXPECT_THROW(cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream(), options),
                  cuwrap::UnsupportedError);
   }
 }
@@ -96,7 +96,7 @@ TEST_F(TestCopyBatchOptions, test_per_copy_options) {
       CopyOptions{.src_access_order = MemcpySrcAccessOrder::Any},
       CopyOptions{.src_access_order = MemcpySrcAccessOrder::Any},
       CopyOptions{.src_access_order = MemcpySrcAccessOrder::Stream}};
-  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_),
+  cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream(),
                      std::span<const CopyOptions>(per_copy));
   stream().sync();
   EXPECT_TRUE(destinations_hold(40));
@@ -114,7 +114,7 @@ class TestCopyBatchOptionsManaged : public TestCopyBatchOptions {
       dsts.push_back(managed.allocate(kCopyBatchSize, stream()));
       srcs.back().fill(static_cast<std::uint8_t>(first + i), stream());
     }
-    cuwrap::copy_batch(stream(), sources(srcs), destinations(dsts), options);
+    cuwrap::copy_batch(sources(srcs), destinations(dsts), stream(), options);
     stream().sync();
     for (std::size_t i = 0; i < dsts.size(); ++i) {
       EXPECT_TRUE(equals_constant(dsts[i], first + static_cast<int>(i))) << i;
@@ -167,7 +167,7 @@ TEST_F(TestCopyBatchOptions, test_overlap_mode_copies_correctly) {
   if (IsSkipped())
     return;
   fill_sources(90);
-  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_),
+  cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream(),
                      CopyOptions{.overlap_mode = MemcpyOverlapMode::PreferOverlapWithCompute});
   stream().sync();
   EXPECT_TRUE(destinations_hold(90));
@@ -176,7 +176,7 @@ TEST_F(TestCopyBatchOptions, test_overlap_mode_copies_correctly) {
 // Default options take any path (no driver feature needed).
 TEST_F(TestCopyBatchOptions, test_default_overlap_mode_does_not_warn) {
   fill_sources(95);
-  cuwrap::copy_batch(stream(), sources(srcs_), destinations(dsts_), CopyOptions{});
+  cuwrap::copy_batch(sources(srcs_), destinations(dsts_), stream(), CopyOptions{});
   stream().sync();
   EXPECT_TRUE(destinations_hold(95));
 }
@@ -191,7 +191,7 @@ TEST_F(TestCopyBatchOptions, test_options_on_per_thread_default_stream) {
   set_buffer(src, 44);
   const std::vector<const Buffer*> one_src{&src};
   const std::vector<Buffer*> one_dst{&dst};
-  cuwrap::copy_batch(per_thread, one_src, one_dst,
+  cuwrap::copy_batch(one_src, one_dst, per_thread,
                      CopyOptions{.src_access_order = MemcpySrcAccessOrder::Any});
   device().sync();
   EXPECT_TRUE(equals_constant(dst, 44, per_thread));
@@ -207,7 +207,7 @@ TEST(TestCopyOptionsValidation, test_invalid_access_order) {
   bad.src_access_order = static_cast<MemcpySrcAccessOrder>(7);
   const cuwrap::CopyOp op{0x1000, 0x2000, 16};
   const std::string thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, std::span(&op, 1),
+    cuwrap::copy_batch(std::span(&op, 1), cuwrap::kPerThreadDefaultStream,
                        std::span<const CopyOptions>(&bad, 1));
   });
   EXPECT_TRUE(contains(thrown, "src_access_order")) << thrown;
@@ -219,7 +219,7 @@ TEST(TestCopyOptionsValidation, test_invalid_overlap_mode) {
   bad.overlap_mode = static_cast<MemcpyOverlapMode>(5);
   const cuwrap::CopyOp op{0x1000, 0x2000, 16};
   const std::string thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, std::span(&op, 1),
+    cuwrap::copy_batch(std::span(&op, 1), cuwrap::kPerThreadDefaultStream,
                        std::span<const CopyOptions>(&bad, 1));
   });
   EXPECT_TRUE(contains(thrown, "overlap_mode")) << thrown;
@@ -241,12 +241,12 @@ struct FakeBuffers {
 
 template <class S, class D>
 concept CopyBatchAccepts = requires(cuwrap::StreamRef stream, S srcs, D dsts) {
-  cuwrap::copy_batch(stream, srcs, dsts);
+  cuwrap::copy_batch(srcs, dsts, stream);
 };
 template <class O>
 concept CopyBatchOptionsAccepts = requires(cuwrap::StreamRef stream, std::vector<Buffer>& srcs,
                                            std::vector<Buffer>& dsts, O options) {
-  cuwrap::copy_batch(stream, srcs, dsts, options);
+  cuwrap::copy_batch(srcs, dsts, stream, options);
 };
 
 // cuda.core: a Buffer where a sequence belongs is a TypeError; it does not compile here.
@@ -260,7 +260,7 @@ TEST(TestCopyBatchValidation, test_rejects_empty_sequence) {
   FakeBuffers buffers(kBuffers);
   std::vector<Buffer> none;
   const std::string thrown = thrown_message<std::invalid_argument>(
-      [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, buffers.srcs, none); });
+      [&] { cuwrap::copy_batch(buffers.srcs, none, cuwrap::kPerThreadDefaultStream); });
   EXPECT_TRUE(contains(thrown, "0 destinations")) << thrown;
 }
 
@@ -271,7 +271,7 @@ TEST(TestCopyBatchValidation, test_rejects_non_buffer_element) {
   const std::vector<const Buffer*> srcs{&buffers.srcs[0], &buffers.srcs[1]};
   const std::vector<Buffer*> dsts{&buffers.dsts[0], nullptr};
   const std::string thrown = thrown_message<std::invalid_argument>(
-      [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, dsts); });
+      [&] { cuwrap::copy_batch(srcs, dsts, cuwrap::kPerThreadDefaultStream); });
   EXPECT_TRUE(contains(thrown, "dsts[1] is null")) << thrown;
 }
 
@@ -286,7 +286,7 @@ TEST(TestCopyBatchValidation, test_length_mismatch) {
   two_srcs.push_back(cuwrap::testing::fake_buffer(0x10000, 16));
   two_srcs.push_back(cuwrap::testing::fake_buffer(0x11000, 16));
   const std::string thrown = thrown_message<std::invalid_argument>(
-      [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, two_srcs, buffers.dsts); });
+      [&] { cuwrap::copy_batch(two_srcs, buffers.dsts, cuwrap::kPerThreadDefaultStream); });
   EXPECT_TRUE(contains(thrown, "2 sources but 3 destinations")) << thrown;
 }
 
@@ -295,7 +295,7 @@ TEST(TestCopyBatchValidation, test_size_mismatch) {
                                            std::pair<std::size_t, std::size_t>{2048, 1024}}) {
     FakeBuffers buffers(1, src_size, dst_size);
     const std::string thrown = thrown_message<std::invalid_argument>(
-        [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, buffers.srcs, buffers.dsts); });
+        [&] { cuwrap::copy_batch(buffers.srcs, buffers.dsts, cuwrap::kPerThreadDefaultStream); });
     EXPECT_TRUE(contains(thrown, "srcs[0] has " + std::to_string(src_size) +
                                      " bytes but dsts[0] has " + std::to_string(dst_size)))
         << thrown;
@@ -306,7 +306,7 @@ TEST(TestCopyBatchValidation, test_options_length_mismatch) {
   FakeBuffers buffers(kBuffers);
   const std::vector<CopyOptions> three(3);
   const std::string thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, buffers.srcs, buffers.dsts,
+    cuwrap::copy_batch(buffers.srcs, buffers.dsts, cuwrap::kPerThreadDefaultStream,
                        std::span<const CopyOptions>(three));
   });
   EXPECT_TRUE(contains(thrown, "3 CopyOptions for 4 copies")) << thrown;
@@ -318,13 +318,13 @@ TEST(TestCopyBatchValidation, test_options_list_of_one_is_not_broadcast) {
   FakeBuffers buffers(kBuffers);
   const std::vector<CopyOptions> one(1);
   std::string thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), buffers.srcs, buffers.dsts,
+    cuwrap::copy_batch(buffers.srcs, buffers.dsts, cuwrap::kPerThreadDefaultStream,
                        std::span<const CopyOptions>(one));
   });
   EXPECT_TRUE(contains(thrown, "options length 1 does not match buffers length 4")) << thrown;
   const std::vector<cuwrap::CopyOp> ops(3, cuwrap::CopyOp{0x1000, 0x2000, 16});
   thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::StreamRef::per_thread(), std::span<const cuwrap::CopyOp>(ops),
+    cuwrap::copy_batch(std::span<const cuwrap::CopyOp>(ops), cuwrap::kPerThreadDefaultStream,
                        std::span<const CopyOptions>(one));
   });
   EXPECT_TRUE(contains(thrown, "options length 1 does not match buffers length 3")) << thrown;
@@ -349,7 +349,7 @@ TEST(TestOptionsEncoding, test_sequence_is_never_broadcast) {
   const std::vector<cuwrap::CopyOp> ops(4, cuwrap::CopyOp{0x1000, 0x2000, 16});
   const std::vector<CopyOptions> two(2);
   const std::string thrown = thrown_message<std::invalid_argument>([&] {
-    cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, std::span<const cuwrap::CopyOp>(ops),
+    cuwrap::copy_batch(std::span<const cuwrap::CopyOp>(ops), cuwrap::kPerThreadDefaultStream,
                        std::span<const CopyOptions>(two));
   });
   EXPECT_TRUE(contains(thrown, "2 CopyOptions for 4 copies")) << thrown;

@@ -224,14 +224,14 @@ __global__ void A() { int result = C(Z(), 1);}
                                  compile(kDeviceFunctionC, TargetType::Ptx)};
   Linker linker(std::move(inputs), options);
   EXPECT_THROW(static_cast<void>(linker.link(TargetType::Cubin)), cuwrap::Error);
-  const std::string log = linker.error_log();
+  const std::string log = linker.get_error_log();
   EXPECT_TRUE(cuwrap::testing::contains(log, "_Z1Zv")) << log;
 }
 
 TEST_F(test_linker, test_linker_get_info_log) {
   Linker linker(ptx_functions(), with_arch());
   static_cast<void>(linker.link(TargetType::Cubin));
-  EXPECT_NO_THROW(static_cast<void>(linker.info_log()));
+  EXPECT_NO_THROW(static_cast<void>(linker.get_info_log()));
 }
 
 TEST(test_linker_cpu, test_linker_options_as_bytes_nvjitlink) {
@@ -253,10 +253,10 @@ TEST(test_linker_cpu, test_linker_options_as_bytes_nvjitlink) {
 TEST_F(test_linker, test_linker_logs_cached_after_link) {
   Linker linker(ptx_functions(), with_arch());
   static_cast<void>(linker.link(TargetType::Cubin));
-  const std::string error_log = linker.error_log();
-  const std::string info_log = linker.info_log();
-  EXPECT_EQ(linker.error_log(), error_log);
-  EXPECT_EQ(linker.info_log(), info_log);
+  const std::string error_log = linker.get_error_log();
+  const std::string info_log = linker.get_info_log();
+  EXPECT_EQ(linker.get_error_log(), error_log);
+  EXPECT_EQ(linker.get_info_log(), info_log);
 }
 
 TEST_F(test_linker, test_linker_handle) {

@@ -101,7 +101,7 @@ class ManagedTest : public cuwrap::testing::DeviceStreamTest {
   // Prefetch `buffers` to `locations` with one prefetch_batch and wait for it.
   void prefetch_batch_and_sync(const std::vector<Buffer>& buffers,
                                const std::vector<Location>& locations) {
-    managed_memory::prefetch_batch(stream(), pointers(buffers), locations);
+    managed_memory::prefetch_batch(pointers(buffers), locations, stream());
     stream().sync();
   }
   // Check that this device is the last prefetch location of every one of `buffers`.
@@ -310,7 +310,7 @@ TEST(TestLocationCoerce_cpu, test_bad_type) {
 
 template <class T>
 concept BatchOf = requires(cuwrap::StreamRef stream, T buffers) {
-  managed_memory::discard_batch(stream, buffers);
+  managed_memory::discard_batch(buffers, stream);
 };
 
 class TestPrefetchBatch : public ManagedTest {};
@@ -342,7 +342,7 @@ TEST_F(TestPrefetchBatch, test_length_mismatch) {
     return;
   const std::vector<Buffer> buffers = allocate_n(2);
   const std::vector<Location> one{Location(Host{})};
-  EXPECT_THROW(managed_memory::prefetch_batch(stream(), pointers(buffers), one),
+  EXPECT_THROW(managed_memory::prefetch_batch(pointers(buffers), one, stream()),
                std::invalid_argument);
 }
 
@@ -362,7 +362,7 @@ TEST_F(TestDiscardBatch, test_basic) {
   const std::vector<Buffer> buffers = allocate_n(3);
   const std::vector<Location> locations(3, here());
   prefetch_batch_and_sync(buffers, locations);
-  EXPECT_NO_THROW(managed_memory::discard_batch(stream(), pointers(buffers)));
+  EXPECT_NO_THROW(managed_memory::discard_batch(pointers(buffers), stream()));
   stream().sync();
 }
 
@@ -379,8 +379,8 @@ TEST_F(TestDiscardPrefetchBatch, test_same_location) {
     return;
   const std::vector<Buffer> buffers = allocate_n(2);
   prefetch_batch_and_sync(buffers, std::vector<Location>(2, Location(Host{})));
-  managed_memory::discard_prefetch_batch(stream(), pointers(buffers),
-                                         std::vector<Location>(2, here()));
+  managed_memory::discard_prefetch_batch(pointers(buffers), std::vector<Location>(2, here()),
+                                         stream());
   stream().sync();
   expect_all_prefetched_here(buffers);
 }
@@ -391,14 +391,14 @@ TEST_F(TestDiscardPrefetchBatch, test_length_mismatch) {
     return;
   const std::vector<Buffer> buffers = allocate_n(2);
   const std::vector<Location> one{Location(Host{})};
-  EXPECT_THROW(managed_memory::discard_prefetch_batch(stream(), pointers(buffers), one),
+  EXPECT_THROW(managed_memory::discard_prefetch_batch(pointers(buffers), one, stream()),
                std::invalid_argument);
 }
 
 template <class T>
 concept DiscardPrefetchBatchOf = requires(cuwrap::StreamRef stream, T buffers,
                                           std::span<const Location> locations) {
-  managed_memory::discard_prefetch_batch(stream, buffers, locations);
+  managed_memory::discard_prefetch_batch(buffers, locations, stream);
 };
 TEST(TestDiscardPrefetchBatch_cpu, test_rejects_single_buffer) {
   EXPECT_FALSE(DiscardPrefetchBatchOf<const Buffer&>);

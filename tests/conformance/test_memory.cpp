@@ -528,7 +528,7 @@ TEST_F(test_memory_mempool, test_mempool_ipc_errors) {
   cuwrap::DeviceMemoryResource mr(device(), options);
   Buffer buffer = mr.allocate(64);
   EXPECT_THROW(static_cast<void>(mr.get_allocation_handle()), std::logic_error);
-  EXPECT_THROW(static_cast<void>(buffer.ipc_descriptor()), std::logic_error);
+  EXPECT_THROW(static_cast<void>(buffer.get_ipc_descriptor()), std::logic_error);
   buffer.close();
 }
 

@@ -144,7 +144,7 @@ TEST_F(test_module, test_object_code_load_ptx_from_file) {
 TEST_F(test_module, test_object_code_load_cubin) {
   const ObjectCode compiled = saxpy(TargetType::Cubin);
   const ObjectCode loaded =
-      ObjectCode::from_cubin(bytes(compiled), "", compiled.name_expressions());
+      ObjectCode::from_cubin(std::as_bytes(bytes(compiled)), "", compiled.name_expressions());
   EXPECT_TRUE(std::equal(loaded.code().begin(), loaded.code().end(), compiled.code().begin(),
                          compiled.code().end()));
   EXPECT_NO_THROW(static_cast<void>(loaded.get_kernel("saxpy<double>")));
@@ -168,7 +168,7 @@ TEST_F(test_module, test_object_code_handle) {
 TEST_F(test_module, test_object_code_load_ltoir) {
   const ObjectCode compiled = saxpy(TargetType::Ltoir, true);
   const ObjectCode loaded =
-      ObjectCode::from_ltoir(bytes(compiled), "", compiled.name_expressions());
+      ObjectCode::from_ltoir(std::as_bytes(bytes(compiled)), "", compiled.name_expressions());
   EXPECT_EQ(loaded.code_type(), TargetType::Ltoir);
   EXPECT_TRUE(std::equal(loaded.code().begin(), loaded.code().end(), compiled.code().begin(),
                          compiled.code().end()));

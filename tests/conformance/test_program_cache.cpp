@@ -744,7 +744,8 @@ TEST_F(test_program_cache_gpu, test_cache_roundtrip_with_real_compilation) {
   }
   ASSERT_TRUE(cached_bytes.has_value());
   EXPECT_EQ(*cached_bytes, std::string(compiled.code().begin(), compiled.code().end()));
-  const ObjectCode rebuilt = ObjectCode::from_cubin(*cached_bytes, "cached_kernel");
+  const ObjectCode rebuilt =
+      ObjectCode::from_cubin(std::as_bytes(std::span(*cached_bytes)), "cached_kernel");
   EXPECT_NO_THROW(static_cast<void>(rebuilt.get_kernel("my_kernel")));
 }
 

@@ -243,8 +243,8 @@ TEST_F(GeneratedDriverGpu, FailingJitCarriesTheErrorLog) {
     ADD_FAILURE() << "broken PTX loaded";
   } catch (const cuwrap::DriverError& e) {
     EXPECT_EQ(e.function(), "cuModuleLoadDataEx");
-    EXPECT_FALSE(e.error_log().empty()) << e.what();
-    EXPECT_NE(std::string(e.what()).find(e.error_log()), std::string::npos);
+    EXPECT_FALSE(e.log().empty()) << e.what();
+    EXPECT_NE(std::string(e.what()).find(e.log()), std::string::npos);
   }
 }
 

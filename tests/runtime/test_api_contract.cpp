@@ -98,9 +98,12 @@ static_assert(std::is_constructible_v<Program, std::string, CodeType>);
 static_assert(std::is_same_v<decltype(std::declval<Program&>().compile(TargetType::Ptx)), ObjectCode>);
 static_assert(std::is_same_v<decltype(std::declval<const Program&>().backend()), std::string>);
 static_assert(std::is_same_v<decltype(ObjectCode::from_ptx(std::string())), ObjectCode>);
-static_assert(std::is_same_v<decltype(ObjectCode::from_cubin(std::span<const char>())), ObjectCode>);
-static_assert(std::is_same_v<decltype(ObjectCode::from_ltoir(std::span<const char>())), ObjectCode>);
-static_assert(std::is_same_v<decltype(ObjectCode::from_fatbin(std::span<const char>())), ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(ObjectCode::from_cubin(std::span<const std::byte>())), ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(ObjectCode::from_ltoir(std::span<const std::byte>())), ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(ObjectCode::from_fatbin(std::span<const std::byte>())), ObjectCode>);
 static_assert(std::is_same_v<decltype(ObjectCode::from_file(std::filesystem::path())), ObjectCode>);
 static_assert(std::is_same_v<decltype(std::declval<const ObjectCode&>().get_kernel("k")), Kernel>);
 static_assert(std::is_same_v<decltype(std::declval<const ObjectCode&>().code_type()), TargetType>);
@@ -111,8 +114,8 @@ static_assert(std::is_same_v<decltype(std::declval<const Kernel&>().attributes()
 static_assert(std::is_same_v<decltype(std::declval<const Kernel&>().occupancy().max_active_blocks_per_multiprocessor(256, 0)), int>);
 static_assert(std::is_constructible_v<Linker, std::vector<ObjectCode>, LinkerOptions>);
 static_assert(std::is_same_v<decltype(std::declval<Linker&>().link(TargetType::Cubin)), ObjectCode>);
-static_assert(std::is_same_v<decltype(std::declval<const Linker&>().info_log()), std::string>);
-static_assert(std::is_same_v<decltype(std::declval<const Linker&>().error_log()), std::string>);
+static_assert(std::is_same_v<decltype(std::declval<const Linker&>().get_info_log()), std::string>);
+static_assert(std::is_same_v<decltype(std::declval<const Linker&>().get_error_log()), std::string>);
 
 // Graphs.
 static_assert(std::is_same_v<decltype(std::declval<GraphBuilder&>().end_building()), GraphBuilder&>);
@@ -126,6 +129,53 @@ static_assert(std::is_same_v<decltype(std::declval<const Graph&>().handle()), CU
 static_assert(std::is_base_of_v<std::runtime_error, Error>);
 static_assert(std::is_base_of_v<Error, DriverError> && std::is_base_of_v<Error, NvrtcError> &&
               std::is_base_of_v<Error, NvJitLinkError> && std::is_base_of_v<Error, LoadError>);
+
+// One way for each cross-cutting thing (docs/architecture.md): every exception that
+// carries a library's log names it log(); compile() takes the log and the cache by name;
+// binary inputs are bytes; cuda.core's get_ipc_descriptor() on buffers and events.
+static_assert(
+    std::is_same_v<decltype(std::declval<const DriverError&>().log()), const std::string&>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const NvrtcError&>().log()), const std::string&>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const NvJitLinkError&>().log()), const std::string&>);
+static_assert(
+    std::is_same_v<decltype(std::declval<Program&>().compile(TargetType::Ptx, CompileOptions{})),
+                   ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(std::declval<Program&>().compile(
+                       TargetType::Ptx, std::span<const std::string>(), CompileOptions{})),
+                   ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(ObjectCode::from_object(std::span<const std::byte>())), ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(ObjectCode::from_library(std::span<const std::byte>())), ObjectCode>);
+static_assert(std::is_same_v<decltype(std::declval<const Buffer&>().get_ipc_descriptor()),
+                             IPCBufferDescriptor>);
+static_assert(std::is_same_v<decltype(std::declval<const Event&>().get_ipc_descriptor()),
+                             IPCEventDescriptor>);
+
+// The names the contract wrote before stay callable (deprecated, CHANGELOG.md).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static_assert(
+    std::is_same_v<decltype(std::declval<Program&>().compile(
+                       TargetType::Ptx, std::span<const std::string>(),
+                       static_cast<std::string*>(nullptr), static_cast<ProgramCache*>(nullptr))),
+                   ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(ObjectCode::from_cubin(std::span<const char>())), ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(ObjectCode::from_ltoir(std::span<const char>())), ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(ObjectCode::from_fatbin(std::span<const char>())), ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const Buffer&>().ipc_descriptor()), IPCBufferDescriptor>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const DriverError&>().error_log()), const std::string&>);
+static_assert(std::is_same_v<decltype(std::declval<const Linker&>().info_log()), std::string>);
+static_assert(std::is_same_v<decltype(std::declval<const Linker&>().error_log()), std::string>);
+#pragma GCC diagnostic pop
 
 // Calls spelled as the public API documents them (compiled, run only with a GPU).
 [[maybe_unused]] void api_md_usage() {
@@ -143,7 +193,7 @@ static_assert(std::is_base_of_v<Error, DriverError> && std::is_base_of_v<Error, 
                CodeType::Cxx, options);
   std::vector<std::string> names = {"k"};
   std::string log;
-  ObjectCode obj = prog.compile(TargetType::Cubin, names, &log);
+  ObjectCode obj = prog.compile(TargetType::Cubin, names, {.log = &log});
   Kernel k = obj.get_kernel("k");
   LaunchConfig config{.grid = Dim3(1), .block = Dim3(32)};
   launch(s, config, k, buf, 2.0f);
@@ -175,7 +225,8 @@ TEST(ApiContract, EnumsAndAggregatesAsWritten) {
   const Program ptx(".version 8.0\n", CodeType::Ptx);
   EXPECT_EQ(ptx.code_type(), CodeType::Ptx);
   EXPECT_EQ(ptx.handle(), nullptr);
-  const std::vector<char> image{'\x7f', 'E', 'L', 'F'};
+  const std::vector<char> chars{'\x7f', 'E', 'L', 'F'};
+  const std::span<const std::byte> image = std::as_bytes(std::span(chars));
   EXPECT_EQ(ObjectCode::from_cubin(image).code_type(), TargetType::Cubin);
   EXPECT_EQ(ObjectCode::from_ltoir(image).code_type(), TargetType::Ltoir);
 }

@@ -36,7 +36,7 @@ TEST(CopyBatchChecks, MismatchedSizesNameTheIndexAndBothSizes) {
   const std::vector<const Buffer*> srcs{&s0, &s1};
   const std::vector<Buffer*> dsts{&d0, &d1};
   const std::string message = thrown_message<std::invalid_argument>(
-      [&] { cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, dsts); });
+      [&] { cuwrap::copy_batch(srcs, dsts, cuwrap::kPerThreadDefaultStream); });
   EXPECT_TRUE(contains(message, "srcs[1] has 32 bytes but dsts[1] has 24")) << message;
 }
 
@@ -46,18 +46,18 @@ TEST(CopyBatchChecks, CountsNullAndClosedBuffers) {
   const std::vector<const Buffer*> one_src{&s0};
   const std::vector<Buffer*> no_dst;
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, one_src, no_dst);
+                         cuwrap::copy_batch(one_src, no_dst, cuwrap::kPerThreadDefaultStream);
                        }),
                        "1 sources but 0 destinations"));
   const std::vector<Buffer*> null_dst{nullptr};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, one_src, null_dst);
+                         cuwrap::copy_batch(one_src, null_dst, cuwrap::kPerThreadDefaultStream);
                        }),
                        "dsts[0] is null"));
   Buffer moved_to = std::move(d0);  // leaves d0 closed
   const std::vector<Buffer*> closed_dst{&d0};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, one_src, closed_dst);
+                         cuwrap::copy_batch(one_src, closed_dst, cuwrap::kPerThreadDefaultStream);
                        }),
                        "dsts[0] is a closed Buffer"));
 }
@@ -67,19 +67,19 @@ TEST(CopyBatchChecks, EmptyListsAreRefused) {
   const std::vector<const Buffer*> no_src;
   const std::vector<Buffer*> no_dst;
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, no_src, no_dst);
+                         cuwrap::copy_batch(no_src, no_dst, cuwrap::kPerThreadDefaultStream);
                        }),
                        "empty"));
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream,
-                                            std::span<const CopyOp>{});
+                         cuwrap::copy_batch(std::span<const CopyOp>{},
+                                            cuwrap::kPerThreadDefaultStream);
                        }),
                        "copies is empty"));
   // Options of the wrong length are refused too (neither 1 for all nor one per copy).
   const CopyOp ops[3] = {{0x1000, 0x2000, 16}, {0x3000, 0x4000, 16}, {0x5000, 0x6000, 16}};
   const cuwrap::CopyOptions two[2] = {};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, std::span(ops),
+                         cuwrap::copy_batch(std::span(ops), cuwrap::kPerThreadDefaultStream,
                                             std::span(two));
                        }),
                        "2 CopyOptions for 3 copies"));
@@ -103,7 +103,7 @@ TEST(CopyBatchChecks, BufferCopyWithOptionsChecksAsCopyBatch) {
 // touched): the call does not compile, while a stream's does.
 template <class S>
 concept CopyBatchTakes = requires(const S& s, std::span<const CopyOp> ops) {
-  cuwrap::copy_batch(s, ops);
+  cuwrap::copy_batch(ops, s);
 };
 static_assert(CopyBatchTakes<cuwrap::Stream>);
 static_assert(!CopyBatchTakes<cuwrap::GraphBuilder>);
@@ -111,7 +111,7 @@ static_assert(!CopyBatchTakes<cuwrap::GraphBuilder>);
 TEST(CopyBatchChecks, TheLegacyDefaultStreamIsRefused) {
   const CopyOp op{0x1000, 0x2000, 16};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kLegacyDefaultStream, std::span(&op, 1));
+                         cuwrap::copy_batch(std::span(&op, 1), cuwrap::kLegacyDefaultStream);
                        }),
                        "legacy default stream"));
 }
@@ -124,24 +124,24 @@ TEST(CopyBatchChecks, RangesOfBuffersAndHostMemoryNameTheIndexAndBothSizes) {
   std::array<Buffer, 2> dsts{cuwrap::testing::fake_buffer(0x3000, 16),
                              cuwrap::testing::fake_buffer(0x4000, 24)};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, dsts);
+                         cuwrap::copy_batch(srcs, dsts, cuwrap::kPerThreadDefaultStream);
                        }),
                        "srcs[1] has 32 bytes but dsts[1] has 24"));
   std::vector<std::vector<std::byte>> host(2, std::vector<std::byte>(16));
   host[1].resize(8);
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, host);
+                         cuwrap::copy_batch(srcs, host, cuwrap::kPerThreadDefaultStream);
                        }),
                        "srcs[1] has 32 bytes but dsts[1] has 8"));
   const std::vector<std::span<const std::byte>> from_host{std::span<const std::byte>(host[0])};
   std::vector<Buffer*> one_dst{&dsts[1]};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, from_host, one_dst);
+                         cuwrap::copy_batch(from_host, one_dst, cuwrap::kPerThreadDefaultStream);
                        }),
                        "srcs[0] has 16 bytes but dsts[0] has 24"));
   std::vector<Buffer*> null_dst{nullptr, nullptr};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, srcs, null_dst);
+                         cuwrap::copy_batch(srcs, null_dst, cuwrap::kPerThreadDefaultStream);
                        }),
                        "dsts[0] is null"));
   // What the range forms take, and that a const Buffer is no destination.
@@ -156,32 +156,32 @@ TEST(CopyBatchChecks, OptionsAreCheckedBeforeTheDriver) {
   const std::vector<CopyOp> ops{{0x1000, 0x2000, 16}, {0x1100, 0x2100, 16}};
   const std::vector<cuwrap::CopyOptions> three(3);
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, three);
+                         cuwrap::copy_batch(ops, cuwrap::kPerThreadDefaultStream, three);
                        }),
                        "options length 3 does not match buffers length 2"));
   // A list pairs by index: one CopyOptions in a list is not applied to every copy (pass
   // the CopyOptions itself for that), as cuda.core refuses it.
   const std::vector<cuwrap::CopyOptions> one(1);
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, one);
+                         cuwrap::copy_batch(ops, cuwrap::kPerThreadDefaultStream, one);
                        }),
                        "options length 1 does not match buffers length 2"));
   cuwrap::CopyOptions bad_order;
   bad_order.src_access_order = static_cast<cuwrap::MemcpySrcAccessOrder>(7);
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, bad_order);
+                         cuwrap::copy_batch(ops, cuwrap::kPerThreadDefaultStream, bad_order);
                        }),
                        "options[0].src_access_order 7 is not a MemcpySrcAccessOrder"));
   const std::vector<cuwrap::CopyOptions> second_bad{
       cuwrap::CopyOptions{}, cuwrap::CopyOptions{.dst_location_hint = cuwrap::Host::numa(-2)}};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, second_bad);
+                         cuwrap::copy_batch(ops, cuwrap::kPerThreadDefaultStream, second_bad);
                        }),
                        "options[1].dst_location_hint names host NUMA node -2"));
   cuwrap::CopyOptions bad_overlap;
   bad_overlap.overlap_mode = static_cast<cuwrap::MemcpyOverlapMode>(5);
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(cuwrap::kPerThreadDefaultStream, ops, bad_overlap);
+                         cuwrap::copy_batch(ops, cuwrap::kPerThreadDefaultStream, bad_overlap);
                        }),
                        "overlap_mode 5 is not a MemcpyOverlapMode"));
 }
@@ -189,12 +189,12 @@ TEST(CopyBatchChecks, OptionsAreCheckedBeforeTheDriver) {
 TEST(CopyChecks, PitchSmallerThanTheWidth) {
   EXPECT_TRUE(
       contains(thrown_message<std::invalid_argument>([] {
-                 cuwrap::copy_2d(cuwrap::kPerThreadDefaultStream, {0x1000, 8}, {0x2000, 64}, 16, 4);
+                 cuwrap::copy_2d({0x1000, 8}, {0x2000, 64}, 16, 4, cuwrap::kPerThreadDefaultStream);
                }),
                "copy_2d: the destination pitch 8 is smaller than the copied width of 16"));
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([] {
-                         cuwrap::copy_3d(cuwrap::kPerThreadDefaultStream, {0x1000, 64}, 2,
-                                         {0x2000, 64}, 4, 16, 4, 1);
+                         cuwrap::copy_3d({0x1000, 64}, 2, {0x2000, 64}, 4, 16, 4, 1,
+                                         cuwrap::kPerThreadDefaultStream);
                        }),
                        "does not fit"));
 }
@@ -228,7 +228,7 @@ TEST_F(CopyGpu, ManyBuffersOfDifferentSizes) {
     srcs.push_back(&src[i]);
     dsts.push_back(&dst[i]);
   }
-  cuwrap::copy_batch(stream(), srcs, dsts);
+  cuwrap::copy_batch(srcs, dsts, stream());
   for (std::size_t i = 0; i < kCount; ++i) {
     EXPECT_EQ(cuwrap::testing::read_back(dst[i], stream()), data[i]) << "copy " << i;
   }
@@ -246,7 +246,7 @@ TEST_F(CopyGpu, SubRangesInReversedOrderWithPinnedDestination) {
   for (std::size_t i = 0; i < kChunks; ++i) {
     ops.push_back({dst.handle() + i * kChunk, src.handle() + (kChunks - 1 - i) * kChunk, kChunk});
   }
-  cuwrap::copy_batch(stream(), ops);
+  cuwrap::copy_batch(ops, stream());
   stream().sync();
   const std::span<std::byte> back = dst.host_span();
   for (std::size_t i = 0; i < kChunks; ++i) {
@@ -271,18 +271,18 @@ TEST_F(CopyGpu, RangesOfBuffersAndHostMemoryWithOptions) {
   options[1].src_access_order = cuwrap::MemcpySrcAccessOrder::DuringApiCall;
   options[2].dst_location_hint = device();
   if (!cuwrap::has_native_copy_batch()) {
-    EXPECT_THROW(cuwrap::copy_batch(stream(), host_in, device_bufs, options),
+    EXPECT_THROW(cuwrap::copy_batch(host_in, device_bufs, stream(), options),
                  cuwrap::UnsupportedError);
     options.assign(kCount, cuwrap::CopyOptions{});
   }
-  cuwrap::copy_batch(stream(), host_in, device_bufs, options);  // host -> device
+  cuwrap::copy_batch(host_in, device_bufs, stream(), options);  // host -> device
   std::vector<std::vector<std::byte>> host_out;
   for (std::size_t i = 0; i < kCount; ++i) {
     host_out.emplace_back(host_in[i].size());
   }
   const cuwrap::CopyOptions any{.src_access_order = cuwrap::MemcpySrcAccessOrder::Any};
   cuwrap::copy_batch(
-      stream(), device_bufs, host_out,
+      device_bufs, host_out, stream(),
       cuwrap::has_native_copy_batch() ? any : cuwrap::CopyOptions{});  // device -> host
   stream().sync();
   for (std::size_t i = 0; i < kCount; ++i) {
@@ -326,7 +326,7 @@ TEST_F(CopyGpu, ManagedAndPinnedBuffersGetTheirHints) {
   std::copy(data.begin(), data.end(), srcs[1].host_span().begin());
   std::array<Buffer, 2> dsts{device().allocate(data.size(), stream()),
                              managed_mr.allocate(data.size(), stream())};
-  cuwrap::copy_batch(stream(), srcs, dsts);
+  cuwrap::copy_batch(srcs, dsts, stream());
   EXPECT_EQ(cuwrap::testing::read_back(dsts[0], stream()), data);
   stream().sync();
   EXPECT_TRUE(std::equal(data.begin(), data.end(), dsts[1].host_span().begin()));
@@ -343,8 +343,8 @@ TEST_F(CopyGpu, TwoDimensionalBlockBetweenPitchedBuffers) {
   src.copy_from(std::span<const std::byte>(data), stream());
   dst.fill(std::uint8_t{0}, stream());
   // Rows 2..9 of the source from byte 8 on, to the top-left of the destination.
-  cuwrap::copy_2d(stream(), {dst.handle(), kDstPitch},
-                  {src.handle() + 2 * kSrcPitch + 8, kSrcPitch}, kWidth, kRows - 2);
+  cuwrap::copy_2d({dst.handle(), kDstPitch}, {src.handle() + 2 * kSrcPitch + 8, kSrcPitch}, kWidth,
+                  kRows - 2, stream());
   const auto back = cuwrap::testing::read_back(dst, stream());
   for (std::size_t r = 0; r < kRows; ++r) {
     for (std::size_t c = 0; c < kDstPitch; ++c) {
@@ -364,8 +364,8 @@ TEST_F(CopyGpu, ThreeDimensionalBoxBetweenPitchedBuffers) {
   Buffer dst = device().allocate(data.size(), stream());
   src.copy_from(std::span<const std::byte>(data), stream());
   dst.fill(std::uint8_t{0}, stream());
-  cuwrap::copy_3d(stream(), {dst.handle(), kPitch}, kRows, {src.handle(), kPitch}, kRows, 20, 3,
-                  kSlices);
+  cuwrap::copy_3d({dst.handle(), kPitch}, kRows, {src.handle(), kPitch}, kRows, 20, 3, kSlices,
+                  stream());
   const auto back = cuwrap::testing::read_back(dst, stream());
   for (std::size_t z = 0; z < kSlices; ++z) {
     for (std::size_t y = 0; y < kRows; ++y) {

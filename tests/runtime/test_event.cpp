@@ -182,21 +182,22 @@ TEST(Event, IpcDescriptor) {
   Event& ipc = *created;
   EXPECT_TRUE(ipc.is_ipc_enabled());
   EXPECT_TRUE(ipc.is_timing_disabled());
-  CUipcEventHandle descriptor{};
+  cuwrap::IPCEventDescriptor descriptor{};
   try {
     descriptor = ipc.get_ipc_descriptor();
   } catch (const cuwrap::DriverError& e) {
     GTEST_SKIP() << "cuIpcGetEventHandle unsupported here: " << e.what();
   }
   bool nonzero = false;
-  for (char c : descriptor.reserved) {
+  for (char c : descriptor.handle.reserved) {
     nonzero = nonzero || c != 0;
   }
   EXPECT_TRUE(nonzero);
+  EXPECT_EQ(descriptor.blocking_sync, 0);  // made without blocking_sync
   // The same event gives the same descriptor.
-  const CUipcEventHandle again = ipc.get_ipc_descriptor();
-  EXPECT_EQ(std::string(descriptor.reserved, sizeof descriptor.reserved),
-            std::string(again.reserved, sizeof again.reserved));
+  const cuwrap::IPCEventDescriptor again = ipc.get_ipc_descriptor();
+  EXPECT_EQ(std::string(descriptor.handle.reserved, sizeof descriptor.handle.reserved),
+            std::string(again.handle.reserved, sizeof again.handle.reserved));
 }
 
 TEST(Event, MoveAndClose) {

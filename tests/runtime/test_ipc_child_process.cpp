@@ -299,7 +299,7 @@ TEST_F(IpcChildGpu, AChildImportsReadsAndWritesBuffers) {
   IPCChildProcess child = start_self("IpcChildHelper.ImportReadAndWrite");
   child.channel().set_receive_timeout(120);
   child.channel().send(IPCSharedBuffers{mr.get_allocation_handle(),
-                                        {input.ipc_descriptor(), output.ipc_descriptor()}});
+                                        {input.get_ipc_descriptor(), output.get_ipc_descriptor()}});
   ASSERT_EQ(child.channel().receive_value<char>(), 'W');
   const std::vector<std::byte> written = cuwrap::testing::read_back(output, stream());
   EXPECT_EQ(cuwrap::testing::first_difference(written, cuwrap::testing::incremented(pattern)), -1);

@@ -106,8 +106,8 @@ TEST(Linker, LinksTwoRelocatableUnitsToCubin) {
   EXPECT_EQ(linked.code_type(), TargetType::Cubin);
   EXPECT_EQ(linked.name(), "linked_program");
   EXPECT_TRUE(is_elf(linked.code()));
-  EXPECT_EQ(linker.error_log(), "");
-  static_cast<void>(linker.info_log());  // readable after linking
+  EXPECT_EQ(linker.get_error_log(), "");
+  static_cast<void>(linker.get_info_log());  // readable after linking
 }
 
 TEST(Linker, LinksPtxWithCubin) {
@@ -166,7 +166,7 @@ TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
     EXPECT_EQ(e.function(), "nvJitLinkComplete");
     EXPECT_TRUE(contains(e.log(), "helper_func")) << e.log();
   }
-  EXPECT_TRUE(contains(linker.error_log(), "helper_func")) << linker.error_log();
+  EXPECT_TRUE(contains(linker.get_error_log(), "helper_func")) << linker.get_error_log();
 }
 
 TEST(Linker, RejectsBadRequests) {
@@ -214,7 +214,7 @@ TEST(Linker, CloseIsIdempotentAndMovesTransferOwnership) {
   } catch (const std::logic_error& e) {
     EXPECT_STREQ(e.what(), "Linker::link on a closed Linker");
   }
-  EXPECT_THROW(static_cast<void>(b.error_log()), std::logic_error);
+  EXPECT_THROW(static_cast<void>(b.get_error_log()), std::logic_error);
 }
 
 TEST(LinkerGpu, LinkedKernelRuns) {

@@ -57,8 +57,8 @@ TEST(LinkerDriverFallback, ChosenWhenNvJitLinkIsMissing) {
                 with_arch("sm_90"));
   EXPECT_EQ(linker.backend(), "driver");
   EXPECT_EQ(linker.handle(), nullptr);
-  EXPECT_EQ(linker.info_log(), "");
-  EXPECT_EQ(linker.error_log(), "");
+  EXPECT_EQ(linker.get_info_log(), "");
+  EXPECT_EQ(linker.get_error_log(), "");
   Program ptx(".version 8.0\n.target sm_90\n.address_size 64\n", CodeType::Ptx,
               ProgramOptions{.arch = "sm_90"});
   EXPECT_EQ(ptx.backend(), "driver");
@@ -141,8 +141,10 @@ TEST(LinkerDriverFallbackGpu, UndefinedSymbolFailsWithTheErrorLog) {
     FAIL() << "linking without helper_func must fail";
   } catch (const cuwrap::DriverError& e) {
     EXPECT_EQ(e.function(), "cuLinkComplete");
+    EXPECT_NE(e.log().find("helper_func"), std::string::npos) << e.what();  // the log on the error
   }
-  EXPECT_NE(linker.error_log().find("helper_func"), std::string::npos) << linker.error_log();
+  EXPECT_NE(linker.get_error_log().find("helper_func"), std::string::npos)
+      << linker.get_error_log();
 }
 
 TEST(LinkerDriverFallbackGpu, PtxProgramAssemblesThroughTheDriver) {
@@ -159,7 +161,7 @@ TEST(LinkerDriverFallbackGpu, PtxProgramAssemblesThroughTheDriver) {
   Program program(std::string(ptx.code().begin(), ptx.code().end()), CodeType::Ptx, options);
   EXPECT_EQ(program.backend(), "driver");
   std::string log;
-  const ObjectCode cubin = program.compile(TargetType::Cubin, {}, &log);
+  const ObjectCode cubin = program.compile(TargetType::Cubin, {.log = &log});
   EXPECT_EQ(cubin.code_type(), TargetType::Cubin);
   EXPECT_NO_THROW(static_cast<void>(cubin.get_kernel("noop")));
 }

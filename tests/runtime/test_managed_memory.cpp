@@ -51,7 +51,7 @@ TEST(ManagedBatchChecks, LocationCountAndNullBuffers) {
   const std::vector<const Buffer*> two{&a, &b};
   const std::vector<Location> three{Host{}, Host{}, Host{}};
   try {
-    cuwrap::managed_memory::prefetch_batch(cuwrap::kPerThreadDefaultStream, two, three);
+    cuwrap::managed_memory::prefetch_batch(two, three, cuwrap::kPerThreadDefaultStream);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_TRUE(contains(e.what(), "3 locations for 2 buffers")) << e.what();
@@ -60,18 +60,18 @@ TEST(ManagedBatchChecks, LocationCountAndNullBuffers) {
   // different lengths are a ValueError); a single Location is.
   const std::vector<Location> one{Host{}};
   try {
-    cuwrap::managed_memory::prefetch_batch(cuwrap::kPerThreadDefaultStream, two, one);
+    cuwrap::managed_memory::prefetch_batch(two, one, cuwrap::kPerThreadDefaultStream);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_TRUE(contains(e.what(), "1 locations for 2 buffers")) << e.what();
   }
   EXPECT_THROW(
-      cuwrap::managed_memory::discard_prefetch_batch(cuwrap::kPerThreadDefaultStream, two, one),
+      cuwrap::managed_memory::discard_prefetch_batch(two, one, cuwrap::kPerThreadDefaultStream),
       std::invalid_argument);
   const std::vector<const Buffer*> with_null{&a, nullptr};
   try {
-    cuwrap::managed_memory::prefetch_batch(cuwrap::kPerThreadDefaultStream, with_null,
-                                           Location(Host{}));
+    cuwrap::managed_memory::prefetch_batch(with_null, Location(Host{}),
+                                           cuwrap::kPerThreadDefaultStream);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_TRUE(contains(e.what(), "buffers[1] is null")) << e.what();
@@ -193,7 +193,7 @@ TEST_F(ManagedGpu, BatchPrefetchReachesEveryBuffer) {
     pointers.push_back(&b);
   }
   const Location to_device(device());  // one location for all
-  cuwrap::managed_memory::prefetch_batch(stream(), pointers, to_device);
+  cuwrap::managed_memory::prefetch_batch(pointers, to_device, stream());
   stream().sync();
   for (const Buffer& b : buffers) {
     EXPECT_EQ(ManagedBufferRef(b).last_prefetch_location(), Location(device()));
@@ -203,7 +203,7 @@ TEST_F(ManagedGpu, BatchPrefetchReachesEveryBuffer) {
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     alternating.push_back(i % 2 == 0 ? Location(Host{}) : Location(device()));
   }
-  cuwrap::managed_memory::prefetch_batch(stream(), pointers, alternating);
+  cuwrap::managed_memory::prefetch_batch(pointers, alternating, stream());
   stream().sync();
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     const std::optional<Location> last = ManagedBufferRef(buffers[i]).last_prefetch_location();
@@ -211,7 +211,7 @@ TEST_F(ManagedGpu, BatchPrefetchReachesEveryBuffer) {
     EXPECT_EQ(std::holds_alternative<Host>(*last), i % 2 == 0) << "buffer " << i;
   }
   // The legacy default stream, which the batch entry point refuses, goes through the loop.
-  cuwrap::managed_memory::prefetch_batch(cuwrap::kLegacyDefaultStream, pointers, to_device);
+  cuwrap::managed_memory::prefetch_batch(pointers, to_device, cuwrap::kLegacyDefaultStream);
   cuwrap::kLegacyDefaultStream.sync();
   for (const Buffer& b : buffers) {
     EXPECT_EQ(ManagedBufferRef(b).last_prefetch_location(), Location(device()));
@@ -236,7 +236,7 @@ TEST_F(ManagedGpu, DiscardWorksOrNamesCuda13) {
   EXPECT_NO_THROW(managed.discard(stream()));
   EXPECT_NO_THROW(managed.discard_prefetch(device(), stream()));
   const std::vector<const Buffer*> both{&buf, &buf};
-  EXPECT_NO_THROW(cuwrap::managed_memory::discard_batch(stream(), std::span(both).first(1)));
+  EXPECT_NO_THROW(cuwrap::managed_memory::discard_batch(std::span(both).first(1), stream()));
   stream().sync();
 }
 

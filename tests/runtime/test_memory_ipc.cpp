@@ -285,7 +285,7 @@ TEST_F(IpcTest, ExportedHandleAndDescriptorNameTheirPool) {
   EXPECT_EQ(handle.pool_id(), mr.pool_id());
   EXPECT_NE(mr.pool_id(), cuwrap::IPCPoolId{}) << "an IPC pool has a random id";
   Buffer buffer = mr.allocate(4096, stream());
-  const IPCBufferDescriptor descriptor = buffer.ipc_descriptor();
+  const IPCBufferDescriptor descriptor = buffer.get_ipc_descriptor();
   EXPECT_EQ(descriptor.size, 4096U);
   EXPECT_EQ(descriptor.pool_id, mr.pool_id());
   buffer.close(stream());
@@ -298,13 +298,13 @@ TEST_F(IpcTest, ExportedHandleAndDescriptorNameTheirPool) {
 TEST_F(IpcTest, BufferExportsWithoutThePoolExportedFirst) {
   DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
   Buffer buffer = mr.allocate(256, stream());
-  const IPCBufferDescriptor descriptor = buffer.ipc_descriptor();
+  const IPCBufferDescriptor descriptor = buffer.get_ipc_descriptor();
   EXPECT_EQ(descriptor.size, 256U);
   EXPECT_EQ(descriptor.pool_id, mr.pool_id());
   const IPCAllocationHandle handle = mr.get_allocation_handle();
   EXPECT_TRUE(handle.is_open()) << "the pool still exports after its buffers did";
   const Buffer empty = mr.allocate(0, stream());
-  EXPECT_THROW(static_cast<void>(empty.ipc_descriptor()), std::logic_error);
+  EXPECT_THROW(static_cast<void>(empty.get_ipc_descriptor()), std::logic_error);
   buffer.close(stream());
   stream().sync();
 }
@@ -314,7 +314,7 @@ TEST_F(IpcTest, BufferOfAClosedPoolRefusesToExport) {
   Buffer buffer = mr.allocate(64, stream());
   mr.close();
   try {
-    static_cast<void>(buffer.ipc_descriptor());
+    static_cast<void>(buffer.get_ipc_descriptor());
     FAIL() << "a buffer of a closed pool must refuse to export";
   } catch (const std::logic_error& e) {
     EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
@@ -327,7 +327,7 @@ TEST_F(IpcTest, DescriptorFromAnotherPoolIsRefusedBeforeTheDriver) {
   DeviceMemoryResource exporter(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
   DeviceMemoryResource other(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
   Buffer buffer = exporter.allocate(256, stream());
-  const IPCBufferDescriptor descriptor = buffer.ipc_descriptor();
+  const IPCBufferDescriptor descriptor = buffer.get_ipc_descriptor();
   EXPECT_THROW(static_cast<void>(Buffer::from_ipc_descriptor(other, descriptor, stream())),
                std::invalid_argument);
   DeviceMemoryResource plain(device(), DeviceMemoryResourceOptions{.create_pool = true});
@@ -345,7 +345,7 @@ TEST_F(IpcTest, PoolsWithoutIpcRefuseToExport) {
   EXPECT_FALSE(mr.is_ipc_enabled());
   EXPECT_THROW(static_cast<void>(mr.get_allocation_handle()), std::logic_error);
   Buffer buffer = mr.allocate(64, stream());
-  EXPECT_THROW(static_cast<void>(buffer.ipc_descriptor()), std::logic_error);
+  EXPECT_THROW(static_cast<void>(buffer.get_ipc_descriptor()), std::logic_error);
   buffer.close(stream());
   stream().sync();
 }
@@ -428,8 +428,8 @@ TEST_F(IpcTest, TwoProcessesShareABuffer) {
   theirs.close();  // so that a child that dies shows up as a closed connection
 
   mine.send(mr.get_allocation_handle());
-  mine.send_value(buffer.ipc_descriptor());
-  const auto event_descriptor = mine.receive_value<CUipcEventHandle>();
+  mine.send_value(buffer.get_ipc_descriptor());
+  const auto event_descriptor = mine.receive_value<cuwrap::IPCEventDescriptor>();
   ASSERT_EQ(mine.receive_value<char>(), kRecorded);
   {
     const cuwrap::Event written = cuwrap::Event::from_ipc_descriptor(event_descriptor, device());

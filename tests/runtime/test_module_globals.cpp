@@ -38,7 +38,8 @@ extern "C" __global__ void other() {}
 )";
 
 TEST(ModuleGlobals, UnloadableCodeIsALogicError) {
-  const cuwrap::ObjectCode ltoir = cuwrap::ObjectCode::from_ltoir(std::vector<char>{'x'}, "ir");
+  const cuwrap::ObjectCode ltoir =
+      cuwrap::ObjectCode::from_ltoir(std::vector<std::byte>{std::byte{'x'}}, "ir");
   EXPECT_THROW((void)ltoir.kernel_names(), std::logic_error);
 }
 

@@ -10,12 +10,17 @@
 #include "kernel_sources.hpp"
 #include "toolkit_libraries.hpp"
 
+#include <unistd.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace {
@@ -72,17 +77,19 @@ TEST(ObjectCode, FromMemoryKeepsTheBytes) {
   for (char& b : bytes)
     b = static_cast<char>(rng());
   bytes[0] = 1;  // not empty, not NUL-led
-  const ObjectCode cubin = ObjectCode::from_cubin(bytes, "mine");
+  const ObjectCode cubin = ObjectCode::from_cubin(std::as_bytes(std::span(bytes)), "mine");
   EXPECT_EQ(cubin.code_type(), TargetType::Cubin);
   EXPECT_EQ(cubin.name(), "mine");
   ASSERT_EQ(cubin.code().size(), bytes.size());
   EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), cubin.code().begin()));
-  EXPECT_EQ(ObjectCode::from_ltoir(bytes).code_type(), TargetType::Ltoir);
-  EXPECT_EQ(ObjectCode::from_fatbin(bytes).code_type(), TargetType::Fatbin);
+  EXPECT_EQ(ObjectCode::from_ltoir(std::as_bytes(std::span(bytes))).code_type(), TargetType::Ltoir);
+  EXPECT_EQ(ObjectCode::from_fatbin(std::as_bytes(std::span(bytes))).code_type(),
+            TargetType::Fatbin);
   const ObjectCode ptx = ObjectCode::from_ptx(".version 8.0");
   EXPECT_EQ(ptx.code_type(), TargetType::Ptx);
   EXPECT_EQ(std::string(ptx.code().begin(), ptx.code().end()), ".version 8.0");
-  EXPECT_THROW(static_cast<void>(ObjectCode::from_cubin({})), std::invalid_argument);
+  EXPECT_THROW(static_cast<void>(ObjectCode::from_cubin(std::span<const std::byte>{})),
+               std::invalid_argument);
 }
 
 TEST(ObjectCode, CopiesShareTheCode) {
@@ -136,11 +143,12 @@ TEST(ObjectCode, ObjectsAndLibrariesAreLinkInputsWithSymbolMapping) {
       EXPECT_TRUE(contains(e.what(), "link it with Linker first")) << e.what();
     }
   }
-  EXPECT_EQ(ObjectCode::from_object(bytes).code_type(), TargetType::Object);
-  EXPECT_EQ(ObjectCode::from_library(bytes, "lib").name(), "lib");
-  const ObjectCode fat = ObjectCode::from_fatbin(bytes, "fat", mapping);
+  const std::span<const std::byte> image = std::as_bytes(std::span(bytes));
+  EXPECT_EQ(ObjectCode::from_object(image).code_type(), TargetType::Object);
+  EXPECT_EQ(ObjectCode::from_library(image, "lib").name(), "lib");
+  const ObjectCode fat = ObjectCode::from_fatbin(image, "fat", mapping);
   EXPECT_EQ(fat.lowered_name("add<int>"), "_Z3addIiEvPT_");
-  const ObjectCode cubin = ObjectCode::from_cubin(bytes, "c", mapping);
+  const ObjectCode cubin = ObjectCode::from_cubin(image, "c", mapping);
   EXPECT_EQ(cubin.name_expressions(), mapping);
 }
 
@@ -157,8 +165,36 @@ TEST(ObjectCode, FromFileRejectsUnknownExtensionsAndMissingFiles) {
   try {
     static_cast<void>(ObjectCode::from_file(missing));
     FAIL() << "expected an error for a missing file";
-  } catch (const std::runtime_error& e) {
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::no_such_file_or_directory) << e.what();
     EXPECT_TRUE(contains(e.what(), missing.string())) << e.what();
+  }
+}
+
+// Every file error is a std::system_error with the errno and the path: a directory
+// named like code, and a file this process may not read.
+TEST(ObjectCode, FromFileReportsTheErrnoAndThePath) {
+  TempDir dir;
+  const std::filesystem::path folder = dir.path() / "folder.cubin";
+  std::filesystem::create_directory(folder);
+  try {
+    static_cast<void>(ObjectCode::from_file(folder));
+    FAIL() << "expected an error for a directory";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::is_a_directory) << e.what();
+    EXPECT_TRUE(contains(e.what(), folder.string())) << e.what();
+  }
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "root reads a file without read permission";
+  }
+  const std::filesystem::path locked = dir.write("locked.ptx", std::vector<char>{'x'});
+  std::filesystem::permissions(locked, std::filesystem::perms::none);
+  try {
+    static_cast<void>(ObjectCode::from_file(locked));
+    FAIL() << "expected an error for an unreadable file";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::permission_denied) << e.what();
+    EXPECT_TRUE(contains(e.what(), locked.string())) << e.what();
   }
 }
 

@@ -439,7 +439,7 @@ TEST(Program, CompileErrorCarriesTheLog) {
   Program program(source, CodeType::Cxx, o);
   std::string log;
   try {
-    static_cast<void>(program.compile(TargetType::Ptx, {}, &log));
+    static_cast<void>(program.compile(TargetType::Ptx, {.log = &log}));
     FAIL() << "expected NvrtcError";
   } catch (const cuwrap::NvrtcError& e) {
     EXPECT_EQ(e.code(), NVRTC_ERROR_COMPILATION);
@@ -457,7 +457,7 @@ TEST(Program, LogReceivesWarningsOnSuccess) {
       "extern \"C\" __global__ void k(float* o) { int unused_variable; o[0] = 1.0f; }\n";
   Program program(source, CodeType::Cxx, sm90());
   std::string log = "stale";
-  static_cast<void>(program.compile(TargetType::Ptx, {}, &log));
+  static_cast<void>(program.compile(TargetType::Ptx, {.log = &log}));
   EXPECT_NE(log, "stale");
   EXPECT_TRUE(log.empty() || contains(log, "unused_variable")) << log;
 }
@@ -483,7 +483,7 @@ TEST(Program, BadPtxThrowsNvJitLinkErrorWithLog) {
                   sm90());
   std::string log;
   try {
-    static_cast<void>(program.compile(TargetType::Cubin, {}, &log));
+    static_cast<void>(program.compile(TargetType::Cubin, {.log = &log}));
     FAIL() << "expected NvJitLinkError";
   } catch (const cuwrap::NvJitLinkError& e) {
     EXPECT_FALSE(e.log().empty());

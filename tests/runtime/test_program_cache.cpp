@@ -20,6 +20,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -180,7 +181,7 @@ TEST(ProgramCacheObjectCode, PutThenCompileWithTheSameKeyHits) {
   EXPECT_EQ(cache.entry_count(), 1U);
   Program p(kSource, CodeType::Cxx, sm90());
   std::string log = "untouched";
-  const ObjectCode hit = p.compile(TargetType::Ptx, names, &log, &cache);
+  const ObjectCode hit = p.compile(TargetType::Ptx, names, {.log = &log, .cache = &cache});
   EXPECT_EQ(std::string(hit.code().data(), hit.code().size()), marked);
   EXPECT_EQ(hit.name(), "stored");
   EXPECT_EQ(hit.lowered_name("fill<int>"), compiled.lowered_name("fill<int>"));
@@ -195,7 +196,7 @@ TEST(ProgramCacheObjectCode, CompileThenGetReturnsTheObjectCode) {
   EXPECT_EQ(cache.max_bytes(), FileProgramCache::kNoSizeCap);
   const std::vector<std::string> names{"fill<float>"};
   Program p(kSource, CodeType::Cxx, sm90());
-  const ObjectCode compiled = p.compile(TargetType::Cubin, names, nullptr, &cache);
+  const ObjectCode compiled = p.compile(TargetType::Cubin, names, {.cache = &cache});
   const std::optional<ObjectCode> got = cache.get_object_code(
       cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Cubin, names));
   ASSERT_TRUE(got.has_value());
@@ -273,11 +274,11 @@ TEST(InMemoryProgramCache, CompileHitReturnsTheSameCodeAndNames) {
   const std::vector<std::string> names{"fill<int>"};
   std::string log1;
   Program p1(kSource, CodeType::Cxx, sm90());
-  const ObjectCode first = p1.compile(TargetType::Cubin, names, &log1, &cache);
+  const ObjectCode first = p1.compile(TargetType::Cubin, names, {.log = &log1, .cache = &cache});
   EXPECT_EQ(cache.entry_count(), 1U);
   Program p2(kSource, CodeType::Cxx, sm90());
   std::string log2 = "untouched";
-  const ObjectCode second = p2.compile(TargetType::Cubin, names, &log2, &cache);
+  const ObjectCode second = p2.compile(TargetType::Cubin, names, {.log = &log2, .cache = &cache});
   EXPECT_EQ(cache.entry_count(), 1U);
   EXPECT_EQ(log2, log1);
   EXPECT_EQ(second.code_type(), TargetType::Cubin);
@@ -286,7 +287,7 @@ TEST(InMemoryProgramCache, CompileHitReturnsTheSameCodeAndNames) {
   EXPECT_EQ(second.lowered_name("fill<int>"), first.lowered_name("fill<int>"));
   EXPECT_EQ(second.name(), first.name());
   // A different target is a different entry.
-  const ObjectCode ptx = p2.compile(TargetType::Ptx, names, nullptr, &cache);
+  const ObjectCode ptx = p2.compile(TargetType::Ptx, names, {.cache = &cache});
   EXPECT_EQ(ptx.code_type(), TargetType::Ptx);
   EXPECT_EQ(cache.entry_count(), 2U);
 }
@@ -297,7 +298,7 @@ TEST(InMemoryProgramCache, MalformedValueIsAMissAndIsReplaced) {
   Program p(kSource, CodeType::Cxx, sm90());
   const std::string key = p.program_cache_key(TargetType::Ptx);
   cache.put(key, "garbage");
-  const ObjectCode code = p.compile(TargetType::Ptx, {}, nullptr, &cache);
+  const ObjectCode code = p.compile(TargetType::Ptx, {.cache = &cache});
   EXPECT_EQ(code.code_type(), TargetType::Ptx);
   EXPECT_NE(*cache.get(key), "garbage");
 }
@@ -311,13 +312,13 @@ TEST(FileProgramCache, StoresAcrossInstancesAndCompiles) {
   ObjectCode first = [&] {
     FileProgramCache cache(dir.path(), std::size_t{64} << 20);
     Program p(kSource, CodeType::Cxx, sm90());
-    return p.compile(TargetType::Cubin, names, nullptr, &cache);
+    return p.compile(TargetType::Cubin, names, {.cache = &cache});
   }();
   FileProgramCache cache(dir.path(), std::size_t{64} << 20);
   Program p(kSource, CodeType::Cxx, sm90());
   const std::string key = p.program_cache_key(TargetType::Cubin, names);
   ASSERT_TRUE(fs::exists(cache.entry_path(key)));
-  const ObjectCode second = p.compile(TargetType::Cubin, names, nullptr, &cache);
+  const ObjectCode second = p.compile(TargetType::Cubin, names, {.cache = &cache});
   ASSERT_EQ(second.code().size(), first.code().size());
   EXPECT_TRUE(std::equal(first.code().begin(), first.code().end(), second.code().begin()));
   EXPECT_EQ(second.lowered_name("fill<float>"), first.lowered_name("fill<float>"));
@@ -375,10 +376,10 @@ TEST(FileProgramCache, CorruptEntryMakesCompileRecompile) {
   TempDir dir;
   FileProgramCache cache(dir.path(), std::size_t{64} << 20);
   Program p(kSource, CodeType::Cxx, sm90());
-  const ObjectCode first = p.compile(TargetType::Ptx, {}, nullptr, &cache);
+  const ObjectCode first = p.compile(TargetType::Ptx, {.cache = &cache});
   const fs::path path = cache.entry_path(p.program_cache_key(TargetType::Ptx));
   write_bytes(path, "CUWRAPPC1\nnonsense");
-  const ObjectCode second = p.compile(TargetType::Ptx, {}, nullptr, &cache);
+  const ObjectCode second = p.compile(TargetType::Ptx, {.cache = &cache});
   EXPECT_EQ(std::string(second.code().begin(), second.code().end()),
             std::string(first.code().begin(), first.code().end()));
   EXPECT_TRUE(cache.get(p.program_cache_key(TargetType::Ptx))) << "rewritten after the miss";
@@ -541,14 +542,57 @@ TEST(FileProgramCache, UnwritableDirectoryCompilesUncachedWithOneWarning) {
   fs::remove(dir.path());
   write_bytes(dir.path(), "not a directory any more");
   Program p(kSource, CodeType::Cxx, sm90());
-  const ObjectCode first = p.compile(TargetType::Ptx, {}, nullptr, &cache);
-  const ObjectCode second = p.compile(TargetType::Cubin, {}, nullptr, &cache);
+  const ObjectCode first = p.compile(TargetType::Ptx, {.cache = &cache});
+  const ObjectCode second = p.compile(TargetType::Cubin, {.cache = &cache});
   EXPECT_EQ(first.code_type(), TargetType::Ptx);
   EXPECT_EQ(second.code_type(), TargetType::Cubin);
   ASSERT_EQ(warnings.size(), 1U) << "one warning, not one per compile";
   EXPECT_NE(warnings[0].find(dir.path().string()), std::string::npos) << warnings[0];
   fs::remove(dir.path());
   fs::create_directory(dir.path());
+}
+
+// A directory the cache cannot make, or an entry it cannot remove, is a std::system_error
+// with the errno of the failed call and the path, as every file error of cuwrap.
+TEST(FileProgramCache, FileErrorsCarryTheErrnoAndThePath) {
+  TempDir dir;
+  const fs::path file = dir.path() / "plain_file";
+  write_bytes(file, "x");
+  try {
+    FileProgramCache cache(file / "cache");  // a directory under a regular file
+    FAIL() << "made a cache directory under a regular file";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::not_a_directory) << e.what();
+    EXPECT_NE(std::string(e.what()).find(file.string()), std::string::npos) << e.what();
+  }
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "root makes and removes files in read-only directories";
+  }
+  const fs::path locked = dir.path() / "locked";
+  fs::create_directory(locked);
+  fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);
+  try {
+    FileProgramCache cache(locked / "cache");
+    ADD_FAILURE() << "made a cache directory in a read-only directory";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::permission_denied) << e.what();
+    EXPECT_NE(std::string(e.what()).find((locked / "cache").string()), std::string::npos)
+        << e.what();
+  }
+  fs::permissions(locked, fs::perms::owner_all, fs::perm_options::replace);
+  FileProgramCache cache(locked / "cache");
+  cache.put("k", std::string_view("v"));
+  fs::permissions(locked / "cache", fs::perms::owner_read | fs::perms::owner_exec,
+                  fs::perm_options::replace);
+  try {
+    static_cast<void>(cache.remove("k"));
+    ADD_FAILURE() << "removed an entry from a read-only directory";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), std::errc::permission_denied) << e.what();
+    EXPECT_NE(std::string(e.what()).find(cache.entry_path("k").string()), std::string::npos)
+        << e.what();
+  }
+  fs::permissions(locked / "cache", fs::perms::owner_all, fs::perm_options::replace);
 }
 
 TEST(FileProgramCache, ReadOnlyDirectoryIsUsableForReading) {

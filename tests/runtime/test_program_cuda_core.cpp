@@ -217,7 +217,7 @@ extern "C" __global__ void k() {}
   // diag_error makes a warning (#177-D, a variable never referenced) an error.
   constexpr const char* kUnused = R"(extern "C" __global__ void k() { int unused; })";
   std::string log;
-  EXPECT_NO_THROW(Program(kUnused, CodeType::Cxx, sm90()).compile(TargetType::Ptx, {}, &log));
+  EXPECT_NO_THROW(Program(kUnused, CodeType::Cxx, sm90()).compile(TargetType::Ptx, {.log = &log}));
   EXPECT_TRUE(contains(log, "177")) << log;
   ProgramOptions strict = sm90();
   strict.diag_error = {177};
@@ -226,7 +226,7 @@ extern "C" __global__ void k() {}
   ProgramOptions quiet = sm90();
   quiet.diag_suppress = {177};
   log.clear();
-  EXPECT_NO_THROW(Program(kUnused, CodeType::Cxx, quiet).compile(TargetType::Ptx, {}, &log));
+  EXPECT_NO_THROW(Program(kUnused, CodeType::Cxx, quiet).compile(TargetType::Ptx, {.log = &log}));
   EXPECT_FALSE(contains(log, "177")) << log;
 }
 
@@ -309,7 +309,7 @@ TEST(CudaCoreProgram, PtxProgramPassesTheLinkerFieldsOn) {
   o.split_compile = 1;
   o.no_cache = true;
   std::string log;
-  const ObjectCode cubin = Program(ptx, CodeType::Ptx, o).compile(TargetType::Cubin, {}, &log);
+  const ObjectCode cubin = Program(ptx, CodeType::Ptx, o).compile(TargetType::Cubin, {.log = &log});
   EXPECT_TRUE(is_elf(cubin.code()));
   // A ptxas option nvJitLink does not know fails the link: the field reached it.
   o.ptxas_options = {"--no-such-ptxas-option"};

@@ -81,7 +81,7 @@ TEST(ProgramNvvm, CompilesNvvmIrToPtxWithTheKernelEntry) {
   Program program(kScaleAdd, CodeType::Nvvm, sm90());
   EXPECT_EQ(program.backend(), "NVVM");
   std::string log = "untouched";
-  const ObjectCode ptx = program.compile(TargetType::Ptx, {}, &log);
+  const ObjectCode ptx = program.compile(TargetType::Ptx, {.log = &log});
   EXPECT_EQ(ptx.code_type(), TargetType::Ptx);
   const std::string text(ptx.code().begin(), ptx.code().end());
   EXPECT_TRUE(contains(text, ".entry scale_add")) << text;
@@ -128,7 +128,7 @@ TEST(ProgramNvvm, MalformedIrThrowsNvvmErrorWithTheLog) {
   std::string log;
   try {
     Program program(broken, CodeType::Nvvm, sm90());
-    program.compile(TargetType::Ptx, {}, &log);
+    program.compile(TargetType::Ptx, {.log = &log});
     FAIL() << "malformed NVVM IR compiled";
   } catch (const cuwrap::NvvmError& e) {
     EXPECT_FALSE(e.log().empty());

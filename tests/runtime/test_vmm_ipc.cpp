@@ -184,7 +184,7 @@ TEST_F(VmmIpc, AnEnlargedPoolDescriptorIsRefusedInTheImportingProcess) {
   IPCChildProcess child = start_self("VmmIpcChild.RefuseAnEnlargedPoolDescriptor");
   child.channel().set_receive_timeout(120);
   child.channel().send(
-      cuwrap::IPCSharedBuffers{mr.get_allocation_handle(), {small.ipc_descriptor()}});
+      cuwrap::IPCSharedBuffers{mr.get_allocation_handle(), {small.get_ipc_descriptor()}});
   EXPECT_EQ(child.channel().receive_value<char>(), 'D');
   EXPECT_EQ(child.wait(), 0) << "the child failed (its output is above)";
   small.close(stream());

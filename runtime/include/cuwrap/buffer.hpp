@@ -255,7 +255,7 @@ class Buffer : public BufferRef {
   /// `stream`, which the buffer keeps alive until then. Memory resources use this in
   /// allocate().
   static Buffer adopt(CUdeviceptr ptr, std::size_t size, MemoryResource* mr, StreamRef stream);
-  /// Import a buffer another process exported with ipc_descriptor(), from the pool
+  /// Import a buffer another process exported with get_ipc_descriptor(), from the pool
   /// `mr` imported with DeviceMemoryResource::from_allocation_handle; close() releases
   /// the import ordered on `stream` (free it before the exporting process frees it).
   ///
@@ -301,12 +301,15 @@ class Buffer : public BufferRef {
   /// (docs/errors.md) instead of being thrown; use close(stream) to catch it.
   void close() noexcept;
 
-  /// Return the descriptor another process imports with from_ipc_descriptor().
+  /// Return the descriptor another process imports with from_ipc_descriptor(), as
+  /// cuda.core's Buffer.get_ipc_descriptor().
   ///
   /// Throws std::logic_error unless the buffer came from an IPC-enabled
   /// DeviceMemoryResource that is still open, or when it has 0 bytes (before any
   /// driver call).
-  IPCBufferDescriptor ipc_descriptor() const;
+  IPCBufferDescriptor get_ipc_descriptor() const;
+  /// Return get_ipc_descriptor() (the name before cuwrap followed cuda.core's).
+  [[deprecated("use get_ipc_descriptor()")]] IPCBufferDescriptor ipc_descriptor() const;
   /// Order the free of this buffer (close() and the destructor) on `stream` instead
   /// of the allocation stream; the buffer keeps `stream`'s CUDA stream alive.
   void set_deallocation_stream(StreamRef stream);

@@ -152,10 +152,10 @@ std::vector<CopySide> copy_sides(Range&& range, Side side) {
 /// \code
 ///   std::vector<const cuwrap::Buffer*> srcs{&a, &b};
 ///   std::vector<cuwrap::Buffer*> dsts{&c, &d};
-///   cuwrap::copy_batch(stream, srcs, dsts);
+///   cuwrap::copy_batch(srcs, dsts, stream);
 /// \endcode
-void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
-                std::span<Buffer* const> dsts);
+void copy_batch(std::span<const Buffer* const> srcs, std::span<Buffer* const> dsts,
+                StreamRef stream);
 /// Copy each of `srcs` into the matching element of `dsts` with per-copy `options`.
 ///
 /// `srcs` is any range of Buffers, pointers to Buffers, or host memory (elements that
@@ -177,13 +177,13 @@ void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
 /// Example:
 /// \code
 ///   std::vector<cuwrap::Buffer> srcs = ..., dsts = ...;
-///   cuwrap::copy_batch(stream, srcs, dsts,
+///   cuwrap::copy_batch(srcs, dsts, stream,
 ///                      cuwrap::CopyOptions{.src_access_order =
 ///                                              cuwrap::MemcpySrcAccessOrder::Any});
 /// \endcode
 template <class Srcs, class Dsts>
 requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
-void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts,
+void copy_batch(Srcs&& srcs, Dsts&& dsts, StreamRef stream,
                 std::span<const CopyOptions> options = {}) {
   const auto sources =
       detail::copy_sides(srcs, [](auto&& element) { return detail::copy_source(element); });
@@ -194,7 +194,7 @@ void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts,
 /// Copy each of `srcs` into the matching element of `dsts`, every copy with `options`.
 template <class Srcs, class Dsts>
 requires detail::CopySourceRange<Srcs> && detail::CopyDestinationRange<Dsts>
-void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts, const CopyOptions& options) {
+void copy_batch(Srcs&& srcs, Dsts&& dsts, StreamRef stream, const CopyOptions& options) {
   const auto sources =
       detail::copy_sides(srcs, [](auto&& element) { return detail::copy_source(element); });
   const auto destinations =
@@ -205,19 +205,24 @@ void copy_batch(StreamRef stream, Srcs&& srcs, Dsts&& dsts, const CopyOptions& o
 /// Run every copy of `copies`, ordered on `stream`, as one batch.
 ///
 /// The address form of copy_batch, for sub-ranges of buffers; same rules.
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies);
+void copy_batch(std::span<const CopyOp> copies, StreamRef stream);
 /// Run every copy of `copies` with per-copy `options` (one per copy; empty: the defaults).
 ///
 /// Unset location hints are the stream's device: give Host{} for host addresses.
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
+void copy_batch(std::span<const CopyOp> copies, StreamRef stream,
                 std::span<const CopyOptions> options);
 /// Run every copy of `copies`, each with `options`.
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies, const CopyOptions& options);
+void copy_batch(std::span<const CopyOp> copies, StreamRef stream, const CopyOptions& options);
 /// copy_batch does not take a GraphBuilder (as cuda.core's, which refuses it with a
 /// TypeError): cuMemcpyBatchAsync has no graph-node form and the driver rejects it in a
 /// capture. Add copies to a graph with GraphBuilder::add_memcpy or Buffer::copy_to.
-template <class... Args>
-void copy_batch(const GraphBuilder& builder, Args&&... args) = delete;
+template <class Srcs, class Dsts, class... Options>
+void copy_batch(Srcs&& srcs, Dsts&& dsts, const GraphBuilder& builder,
+                Options&&... options) = delete;
+/// The address form does not take a GraphBuilder either; see above.
+template <class... Options>
+void copy_batch(std::span<const CopyOp> copies, const GraphBuilder& builder,
+                Options&&... options) = delete;
 /// Return whether copy_batch issues one cuMemcpyBatchAsync (else a cuMemcpyAsync loop).
 bool has_native_copy_batch();
 
@@ -231,14 +236,14 @@ struct Pitched2D {
 ///
 /// cuMemcpy2DAsync with unified addressing (any device, pinned or managed pointers).
 /// Throws std::invalid_argument when a pitch is smaller than `width_bytes`.
-void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src, std::size_t width_bytes,
-             std::size_t height);
+void copy_2d(const Pitched2D& dst, const Pitched2D& src, std::size_t width_bytes,
+             std::size_t height, StreamRef stream);
 /// Copy a `width_bytes` x `height` x `depth` box between two pitched 3-D regions.
 ///
 /// `dst_height` / `src_height` are the rows per slice of each region (cuMemcpy3DAsync).
-void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height, const Pitched2D& src,
-             std::size_t src_height, std::size_t width_bytes, std::size_t height,
-             std::size_t depth);
+void copy_3d(const Pitched2D& dst, std::size_t dst_height, const Pitched2D& src,
+             std::size_t src_height, std::size_t width_bytes, std::size_t height, std::size_t depth,
+             StreamRef stream);
 
 namespace detail {
 

@@ -48,13 +48,17 @@ class DriverError : public Error {
   const std::string& name() const noexcept { return name_; }
   /// Return the C function that failed, e.g. "cuMemAlloc".
   const std::string& function() const noexcept { return function_; }
-  /// Return the JIT error log of a failed JIT call (cuModuleLoadDataEx, cuLinkAddData...
-  /// through their typed forms), also at the end of what(); empty for other failures.
-  const std::string& error_log() const noexcept { return error_log_; }
+  /// Return the JIT error log of a failed JIT call (cuModuleLoadDataEx, cuLinkAddData,
+  /// cuLinkComplete... through their typed forms and the Linker's driver backend), also
+  /// at the end of what(); empty for other failures. Every cuwrap exception that carries
+  /// a library's log names it log().
+  const std::string& log() const noexcept { return log_; }
+  /// Return log(); the name before every exception's log was log().
+  [[deprecated("use log()")]] const std::string& error_log() const noexcept { return log_; }
 
   /// Build the error of a failed JIT call: what() is the status's message followed by
-  /// `error_log` on the next lines (when not empty).
-  static DriverError with_error_log(CUresult code, const std::string& function, std::string error_log);
+  /// `log` on the next lines (when not empty).
+  static DriverError with_log(CUresult code, const std::string& function, std::string log);
 
  protected:
   /// Build the error for `code` in `function` with `message` as what(), for errors that
@@ -65,7 +69,7 @@ class DriverError : public Error {
   CUresult code_;
   std::string name_;
   std::string function_;
-  std::string error_log_;
+  std::string log_;
 };
 
 /// Thrown when a cuwrap object is used after the CUDA context it belongs to was destroyed.

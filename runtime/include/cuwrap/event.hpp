@@ -33,7 +33,7 @@ struct EventOptions {
   bool ipc_enabled = false;
 };
 
-/// An IPC-enabled event as another process opens it (Event::ipc_descriptor,
+/// An IPC-enabled event as another process opens it (Event::get_ipc_descriptor,
 /// Event::from_ipc_descriptor): the driver's handle and the flag it does not carry, as
 /// cuda.core's IPCEventDescriptor. Trivially copyable: send it with
 /// IPCChannel::send_value.
@@ -141,7 +141,8 @@ class Event : public EventRef {
   /// Destroy the event (never throws).
   ~Event();
 
-  /// Open an event another process exported with get_ipc_descriptor().
+  /// Open an event from the driver's bare handle (IPCEventDescriptor::handle, or one
+  /// another library exported with cuIpcGetEventHandle).
   ///
   /// The event is opened in the context current on this thread, or in device 0's
   /// primary context when none is. The returned Event owns the opened handle.
@@ -149,7 +150,7 @@ class Event : public EventRef {
   /// Open an exported event in the primary context of `device`.
   static Event from_ipc_descriptor(const CUipcEventHandle& descriptor, const Device& device);
 
-  /// Open an event another process exported with ipc_descriptor(), keeping its flags:
+  /// Open an event another process exported with get_ipc_descriptor(), keeping its flags:
   /// the opened event reports is_blocking_sync() as the exporter's did.
   ///
   /// The descriptor is untrusted input: a flag byte other than 0 or 1 is
@@ -159,17 +160,14 @@ class Event : public EventRef {
   /// Open an exported event, keeping its flags, in the primary context of `device`.
   static Event from_ipc_descriptor(const IPCEventDescriptor& descriptor, const Device& device);
 
-  /// Return the descriptor that another process passes to from_ipc_descriptor.
+  /// Return the descriptor (the driver's handle and the event's flags) that another
+  /// process opens with from_ipc_descriptor(), as cuda.core's Event.get_ipc_descriptor().
   ///
-  /// An event opened with from_ipc_descriptor returns the descriptor it was opened from,
-  /// so that a process can pass an imported event on. Throws std::logic_error unless the
-  /// event was created with ipc_enabled (or opened from a descriptor).
-  CUipcEventHandle get_ipc_descriptor() const;
-  /// Return the descriptor with the event's flags (IPCEventDescriptor), which another
-  /// process opens with from_ipc_descriptor(const IPCEventDescriptor&).
-  ///
-  /// Throws std::logic_error unless the event was created with ipc_enabled.
-  IPCEventDescriptor ipc_descriptor() const;
+  /// An event opened with from_ipc_descriptor returns the descriptor it was opened from
+  /// (with its blocking_sync flag), so that a process can pass an imported event on.
+  /// Throws std::logic_error unless the event was created with ipc_enabled (or opened
+  /// from a descriptor).
+  IPCEventDescriptor get_ipc_descriptor() const;
   /// Destroy the event now; idempotent, never throws.
   void close() noexcept;
 

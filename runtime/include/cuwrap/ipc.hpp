@@ -108,8 +108,8 @@ std::uint64_t ipc_message_max_length(IPCMessageKind kind) noexcept;
 ///
 /// Example (exporter):
 /// \code
-///   channel.send(cuwrap::IPCSharedBuffers{mr.get_allocation_handle(),
-///                                         {input.ipc_descriptor(), output.ipc_descriptor()}});
+///   channel.send(cuwrap::IPCSharedBuffers{
+///       mr.get_allocation_handle(), {input.get_ipc_descriptor(), output.get_ipc_descriptor()}});
 /// \endcode
 struct IPCSharedBuffers {
   IPCAllocationHandle pool;                  ///< the exported pool (owns its descriptor)
@@ -299,7 +299,7 @@ class IPCListener {
 /// \code
 ///   cuwrap::IPCChildProcess child("/path/to/worker", {"--mode", "import"});
 ///   child.channel().send(cuwrap::IPCSharedBuffers{mr.get_allocation_handle(),
-///                                                 {buffer.ipc_descriptor()}});
+///                                                 {buffer.get_ipc_descriptor()}});
 ///   int status = child.wait();        // 0: the worker succeeded
 /// \endcode
 /// Move-only. The destructor of a child not waited for closes the channel, gives the

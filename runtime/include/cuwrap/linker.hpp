@@ -109,14 +109,20 @@ class Linker {
   ///
   /// Throws NvJitLinkError with the error log when linking fails (an undefined symbol,
   /// ...), std::invalid_argument for another target. With the driver backend a failure
-  /// throws DriverError naming cuLinkAddData or cuLinkComplete, and error_log() holds
-  /// the driver's reason.
+  /// throws DriverError naming cuLinkAddData or cuLinkComplete whose log() holds the
+  /// driver's reason. The logs also stay readable here (get_error_log()).
   ObjectCode link(TargetType target);
 
-  /// Return the info log of nvJitLink or of the driver linker ("" before linking).
-  std::string info_log() const;
-  /// Return the error log of nvJitLink or of the driver linker ("" when nothing failed).
-  std::string error_log() const;
+  /// Return the info log of nvJitLink or of the driver linker ("" before linking), as
+  /// cuda.core's Linker.get_info_log().
+  std::string get_info_log() const;
+  /// Return the error log of nvJitLink or of the driver linker ("" when nothing failed),
+  /// as cuda.core's Linker.get_error_log().
+  std::string get_error_log() const;
+  /// Return get_info_log() (the name before cuwrap followed cuda.core's).
+  [[deprecated("use get_info_log()")]] std::string info_log() const { return get_info_log(); }
+  /// Return get_error_log() (the name before cuwrap followed cuda.core's).
+  [[deprecated("use get_error_log()")]] std::string error_log() const { return get_error_log(); }
   /// Return "nvJitLink", or "driver" when nvJitLink is absent or too old (see above).
   std::string backend() const;
   /// Return the options the linker was created with.

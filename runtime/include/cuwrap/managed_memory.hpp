@@ -144,22 +144,22 @@ void discard_prefetch(const Buffer& buffer, const Location& location, StreamRef 
 /// cuMemPrefetchAsync. Throws std::invalid_argument for a null buffer or a count of
 /// locations other than buffers.size() (a list of one is not broadcast: pass a single
 /// Location for that, as cuda.core), and for a buffer that is not managed memory.
-void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
-                    std::span<const Location> locations);
+void prefetch_batch(std::span<const Buffer* const> buffers, std::span<const Location> locations,
+                    StreamRef stream);
 /// Prefetch every one of `buffers` to `location`, ordered on `stream` (cuda.core's
 /// single location for all).
-void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
-                    const Location& location);
+void prefetch_batch(std::span<const Buffer* const> buffers, const Location& location,
+                    StreamRef stream);
 /// Discard the contents of each of `buffers`, ordered on `stream` (CUDA 13).
-void discard_batch(StreamRef stream, std::span<const Buffer* const> buffers);
+void discard_batch(std::span<const Buffer* const> buffers, StreamRef stream);
 /// Discard each of `buffers` and prefetch it to its location (CUDA 13).
 ///
 /// One location per buffer; throws std::invalid_argument for another count.
-void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
-                            std::span<const Location> locations);
+void discard_prefetch_batch(std::span<const Buffer* const> buffers,
+                            std::span<const Location> locations, StreamRef stream);
 /// Discard every one of `buffers` and prefetch it to `location` (CUDA 13).
-void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
-                            const Location& location);
+void discard_prefetch_batch(std::span<const Buffer* const> buffers, const Location& location,
+                            StreamRef stream);
 /// Return whether prefetch_batch issues one cuMemPrefetchBatchAsync (else a loop).
 bool has_native_prefetch_batch();
 

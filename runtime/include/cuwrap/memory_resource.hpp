@@ -230,7 +230,7 @@ struct DeviceMemoryResourceOptions {
 ///
 /// IPC (Linux): a pool created with `ipc_enabled` exports itself with
 /// get_allocation_handle(); another process imports it with from_allocation_handle()
-/// and then the buffers' descriptors (Buffer::ipc_descriptor) with
+/// and then the buffers' descriptors (Buffer::get_ipc_descriptor) with
 /// Buffer::from_ipc_descriptor. IPCChannel carries both. Such a pool is exported once
 /// when it is created (the driver exports buffers only from an exported pool), so it
 /// holds one file descriptor (close-on-exec) until close().

@@ -62,28 +62,54 @@ class ObjectCode {
   using SymbolMapping = std::vector<std::pair<std::string, std::string>>;
 
   /// Wrap a CUBIN image (copied). `name` labels the code in messages.
-  static ObjectCode from_cubin(std::span<const char> data, std::string name = "",
+  static ObjectCode from_cubin(std::span<const std::byte> data, std::string name = "",
                                SymbolMapping symbol_mapping = {});
+  /// Wrap the image held as chars; from_cubin(std::as_bytes(data), ...) is the one form.
+  [[deprecated("pass std::as_bytes(data)")]] static ObjectCode from_cubin(
+      std::span<const char> data, std::string name = "", SymbolMapping symbol_mapping = {}) {
+    return from_cubin(std::as_bytes(data), std::move(name), std::move(symbol_mapping));
+  }
   /// Wrap PTX text (JIT-compiled by the driver when first loaded).
   static ObjectCode from_ptx(std::string ptx, std::string name = "",
                              SymbolMapping symbol_mapping = {});
   /// Wrap an LTO-IR image (copied); it can only be linked, not loaded.
-  static ObjectCode from_ltoir(std::span<const char> data, std::string name = "",
+  static ObjectCode from_ltoir(std::span<const std::byte> data, std::string name = "",
                                SymbolMapping symbol_mapping = {});
+  /// Wrap the image held as chars; from_ltoir(std::as_bytes(data), ...) is the one form.
+  [[deprecated("pass std::as_bytes(data)")]] static ObjectCode from_ltoir(
+      std::span<const char> data, std::string name = "", SymbolMapping symbol_mapping = {}) {
+    return from_ltoir(std::as_bytes(data), std::move(name), std::move(symbol_mapping));
+  }
   /// Wrap a fatbin image (copied); the driver loads the image that fits the device.
-  static ObjectCode from_fatbin(std::span<const char> data, std::string name = "",
+  static ObjectCode from_fatbin(std::span<const std::byte> data, std::string name = "",
                                 SymbolMapping symbol_mapping = {});
+  /// Wrap the image held as chars; from_fatbin(std::as_bytes(data), ...) is the one form.
+  [[deprecated("pass std::as_bytes(data)")]] static ObjectCode from_fatbin(
+      std::span<const char> data, std::string name = "", SymbolMapping symbol_mapping = {}) {
+    return from_fatbin(std::as_bytes(data), std::move(name), std::move(symbol_mapping));
+  }
   /// Wrap a relocatable object file (nvcc -rdc=true -c); it can only be linked (Linker).
-  static ObjectCode from_object(std::span<const char> data, std::string name = "",
+  static ObjectCode from_object(std::span<const std::byte> data, std::string name = "",
                                 SymbolMapping symbol_mapping = {});
+  /// Wrap the image held as chars; from_object(std::as_bytes(data), ...) is the one form.
+  [[deprecated("pass std::as_bytes(data)")]] static ObjectCode from_object(
+      std::span<const char> data, std::string name = "", SymbolMapping symbol_mapping = {}) {
+    return from_object(std::as_bytes(data), std::move(name), std::move(symbol_mapping));
+  }
   /// Wrap a static library (.a) of relocatable objects; it can only be linked (Linker).
-  static ObjectCode from_library(std::span<const char> data, std::string name = "",
+  static ObjectCode from_library(std::span<const std::byte> data, std::string name = "",
                                  SymbolMapping symbol_mapping = {});
+  /// Wrap the image held as chars; from_library(std::as_bytes(data), ...) is the one form.
+  [[deprecated("pass std::as_bytes(data)")]] static ObjectCode from_library(
+      std::span<const char> data, std::string name = "", SymbolMapping symbol_mapping = {}) {
+    return from_library(std::as_bytes(data), std::move(name), std::move(symbol_mapping));
+  }
   /// Read code from `path`, choosing the kind by extension: .cubin .ptx .ltoir .fatbin,
   /// .o (Object) and .a (Library).
   ///
-  /// Throws std::invalid_argument naming an unknown extension, and std::runtime_error
-  /// naming the path when the file cannot be read.
+  /// Throws std::invalid_argument naming an unknown extension, and std::system_error
+  /// (code(): the errno of the failed call, e.g. ENOENT, EACCES, EISDIR) naming the
+  /// path when the file cannot be read.
   static ObjectCode from_file(const std::filesystem::path& path, SymbolMapping symbol_mapping = {});
   /// Read code from the file named `path` (a string: no `<filesystem>` needed); as above.
   template <detail::PathString Path>

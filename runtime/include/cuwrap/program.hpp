@@ -149,6 +149,14 @@ struct ProgramOptions {
   std::vector<std::string> to_nvvm_options() const;
 };
 
+/// Where Program::compile writes its log and which cache it uses (cuda.core's `logs=`
+/// and program cache), named so that neither is passed as a positional null pointer:
+/// `prog.compile(TargetType::Cubin, {.cache = &cache})`.
+struct CompileOptions {
+  std::string* log = nullptr;     ///< receives the compile log (also on failure) when set
+  ProgramCache* cache = nullptr;  ///< looked up first and filled on a miss when set
+};
+
 /// A CUDA C++, PTX or NVVM IR program that compiles to an ObjectCode; move-only owner
 /// of the NVRTC (or libNVVM) program.
 ///
@@ -178,14 +186,14 @@ class Program {
   /// Compile to `target`, registering `name_expressions` (e.g. "vector_add<float>").
   ///
   /// The lowered names of the expressions are stored in the returned ObjectCode, so
-  /// get_kernel() accepts the expressions. `log`, when not null, receives the compile
+  /// get_kernel() accepts the expressions. `options.log`, when set, receives the compile
   /// log (also on failure). Throws NvrtcError whose log() holds NVRTC's log when the
   /// compilation fails, NvJitLinkError for PTX that does not assemble, NvvmError whose
   /// log() holds libNVVM's log for NVVM IR that does not verify or compile,
   /// std::invalid_argument for a target the code type cannot produce (NVVM IR: Ptx and
   /// Ltoir) and for name expressions with PTX or NVVM IR.
   ///
-  /// With a `cache`, the result is looked up first under a key made of the code, code
+  /// With `options.cache`, the result is looked up first under a key made of the code, code
   /// type, every option (arch resolved), the target, the name expressions and the NVRTC
   /// and driver versions (program_cache_key()); a hit returns the stored code and log
   /// without compiling, a miss compiles and stores. Files pulled in through
@@ -194,12 +202,28 @@ class Program {
   /// effect (create_pch, time, fdevice_time_trace) throws std::invalid_argument with a
   /// cache: a hit would not write it.
   ObjectCode compile(TargetType target, std::span<const std::string> name_expressions,
-                     std::string* log = nullptr, ProgramCache* cache = nullptr);
+                     const CompileOptions& options = {});
   /// Compile to `target` with name expressions written in place:
-  /// `compile(TargetType::Cubin, {"vector_add<float>"})`; see above.
+  /// `compile(TargetType::Cubin, {"vector_add<float>"}, {.log = &log})`; see above.
   ObjectCode compile(TargetType target, std::initializer_list<std::string> name_expressions = {},
-                     std::string* log = nullptr, ProgramCache* cache = nullptr);
-  /// Return the cache key compile(target, name_expressions, ..., cache) uses: that of
+                     const CompileOptions& options = {});
+  /// Compile to `target` without name expressions: `compile(TargetType::Cubin,
+  /// {.cache = &cache})`; see above.
+  ObjectCode compile(TargetType target, const CompileOptions& options);
+  /// Compile with the log and cache as positional pointers; compile(target,
+  /// name_expressions, {.log = compile_log, .cache = program_cache}) says which is which.
+  [[deprecated("pass {.log = log, .cache = cache} (CompileOptions)")]] ObjectCode compile(
+      TargetType target, std::span<const std::string> name_expressions, std::string* compile_log,
+      ProgramCache* program_cache = nullptr) {
+    return compile(target, name_expressions, CompileOptions{compile_log, program_cache});
+  }
+  /// Compile with the log and cache as positional pointers; see the overload above.
+  [[deprecated("pass {.log = log, .cache = cache} (CompileOptions)")]] ObjectCode compile(
+      TargetType target, std::initializer_list<std::string> name_expressions,
+      std::string* compile_log, ProgramCache* program_cache = nullptr) {
+    return compile(target, name_expressions, CompileOptions{compile_log, program_cache});
+  }
+  /// Return the cache key compile(target, name_expressions, {.cache = ...}) uses: that of
   /// make_program_cache_key(code, code_type(), options(), target, name_expressions).
   ///
   /// Throws as make_program_cache_key does.

@@ -77,7 +77,7 @@ class ProgramCache {
 /// Example:
 /// \code
 ///   cuwrap::InMemoryProgramCache cache(64 << 20);
-///   cuwrap::ObjectCode obj = program.compile(cuwrap::TargetType::Cubin, {}, nullptr, &cache);
+///   cuwrap::ObjectCode obj = program.compile(cuwrap::TargetType::Cubin, {.cache = &cache});
 /// \endcode
 class InMemoryProgramCache final : public ProgramCache {
  public:
@@ -137,7 +137,7 @@ class InMemoryProgramCache final : public ProgramCache {
 /// \code
 ///   cuwrap::FileProgramCache cache(std::filesystem::path(getenv("HOME")) / ".cache/cuwrap",
 ///                                  std::size_t{1} << 30);
-///   cuwrap::ObjectCode obj = program.compile(cuwrap::TargetType::Cubin, {}, nullptr, &cache);
+///   cuwrap::ObjectCode obj = program.compile(cuwrap::TargetType::Cubin, {.cache = &cache});
 /// \endcode
 class FileProgramCache final : public ProgramCache {
  public:

@@ -42,7 +42,7 @@ std::string driver_description(CUresult code) {
   return detail::describe(code);
 }
 
-std::string with_log(std::string message, const std::string& log) {
+std::string message_with_log(std::string message, const std::string& log) {
   if (!log.empty()) {
     message += "\n" + log;
   }
@@ -60,12 +60,11 @@ DriverError::DriverError(CUresult code, std::string function)
 DriverError::DriverError(CUresult code, std::string function, const std::string& message)
     : Error(message), code_(code), name_(to_string(code)), function_(std::move(function)) {}
 
-DriverError DriverError::with_error_log(CUresult code, const std::string& function,
-                                        std::string error_log) {
+DriverError DriverError::with_log(CUresult code, const std::string& function, std::string log) {
   DriverError error(
       code, function,
-      with_log(failure_message(function, to_string(code), driver_description(code)), error_log));
-  error.error_log_ = std::move(error_log);
+      message_with_log(failure_message(function, to_string(code), driver_description(code)), log));
+  error.log_ = std::move(log);
   return error;
 }
 
@@ -79,7 +78,8 @@ ContextDestroyedError::ContextDestroyedError(std::string object, unsigned long l
       context_id_(context_id) {}
 
 NvrtcError::NvrtcError(nvrtcResult code, std::string function, std::string log)
-    : Error(with_log(failure_message(function, to_string(code), detail::describe(code)), log)),
+    : Error(message_with_log(failure_message(function, to_string(code), detail::describe(code)),
+                             log)),
       code_(code),
       name_(to_string(code)),
       function_(std::move(function)),
@@ -87,7 +87,8 @@ NvrtcError::NvrtcError(nvrtcResult code, std::string function, std::string log)
 
 #if CUWRAP_HAS_NVJITLINK
 NvJitLinkError::NvJitLinkError(nvJitLinkResult code, std::string function, std::string log)
-    : Error(with_log(failure_message(function, to_string(code), detail::describe(code)), log)),
+    : Error(message_with_log(failure_message(function, to_string(code), detail::describe(code)),
+                             log)),
       code_(code),
       name_(to_string(code)),
       function_(std::move(function)),
@@ -108,7 +109,8 @@ std::string nvvm_description(nvvmResult code) {
 }  // namespace
 
 NvvmError::NvvmError(nvvmResult code, std::string function, std::string log)
-    : Error(with_log(failure_message(function, to_string(code), nvvm_description(code)), log)),
+    : Error(message_with_log(failure_message(function, to_string(code), nvvm_description(code)),
+                             log)),
       code_(code),
       name_(to_string(code)),
       function_(std::move(function)),
@@ -381,7 +383,7 @@ void throw_jit_error(CUresult code, const char* function, std::string error_log)
     throw_driver_error(code, function);
   }
   DriverErrorFrame::translate_failure(code, function);
-  throw DriverError::with_error_log(code, function, std::move(error_log));
+  throw DriverError::with_log(code, function, std::move(error_log));
 }
 
 void throw_nvrtc_error(nvrtcResult code, const char* function) { throw NvrtcError(code, function); }

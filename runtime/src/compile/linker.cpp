@@ -299,7 +299,10 @@ ObjectCode Linker::link_with_driver() {
   }
   detail::report_release_failure(driver::raw::cuLinkDestroy(state), "cuLinkDestroy", "Linker");
   trim_logs();
-  detail::check(status, failed);  // error_log() holds the driver's reason
+  if (status != CUDA_SUCCESS && !driver_error_log_.empty()) {
+    throw DriverError::with_log(status, failed, driver_error_log_);  // the driver's reason
+  }
+  detail::check(status, failed);
   std::vector<std::pair<std::string, std::string>> lowered;
   for (const ObjectCode& input : inputs_) {
     const auto& expressions = input.name_expressions();
@@ -431,13 +434,13 @@ ObjectCode Linker::link(TargetType target) {
                                 options_.name, std::move(lowered));
 }
 
-std::string Linker::info_log() const {
-  require_open("info_log");
+std::string Linker::get_info_log() const {
+  require_open("get_info_log");
   return use_driver_ ? driver_info_log_ : nvjitlink::nvJitLinkGetInfoLog(handle_);
 }
 
-std::string Linker::error_log() const {
-  require_open("error_log");
+std::string Linker::get_error_log() const {
+  require_open("get_error_log");
   return use_driver_ ? driver_error_log_ : nvjitlink::nvJitLinkGetErrorLog(handle_);
 }
 

@@ -614,9 +614,15 @@ std::string Program::backend() const {
   return detail::nvjitlink_usable() ? "nvJitLink" : "driver";
 }
 
+ObjectCode Program::compile(TargetType target, const CompileOptions& options) {
+  return compile(target, std::span<const std::string>{}, options);
+}
+
 ObjectCode Program::compile(TargetType target, std::span<const std::string> name_expressions,
-                            std::string* log, ProgramCache* cache) {
+                            const CompileOptions& options) {
   require_open("compile");
+  std::string* const log = options.log;
+  ProgramCache* const cache = options.cache;
   if (cache == nullptr) {
     return compile_uncached(target, name_expressions, log);
   }
@@ -662,10 +668,10 @@ ObjectCode Program::compile_uncached(TargetType target,
 }
 
 ObjectCode Program::compile(TargetType target, std::initializer_list<std::string> name_expressions,
-                            std::string* log, ProgramCache* cache) {
+                            const CompileOptions& options) {
   return compile(target,
                  std::span<const std::string>(name_expressions.begin(), name_expressions.size()),
-                 log, cache);
+                 options);
 }
 
 ObjectCode Program::compile_cxx(TargetType target, std::span<const std::string> name_expressions,
@@ -785,7 +791,7 @@ ObjectCode Program::compile_ptx(TargetType target, std::string* log) {
     Linker linker({ObjectCode::from_ptx(code_, options_.name)}, std::move(link_options));
     ObjectCode result = linker.link(TargetType::Cubin);
     if (log != nullptr) {
-      *log = linker.info_log();
+      *log = linker.get_info_log();
     }
     return result;
   } catch (const NvJitLinkError& e) {

@@ -125,13 +125,6 @@ Event Event::from_ipc_descriptor(const IPCEventDescriptor& descriptor, const Dev
   return event;
 }
 
-IPCEventDescriptor Event::ipc_descriptor() const {
-  IPCEventDescriptor descriptor;
-  descriptor.handle = get_ipc_descriptor();
-  descriptor.blocking_sync = blocking_sync_ ? 1 : 0;
-  return descriptor;
-}
-
 namespace {
 
 // The check at an Event's entry points (an EventRef of another library checks nothing).
@@ -164,20 +157,24 @@ void EventRef::throw_null_handle() {
       "cuwrap::EventRef(CUevent): the event handle is null (an EventRef always names an event)");
 }
 
-CUipcEventHandle Event::get_ipc_descriptor() const {
+IPCEventDescriptor Event::get_ipc_descriptor() const {
   require_open("get_ipc_descriptor");
   if (!ipc_enabled_) {
     throw std::logic_error(
         "Event::get_ipc_descriptor: the event was not created with "
         "EventOptions::ipc_enabled = true");
   }
+  IPCEventDescriptor descriptor;
+  descriptor.blocking_sync = blocking_sync_ ? 1 : 0;
   if (imported_) {
-    return imported_handle_;  // the driver does not export an event it opened
+    descriptor.handle = imported_handle_;  // the driver does not export an event it opened
+    return descriptor;
   }
   const detail::ContextUse use =
       use_context(context_, context_id_, handle_, "Event::get_ipc_descriptor");
   const detail::ScopedContext scope(context_ != nullptr ? context_ : detail::current_context());
-  return driver::cuIpcGetEventHandle(handle_);
+  descriptor.handle = driver::cuIpcGetEventHandle(handle_);
+  return descriptor;
 }
 
 void Event::close() noexcept {

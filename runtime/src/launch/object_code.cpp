@@ -10,14 +10,19 @@
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/object_code.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -99,27 +104,55 @@ struct ObjectCodeImpl : RefCounted {
 
 namespace {
 
+// A file that cannot be read is a std::system_error carrying the errno of the call that
+// failed and naming the path, as every file error of cuwrap.
+[[noreturn]] void throw_file_error(int error, const char* what, const std::filesystem::path& path) {
+  throw std::system_error(
+      error, std::generic_category(),
+      std::string("ObjectCode::from_file: cannot ") + what + " '" + path.string() + "'");
+}
+
 std::string read_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw std::runtime_error("ObjectCode::from_file: cannot read '" + path.string() +
-                             "': no such file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw_file_error(errno, "open", path);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw std::runtime_error("ObjectCode::from_file: cannot open '" + path.string() + "'");
+  std::string data;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
+    ::close(fd);
+    throw_file_error(error, "stat", path);
   }
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    throw std::runtime_error("ObjectCode::from_file: error reading '" + path.string() + "'");
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw_file_error(EISDIR, "read", path);
   }
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n == 0) {
+      break;
+    }
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      const int error = errno;
+      ::close(fd);
+      throw_file_error(error, "read", path);
+    }
+    data.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   return data;
 }
 
-ObjectCode make(TargetType type, std::span<const char> data, std::string name,
+ObjectCode make(TargetType type, std::span<const std::byte> data, std::string name,
                 ObjectCode::SymbolMapping mapping) {
-  return ObjectCode::from_parts(type, std::string(data.begin(), data.end()), std::move(name),
-                                std::move(mapping));
+  return ObjectCode::from_parts(
+      type, std::string(reinterpret_cast<const char*>(data.data()), data.size()), std::move(name),
+      std::move(mapping));
 }
 
 }  // namespace
@@ -163,7 +196,7 @@ ObjectCode ObjectCode::from_parts(TargetType type, std::string code, std::string
   return ObjectCode(std::move(impl));
 }
 
-ObjectCode ObjectCode::from_cubin(std::span<const char> data, std::string name,
+ObjectCode ObjectCode::from_cubin(std::span<const std::byte> data, std::string name,
                                   SymbolMapping symbol_mapping) {
   return make(TargetType::Cubin, data, std::move(name), std::move(symbol_mapping));
 }
@@ -176,22 +209,22 @@ ObjectCode ObjectCode::from_ptx(std::string ptx, std::string name, SymbolMapping
   return from_parts(TargetType::Ptx, std::move(ptx), std::move(name), std::move(symbol_mapping));
 }
 
-ObjectCode ObjectCode::from_ltoir(std::span<const char> data, std::string name,
+ObjectCode ObjectCode::from_ltoir(std::span<const std::byte> data, std::string name,
                                   SymbolMapping symbol_mapping) {
   return make(TargetType::Ltoir, data, std::move(name), std::move(symbol_mapping));
 }
 
-ObjectCode ObjectCode::from_fatbin(std::span<const char> data, std::string name,
+ObjectCode ObjectCode::from_fatbin(std::span<const std::byte> data, std::string name,
                                    SymbolMapping symbol_mapping) {
   return make(TargetType::Fatbin, data, std::move(name), std::move(symbol_mapping));
 }
 
-ObjectCode ObjectCode::from_object(std::span<const char> data, std::string name,
+ObjectCode ObjectCode::from_object(std::span<const std::byte> data, std::string name,
                                    SymbolMapping symbol_mapping) {
   return make(TargetType::Object, data, std::move(name), std::move(symbol_mapping));
 }
 
-ObjectCode ObjectCode::from_library(std::span<const char> data, std::string name,
+ObjectCode ObjectCode::from_library(std::span<const std::byte> data, std::string name,
                                     SymbolMapping symbol_mapping) {
   return make(TargetType::Library, data, std::move(name), std::move(symbol_mapping));
 }

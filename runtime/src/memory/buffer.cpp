@@ -212,23 +212,25 @@ Buffer Buffer::from_ipc_descriptor(DeviceMemoryResource& mr, const IPCBufferDesc
   return buffer;
 }
 
-IPCBufferDescriptor Buffer::ipc_descriptor() const {
-  require_open("ipc_descriptor");
+IPCBufferDescriptor Buffer::ipc_descriptor() const { return get_ipc_descriptor(); }
+
+IPCBufferDescriptor Buffer::get_ipc_descriptor() const {
+  require_open("get_ipc_descriptor");
   const auto* pool = dynamic_cast<const DeviceMemoryResource*>(memory_resource());
   if (pool == nullptr || !pool->is_ipc_enabled()) {
     throw std::logic_error(
-        "Buffer::ipc_descriptor: the buffer does not come from an IPC-enabled "
+        "Buffer::get_ipc_descriptor: the buffer does not come from an IPC-enabled "
         "DeviceMemoryResource (DeviceMemoryResourceOptions{.ipc_enabled = true})");
   }
   if (!pool->is_open()) {
     // close() gave up the pool's export, which the driver needs to export a buffer.
     throw std::logic_error(
-        "Buffer::ipc_descriptor: the buffer's DeviceMemoryResource is closed; export "
+        "Buffer::get_ipc_descriptor: the buffer's DeviceMemoryResource is closed; export "
         "buffers before closing their pool");
   }
   if (ptr_ == 0) {
     throw std::logic_error(
-        "Buffer::ipc_descriptor: the buffer has 0 bytes, so no allocation to export");
+        "Buffer::get_ipc_descriptor: the buffer has 0 bytes, so no allocation to export");
   }
   const detail::ScopedContext scope(pool->device_id());
   const CUmemPoolPtrExportData data = driver::cuMemPoolExportPointer(ptr_);

@@ -413,13 +413,13 @@ void detail::copy_batch_sides(StreamRef stream, std::span<const CopySide> srcs,
   run_batch(stream, batch, options, srcs, dsts);
 }
 
-void copy_batch(StreamRef stream, std::span<const Buffer* const> srcs,
-                std::span<Buffer* const> dsts) {
-  copy_batch(stream, srcs, dsts, std::span<const CopyOptions>{});
+void copy_batch(std::span<const Buffer* const> srcs, std::span<Buffer* const> dsts,
+                StreamRef stream) {
+  copy_batch(srcs, dsts, stream, std::span<const CopyOptions>{});
 }
 
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies) {
-  copy_batch(stream, copies, std::span<const CopyOptions>{});
+void copy_batch(std::span<const CopyOp> copies, StreamRef stream) {
+  copy_batch(copies, stream, std::span<const CopyOptions>{});
 }
 
 namespace {
@@ -441,11 +441,11 @@ void copy_batch_ops(StreamRef stream, std::span<const CopyOp> copies,
 
 }  // namespace
 
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies, const CopyOptions& options) {
+void copy_batch(std::span<const CopyOp> copies, StreamRef stream, const CopyOptions& options) {
   copy_batch_ops(stream, copies, std::span<const CopyOptions>(&options, 1), true);
 }
 
-void copy_batch(StreamRef stream, std::span<const CopyOp> copies,
+void copy_batch(std::span<const CopyOp> copies, StreamRef stream,
                 std::span<const CopyOptions> options) {
   copy_batch_ops(stream, copies, options, false);
 }
@@ -484,8 +484,8 @@ Buffer Buffer::copy_to(MemoryResource& mr, StreamRef stream) const {
   return dst;
 }
 
-void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src, std::size_t width_bytes,
-             std::size_t height) {
+void copy_2d(const Pitched2D& dst, const Pitched2D& src, std::size_t width_bytes,
+             std::size_t height, StreamRef stream) {
   require_pitch("copy_2d: the destination", dst.pitch, width_bytes);
   require_pitch("copy_2d: the source", src.pitch, width_bytes);
   if (width_bytes == 0 || height == 0) {
@@ -505,9 +505,9 @@ void copy_2d(StreamRef stream, const Pitched2D& dst, const Pitched2D& src, std::
                           [&] { return driver::raw::cuMemcpy2DAsync(&copy, handle); });
 }
 
-void copy_3d(StreamRef stream, const Pitched2D& dst, std::size_t dst_height, const Pitched2D& src,
-             std::size_t src_height, std::size_t width_bytes, std::size_t height,
-             std::size_t depth) {
+void copy_3d(const Pitched2D& dst, std::size_t dst_height, const Pitched2D& src,
+             std::size_t src_height, std::size_t width_bytes, std::size_t height, std::size_t depth,
+             StreamRef stream) {
   require_pitch("copy_3d: the destination", dst.pitch, width_bytes);
   require_pitch("copy_3d: the source", src.pitch, width_bytes);
   if (dst_height < height || src_height < height) {

@@ -395,29 +395,29 @@ void prefetch_batch_of(StreamRef stream, std::span<const Buffer* const> buffers,
 
 }  // namespace
 
-void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
-                    std::span<const Location> locations) {
+void prefetch_batch(std::span<const Buffer* const> buffers, std::span<const Location> locations,
+                    StreamRef stream) {
   prefetch_batch_of(stream, buffers, locations, false);
 }
 
-void prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
-                    const Location& location) {
+void prefetch_batch(std::span<const Buffer* const> buffers, const Location& location,
+                    StreamRef stream) {
   prefetch_batch_of(stream, buffers, std::span<const Location>(&location, 1), true);
 }
 
-void discard_batch(StreamRef stream, std::span<const Buffer* const> buffers) {
+void discard_batch(std::span<const Buffer* const> buffers, StreamRef stream) {
   Batch batch = make_batch("discard_batch", buffers, {}, false);
   discard_batch_raw(stream, batch, batch_name("discard_batch"));
 }
 
-void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
-                            std::span<const Location> locations) {
+void discard_prefetch_batch(std::span<const Buffer* const> buffers,
+                            std::span<const Location> locations, StreamRef stream) {
   Batch batch = make_batch("discard_prefetch_batch", buffers, locations, true);
   discard_prefetch_batch_raw(stream, batch, batch_name("discard_prefetch_batch"));
 }
 
-void discard_prefetch_batch(StreamRef stream, std::span<const Buffer* const> buffers,
-                            const Location& location) {
+void discard_prefetch_batch(std::span<const Buffer* const> buffers, const Location& location,
+                            StreamRef stream) {
   Batch batch = make_batch("discard_prefetch_batch", buffers,
                            std::span<const Location>(&location, 1), true, true);
   discard_prefetch_batch_raw(stream, batch, batch_name("discard_prefetch_batch"));

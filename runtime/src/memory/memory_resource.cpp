@@ -260,7 +260,7 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
     pool_id_ = detail::new_pool_id();
     // cuMemPoolExportPointer accepts only pointers of a pool already exported (it returns
     // CUDA_ERROR_INVALID_VALUE before then): export it now, as cuda.core does, so that
-    // Buffer::ipc_descriptor works before or without get_allocation_handle(). The
+    // Buffer::get_ipc_descriptor works before or without get_allocation_handle(). The
     // descriptor stays open while the pool does and is not inherited across exec.
     const detail::ScopedContext scope(device_id_);
     export_handle_ = export_pool(guard.pool, pool_id_);

@@ -174,7 +174,7 @@ TEST_F(ChildErrorHarnessTest, TestImportOversizedBufferDescriptorSize) {
   DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
   Buffer buffer = mr.allocate(kNbytes, stream());
   stream().sync();
-  const Reported reported = run('S', mr, buffer.ipc_descriptor());
+  const Reported reported = run('S', mr, buffer.get_ipc_descriptor());
   EXPECT_EQ(reported.kind, 'I') << reported.what;  // cuda.core: ValueError
   EXPECT_TRUE(contains(reported.what, std::to_string(kNbytes * 100))) << reported.what;
   buffer.close(stream());
@@ -188,7 +188,7 @@ TEST_F(ChildErrorHarnessTest, TestAllocFromImportedMr) {
   DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
   Buffer buffer = mr.allocate(kNbytes, stream());
   stream().sync();
-  const Reported reported = run('A', mr, buffer.ipc_descriptor());
+  const Reported reported = run('A', mr, buffer.get_ipc_descriptor());
   EXPECT_EQ(reported.kind, 'L') << reported.what;  // cuda.core: TypeError
   EXPECT_TRUE(contains(reported.what, "imported from another process")) << reported.what;
   buffer.close(stream());
@@ -207,7 +207,7 @@ TEST_F(ChildErrorHarnessTest, TestImportWrongMr) {
   // driver (CUDA_ERROR_INVALID_VALUE); cuwrap refuses the other pool's id first.
   cuwrap::IPCChildProcess child = start_child("ChildErrorHarness.WrongPoolChild");
   child.channel().send(cuwrap::IPCSharedBuffers{mr.get_allocation_handle(), {}});
-  child.channel().send_value(buffer.ipc_descriptor());
+  child.channel().send_value(buffer.get_ipc_descriptor());
   const Reported reported = receive_report(child.channel());
   EXPECT_EQ(reported.kind, 'I') << reported.what;
   EXPECT_TRUE(contains(reported.what, "another pool")) << reported.what;

@@ -56,7 +56,7 @@ TEST_P(TestIpcEventProperties, TestMain) {
       cuwrap::conformance::start_child("TestIpcEventPropertiesChild.ChildMain");
   const cuwrap::Event e = stream().record(
       cuwrap::EventOptions{.blocking_sync = !busy_waited_sync, .ipc_enabled = true});
-  child.channel().send_value(e.ipc_descriptor());
+  child.channel().send_value(e.get_ipc_descriptor());
   const auto props = child.channel().receive_value<std::array<bool, 3>>();
   EXPECT_EQ(props[0], e.is_ipc_enabled());
   EXPECT_EQ(props[1], e.is_timing_disabled());

@@ -79,7 +79,7 @@ TEST_F(TestIpcConcurrentImport, TestMain) {
   stream().sync();
   cuwrap::IPCChildProcess child = start_child("TestIpcConcurrentImportChild.ChildMain");
   child.channel().send(
-      cuwrap::IPCSharedBuffers{mr.get_allocation_handle(), {buffer.ipc_descriptor()}});
+      cuwrap::IPCSharedBuffers{mr.get_allocation_handle(), {buffer.get_ipc_descriptor()}});
   EXPECT_EQ(child.channel().receive_value<char>(), 'D') << "concurrent importers hung or failed";
   EXPECT_EQ(child.wait(), 0) << "the child failed (its output is above)";
   buffer.close(stream());

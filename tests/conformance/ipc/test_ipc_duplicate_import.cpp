@@ -72,7 +72,7 @@ TEST_F(TestIpcDuplicateImport, TestMain) {
   stream().sync();
   cuwrap::IPCChildProcess child = start_child("TestIpcDuplicateImportChild.ChildMain");
   child.channel().send(cuwrap::IPCSharedBuffers{
-      mr.get_allocation_handle(), {buffer.ipc_descriptor(), buffer.ipc_descriptor()}});
+      mr.get_allocation_handle(), {buffer.get_ipc_descriptor(), buffer.get_ipc_descriptor()}});
   EXPECT_EQ(child.channel().receive_value<char>(), 'D');
   EXPECT_EQ(child.wait(), 0) << "the child failed (its output is above)";
   buffer.close(stream());

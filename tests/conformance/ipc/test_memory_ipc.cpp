@@ -124,7 +124,7 @@ class IpcMempoolTest : public cuwrap::testing::DeviceStreamTest {
     if (task.form == 'S') {
       cuwrap::IPCSharedBuffers shared{cuwrap::IPCAllocationHandle(), {}};
       for (const Buffer* buffer : buffers) {
-        shared.buffers.push_back(buffer->ipc_descriptor());
+        shared.buffers.push_back(buffer->get_ipc_descriptor());
       }
       shared.pool = cuwrap::IPCAllocationHandle(::dup(pool.handle()), pool.pool_id());
       child.channel().send(shared);
@@ -132,7 +132,7 @@ class IpcMempoolTest : public cuwrap::testing::DeviceStreamTest {
       child.channel().send(pool);
       child.channel().send_value(static_cast<std::uint32_t>(buffers.size()));
       for (const Buffer* buffer : buffers) {
-        child.channel().send_value(buffer->ipc_descriptor());
+        child.channel().send_value(buffer->get_ipc_descriptor());
       }
     }
     return child;

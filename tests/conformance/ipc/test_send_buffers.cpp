@@ -91,7 +91,7 @@ TEST_P(TestIpcSendBuffers, TestMain) {
     buffers.push_back(mrs[pool]->allocate(kNbytes, stream()));
     const std::vector<std::uint8_t> bytes = pattern(0);
     buffers.back().copy_from(bytes, stream());
-    by_pool[pool].push_back(buffers.back().ipc_descriptor());
+    by_pool[pool].push_back(buffers.back().get_ipc_descriptor());
   }
   stream().sync();
   cuwrap::IPCChildProcess child = start_child("TestIpcSendBuffersChild.ChildMain");

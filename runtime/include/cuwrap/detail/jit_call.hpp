@@ -2,7 +2,7 @@
 // pass their option arrays: a copy of the keys (the C functions take them as non-const),
 // the caller's values (written back by the driver), and an error log of its own for a
 // call whose caller asked for none, carried by the DriverError of a failure
-// (DriverError::error_log()). Only the library's generated source, which compiles those
+// (DriverError::log()). Only the library's generated source, which compiles those
 // typed forms, includes it.
 #pragma once
 
