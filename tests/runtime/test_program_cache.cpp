@@ -410,9 +410,9 @@ TEST(FileProgramCache, EntriesWithWrongLengthsOrTheOldFormatAreMisses) {
   EXPECT_EQ(*cache.get("key"), "value");
 }
 
-// A hit refreshes the modification time (eviction's "last used") when it is older than a
-// second, and writes nothing when it is younger; without a cap nothing is refreshed.
-TEST(FileProgramCache, HitsRefreshAnOldModificationTimeOnly) {
+// A hit refreshes the modification time (eviction's "last used"), and the hits that
+// follow within a second write nothing; without a cap nothing is refreshed.
+TEST(FileProgramCache, RepeatedHitsRefreshTheModificationTimeOnce) {
   TempDir dir;
   FileProgramCache cache(dir.path(), 1 << 20);
   cache.put("k", "v");
@@ -425,13 +425,39 @@ TEST(FileProgramCache, HitsRefreshAnOldModificationTimeOnly) {
   const auto young = fs::file_time_type::clock::now() - std::chrono::milliseconds(100);
   fs::last_write_time(path, young);
   ASSERT_TRUE(cache.get("k"));
-  EXPECT_EQ(fs::last_write_time(path), young) << "a young entry is not written";
+  EXPECT_EQ(fs::last_write_time(path), young) << "refreshed a moment ago: not written again";
 
   FileProgramCache uncapped(dir.path());
   fs::last_write_time(path, now - std::chrono::seconds(30));
   ASSERT_TRUE(uncapped.get("k"));
   EXPECT_EQ(fs::last_write_time(path), now - std::chrono::seconds(30))
       << "without a cap nothing is evicted, so nothing is refreshed";
+}
+
+// A hit reads an entry with one read() into a buffer of 64 KiB that grows for larger
+// ones: values past that size, and past the size a thread keeps, read back whole; a FIFO
+// or a directory under an entry's name is a miss, not a hang.
+TEST(FileProgramCache, LargeEntriesAndEntriesThatAreNoFiles) {
+  TempDir dir;
+  FileProgramCache cache(dir.path());
+  // 37 bytes besides the value (magic, lengths, the key "big", checksum): files of 64 KiB
+  // less one byte, exactly 64 KiB (the buffer filled: an fstat, a second read) and 3 MiB.
+  for (const std::size_t size : {std::size_t{65536} - 37 - 1, std::size_t{65536} - 37,
+                                 std::size_t{3} << 20}) {
+    std::string value(size, 'x');
+    value.back() = 'y';
+    cache.put("big", value);
+    const auto got = cache.get("big");
+    ASSERT_TRUE(got) << size;
+    EXPECT_EQ(fs::file_size(cache.entry_path("big")), size + 37);
+    EXPECT_EQ(*got, value) << size;
+  }
+  EXPECT_EQ(cache.get("big")->size(), std::size_t{3} << 20) << "after the buffer was let go";
+
+  ASSERT_EQ(::mkfifo(cache.entry_path("fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(cache.get("fifo"));
+  fs::create_directory(cache.entry_path("dir"));
+  EXPECT_FALSE(cache.get("dir"));
 }
 
 TEST(FileProgramCache, CorruptEntryMakesCompileRecompile) {

@@ -129,8 +129,8 @@ class InMemoryProgramCache final : public ProgramCache {
 /// that the GPU will run, a directory owned by another user or writable by group or
 /// others is refused. Without a size cap (cuda.core's FileStreamProgramCache default)
 /// entries stay until clear(); with `max_bytes`, the least recently used are evicted
-/// first (by modification time, which a hit refreshes when it is more than a second
-/// old, so that repeated hits write nothing) once the files exceed it; the temporary
+/// first (by modification time, which a hit refreshes, at most once a second per entry
+/// and cache, so that repeated hits write nothing) once the files exceed it; the temporary
 /// files of writers still at work count towards the cap too (a soft cap). A directory
 /// that turns out read-only or full makes put() drop the entry and report one warning
 /// through the warning handler (default: one line on stderr). Temporary files left by a

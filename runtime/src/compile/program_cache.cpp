@@ -4,9 +4,10 @@
 // cuwrap needs no OpenSSL; the entries' checksum is XXH64, written here.
 //
 // An on-disk hit is on the path every cached compile takes, so it costs one SHA-256 of
-// the key (with a digest context kept per thread), open + fstat + read + close of the
-// entry, one XXH64 pass over it and, with a size cap, a modification-time refresh at most
-// once a second per entry: no directory listing, no second digest of the key.
+// the key (with a digest context kept per thread), open + read + close of the entry into
+// a buffer kept per thread, one XXH64 pass over it and, with a size cap, a
+// modification-time refresh at most once a second per entry: no directory listing, no
+// fstat for an entry under 64 KiB, no second digest of the key.
 #include <cuwrap/error.hpp>
 #include <cuwrap/program_cache.hpp>
 
@@ -52,8 +53,8 @@ constexpr std::string_view kTempPrefix = ".tmp-";
 // Temporary files older than this are left over by a writer that died; opening a cache,
 // clear() and eviction remove them (a live writer renames its file within milliseconds).
 constexpr auto kStaleTempAge = std::chrono::minutes(10);
-// A hit refreshes an entry's modification time (eviction's "last used") only when it is
-// older than this: repeated hits of one entry cost no write to the file system.
+// A hit refreshes an entry's modification time (eviction's "last used") unless this cache
+// did within this time: repeated hits of one entry cost no write to the file system.
 constexpr std::int64_t kRefreshAgeNs = 1'000'000'000;
 
 // ---- SHA-256 from libcrypto ------------------------------------------------------
@@ -310,72 +311,91 @@ std::optional<std::pair<std::size_t, std::size_t>> find_entry_value(std::string_
   return std::pair{offset, static_cast<std::size_t>(*value_size)};
 }
 
-// The value of an entry file when it is whole, undamaged and stored under `key`.
-std::optional<std::string> decode_entry(std::string data, std::string_view key) {
-  const auto found = find_entry_value(data, key);
-  if (!found) {
-    return std::nullopt;
-  }
-  // The value is most of the file: move it to the front of the buffer instead of copying
-  // it into a new string.
-  data.resize(found->first + found->second);
-  data.erase(0, found->first);
-  return data;
-}
-
-// An entry file's bytes and modification time.
-struct EntryFile {
-  std::string data;
-  timespec modified{};
-};
-
-// Read the regular file `name` (no symbolic link followed), keeping it open for `use`,
-// which is called with the bytes and the open descriptor; nothing on any failure.
-template <class Use>
-auto with_entry_file(const char* name, Use use) -> decltype(use(EntryFile{}, 0)) {
-  const int fd = ::open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+// The bytes of the file `name` (no symbolic link followed), read into `buffer` (kept by
+// the caller across reads, so that a hit allocates nothing for them), with `fd` left open
+// for the caller to close; nothing on any failure. One read() of a buffer larger than
+// the file is the common case: a short read of a regular file is its end, and only a
+// file that fills the buffer costs an fstat (is it a regular file, how large is it). A
+// file that is no entry gives bytes that are no entry, which the checks that follow
+// refuse. O_NONBLOCK: a FIFO planted under an entry's name gives no bytes instead of
+// blocking.
+std::optional<std::string_view> read_entry_file(const char* name, std::string& buffer, int& fd) {
+  fd = ::open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return std::nullopt;
   }
-  EntryFile file;
-  struct stat st {};
-  bool whole = false;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    // An uninitialised buffer of the file's size: resize_and_overwrite where the library
-    // has it would save zeroing a few kilobytes, which costs less than a system call.
-    file.data.resize(static_cast<std::size_t>(st.st_size));
-    file.modified = st.st_mtim;
-    std::size_t done = 0;
-    while (done < file.data.size()) {
-      const ssize_t n = ::read(fd, file.data.data() + done, file.data.size() - done);
-      if (n < 0 && errno == EINTR) {
-        continue;
+  std::size_t done = 0;
+  for (;;) {
+    if (done == buffer.size()) {
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return std::nullopt;
       }
-      if (n <= 0) {
-        break;
-      }
-      done += static_cast<std::size_t>(n);
+      // One byte past the size: a file that grew meanwhile shows as one that is too long.
+      buffer.resize(std::max(buffer.size() * 2, static_cast<std::size_t>(st.st_size) + 1));
     }
-    file.data.resize(done);
-    whole = true;
+    const std::size_t wanted = buffer.size() - done;
+    const ssize_t n = ::read(fd, buffer.data() + done, wanted);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      return std::nullopt;
+    }
+    done += static_cast<std::size_t>(n);
+    if (static_cast<std::size_t>(n) < wanted) {
+      return std::string_view(buffer.data(), done);
+    }
   }
-  auto result = whole ? use(std::move(file), fd) : decltype(use(EntryFile{}, 0)){};
-  ::close(fd);
-  return result;
 }
 
-// Whether `modified` is older than kRefreshAgeNs.
-bool needs_refresh(const timespec& modified) {
-  timespec now{};
-  if (::clock_gettime(CLOCK_REALTIME, &now) != 0) {
+// The read buffer of this thread's hits: large enough for most entries, kept between
+// hits; one that grew past kKeptBufferSize for a large entry is let go afterwards.
+constexpr std::size_t kFirstReadSize = std::size_t{64} << 10;
+constexpr std::size_t kKeptBufferSize = std::size_t{1} << 20;
+
+std::string& read_buffer() {
+  thread_local std::string buffer(kFirstReadSize, '\0');
+  return buffer;
+}
+
+void trim_read_buffer(std::string& buffer) {
+  if (buffer.size() > kKeptBufferSize) {
+    std::string(kFirstReadSize, '\0').swap(buffer);
+  }
+}
+
+// The entries whose modification time this cache refreshed lately, so that repeated hits
+// of one entry write to the file system at most once per kRefreshAgeNs: a small table
+// indexed by the entry's name. Slots are atomics without a lock: a race between threads
+// costs one refresh more or one fewer, which only blurs "least recently used" by a second.
+class RefreshRecord {
+ public:
+  // Return whether the entry named by `name` was not refreshed within kRefreshAgeNs, and
+  // record it as refreshed now when so.
+  bool needs_refresh(const Digest& name) noexcept {
+    std::uint64_t tag = 0;
+    std::memcpy(&tag, name.data(), sizeof tag);
+    Slot& slot = slots_[tag % slots_.size()];
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count();
+    if (slot.tag.load(std::memory_order_relaxed) == tag &&
+        now - slot.when.load(std::memory_order_relaxed) < kRefreshAgeNs) {
+      return false;
+    }
+    slot.tag.store(tag, std::memory_order_relaxed);
+    slot.when.store(now, std::memory_order_relaxed);
     return true;
   }
-  const std::int64_t age =
-      (static_cast<std::int64_t>(now.tv_sec) - static_cast<std::int64_t>(modified.tv_sec)) *
-          1'000'000'000 +
-      (static_cast<std::int64_t>(now.tv_nsec) - static_cast<std::int64_t>(modified.tv_nsec));
-  return age > kRefreshAgeNs;
-}
+
+ private:
+  struct Slot {
+    std::atomic<std::uint64_t> tag{0};
+    std::atomic<std::int64_t> when{0};
+  };
+  std::array<Slot, 64> slots_{};
+};
 
 bool is_entry_name(const std::string& name) {
   return name.size() == 64 && std::all_of(name.begin(), name.end(), [](char c) {
@@ -558,6 +578,7 @@ struct FileProgramCache::State {
   WarningHandler on_warning;
   std::once_flag warned;
   std::string dir_prefix;  // dir and a separator: entry file names are appended to it
+  RefreshRecord refreshed;
 };
 
 FileProgramCache::FileProgramCache(std::filesystem::path dir)
@@ -583,7 +604,7 @@ FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_by
                                    WarningHandler on_warning)
     // Delegating: once the target constructor has run, a throw below runs the
     // destructor, which frees the state.
-    : FileProgramCache(new State{std::move(dir), on_warning, {}, {}}, max_bytes) {  // NOLINT(cppcoreguidelines-owning-memory)
+    : FileProgramCache(new State{std::move(dir), on_warning, {}, {}, {}}, max_bytes) {  // NOLINT(cppcoreguidelines-owning-memory)
   if (max_bytes_ == 0) {
     throw std::invalid_argument("FileProgramCache: max_bytes must be > 0; for no size cap, leave it out or pass FileProgramCache::kNoSizeCap");
   }
@@ -618,19 +639,27 @@ std::filesystem::path FileProgramCache::entry_path(std::string_view key) const {
 }
 
 std::optional<std::string> FileProgramCache::get(std::string_view key) {
+  const Digest name = sha256(key);
   // The directory's name and the entry's, as one C string: no std::filesystem::path.
   std::string path = state_->dir_prefix;
-  path += to_hex(sha256(key));
-  const bool capped = max_bytes_ != kNoSizeCap;
-  return with_entry_file(path.c_str(), [&](EntryFile file, int fd) {
-    const timespec modified = file.modified;
-    std::optional<std::string> value = decode_entry(std::move(file.data), key);
-    if (value && capped && needs_refresh(modified)) {
-      // Eviction removes the least recently used first: this hit makes the entry recent.
-      static_cast<void>(::futimens(fd, nullptr));
+  path += to_hex(name);
+  std::string& buffer = read_buffer();
+  int fd = -1;
+  std::optional<std::string> value;
+  if (const std::optional<std::string_view> data = read_entry_file(path.c_str(), buffer, fd)) {
+    if (const auto found = find_entry_value(*data, key)) {
+      value.emplace(data->substr(found->first, found->second));
+      if (max_bytes_ != kNoSizeCap && state_->refreshed.needs_refresh(name)) {
+        // Eviction removes the least recently used first: this hit makes the entry recent.
+        static_cast<void>(::futimens(fd, nullptr));
+      }
     }
-    return value;
-  });
+  }
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  trim_read_buffer(buffer);
+  return value;
 }
 
 void FileProgramCache::put(std::string_view key, std::string_view value) {
