@@ -137,6 +137,18 @@ TEST_F(PointerAttributesContexts, PoolMemoryWithNoContextCurrent) {
   EXPECT_EQ(a.device_pointer, buffer.handle() + 64);
 }
 
+TEST_F(PointerAttributesContexts, ManagedMemoryWithNoContextCurrent) {
+  const CUdeviceptr ptr = cuwrap::driver::cuMemAllocManaged(4096, CU_MEM_ATTACH_GLOBAL);
+  PointerAttributes a;
+  {
+    const Current none(nullptr, device());
+    a = pointer_attributes(ptr + 16);
+  }
+  cuwrap::driver::cuMemFree(ptr);
+  EXPECT_TRUE(a.is_managed);
+  EXPECT_EQ(a.device_pointer, ptr + 16);
+}
+
 TEST_F(PointerAttributesContexts, MappedPinnedMemoryWithNoContextCurrent) {
   void* host = cuwrap::driver::cuMemHostAlloc(4096, CU_MEMHOSTALLOC_DEVICEMAP);
   const CUdeviceptr mapped = cuwrap::driver::cuMemHostGetDevicePointer(host, 0);

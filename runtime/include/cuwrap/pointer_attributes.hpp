@@ -45,7 +45,8 @@ struct PointerAttributes {
   /// The address kernels of the memory's own context use for it
   /// (CU_POINTER_ATTRIBUTE_DEVICE_POINTER, asked with that context current: `context`, or
   /// the device's primary context for memory that names none); 0 when that device cannot
-  /// access it, or when the memory names neither a context nor a device.
+  /// access it, or when the memory names neither a context nor a device (managed memory
+  /// then gives its own address, which every context uses).
   CUdeviceptr device_pointer = 0;
   /// The address the host uses for it (CU_POINTER_ATTRIBUTE_HOST_POINTER, asked with
   /// device_pointer); null when the host cannot access it.

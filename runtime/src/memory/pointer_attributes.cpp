@@ -90,7 +90,9 @@ PointerAttributes pointer_attributes(CUdeviceptr ptr) {
   // The addresses were answered for the current context: right only when it is the
   // memory's own; otherwise (none, or another device's) they are asked again in that one.
   if (const CUcontext own = own_context(result); own == nullptr) {
-    result.device_pointer = 0;  // no context to answer for: never another context's answer
+    // No context to answer for: never another context's answer. Managed memory is reached
+    // at its own address from every context (cuMemAllocManaged), whatever its device.
+    result.device_pointer = result.is_managed ? ptr : 0;
   } else if (own != detail::current_context()) {
     ask_addresses_in(own, ptr, result);
   }
