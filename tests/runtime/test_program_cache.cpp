@@ -419,13 +419,16 @@ TEST(FileProgramCache, RepeatedHitsRefreshTheModificationTimeOnce) {
   const fs::path path = cache.entry_path("k");
   const auto now = fs::file_time_type::clock::now();
   fs::last_write_time(path, now - std::chrono::seconds(30));
+  const auto first_hit = std::chrono::steady_clock::now();
   ASSERT_TRUE(cache.get("k"));
   EXPECT_GT(fs::last_write_time(path), now - std::chrono::seconds(5)) << "refreshed";
 
   const auto young = fs::file_time_type::clock::now() - std::chrono::milliseconds(100);
   fs::last_write_time(path, young);
   ASSERT_TRUE(cache.get("k"));
-  EXPECT_EQ(fs::last_write_time(path), young) << "refreshed a moment ago: not written again";
+  if (std::chrono::steady_clock::now() - first_hit < std::chrono::milliseconds(900)) {
+    EXPECT_EQ(fs::last_write_time(path), young) << "refreshed a moment ago: not written again";
+  }  // else a second passed between the hits (a machine under load): a refresh is due
 
   FileProgramCache uncapped(dir.path());
   fs::last_write_time(path, now - std::chrono::seconds(30));
