@@ -5,6 +5,13 @@
 // Program cache: Program::compile with a warm InMemoryProgramCache and a warm
 // FileProgramCache (in a private temporary directory) against the raw NVRTC compile of
 // the same source; the expectation is a speed-up above 100x.
+//
+// The on-disk hit alone (FileCacheHit): ProgramCache::get_object_code on a
+// FileProgramCache whose entry an earlier cache wrote, with the key built once, so that
+// the loop holds only what the file cache adds (open, read, check, decode) and no
+// Program or key building; /0 on the cache kept open, /1 on a cache opened anew each
+// iteration. MemoryCacheHit is the same lookup in an InMemoryProgramCache. The lookup
+// needs no GPU (NVRTC compiles the entry once, before the loop).
 #include <cuwrap/cuwrap.hpp>
 #include <cuwrap/nvrtc.hpp>
 
@@ -16,8 +23,10 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -122,6 +131,75 @@ void BM_CuwrapProgramWarmFileCache(benchmark::State& state) {
 }
 BENCHMARK(BM_CuwrapProgramWarmFileCache)->Unit(benchmark::kMicrosecond);
 
+// The key and entry value of saxpy compiled to CUBIN, as Program::compile stores them.
+struct StoredEntry {
+  std::string key;
+  cuwrap::ObjectCode code;
+};
+
+StoredEntry saxpy_entry() {
+  cuwrap::ProgramOptions options;
+  options.arch = "sm_90";
+  cuwrap::Program program(kSaxpySource, cuwrap::CodeType::Cxx, options);
+  std::string key = program.program_cache_key(cuwrap::TargetType::Cubin);
+  return {std::move(key), program.compile(cuwrap::TargetType::Cubin)};
+}
+
+std::filesystem::path fresh_cache_directory() {
+  return std::filesystem::temp_directory_path() /
+         ("cuwrap-bench-hit-" +
+          std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+}
+
+void BM_FileCacheHit(benchmark::State& state) {
+  const bool reopen = state.range(0) != 0;
+  const std::filesystem::path dir = fresh_cache_directory();
+  try {
+    const StoredEntry entry = saxpy_entry();
+    {
+      cuwrap::FileProgramCache writer(dir, std::size_t{64} << 20);
+      writer.put(entry.key, entry.code);
+    }
+    cuwrap::FileProgramCache cache(dir, std::size_t{64} << 20);
+    measure(state, reopen ? "file_hit_reopened" : "file_hit", [&] {
+      std::optional<cuwrap::ObjectCode> hit;
+      if (reopen) {
+        cuwrap::FileProgramCache opened(dir, std::size_t{64} << 20);
+        hit = opened.get_object_code(entry.key);
+      } else {
+        hit = cache.get_object_code(entry.key);
+      }
+      if (!hit) {
+        throw std::runtime_error("the entry was a miss");
+      }
+      benchmark::DoNotOptimize(hit->code().data());
+    });
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+BENCHMARK(BM_FileCacheHit)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+void BM_MemoryCacheHit(benchmark::State& state) {
+  try {
+    const StoredEntry entry = saxpy_entry();
+    cuwrap::InMemoryProgramCache cache(std::size_t{64} << 20);
+    cache.put(entry.key, entry.code);
+    measure(state, "memory_hit", [&] {
+      std::optional<cuwrap::ObjectCode> hit = cache.get_object_code(entry.key);
+      if (!hit) {
+        throw std::runtime_error("the entry was a miss");
+      }
+      benchmark::DoNotOptimize(hit->code().data());
+    });
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+BENCHMARK(BM_MemoryCacheHit)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,6 +215,12 @@ int main(int argc, char** argv) {
       if (const auto c = cuwrap::bench::compare(cached, "raw_cubin")) {
         std::printf("compile speed-up raw NVRTC / %s = %.0fx (%.1f us vs %.2f ms; expected > 100x)\n",
                     cached, 1.0 / c->ratio(), c->ours_ns / 1e3, c->raw_ns / 1e6);
+      }
+    }
+    for (const char* hit : {"memory_hit", "file_hit", "file_hit_reopened"}) {
+      if (const auto c = cuwrap::bench::compare(hit, "raw_cubin")) {
+        std::printf("lookup alone: raw NVRTC / %s = %.0fx (%.2f us vs %.2f ms)\n", hit,
+                    1.0 / c->ratio(), c->ours_ns / 1e3, c->raw_ns / 1e6);
       }
     }
   });

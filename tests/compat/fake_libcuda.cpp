@@ -507,40 +507,74 @@ CUresult fake_device_get_attribute(int* value, CUdevice_attribute attribute, CUd
   return CUDA_SUCCESS;
 }
 
-// Pointer attributes: [kFakeDeviceMemory, + 4096) is pool memory of the one device;
-// any other address is memory the driver does not know (values left as they are, as
-// the driver does). Counts its calls.
+// Pointer attributes: [kFakeDeviceMemory, + 4096) is pool memory of the one device (it
+// names no context); [kFakeMappedHost, + 4096) is mapped page-locked host memory of
+// kFakeContext, which kernels reach at kFakeMappedDevice; any other address is memory the
+// driver does not know (values left as they are, as the driver does). As the driver does,
+// CU_POINTER_ATTRIBUTE_DEVICE_POINTER is answered for the current context: the address
+// above in the memory's own context, another address in kOtherContext (as another
+// device's mapping would be), nothing with none current. Counts its calls.
 constexpr CUdeviceptr kFakeDeviceMemory = 0xDE0000;
+constexpr CUdeviceptr kFakeMappedHost = 0x7F0000;
+constexpr CUdeviceptr kFakeMappedDevice = 0xAB0000;
+constexpr CUdeviceptr kOtherContextOffset = 0x10000000;
 CUmemoryPool const kFakePool = reinterpret_cast<CUmemoryPool>(static_cast<std::uintptr_t>(0x9001));
 int g_pointer_attribute_calls = 0;
+
+// The device address of `ptr` (of the known memory above) in the current context.
+void answer_device_pointer(CUdeviceptr ptr, void* data) {
+  const bool mapped_host = ptr >= kFakeMappedHost && ptr < kFakeMappedHost + 4096;
+  const CUdeviceptr own = mapped_host ? ptr - kFakeMappedHost + kFakeMappedDevice : ptr;
+  if (t_current == kFakeContext) {
+    *static_cast<CUdeviceptr*>(data) = own;
+  } else if (t_current == kOtherContext) {
+    *static_cast<CUdeviceptr*>(data) = own + kOtherContextOffset;
+  }
+}
+
 CUresult fake_pointer_get_attributes(unsigned count, CUpointer_attribute* attributes, void** data,
                                      CUdeviceptr ptr) {
   ++g_pointer_attribute_calls;
-  if (ptr < kFakeDeviceMemory || ptr >= kFakeDeviceMemory + 4096) {
+  const bool pool = ptr >= kFakeDeviceMemory && ptr < kFakeDeviceMemory + 4096;
+  const bool mapped_host = ptr >= kFakeMappedHost && ptr < kFakeMappedHost + 4096;
+  if (!pool && !mapped_host) {
     return CUDA_SUCCESS;
   }
+  const CUdeviceptr base = pool ? kFakeDeviceMemory : kFakeMappedHost;
   for (unsigned i = 0; i < count; ++i) {
     switch (attributes[i]) {
       case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-        *static_cast<unsigned*>(data[i]) = CU_MEMORYTYPE_DEVICE;
+        *static_cast<unsigned*>(data[i]) = pool ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
         break;
       case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
         *static_cast<int*>(data[i]) = 0;
         break;
       case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-        *static_cast<CUdeviceptr*>(data[i]) = kFakeDeviceMemory;
+        *static_cast<CUdeviceptr*>(data[i]) = base;
         break;
       case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
         *static_cast<std::size_t*>(data[i]) = 4096;
         break;
       case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
-        *static_cast<CUmemoryPool*>(data[i]) = kFakePool;
+        if (pool) {
+          *static_cast<CUmemoryPool*>(data[i]) = kFakePool;
+        }
+        break;
+      case CU_POINTER_ATTRIBUTE_CONTEXT:
+        if (mapped_host) {
+          *static_cast<CUcontext*>(data[i]) = kFakeContext;
+        }
         break;
       case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-        *static_cast<CUdeviceptr*>(data[i]) = ptr;
+        answer_device_pointer(ptr, data[i]);
+        break;
+      case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (mapped_host) {
+          *static_cast<void**>(data[i]) = reinterpret_cast<void*>(ptr);
+        }
         break;
       case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-        *static_cast<unsigned long long*>(data[i]) = 77;
+        *static_cast<unsigned long long*>(data[i]) = pool ? 77 : 78;
         break;
       default:
         break;

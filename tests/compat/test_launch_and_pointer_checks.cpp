@@ -2,11 +2,13 @@
 // against the
 // stand-in driver (tests/compat/fake_libcuda.cpp, one device with an H100's limits),
 // without a GPU: each check refuses before any launch, naming the value and the limit;
-// pointer_attributes is one cuPointerGetAttributes call; copies reach the driver only
-// when the element counts agree.
+// pointer_attributes is one cuPointerGetAttributes call where the memory's context is
+// current, and answers the device address for that context whatever is current; copies
+// reach the driver only when the element counts agree.
 #include <gtest/gtest.h>
 #include <cuwrap/device.hpp>
 #include <cuwrap/device_span.hpp>
+#include <cuwrap/driver.hpp>
 #include <cuwrap/kernel.hpp>
 #include <cuwrap/launch.hpp>
 #include <cuwrap/memory_resource.hpp>
@@ -184,9 +186,26 @@ TEST_F(OnFakeDriver, KernelAttributeSettersRefuseBadValuesBeforeTheDriver) {
   EXPECT_THROW(attributes.set_max_dynamic_shared_size_bytes(-1, device), std::invalid_argument);
 }
 
-TEST_F(OnFakeDriver, PointerAttributesAreOneDriverCall) {
+// Make `context` current on this thread for the scope, none again afterwards.
+class CurrentContext {
+ public:
+  explicit CurrentContext(CUcontext context) { cuwrap::driver::cuCtxSetCurrent(context); }
+  CurrentContext(const CurrentContext&) = delete;
+  CurrentContext& operator=(const CurrentContext&) = delete;
+  ~CurrentContext() { cuwrap::driver::raw::cuCtxSetCurrent(nullptr); }
+};
+
+CUcontext fake_context() { return fake_query<CUcontext>("cuwrap_fake_context"); }
+CUcontext other_context() { return fake_query<CUcontext>("cuwrap_fake_other_context"); }
+
+constexpr CUdeviceptr kPoolMemory = 0xDE0010;    // the fake's pool memory: no context named
+constexpr CUdeviceptr kMappedHost = 0x7F0020;    // the fake's mapped pinned memory
+constexpr CUdeviceptr kMappedDevice = 0xAB0020;  // ... as kernels of its context reach it
+
+TEST_F(OnFakeDriver, PointerAttributesAreOneDriverCallInTheMemorysContext) {
+  const CurrentContext current(fake_context());
   const int before = fake_query<int>("cuwrap_fake_pointer_attribute_calls");
-  const cuwrap::PointerAttributes device_memory = cuwrap::pointer_attributes(CUdeviceptr{0xDE0010});
+  const cuwrap::PointerAttributes device_memory = cuwrap::pointer_attributes(kPoolMemory);
   EXPECT_EQ(fake_query<int>("cuwrap_fake_pointer_attribute_calls"), before + 1);
   EXPECT_TRUE(device_memory.is_cuda_memory());
   EXPECT_EQ(device_memory.memory_type, CU_MEMORYTYPE_DEVICE);
@@ -195,7 +214,7 @@ TEST_F(OnFakeDriver, PointerAttributesAreOneDriverCall) {
   EXPECT_EQ(device_memory.base, CUdeviceptr{0xDE0000});
   EXPECT_EQ(device_memory.range_size, 4096U);
   EXPECT_EQ(device_memory.pool, reinterpret_cast<CUmemoryPool>(std::uintptr_t{0x9001}));
-  EXPECT_EQ(device_memory.device_pointer, CUdeviceptr{0xDE0010});
+  EXPECT_EQ(device_memory.device_pointer, kPoolMemory);
   EXPECT_EQ(device_memory.buffer_id, 77U);
   EXPECT_FALSE(device_memory.is_managed);
 
@@ -206,6 +225,47 @@ TEST_F(OnFakeDriver, PointerAttributesAreOneDriverCall) {
   EXPECT_FALSE(host.device.has_value()) << "plain host memory belongs to no device";
   EXPECT_EQ(host.pool, nullptr);
   EXPECT_EQ(host.range_size, 0U);
+  EXPECT_EQ(host.device_pointer, 0U);
+}
+
+// CU_POINTER_ATTRIBUTE_DEVICE_POINTER is the driver's answer for the current context:
+// with none current, or another device's, the memory's own context answers instead, and
+// the caller's current context is left as it was.
+TEST_F(OnFakeDriver, DeviceMemoryAddressWithNoContextCurrent) {
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  const cuwrap::PointerAttributes a = cuwrap::pointer_attributes(kPoolMemory);
+  EXPECT_EQ(a.device_pointer, kPoolMemory) << "pool memory names no context: its device's primary";
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr) << "none is current again";
+}
+
+TEST_F(OnFakeDriver, DeviceMemoryAddressWithAnotherContextCurrent) {
+  const CurrentContext current(other_context());
+  const cuwrap::PointerAttributes a = cuwrap::pointer_attributes(kPoolMemory);
+  EXPECT_EQ(a.device_pointer, kPoolMemory);
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other_context()) << "the caller's context is back";
+}
+
+TEST_F(OnFakeDriver, MappedPinnedMemoryAddressWithNoContextCurrent) {
+  cuwrap::driver::cuCtxSetCurrent(nullptr);
+  const cuwrap::PointerAttributes a =
+      cuwrap::pointer_attributes(reinterpret_cast<const void*>(kMappedHost));
+  EXPECT_EQ(a.memory_type, CU_MEMORYTYPE_HOST);
+  EXPECT_EQ(a.context, fake_context());
+  EXPECT_EQ(a.device_pointer, kMappedDevice) << "the address kernels of its own context use";
+  EXPECT_EQ(a.host_pointer, reinterpret_cast<void*>(kMappedHost));
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), nullptr);
+}
+
+TEST_F(OnFakeDriver, MappedPinnedMemoryAddressWithAnotherContextCurrent) {
+  const CurrentContext current(other_context());
+  const int before = fake_query<int>("cuwrap_fake_pointer_attribute_calls");
+  const cuwrap::PointerAttributes a =
+      cuwrap::pointer_attributes(reinterpret_cast<const void*>(kMappedHost));
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_pointer_attribute_calls"), before + 2)
+      << "the address is asked again in the memory's own context";
+  EXPECT_EQ(a.device_pointer, kMappedDevice);
+  EXPECT_EQ(a.host_pointer, reinterpret_cast<void*>(kMappedHost));
+  EXPECT_EQ(cuwrap::driver::cuCtxGetCurrent(), other_context());
 }
 
 TEST_F(OnFakeDriver, DeviceSpanCopiesReachTheDriverOnlyWithEqualCounts) {

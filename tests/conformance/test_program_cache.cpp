@@ -53,7 +53,7 @@ using cuwrap::TargetType;
 using cuwrap::testing::TempDir;
 
 // The bytes a file entry adds to its key and value: magic, two lengths, the checksum.
-constexpr std::size_t kEntryOverhead = 10 + 8 + 8 + 32;
+constexpr std::size_t kEntryOverhead = 10 + 8 + 8 + 8;
 
 constexpr const char* kPtx = ".version 7.0";
 

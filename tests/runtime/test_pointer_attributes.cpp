@@ -1,6 +1,7 @@
 // pointer_attributes() on a GPU, for every kind of memory: device memory from cuMemAlloc
 // and from a pool, managed memory, mapped and registered page-locked host memory, and
-// plain host memory the driver does not know.
+// plain host memory the driver does not know; the device address with no context
+// current and with another device's current.
 #include <cuwrap/cuwrap.hpp>
 #include <cuwrap/driver.hpp>
 
@@ -79,6 +80,129 @@ TEST_F(PointerAttributesGpu, RegisteredHostMemory) {
   EXPECT_TRUE(a.device.has_value());
   EXPECT_EQ(a.host_pointer, static_cast<void*>(storage.data() + 10));
   EXPECT_FALSE(a.is_managed);
+}
+
+// CU_POINTER_ATTRIBUTE_DEVICE_POINTER is answered for the current context; cuwrap leaves
+// none current after its calls, and a program may have another device's current. The
+// answer must be the memory's own address either way, and the caller's current context
+// must stay what it was.
+class PointerAttributesContexts : public PointerAttributesGpu {
+ protected:
+  // Make `context` current for the scope; device 0's (the fixture's) again afterwards.
+  class Current {
+   public:
+    Current(CUcontext context, const cuwrap::Device& restore) : restore_(restore) {
+      cuwrap::driver::cuCtxSetCurrent(context);
+    }
+    Current(const Current&) = delete;
+    Current& operator=(const Current&) = delete;
+    ~Current() { cuwrap::driver::raw::cuCtxSetCurrent(restore_.context()); }
+
+   private:
+    const cuwrap::Device& restore_;
+  };
+
+  // Return device 1's primary context, or nullptr with one GPU (the test skips).
+  CUcontext other_device_context() {
+    if (cuwrap::Device::count() < 2) {
+      return nullptr;
+    }
+    return cuwrap::Device(1).context();
+  }
+};
+
+TEST_F(PointerAttributesContexts, DeviceMemoryWithNoContextCurrent) {
+  const CUdeviceptr ptr = cuwrap::driver::cuMemAlloc(4096);
+  PointerAttributes a;
+  CUcontext after = nullptr;
+  {
+    const Current none(nullptr, device());
+    a = pointer_attributes(ptr + 100);
+    after = cuwrap::driver::cuCtxGetCurrent();
+  }
+  cuwrap::driver::cuMemFree(ptr);
+  EXPECT_EQ(a.device_pointer, ptr + 100);
+  EXPECT_EQ(a.context, device().context());
+  EXPECT_EQ(after, nullptr) << "none is current again";
+}
+
+TEST_F(PointerAttributesContexts, PoolMemoryWithNoContextCurrent) {
+  cuwrap::Buffer buffer = device().allocate(1 << 16, stream());
+  stream().sync();
+  PointerAttributes a;
+  {
+    const Current none(nullptr, device());
+    a = pointer_attributes(buffer.handle() + 64);
+  }
+  EXPECT_EQ(a.device_pointer, buffer.handle() + 64);
+}
+
+TEST_F(PointerAttributesContexts, ManagedMemoryWithNoContextCurrent) {
+  const CUdeviceptr ptr = cuwrap::driver::cuMemAllocManaged(4096, CU_MEM_ATTACH_GLOBAL);
+  PointerAttributes a;
+  {
+    const Current none(nullptr, device());
+    a = pointer_attributes(ptr + 16);
+  }
+  cuwrap::driver::cuMemFree(ptr);
+  EXPECT_TRUE(a.is_managed);
+  EXPECT_EQ(a.device_pointer, ptr + 16);
+}
+
+TEST_F(PointerAttributesContexts, MappedPinnedMemoryWithNoContextCurrent) {
+  void* host = cuwrap::driver::cuMemHostAlloc(4096, CU_MEMHOSTALLOC_DEVICEMAP);
+  const CUdeviceptr mapped = cuwrap::driver::cuMemHostGetDevicePointer(host, 0);
+  PointerAttributes a;
+  CUcontext after = nullptr;
+  {
+    const Current none(nullptr, device());
+    a = pointer_attributes(static_cast<const void*>(host));
+    after = cuwrap::driver::cuCtxGetCurrent();
+  }
+  cuwrap::driver::cuMemFreeHost(host);
+  EXPECT_EQ(a.memory_type, CU_MEMORYTYPE_HOST);
+  EXPECT_EQ(a.device_pointer, mapped);
+  EXPECT_EQ(a.host_pointer, host);
+  EXPECT_EQ(after, nullptr);
+}
+
+TEST_F(PointerAttributesContexts, DeviceMemoryWithAnotherDevicesContextCurrent) {
+  const CUcontext other = other_device_context();
+  if (other == nullptr) {
+    GTEST_SKIP() << "needs a second GPU";
+  }
+  const CUdeviceptr ptr = cuwrap::driver::cuMemAlloc(4096);
+  PointerAttributes a;
+  CUcontext after = nullptr;
+  {
+    const Current current(other, device());
+    a = pointer_attributes(ptr + 8);
+    after = cuwrap::driver::cuCtxGetCurrent();
+  }
+  cuwrap::driver::cuMemFree(ptr);
+  EXPECT_EQ(a.device_pointer, ptr + 8);
+  ASSERT_TRUE(a.device.has_value());
+  EXPECT_EQ(a.device->device_id(), 0);
+  EXPECT_EQ(after, other) << "the caller's context is current again";
+}
+
+TEST_F(PointerAttributesContexts, MappedPinnedMemoryWithAnotherDevicesContextCurrent) {
+  const CUcontext other = other_device_context();
+  if (other == nullptr) {
+    GTEST_SKIP() << "needs a second GPU";
+  }
+  void* host = cuwrap::driver::cuMemHostAlloc(4096, CU_MEMHOSTALLOC_DEVICEMAP);
+  const CUdeviceptr mapped = cuwrap::driver::cuMemHostGetDevicePointer(host, 0);
+  PointerAttributes a;
+  CUcontext after = nullptr;
+  {
+    const Current current(other, device());
+    a = pointer_attributes(static_cast<const void*>(host));
+    after = cuwrap::driver::cuCtxGetCurrent();
+  }
+  cuwrap::driver::cuMemFreeHost(host);
+  EXPECT_EQ(a.device_pointer, mapped) << "the address of the memory's own context";
+  EXPECT_EQ(after, other);
 }
 
 TEST_F(PointerAttributesGpu, PlainHostMemoryIsUnknownNotAnError) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -364,11 +365,103 @@ TEST(FileProgramCache, DamagedEntriesAreMisses) {
       c = static_cast<char>(rng());
     }
     if (n >= 10) {
-      junk.replace(0, 10, "CUWRAPPC1\n");
+      junk.replace(0, 10, "CUWRAPPC2\n");
     }
     write_bytes(path, junk);
     EXPECT_FALSE(cache.get("key"));
   }
+}
+
+// The file's layout (program_cache.hpp): a valid entry with one field changed and its
+// checksum computed anew is still refused when the field is wrong, and an entry of the
+// first format (SHA-256 checksum) is a miss.
+TEST(FileProgramCache, EntriesWithWrongLengthsOrTheOldFormatAreMisses) {
+  TempDir dir;
+  FileProgramCache cache(dir.path(), 1 << 20);
+  cache.put("key", "value");
+  const fs::path path = cache.entry_path("key");
+  const std::string good = read_bytes(path);
+  ASSERT_EQ(good.size(), 10U + 8 + 3 + 8 + 5 + 8);
+  const auto with_checksum = [](std::string body) {
+    const std::uint64_t sum = cuwrap::detail::xxh64(body);
+    for (int i = 0; i < 8; ++i) {
+      body.push_back(static_cast<char>((sum >> (8 * i)) & 0xFFU));
+    }
+    return body;
+  };
+  const std::string body = good.substr(0, good.size() - 8);
+  ASSERT_EQ(with_checksum(body), good) << "the checksum is XXH64 of the bytes before it";
+
+  std::string long_value = body;
+  long_value[10 + 8 + 3] = 6;  // value length 6 where 5 bytes follow
+  write_bytes(path, with_checksum(long_value));
+  EXPECT_FALSE(cache.get("key"));
+
+  std::string huge_key = body;
+  huge_key[10 + 7] = '\x7F';  // a key length near 2^63
+  write_bytes(path, with_checksum(huge_key));
+  EXPECT_FALSE(cache.get("key"));
+
+  std::string first_format = body;
+  first_format[8] = '1';  // "CUWRAPPC1\n"
+  write_bytes(path, with_checksum(first_format));
+  EXPECT_FALSE(cache.get("key"));
+
+  write_bytes(path, good);
+  EXPECT_EQ(*cache.get("key"), "value");
+}
+
+// A hit refreshes the modification time (eviction's "last used"), and the hits that
+// follow within a second write nothing; without a cap nothing is refreshed.
+TEST(FileProgramCache, RepeatedHitsRefreshTheModificationTimeOnce) {
+  TempDir dir;
+  FileProgramCache cache(dir.path(), 1 << 20);
+  cache.put("k", "v");
+  const fs::path path = cache.entry_path("k");
+  const auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(path, now - std::chrono::seconds(30));
+  const auto first_hit = std::chrono::steady_clock::now();
+  ASSERT_TRUE(cache.get("k"));
+  EXPECT_GT(fs::last_write_time(path), now - std::chrono::seconds(5)) << "refreshed";
+
+  const auto young = fs::file_time_type::clock::now() - std::chrono::milliseconds(100);
+  fs::last_write_time(path, young);
+  ASSERT_TRUE(cache.get("k"));
+  if (std::chrono::steady_clock::now() - first_hit < std::chrono::milliseconds(900)) {
+    EXPECT_EQ(fs::last_write_time(path), young) << "refreshed a moment ago: not written again";
+  }  // else a second passed between the hits (a machine under load): a refresh is due
+
+  FileProgramCache uncapped(dir.path());
+  fs::last_write_time(path, now - std::chrono::seconds(30));
+  ASSERT_TRUE(uncapped.get("k"));
+  EXPECT_EQ(fs::last_write_time(path), now - std::chrono::seconds(30))
+      << "without a cap nothing is evicted, so nothing is refreshed";
+}
+
+// A hit reads an entry with one read() into a buffer of 64 KiB that grows for larger
+// ones: values past that size, and past the size a thread keeps, read back whole; a FIFO
+// or a directory under an entry's name is a miss, not a hang.
+TEST(FileProgramCache, LargeEntriesAndEntriesThatAreNoFiles) {
+  TempDir dir;
+  FileProgramCache cache(dir.path());
+  // 37 bytes besides the value (magic, lengths, the key "big", checksum): files of 64 KiB
+  // less one byte, exactly 64 KiB (the buffer filled: an fstat, a second read) and 3 MiB.
+  for (const std::size_t size : {std::size_t{65536} - 37 - 1, std::size_t{65536} - 37,
+                                 std::size_t{3} << 20}) {
+    std::string value(size, 'x');
+    value.back() = 'y';
+    cache.put("big", value);
+    const auto got = cache.get("big");
+    ASSERT_TRUE(got) << size;
+    EXPECT_EQ(fs::file_size(cache.entry_path("big")), size + 37);
+    EXPECT_EQ(*got, value) << size;
+  }
+  EXPECT_EQ(cache.get("big")->size(), std::size_t{3} << 20) << "after the buffer was let go";
+
+  ASSERT_EQ(::mkfifo(cache.entry_path("fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(cache.get("fifo"));
+  fs::create_directory(cache.entry_path("dir"));
+  EXPECT_FALSE(cache.get("dir"));
 }
 
 TEST(FileProgramCache, CorruptEntryMakesCompileRecompile) {
@@ -378,7 +471,7 @@ TEST(FileProgramCache, CorruptEntryMakesCompileRecompile) {
   Program p(kSource, CodeType::Cxx, sm90());
   const ObjectCode first = p.compile(TargetType::Ptx, {.cache = &cache});
   const fs::path path = cache.entry_path(p.program_cache_key(TargetType::Ptx));
-  write_bytes(path, "CUWRAPPC1\nnonsense");
+  write_bytes(path, "CUWRAPPC2\nnonsense");
   const ObjectCode second = p.compile(TargetType::Ptx, {.cache = &cache});
   EXPECT_EQ(std::string(second.code().begin(), second.code().end()),
             std::string(first.code().begin(), first.code().end()));
@@ -625,6 +718,15 @@ TEST(ProgramCacheDigest, MatchesKnownSha256) {
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(cuwrap::detail::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST(ProgramCacheDigest, ChecksumIsXxh64) {
+  // xxHash's reference values (seed 0): empty, under 4, under 32 and past 32 bytes.
+  EXPECT_EQ(cuwrap::detail::xxh64(""), 0xEF46DB3751D8E999ULL);
+  EXPECT_EQ(cuwrap::detail::xxh64("a"), 0xD24EC4F1A98C6E5BULL);
+  EXPECT_EQ(cuwrap::detail::xxh64("abc"), 0x44BC2CF5AD770999ULL);
+  EXPECT_EQ(cuwrap::detail::xxh64("The quick brown fox jumps over the lazy dog"),
+            0x0B242D361FDA71BCULL);
 }
 
 TEST(ProgramCacheDigest, EntryFileIsNamedBySha256OfTheKey) {

@@ -1,6 +1,7 @@
 // pointer_attributes(): what the driver knows about an address (cuPointerGetAttributes).
 //
-// One driver call answers every field, for any address: device memory (from cuMemAlloc
+// One driver call answers every field, for any address (two where the device address must
+// be asked in the memory's own context): device memory (from cuMemAlloc
 // or a pool), managed memory, page-locked host memory (allocated or registered, mapped
 // or not) and plain host memory the driver does not know, for which the call succeeds
 // and memory_type is 0 (is_cuda_memory() false).
@@ -41,11 +42,14 @@ struct PointerAttributes {
   /// The context the memory belongs to; null for managed and pool memory and for memory
   /// CUDA does not know (CU_POINTER_ATTRIBUTE_CONTEXT).
   CUcontext context = nullptr;
-  /// The address the device uses for it (CU_POINTER_ATTRIBUTE_DEVICE_POINTER); 0 when
-  /// the device cannot access it.
+  /// The address kernels of the memory's own context use for it
+  /// (CU_POINTER_ATTRIBUTE_DEVICE_POINTER, asked with that context current: `context`, or
+  /// the device's primary context for memory that names none); 0 when that device cannot
+  /// access it, or when the memory names neither a context nor a device (managed memory
+  /// then gives its own address, which every context uses).
   CUdeviceptr device_pointer = 0;
-  /// The address the host uses for it (CU_POINTER_ATTRIBUTE_HOST_POINTER); null when the
-  /// host cannot access it.
+  /// The address the host uses for it (CU_POINTER_ATTRIBUTE_HOST_POINTER, asked with
+  /// device_pointer); null when the host cannot access it.
   void* host_pointer = nullptr;
   /// An ID unique to the allocation in this process (CU_POINTER_ATTRIBUTE_BUFFER_ID);
   /// 0 for memory CUDA does not know.
@@ -61,8 +65,11 @@ struct PointerAttributes {
 /// Return what the driver knows about the address `ptr`, in one cuPointerGetAttributes call.
 ///
 /// Any address is accepted: memory the driver does not know gives is_cuda_memory() false.
-/// Initialises the driver. Throws LoadError when there is no driver, DriverError when
-/// the call fails.
+/// The driver answers the device address for the current context; when that is not the
+/// memory's own (none is current, or another device's), a second call asks in the
+/// memory's own context, made current for that call only, so that device_pointer never
+/// depends on what the caller has current. Initialises the driver. Throws LoadError when
+/// there is no driver, DriverError when a call fails.
 ///
 /// Example:
 /// \code

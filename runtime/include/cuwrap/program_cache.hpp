@@ -12,9 +12,12 @@
 // (bytes put by hand, a damaged value) is a miss for them.
 //
 // FileProgramCache keeps one file per entry, named by the SHA-256 of the key:
-//   "CUWRAPPC1\n", u64 key length, key, u64 value length, value, SHA-256(key ‖ value)
-// A reader accepts an entry only when the magic, the lengths, the checksum and the full
-// key all match; anything else (a torn, truncated, corrupt or colliding file) is a miss.
+//   "CUWRAPPC2\n", u64 key length, key, u64 value length, value, u64 checksum
+// (little-endian; the checksum is XXH64 of every byte before it). A reader accepts an
+// entry only when the magic, the lengths, the checksum and the full key all match;
+// anything else (a torn, truncated, corrupt or colliding file, or one of the first
+// format, whose checksum was a SHA-256) is a miss. The checksum finds damage; the
+// private directory keeps others from writing entries.
 // Writes go to a private temporary file that is renamed into place, so a reader in
 // another process sees the old entry, the new one, or none, never half of one.
 //
@@ -126,11 +129,12 @@ class InMemoryProgramCache final : public ProgramCache {
 /// that the GPU will run, a directory owned by another user or writable by group or
 /// others is refused. Without a size cap (cuda.core's FileStreamProgramCache default)
 /// entries stay until clear(); with `max_bytes`, the least recently used are evicted
-/// first (by modification time, refreshed on every hit) once the files exceed it; the
-/// temporary files of writers still at work count towards the cap too (a soft cap). A
-/// directory that turns out read-only or full makes put() drop the entry and report one
-/// warning through the warning handler (default: one line on stderr). Temporary files
-/// left by a writer that died (older than ten minutes) are removed when a cache opens the
+/// first (by modification time, which a hit refreshes, at most once a second per entry
+/// and cache, so that repeated hits write nothing) once the files exceed it; the temporary
+/// files of writers still at work count towards the cap too (a soft cap). A directory
+/// that turns out read-only or full makes put() drop the entry and report one warning
+/// through the warning handler (default: one line on stderr). Temporary files left by a
+/// writer that died (older than ten minutes) are removed when a cache opens the
 /// directory, by clear() and by eviction.
 ///
 /// Example:
@@ -220,6 +224,9 @@ namespace detail {
 
 /// Return the SHA-256 digest of `data` as 64 lower-case hex digits.
 std::string sha256_hex(std::string_view data);
+
+/// Return the XXH64 hash (seed 0) of `data`: the checksum of FileProgramCache's entries.
+std::uint64_t xxh64(std::string_view data);
 
 /// Open the first of `candidates` (file names or paths) that loads and resolve the SHA-256
 /// entry points FileProgramCache takes from it, without keeping it; throw LoadError

@@ -1,6 +1,13 @@
 // ProgramCache implementations: an LRU map in memory and checked, atomically written
-// entry files in a private directory. SHA-256 comes from OpenSSL's libcrypto, opened at
-// run time (as the CUDA libraries are), so that building cuwrap needs no OpenSSL.
+// entry files in a private directory. SHA-256 (the entry files' names) comes from
+// OpenSSL's libcrypto, opened at run time (as the CUDA libraries are), so that building
+// cuwrap needs no OpenSSL; the entries' checksum is XXH64, written here.
+//
+// An on-disk hit is on the path every cached compile takes, so it costs one SHA-256 of
+// the key (with a digest context kept per thread), open + read + close of the entry into
+// a buffer kept per thread, one XXH64 pass over it and, with a size cap, a
+// modification-time refresh at most once a second per entry: no directory listing, no
+// fstat for an entry under 64 KiB, no second digest of the key.
 #include <cuwrap/error.hpp>
 #include <cuwrap/program_cache.hpp>
 
@@ -12,8 +19,10 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
@@ -35,11 +44,18 @@ namespace {
 
 using Digest = std::array<unsigned char, 32>;
 
-constexpr std::string_view kMagic = "CUWRAPPC1\n";
+// Version 2: the checksum is XXH64 of every byte before it (version 1's SHA-256 of the
+// key and value cost more than the rest of a hit). A version 1 file is a miss, replaced
+// by the compile that follows.
+constexpr std::string_view kMagic = "CUWRAPPC2\n";
+constexpr std::size_t kChecksumSize = 8;
 constexpr std::string_view kTempPrefix = ".tmp-";
 // Temporary files older than this are left over by a writer that died; opening a cache,
 // clear() and eviction remove them (a live writer renames its file within milliseconds).
 constexpr auto kStaleTempAge = std::chrono::minutes(10);
+// A hit refreshes an entry's modification time (eviction's "last used") unless this cache
+// did within this time: repeated hits of one entry cost no write to the file system.
+constexpr std::int64_t kRefreshAgeNs = 1'000'000'000;
 
 // ---- SHA-256 from libcrypto ------------------------------------------------------
 // The six EVP functions of OpenSSL 1.1 and 3 that a digest needs, declared here with
@@ -56,6 +72,9 @@ struct Libcrypto {
   int (*digest_init_ex)(EvpMdCtx*, const EvpMd*, Engine*) = nullptr;
   int (*digest_update)(EvpMdCtx*, const void*, std::size_t) = nullptr;
   int (*digest_final_ex)(EvpMdCtx*, unsigned char*, unsigned*) = nullptr;
+  // The digest every call uses: OpenSSL 3's EVP_MD_fetch'ed SHA-256 where there is one
+  // (EVP_sha256()'s would be looked up again by every EVP_DigestInit_ex), else EVP_sha256().
+  const EvpMd* md = nullptr;
 };
 
 // OpenSSL 3, then 1.1 (which already has EVP_MD_CTX_new), then the development link.
@@ -100,6 +119,13 @@ Libcrypto open_libcrypto(std::span<const char* const> candidates) {
   resolve_crypto(handle, path, "EVP_DigestInit_ex", lib.digest_init_ex);
   resolve_crypto(handle, path, "EVP_DigestUpdate", lib.digest_update);
   resolve_crypto(handle, path, "EVP_DigestFinal_ex", lib.digest_final_ex);
+  using Fetch = const EvpMd* (*)(void* /*library context*/, const char*, const char*);
+  if (const auto fetch = reinterpret_cast<Fetch>(::dlsym(handle, "EVP_MD_fetch"))) {
+    lib.md = fetch(nullptr, "SHA256", nullptr);  // kept for the process, as the library
+  }
+  if (lib.md == nullptr) {
+    lib.md = lib.sha256();
+  }
   return lib;
 }
 
@@ -122,21 +148,97 @@ const Libcrypto& libcrypto() {
   return opened.lib;
 }
 
-// SHA-256 of the concatenation of `parts`.
-Digest sha256(std::initializer_list<std::string_view> parts) {
+// SHA-256 of `data`, in a digest context each thread keeps (one allocation per thread,
+// not per digest).
+Digest sha256(std::string_view data) {
   const Libcrypto& lib = libcrypto();
-  const std::unique_ptr<EvpMdCtx, void (*)(EvpMdCtx*)> ctx(lib.md_ctx_new(), lib.md_ctx_free);
+  struct FreeContext {
+    void (*free)(EvpMdCtx*);
+    void operator()(EvpMdCtx* ctx) const { free(ctx); }
+  };
+  thread_local const std::unique_ptr<EvpMdCtx, FreeContext> ctx(lib.md_ctx_new(),
+                                                                FreeContext{lib.md_ctx_free});
   Digest digest{};
   unsigned length = 0;
-  bool ok = ctx && lib.digest_init_ex(ctx.get(), lib.sha256(), nullptr) == 1;
-  for (std::string_view part : parts) {
-    ok = ok && lib.digest_update(ctx.get(), part.data(), part.size()) == 1;
-  }
-  ok = ok && lib.digest_final_ex(ctx.get(), digest.data(), &length) == 1;
+  const bool ok = ctx && lib.digest_init_ex(ctx.get(), lib.md, nullptr) == 1 &&
+                  lib.digest_update(ctx.get(), data.data(), data.size()) == 1 &&
+                  lib.digest_final_ex(ctx.get(), digest.data(), &length) == 1;
   if (!ok || length != digest.size()) {
     throw std::runtime_error("ProgramCache: libcrypto's SHA-256 failed");
   }
   return digest;
+}
+
+// ---- XXH64 -----------------------------------------------------------------------
+// The entries' checksum: xxHash's 64-bit hash (its specification, seed 0), many times
+// faster than SHA-256. It guards against torn, truncated and damaged files; it is no
+// defence against someone who can write the directory, and SHA-256 was none either
+// (whoever can write an entry can write its digest too): the private directory is.
+constexpr std::uint64_t kXxPrime1 = 0x9E3779B185EBCA87ULL;
+constexpr std::uint64_t kXxPrime2 = 0xC2B2AE3D27D4EB4FULL;
+constexpr std::uint64_t kXxPrime3 = 0x165667B19E3779F9ULL;
+constexpr std::uint64_t kXxPrime4 = 0x85EBCA77C2B2AE63ULL;
+constexpr std::uint64_t kXxPrime5 = 0x27D4EB2F165667C5ULL;
+
+template <class T>
+T load_le(const char* p) {
+  T value;
+  std::memcpy(&value, p, sizeof value);
+  if constexpr (std::endian::native == std::endian::big) {
+    T swapped = 0;
+    for (std::size_t i = 0; i < sizeof value; ++i) {
+      swapped = static_cast<T>((swapped << 8U) | ((value >> (8 * i)) & 0xFFU));
+    }
+    value = swapped;
+  }
+  return value;
+}
+
+constexpr std::uint64_t xx_round(std::uint64_t acc, std::uint64_t input) {
+  return std::rotl(acc + input * kXxPrime2, 31) * kXxPrime1;
+}
+
+constexpr std::uint64_t xx_merge(std::uint64_t acc, std::uint64_t lane) {
+  return (acc ^ xx_round(0, lane)) * kXxPrime1 + kXxPrime4;
+}
+
+std::uint64_t xxh64(std::string_view data) {
+  const char* p = data.data();
+  const char* const end = p + data.size();
+  std::uint64_t h = 0;
+  if (data.size() >= 32) {
+    std::uint64_t v1 = kXxPrime1 + kXxPrime2;
+    std::uint64_t v2 = kXxPrime2;
+    std::uint64_t v3 = 0;
+    std::uint64_t v4 = 0 - kXxPrime1;
+    for (; end - p >= 32; p += 32) {
+      v1 = xx_round(v1, load_le<std::uint64_t>(p));
+      v2 = xx_round(v2, load_le<std::uint64_t>(p + 8));
+      v3 = xx_round(v3, load_le<std::uint64_t>(p + 16));
+      v4 = xx_round(v4, load_le<std::uint64_t>(p + 24));
+    }
+    h = std::rotl(v1, 1) + std::rotl(v2, 7) + std::rotl(v3, 12) + std::rotl(v4, 18);
+    h = xx_merge(xx_merge(xx_merge(xx_merge(h, v1), v2), v3), v4);
+  } else {
+    h = kXxPrime5;
+  }
+  h += data.size();
+  for (; end - p >= 8; p += 8) {
+    h = std::rotl(h ^ xx_round(0, load_le<std::uint64_t>(p)), 27) * kXxPrime1 + kXxPrime4;
+  }
+  if (end - p >= 4) {
+    h = std::rotl(h ^ (load_le<std::uint32_t>(p) * kXxPrime1), 23) * kXxPrime2 + kXxPrime3;
+    p += 4;
+  }
+  for (; p < end; ++p) {
+    h = std::rotl(h ^ (static_cast<unsigned char>(*p) * kXxPrime5), 11) * kXxPrime1;
+  }
+  h ^= h >> 33U;
+  h *= kXxPrime2;
+  h ^= h >> 29U;
+  h *= kXxPrime3;
+  h ^= h >> 32U;
+  return h;
 }
 
 std::string to_hex(const Digest& digest) {
@@ -171,66 +273,129 @@ std::optional<std::uint64_t> read_u64(std::string_view data, std::size_t& offset
 // The bytes of an entry file (see program_cache.hpp for the layout).
 std::string encode_entry(std::string_view key, std::string_view value) {
   std::string out;
-  out.reserve(kMagic.size() + 16 + key.size() + value.size() + 32);
+  out.reserve(kMagic.size() + 16 + key.size() + value.size() + kChecksumSize);
   out.append(kMagic);
   append_u64(out, key.size());
   out.append(key);
   append_u64(out, value.size());
   out.append(value);
-  const Digest checksum = sha256({key, value});
-  out.append(reinterpret_cast<const char*>(checksum.data()), checksum.size());
+  append_u64(out, xxh64(out));
   return out;
 }
 
-// The value of an entry file when it is whole, undamaged and stored under `key`.
-std::optional<std::string> decode_entry(std::string_view data, std::string_view key) {
+// Where the value lies in `data` when `data` is a whole, undamaged entry stored under
+// `key` (offset and size), or nothing. Every length is checked against the bytes there
+// before it is used: the file is input from outside.
+std::optional<std::pair<std::size_t, std::size_t>> find_entry_value(std::string_view data,
+                                                                    std::string_view key) {
   if (!data.starts_with(kMagic)) {
     return std::nullopt;
   }
   std::size_t offset = kMagic.size();
   const auto key_size = read_u64(data, offset);
-  if (!key_size || *key_size != key.size() || data.size() - offset < *key_size) {
+  if (!key_size || *key_size != key.size() || data.size() - offset < *key_size ||
+      data.compare(offset, key.size(), key) != 0) {
     return std::nullopt;
   }
-  const std::string_view stored_key = data.substr(offset, *key_size);
   offset += *key_size;
   const auto value_size = read_u64(data, offset);
-  if (!value_size || data.size() - offset != *value_size + 32) {
+  if (!value_size || data.size() - offset < kChecksumSize ||
+      data.size() - offset - kChecksumSize != *value_size) {
     return std::nullopt;
   }
-  const std::string_view value = data.substr(offset, *value_size);
-  const std::string_view checksum = data.substr(offset + *value_size);
-  const Digest expected = sha256({stored_key, value});
-  if (stored_key != key ||
-      std::memcmp(checksum.data(), expected.data(), expected.size()) != 0) {
+  std::size_t checksum_at = offset + *value_size;
+  const auto checksum = read_u64(data, checksum_at);
+  if (!checksum || *checksum != xxh64(data.substr(0, offset + *value_size))) {
     return std::nullopt;
   }
-  return std::string(value);
+  return std::pair{offset, static_cast<std::size_t>(*value_size)};
 }
 
-// Read a regular file without following a symbolic link; nothing on any failure.
-std::optional<std::string> read_entry_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+// The bytes of the file `name` (no symbolic link followed), read into `buffer` (kept by
+// the caller across reads, so that a hit allocates nothing for them), with `fd` left open
+// for the caller to close; nothing on any failure. One read() of a buffer larger than
+// the file is the common case: a short read of a regular file is its end, and only a
+// file that fills the buffer costs an fstat (is it a regular file, how large is it). A
+// file that is no entry gives bytes that are no entry, which the checks that follow
+// refuse. O_NONBLOCK: a FIFO planted under an entry's name gives no bytes instead of
+// blocking.
+std::optional<std::string_view> read_entry_file(const char* name, std::string& buffer, int& fd) {
+  fd = ::open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return std::nullopt;
   }
-  std::string data;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    data.resize(static_cast<std::size_t>(st.st_size));
-    std::size_t done = 0;
-    while (done < data.size()) {
-      const ssize_t n = ::read(fd, data.data() + done, data.size() - done);
-      if (n <= 0) {
-        break;
+  std::size_t done = 0;
+  for (;;) {
+    if (done == buffer.size()) {
+      struct stat st {};
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return std::nullopt;
       }
-      done += static_cast<std::size_t>(n);
+      // One byte past the size: a file that grew meanwhile shows as one that is too long.
+      buffer.resize(std::max(buffer.size() * 2, static_cast<std::size_t>(st.st_size) + 1));
     }
-    data.resize(done);
+    const std::size_t wanted = buffer.size() - done;
+    const ssize_t n = ::read(fd, buffer.data() + done, wanted);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      return std::nullopt;
+    }
+    done += static_cast<std::size_t>(n);
+    if (static_cast<std::size_t>(n) < wanted) {
+      return std::string_view(buffer.data(), done);
+    }
   }
-  ::close(fd);
-  return data;
 }
+
+// The read buffer of this thread's hits: large enough for most entries, kept between
+// hits; one that grew past kKeptBufferSize for a large entry is let go afterwards.
+constexpr std::size_t kFirstReadSize = std::size_t{64} << 10;
+constexpr std::size_t kKeptBufferSize = std::size_t{1} << 20;
+
+std::string& read_buffer() {
+  thread_local std::string buffer(kFirstReadSize, '\0');
+  return buffer;
+}
+
+void trim_read_buffer(std::string& buffer) {
+  if (buffer.size() > kKeptBufferSize) {
+    std::string(kFirstReadSize, '\0').swap(buffer);
+  }
+}
+
+// The entries whose modification time this cache refreshed lately, so that repeated hits
+// of one entry write to the file system at most once per kRefreshAgeNs: a small table
+// indexed by the entry's name. Slots are atomics without a lock: a race between threads
+// costs one refresh more or one fewer, which only blurs "least recently used" by a second.
+class RefreshRecord {
+ public:
+  // Return whether the entry named by `name` was not refreshed within kRefreshAgeNs, and
+  // record it as refreshed now when so.
+  bool needs_refresh(const Digest& name) noexcept {
+    std::uint64_t tag = 0;
+    std::memcpy(&tag, name.data(), sizeof tag);
+    Slot& slot = slots_[tag % slots_.size()];
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count();
+    if (slot.tag.load(std::memory_order_relaxed) == tag &&
+        now - slot.when.load(std::memory_order_relaxed) < kRefreshAgeNs) {
+      return false;
+    }
+    slot.tag.store(tag, std::memory_order_relaxed);
+    slot.when.store(now, std::memory_order_relaxed);
+    return true;
+  }
+
+ private:
+  struct Slot {
+    std::atomic<std::uint64_t> tag{0};
+    std::atomic<std::int64_t> when{0};
+  };
+  std::array<Slot, 64> slots_{};
+};
 
 bool is_entry_name(const std::string& name) {
   return name.size() == 64 && std::all_of(name.begin(), name.end(), [](char c) {
@@ -412,6 +577,8 @@ struct FileProgramCache::State {
   std::filesystem::path dir;
   WarningHandler on_warning;
   std::once_flag warned;
+  std::string dir_prefix;  // dir and a separator: entry file names are appended to it
+  RefreshRecord refreshed;
 };
 
 FileProgramCache::FileProgramCache(std::filesystem::path dir)
@@ -437,7 +604,7 @@ FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_by
                                    WarningHandler on_warning)
     // Delegating: once the target constructor has run, a throw below runs the
     // destructor, which frees the state.
-    : FileProgramCache(new State{std::move(dir), on_warning, {}}, max_bytes) {  // NOLINT(cppcoreguidelines-owning-memory)
+    : FileProgramCache(new State{std::move(dir), on_warning, {}, {}, {}}, max_bytes) {  // NOLINT(cppcoreguidelines-owning-memory)
   if (max_bytes_ == 0) {
     throw std::invalid_argument("FileProgramCache: max_bytes must be > 0; for no size cap, leave it out or pass FileProgramCache::kNoSizeCap");
   }
@@ -456,6 +623,7 @@ FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_by
     }
   }
   check_private_directory(state_->dir);
+  state_->dir_prefix = (state_->dir / "").string();
   // Temporary files of writers that died would otherwise stay forever without a cap.
   std::error_code list_ec;
   const auto stale_before = stale_temp_time();
@@ -467,20 +635,30 @@ FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_by
 }
 
 std::filesystem::path FileProgramCache::entry_path(std::string_view key) const {
-  return state_->dir / to_hex(sha256({key}));
+  return state_->dir / to_hex(sha256(key));
 }
 
 std::optional<std::string> FileProgramCache::get(std::string_view key) {
-  const std::filesystem::path path = entry_path(key);
-  const std::optional<std::string> data = read_entry_file(path);
-  if (!data) {
-    return std::nullopt;
+  const Digest name = sha256(key);
+  // The directory's name and the entry's, as one C string: no std::filesystem::path.
+  std::string path = state_->dir_prefix;
+  path += to_hex(name);
+  std::string& buffer = read_buffer();
+  int fd = -1;
+  std::optional<std::string> value;
+  if (const std::optional<std::string_view> data = read_entry_file(path.c_str(), buffer, fd)) {
+    if (const auto found = find_entry_value(*data, key)) {
+      value.emplace(data->substr(found->first, found->second));
+      if (max_bytes_ != kNoSizeCap && state_->refreshed.needs_refresh(name)) {
+        // Eviction removes the least recently used first: this hit makes the entry recent.
+        static_cast<void>(::futimens(fd, nullptr));
+      }
+    }
   }
-  std::optional<std::string> value = decode_entry(*data, key);
-  if (value) {
-    // Refresh the modification time: eviction removes the least recently used first.
-    static_cast<void>(::utimensat(AT_FDCWD, path.c_str(), nullptr, 0));
+  if (fd >= 0) {
+    ::close(fd);
   }
+  trim_read_buffer(buffer);
   return value;
 }
 
@@ -633,7 +811,9 @@ void FileProgramCache::warn_once(const std::string& message) noexcept {
 
 // ---- detail ----------------------------------------------------------------------
 
-std::string detail::sha256_hex(std::string_view data) { return to_hex(sha256({data})); }
+std::string detail::sha256_hex(std::string_view data) { return to_hex(sha256(data)); }
+
+std::uint64_t detail::xxh64(std::string_view data) { return cuwrap::xxh64(data); }
 
 void detail::check_libcrypto(std::initializer_list<const char*> candidates) {
   static_cast<void>(open_libcrypto(std::span(candidates.begin(), candidates.size())));
