@@ -15,10 +15,13 @@
 #   CUWRAP_BUILD              the build directory (default: build)
 #   CUWRAP_EMULATED_DRIVER    real | fake: what the interposer forwards to (default: real
 #                             when libcuda.so.1 is installed, else fake)
-#   CUWRAP_EMULATED_LABELS    ctest -L regex (default: every test on the real driver;
-#                             with the stand-in, the labels whose tests load the driver:
+#   CUWRAP_EMULATED_TESTS     ctest -R regex (default: every test on the real driver; with
+#                             the stand-in, the tests whose expectations follow the driver's
+#                             version without a GPU: the Linker's and the PTX Program's,
+#                             kLinkBackendTests below; ".*": every test of the labels)
+#   CUWRAP_EMULATED_LABELS    ctest -L regex (default: none on the real driver; with the
+#                             stand-in, the labels whose tests load the driver:
 #                             runtime|conformance|generated)
-#   CUWRAP_EMULATED_CTEST     more ctest arguments (e.g. "-R Linker")
 #   CUWRAP_JOBS               ctest -j (default: nproc)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,7 +38,11 @@ driver=${CUWRAP_EMULATED_DRIVER:-}
 if [ -z "$driver" ]; then
   if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then driver=real; else driver=fake; fi
 fi
+# The tests that branch on which linker links (tests/support/link_backend.hpp) and run
+# without a GPU; the rest of the CPU suite does not look at the driver's version.
+kLinkBackendTests='^(Linker\.|LinkerOptions\.|Program\.(PtxCompiles|BadPtx)|CudaCoreProgram\.Ptx|CudaCoreLinkerOptions\.|test_linker|TestLinkerDispatch\.|test_program_cpu\.test_ptx)'
 labels=${CUWRAP_EMULATED_LABELS:-}
+tests=${CUWRAP_EMULATED_TESTS:-}
 env_real=()
 case "$driver" in
   real) ;;
@@ -43,6 +50,7 @@ case "$driver" in
     [ -f "$fake" ] || { echo "emulated_drivers.sh: $fake not built" >&2; exit 2; }
     env_real=(CUWRAP_INTERPOSER_LIBCUDA="$fake" CUWRAP_FAKE_DRIVER_VERSION=13000 CUWRAP_FAKE_DEVICES=0)
     labels=${labels:-'^(runtime|conformance|generated)$'}
+    tests=${tests:-$kLinkBackendTests}
     ;;
   *) echo "emulated_drivers.sh: CUWRAP_EMULATED_DRIVER must be real or fake, not $driver" >&2; exit 2 ;;
 esac
@@ -52,8 +60,7 @@ for version in "${versions[@]}"; do
   echo "== the suite under an emulated CUDA $version driver (interposer over the $driver driver)"
   args=(--test-dir "$build" --output-on-failure -j "$jobs" --timeout 600)
   [ -z "$labels" ] || args+=(-L "$labels")
-  # shellcheck disable=SC2206  # CUWRAP_EMULATED_CTEST is a list of arguments
-  args+=(${CUWRAP_EMULATED_CTEST:-})
+  [ -z "$tests" ] || args+=(-R "$tests")
   env CUWRAP_LIBCUDA="$interposer" CUWRAP_EMULATE_DRIVER_VERSION="$version" \
     CUWRAP_HANDLE_REPORT=/dev/null "${env_real[@]}" ctest "${args[@]}" || status=1
 done
