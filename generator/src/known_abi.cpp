@@ -602,10 +602,10 @@ void assign_abi_from_defines(Api& api) {
     }
     for (auto& f : header.functions) {
       const auto define = define_of.find(f.name);
-      f.abi_source = define != define_of.end() && define->second->symbol == f.symbol &&
-                             f.symbol != f.name
-                         ? "define " + f.name + " -> " + f.symbol
-                         : "symbol " + f.symbol;
+      f.abi_source =
+          define != define_of.end() && define->second->symbol == f.symbol && f.symbol != f.name
+              ? "define " + f.name + " -> " + f.symbol
+              : "symbol " + f.symbol;
       f.abi_version = known_abi_version(f.symbol);
       f.abi_version_unknown = f.abi_version == 0;
       if (f.abi_version_unknown) {

@@ -1002,8 +1002,8 @@ MappedNames mapped_names(const Collected& found, const std::string& header,
   std::set<std::pair<std::string, std::string>> declared;  // (name as written, symbol)
   for (const auto& entry : found.functions) {
     if (entry.function.header == header) {
-      declared.emplace(entry.function.name, entry.forwards_to.empty() ? entry.function.symbol
-                                                                       : entry.forwards_to);
+      declared.emplace(entry.function.name,
+                       entry.forwards_to.empty() ? entry.function.symbol : entry.forwards_to);
     }
   }
   MappedNames mapped;

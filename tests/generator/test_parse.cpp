@@ -279,7 +279,6 @@ TEST_F(ParseCompatBlock, EachNameIsBoundOnceAndUnmappedFunctionsKeepTheirPrototy
   EXPECT_EQ(types_of(name), (std::vector<std::string>{"char*", "int", "CUdevice"}));
 }
 
-
 // The JSON report of a plan's function `name` in `file`.
 nlohmann::json function_report(const Api& api, const std::string& file, const std::string& name) {
   const nlohmann::json report = report_json(make_plan(api));

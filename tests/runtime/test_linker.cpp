@@ -98,8 +98,8 @@ TEST(LinkerOptions, ArchDefaultsToTheDeviceOrIsRequired) {
 // The backend follows from the driver's and nvJitLink's versions (link_backend.hpp),
 // whatever driver this runs on: real, emulated by the interposer, or the stand-in.
 TEST(Linker, BackendFollowsTheDriverAndNvJitLinkVersions) {
-  using cuwrap::testing::LinkBackend;
   using cuwrap::testing::link_backend_for;
+  using cuwrap::testing::LinkBackend;
   static_assert(link_backend_for(13000, 13000) == LinkBackend::NvJitLink);
   static_assert(link_backend_for(13020, 13000) == LinkBackend::NvJitLink);
   static_assert(link_backend_for(12080, 13000) == LinkBackend::Driver);

@@ -10,9 +10,9 @@
 // the versions, not asked of the library, so a test also checks that the library obeys it.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <cuwrap/error.hpp>
 #include <cuwrap/version.hpp>
-#include <gtest/gtest.h>
 
 #include "toolkit_libraries.hpp"
 
@@ -74,9 +74,9 @@ inline const LinkBackendExpectation& expected_link_backend() {
     const std::string driver = e.driver_version == 0
                                    ? std::string("no driver")
                                    : "driver CUDA " + cuwrap::version_string(e.driver_version);
-    const std::string nvjitlink =
-        e.nvjitlink_version == 0 ? std::string("no usable nvJitLink")
-                                 : "nvJitLink " + cuwrap::version_string(e.nvjitlink_version);
+    const std::string nvjitlink = e.nvjitlink_version == 0
+                                      ? std::string("no usable nvJitLink")
+                                      : "nvJitLink " + cuwrap::version_string(e.nvjitlink_version);
     std::string why;
     if (e.backend == LinkBackend::NvJitLink) {
       why = "nvJitLink";
@@ -94,17 +94,20 @@ inline const LinkBackendExpectation& expected_link_backend() {
 }
 
 /// Return true when the library is expected to link with nvJitLink here.
-inline bool expects_nvjitlink() { return expected_link_backend().backend == LinkBackend::NvJitLink; }
+inline bool expects_nvjitlink() {
+  return expected_link_backend().backend == LinkBackend::NvJitLink;
+}
 
 }  // namespace cuwrap::testing
 
 /// Skip the current test, saying which versions make the library link with the driver's
 /// linker, unless it links with nvJitLink. For the part of a test that only nvJitLink
 /// does (link-time optimisation, PTX output, nvJitLink's own errors); what the driver's
-/// linker does instead is checked before it, or by the test it names.
-#define CUWRAP_REQUIRE_NVJITLINK_BACKEND()                                                     \
-  do {                                                                                       \
-    if (!::cuwrap::testing::expects_nvjitlink()) {                                           \
-      GTEST_SKIP() << "nvJitLink only; here " << ::cuwrap::testing::expected_link_backend().reason; \
-    }                                                                                        \
+/// linker does instead is checked before it.
+#define CUWRAP_REQUIRE_NVJITLINK_BACKEND()                               \
+  do {                                                                   \
+    if (!::cuwrap::testing::expects_nvjitlink()) {                       \
+      GTEST_SKIP() << "nvJitLink only; here "                            \
+                   << ::cuwrap::testing::expected_link_backend().reason; \
+    }                                                                    \
   } while (false)
