@@ -12,6 +12,7 @@ cuwrap_install_missing
 cuwrap_install_test_tools
 CUWRAP_DEFAULT_BUILD_TYPE=Debug cuwrap_build
 (cd "$CUWRAP_BUILD" && ctest --output-on-failure -j "$CUWRAP_JOBS" --timeout 600)
+CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/emulated_drivers.sh" 12.4 12.8  # older drivers
 # The other toolkits (CUDA 12.4, 12.6 headers by default; CUWRAP_EXTRA_TOOLKITS="<root>..."
 # names others, "" none): library, tests, examples and docs snippets, then the CPU suite.
 cuwrap_build_other_toolkits

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <string_view>
 #include <utility>
@@ -595,7 +596,16 @@ void assign_abi_from_defines(Api& api) {
     if (header.file != "cuda.h") {
       continue;
     }
+    std::map<std::string, const VersionDefine*> define_of;
+    for (const auto& d : header.defines) {
+      define_of.emplace(d.name, &d);
+    }
     for (auto& f : header.functions) {
+      const auto define = define_of.find(f.name);
+      f.abi_source =
+          define != define_of.end() && define->second->symbol == f.symbol && f.symbol != f.name
+              ? "define " + f.name + " -> " + f.symbol
+              : "symbol " + f.symbol;
       f.abi_version = known_abi_version(f.symbol);
       f.abi_version_unknown = f.abi_version == 0;
       if (f.abi_version_unknown) {

@@ -43,6 +43,11 @@ struct Function {
   /// `#define`d target (cuGraphInstantiate → "cuGraphInstantiateWithFlags") or of an
   /// explicitly versioned name (cuStreamGetCtx_v2 → "cuStreamGetCtx"). "" means `name`.
   std::string proc_name;
+  /// Where abi_version came from, for the report (driver only; "" elsewhere):
+  /// "cudaTypedefs.h PFN_cuCtxCreate_v12050" (the typedef matched to the prototype),
+  /// "define cuCtxCreate -> cuCtxCreate_v4" (--abi-from-defines: the versioned symbol the
+  /// header's #define maps the name to) or "symbol cuDeviceGetName" (an unmapped name).
+  std::string abi_source;
   std::string return_type;  ///< e.g. "CUresult", "const char*"
   std::vector<Param> params;
   bool variadic = false;

@@ -975,6 +975,51 @@ void check_one_toolkit(const Api& api, const std::string& nvrtc_text) {
   throw MixedToolkits(message + "; point --cuda-include at one toolkit's include directory");
 }
 
+namespace {
+
+// The names a header maps with `#define name target` and binds to the target's
+// prototype. A compatibility block (CUDA 13.x's trailing "API versioning support") may
+// #undef those names and re-declare the legacy prototypes: under the public name
+// (`cuCtxCreate(CUcontext*, unsigned int, CUdevice)` next to `cuCtxCreate_v4`'s) and
+// under the targets' own names (`cuMemcpyHtoD_v2`). Neither is what a program calling
+// the public name gets, whatever order the declarations come in.
+struct MappedNames {
+  std::map<std::string, std::string> target_of;  ///< public name → the symbol it is bound to
+  std::set<std::string> targets;                 ///< those symbols
+
+  /// Return true when `f` (its symbol resolved through a forwarder) is such a legacy
+  /// declaration.
+  bool is_legacy(const Function& f) const {
+    if (const auto it = target_of.find(f.name); it != target_of.end()) {
+      return f.symbol != it->second;
+    }
+    return f.name == f.symbol && targets.count(f.symbol) != 0;
+  }
+};
+
+MappedNames mapped_names(const Collected& found, const std::string& header,
+                         const std::map<std::string, const VersionDefine*>& define_of) {
+  std::set<std::pair<std::string, std::string>> declared;  // (name as written, symbol)
+  for (const auto& entry : found.functions) {
+    if (entry.function.header == header) {
+      declared.emplace(entry.function.name,
+                       entry.forwards_to.empty() ? entry.function.symbol : entry.forwards_to);
+    }
+  }
+  MappedNames mapped;
+  for (const auto& [name, define] : define_of) {
+    // Only where the target is declared under the public name: a define whose target
+    // prototype the header lacks leaves the name as it is.
+    if (define->symbol != name && declared.count({name, define->symbol}) != 0) {
+      mapped.target_of[name] = define->symbol;
+      mapped.targets.insert(define->symbol);
+    }
+  }
+  return mapped;
+}
+
+}  // namespace
+
 Api parse_headers(const std::filesystem::path& include_dir, const std::vector<std::string>& wanted,
                   AbiSource abi_source) {
   std::error_code ec;
@@ -1076,6 +1121,7 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
   for (const auto& h : headers) {
     Header header;
     header.file = h;
+    const MappedNames mapped = mapped_names(found, h, define_of);
     std::set<std::string> seen;
     for (const auto& entry : found.functions) {
       Function f = entry.function;
@@ -1085,6 +1131,9 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
       if (!entry.forwards_to.empty()) {
         f.symbol = entry.forwards_to;
         f.inline_forwarder = true;
+      }
+      if (mapped.is_legacy(f)) {
+        continue;  // a compatibility block's prototype: not what the public name calls
       }
       if (const auto it = define_of.find(f.name); it != define_of.end()) {
         f.per_thread_symbol = it->second->per_thread_symbol;
@@ -1098,6 +1147,13 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
         }
         f.abi_version_unknown = v.version == 0 ||
                                 (!f.per_thread_symbol.empty() && v.per_thread_version == 0);
+        if (v.version != 0) {
+          const LibraryConfig* config = library_config(h);
+          f.abi_source = (config != nullptr && !config->typedefs_header.empty()
+                              ? config->typedefs_header
+                              : std::string("cudaTypedefs.h")) +
+                         " PFN_" + v.proc_name + "_v" + std::to_string(v.version);
+        }
       }
       if (!seen.insert(f.name).second) {
         continue;  // a redeclaration

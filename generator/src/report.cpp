@@ -109,6 +109,9 @@ nlohmann::json function_json(const FunctionPlan& plan) {
   if (f.abi_version_unknown) {
     j["abi_version_unknown"] = true;
   }
+  if (!f.abi_source.empty()) {
+    j["abi_source"] = f.abi_source;
+  }
   if (plan.second) {
     second_form_json(plan, j);
   }

@@ -37,7 +37,9 @@ void print_report(const Plan& plan, std::ostream& out);
 /// ("abi_version_unknown"), the functions whose classification the documentation
 /// decided ("to_review"), the attribute lists, per header the counts, the enums with
 /// their enumerators and one entry per function (C name and parameters, symbols, ABI
-/// versions, inputs, outputs, shape, raw-only reason, second form).
+/// versions and, for the driver, where each came from ("abi_source": "cudaTypedefs.h
+/// PFN_cuCtxCreate_v12050" or "define cuCtxCreate -> cuCtxCreate_v4"), inputs, outputs,
+/// shape, raw-only reason, second form).
 nlohmann::json report_json(const Plan& plan);
 
 /// Return the classification of one function entry of a JSON report on one line:

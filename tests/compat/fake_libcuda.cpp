@@ -9,6 +9,10 @@
 // The stubs model one device (handle 100) with one context (kFakeContext), whose ID
 // (cuCtxGetId) a test may change to model a context made where a destroyed one was, and
 // kernels whose handle's low 4 bits are their parameter count (0xBAD: a broken one).
+// With CUWRAP_FAKE_DEVICES=0 it is a driver of that version on a machine without a GPU
+// (cuInit fails with CUDA_ERROR_NO_DEVICE, no device is counted): what the whole suite
+// runs on to see an older driver's version without a GPU (scripts/emulated_drivers.sh,
+// through the interposer's CUWRAP_EMULATE_DRIVER_VERSION).
 #include <cuda.h>
 
 #include <sys/stat.h>
@@ -45,13 +49,21 @@ int fake_driver_version() {
   return text != nullptr ? std::atoi(text) : 12040;
 }
 
-CUresult fake_init(unsigned int /*flags*/) { return CUDA_SUCCESS; }
+// CUWRAP_FAKE_DEVICES=0: no device (default: one).
+bool fake_has_device() {
+  const char* text = std::getenv("CUWRAP_FAKE_DEVICES");
+  return text == nullptr || std::atoi(text) != 0;
+}
+
+CUresult fake_init(unsigned int /*flags*/) {
+  return fake_has_device() ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+}
 CUresult fake_device_get_count(int* count) {
-  *count = 1;
+  *count = fake_has_device() ? 1 : 0;
   return CUDA_SUCCESS;
 }
 CUresult fake_device_get(CUdevice* device, int ordinal) {
-  if (ordinal != 0) {
+  if (ordinal != 0 || !fake_has_device()) {
     return CUDA_ERROR_INVALID_DEVICE;
   }
   *device = kFakeDevice;

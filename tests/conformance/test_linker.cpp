@@ -8,6 +8,7 @@
 
 #include "checks.hpp"
 #include "gpu.hpp"
+#include "link_backend.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <algorithm>
@@ -41,7 +42,9 @@ class test_linker : public ::testing::Test {
   void SetUp() override {
     CUWRAP_REQUIRE_NVRTC();
     has_gpu_ = cuwrap::testing::gpu_unavailable_reason().empty();
-    nvjitlink_ = cuwrap::detail::nvjitlink_usable();
+    // From the driver's and nvJitLink's versions: the backend checks below then also
+    // check that the Linker follows them.
+    nvjitlink_ = cuwrap::testing::expects_nvjitlink();
     if (!has_gpu_ && !nvjitlink_) {
       GTEST_SKIP() << "the driver's linker needs a GPU, and nvJitLink cannot be used";
     }

@@ -1,12 +1,15 @@
 // parse.cpp on the fixture headers of tests/fixtures/ (libclang), and the doc-comment
 // reader; then the plan those fixtures produce.
+#include "known_abi.hpp"
 #include "parse.hpp"
+#include "report.hpp"
 #include "rules.hpp"
 #include "support.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 namespace cuwrap::gen {
 namespace {
@@ -181,6 +184,137 @@ TEST(DocComment, TrailingMemberComment) {
 TEST(DocComment, BriefEndsAtFirstSentence) {
   EXPECT_EQ(parse_doc_comment("/** \\brief Does a thing, e.g. this. Then more. */").brief,
             "Does a thing, e.g. this.");
+}
+
+// A CUDA 13.x-shaped cuda.h without cudaTypedefs.h (--abi-from-defines), whose trailing
+// compatibility block #undefs the public names and re-declares the legacy prototypes
+// (cuCtxCreate(CUcontext*, unsigned int, CUdevice) next to cuCtxCreate_v2/_v3): every
+// function the header maps with a #define binds the prototype of the name it maps to.
+const std::filesystem::path kCompatBlock =
+    std::filesystem::path(CUWRAP_FIXTURES_DIR) / "compat_block";
+
+class ParseCompatBlock : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    api_ = new Api(parse_headers(kCompatBlock, {"cuda.h"}, AbiSource::Defines));
+  }
+  static void TearDownTestSuite() {
+    delete api_;
+    api_ = nullptr;
+  }
+  static const Header& cuda() { return *api_->find("cuda.h"); }
+  static Api* api_;
+};
+Api* ParseCompatBlock::api_ = nullptr;
+
+// Each mapped name, the symbol its #define names, and that prototype's parameter types.
+struct MappedPrototype {
+  std::string name;
+  std::string symbol;
+  std::vector<std::string> types;
+  int abi_version;
+};
+
+const std::vector<MappedPrototype> kMapped = {
+    {"cuCtxCreate",
+     "cuCtxCreate_v4",
+     {"CUcontext*", "CUctxCreateParams*", "unsigned int", "CUdevice"},
+     12050},
+    {"cuMemAlloc", "cuMemAlloc_v2", {"CUdeviceptr*", "size_t"}, 3020},
+    {"cuMemGetInfo", "cuMemGetInfo_v2", {"size_t*", "size_t*"}, 3020},
+    {"cuMemcpyHtoD", "cuMemcpyHtoD_v2", {"CUdeviceptr", "const void*", "size_t"}, 3020},
+    {"cuGraphInstantiate",
+     "cuGraphInstantiateWithFlags",
+     {"CUgraphExec*", "CUgraph", "unsigned long long"},
+     11040},
+    {"cuGetProcAddress",
+     "cuGetProcAddress_v2",
+     {"const char*", "void**", "int", "cuuint64_t", "CUdriverProcAddressQueryResult*"},
+     12000},
+};
+
+std::vector<std::string> types_of(const Function& f) {
+  std::vector<std::string> types;
+  for (const auto& p : f.params) {
+    types.push_back(p.type);
+  }
+  return types;
+}
+
+TEST_F(ParseCompatBlock, EveryMappedFunctionBindsThePrototypeItsDefineNames) {
+  EXPECT_EQ(api_->abi_source, AbiSource::Defines);
+  std::set<std::string> mapped;
+  for (const auto& d : cuda().defines) {
+    mapped.insert(d.name);
+  }
+  for (const auto& expected : kMapped) {
+    SCOPED_TRACE(expected.name);
+    EXPECT_EQ(mapped.count(expected.name), 1u) << "the #define is not read as a mapping";
+    const Function& f = find(cuda(), expected.name);
+    EXPECT_EQ(f.symbol, expected.symbol);
+    EXPECT_EQ(types_of(f), expected.types) << "the legacy prototype of the compatibility block";
+    EXPECT_EQ(f.abi_version, expected.abi_version);
+    EXPECT_FALSE(f.abi_version_unknown);
+    EXPECT_EQ(f.proc_name, unversioned(expected.symbol) == expected.name
+                               ? std::string()
+                               : unversioned(expected.symbol));
+  }
+  EXPECT_EQ(find(cuda(), "cuMemcpyHtoD").per_thread_symbol, "cuMemcpyHtoD_v2_ptds");
+  // Every define of the header, not only those listed: the bound prototype is the target's.
+  for (const auto& d : cuda().defines) {
+    SCOPED_TRACE(d.name);
+    EXPECT_EQ(find(cuda(), d.name).symbol, d.symbol);
+  }
+}
+
+TEST_F(ParseCompatBlock, EachNameIsBoundOnceAndUnmappedFunctionsKeepTheirPrototype) {
+  for (const char* name : {"cuCtxCreate", "cuMemAlloc", "cuGetProcAddress"}) {
+    EXPECT_EQ(std::count_if(cuda().functions.begin(), cuda().functions.end(),
+                            [&](const Function& f) { return f.name == name; }),
+              1)
+        << name;
+  }
+  const Function& name = find(cuda(), "cuDeviceGetName");
+  EXPECT_EQ(name.symbol, "cuDeviceGetName");
+  EXPECT_EQ(types_of(name), (std::vector<std::string>{"char*", "int", "CUdevice"}));
+}
+
+// The JSON report of a plan's function `name` in `file`.
+nlohmann::json function_report(const Api& api, const std::string& file, const std::string& name) {
+  const nlohmann::json report = report_json(make_plan(api));
+  for (const auto& h : report["headers"]) {
+    if (h["header"] != file) {
+      continue;
+    }
+    for (const auto& f : h["functions"]) {
+      if (f["name"] == name) {
+        return f;
+      }
+    }
+  }
+  throw std::runtime_error("no function " + name + " in the report of " + file);
+}
+
+TEST_F(ParseCompatBlock, ReportNamesTheDefineEachMappedFunctionsAbiComesFrom) {
+  EXPECT_EQ(report_json(make_plan(*api_))["abi_versions_from"], "versioned names");
+  for (const auto& expected : kMapped) {
+    const nlohmann::json f = function_report(*api_, "cuda.h", expected.name);
+    EXPECT_EQ(f.value("abi_source", std::string()),
+              "define " + expected.name + " -> " + expected.symbol);
+    EXPECT_EQ(f["abi_version"], expected.abi_version) << expected.name;
+  }
+  EXPECT_EQ(function_report(*api_, "cuda.h", "cuDeviceGetName").value("abi_source", std::string()),
+            "symbol cuDeviceGetName");
+}
+
+TEST_F(ParseBasic, ReportNamesTheTypedefEachDriverFunctionsAbiComesFrom) {
+  EXPECT_EQ(function_report(*api_, "cuda.h", "cuMemAlloc").value("abi_source", std::string()),
+            "cudaTypedefs.h PFN_cuMemAlloc_v3020")
+      << "mapped by #define cuMemAlloc cuMemAlloc_v2";
+  EXPECT_EQ(function_report(*api_, "cuda.h", "cuDeviceGetName").value("abi_source", std::string()),
+            "cudaTypedefs.h PFN_cuDeviceGetName_v2000");
+  EXPECT_FALSE(function_report(*api_, "nvrtc.h", "nvrtcVersion").contains("abi_source"))
+      << "only the driver's entry points have ABI versions";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "checks.hpp"
 #include "gpu.hpp"
 #include "kernel_sources.hpp"
+#include "link_backend.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <random>
@@ -24,7 +25,10 @@ using cuwrap::Program;
 using cuwrap::ProgramOptions;
 using cuwrap::TargetType;
 using cuwrap::testing::contains;
+using cuwrap::testing::expected_link_backend;
+using cuwrap::testing::expects_nvjitlink;
 using cuwrap::testing::is_elf;
+using cuwrap::testing::link_backend_name;
 
 // The two units of cuda.core's Linker example.
 constexpr const char* kHelper = cuwrap::testing::kLinkHelperSource;
@@ -91,16 +95,34 @@ TEST(LinkerOptions, ArchDefaultsToTheDeviceOrIsRequired) {
   EXPECT_EQ(o.to_nvjitlink_options().front(), "-arch=sm_" + cuwrap::Device(0).arch());
 }
 
+// The backend follows from the driver's and nvJitLink's versions (link_backend.hpp),
+// whatever driver this runs on: real, emulated by the interposer, or the stand-in.
+TEST(Linker, BackendFollowsTheDriverAndNvJitLinkVersions) {
+  using cuwrap::testing::link_backend_for;
+  using cuwrap::testing::LinkBackend;
+  static_assert(link_backend_for(13000, 13000) == LinkBackend::NvJitLink);
+  static_assert(link_backend_for(13020, 13000) == LinkBackend::NvJitLink);
+  static_assert(link_backend_for(12080, 13000) == LinkBackend::Driver);
+  static_assert(link_backend_for(12040, 13000) == LinkBackend::Driver);
+  static_assert(link_backend_for(13000, 12080) == LinkBackend::Driver);
+  static_assert(link_backend_for(12040, 12080) == LinkBackend::NvJitLink);
+  static_assert(link_backend_for(12040, 12020) == LinkBackend::Driver);  // older than 12.3
+  static_assert(link_backend_for(0, 13000) == LinkBackend::NvJitLink);   // no driver to compare
+  static_assert(link_backend_for(12080, 0) == LinkBackend::Driver);
+  EXPECT_EQ(cuwrap::detail::nvjitlink_usable(), expects_nvjitlink())
+      << expected_link_backend().reason
+      << "; the library says: " << cuwrap::detail::nvjitlink_fallback_reason();
+}
+
 TEST(Linker, LinksTwoRelocatableUnitsToCubin) {
   CUWRAP_REQUIRE_NVRTC();
   Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
-  // Without a usable nvJitLink the driver's linker does the same job (no handle then).
-  if (cuwrap::detail::nvjitlink_usable()) {
-    EXPECT_EQ(linker.backend(), "nvJitLink");
-    EXPECT_NE(linker.handle(), nullptr);
-  } else {
-    EXPECT_EQ(linker.backend(), "driver");
-    EXPECT_EQ(linker.handle(), nullptr);
+  // The driver's linker does the same job (no handle then), but needs a device to link.
+  EXPECT_EQ(linker.backend(), link_backend_name(expected_link_backend().backend))
+      << expected_link_backend().reason;
+  EXPECT_EQ(linker.handle() != nullptr, expects_nvjitlink());
+  if (!expects_nvjitlink()) {
+    CUWRAP_REQUIRE_GPU();
   }
   ObjectCode linked = linker.link(TargetType::Cubin);
   EXPECT_EQ(linked.code_type(), TargetType::Cubin);
@@ -112,13 +134,16 @@ TEST(Linker, LinksTwoRelocatableUnitsToCubin) {
 
 TEST(Linker, LinksPtxWithCubin) {
   CUWRAP_REQUIRE_NVRTC();
+  if (!expects_nvjitlink()) {
+    CUWRAP_REQUIRE_GPU();  // the driver's linker links in a context
+  }
   Linker linker({compile(kHelper, TargetType::Ptx), compile(kMain, TargetType::Cubin)}, sm90());
   EXPECT_TRUE(is_elf(linker.link(TargetType::Cubin).code()));
 }
 
 TEST(Linker, LinkTimeOptimizesLtoirUnits) {
   CUWRAP_REQUIRE_NVRTC();
-  if (!cuwrap::detail::nvjitlink_usable()) {
+  if (!expects_nvjitlink()) {
     // Only nvJitLink optimises at link time: the driver fallback refuses, naming why.
     try {
       Linker linker({compile(kHelper, TargetType::Ltoir, true)}, sm90(true));
@@ -127,7 +152,7 @@ TEST(Linker, LinkTimeOptimizesLtoirUnits) {
       EXPECT_TRUE(contains(e.what(), "link_time_optimization needs nvJitLink")) << e.what();
     }
   }
-  CUWRAP_REQUIRE_NVJITLINK();
+  CUWRAP_REQUIRE_NVJITLINK_BACKEND();
   Linker linker(
       {compile(kHelper, TargetType::Ltoir, true), compile(kMain, TargetType::Ltoir, true)},
       sm90(true));
@@ -144,7 +169,17 @@ TEST(Linker, LinkTimeOptimizesLtoirUnits) {
 
 TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
   CUWRAP_REQUIRE_NVRTC();
-  CUWRAP_REQUIRE_NVJITLINK();
+  if (!expects_nvjitlink()) {
+    // The driver's linker cannot read LTO-IR at all: refused when the Linker is made.
+    try {
+      Linker linker({compile(kHelper, TargetType::Ltoir, true)}, sm90(false));
+      ADD_FAILURE() << "expected std::invalid_argument for an LTO-IR input ("
+                    << expected_link_backend().reason << ")";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), "is LTO-IR, which the driver linker cannot link")) << e.what();
+    }
+    return;
+  }
   EXPECT_THROW(
       {
         Linker linker(
@@ -157,8 +192,19 @@ TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
 
 TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
   CUWRAP_REQUIRE_NVRTC();
-  CUWRAP_REQUIRE_NVJITLINK();  // the driver's linker: LinkerDriverFallbackGpu
   Linker linker({compile(kMain, TargetType::Cubin)}, sm90());
+  if (!expects_nvjitlink()) {
+    // The driver's linker fails in cuLinkComplete; it links in a context.
+    CUWRAP_REQUIRE_GPU();
+    try {
+      static_cast<void>(linker.link(TargetType::Cubin));
+      FAIL() << "expected DriverError (" << expected_link_backend().reason << ")";
+    } catch (const cuwrap::DriverError& e) {
+      EXPECT_EQ(e.function(), "cuLinkComplete");
+    }
+    EXPECT_TRUE(contains(linker.error_log(), "helper_func")) << linker.error_log();
+    return;
+  }
   try {
     static_cast<void>(linker.link(TargetType::Cubin));
     FAIL() << "expected NvJitLinkError";
@@ -171,20 +217,25 @@ TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
 
 TEST(Linker, RejectsBadRequests) {
   CUWRAP_REQUIRE_NVRTC();
-  CUWRAP_REQUIRE_NVJITLINK();  // the driver's linker: test_linker_driver.cpp
   EXPECT_THROW(Linker({}, sm90()), std::invalid_argument);
   Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
   try {
     static_cast<void>(linker.link(TargetType::Ptx));
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
-    EXPECT_TRUE(contains(e.what(), "link_time_optimization")) << e.what();
+    // nvJitLink links to PTX only with -lto; the driver's linker never does.
+    EXPECT_TRUE(contains(e.what(), expects_nvjitlink() ? "link_time_optimization"
+                                                       : "links to TargetType::Cubin only"))
+        << e.what() << " (" << expected_link_backend().reason << ")";
   }
   EXPECT_THROW(static_cast<void>(linker.link(TargetType::Ltoir)), std::invalid_argument);
 }
 
 TEST(Linker, KeepsNameExpressionsOfItsInputs) {
   CUWRAP_REQUIRE_NVRTC();
+  if (!expects_nvjitlink()) {
+    CUWRAP_REQUIRE_GPU();  // the driver's linker links in a context
+  }
   ProgramOptions options;
   options.arch = "sm_90";
   options.relocatable_device_code = true;
@@ -224,8 +275,9 @@ TEST(LinkerGpu, LinkedKernelRuns) {
   device.set_current();
   const std::string arch = "sm_" + device.arch();
   for (bool lto : {false, true}) {
-    if (lto && !cuwrap::detail::nvjitlink_usable()) {
-      GTEST_SKIP() << "linked without LTO; LTO: " << cuwrap::testing::nvjitlink_unusable_reason();
+    if (lto && !expects_nvjitlink()) {
+      GTEST_SKIP() << "linked without LTO; LTO needs nvJitLink, here "
+                   << expected_link_backend().reason;
     }
     const TargetType unit = lto ? TargetType::Ltoir : TargetType::Cubin;
     LinkerOptions options;

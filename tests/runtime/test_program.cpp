@@ -9,6 +9,7 @@
 #include "checks.hpp"
 #include "gpu.hpp"
 #include "kernel_sources.hpp"
+#include "link_backend.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <cstdint>
@@ -29,6 +30,8 @@ using cuwrap::Program;
 using cuwrap::ProgramOptions;
 using cuwrap::TargetType;
 using cuwrap::testing::contains;
+using cuwrap::testing::expected_link_backend;
+using cuwrap::testing::expects_nvjitlink;
 using cuwrap::testing::is_elf;
 using cuwrap::testing::kSaxpySource;
 using cuwrap::testing::kVectorAddSource;
@@ -468,9 +471,14 @@ TEST(Program, PtxCompilesToCubinThroughNvJitLink) {
   CUWRAP_REQUIRE_NVRTC();
   const std::string ptx = ptx_of(kSaxpySource, sm90());
   Program program(ptx, CodeType::Ptx, sm90());
-  // Without a usable nvJitLink the driver's JIT compiles the PTX instead.
-  EXPECT_EQ(program.backend(), cuwrap::detail::nvjitlink_usable() ? "nvJitLink" : "driver");
+  // Where the Linker uses the driver's linker (link_backend.hpp), it assembles the PTX,
+  // in a context.
+  EXPECT_EQ(program.backend(), cuwrap::testing::link_backend_name(expected_link_backend().backend))
+      << expected_link_backend().reason;
   EXPECT_EQ(program.handle(), nullptr);
+  if (!expects_nvjitlink()) {
+    CUWRAP_REQUIRE_GPU();
+  }
   ObjectCode cubin = program.compile(TargetType::Cubin);
   EXPECT_EQ(cubin.code_type(), TargetType::Cubin);
   EXPECT_TRUE(is_elf(cubin.code()));
@@ -478,10 +486,21 @@ TEST(Program, PtxCompilesToCubinThroughNvJitLink) {
 }
 
 TEST(Program, BadPtxThrowsNvJitLinkErrorWithLog) {
-  CUWRAP_REQUIRE_NVJITLINK();
   Program program(".version 8.0\n.target sm_90\n.address_size 64\n garbage here\n", CodeType::Ptx,
                   sm90());
   std::string log;
+  if (!expects_nvjitlink()) {
+    // The driver's linker rejects it in cuLinkAddData, in a context.
+    CUWRAP_REQUIRE_GPU();
+    try {
+      static_cast<void>(program.compile(TargetType::Cubin, {}, &log));
+      FAIL() << "expected DriverError (" << expected_link_backend().reason << ")";
+    } catch (const cuwrap::DriverError& e) {
+      EXPECT_EQ(e.function(), "cuLinkAddData");
+      EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_PTX);
+    }
+    return;
+  }
   try {
     static_cast<void>(program.compile(TargetType::Cubin, {.log = &log}));
     FAIL() << "expected NvJitLinkError";

@@ -400,9 +400,9 @@ ObjectCode Linker::link(TargetType target) {
   }
   if (use_driver_) {
     if (target != TargetType::Cubin) {
-      throw std::invalid_argument(
-          "Linker::link: the driver linker (nvJitLink is absent or older than 12.3) links to "
-          "TargetType::Cubin only");
+      throw std::invalid_argument("Linker::link: the driver linker (used because " +
+                                  detail::nvjitlink_fallback_reason() +
+                                  ") links to TargetType::Cubin only");
     }
     return link_with_driver();
   }
