@@ -89,7 +89,7 @@ TEST_F(SyncCopy, TypedSpansCopyElementsAndWaitForBlockingStreams) {
   x.copy_from(std::span<const float>(twos));
   cuwrap::Buffer other = device().allocate(n * sizeof(float));
   const cuwrap::DeviceSpan<float> y = other.as<float>();
-  cuwrap::copy(y, cuwrap::DeviceSpan<const float>(x.data(), n));
+  cuwrap::copy(y, cuwrap::DeviceSpan<const float>(x));
   x.copy_to(y);
   std::vector<float> out(n, 0.0F);
   y.copy_to(std::span<float>(out));
