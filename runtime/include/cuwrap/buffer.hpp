@@ -101,6 +101,34 @@ class BufferRef {
                                                                     const S& stream) const {
     copy_to(std::as_writable_bytes(detail::dynamic_span(host)), StreamRef(stream));
   }
+  /// Copy this memory into `dst` (same size) and return once the copy is done: the
+  /// blocking copy of cudaMemcpy and PyCUDA's memcpy_dtod (see cuwrap::copy for the
+  /// context and the ordering). Throws std::invalid_argument naming both sizes when they
+  /// differ.
+  void copy_to(BufferRef dst) const;
+  /// Copy `src` (same size) into this memory and return once the copy is done.
+  void copy_from(BufferRef src) const;
+  /// Copy host memory (exactly size() bytes) into this memory and return once the copy
+  /// is done (PyCUDA's memcpy_htod).
+  void copy_from(std::span<const std::byte> host) const;
+  /// Copy this memory into host memory (exactly size() bytes) and return once the copy
+  /// is done (PyCUDA's memcpy_dtoh).
+  void copy_to(std::span<std::byte> host) const;
+  /// Copy a contiguous host range of trivially copyable elements (exactly size() bytes)
+  /// into this memory and return once the copy is done.
+  template <detail::contiguous_range Range>
+  requires std::is_trivially_copyable_v<detail::range_value_t<Range>>
+  void copy_from(const Range& host) const {
+    copy_from(std::as_bytes(detail::dynamic_span(host)));
+  }
+  /// Copy this memory into a contiguous host range of trivially copyable elements
+  /// (exactly size() bytes) and return once the copy is done.
+  template <detail::contiguous_range Range>
+  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
+           !std::is_const_v<typename detail::span_of_t<Range>::element_type>)
+  void copy_to(Range&& host) const {
+    copy_to(std::as_writable_bytes(detail::dynamic_span(host)));
+  }
   /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
   ///
   /// The width of a fill is the type of `value`: std::uint8_t, `int` and `char` fill

@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <utility>
+#include <type_traits>
 #include <vector>
 
 namespace cuwrap {
@@ -252,4 +254,66 @@ namespace detail {
 bool is_legacy_default_stream(StreamRef stream);
 
 }  // namespace detail
+/// Copy `src` into `dst` (the same number of bytes) and return once the copy is done:
+/// cuda-api-wrappers' `cuda::memory::copy(dst, src)`, cudaMemcpy, PyCUDA's memcpy_dtod.
+///
+/// Either side may be device, managed, pinned or registered host memory. The copy runs
+/// on the legacy default stream of the current context, or of the primary context of the
+/// memory's device when none is current (none is current again afterwards): it starts
+/// after the work already queued on that context's blocking streams, as cudaMemcpy does
+/// (work on non-blocking streams is not waited for: sync those first). Throws
+/// std::invalid_argument naming both sizes when they differ, std::logic_error for a
+/// closed buffer, DriverError naming cuMemcpyAsync or cuStreamSynchronize.
+///
+/// Example:
+/// \code
+///   std::vector<float> host(n, 1.0f);
+///   cuwrap::Buffer buf = dev.allocate(n * sizeof(float));
+///   cuwrap::copy(buf, host);   // host → device, done when it returns
+///   cuwrap::copy(host, buf);   // device → host
+/// \endcode
+inline void copy(BufferRef dst, BufferRef src) { dst.copy_from(src); }
+/// Copy host bytes into `dst` and return once the copy is done (PyCUDA's memcpy_htod).
+inline void copy(BufferRef dst, std::span<const std::byte> src) { dst.copy_from(src); }
+/// Copy `src` into host bytes and return once the copy is done (PyCUDA's memcpy_dtoh).
+inline void copy(std::span<std::byte> dst, BufferRef src) { src.copy_to(dst); }
+/// Copy a contiguous host range of trivially copyable elements into `dst` (exactly its
+/// size in bytes) and return once the copy is done.
+template <detail::contiguous_range Range>
+requires std::is_trivially_copyable_v<detail::range_value_t<Range>>
+void copy(BufferRef dst, const Range& src) {
+  dst.copy_from(src);
+}
+/// Copy `src` into a contiguous host range of trivially copyable elements (exactly its
+/// size in bytes) and return once the copy is done.
+template <detail::contiguous_range Range>
+requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
+         !std::is_const_v<typename detail::span_of_t<Range>::element_type>)
+void copy(Range&& dst, BufferRef src) {
+  src.copy_to(std::forward<Range>(dst));
+}
+/// Copy the elements of `src` into `dst` (typed device views, the same element type and
+/// count) and return once the copy is done.
+template <class T, class U>
+requires(std::is_same_v<std::remove_const_t<U>, T> && !std::is_const_v<T>)
+void copy(DeviceSpan<T> dst, DeviceSpan<U> src) {
+  detail::copy_elements_blocking("cuwrap::copy", dst.handle(), dst.size(), src.handle(),
+                                 src.size(), sizeof(T));
+}
+/// Copy host elements of `T` (a contiguous range, exactly dst.size() of them) into `dst`
+/// and return once the copy is done.
+template <class T, detail::contiguous_range Range>
+requires(std::is_same_v<detail::range_value_t<Range>, T> && !std::is_const_v<T>)
+void copy(DeviceSpan<T> dst, const Range& src) {
+  dst.copy_from(std::span<const T>(detail::dynamic_span(src)));
+}
+/// Copy the elements of `src` into host elements of `T` (a contiguous range, exactly
+/// src.size() of them) and return once the copy is done.
+template <class T, detail::contiguous_range Range>
+requires(std::is_same_v<detail::range_value_t<Range>, std::remove_const_t<T>> &&
+         !std::is_const_v<typename detail::span_of_t<Range>::element_type>)
+void copy(Range&& dst, DeviceSpan<T> src) {
+  src.copy_to(std::span<std::remove_const_t<T>>(detail::dynamic_span(dst)));
+}
+
 }  // namespace cuwrap

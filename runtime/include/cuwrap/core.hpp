@@ -21,6 +21,7 @@
 #include <cuwrap/ipc.hpp>
 #include <cuwrap/virtual_memory_resource.hpp>
 #include <cuwrap/host_memory.hpp>
+#include <cuwrap/pitched_buffer.hpp>
 #include <cuwrap/managed_memory.hpp>
 #include <cuwrap/copy.hpp>
 #include <cuwrap/array.hpp>

@@ -26,6 +26,7 @@ class DeviceResources;
 class GraphBuilder;
 class DeviceMemoryResource;
 class MemoryResource;
+class PitchedBuffer;
 struct ContextOptions;
 
 /// A compute capability, e.g. {9, 0} for sm_90.
@@ -123,6 +124,11 @@ class Device {
   /// (cuMemAllocAsync, an allocation node), as a GraphMemoryResource gives; the
   /// DeviceMemoryResource itself refuses a capturing stream, as cuda.core's.
   Buffer allocate(std::size_t size, StreamRef stream) const;
+  /// Allocate `height` rows of `width_bytes` bytes, each row aligned by the driver
+  /// (cuMemAllocPitch): PitchedBuffer::allocate(device_id(), ...). Defined with
+  /// PitchedBuffer (include <cuwrap/pitched_buffer.hpp> to use the result).
+  PitchedBuffer allocate_pitched(std::size_t width_bytes, std::size_t height,
+                                 unsigned element_size_bytes = 16) const;
   /// Allocate `size` bytes from memory_resource(), ordered on default_stream() (the
   /// legacy default stream), as cuda.core's allocate without a stream.
   Buffer allocate(std::size_t size) const;

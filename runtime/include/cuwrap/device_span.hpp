@@ -41,6 +41,19 @@ namespace detail {
 /// before any driver call.
 void copy_elements(const char* operation, CUdeviceptr dst, std::size_t dst_count, CUdeviceptr src,
                    std::size_t src_count, std::size_t element_size, StreamRef stream);
+/// Copy `bytes` from `src` to `dst` (either side host, pinned, managed or device memory)
+/// and return once the copy is done, as cudaMemcpy does: on the legacy default stream of
+/// the current context, or of the primary context of the memory's device when none is
+/// current (none is current again afterwards), which waits for the work of the
+/// context's blocking streams first; then that stream is synchronised.
+void copy_blocking(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes);
+/// Copy `dst_count` elements of `element_size` bytes from `src` to `dst` and return once
+/// the copy is done (copy_blocking).
+///
+/// Throws std::invalid_argument naming `operation` and both counts when they differ,
+/// before any driver call.
+void copy_elements_blocking(const char* operation, CUdeviceptr dst, std::size_t dst_count,
+                            CUdeviceptr src, std::size_t src_count, std::size_t element_size);
 
 /// Return `pointer` as the integer address the driver takes.
 template <class T>
@@ -148,6 +161,31 @@ class DeviceSpan {
   void copy_to(DeviceSpan<value_type> dst, StreamRef stream) const {
     detail::copy_elements("DeviceSpan::copy_to", dst.handle(), dst.size(), address_, count_,
                           sizeof(T), stream);
+  }
+
+  /// Copy the host elements `host` (exactly size() of them) into this span and return
+  /// once the copy is done (blocking, as cudaMemcpy: see cuwrap::copy).
+  void copy_from(std::span<const value_type> host) const requires(!std::is_const_v<T>) {
+    detail::copy_elements_blocking("DeviceSpan::copy_from", address_, count_,
+                                   detail::address_of(host.data()), host.size(), sizeof(T));
+  }
+  /// Copy this span into the host elements `host` (exactly size() of them) and return
+  /// once the copy is done.
+  void copy_to(std::span<value_type> host) const {
+    detail::copy_elements_blocking("DeviceSpan::copy_to", detail::address_of(host.data()),
+                                   host.size(), address_, count_, sizeof(T));
+  }
+  /// Copy the device elements `src` (exactly size() of them) into this span and return
+  /// once the copy is done.
+  void copy_from(DeviceSpan<const value_type> src) const requires(!std::is_const_v<T>) {
+    detail::copy_elements_blocking("DeviceSpan::copy_from", address_, count_, src.handle(),
+                                   src.size(), sizeof(T));
+  }
+  /// Copy this span into the device elements `dst` (exactly size() of them) and return
+  /// once the copy is done.
+  void copy_to(DeviceSpan<value_type> dst) const {
+    detail::copy_elements_blocking("DeviceSpan::copy_to", dst.handle(), dst.size(), address_,
+                                   count_, sizeof(T));
   }
 
   /// Return the same memory as untyped bytes.

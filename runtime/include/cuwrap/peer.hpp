@@ -11,6 +11,8 @@
 #include <cuwrap/device.hpp>
 #include <cuwrap/stream.hpp>
 
+#include <type_traits>
+
 namespace cuwrap {
 
 /// Copy `src` (memory of one device) into `dst` (memory of the same or another device),
@@ -62,5 +64,24 @@ void copy_peer(BufferRef dst, const Device& dst_device, BufferRef src, const Dev
 ///   cuwrap::copy_peer(b.slice(0, halo), a.slice(a.size() - halo, halo), s1);
 /// \endcode
 void copy_peer(BufferRef dst, BufferRef src, StreamRef stream);
+
+/// Copy the elements of `src` into `dst` (typed views of device memory of the same or
+/// different devices, of the same element type), ordered on `stream`; as
+/// copy_peer(BufferRef, BufferRef, StreamRef) over their bytes.
+///
+/// Throws std::invalid_argument naming both sizes when the element counts differ.
+template <class T, class U>
+requires(std::is_same_v<std::remove_const_t<U>, T> && !std::is_const_v<T>)
+void copy_peer(DeviceSpan<T> dst, DeviceSpan<U> src, StreamRef stream) {
+  copy_peer(dst.bytes(), src.bytes(), stream);
+}
+/// Copy the elements of `src` on `src_device` into `dst` on `dst_device`, ordered on
+/// `stream`; as copy_peer(BufferRef, const Device&, BufferRef, const Device&, StreamRef).
+template <class T, class U>
+requires(std::is_same_v<std::remove_const_t<U>, T> && !std::is_const_v<T>)
+void copy_peer(DeviceSpan<T> dst, const Device& dst_device, DeviceSpan<U> src,
+               const Device& src_device, StreamRef stream) {
+  copy_peer(dst.bytes(), dst_device, src.bytes(), src_device, stream);
+}
 
 }  // namespace cuwrap

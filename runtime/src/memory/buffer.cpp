@@ -326,6 +326,30 @@ void BufferRef::copy_to(std::span<std::byte> host, StreamRef stream) const {
   });
 }
 
+void BufferRef::copy_to(BufferRef dst) const {
+  require_open("copy_to");
+  require_same_size("copy_to", "the destination memory", size_, dst.size());
+  detail::copy_blocking(dst.handle(), ptr_, size_);
+}
+
+void BufferRef::copy_from(BufferRef src) const {
+  require_open("copy_from");
+  require_same_size("copy_from", "the source memory", size_, src.size());
+  detail::copy_blocking(ptr_, src.handle(), size_);
+}
+
+void BufferRef::copy_from(std::span<const std::byte> host) const {
+  require_open("copy_from");
+  require_same_size("copy_from", "the host span", size_, host.size());
+  detail::copy_blocking(ptr_, reinterpret_cast<CUdeviceptr>(host.data()), size_);
+}
+
+void BufferRef::copy_to(std::span<std::byte> host) const {
+  require_open("copy_to");
+  require_same_size("copy_to", "the host span", size_, host.size());
+  detail::copy_blocking(reinterpret_cast<CUdeviceptr>(host.data()), ptr_, size_);
+}
+
 void BufferRef::fill(std::uint8_t value, StreamRef stream) const {
   require_open("fill");
   const CUstream handle = stream.handle();

@@ -1,5 +1,6 @@
 // DeviceSpan's non-template part: its error messages and the element copy.
 #include "base/context_registry.hpp"
+#include "memory/blocking.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device_span.hpp>
@@ -54,6 +55,53 @@ void copy_elements(const char* operation, CUdeviceptr dst, std::size_t dst_count
   // cuMemcpyAsync infers the direction, so either side may be host, pinned or managed.
   check_on_stream(stream, "cuMemcpyAsync",
                   [&] { return driver::raw::cuMemcpyAsync(dst, src, bytes, handle); });
+}
+
+namespace {
+
+// The device whose primary context a blocking copy uses when no context is current: the
+// one that `dst`'s or `src`'s memory belongs to, else device 0 (two host ranges).
+int device_of_copy(CUdeviceptr dst, CUdeviceptr src) {
+  for (const CUdeviceptr ptr : {dst, src}) {
+    int ordinal = -1;
+    if (driver::raw::cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr) ==
+            CUDA_SUCCESS &&
+        ordinal >= 0) {
+      return ordinal;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void run_blocking(CUdeviceptr ptr, CUdeviceptr other,
+                  const std::function<void(CUstream)>& enqueue) {
+  ensure_driver_initialized();
+  const int ordinal = current_context() != nullptr ? 0 : device_of_copy(ptr, other);
+  const ScopedCurrentOrPrimary scope(ordinal);
+  // The legacy default stream waits for the context's blocking streams, as cudaMemcpy
+  // does.
+  enqueue(CU_STREAM_LEGACY);
+  driver::cuStreamSynchronize(CU_STREAM_LEGACY);
+}
+
+void copy_blocking(CUdeviceptr dst, CUdeviceptr src, std::size_t bytes) {
+  if (bytes == 0) {
+    return;
+  }
+  // cuMemcpyAsync infers the direction, so either side may be host memory.
+  run_blocking(dst, src, [&](CUstream stream) { driver::cuMemcpyAsync(dst, src, bytes, stream); });
+}
+
+void copy_elements_blocking(const char* operation, CUdeviceptr dst, std::size_t dst_count,
+                            CUdeviceptr src, std::size_t src_count, std::size_t element_size) {
+  if (dst_count != src_count) [[unlikely]] {
+    throw std::invalid_argument(std::string(operation) + ": the destination has " +
+                                std::to_string(dst_count) + " elements but the source has " +
+                                std::to_string(src_count));
+  }
+  copy_blocking(dst, src, dst_count * element_size);
 }
 
 }  // namespace cuwrap::detail
