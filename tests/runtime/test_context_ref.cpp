@@ -349,3 +349,24 @@ TEST(ContextRefGpu, ResetAndPrimaryFlagsAreCallableOnAConstDevice) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ContextRefGpu, ArraysAndPitchedMemoryFollowTheChosenContext) {
+  CUWRAP_REQUIRE_GPU();
+  on_fresh_thread([] {
+    const Device dev(0);
+    cuwrap::Context own = dev.create_context();
+    {
+      auto current = own.make_current();
+      const cuwrap::Array image(dev, {.width = 16, .height = 16});
+      EXPECT_EQ(image.context(), own.handle()) << "made in the context the caller chose";
+      const cuwrap::PitchedBuffer rows = dev.allocate_pitched(64, 4);
+      EXPECT_EQ(cuwrap::pointer_attributes(rows.handle()).context, own.handle());
+    }
+    const cuwrap::Array primary(dev, {.width = 16, .height = 16});
+    EXPECT_EQ(primary.context(), dev.context()) << "none current: the primary context";
+  });
+}
+
+}  // namespace

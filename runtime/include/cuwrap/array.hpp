@@ -147,7 +147,9 @@ class ArrayRef {
 /// \endcode
 class Array : public ArrayRef {
  public:
-  /// Create an array of `options`' shape on `device` (in its primary context).
+  /// Create an array of `options`' shape on `device`, in the context current on the
+  /// calling thread when it is one of the device's (a regular or green context the caller
+  /// made current), else in its primary context.
   ///
   /// Throws std::invalid_argument for a zero width, a channel count other than 1, 2
   /// or 4, a format cuwrap cannot size, or a layered array without layers.

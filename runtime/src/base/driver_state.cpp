@@ -134,6 +134,14 @@ CUcontext primary_context(int ordinal) {
   return primary_contexts().get(ordinal);
 }
 
+CUcontext context_for_device(int ordinal) {
+  const CUcontext current = current_context();
+  if (current != nullptr && device_of_context(current) == ordinal) {
+    return current;
+  }
+  return primary_context(ordinal);
+}
+
 CUcontext renew_primary_context(int ordinal) {
   check_device_ordinal(ordinal);
   return primary_contexts().renew(ordinal);

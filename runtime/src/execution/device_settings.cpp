@@ -58,10 +58,7 @@ ContextRef Device::primary_context() const { return ContextRef(context()); }
 MemoryInfo Device::memory_info() const {
   // cuMemGetInfo answers for the current context's device: keep a context of this device
   // that the caller made current (a regular or green one), else use the primary one.
-  const CUcontext current = detail::current_context();
-  const detail::ScopedContext scope(
-      current != nullptr && detail::device_of_context(current) == ordinal_ ? current
-                                                                         : detail::primary_context(ordinal_));
+  const detail::ScopedContext scope(detail::context_for_device(ordinal_));
   const auto [free, total] = driver::cuMemGetInfo();
   return {.free = free, .total = total};
 }

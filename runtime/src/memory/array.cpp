@@ -195,11 +195,14 @@ std::size_t ArrayRef::size_bytes() const {
 
 Array::Array(const Device& device, const ArrayOptions& options) {
   const CUDA_ARRAY3D_DESCRIPTOR descriptor = detail::to_array_descriptor(options);
-  const detail::ScopedContext scope(device.context());
+  // In the caller's context of the device (a regular or green one made current), else the
+  // primary one.
+  const CUcontext context = detail::context_for_device(device.device_id());
+  const detail::ScopedContext scope(context);
   const CUarray handle = driver::cuArray3DCreate(&descriptor);
   storage_ = detail::Ref<const detail::ArrayStorage>::adopt(
       new detail::ArrayStorage(handle, nullptr));  // NOLINT(cppcoreguidelines-owning-memory)
-  assign(handle, descriptor, device.context());
+  assign(handle, descriptor, context);
 }
 
 Array::Array(Array&& other) noexcept

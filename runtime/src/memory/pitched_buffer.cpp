@@ -265,10 +265,7 @@ PitchedBuffer PitchedBuffer::allocate(int device_id, std::size_t width_bytes, st
                                 std::to_string(element_size_bytes) + " is not 4, 8 or 16");
   }
   detail::check_device_ordinal(device_id);
-  const CUcontext current = detail::current_context();
-  const CUcontext context = current != nullptr && detail::device_of_context(current) == device_id
-                                ? current
-                                : detail::primary_context(device_id);
+  const CUcontext context = detail::context_for_device(device_id);
   const detail::ScopedContext scope(context);
   const auto [ptr, pitch] = driver::cuMemAllocPitch(width_bytes, height, element_size_bytes);
   PitchedBuffer buffer;

@@ -37,6 +37,12 @@ void check_device_ordinal(int ordinal);
 /// Throws std::invalid_argument for an ordinal that does not exist.
 CUcontext primary_context(int ordinal);
 
+/// Return the context the caller chose for device `ordinal`: the one current on the
+/// calling thread when it belongs to that device (a regular or green context the caller
+/// made current), else the device's primary context. What allocations and queries that
+/// work "in the current context" use, so that they follow the caller's context.
+CUcontext context_for_device(int ordinal);
+
 /// Retain device `ordinal`'s primary context anew after cuDevicePrimaryCtxReset, whose
 /// old handle names a destroyed context, and return the new handle (Device::reset).
 CUcontext renew_primary_context(int ordinal);
