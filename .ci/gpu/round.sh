@@ -10,6 +10,12 @@
 #   bash .ci/gpu/round.sh extras   # the examples (the plasma PNG's size and CRC),
 #                                         # compute-sanitizer memcheck of the IPC, VMM,
 #                                         # graphics and graph executables, benchmarks
+#   bash .ci/gpu/round.sh whole    # one call: build every target (Release), the whole
+#                                         # suite with ctest -j16, the graph, compile and
+#                                         # launch benchmarks (paired with the raw C API)
+#   bash .ci/gpu/round.sh older    # the suite of that build under emulated 12.4, 12.8 and
+#                                         # 13.0 drivers (scripts/emulated_drivers.sh), the
+#                                         # examples, the suite once more
 #   bash .ci/gpu/round.sh focus    # one short call on one GPU: conformance and
 #                                         # generated-layer suites, the runtime tests of IPC,
 #                                         # graphs, graphics, pools and the program cache,
@@ -21,7 +27,7 @@
 set -uo pipefail
 
 CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-phase=${1:?usage: round.sh suite|again|extras|focus}
+phase=${1:?usage: round.sh suite|again|extras|focus|whole|older}
 OUT_ROOT=${OUT:-$CUWRAP_ROOT/device-round}
 R="$OUT_ROOT/$phase"
 mkdir -p "$R"
@@ -107,6 +113,31 @@ case "$phase" in
       --benchmark_filter='^(CHeaders|Header/(core|cuwrap|driver|driver_raw|memory_resource|buffer|copy|device|stream|graph|nvrtc)\.hpp)' \
       >"$R/bench_header_compile.txt" 2>&1
     sed -n '/Each public/,$p' "$R/bench_header_compile.txt" | grep -v 'not checked' | tee -a "$R/summary.md"
+    ;;
+  whole)
+    machine_setup
+    build_all
+    suite_run ctest-whole.log
+    mkdir -p "$R/bench"
+    bench() {  # bench PROGRAM FILTER: median of 5, the program's own ratio lines printed
+      [ -x "build/bench/$1" ] || { echo "- $1: not built" | tee -a "$R/summary.md"; return; }
+      timeout 70 "build/bench/$1" --benchmark_filter="$2" --benchmark_repetitions=5 \
+        --benchmark_report_aggregates_only=true >"$R/bench/$1.txt" 2>&1
+      grep -E 'median|[0-9.]+ ?x|ratio|speed-up|lookup alone' "$R/bench/$1.txt" | head -24 |
+        tee -a "$R/summary.md"
+    }
+    bench bench_graph 'SetKernelNode|UpdateFromDefinition|ExecUpdate'
+    bench bench_compile 'RawNvrtc/1|WarmMemoryCache|WarmFileCache|CacheHit'
+    bench bench_launch '.'
+    ;;
+  older)
+    machine_setup
+    build_all  # kept from `whole` on a warm machine
+    (CUWRAP_BUILD=build CUWRAP_JOBS=16 timeout 420 bash scripts/emulated_drivers.sh 12.4 12.8 13.0) \
+      >"$R/emulated.log" 2>&1
+    grep -E '^== |tests passed|tests failed|\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception)' \
+      "$R/emulated.log" | head -60 | tee -a "$R/summary.md"
+    suite_run ctest-again.log
     ;;
   *)
     echo "round.sh: unknown phase $phase" >&2
