@@ -94,32 +94,13 @@ void require_open(CUarray handle, const char* what) {
 
 namespace {
 
-std::size_t channel_bytes_of(CUarray_format format) {
-  switch (format) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8:
-      return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF:
-      return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT:
-      return 4;
-    default:
-      throw std::invalid_argument("TextureFormat: format " + std::to_string(static_cast<int>(format)) +
-                                  " is not an 8-, 16- or 32-bit integer, half or float format");
-  }
-}
-
 // The bytes of one element of `format`, after checking its channel count.
 std::size_t checked_element_bytes(const TextureFormat& format) {
   if (format.channels != 1 && format.channels != 2 && format.channels != 4) {
     throw std::invalid_argument("TextureFormat: channels is " + std::to_string(format.channels) +
                                 "; a texture over memory has 1, 2 or 4");
   }
-  return channel_bytes_of(format.format) * format.channels;
+  return detail::channel_bytes(format.format) * format.channels;
 }
 
 }  // namespace
@@ -144,6 +125,14 @@ std::size_t elements_in(const char* what, std::size_t bytes, const TextureFormat
   return bytes / element;
 }
 
+// A texture over linear or pitched memory (no array to share), in the current context or
+// device 0's primary one.
+CUtexObject create_over_memory(const CUDA_RESOURCE_DESC& resource, const TextureFormat& format,
+                               const TextureOptions& options, CUcontext& used) {
+  check_filtering(format.format, options);
+  return create_texture(resource, to_texture_desc(options), nullptr, used);
+}
+
 }  // namespace
 
 // ---- TextureObject ----
@@ -166,31 +155,26 @@ TextureObject::TextureObject(const ArrayRef& array, const TextureOptions& option
 TextureObject::TextureObject(BufferRef memory, const TextureFormat& format,
                              const TextureOptions& options) {
   (void)elements_in("the memory", memory.size(), format);
-  check_filtering(format.format, options);
-  const CUDA_TEXTURE_DESC texture = to_texture_desc(options);
   CUDA_RESOURCE_DESC resource{};
   resource.resType = CU_RESOURCE_TYPE_LINEAR;
   resource.res.linear.devPtr = memory.handle();
   resource.res.linear.format = format.format;
   resource.res.linear.numChannels = format.channels;
   resource.res.linear.sizeInBytes = memory.size();
-  handle_ = create_texture(resource, texture, nullptr, context_);
+  handle_ = create_over_memory(resource, format, options, context_);
 }
 
 TextureObject::TextureObject(const PitchedBufferRef& memory, const TextureFormat& format,
                              const TextureOptions& options) {
-  const std::size_t width = elements_in("a row", memory.width_bytes(), format);
-  check_filtering(format.format, options);
-  const CUDA_TEXTURE_DESC texture = to_texture_desc(options);
   CUDA_RESOURCE_DESC resource{};
   resource.resType = CU_RESOURCE_TYPE_PITCH2D;
   resource.res.pitch2D.devPtr = memory.handle();
   resource.res.pitch2D.format = format.format;
   resource.res.pitch2D.numChannels = format.channels;
-  resource.res.pitch2D.width = width;
+  resource.res.pitch2D.width = elements_in("a row", memory.width_bytes(), format);
   resource.res.pitch2D.height = memory.height();
   resource.res.pitch2D.pitchInBytes = memory.pitch();
-  handle_ = create_texture(resource, texture, nullptr, context_);
+  handle_ = create_over_memory(resource, format, options, context_);
 }
 
 TextureObject::TextureObject(const MipmappedArray& array, const TextureOptions& options) {
