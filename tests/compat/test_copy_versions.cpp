@@ -44,7 +44,7 @@ class CopyOnFakeDriver : public ::testing::Test {
 
 TEST_F(CopyOnFakeDriver, OldDriverLoopsAndRefusesOptions) {
   EXPECT_FALSE(cuwrap::has_native_copy_batch());
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   const auto ops = four_copies();
   const int before = fake_query<int>("cuwrap_fake_memcpy_async_calls");
   cuwrap::copy_batch(ops, stream);
@@ -82,7 +82,7 @@ TEST_F(CopyOnFakeDriver, OldDriverLoopsAndRefusesOptions) {
 
 TEST_F(CopyOnFakeDriver, Driver12_8GetsTheFormWithFailIdxOneRunForSharedOptions) {
   EXPECT_EXIT(run_batch_child("12080", [] {
-        const cuwrap::Stream stream = fake_stream();
+        const cuwrap::StreamRef stream = fake_stream();
         const cuwrap::CopyOptions host{.src_location_hint = cuwrap::Host{},
                                        .dst_location_hint = cuwrap::Host::numa(1)};
         cuwrap::copy_batch(four_copies(), stream, host);
@@ -99,7 +99,7 @@ TEST_F(CopyOnFakeDriver, Driver12_8GetsTheFormWithFailIdxOneRunForSharedOptions)
 
 TEST_F(CopyOnFakeDriver, Driver13GetsTheFormWithoutFailIdxAndARunPerChange) {
   EXPECT_EXIT(run_batch_child("13000", [] {
-        const cuwrap::Stream stream = fake_stream();
+        const cuwrap::StreamRef stream = fake_stream();
         const cuwrap::CopyOptions stream_order{.src_location_hint = cuwrap::Host{},
                                                .dst_location_hint = cuwrap::Host{}};
         cuwrap::CopyOptions any = stream_order;

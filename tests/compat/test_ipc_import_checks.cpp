@@ -71,7 +71,7 @@ class IpcImportOnFakeDriver : public ::testing::Test {
 
 TEST_F(IpcImportOnFakeDriver, OversizedDescriptorIsRefusedNamingBothSizesAndReleasesTheImport) {
   cuwrap::DeviceMemoryResource mr = imported_pool();
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   const int live = fake_query<int>("cuwrap_fake_live_imports");
   try {
     const cuwrap::Buffer lie =
@@ -93,7 +93,7 @@ TEST_F(IpcImportOnFakeDriver, OversizedDescriptorIsRefusedNamingBothSizesAndRele
 
 TEST_F(IpcImportOnFakeDriver, HonestOrSmallerDescriptorImportsAndCloseReleasesIt) {
   cuwrap::DeviceMemoryResource mr = imported_pool();
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   const int live = fake_query<int>("cuwrap_fake_live_imports");
   {
     cuwrap::Buffer whole = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
@@ -112,7 +112,7 @@ TEST_F(IpcImportOnFakeDriver, HonestOrSmallerDescriptorImportsAndCloseReleasesIt
 // memory, and only the last Buffer's close frees it, once (cuda.core's import cache).
 TEST_F(IpcImportOnFakeDriver, DuplicateImportSharesTheMemoryAndOnlyTheLastCloseFreesIt) {
   cuwrap::DeviceMemoryResource mr = imported_pool();
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   const int live = fake_query<int>("cuwrap_fake_live_imports");
   const int frees = fake_query<int>("cuwrap_fake_import_frees");
   const int bad = fake_query<int>("cuwrap_fake_bad_import_frees");
@@ -150,7 +150,7 @@ TEST_F(IpcImportOnFakeDriver, DuplicateImportSharesTheMemoryAndOnlyTheLastCloseF
 // the first Buffer holds mapped.
 TEST_F(IpcImportOnFakeDriver, RefusedDuplicateImportKeepsTheFirstImport) {
   cuwrap::DeviceMemoryResource mr = imported_pool();
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   const int live = fake_query<int>("cuwrap_fake_live_imports");
   const int frees = fake_query<int>("cuwrap_fake_import_frees");
   const int bad = fake_query<int>("cuwrap_fake_bad_import_frees");
@@ -168,7 +168,7 @@ TEST_F(IpcImportOnFakeDriver, RefusedDuplicateImportKeepsTheFirstImport) {
 // release() hands this Buffer's hold to the caller: the other holder no longer counts it.
 TEST_F(IpcImportOnFakeDriver, ReleasedDuplicateImportNoLongerHoldsTheMemory) {
   cuwrap::DeviceMemoryResource mr = imported_pool();
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   const int frees = fake_query<int>("cuwrap_fake_import_frees");
   cuwrap::Buffer kept = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
   cuwrap::Buffer given = cuwrap::Buffer::from_ipc_descriptor(mr, descriptor(64, 64), stream);
@@ -184,7 +184,7 @@ TEST_F(IpcImportOnFakeDriver, ConcurrentDuplicateImportsFreeOnceAndNeverTwice) {
   constexpr int kThreads = 8;
   constexpr int kRounds = 200;
   cuwrap::DeviceMemoryResource mr = imported_pool();
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   const int live = fake_query<int>("cuwrap_fake_live_imports");
   const int frees = fake_query<int>("cuwrap_fake_import_frees");
   const int bad = fake_query<int>("cuwrap_fake_bad_import_frees");

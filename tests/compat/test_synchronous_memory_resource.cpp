@@ -32,7 +32,7 @@ TEST(SynchronousMemoryResourceOnFakeDriver, AllocatesInThePrimaryContextAndFrees
   EXPECT_EQ(mr.device_id(), 0);
   EXPECT_TRUE(mr.is_device_accessible());
   EXPECT_FALSE(mr.is_host_accessible());
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   const int allocs = fake_query<int>("cuwrap_fake_allocs");
   CUdeviceptr ptr = 0;
   {
@@ -57,7 +57,7 @@ TEST(SynchronousMemoryResourceOnFakeDriver, AllocatesInThePrimaryContextAndFrees
 TEST(SynchronousMemoryResourceOnFakeDriver, ZeroBytesMakeNoDriverCall) {
   ASSERT_TRUE(kFakeInstalled);
   SynchronousMemoryResource mr(0);
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   const int allocs = fake_query<int>("cuwrap_fake_allocs");
   const int frees = fake_query<int>("cuwrap_fake_last_free_sequence");
   {
@@ -71,7 +71,7 @@ TEST(SynchronousMemoryResourceOnFakeDriver, ZeroBytesMakeNoDriverCall) {
 
 TEST(SynchronousMemoryResourceOnFakeDriver, BufferOutlivingTheResourceStillFrees) {
   ASSERT_TRUE(kFakeInstalled);
-  const cuwrap::Stream stream = fake_stream();
+  const cuwrap::StreamRef stream = fake_stream();
   std::optional<Buffer> buffer;
   {
     SynchronousMemoryResource mr(0);

@@ -25,8 +25,13 @@ using cuwrap::testing::DeviceTest;
 class test_event : public DeviceTest {};
 
 // cuda.core refuses Event(): an event comes from a device or a stream.
+// cuda.core refuses Event(); cuwrap's default Event is a closed one (as its Stream), and
+// using it is misuse (std::logic_error, cuda.core's RuntimeError), before any driver call.
 TEST(test_event_cpu, test_event_init_disabled) {
-  EXPECT_FALSE(std::is_default_constructible_v<Event>);
+  const Event event;
+  EXPECT_FALSE(event.is_open());
+  EXPECT_THROW(event.sync(), std::logic_error);
+  EXPECT_THROW(static_cast<void>(event.handle()), std::logic_error);
   EXPECT_FALSE(std::is_copy_constructible_v<Event>);
 }
 

@@ -278,10 +278,9 @@ TEST_F(test_memory, test_buffer_external_host) {
   EXPECT_FALSE(buffer.is_device_accessible());
   EXPECT_TRUE(buffer.is_host_accessible());
   EXPECT_EQ(buffer.device_id(), -1);
-  buffer.close();
 }
 
-// Memory of the last device, seen from a Buffer made by from_handle, with the last or
+// Memory of the last device, seen through a BufferRef (from_handle), with the last or
 // the first device current (cuda.core's change_device parameter).
 class test_memory_external : public test_memory {
  protected:
@@ -302,7 +301,6 @@ TEST_F(test_memory_external, test_buffer_external_device) {
     EXPECT_TRUE(buffer.is_device_accessible());
     EXPECT_FALSE(buffer.is_host_accessible());
     EXPECT_EQ(buffer.device_id(), last_ordinal());
-    buffer.close();
     original.close();
   }
 }
@@ -318,7 +316,6 @@ TEST_F(test_memory_external, test_buffer_external_pinned_alloc) {
     EXPECT_TRUE(buffer.is_device_accessible());
     EXPECT_TRUE(buffer.is_host_accessible());
     EXPECT_EQ(buffer.device_id(), last_ordinal());
-    buffer.close();
     original.close();
   }
 }
@@ -333,7 +330,6 @@ TEST_F(test_memory_external, test_buffer_external_pinned_registered) {
     EXPECT_FALSE(plain.is_device_accessible());
     EXPECT_TRUE(plain.is_host_accessible());
     EXPECT_EQ(plain.device_id(), -1);
-    plain.close();
 
     driver::cuMemHostRegister(bytes.data(), bytes.size(), 0);
     make_current(change_device);
@@ -341,7 +337,6 @@ TEST_F(test_memory_external, test_buffer_external_pinned_registered) {
     EXPECT_TRUE(registered.is_device_accessible());
     EXPECT_TRUE(registered.is_host_accessible());
     EXPECT_EQ(registered.device_id(), last_ordinal());
-    registered.close();
     driver::cuMemHostUnregister(bytes.data());
   }
 }
@@ -356,7 +351,6 @@ TEST_F(test_memory_external, test_buffer_external_managed) {
     EXPECT_TRUE(buffer.is_device_accessible());
     EXPECT_TRUE(buffer.is_host_accessible());
     EXPECT_EQ(buffer.device_id(), last_ordinal());
-    buffer.close();
     driver::cuMemFree(ptr);
   }
 }

@@ -35,6 +35,7 @@ using cuwrap::Device;
 using cuwrap::DeviceMemoryResource;
 using cuwrap::MemoryResource;
 using cuwrap::Stream;
+using cuwrap::StreamRef;
 using cuwrap::testing::first_difference;
 using cuwrap::testing::random_bytes;
 using cuwrap::testing::read_back;

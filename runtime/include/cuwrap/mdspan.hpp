@@ -73,7 +73,7 @@ void check_integer_extents(const char* caller, Index... extents) {
 
 /// Check `buffer` against `mapping` and return the view of its memory.
 template <class Mdspan, class Mapping>
-Mdspan make_view(const Buffer& buffer, const Mapping& mapping, const char* caller) {
+Mdspan make_view(BufferRef buffer, const Mapping& mapping, const char* caller) {
   using Element = typename Mdspan::element_type;
   void* address = view_address(buffer, static_cast<std::size_t>(mapping.required_span_size()),
                                sizeof(Element), alignof(Element), caller);
@@ -109,7 +109,7 @@ concept LayoutMapping = requires(const Mapping& m) {
 /// \endcode
 template <class T, class Layout = cuda::std::layout_right, detail::ViewExtent... Index>
 cuda::std::mdspan<T, cuda::std::dextents<std::size_t, sizeof...(Index)>, Layout> view(
-    const Buffer& buffer, Index... extents) {
+    BufferRef buffer, Index... extents) {
   static_assert(!std::is_same_v<Layout, cuda::std::layout_stride>,
                 "cuwrap::view: a layout_stride view needs its strides: pass "
                 "cuda::std::layout_stride::mapping(extents, strides)");
@@ -124,7 +124,7 @@ cuda::std::mdspan<T, cuda::std::dextents<std::size_t, sizeof...(Index)>, Layout>
 /// index type), checked as the integer form is.
 template <class T, class Layout = cuda::std::layout_right, class IndexType, std::size_t... Extents>
 cuda::std::mdspan<T, cuda::std::extents<IndexType, Extents...>, Layout> view(
-    const Buffer& buffer, const cuda::std::extents<IndexType, Extents...>& extents) {
+    BufferRef buffer, const cuda::std::extents<IndexType, Extents...>& extents) {
   using ExtentsType = cuda::std::extents<IndexType, Extents...>;
   return detail::make_view<cuda::std::mdspan<T, ExtentsType, Layout>>(
       buffer, typename Layout::template mapping<ExtentsType>(extents), "cuwrap::view");
@@ -135,7 +135,7 @@ cuda::std::mdspan<T, cuda::std::extents<IndexType, Extents...>, Layout> view(
 /// elements.
 template <class T, detail::LayoutMapping Mapping>
 cuda::std::mdspan<T, typename Mapping::extents_type, typename Mapping::layout_type> view(
-    const Buffer& buffer, const Mapping& mapping) {
+    BufferRef buffer, const Mapping& mapping) {
   return detail::make_view<
       cuda::std::mdspan<T, typename Mapping::extents_type, typename Mapping::layout_type>>(
       buffer, mapping, "cuwrap::view");
@@ -145,7 +145,7 @@ cuda::std::mdspan<T, typename Mapping::extents_type, typename Mapping::layout_ty
 #if CUWRAP_HAS_STD_MDSPAN
 /// View `buffer` as a std::mdspan of `T`: as view(), with the standard library's types.
 template <class T, class Layout = std::layout_right, detail::ViewExtent... Index>
-std::mdspan<T, std::dextents<std::size_t, sizeof...(Index)>, Layout> std_view(const Buffer& buffer,
+std::mdspan<T, std::dextents<std::size_t, sizeof...(Index)>, Layout> std_view(BufferRef buffer,
                                                                               Index... extents) {
   static_assert(!std::is_same_v<Layout, std::layout_stride>,
                 "cuwrap::std_view: a layout_stride view needs its strides: pass "
@@ -160,7 +160,7 @@ std::mdspan<T, std::dextents<std::size_t, sizeof...(Index)>, Layout> std_view(co
 /// View `buffer` as a std::mdspan of `T` with `extents`, as view() does.
 template <class T, class Layout = std::layout_right, class IndexType, std::size_t... Extents>
 std::mdspan<T, std::extents<IndexType, Extents...>, Layout> std_view(
-    const Buffer& buffer, const std::extents<IndexType, Extents...>& extents) {
+    BufferRef buffer, const std::extents<IndexType, Extents...>& extents) {
   using ExtentsType = std::extents<IndexType, Extents...>;
   return detail::make_view<std::mdspan<T, ExtentsType, Layout>>(
       buffer, typename Layout::template mapping<ExtentsType>(extents), "cuwrap::std_view");
@@ -169,7 +169,7 @@ std::mdspan<T, std::extents<IndexType, Extents...>, Layout> std_view(
 /// View `buffer` as a std::mdspan of `T` through a layout mapping, as view() does.
 template <class T, detail::LayoutMapping Mapping>
 std::mdspan<T, typename Mapping::extents_type, typename Mapping::layout_type> std_view(
-    const Buffer& buffer, const Mapping& mapping) {
+    BufferRef buffer, const Mapping& mapping) {
   return detail::make_view<
       std::mdspan<T, typename Mapping::extents_type, typename Mapping::layout_type>>(
       buffer, mapping, "cuwrap::std_view");

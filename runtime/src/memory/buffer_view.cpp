@@ -9,7 +9,7 @@
 
 namespace cuwrap::detail {
 
-void* view_address(const Buffer& buffer, std::size_t elements, std::size_t element_size,
+void* view_address(BufferRef buffer, std::size_t elements, std::size_t element_size,
                    std::size_t alignment, const char* caller) {
   const std::size_t size = buffer.size();
   const CUdeviceptr address = buffer.handle();

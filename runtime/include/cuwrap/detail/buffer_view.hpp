@@ -7,7 +7,7 @@
 
 namespace cuwrap {
 
-class Buffer;
+class BufferRef;
 
 namespace detail {
 
@@ -16,8 +16,8 @@ namespace detail {
 ///
 /// Throws std::invalid_argument naming `caller` when the elements need more bytes than
 /// the buffer has (both sizes named) or when the address is not aligned to `alignment`;
-/// std::logic_error for a closed buffer.
-void* view_address(const Buffer& buffer, std::size_t elements, std::size_t element_size,
+/// std::logic_error for a closed Buffer (when it converts to the BufferRef).
+void* view_address(BufferRef buffer, std::size_t elements, std::size_t element_size,
                    std::size_t alignment, const char* caller);
 
 /// Check the extents of a view before its layout mapping is built (a mapping of extents
