@@ -1,6 +1,7 @@
 // The table of wrapped libraries. See libraries.hpp; docs/regenerating.md shows it.
 #include "libraries.hpp"
 
+#include <cctype>
 #include <tuple>
 
 namespace cuwrap::gen {
@@ -36,6 +37,12 @@ const std::vector<LibraryConfig>& library_configs() {
     driver.soname = "libcuda.so.1";
     driver.env = "CUWRAP_LIBCUDA";
     driver.version_source = VersionSource::CudaVersionMacro;
+    driver.success = "CUDA_SUCCESS";
+    driver.error_string = "cuGetErrorString";
+    driver.error_string_out = true;
+    driver.log_what = "the JIT error log of a failed JIT call";
+    driver.version_function = "cuDriverGetVersion";
+    driver.handwritten_throw = true;
     rows.push_back(driver);
 
     LibraryConfig nvrtc;
@@ -54,6 +61,11 @@ const std::vector<LibraryConfig>& library_configs() {
     nvrtc.lib_dirs = {"lib64", "lib"};
     nvrtc.version_source = VersionSource::FunctionMarkers;
     nvrtc.support_header = "cuwrap/nvrtc_program_headers.hpp";
+    nvrtc.success = "NVRTC_SUCCESS";
+    nvrtc.log_size_function = "nvrtcGetProgramLogSize";
+    nvrtc.log_function = "nvrtcGetProgramLog";
+    nvrtc.log_what = "the program log";
+    nvrtc.version_function = "nvrtcVersion";
     rows.push_back(nvrtc);
 
     LibraryConfig jit;
@@ -72,6 +84,11 @@ const std::vector<LibraryConfig>& library_configs() {
     jit.env = "CUWRAP_LIBNVJITLINK";
     jit.lib_dirs = {"lib64", "lib"};
     jit.version_source = VersionSource::SymbolSuffix;
+    jit.success = "NVJITLINK_SUCCESS";
+    jit.log_size_function = "nvJitLinkGetErrorLogSize";
+    jit.log_function = "nvJitLinkGetErrorLog";
+    jit.log_what = "the error log";
+    jit.version_function = "nvJitLinkVersion";
     rows.push_back(jit);
 
     LibraryConfig nvvm;
@@ -92,6 +109,13 @@ const std::vector<LibraryConfig>& library_configs() {
     nvvm.env = "CUWRAP_LIBNVVM";
     nvvm.lib_dirs = {"nvvm/lib64", "lib64", "lib"};
     nvvm.version_source = VersionSource::None;
+    nvvm.success = "NVVM_SUCCESS";
+    nvvm.error_string = "nvvmGetErrorString";
+    nvvm.log_size_function = "nvvmGetProgramLogSize";
+    nvvm.log_function = "nvvmGetProgramLog";
+    nvvm.log_what = "the program log";
+    nvvm.version_function = "nvvmVersion";
+    nvvm.error_alias = "NVVMError";  // libNVVM names itself NVVM
     rows.push_back(nvvm);
 
     // The driver's graphics interop: its own headers (and namespaces), so that programs
@@ -135,6 +159,23 @@ std::string soname_for(const LibraryConfig& config, int cuda_version) {
     name.replace(at, kMajor.size(), std::to_string(cuda_version / 1000));
   }
   return name;
+}
+
+std::string has_macro(const LibraryConfig& config) {
+  std::string macro = "CUWRAP_HAS_";
+  for (const char c : config.ns) {
+    macro += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return macro;
+}
+
+bool owns_error_type(const LibraryConfig& config) {
+  for (const auto& c : library_configs()) {
+    if (c.error_type == config.error_type) {
+      return &c == &config || c.header == config.header;
+    }
+  }
+  return false;
 }
 
 std::vector<std::string> wrapped_headers() {

@@ -59,7 +59,40 @@ struct LibraryConfig {
   /// A handwritten header of cuwrap's that adds forms to the library's typed header
   /// (which includes it after its own declarations): "" for none.
   std::string support_header;
+
+  // What the generated error layer (detail/libraries.hpp, detail/library_errors.hpp,
+  // src/library_errors.cpp) and the generated CMake list (libraries.cmake) make of the row.
+  std::string success;  ///< the status that means success: "CUDA_SUCCESS"
+  /// The function giving a status's text ("" for none: the header's documentation,
+  /// detail::describe, says it), taking the status and returning `const char*`
+  /// (nvvmGetErrorString) or, when `error_string_out`, writing it through a `const char**`
+  /// and returning a status (cuGetErrorString).
+  std::string error_string;
+  bool error_string_out = false;
+  /// The pair that reads the log an exception carries from the `log_handle_type` handle:
+  /// `size_function(handle, size_t*)` (counting the NUL), then `function(handle, char*)`.
+  std::string log_size_function;
+  std::string log_function;
+  std::string log_what;  ///< what the log is, for the docs: "the program log"
+  /// The function reporting the loaded library's version ("nvrtcVersion"): the docs and
+  /// the coverage report name it; "" for none.
+  std::string version_function;
+  std::string error_alias;  ///< another name of `error_type` ("NVVMError"), "" for none
+  /// cuwrap's runtime throws and reports this status itself (the driver: its error frames,
+  /// CUDA_ERROR_DEINITIALIZED at process exit, the JIT error log): the generated layer
+  /// declares throw_<ns>_error and report_release_failure but does not define them.
+  bool handwritten_throw = false;
+  /// The CMake option that must be ON for the build to compile the library ("" for none:
+  /// built wherever its header is); for libraries that only link statically.
+  std::string cmake_option;
 };
+
+/// Return the macro that says whether a build has the library: "CUWRAP_HAS_NVRTC".
+std::string has_macro(const LibraryConfig& config);
+
+/// Whether `config` is the first row with its error type (the one that declares it;
+/// cudaGL.h and cudaEGL.h share cuda.h's DriverError).
+bool owns_error_type(const LibraryConfig& config);
 
 /// Return the table of wrapped libraries, in the order they are read and reported.
 const std::vector<LibraryConfig>& library_configs();
