@@ -11,7 +11,7 @@
 #   CUWRAP_LIBRARY_<ns>_HEADER_FILES    the headers cuwrap-gen writes for it
 # CUWRAP_LIBRARY_SHARED_HEADER_FILES and CUWRAP_LIBRARY_SHARED_SOURCE_NAMES: what it
 # writes for all of them (the sources are under src/, without ".cpp").
-set(CUWRAP_LIBRARY_NAMES driver nvrtc nvjitlink nvvm driver_gl driver_egl)
+set(CUWRAP_LIBRARY_NAMES driver nvrtc nvjitlink nvvm nvml driver_gl driver_egl)
 set(CUWRAP_LIBRARY_driver_HEADER "cuda.h")
 set(CUWRAP_LIBRARY_driver_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_driver_OPTIONAL OFF)
@@ -48,6 +48,15 @@ set(CUWRAP_LIBRARY_nvvm_MACRO "CUWRAP_HAS_NVVM")
 set(CUWRAP_LIBRARY_nvvm_DISPLAY "libnvvm")
 set(CUWRAP_LIBRARY_nvvm_HEADER_FILES include/cuwrap/nvvm.hpp include/cuwrap/nvvm_raw.hpp
     include/cuwrap/nvvm_enums.hpp)
+set(CUWRAP_LIBRARY_nvml_HEADER "nvml.h")
+set(CUWRAP_LIBRARY_nvml_INCLUDE_DIRS ".")
+set(CUWRAP_LIBRARY_nvml_OPTIONAL ON)
+set(CUWRAP_LIBRARY_nvml_SYSTEM_HEADERS)
+set(CUWRAP_LIBRARY_nvml_OPTION "")
+set(CUWRAP_LIBRARY_nvml_MACRO "CUWRAP_HAS_NVML")
+set(CUWRAP_LIBRARY_nvml_DISPLAY "libnvidia-ml")
+set(CUWRAP_LIBRARY_nvml_HEADER_FILES include/cuwrap/nvml.hpp include/cuwrap/nvml_raw.hpp
+    include/cuwrap/nvml_enums.hpp)
 set(CUWRAP_LIBRARY_driver_gl_HEADER "cudaGL.h")
 set(CUWRAP_LIBRARY_driver_gl_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_driver_gl_OPTIONAL ON)

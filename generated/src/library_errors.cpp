@@ -16,6 +16,10 @@
 #include <cuwrap/nvvm_enums.hpp>
 #include <cuwrap/nvvm_raw.hpp>
 #endif
+#if CUWRAP_HAS_NVML
+#include <cuwrap/nvml_enums.hpp>
+#include <cuwrap/nvml_raw.hpp>
+#endif
 
 #include <cstddef>
 #include <string>
@@ -240,5 +244,49 @@ void throw_nvvm_log_error(nvvmResult code, const char* function, nvvmProgram han
 
 }  // namespace detail
 #endif  // CUWRAP_HAS_NVVM
+
+#if CUWRAP_HAS_NVML
+namespace {
+
+// The text of `code`: nvmlErrorString's when libnvidia-ml loads, else the header's documentation.
+std::string nvml_description(nvmlReturn_t code) {
+  if (const char* text = nvml::raw::nvmlErrorString(code); text != nullptr && *text != '\0') {
+    return text;
+  }
+  return detail::describe(code);
+}
+
+}  // namespace
+
+NvmlError::NvmlError(nvmlReturn_t code, std::string function, std::string log)
+    : StatusError(ReleaseFailureKind::Nvml, static_cast<int>(code), to_string(code),
+                  std::move(function), nvml_description(code), std::move(log)) {}
+
+NvmlError::NvmlError(nvmlReturn_t code, std::string function, Message message)
+    : StatusError(ReleaseFailureKind::Nvml, static_cast<int>(code), to_string(code),
+                  std::move(function), std::move(message)) {}
+
+namespace detail {
+
+void throw_nvml_error(nvmlReturn_t code, const char* function) {
+  throw NvmlError(code, function);
+}
+
+void report_release_failure(nvmlReturn_t code, const char* function, const char* object) noexcept {
+  if (code == NVML_SUCCESS) {
+    return;
+  }
+  try {
+    const std::string message = failure_message(function, to_string(code), nvml_description(code));
+    report_status_failure(ReleaseFailureKind::Nvml, static_cast<int>(code), function, object,
+                          message.c_str());
+  } catch (...) {  // no memory for the message: report without it
+    report_status_failure(ReleaseFailureKind::Nvml, static_cast<int>(code), function, object,
+                          "out of memory composing the message");
+  }
+}
+
+}  // namespace detail
+#endif  // CUWRAP_HAS_NVML
 
 }  // namespace cuwrap

@@ -118,6 +118,26 @@ const std::vector<LibraryConfig>& library_configs() {
     nvvm.error_alias = "NVVMError";  // libNVVM names itself NVVM
     rows.push_back(nvvm);
 
+    LibraryConfig nvml;
+    nvml.header = "nvml.h";
+    nvml.optional = true;  // the driver's development files, not the toolkit, ship it
+    nvml.library = "Nvml";
+    nvml.ns = "nvml";
+    nvml.table = "Nvml";
+    nvml.slots = "nvml";
+    nvml.status_type = "nvmlReturn_t";
+    nvml.load_failure = "NVML_ERROR_LIBRARY_NOT_FOUND";
+    nvml.error_type = "NvmlError";
+    nvml.display = "libnvidia-ml";
+    nvml.soname = "libnvidia-ml.so.1";  // the driver's: found through the loader's cache
+    nvml.env = "CUWRAP_LIBNVML";
+    nvml.version_source = VersionSource::None;  // versions with the driver, not the toolkit
+    nvml.success = "NVML_SUCCESS";
+    nvml.error_string = "nvmlErrorString";
+    nvml.version_function = "nvmlSystemGetNVMLVersion";
+    nvml.sized_buffer_status = "NVML_ERROR_INSUFFICIENT_SIZE";
+    rows.push_back(nvml);
+
     // The driver's graphics interop: its own headers (and namespaces), so that programs
     // that do not use GL or EGL never need their headers; the entry points are libcuda's.
     for (const auto& [header, library, ns, typedefs, system] :
@@ -177,6 +197,17 @@ bool owns_error_type(const LibraryConfig& config) {
   }
   return false;
 }
+
+namespace {
+std::vector<std::string>& extra_dirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+}  // namespace
+
+void set_extra_header_dirs(std::vector<std::string> dirs) { extra_dirs() = std::move(dirs); }
+
+const std::vector<std::string>& extra_header_dirs() { return extra_dirs(); }
 
 std::vector<std::string> wrapped_headers() {
   std::vector<std::string> out;

@@ -78,6 +78,11 @@ struct LibraryConfig {
   /// the coverage report name it; "" for none.
   std::string version_function;
   std::string error_alias;  ///< another name of `error_type` ("NVVMError"), "" for none
+  /// The status of the library's two-call buffer protocol (NVML: a pointer to the count,
+  /// beside the array, is the array's capacity in and the needed count out, and a call
+  /// with too small an array returns NVML_ERROR_INSUFFICIENT_SIZE); "" for none. Rules
+  /// see such count/array pairs by this row.
+  std::string sized_buffer_status;
   /// cuwrap's runtime throws and reports this status itself (the driver: its error frames,
   /// CUDA_ERROR_DEINITIALIZED at process exit, the JIT error log): the generated layer
   /// declares throw_<ns>_error and report_release_failure but does not define them.
@@ -102,6 +107,14 @@ const LibraryConfig* library_config(const std::string& header);
 
 /// Return `config.soname` for a toolkit of CUDA_VERSION `cuda_version` ("{major}" filled).
 std::string soname_for(const LibraryConfig& config, int cuda_version);
+
+/// Set the directories where an optional library's header is looked for when the CUDA
+/// include directory has none (cuwrap-gen --extra-headers): headers that a toolkit
+/// install may lack (nvml.h comes with the driver's development files).
+void set_extra_header_dirs(std::vector<std::string> dirs);
+
+/// Return the directories set_extra_header_dirs gave (absolute paths or as given).
+const std::vector<std::string>& extra_header_dirs();
 
 /// The wrapped headers, in table order ("cuda.h", "nvrtc.h", ...).
 std::vector<std::string> wrapped_headers();

@@ -665,6 +665,16 @@ std::vector<LocatedHeader> locate_headers(const std::filesystem::path& include_d
       }
       looked += (looked.empty() ? "" : ", ") + candidate.string();
     }
+    // An optional header the toolkit lacks may be in a directory of --extra-headers.
+    for (const auto& extra : config != nullptr && config->optional ? extra_header_dirs()
+                                                                   : std::vector<std::string>{}) {
+      const std::filesystem::path candidate =
+          std::filesystem::absolute(std::filesystem::path(extra) / h, ec).lexically_normal();
+      if (!found && std::filesystem::is_regular_file(candidate, ec)) {
+        out.push_back({h, candidate});
+        found = true;
+      }
+    }
     if (found) {
       continue;
     }

@@ -30,6 +30,14 @@
 #define CUWRAP_HAS_NVVM 0
 #endif
 
+// nvml.h (libnvidia-ml): optional.
+#if __has_include(<nvml.h>) && __has_include(<cuwrap/nvml_enums.hpp>)
+#include <nvml.h>
+#define CUWRAP_HAS_NVML 1
+#else
+#define CUWRAP_HAS_NVML 0
+#endif
+
 // cudaGL.h (libcuda): optional; needs GL/gl.h.
 #if __has_include(<cudaGL.h>) && __has_include(<GL/gl.h>) && __has_include(<cuwrap/driver_gl_enums.hpp>)
 #define CUWRAP_HAS_DRIVER_GL 1
@@ -53,6 +61,7 @@ enum class ReleaseFailureKind {
   Nvrtc,  ///< nvrtc.h's nvrtcResult (a NvrtcError): `status` is it
   NvJitLink,  ///< nvJitLink.h's nvJitLinkResult (a NvJitLinkError): `status` is it
   Nvvm,  ///< nvvm.h's nvvmResult (a NvvmError): `status` is it
+  Nvml,  ///< nvml.h's nvmlReturn_t (a NvmlError): `status` is it
   Load,       ///< a LoadError: a library or entry point could not be loaded
   Exception,  ///< any other exception (a std::exception, or one of unknown type)
 };

@@ -198,4 +198,40 @@ inline void check(nvvmResult code, const char* function, nvvmProgram handle) {
 }  // namespace detail
 #endif  // CUWRAP_HAS_NVVM
 
+#if CUWRAP_HAS_NVML
+/// Thrown for a non-success nvmlReturn_t returned by a nvml.h call (libnvidia-ml).
+///
+/// what() reads "<function> failed: <NAME> (<description>)".
+class NvmlError : public StatusError {
+ public:
+  /// Build the error for `code` returned by the C function `function`, with `log`,
+  /// the library's log (may be empty).
+  NvmlError(nvmlReturn_t code, std::string function, std::string log = {});
+  /// Return the nvmlReturn_t that was returned.
+  nvmlReturn_t code() const noexcept { return static_cast<nvmlReturn_t>(status()); }
+
+ protected:
+  /// Build the error for `code` in `function` with `message` as what(), for errors that
+  /// say more than the status.
+  NvmlError(nvmlReturn_t code, std::string function, Message message);
+};
+
+namespace detail {
+
+/// Throw NvmlError for `code` returned by `function`.
+[[noreturn]] void throw_nvml_error(nvmlReturn_t code, const char* function);
+/// Report a failed nvml.h release to the release-failure handler; NVML_SUCCESS is not
+/// reported. Never throws.
+void report_release_failure(nvmlReturn_t code, const char* function, const char* object) noexcept;
+
+/// Throw NvmlError unless `code` is NVML_SUCCESS.
+inline void check(nvmlReturn_t code, const char* function) {
+  if (code != NVML_SUCCESS) [[unlikely]] {
+    throw_nvml_error(code, function);
+  }
+}
+
+}  // namespace detail
+#endif  // CUWRAP_HAS_NVML
+
 }  // namespace cuwrap
