@@ -11,7 +11,7 @@
 #   CUWRAP_LIBRARY_<ns>_HEADER_FILES    the headers cuwrap-gen writes for it
 # CUWRAP_LIBRARY_SHARED_HEADER_FILES and CUWRAP_LIBRARY_SHARED_SOURCE_NAMES: what it
 # writes for all of them (the sources are under src/, without ".cpp").
-set(CUWRAP_LIBRARY_NAMES driver nvrtc nvjitlink nvvm nvml driver_gl driver_egl)
+set(CUWRAP_LIBRARY_NAMES driver nvrtc nvjitlink nvvm nvml nvfatbin driver_gl driver_egl)
 set(CUWRAP_LIBRARY_driver_HEADER "cuda.h")
 set(CUWRAP_LIBRARY_driver_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_driver_OPTIONAL OFF)
@@ -57,6 +57,15 @@ set(CUWRAP_LIBRARY_nvml_MACRO "CUWRAP_HAS_NVML")
 set(CUWRAP_LIBRARY_nvml_DISPLAY "libnvidia-ml")
 set(CUWRAP_LIBRARY_nvml_HEADER_FILES include/cuwrap/nvml.hpp include/cuwrap/nvml_raw.hpp
     include/cuwrap/nvml_enums.hpp)
+set(CUWRAP_LIBRARY_nvfatbin_HEADER "nvFatbin.h")
+set(CUWRAP_LIBRARY_nvfatbin_INCLUDE_DIRS ".")
+set(CUWRAP_LIBRARY_nvfatbin_OPTIONAL ON)
+set(CUWRAP_LIBRARY_nvfatbin_SYSTEM_HEADERS)
+set(CUWRAP_LIBRARY_nvfatbin_OPTION "")
+set(CUWRAP_LIBRARY_nvfatbin_MACRO "CUWRAP_HAS_NVFATBIN")
+set(CUWRAP_LIBRARY_nvfatbin_DISPLAY "libnvfatbin")
+set(CUWRAP_LIBRARY_nvfatbin_HEADER_FILES include/cuwrap/nvfatbin.hpp include/cuwrap/nvfatbin_raw.hpp
+    include/cuwrap/nvfatbin_enums.hpp)
 set(CUWRAP_LIBRARY_driver_gl_HEADER "cudaGL.h")
 set(CUWRAP_LIBRARY_driver_gl_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_driver_gl_OPTIONAL ON)

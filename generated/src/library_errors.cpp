@@ -20,6 +20,10 @@
 #include <cuwrap/nvml_enums.hpp>
 #include <cuwrap/nvml_raw.hpp>
 #endif
+#if CUWRAP_HAS_NVFATBIN
+#include <cuwrap/nvfatbin_enums.hpp>
+#include <cuwrap/nvfatbin_raw.hpp>
+#endif
 
 #include <cstddef>
 #include <string>
@@ -288,5 +292,49 @@ void report_release_failure(nvmlReturn_t code, const char* function, const char*
 
 }  // namespace detail
 #endif  // CUWRAP_HAS_NVML
+
+#if CUWRAP_HAS_NVFATBIN
+namespace {
+
+// The text of `code`: nvFatbinGetErrorString's when libnvfatbin loads, else the header's documentation.
+std::string nvfatbin_description(nvFatbinResult code) {
+  if (const char* text = nvfatbin::raw::nvFatbinGetErrorString(code); text != nullptr && *text != '\0') {
+    return text;
+  }
+  return detail::describe(code);
+}
+
+}  // namespace
+
+NvFatbinError::NvFatbinError(nvFatbinResult code, std::string function, std::string log)
+    : StatusError(ReleaseFailureKind::NvFatbin, static_cast<int>(code), to_string(code),
+                  std::move(function), nvfatbin_description(code), std::move(log)) {}
+
+NvFatbinError::NvFatbinError(nvFatbinResult code, std::string function, Message message)
+    : StatusError(ReleaseFailureKind::NvFatbin, static_cast<int>(code), to_string(code),
+                  std::move(function), std::move(message)) {}
+
+namespace detail {
+
+void throw_nvfatbin_error(nvFatbinResult code, const char* function) {
+  throw NvFatbinError(code, function);
+}
+
+void report_release_failure(nvFatbinResult code, const char* function, const char* object) noexcept {
+  if (code == NVFATBIN_SUCCESS) {
+    return;
+  }
+  try {
+    const std::string message = failure_message(function, to_string(code), nvfatbin_description(code));
+    report_status_failure(ReleaseFailureKind::NvFatbin, static_cast<int>(code), function, object,
+                          message.c_str());
+  } catch (...) {  // no memory for the message: report without it
+    report_status_failure(ReleaseFailureKind::NvFatbin, static_cast<int>(code), function, object,
+                          "out of memory composing the message");
+  }
+}
+
+}  // namespace detail
+#endif  // CUWRAP_HAS_NVFATBIN
 
 }  // namespace cuwrap

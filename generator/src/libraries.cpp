@@ -138,6 +138,26 @@ const std::vector<LibraryConfig>& library_configs() {
     nvml.sized_buffer_status = "NVML_ERROR_INSUFFICIENT_SIZE";
     rows.push_back(nvml);
 
+    LibraryConfig fatbin;
+    fatbin.header = "nvFatbin.h";
+    fatbin.optional = true;  // CUDA 12.4+; not in header-only sets
+    fatbin.library = "NvFatbin";
+    fatbin.ns = "nvfatbin";
+    fatbin.table = "NvFatbin";
+    fatbin.slots = "nvfatbin";
+    fatbin.status_type = "nvFatbinResult";
+    fatbin.load_failure = "NVFATBIN_ERROR_INTERNAL";
+    fatbin.error_type = "NvFatbinError";
+    fatbin.display = "libnvfatbin";
+    fatbin.soname = "libnvfatbin.so.{major}";
+    fatbin.env = "CUWRAP_LIBNVFATBIN";
+    fatbin.lib_dirs = {"lib64", "lib"};
+    fatbin.version_source = VersionSource::None;
+    fatbin.success = "NVFATBIN_SUCCESS";
+    fatbin.error_string = "nvFatbinGetErrorString";
+    fatbin.version_function = "nvFatbinVersion";
+    rows.push_back(fatbin);
+
     // The driver's graphics interop: its own headers (and namespaces), so that programs
     // that do not use GL or EGL never need their headers; the entry points are libcuda's.
     for (const auto& [header, library, ns, typedefs, system] :

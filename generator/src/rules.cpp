@@ -475,16 +475,19 @@ std::string sized_buffer_reason(const Function& function, const LibraryConfig& c
          count.pointee != "size_t" && count.pointee != "int")) {
       continue;
     }
-    // The array follows the count (or precedes it), and the count's documentation says it
-    // sizes an array or a buffer (a plain count output, "count of active sessions", is not).
+    // The array follows the count (or precedes it), and the documentation says the count
+    // sizes an array or a buffer, or the array is a buffer (a plain count output, "count
+    // of active sessions", is neither).
     for (const std::size_t j : {i + 1, i - 1}) {  // i - 1 wraps for i == 0: out of range
       if (j >= params.size() || !params[j].is_pointer || params[j].pointee_const ||
           params[j].pointee == "char" || params[j].pointee == "void") {
         continue;
       }
       const std::string doc = lower_case(count.doc);
+      const std::string array_doc = lower_case(params[j].doc);
       if (doc.find("array") != std::string::npos || doc.find("buffer") != std::string::npos ||
-          doc.find(lower_case(params[j].name)) != std::string::npos) {
+          doc.find(lower_case(params[j].name)) != std::string::npos ||
+          array_doc.find("buffer") != std::string::npos) {
         return "two-call buffer protocol (" + count.name + " sizes " + params[j].name + ", " +
                config.sized_buffer_status + "): no typed form yet";
       }

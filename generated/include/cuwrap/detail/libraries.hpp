@@ -38,6 +38,14 @@
 #define CUWRAP_HAS_NVML 0
 #endif
 
+// nvFatbin.h (libnvfatbin): optional.
+#if __has_include(<nvFatbin.h>) && __has_include(<cuwrap/nvfatbin_enums.hpp>)
+#include <nvFatbin.h>
+#define CUWRAP_HAS_NVFATBIN 1
+#else
+#define CUWRAP_HAS_NVFATBIN 0
+#endif
+
 // cudaGL.h (libcuda): optional; needs GL/gl.h.
 #if __has_include(<cudaGL.h>) && __has_include(<GL/gl.h>) && __has_include(<cuwrap/driver_gl_enums.hpp>)
 #define CUWRAP_HAS_DRIVER_GL 1
@@ -62,6 +70,7 @@ enum class ReleaseFailureKind {
   NvJitLink,  ///< nvJitLink.h's nvJitLinkResult (a NvJitLinkError): `status` is it
   Nvvm,  ///< nvvm.h's nvvmResult (a NvvmError): `status` is it
   Nvml,  ///< nvml.h's nvmlReturn_t (a NvmlError): `status` is it
+  NvFatbin,  ///< nvFatbin.h's nvFatbinResult (a NvFatbinError): `status` is it
   Load,       ///< a LoadError: a library or entry point could not be loaded
   Exception,  ///< any other exception (a std::exception, or one of unknown type)
 };

@@ -234,4 +234,40 @@ inline void check(nvmlReturn_t code, const char* function) {
 }  // namespace detail
 #endif  // CUWRAP_HAS_NVML
 
+#if CUWRAP_HAS_NVFATBIN
+/// Thrown for a non-success nvFatbinResult returned by a nvFatbin.h call (libnvfatbin).
+///
+/// what() reads "<function> failed: <NAME> (<description>)".
+class NvFatbinError : public StatusError {
+ public:
+  /// Build the error for `code` returned by the C function `function`, with `log`,
+  /// the library's log (may be empty).
+  NvFatbinError(nvFatbinResult code, std::string function, std::string log = {});
+  /// Return the nvFatbinResult that was returned.
+  nvFatbinResult code() const noexcept { return static_cast<nvFatbinResult>(status()); }
+
+ protected:
+  /// Build the error for `code` in `function` with `message` as what(), for errors that
+  /// say more than the status.
+  NvFatbinError(nvFatbinResult code, std::string function, Message message);
+};
+
+namespace detail {
+
+/// Throw NvFatbinError for `code` returned by `function`.
+[[noreturn]] void throw_nvfatbin_error(nvFatbinResult code, const char* function);
+/// Report a failed nvFatbin.h release to the release-failure handler; NVFATBIN_SUCCESS is not
+/// reported. Never throws.
+void report_release_failure(nvFatbinResult code, const char* function, const char* object) noexcept;
+
+/// Throw NvFatbinError unless `code` is NVFATBIN_SUCCESS.
+inline void check(nvFatbinResult code, const char* function) {
+  if (code != NVFATBIN_SUCCESS) [[unlikely]] {
+    throw_nvfatbin_error(code, function);
+  }
+}
+
+}  // namespace detail
+#endif  // CUWRAP_HAS_NVFATBIN
+
 }  // namespace cuwrap

@@ -51,6 +51,7 @@ enum class Library : unsigned char {
   NvJitLink,  ///< nvJitLink.h → libnvJitLink.so.13
   Nvvm,  ///< nvvm.h → libnvvm.so.4
   Nvml,  ///< nvml.h → libnvidia-ml.so.1
+  NvFatbin,  ///< nvFatbin.h → libnvfatbin.so.13
   DriverGl,  ///< cudaGL.h → libcuda.so.1
   DriverEgl,  ///< cudaEGL.h → libcuda.so.1
 };
@@ -114,6 +115,11 @@ inline constexpr std::size_t kNvmlSymbolCount = 0;
 /// No table: the loader reports the library absent.
 inline constexpr const Symbol* kNvmlSymbols = nullptr;
 
+/// nvFatbin.h was not found when the bindings were generated: no entry points.
+inline constexpr std::size_t kNvFatbinSymbolCount = 0;
+/// No table: the loader reports the library absent.
+inline constexpr const Symbol* kNvFatbinSymbols = nullptr;
+
 /// How the loader finds each library and its entry points, indexed by Library.
 inline constexpr LibraryInfo kLibraries[] = {
     {"libcuda", "cuda.h", "CUWRAP_LIBCUDA", "libcuda.so.1", "", kDriverSymbols,
@@ -126,6 +132,8 @@ inline constexpr LibraryInfo kLibraries[] = {
      kNvvmSymbolCount, true, false},
     {"libnvidia-ml", "nvml.h", "CUWRAP_LIBNVML", "libnvidia-ml.so.1", "", kNvmlSymbols,
      kNvmlSymbolCount, false, false},
+    {"libnvfatbin", "nvFatbin.h", "CUWRAP_LIBNVFATBIN", "libnvfatbin.so.13", "lib64:lib", kNvFatbinSymbols,
+     kNvFatbinSymbolCount, false, false},
     {"libcuda", "cudaGL.h", "CUWRAP_LIBCUDA", "libcuda.so.1", "", kDriverGlSymbols,
      kDriverGlSymbolCount, true, true},
     {"libcuda", "cudaEGL.h", "CUWRAP_LIBCUDA", "libcuda.so.1", "", kDriverEglSymbols,
