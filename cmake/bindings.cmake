@@ -111,7 +111,8 @@ if(CUWRAP_BINDINGS_DIR)
                         "${CUWRAP_CUDA_INCLUDE_DIR} --output <dir>.")
   endif()
   message(STATUS "cuwrap: bindings for CUDA ${_cuwrap_toolkit_text} from ${CUWRAP_BINDINGS_ROOT}")
-elseif(CUWRAP_CUDA_VERSION EQUAL CUWRAP_CHECKED_IN_VERSION)
+elseif(CUWRAP_CUDA_VERSION EQUAL CUWRAP_CHECKED_IN_VERSION AND
+       NOT (CUWRAP_EXTRA_HEADERS_DIR AND (TARGET cuwrap-gen OR CUWRAP_GEN_EXECUTABLE)))
   set(CUWRAP_BINDINGS_ROOT "${PROJECT_SOURCE_DIR}/generated")
 else()
   if(TARGET cuwrap-gen)
@@ -129,6 +130,10 @@ else()
                         "(or -DCUWRAP_GEN_EXECUTABLE=<cuwrap-gen>).")
   endif()
   set(CUWRAP_BINDINGS_ROOT "${PROJECT_BINARY_DIR}/bindings")
+  set(_cuwrap_extra_headers "")
+  if(CUWRAP_EXTRA_HEADERS_DIR)  # the libraries bound on request (cmake/libraries.cmake)
+    set(_cuwrap_extra_headers --extra-headers "${CUWRAP_EXTRA_HEADERS_DIR}")
+  endif()
   set(_cuwrap_outputs "")
   foreach(_file ${CUWRAP_GENERATED_HEADER_FILES})
     list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/${_file}")
@@ -148,7 +153,7 @@ else()
   add_custom_command(
     OUTPUT "${_cuwrap_stamp}"
     BYPRODUCTS ${_cuwrap_outputs}
-    COMMAND "${_cuwrap_gen}" --cuda-include "${CUWRAP_CUDA_INCLUDE_DIR}"
+    COMMAND "${_cuwrap_gen}" --cuda-include "${CUWRAP_CUDA_INCLUDE_DIR}" ${_cuwrap_extra_headers}
             --output "${CUWRAP_BINDINGS_ROOT}" --report "${CUWRAP_BINDINGS_ROOT}/coverage.json"
             --compare "${_cuwrap_checked_in_report}"
             --compare-markdown "${CUWRAP_BINDINGS_ROOT}/compare.md"
@@ -160,8 +165,13 @@ else()
   add_custom_target(cuwrap_bindings DEPENDS "${_cuwrap_stamp}")
   # The headers must exist at configure time for include directories to be valid.
   file(MAKE_DIRECTORY "${CUWRAP_BINDINGS_ROOT}/include")
-  message(STATUS "cuwrap: CUDA ${_cuwrap_toolkit_text} differs from generated/ (CUDA "
-                 "${_cuwrap_checked_in_text}): bindings are generated into ${CUWRAP_BINDINGS_ROOT}")
+  if(CUWRAP_CUDA_VERSION EQUAL CUWRAP_CHECKED_IN_VERSION)
+    message(STATUS "cuwrap: bindings with the libraries of CUWRAP_EXTRA_HEADERS_DIR="
+                   "${CUWRAP_EXTRA_HEADERS_DIR} are generated into ${CUWRAP_BINDINGS_ROOT}")
+  else()
+    message(STATUS "cuwrap: CUDA ${_cuwrap_toolkit_text} differs from generated/ (CUDA "
+                   "${_cuwrap_checked_in_text}): bindings are generated into ${CUWRAP_BINDINGS_ROOT}")
+  endif()
 endif()
 
 # Bindings made before this configure (generated/ or CUWRAP_BINDINGS_DIR) decide for

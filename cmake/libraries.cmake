@@ -9,6 +9,12 @@
 # does not mark optional is a configure error. Run after CUWRAP_CUDA_INCLUDE_DIR is known.
 include("${PROJECT_SOURCE_DIR}/generated/libraries.cmake")
 
+# The libraries bound on request (the table's extra_headers_only rows: NVML, nvFatbin) are
+# looked for here only, never below the toolkit (docs/nvml.md); set, bindings with them
+# are generated at build time (cuwrap-gen --extra-headers).
+set(CUWRAP_EXTRA_HEADERS_DIR "$ENV{CUWRAP_EXTRA_HEADERS_DIR}" CACHE PATH
+    "Directory holding nvml.h / nvFatbin.h to bind (the table's extra_headers_only libraries); empty: none")
+
 foreach(_lib ${CUWRAP_LIBRARY_NAMES})
   string(TOUPPER "${_lib}" _LIB)
   set(_header "${CUWRAP_LIBRARY_${_lib}_HEADER}")
@@ -21,7 +27,15 @@ foreach(_lib ${CUWRAP_LIBRARY_NAMES})
   else()
     # Each table directory is tried beside the include directory (taken lexically: it is
     # often a link, include -> targets/x86_64-linux/include) and below the toolkit root.
-    foreach(_dir ${CUWRAP_LIBRARY_${_lib}_INCLUDE_DIRS})
+    set(_dirs ${CUWRAP_LIBRARY_${_lib}_INCLUDE_DIRS})
+    if(CUWRAP_LIBRARY_${_lib}_EXTRA_ONLY)
+      set(_dirs "")
+      if(CUWRAP_EXTRA_HEADERS_DIR AND EXISTS "${CUWRAP_EXTRA_HEADERS_DIR}/${_header}")
+        set(CUWRAP_HAVE_${_LIB} ON)
+        set(CUWRAP_${_LIB}_INCLUDE_DIR "${CUWRAP_EXTRA_HEADERS_DIR}")
+      endif()
+    endif()
+    foreach(_dir ${_dirs})
       get_filename_component(_beside "${CUWRAP_CUDA_INCLUDE_DIR}/${_dir}" ABSOLUTE)
       set(_in_root "")
       if(CUWRAP_CUDA_ROOT AND NOT _dir STREQUAL ".")
@@ -41,7 +55,9 @@ foreach(_lib ${CUWRAP_LIBRARY_NAMES})
         break()
       endif()
     endforeach()
-    if(NOT CUWRAP_HAVE_${_LIB})
+    if(NOT CUWRAP_HAVE_${_LIB} AND CUWRAP_LIBRARY_${_lib}_EXTRA_ONLY)
+      set(_why "bound on request: -DCUWRAP_EXTRA_HEADERS_DIR=<directory with ${_header}>")
+    elseif(NOT CUWRAP_HAVE_${_LIB})
       set(_why "no ${_header} in ${CUWRAP_CUDA_INCLUDE_DIR}")
     endif()
     foreach(_system ${CUWRAP_LIBRARY_${_lib}_SYSTEM_HEADERS})

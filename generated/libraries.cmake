@@ -4,6 +4,7 @@
 #   CUWRAP_LIBRARY_<ns>_HEADER          the C header
 #   CUWRAP_LIBRARY_<ns>_INCLUDE_DIRS    where it may be, relative to the CUDA include dir
 #   CUWRAP_LIBRARY_<ns>_OPTIONAL        ON: the bindings leave it out when it is missing
+#   CUWRAP_LIBRARY_<ns>_EXTRA_ONLY      ON: looked for only in CUWRAP_EXTRA_HEADERS_DIR
 #   CUWRAP_LIBRARY_<ns>_SYSTEM_HEADERS  system headers it includes (GL/gl.h)
 #   CUWRAP_LIBRARY_<ns>_OPTION          a CMake option that must be ON to build it ("")
 #   CUWRAP_LIBRARY_<ns>_MACRO           the C++ macro saying a build has it
@@ -15,6 +16,7 @@ set(CUWRAP_LIBRARY_NAMES driver nvrtc nvjitlink nvvm nvml nvfatbin driver_gl dri
 set(CUWRAP_LIBRARY_driver_HEADER "cuda.h")
 set(CUWRAP_LIBRARY_driver_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_driver_OPTIONAL OFF)
+set(CUWRAP_LIBRARY_driver_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_driver_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_driver_OPTION "")
 set(CUWRAP_LIBRARY_driver_MACRO "CUWRAP_HAS_DRIVER")
@@ -24,6 +26,7 @@ set(CUWRAP_LIBRARY_driver_HEADER_FILES include/cuwrap/driver.hpp include/cuwrap/
 set(CUWRAP_LIBRARY_nvrtc_HEADER "nvrtc.h")
 set(CUWRAP_LIBRARY_nvrtc_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_nvrtc_OPTIONAL OFF)
+set(CUWRAP_LIBRARY_nvrtc_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_nvrtc_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvrtc_OPTION "")
 set(CUWRAP_LIBRARY_nvrtc_MACRO "CUWRAP_HAS_NVRTC")
@@ -33,6 +36,7 @@ set(CUWRAP_LIBRARY_nvrtc_HEADER_FILES include/cuwrap/nvrtc.hpp include/cuwrap/nv
 set(CUWRAP_LIBRARY_nvjitlink_HEADER "nvJitLink.h")
 set(CUWRAP_LIBRARY_nvjitlink_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_nvjitlink_OPTIONAL ON)
+set(CUWRAP_LIBRARY_nvjitlink_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_nvjitlink_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvjitlink_OPTION "")
 set(CUWRAP_LIBRARY_nvjitlink_MACRO "CUWRAP_HAS_NVJITLINK")
@@ -42,6 +46,7 @@ set(CUWRAP_LIBRARY_nvjitlink_HEADER_FILES include/cuwrap/nvjitlink.hpp include/c
 set(CUWRAP_LIBRARY_nvvm_HEADER "nvvm.h")
 set(CUWRAP_LIBRARY_nvvm_INCLUDE_DIRS "." "../nvvm/include")
 set(CUWRAP_LIBRARY_nvvm_OPTIONAL ON)
+set(CUWRAP_LIBRARY_nvvm_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_nvvm_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvvm_OPTION "")
 set(CUWRAP_LIBRARY_nvvm_MACRO "CUWRAP_HAS_NVVM")
@@ -51,6 +56,7 @@ set(CUWRAP_LIBRARY_nvvm_HEADER_FILES include/cuwrap/nvvm.hpp include/cuwrap/nvvm
 set(CUWRAP_LIBRARY_nvml_HEADER "nvml.h")
 set(CUWRAP_LIBRARY_nvml_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_nvml_OPTIONAL ON)
+set(CUWRAP_LIBRARY_nvml_EXTRA_ONLY ON)
 set(CUWRAP_LIBRARY_nvml_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvml_OPTION "")
 set(CUWRAP_LIBRARY_nvml_MACRO "CUWRAP_HAS_NVML")
@@ -60,6 +66,7 @@ set(CUWRAP_LIBRARY_nvml_HEADER_FILES include/cuwrap/nvml.hpp include/cuwrap/nvml
 set(CUWRAP_LIBRARY_nvfatbin_HEADER "nvFatbin.h")
 set(CUWRAP_LIBRARY_nvfatbin_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_nvfatbin_OPTIONAL ON)
+set(CUWRAP_LIBRARY_nvfatbin_EXTRA_ONLY ON)
 set(CUWRAP_LIBRARY_nvfatbin_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvfatbin_OPTION "")
 set(CUWRAP_LIBRARY_nvfatbin_MACRO "CUWRAP_HAS_NVFATBIN")
@@ -69,6 +76,7 @@ set(CUWRAP_LIBRARY_nvfatbin_HEADER_FILES include/cuwrap/nvfatbin.hpp include/cuw
 set(CUWRAP_LIBRARY_driver_gl_HEADER "cudaGL.h")
 set(CUWRAP_LIBRARY_driver_gl_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_driver_gl_OPTIONAL ON)
+set(CUWRAP_LIBRARY_driver_gl_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_driver_gl_SYSTEM_HEADERS "GL/gl.h")
 set(CUWRAP_LIBRARY_driver_gl_OPTION "")
 set(CUWRAP_LIBRARY_driver_gl_MACRO "CUWRAP_HAS_DRIVER_GL")
@@ -78,6 +86,7 @@ set(CUWRAP_LIBRARY_driver_gl_HEADER_FILES include/cuwrap/driver_gl.hpp include/c
 set(CUWRAP_LIBRARY_driver_egl_HEADER "cudaEGL.h")
 set(CUWRAP_LIBRARY_driver_egl_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_driver_egl_OPTIONAL ON)
+set(CUWRAP_LIBRARY_driver_egl_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_driver_egl_SYSTEM_HEADERS "EGL/egl.h" "EGL/eglext.h")
 set(CUWRAP_LIBRARY_driver_egl_OPTION "")
 set(CUWRAP_LIBRARY_driver_egl_MACRO "CUWRAP_HAS_DRIVER_EGL")

@@ -8,6 +8,7 @@
 #   CUWRAP_LIBRARY_<ns>_HEADER          the C header
 #   CUWRAP_LIBRARY_<ns>_INCLUDE_DIRS    where it may be, relative to the CUDA include dir
 #   CUWRAP_LIBRARY_<ns>_OPTIONAL        ON: the bindings leave it out when it is missing
+#   CUWRAP_LIBRARY_<ns>_EXTRA_ONLY      ON: looked for only in CUWRAP_EXTRA_HEADERS_DIR
 #   CUWRAP_LIBRARY_<ns>_SYSTEM_HEADERS  system headers it includes (GL/gl.h)
 #   CUWRAP_LIBRARY_<ns>_OPTION          a CMake option that must be ON to build it ("")
 #   CUWRAP_LIBRARY_<ns>_MACRO           the C++ macro saying a build has it
@@ -20,6 +21,7 @@ set(CUWRAP_LIBRARY_NAMES{{#ROW}} {{NS}}{{/ROW}})
 set(CUWRAP_LIBRARY_{{NS}}_HEADER "{{HEADER}}")
 set(CUWRAP_LIBRARY_{{NS}}_INCLUDE_DIRS{{#DIR}} "{{DIR}}"{{/DIR}})
 set(CUWRAP_LIBRARY_{{NS}}_OPTIONAL {{OPTIONAL}})
+set(CUWRAP_LIBRARY_{{NS}}_EXTRA_ONLY {{EXTRA_ONLY}})
 set(CUWRAP_LIBRARY_{{NS}}_SYSTEM_HEADERS{{#SYSTEM}} "{{NAME}}"{{/SYSTEM}})
 set(CUWRAP_LIBRARY_{{NS}}_OPTION "{{OPTION}}")
 set(CUWRAP_LIBRARY_{{NS}}_MACRO "{{MACRO}}")

@@ -121,6 +121,7 @@ const std::vector<LibraryConfig>& library_configs() {
     LibraryConfig nvml;
     nvml.header = "nvml.h";
     nvml.optional = true;  // the driver's development files, not the toolkit, ship it
+    nvml.extra_headers_only = true;
     nvml.library = "Nvml";
     nvml.ns = "nvml";
     nvml.table = "Nvml";
@@ -141,6 +142,7 @@ const std::vector<LibraryConfig>& library_configs() {
     LibraryConfig fatbin;
     fatbin.header = "nvFatbin.h";
     fatbin.optional = true;  // CUDA 12.4+; not in header-only sets
+    fatbin.extra_headers_only = true;
     fatbin.library = "NvFatbin";
     fatbin.ns = "nvfatbin";
     fatbin.table = "NvFatbin";

@@ -26,6 +26,10 @@ struct LibraryConfig {
   /// Where the header may be, relative to --cuda-include, in search order: "." is that
   /// directory itself ("../nvvm/include" for nvvm.h in a toolkit tree).
   std::vector<std::string> include_dirs = {"."};
+  /// The header is looked for only in the directories of --extra-headers, never below
+  /// --cuda-include: a library bound on request (NVML, nvFatbin), so that the bindings of
+  /// a toolkit do not change with which of these headers its install happens to have.
+  bool extra_headers_only = false;
   /// The header may be missing (nvJitLink.h before CUDA 12, nvvm.h in header-only sets):
   /// the bindings then omit the library, and the generator says so.
   bool optional = false;

@@ -807,6 +807,7 @@ void render_table(const std::filesystem::path& dir, const std::vector<OutputFile
     row->SetValue("DISPLAY", c.display);
     row->SetValue("MACRO", has_macro(c));
     row->SetValue("OPTIONAL", c.optional ? "ON" : "OFF");
+    row->SetValue("EXTRA_ONLY", c.extra_headers_only ? "ON" : "OFF");
     row->SetValue("OPTION", c.cmake_option);
     for (const auto& dir_name : c.include_dirs) {
       row->AddSectionDictionary("DIR")->SetValue("DIR", dir_name);
