@@ -59,49 +59,31 @@ endif()
 # What cuwrap-gen writes into src/: the sources the library compiles, and the others
 # (a generated interposer, compiled into its own library from
 # ${CUWRAP_BINDINGS_ROOT}/src/<name>.cpp, adds its name to the second list); and the headers.
-set(CUWRAP_GENERATED_SOURCE_NAMES driver nvrtc)
-set(CUWRAP_GENERATED_OTHER_SOURCE_NAMES "")
 # Each library has three headers (docs/regenerating.md): <ns>_enums.hpp (to_string,
 # operator<<), <ns>_raw.hpp (the raw:: forms) and <ns>.hpp (the typed forms, including both).
-set(CUWRAP_GENERATED_HEADER_FILES
-    include/cuwrap/driver.hpp include/cuwrap/driver_raw.hpp include/cuwrap/driver_enums.hpp
-    include/cuwrap/nvrtc.hpp include/cuwrap/nvrtc_raw.hpp include/cuwrap/nvrtc_enums.hpp
-    include/cuwrap/detail/symbols.hpp
-    include/cuwrap/detail/device_attributes.inc include/cuwrap/detail/function_attributes.inc)
-set(_cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/cuda.h" "${CUWRAP_CUDA_INCLUDE_DIR}/nvrtc.h")
-if(CUWRAP_HAVE_NVJITLINK)  # no nvJitLink.h (CUDA 11.8): cuwrap-gen writes no nvjitlink files
-  list(APPEND CUWRAP_GENERATED_SOURCE_NAMES nvjitlink)
-  list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/nvjitlink.hpp
-       include/cuwrap/nvjitlink_raw.hpp include/cuwrap/nvjitlink_enums.hpp)
-  list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/nvJitLink.h")
-endif()
-if(CUWRAP_HAVE_NVVM)  # no nvvm.h (header-only sets): cuwrap-gen writes no nvvm files
-  list(APPEND CUWRAP_GENERATED_SOURCE_NAMES nvvm)
-  list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/nvvm.hpp
-       include/cuwrap/nvvm_raw.hpp include/cuwrap/nvvm_enums.hpp)
-  if(CUWRAP_NVVM_INCLUDE_DIR)
-    list(APPEND _cuwrap_header_inputs "${CUWRAP_NVVM_INCLUDE_DIR}/nvvm.h")
-  else()
-    list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/nvvm.h")
+# The libraries and their files come from cuwrap-gen's table (cmake/libraries.cmake):
+# here those this toolkit has; bindings made before this configure are settled below.
+set(CUWRAP_GENERATED_SOURCE_NAMES ${CUWRAP_LIBRARY_SHARED_SOURCE_NAMES})
+set(CUWRAP_GENERATED_OTHER_SOURCE_NAMES "")
+set(CUWRAP_GENERATED_HEADER_FILES ${CUWRAP_LIBRARY_SHARED_HEADER_FILES})
+set(_cuwrap_header_inputs "")
+foreach(_lib ${CUWRAP_LIBRARY_NAMES})
+  string(TOUPPER "${_lib}" _LIB)
+  if(CUWRAP_HAVE_${_LIB})
+    list(APPEND CUWRAP_GENERATED_SOURCE_NAMES ${_lib})
+    list(APPEND CUWRAP_GENERATED_HEADER_FILES ${CUWRAP_LIBRARY_${_lib}_HEADER_FILES})
+    if(CUWRAP_${_LIB}_INCLUDE_DIR)
+      list(APPEND _cuwrap_header_inputs "${CUWRAP_${_LIB}_INCLUDE_DIR}/${CUWRAP_LIBRARY_${_lib}_HEADER}")
+    else()
+      list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/${CUWRAP_LIBRARY_${_lib}_HEADER}")
+    endif()
   endif()
-endif()
+endforeach()
 
-# The driver's graphics interop (cudaGL.h, cudaEGL.h) is wrapped where the toolkit has the
-# header and the system its GL or EGL headers (Debian: libgl-dev, libegl-dev); cuwrap-gen
-# omits it otherwise. Bindings made before this configure (generated/, CUWRAP_BINDINGS_DIR)
-# carry it when they have its source, which compiles without the GL headers (its symbol
-# table only); <cuwrap/driver_gl.hpp> itself needs them.
+# The system's GL and EGL headers (Debian: libgl-dev, libegl-dev), which <cuwrap/driver_gl.hpp>
+# and <cuwrap/driver_egl.hpp> need; the header tests look at them.
 find_path(CUWRAP_GL_INCLUDE_DIR GL/gl.h)
 find_path(CUWRAP_EGL_INCLUDE_DIR EGL/egl.h)
-set(_cuwrap_graphics_bindings "")
-if(EXISTS "${CUWRAP_CUDA_INCLUDE_DIR}/cudaGL.h" AND CUWRAP_GL_INCLUDE_DIR)
-  list(APPEND _cuwrap_graphics_bindings driver_gl)
-  list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/cudaGL.h")
-endif()
-if(EXISTS "${CUWRAP_CUDA_INCLUDE_DIR}/cudaEGL.h" AND CUWRAP_EGL_INCLUDE_DIR)
-  list(APPEND _cuwrap_graphics_bindings driver_egl)
-  list(APPEND _cuwrap_header_inputs "${CUWRAP_CUDA_INCLUDE_DIR}/cudaEGL.h")
-endif()
 
 set(CUWRAP_BINDINGS_DIR "" CACHE PATH
     "Bindings generated elsewhere for this toolkit (cuwrap-gen --output <dir>); empty: generated/ or generate at build time")
@@ -129,7 +111,8 @@ if(CUWRAP_BINDINGS_DIR)
                         "${CUWRAP_CUDA_INCLUDE_DIR} --output <dir>.")
   endif()
   message(STATUS "cuwrap: bindings for CUDA ${_cuwrap_toolkit_text} from ${CUWRAP_BINDINGS_ROOT}")
-elseif(CUWRAP_CUDA_VERSION EQUAL CUWRAP_CHECKED_IN_VERSION)
+elseif(CUWRAP_CUDA_VERSION EQUAL CUWRAP_CHECKED_IN_VERSION AND
+       NOT (CUWRAP_EXTRA_HEADERS_DIR AND (TARGET cuwrap-gen OR CUWRAP_GEN_EXECUTABLE)))
   set(CUWRAP_BINDINGS_ROOT "${PROJECT_SOURCE_DIR}/generated")
 else()
   if(TARGET cuwrap-gen)
@@ -147,11 +130,10 @@ else()
                         "(or -DCUWRAP_GEN_EXECUTABLE=<cuwrap-gen>).")
   endif()
   set(CUWRAP_BINDINGS_ROOT "${PROJECT_BINARY_DIR}/bindings")
-  foreach(_name ${_cuwrap_graphics_bindings})  # what cuwrap-gen will find, as found above
-    list(APPEND CUWRAP_GENERATED_SOURCE_NAMES ${_name})
-    list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/${_name}.hpp
-         include/cuwrap/${_name}_raw.hpp include/cuwrap/${_name}_enums.hpp)
-  endforeach()
+  set(_cuwrap_extra_headers "")
+  if(CUWRAP_EXTRA_HEADERS_DIR)  # the libraries bound on request (cmake/libraries.cmake)
+    set(_cuwrap_extra_headers --extra-headers "${CUWRAP_EXTRA_HEADERS_DIR}")
+  endif()
   set(_cuwrap_outputs "")
   foreach(_file ${CUWRAP_GENERATED_HEADER_FILES})
     list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/${_file}")
@@ -171,7 +153,7 @@ else()
   add_custom_command(
     OUTPUT "${_cuwrap_stamp}"
     BYPRODUCTS ${_cuwrap_outputs}
-    COMMAND "${_cuwrap_gen}" --cuda-include "${CUWRAP_CUDA_INCLUDE_DIR}"
+    COMMAND "${_cuwrap_gen}" --cuda-include "${CUWRAP_CUDA_INCLUDE_DIR}" ${_cuwrap_extra_headers}
             --output "${CUWRAP_BINDINGS_ROOT}" --report "${CUWRAP_BINDINGS_ROOT}/coverage.json"
             --compare "${_cuwrap_checked_in_report}"
             --compare-markdown "${CUWRAP_BINDINGS_ROOT}/compare.md"
@@ -183,41 +165,52 @@ else()
   add_custom_target(cuwrap_bindings DEPENDS "${_cuwrap_stamp}")
   # The headers must exist at configure time for include directories to be valid.
   file(MAKE_DIRECTORY "${CUWRAP_BINDINGS_ROOT}/include")
-  message(STATUS "cuwrap: CUDA ${_cuwrap_toolkit_text} differs from generated/ (CUDA "
-                 "${_cuwrap_checked_in_text}): bindings are generated into ${CUWRAP_BINDINGS_ROOT}")
+  if(CUWRAP_CUDA_VERSION EQUAL CUWRAP_CHECKED_IN_VERSION)
+    message(STATUS "cuwrap: bindings with the libraries of CUWRAP_EXTRA_HEADERS_DIR="
+                   "${CUWRAP_EXTRA_HEADERS_DIR} are generated into ${CUWRAP_BINDINGS_ROOT}")
+  else()
+    message(STATUS "cuwrap: CUDA ${_cuwrap_toolkit_text} differs from generated/ (CUDA "
+                   "${_cuwrap_checked_in_text}): bindings are generated into ${CUWRAP_BINDINGS_ROOT}")
+  endif()
 endif()
 
 # Bindings made before this configure (generated/ or CUWRAP_BINDINGS_DIR) decide for
-# themselves whether they wrap nvvm.h; they must agree with the toolkit's headers.
+# themselves which libraries they wrap (the sources they have); they must agree with the
+# toolkit's headers. A library whose header needs system headers (cudaGL.h: GL/gl.h)
+# compiles without them (its symbol table only); any other must have its header.
 if(NOT _cuwrap_stamp AND EXISTS "${CUWRAP_BINDINGS_ROOT}/include/cuwrap/detail/symbols.hpp")
-  if(EXISTS "${CUWRAP_BINDINGS_ROOT}/src/nvvm.cpp" AND NOT CUWRAP_HAVE_NVVM)
-    message(FATAL_ERROR "cuwrap: the bindings in ${CUWRAP_BINDINGS_ROOT} wrap libNVVM (nvvm.h), "
-                        "but this toolkit has no nvvm.h in ${CUWRAP_CUDA_INCLUDE_DIR} or in "
-                        "<CUWRAP_CUDA_ROOT>/nvvm/include. Install the toolkit's libNVVM "
-                        "(e.g. the cuda-nvvm package), or generate bindings for these headers "
-                        "(-DCUWRAP_BUILD_GENERATOR=ON, or cuwrap-gen and -DCUWRAP_BINDINGS_DIR).")
-  elseif(CUWRAP_HAVE_NVVM AND NOT EXISTS "${CUWRAP_BINDINGS_ROOT}/src/nvvm.cpp")
-    message(STATUS "cuwrap: the bindings in ${CUWRAP_BINDINGS_ROOT} have no libNVVM: Program "
-                   "with CodeType::Nvvm throws saying so")
-    list(REMOVE_ITEM CUWRAP_GENERATED_SOURCE_NAMES nvvm)
-    list(REMOVE_ITEM CUWRAP_GENERATED_HEADER_FILES include/cuwrap/nvvm.hpp
-         include/cuwrap/nvvm_raw.hpp include/cuwrap/nvvm_enums.hpp)
+  set(_cuwrap_left_out "")
+  foreach(_lib ${CUWRAP_LIBRARY_NAMES})
+    string(TOUPPER "${_lib}" _LIB)
+    set(_has_source FALSE)
+    if(EXISTS "${CUWRAP_BINDINGS_ROOT}/src/${_lib}.cpp")
+      set(_has_source TRUE)
+    endif()
+    if(_has_source AND CUWRAP_LIBRARY_${_lib}_SYSTEM_HEADERS AND NOT CUWRAP_HAVE_${_LIB})
+      list(APPEND CUWRAP_GENERATED_SOURCE_NAMES ${_lib})
+      list(APPEND CUWRAP_GENERATED_HEADER_FILES ${CUWRAP_LIBRARY_${_lib}_HEADER_FILES})
+      list(APPEND _cuwrap_left_out ${_lib})
+    elseif(_has_source AND NOT CUWRAP_HAVE_${_LIB})
+      message(FATAL_ERROR "cuwrap: the bindings in ${CUWRAP_BINDINGS_ROOT} wrap "
+                          "${CUWRAP_LIBRARY_${_lib}_DISPLAY} (${CUWRAP_LIBRARY_${_lib}_HEADER}), "
+                          "but this toolkit has no ${CUWRAP_LIBRARY_${_lib}_HEADER} in "
+                          "${CUWRAP_CUDA_INCLUDE_DIR} (or the table's other directories: "
+                          "${CUWRAP_LIBRARY_${_lib}_INCLUDE_DIRS}). Install it, or generate bindings "
+                          "for these headers (-DCUWRAP_BUILD_GENERATOR=ON, or cuwrap-gen and "
+                          "-DCUWRAP_BINDINGS_DIR).")
+    elseif(NOT _has_source AND CUWRAP_HAVE_${_LIB})
+      message(STATUS "cuwrap: the bindings in ${CUWRAP_BINDINGS_ROOT} have no "
+                     "${CUWRAP_LIBRARY_${_lib}_DISPLAY} (${CUWRAP_LIBRARY_${_lib}_HEADER}): it is "
+                     "left out (${CUWRAP_LIBRARY_${_lib}_MACRO} is 0)")
+      list(REMOVE_ITEM CUWRAP_GENERATED_SOURCE_NAMES ${_lib})
+      list(REMOVE_ITEM CUWRAP_GENERATED_HEADER_FILES ${CUWRAP_LIBRARY_${_lib}_HEADER_FILES})
+    endif()
+  endforeach()
+  if(_cuwrap_left_out)
+    message(STATUS "cuwrap: generated bindings of ${_cuwrap_left_out} compile their symbol "
+                   "tables only: the toolkit header or the system's headers (GL/EGL: "
+                   "libgl-dev / libegl-dev) are missing")
   endif()
-endif()
-
-# The graphics bindings made before this configure: as their sources say.
-foreach(_name driver_gl driver_egl)
-  if(NOT _cuwrap_stamp AND EXISTS "${CUWRAP_BINDINGS_ROOT}/src/${_name}.cpp")
-    list(APPEND CUWRAP_GENERATED_SOURCE_NAMES ${_name})
-    list(APPEND CUWRAP_GENERATED_HEADER_FILES include/cuwrap/${_name}.hpp
-         include/cuwrap/${_name}_raw.hpp include/cuwrap/${_name}_enums.hpp)
-  endif()
-endforeach()
-if(NOT "driver_gl" IN_LIST CUWRAP_GENERATED_SOURCE_NAMES OR
-   NOT "driver_egl" IN_LIST CUWRAP_GENERATED_SOURCE_NAMES)
-  message(STATUS "cuwrap: generated bindings of cudaGL.h / cudaEGL.h: "
-                 "${CUWRAP_GENERATED_SOURCE_NAMES} (a missing one lacks its toolkit header or "
-                 "the system's GL/EGL headers, libgl-dev / libegl-dev)")
 endif()
 
 set(CUWRAP_GENERATED_SOURCES "")

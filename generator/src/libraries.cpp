@@ -1,6 +1,7 @@
 // The table of wrapped libraries. See libraries.hpp; docs/regenerating.md shows it.
 #include "libraries.hpp"
 
+#include <cctype>
 #include <tuple>
 
 namespace cuwrap::gen {
@@ -36,6 +37,12 @@ const std::vector<LibraryConfig>& library_configs() {
     driver.soname = "libcuda.so.1";
     driver.env = "CUWRAP_LIBCUDA";
     driver.version_source = VersionSource::CudaVersionMacro;
+    driver.success = "CUDA_SUCCESS";
+    driver.error_string = "cuGetErrorString";
+    driver.error_string_out = true;
+    driver.log_what = "the JIT error log of a failed JIT call";
+    driver.version_function = "cuDriverGetVersion";
+    driver.handwritten_throw = true;
     rows.push_back(driver);
 
     LibraryConfig nvrtc;
@@ -54,6 +61,11 @@ const std::vector<LibraryConfig>& library_configs() {
     nvrtc.lib_dirs = {"lib64", "lib"};
     nvrtc.version_source = VersionSource::FunctionMarkers;
     nvrtc.support_header = "cuwrap/nvrtc_program_headers.hpp";
+    nvrtc.success = "NVRTC_SUCCESS";
+    nvrtc.log_size_function = "nvrtcGetProgramLogSize";
+    nvrtc.log_function = "nvrtcGetProgramLog";
+    nvrtc.log_what = "the program log";
+    nvrtc.version_function = "nvrtcVersion";
     rows.push_back(nvrtc);
 
     LibraryConfig jit;
@@ -72,6 +84,11 @@ const std::vector<LibraryConfig>& library_configs() {
     jit.env = "CUWRAP_LIBNVJITLINK";
     jit.lib_dirs = {"lib64", "lib"};
     jit.version_source = VersionSource::SymbolSuffix;
+    jit.success = "NVJITLINK_SUCCESS";
+    jit.log_size_function = "nvJitLinkGetErrorLogSize";
+    jit.log_function = "nvJitLinkGetErrorLog";
+    jit.log_what = "the error log";
+    jit.version_function = "nvJitLinkVersion";
     rows.push_back(jit);
 
     LibraryConfig nvvm;
@@ -92,7 +109,56 @@ const std::vector<LibraryConfig>& library_configs() {
     nvvm.env = "CUWRAP_LIBNVVM";
     nvvm.lib_dirs = {"nvvm/lib64", "lib64", "lib"};
     nvvm.version_source = VersionSource::None;
+    nvvm.success = "NVVM_SUCCESS";
+    nvvm.error_string = "nvvmGetErrorString";
+    nvvm.log_size_function = "nvvmGetProgramLogSize";
+    nvvm.log_function = "nvvmGetProgramLog";
+    nvvm.log_what = "the program log";
+    nvvm.version_function = "nvvmVersion";
+    nvvm.error_alias = "NVVMError";  // libNVVM names itself NVVM
     rows.push_back(nvvm);
+
+    LibraryConfig nvml;
+    nvml.header = "nvml.h";
+    nvml.optional = true;  // the driver's development files, not the toolkit, ship it
+    nvml.extra_headers_only = true;
+    nvml.library = "Nvml";
+    nvml.ns = "nvml";
+    nvml.table = "Nvml";
+    nvml.slots = "nvml";
+    nvml.status_type = "nvmlReturn_t";
+    nvml.load_failure = "NVML_ERROR_LIBRARY_NOT_FOUND";
+    nvml.error_type = "NvmlError";
+    nvml.display = "libnvidia-ml";
+    nvml.soname = "libnvidia-ml.so.1";  // the driver's: found through the loader's cache
+    nvml.env = "CUWRAP_LIBNVML";
+    nvml.version_source = VersionSource::None;  // versions with the driver, not the toolkit
+    nvml.success = "NVML_SUCCESS";
+    nvml.error_string = "nvmlErrorString";
+    nvml.version_function = "nvmlSystemGetNVMLVersion";
+    nvml.sized_buffer_status = "NVML_ERROR_INSUFFICIENT_SIZE";
+    rows.push_back(nvml);
+
+    LibraryConfig fatbin;
+    fatbin.header = "nvFatbin.h";
+    fatbin.optional = true;  // CUDA 12.4+; not in header-only sets
+    fatbin.extra_headers_only = true;
+    fatbin.library = "NvFatbin";
+    fatbin.ns = "nvfatbin";
+    fatbin.table = "NvFatbin";
+    fatbin.slots = "nvfatbin";
+    fatbin.status_type = "nvFatbinResult";
+    fatbin.load_failure = "NVFATBIN_ERROR_INTERNAL";
+    fatbin.error_type = "NvFatbinError";
+    fatbin.display = "libnvfatbin";
+    fatbin.soname = "libnvfatbin.so.{major}";
+    fatbin.env = "CUWRAP_LIBNVFATBIN";
+    fatbin.lib_dirs = {"lib64", "lib"};
+    fatbin.version_source = VersionSource::None;
+    fatbin.success = "NVFATBIN_SUCCESS";
+    fatbin.error_string = "nvFatbinGetErrorString";
+    fatbin.version_function = "nvFatbinVersion";
+    rows.push_back(fatbin);
 
     // The driver's graphics interop: its own headers (and namespaces), so that programs
     // that do not use GL or EGL never need their headers; the entry points are libcuda's.
@@ -136,6 +202,34 @@ std::string soname_for(const LibraryConfig& config, int cuda_version) {
   }
   return name;
 }
+
+std::string has_macro(const LibraryConfig& config) {
+  std::string macro = "CUWRAP_HAS_";
+  for (const char c : config.ns) {
+    macro += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return macro;
+}
+
+bool owns_error_type(const LibraryConfig& config) {
+  for (const auto& c : library_configs()) {
+    if (c.error_type == config.error_type) {
+      return &c == &config || c.header == config.header;
+    }
+  }
+  return false;
+}
+
+namespace {
+std::vector<std::string>& extra_dirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+}  // namespace
+
+void set_extra_header_dirs(std::vector<std::string> dirs) { extra_dirs() = std::move(dirs); }
+
+const std::vector<std::string>& extra_header_dirs() { return extra_dirs(); }
 
 std::vector<std::string> wrapped_headers() {
   std::vector<std::string> out;

@@ -26,6 +26,10 @@ struct LibraryConfig {
   /// Where the header may be, relative to --cuda-include, in search order: "." is that
   /// directory itself ("../nvvm/include" for nvvm.h in a toolkit tree).
   std::vector<std::string> include_dirs = {"."};
+  /// The header is looked for only in the directories of --extra-headers, never below
+  /// --cuda-include: a library bound on request (NVML, nvFatbin), so that the bindings of
+  /// a toolkit do not change with which of these headers its install happens to have.
+  bool extra_headers_only = false;
   /// The header may be missing (nvJitLink.h before CUDA 12, nvvm.h in header-only sets):
   /// the bindings then omit the library, and the generator says so.
   bool optional = false;
@@ -59,7 +63,45 @@ struct LibraryConfig {
   /// A handwritten header of cuwrap's that adds forms to the library's typed header
   /// (which includes it after its own declarations): "" for none.
   std::string support_header;
+
+  // What the generated error layer (detail/libraries.hpp, detail/library_errors.hpp,
+  // src/library_errors.cpp) and the generated CMake list (libraries.cmake) make of the row.
+  std::string success;  ///< the status that means success: "CUDA_SUCCESS"
+  /// The function giving a status's text ("" for none: the header's documentation,
+  /// detail::describe, says it), taking the status and returning `const char*`
+  /// (nvvmGetErrorString) or, when `error_string_out`, writing it through a `const char**`
+  /// and returning a status (cuGetErrorString).
+  std::string error_string;
+  bool error_string_out = false;
+  /// The pair that reads the log an exception carries from the `log_handle_type` handle:
+  /// `size_function(handle, size_t*)` (counting the NUL), then `function(handle, char*)`.
+  std::string log_size_function;
+  std::string log_function;
+  std::string log_what;  ///< what the log is, for the docs: "the program log"
+  /// The function reporting the loaded library's version ("nvrtcVersion"): the docs and
+  /// the coverage report name it; "" for none.
+  std::string version_function;
+  std::string error_alias;  ///< another name of `error_type` ("NVVMError"), "" for none
+  /// The status of the library's two-call buffer protocol (NVML: a pointer to the count,
+  /// beside the array, is the array's capacity in and the needed count out, and a call
+  /// with too small an array returns NVML_ERROR_INSUFFICIENT_SIZE); "" for none. Rules
+  /// see such count/array pairs by this row.
+  std::string sized_buffer_status;
+  /// cuwrap's runtime throws and reports this status itself (the driver: its error frames,
+  /// CUDA_ERROR_DEINITIALIZED at process exit, the JIT error log): the generated layer
+  /// declares throw_<ns>_error and report_release_failure but does not define them.
+  bool handwritten_throw = false;
+  /// The CMake option that must be ON for the build to compile the library ("" for none:
+  /// built wherever its header is); for libraries that only link statically.
+  std::string cmake_option;
 };
+
+/// Return the macro that says whether a build has the library: "CUWRAP_HAS_NVRTC".
+std::string has_macro(const LibraryConfig& config);
+
+/// Whether `config` is the first row with its error type (the one that declares it;
+/// cudaGL.h and cudaEGL.h share cuda.h's DriverError).
+bool owns_error_type(const LibraryConfig& config);
 
 /// Return the table of wrapped libraries, in the order they are read and reported.
 const std::vector<LibraryConfig>& library_configs();
@@ -69,6 +111,14 @@ const LibraryConfig* library_config(const std::string& header);
 
 /// Return `config.soname` for a toolkit of CUDA_VERSION `cuda_version` ("{major}" filled).
 std::string soname_for(const LibraryConfig& config, int cuda_version);
+
+/// Set the directories where an optional library's header is looked for when the CUDA
+/// include directory has none (cuwrap-gen --extra-headers): headers that a toolkit
+/// install may lack (nvml.h comes with the driver's development files).
+void set_extra_header_dirs(std::vector<std::string> dirs);
+
+/// Return the directories set_extra_header_dirs gave (absolute paths or as given).
+const std::vector<std::string>& extra_header_dirs();
 
 /// The wrapped headers, in table order ("cuda.h", "nvrtc.h", ...).
 std::vector<std::string> wrapped_headers();

@@ -9,6 +9,7 @@
 // Exit status: 0 success, 1 a header does not parse or the output cannot be written,
 // 2 the include directory or a header (cudaTypedefs.h too, unless --abi-from-defines)
 // is missing (and for a bad command line).
+#include "libraries.hpp"
 #include "pipeline.hpp"
 
 #include <CLI/CLI.hpp>
@@ -41,6 +42,11 @@ int main(int argc, char** argv) try {
   app.add_option("--cuda-include", options.cuda_include,
                  "Directory holding cuda.h, nvrtc.h and nvJitLink.h")
       ->required();
+  std::vector<std::string> extra_headers;
+  app.add_option("--extra-headers", extra_headers,
+                 "Directory holding headers of the table's optional libraries that the toolkit "
+                 "lacks (nvml.h, nvFatbin.h, cufile.h, nvPTXCompiler.h); may be repeated")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--output", options.output,
                  "Directory that receives include/ and src/ (required unless --compare)");
   app.add_option("--report", options.report, "Also write the coverage report as JSON to this file");
@@ -70,6 +76,7 @@ int main(int argc, char** argv) try {
     if (options.output.empty() && options.compare.empty()) {
       throw CLI::RequiredError("--output (required unless --compare is given)");
     }
+    cuwrap::gen::set_extra_header_dirs(extra_headers);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(cuwrap::gen::ExitCode::MissingInput);

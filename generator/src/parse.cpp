@@ -654,7 +654,9 @@ std::vector<LocatedHeader> locate_headers(const std::filesystem::path& include_d
         config != nullptr ? config->include_dirs : std::vector<std::string>{"."};
     std::string looked;
     bool found = false;
-    for (const auto& dir : dirs) {
+    for (const auto& dir : config != nullptr && config->extra_headers_only
+                               ? std::vector<std::string>{}
+                               : dirs) {
       // Absolute: the parse includes it by this path from a file in another directory.
       const std::filesystem::path candidate =
           std::filesystem::absolute(include_dir / dir / h, ec).lexically_normal();
@@ -665,8 +667,23 @@ std::vector<LocatedHeader> locate_headers(const std::filesystem::path& include_d
       }
       looked += (looked.empty() ? "" : ", ") + candidate.string();
     }
+    // An optional header the toolkit lacks may be in a directory of --extra-headers.
+    for (const auto& extra : config != nullptr && config->optional ? extra_header_dirs()
+                                                                   : std::vector<std::string>{}) {
+      const std::filesystem::path candidate =
+          std::filesystem::absolute(std::filesystem::path(extra) / h, ec).lexically_normal();
+      if (!found && std::filesystem::is_regular_file(candidate, ec)) {
+        out.push_back({h, candidate});
+        found = true;
+      } else if (!found) {
+        looked += (looked.empty() ? "" : ", ") + candidate.string();
+      }
+    }
     if (found) {
       continue;
+    }
+    if (config != nullptr && config->extra_headers_only && extra_header_dirs().empty()) {
+      looked = "only in --extra-headers, none given";
     }
     if (config == nullptr || !config->optional) {
       throw MissingInput("header not found: " + looked);

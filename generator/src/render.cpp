@@ -749,6 +749,135 @@ std::string render_attributes(const std::filesystem::path& dir, const Plan& plan
   return expand(dir, "attributes.inc.tpl", d);
 }
 
+// The condition under which a build has `config`'s library: its header, the system
+// headers it includes, and its generated enums (the bindings of this build).
+std::string has_condition(const LibraryConfig& config) {
+  std::string condition = "__has_include(<" + config.header + ">)";
+  for (const auto& h : config.system_headers) {
+    condition += " && __has_include(<" + h + ">)";
+  }
+  condition += " && __has_include(<cuwrap/" + config.ns + "_enums.hpp>)";
+  if (!config.cmake_option.empty()) {
+    condition = "defined(" + config.cmake_option + ") && " + condition;
+  }
+  return condition;
+}
+
+// The per-library fields of the error layer's templates, for a row owning its error type.
+void fill_error(Dict& e, const LibraryConfig& c) {
+  e.SetValue("MACRO", has_macro(c));
+  e.SetValue("HEADER", c.header);
+  e.SetValue("NS", c.ns);
+  e.SetValue("LIBRARY", c.library);
+  e.SetValue("DISPLAY", c.display);
+  e.SetValue("STATUS_TYPE", c.status_type);
+  e.SetValue("ERROR_TYPE", c.error_type);
+  e.SetValue("SUCCESS", c.success);
+  e.SetValue("LOG_WHAT", c.log_what.empty() ? std::string("the library's log") : c.log_what);
+  if (!c.log_handle_type.empty() && !c.log_function.empty()) {
+    Dict* log = e.AddSectionDictionary("LOG");
+    log->SetValue("LOG_HANDLE", c.log_handle_type);
+    log->SetValue("LOG_SIZE_FUNCTION", c.log_size_function);
+    log->SetValue("LOG_FUNCTION", c.log_function);
+  } else if (!c.log_what.empty()) {
+    e.ShowSection("ERROR_LOG");  // a log that is not read from a handle (the driver's JIT log)
+  }
+  if (!c.error_string.empty()) {
+    Dict* text = e.AddSectionDictionary("ERROR_STRING");
+    text->SetValue("FUNCTION", c.error_string);
+    text->ShowSection(c.error_string_out ? "OUT" : "RETURNED");
+  }
+  if (!c.error_alias.empty()) {
+    e.AddSectionDictionary("ALIAS")->SetValue("ALIAS", c.error_alias);
+  }
+  if (!c.handwritten_throw) {
+    e.ShowSection("GENERATED_THROW");
+  }
+}
+
+// The files written from the table alone (the same whatever headers were found): the
+// build's macros, the exception types, their bodies and the CMake list.
+void render_table(const std::filesystem::path& dir, const std::vector<OutputFile>& written,
+                  std::vector<OutputFile>& files) {
+  Dict d("libraries");
+  for (const auto& c : library_configs()) {
+    Dict* row = d.AddSectionDictionary("ROW");
+    row->SetValue("HEADER", c.header);
+    row->SetValue("NS", c.ns);
+    row->SetValue("DISPLAY", c.display);
+    row->SetValue("MACRO", has_macro(c));
+    row->SetValue("OPTIONAL", c.optional ? "ON" : "OFF");
+    row->SetValue("EXTRA_ONLY", c.extra_headers_only ? "ON" : "OFF");
+    row->SetValue("OPTION", c.cmake_option);
+    for (const auto& dir_name : c.include_dirs) {
+      row->AddSectionDictionary("DIR")->SetValue("DIR", dir_name);
+    }
+    if (c.optional) {
+      row->ShowSection("OPTIONAL");
+    }
+    if (!c.cmake_option.empty()) {
+      row->AddSectionDictionary("OPTION")->SetValue("OPTION", c.cmake_option);
+    }
+    std::string system_names;
+    for (const auto& h : c.system_headers) {
+      row->AddSectionDictionary("SYSTEM")->SetValue("NAME", h);
+      system_names += (system_names.empty() ? "" : ", ") + h;
+    }
+    if (!system_names.empty()) {
+      row->AddSectionDictionary("SYSTEMS")->SetValue("SYSTEM_NAMES", system_names);
+    }
+    if (!c.optional && c.system_headers.empty() && c.cmake_option.empty()) {
+      row->ShowSection("ALWAYS");
+    } else {
+      Dict* some = row->AddSectionDictionary("SOMETIMES");
+      some->SetValue("CONDITION", has_condition(c));
+      if (owns_error_type(c)) {
+        some->ShowSection("OWN_ERROR");
+      }
+    }
+    if (owns_error_type(c)) {
+      Dict* kind = d.AddSectionDictionary("KIND");
+      kind->SetValue("LIBRARY", c.library);
+      kind->SetValue("STATUS_TYPE", c.status_type);
+      kind->SetValue("HEADER", c.header);
+      kind->SetValue("ERROR_TYPE", c.error_type);
+      kind->ShowSection(c.handwritten_throw ? "CODE" : "STATUS");
+      fill_error(*d.AddSectionDictionary("ERROR"), c);
+    }
+  }
+  // What every run writes besides the libraries' own files (symbols.hpp, the attribute
+  // lists, the files below), for the CMake list.
+  std::set<std::string> own;
+  for (const auto& c : library_configs()) {
+    for (const char* suffix : {".hpp", "_raw.hpp", "_enums.hpp"}) {
+      own.insert("include/cuwrap/" + c.ns + suffix);
+    }
+    own.insert("src/" + c.ns + ".cpp");
+  }
+  const std::vector<OutputFile> table_files = {
+      {"include/cuwrap/detail/libraries.hpp", ""},
+      {"include/cuwrap/detail/library_errors.hpp", ""},
+      {"src/library_errors.cpp", ""}};
+  for (const auto* list : {&written, &table_files}) {
+    for (const auto& f : *list) {
+      if (own.count(f.path) != 0) {
+        continue;
+      }
+      if (f.path.rfind("include/", 0) == 0) {
+        d.AddSectionDictionary("SHARED_HEADER")->SetValue("PATH", f.path);
+      } else if (f.path.rfind("src/", 0) == 0) {
+        d.AddSectionDictionary("SHARED_SOURCE")
+            ->SetValue("NAME", f.path.substr(4, f.path.size() - 4 - 4));
+      }
+    }
+  }
+  files.push_back({"include/cuwrap/detail/libraries.hpp", expand(dir, "libraries.hpp.tpl", d)});
+  files.push_back(
+      {"include/cuwrap/detail/library_errors.hpp", expand(dir, "library_errors.hpp.tpl", d)});
+  files.push_back({"src/library_errors.cpp", expand(dir, "library_errors.cpp.tpl", d)});
+  files.push_back({"libraries.cmake", expand(dir, "libraries.cmake.tpl", d)});
+}
+
 }  // namespace
 
 std::vector<OutputFile> render(const Plan& plan, const std::filesystem::path& template_dir) {
@@ -769,6 +898,8 @@ std::vector<OutputFile> render(const Plan& plan, const std::filesystem::path& te
   if (auto interposer = render_interposer(plan, template_dir)) {
     files.push_back(std::move(*interposer));
   }
+  const std::vector<OutputFile> written = files;
+  render_table(template_dir, written, files);
   return files;
 }
 

@@ -447,6 +447,57 @@ std::vector<std::size_t> FunctionPlan::outputs() const {
   return out;
 }
 
+namespace {
+
+// Why `function` is raw-only when it uses its library's two-call buffer protocol (a
+// pointer to a count named *count*, *size* or *length* beside a pointer to the array),
+// or "": one call with a made-up capacity would fail with the protocol's status or cut
+// the array, so no typed form is made until a rule sizes it.
+std::string sized_buffer_reason(const Function& function, const LibraryConfig& config) {
+  if (config.sized_buffer_status.empty()) {
+    return {};
+  }
+  const auto lower_case = [](std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return text;
+  };
+  const auto ends_with = [](const std::string& text, std::string_view end) {
+    return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+  };
+  const auto& params = function.params;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const Param& count = params[i];
+    const std::string name = lower_case(count.name);
+    if (!count.is_pointer || count.pointee_const ||
+        !(ends_with(name, "count") || ends_with(name, "size") || ends_with(name, "length")) ||
+        (count.pointee != "unsigned int" && count.pointee != "unsigned long long" &&
+         count.pointee != "size_t" && count.pointee != "int")) {
+      continue;
+    }
+    // The array follows the count (or precedes it), and the documentation says the count
+    // sizes an array or a buffer, or the array is a buffer (a plain count output, "count
+    // of active sessions", is neither).
+    for (const std::size_t j : {i + 1, i - 1}) {  // i - 1 wraps for i == 0: out of range
+      if (j >= params.size() || !params[j].is_pointer || params[j].pointee_const ||
+          params[j].pointee == "char" || params[j].pointee == "void") {
+        continue;
+      }
+      const std::string doc = lower_case(count.doc);
+      const std::string array_doc = lower_case(params[j].doc);
+      if (doc.find("array") != std::string::npos || doc.find("buffer") != std::string::npos ||
+          doc.find(lower_case(params[j].name)) != std::string::npos ||
+          array_doc.find("buffer") != std::string::npos) {
+        return "two-call buffer protocol (" + count.name + " sizes " + params[j].name + ", " +
+               config.sized_buffer_status + "): no typed form yet";
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 FunctionPlan plan_function(const Function& function, const LibraryConfig& config) {
   FunctionPlan plan;
   plan.function = function;
@@ -472,6 +523,9 @@ FunctionPlan plan_function(const Function& function, const LibraryConfig& config
     }
   }
   plan.raw_only_reason = infer_roles(function, plan.roles, plan.role_rules);
+  if (plan.raw_only_reason.empty()) {
+    plan.raw_only_reason = sized_buffer_reason(function, config);
+  }
   if (!plan.raw_only_reason.empty()) {
     plan.roles.assign(function.params.size(), ParamRole::Input);
     return plan;

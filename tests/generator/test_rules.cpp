@@ -385,5 +385,41 @@ TEST(KnownAbi, DefinesGiveVersionsAndNameWhatIsUnknown) {
   EXPECT_FALSE(api.headers[1].functions[0].abi_version_unknown);
 }
 
+TEST(Rules, TwoCallBufferProtocolIsRawOnlyInTheLibraryOfTheProtocol) {
+  // The shape of NVML's nvmlDeviceGetComputeRunningProcesses: the count is the array's
+  // capacity in and the needed count out; one call with a made-up capacity is wrong.
+  const Function processes = function(
+      "fixDeviceGetProcesses",
+      {value("fixDevice_t", "device", "The device"),
+       pointer("unsigned int", "infoCount", "Reference in which to provide the infos array size, and to return the number of returned elements"),
+       pointer("fixProcessInfo_t", "infos", "Reference in which to return the process information")},
+      "nvmlReturn_t", "nvml.h");
+  LibraryConfig config = *library_config("nvml.h");
+  const FunctionPlan sized = plan_function(processes, config);
+  EXPECT_EQ(sized.shape, Shape::RawOnly);
+  EXPECT_NE(sized.raw_only_reason.find("infoCount sizes infos"), std::string::npos)
+      << sized.raw_only_reason;
+  EXPECT_NE(sized.raw_only_reason.find("NVML_ERROR_INSUFFICIENT_SIZE"), std::string::npos);
+  // A library without the protocol types the same shape as before.
+  config.sized_buffer_status.clear();
+  EXPECT_NE(plan_function(processes, config).shape, Shape::RawOnly);
+  // Two plain outputs whose names say no count stay typed under the protocol.
+  const Function utilization = function(
+      "fixDeviceGetEncoderUtilization",
+      {value("fixDevice_t", "device", "The device"),
+       pointer("unsigned int", "utilization", "Reference to an unsigned int for encoder utilization info"),
+       pointer("unsigned int", "samplingPeriodUs", "Reference to an unsigned int for the sampling period")},
+      "nvmlReturn_t", "nvml.h");
+  EXPECT_EQ(plan_function(utilization, *library_config("nvml.h")).shape, Shape::Aggregate);
+  // A count output beside other outputs, documented as a plain count, stays typed.
+  const Function stats = function(
+      "fixDeviceGetEncoderStats",
+      {value("fixDevice_t", "device", "The device"),
+       pointer("unsigned int", "sessionCount", "Reference to an unsigned int for count of active encoder sessions"),
+       pointer("unsigned int", "averageFps", "Reference to an unsigned int for trailing average FPS")},
+      "nvmlReturn_t", "nvml.h");
+  EXPECT_EQ(plan_function(stats, *library_config("nvml.h")).shape, Shape::Aggregate);
+}
+
 }  // namespace
 }  // namespace cuwrap::gen

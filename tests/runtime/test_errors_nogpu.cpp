@@ -435,4 +435,36 @@ TEST(NoGpuDevice, MissingDriverIsLoadError) {
   ::unsetenv("CUWRAP_LIBCUDA");
 }
 
+// Every library's exception type derives from StatusError, which keeps the status, its
+// name, the call and the log; one catch handles any library's failure.
+TEST(StatusErrors, EveryLibraryErrorIsAStatusErrorWithItsKindAndStatus) {
+  try {
+    throw cuwrap::NvrtcError(NVRTC_ERROR_COMPILATION, "nvrtcCompileProgram", "line 1: error");
+  } catch (const cuwrap::StatusError& e) {
+    EXPECT_EQ(e.library(), cuwrap::ReleaseFailureKind::Nvrtc);
+    EXPECT_EQ(e.status(), static_cast<int>(NVRTC_ERROR_COMPILATION));
+    EXPECT_EQ(e.name(), "NVRTC_ERROR_COMPILATION");
+    EXPECT_EQ(e.function(), "nvrtcCompileProgram");
+    EXPECT_EQ(e.log(), "line 1: error");
+    EXPECT_NE(std::string(e.what()).find("nvrtcCompileProgram failed: NVRTC_ERROR_COMPILATION"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("\nline 1: error"), std::string::npos) << e.what();
+  }
+  const cuwrap::DriverError driver =
+      cuwrap::DriverError::with_error_log(CUDA_ERROR_INVALID_PTX, "cuModuleLoadDataEx", "ptxas");
+  const cuwrap::StatusError& base = driver;
+  EXPECT_EQ(base.library(), cuwrap::ReleaseFailureKind::Driver);
+  EXPECT_EQ(driver.code(), CUDA_ERROR_INVALID_PTX);
+  EXPECT_EQ(driver.error_log(), "ptxas");
+  EXPECT_EQ(base.log(), "ptxas");
+#if CUWRAP_HAS_NVJITLINK
+  const cuwrap::NvJitLinkError jit(NVJITLINK_ERROR_PTX_COMPILE, "nvJitLinkComplete");
+  EXPECT_EQ(static_cast<const cuwrap::StatusError&>(jit).library(),
+            cuwrap::ReleaseFailureKind::NvJitLink);
+  EXPECT_EQ(jit.code(), NVJITLINK_ERROR_PTX_COMPILE);
+  EXPECT_EQ(jit.log(), "");
+#endif
+}
+
 }  // namespace

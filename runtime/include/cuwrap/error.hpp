@@ -5,24 +5,9 @@
 // happens out of line in runtime/src/bindings/error.cpp so the hot path stays small.
 #pragma once
 
-#include <cuda.h>
-#include <nvrtc.h>
-// CUDA 11.8 has no nvJitLink: the driver and NVRTC parts still build without it.
-#if __has_include(<nvJitLink.h>)
-#include <nvJitLink.h>
-#define CUWRAP_HAS_NVJITLINK 1
-#else
-#define CUWRAP_HAS_NVJITLINK 0
-#endif
-// libNVVM's header is optional (header-only toolkit sets lack it): with it and the
-// bindings generated from it, NvvmError exists and Program compiles NVVM IR.
-#if __has_include(<nvvm.h>) && __has_include(<cuwrap/nvvm_enums.hpp>)
-#include <nvvm.h>
-#define CUWRAP_HAS_NVVM 1
-#else
-#define CUWRAP_HAS_NVVM 0
-#endif
-
+// The C headers of the wrapped libraries and CUWRAP_HAS_<LIB> (1 where the build has the
+// library's header and bindings): generated from cuwrap-gen's table of libraries.
+#include <cuwrap/detail/libraries.hpp>
 #include <cuwrap/detail/handler.hpp>
 
 #include <stdexcept>
@@ -37,40 +22,56 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Thrown for a non-success CUresult returned by a driver API call.
-class DriverError : public Error {
+/// Base of the exceptions for a non-success status of a wrapped library (DriverError,
+/// NvrtcError, NvJitLinkError, NvvmError and the others of <cuwrap/detail/library_errors.hpp>,
+/// one per library of cuwrap-gen's table): the status, its name, the C function that
+/// returned it and the library's log of the failure.
+///
+/// what() reads "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)", followed by
+/// the log on the next lines when there is one. Each derived type's code() returns the
+/// status in the library's own type.
+class StatusError : public Error {
  public:
-  /// Build the error for `code` returned by the driver function `function`.
-  DriverError(CUresult code, std::string function);
-  /// Return the CUresult that was returned.
-  CUresult code() const noexcept { return code_; }
+  /// The whole what() of an error that says more than its status.
+  struct Message {
+    std::string text;  ///< what() of the error
+  };
+
+  /// Return which library's status this is.
+  ReleaseFailureKind library() const noexcept { return library_; }
+  /// Return the status as an integer (code() of the derived type returns it typed).
+  int status() const noexcept { return status_; }
   /// Return the enumerator name, e.g. "CUDA_ERROR_INVALID_VALUE".
   const std::string& name() const noexcept { return name_; }
   /// Return the C function that failed, e.g. "cuMemAlloc".
   const std::string& function() const noexcept { return function_; }
-  /// Return the JIT error log of a failed JIT call (cuModuleLoadDataEx, cuLinkAddData,
-  /// cuLinkComplete... through their typed forms and the Linker's driver backend), also
-  /// at the end of what(); empty for other failures. Every cuwrap exception that carries
-  /// a library's log names it log().
+  /// Return the library's log of the failure (a program or link log), empty when none.
   const std::string& log() const noexcept { return log_; }
-  /// Return log(); the name before every exception's log was log().
-  [[deprecated("use log()")]] const std::string& error_log() const noexcept { return log_; }
-
-  /// Build the error of a failed JIT call: what() is the status's message followed by
-  /// `log` on the next lines (when not empty).
-  static DriverError with_log(CUresult code, const std::string& function, std::string log);
 
  protected:
-  /// Build the error for `code` in `function` with `message` as what(), for errors that
-  /// say more than the status.
-  DriverError(CUresult code, std::string function, const std::string& message);
+  /// Build the error for `status` (named `name`, described by `description`) of `library`
+  /// returned by `function`, with `log` (may be empty) after the message.
+  StatusError(ReleaseFailureKind library, int status, std::string_view name, std::string function,
+              std::string_view description, std::string log);
+  /// Build the error with `message` as what().
+  StatusError(ReleaseFailureKind library, int status, std::string_view name, std::string function,
+              Message message);
 
  private:
-  CUresult code_;
+  ReleaseFailureKind library_;
+  int status_;
   std::string name_;
   std::string function_;
   std::string log_;
 };
+
+}  // namespace cuwrap
+
+// The exception type of each library (DriverError, NvrtcError, ...) and the checks the
+// generated wrappers call: generated from cuwrap-gen's table of libraries.
+#include <cuwrap/detail/library_errors.hpp>
+
+namespace cuwrap {
 
 /// Thrown when a cuwrap object is used after the CUDA context it belongs to was destroyed.
 ///
@@ -96,79 +97,6 @@ class ContextDestroyedError : public DriverError {
   std::string object_;
   unsigned long long context_id_;
 };
-
-/// Thrown for a non-success nvrtcResult; carries the program log of a failed compile.
-class NvrtcError : public Error {
- public:
-  /// Build the error for `code` returned by `function`, with the program log if any.
-  NvrtcError(nvrtcResult code, std::string function, std::string log = {});
-  /// Return the nvrtcResult that was returned.
-  nvrtcResult code() const noexcept { return code_; }
-  /// Return the enumerator name, e.g. "NVRTC_ERROR_COMPILATION".
-  const std::string& name() const noexcept { return name_; }
-  /// Return the C function that failed, e.g. "nvrtcCompileProgram".
-  const std::string& function() const noexcept { return function_; }
-  /// Return NVRTC's program log (empty when the failure had none).
-  const std::string& log() const noexcept { return log_; }
-
- private:
-  nvrtcResult code_;
-  std::string name_;
-  std::string function_;
-  std::string log_;
-};
-
-#if CUWRAP_HAS_NVJITLINK
-/// Thrown for a non-success nvJitLinkResult; carries nvJitLink's error log.
-class NvJitLinkError : public Error {
- public:
-  /// Build the error for `code` returned by `function`, with the error log if any.
-  NvJitLinkError(nvJitLinkResult code, std::string function, std::string log = {});
-  /// Return the nvJitLinkResult that was returned.
-  nvJitLinkResult code() const noexcept { return code_; }
-  /// Return the enumerator name, e.g. "NVJITLINK_ERROR_PTX_COMPILE".
-  const std::string& name() const noexcept { return name_; }
-  /// Return the C function that failed, e.g. "nvJitLinkComplete".
-  const std::string& function() const noexcept { return function_; }
-  /// Return nvJitLink's error log (empty when the failure had none).
-  const std::string& log() const noexcept { return log_; }
-
- private:
-  nvJitLinkResult code_;
-  std::string name_;
-  std::string function_;
-  std::string log_;
-};
-#endif
-
-#if CUWRAP_HAS_NVVM
-/// Thrown for a non-success nvvmResult; carries libNVVM's program log.
-///
-/// what() reads "nvvmCompileProgram failed: NVVM_ERROR_COMPILATION (<nvvmGetErrorString
-/// text>)" followed by the log on the next lines.
-class NvvmError : public Error {
- public:
-  /// Build the error for `code` returned by `function`, with the program log if any.
-  NvvmError(nvvmResult code, std::string function, std::string log = {});
-  /// Return the nvvmResult that was returned.
-  nvvmResult code() const noexcept { return code_; }
-  /// Return the enumerator name, e.g. "NVVM_ERROR_COMPILATION".
-  const std::string& name() const noexcept { return name_; }
-  /// Return the C function that failed, e.g. "nvvmCompileProgram".
-  const std::string& function() const noexcept { return function_; }
-  /// Return libNVVM's program log (empty when the failure had none).
-  const std::string& log() const noexcept { return log_; }
-
- private:
-  nvvmResult code_;
-  std::string name_;
-  std::string function_;
-  std::string log_;
-};
-
-/// The same type under the library's own spelling (libNVVM names itself NVVM).
-using NVVMError = NvvmError;
-#endif
 
 /// Thrown when a CUDA library or one of its entry points cannot be loaded.
 class LoadError : public Error {
@@ -208,17 +136,6 @@ class UnsupportedError : public Error {
   int available_;
 };
 
-/// What failed in a ReleaseFailure: a driver status, another library's status, or an
-/// exception that a release (such as a user memory resource's deallocate) threw.
-enum class ReleaseFailureKind {
-  Driver,     ///< a CUresult from the driver (a DriverError): `code` is it
-  Nvrtc,      ///< an nvrtcResult (e.g. from nvrtcDestroyProgram): `status` is it
-  NvJitLink,  ///< an nvJitLinkResult (e.g. from nvJitLinkDestroy): `status` is it
-  Nvvm,       ///< an nvvmResult (from nvvmDestroyProgram): `status` is it
-  Load,       ///< a LoadError: a library or entry point could not be loaded
-  Exception,  ///< any other exception (a std::exception, or one of unknown type)
-};
-
 /// A failure that a destructor (or another operation that must not throw) could not
 /// report by throwing: a release call that returned an error, or threw.
 ///
@@ -233,8 +150,8 @@ struct ReleaseFailure {
   /// Which kind of failure this is (added members have defaults: aggregate
   /// initialisation with the first three members still works).
   ReleaseFailureKind kind = ReleaseFailureKind::Driver;
-  /// The nvrtcResult, nvJitLinkResult or nvvmResult of an Nvrtc, NvJitLink or Nvvm
-  /// failure; else 0.
+  /// The status of a failure of a library other than the driver (an nvrtcResult for
+  /// ReleaseFailureKind::Nvrtc, ...); else 0.
   int status = 0;
   /// The reason in words for a failure that is not a driver status (the exception's
   /// what(), or "NVRTC_ERROR_... (description)"); nullptr for a driver status.
@@ -269,101 +186,23 @@ std::string version_string(int version);
 
 namespace detail {
 
-/// Report a failed release to the installed ReleaseFailureHandler; never throws.
-/// CUDA_SUCCESS and CUDA_ERROR_DEINITIALIZED (the driver shutting down at process exit,
-/// when everything is released anyway) are not reported.
-void report_release_failure(CUresult code, const char* function, const char* object) noexcept;
+/// Report a failure of `library`'s release `function` with `status`, whose message is
+/// `message` ("function failed: NAME (description)"), to the release-failure handler;
+/// never throws. Called by the generated report_release_failure overloads.
+void report_status_failure(ReleaseFailureKind library, int status, const char* function,
+                           const char* object, const char* message) noexcept;
 
-/// Report a failed NVRTC release (e.g. nvrtcDestroyProgram); NVRTC_SUCCESS is not reported.
-void report_release_failure(nvrtcResult code, const char* function, const char* object) noexcept;
-
-#if CUWRAP_HAS_NVJITLINK
-/// Report a failed nvJitLink release (nvJitLinkDestroy); NVJITLINK_SUCCESS is not reported.
-void report_release_failure(nvJitLinkResult code, const char* function,
-                            const char* object) noexcept;
-#endif
-
-#if CUWRAP_HAS_NVVM
-/// Report a failed libNVVM release (nvvmDestroyProgram); NVVM_SUCCESS is not reported.
-void report_release_failure(nvvmResult code, const char* function, const char* object) noexcept;
-#endif
+/// Return "function failed: NAME (description)" (without the parentheses when
+/// `description` is empty): the first line of every StatusError's what().
+std::string failure_message(std::string_view function, std::string_view name,
+                            std::string_view description);
 
 /// Report the exception being handled (call it inside a catch block), whatever its type:
-/// a DriverError with its status and function, NvrtcError, NvJitLinkError and NvvmError
-/// with their status, a LoadError as CUDA_ERROR_NOT_FOUND, anything else as CUDA_ERROR_UNKNOWN with
+/// a DriverError with its status and function, another StatusError (NvrtcError, ...)
+/// with its status, a LoadError as CUDA_ERROR_NOT_FOUND, anything else as CUDA_ERROR_UNKNOWN with
 /// its what() ("unknown exception" for one not derived from std::exception). `function`
 /// names the operation for an exception that names no C function. Never throws.
 void report_current_exception(const char* function, const char* object) noexcept;
-
-[[noreturn]] void throw_driver_error(CUresult code, const char* function);
-[[noreturn]] void throw_nvrtc_error(nvrtcResult code, const char* function);
-[[noreturn]] void throw_nvrtc_program_error(nvrtcResult code, const char* function,
-                                            nvrtcProgram program);
-#if CUWRAP_HAS_NVJITLINK
-[[noreturn]] void throw_nvjitlink_error(nvJitLinkResult code, const char* function);
-[[noreturn]] void throw_nvjitlink_handle_error(nvJitLinkResult code, const char* function,
-                                               nvJitLinkHandle handle);
-#endif
-#if CUWRAP_HAS_NVVM
-[[noreturn]] void throw_nvvm_error(nvvmResult code, const char* function);
-[[noreturn]] void throw_nvvm_program_error(nvvmResult code, const char* function,
-                                           nvvmProgram program);
-#endif
-
-/// Throw DriverError unless `code` is CUDA_SUCCESS.
-inline void check(CUresult code, const char* function) {
-  if (code != CUDA_SUCCESS) [[unlikely]] {
-    throw_driver_error(code, function);
-  }
-}
-
-/// Throw NvrtcError unless `code` is NVRTC_SUCCESS.
-inline void check(nvrtcResult code, const char* function) {
-  if (code != NVRTC_SUCCESS) [[unlikely]] {
-    throw_nvrtc_error(code, function);
-  }
-}
-
-#if CUWRAP_HAS_NVJITLINK
-/// Throw NvJitLinkError unless `code` is NVJITLINK_SUCCESS.
-inline void check(nvJitLinkResult code, const char* function) {
-  if (code != NVJITLINK_SUCCESS) [[unlikely]] {
-    throw_nvjitlink_error(code, function);
-  }
-}
-#endif
-
-/// Throw NvrtcError carrying `program`'s log unless `code` is NVRTC_SUCCESS.
-inline void check(nvrtcResult code, const char* function, nvrtcProgram program) {
-  if (code != NVRTC_SUCCESS) [[unlikely]] {
-    throw_nvrtc_program_error(code, function, program);
-  }
-}
-
-#if CUWRAP_HAS_NVJITLINK
-/// Throw NvJitLinkError carrying `handle`'s error log unless `code` is NVJITLINK_SUCCESS.
-inline void check(nvJitLinkResult code, const char* function, nvJitLinkHandle handle) {
-  if (code != NVJITLINK_SUCCESS) [[unlikely]] {
-    throw_nvjitlink_handle_error(code, function, handle);
-  }
-}
-#endif
-
-#if CUWRAP_HAS_NVVM
-/// Throw NvvmError unless `code` is NVVM_SUCCESS.
-inline void check(nvvmResult code, const char* function) {
-  if (code != NVVM_SUCCESS) [[unlikely]] {
-    throw_nvvm_error(code, function);
-  }
-}
-
-/// Throw NvvmError carrying `program`'s log unless `code` is NVVM_SUCCESS.
-inline void check(nvvmResult code, const char* function, nvvmProgram program) {
-  if (code != NVVM_SUCCESS) [[unlikely]] {
-    throw_nvvm_program_error(code, function, program);
-  }
-}
-#endif
 
 /// Return true on success, false when `code` is the answer status `answer`, else throw
 /// (with the log of `log`, a program or link handle, where one is given).

@@ -3,13 +3,6 @@
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/jit_options.hpp>
-#if CUWRAP_HAS_NVJITLINK
-#include <cuwrap/nvjitlink.hpp>
-#endif
-#include <cuwrap/nvrtc.hpp>
-#if CUWRAP_HAS_NVVM
-#include <cuwrap/nvvm.hpp>
-#endif
 
 #include "bindings/driver_error_frame.hpp"
 
@@ -21,16 +14,6 @@
 
 namespace cuwrap {
 namespace {
-
-// Compose "fn failed: NAME (description)".
-std::string failure_message(const std::string& function, std::string_view name,
-                            std::string_view description) {
-  std::string message = function + " failed: " + std::string(name);
-  if (!description.empty()) {
-    message += " (" + std::string(description) + ")";
-  }
-  return message;
-}
 
 // Prefer the driver's own wording (cuGetErrorString) when the driver is loaded; fall
 // back to the generated description taken from cuda.h's documentation.
@@ -51,71 +34,32 @@ std::string message_with_log(std::string message, const std::string& log) {
 
 }  // namespace
 
-DriverError::DriverError(CUresult code, std::string function)
-    : Error(failure_message(function, to_string(code), driver_description(code))),
-      code_(code),
-      name_(to_string(code)),
+StatusError::StatusError(ReleaseFailureKind library, int status, std::string_view name,
+                         std::string function, std::string_view description, std::string log)
+    : Error(with_log(detail::failure_message(function, name, description), log)),
+      library_(library),
+      status_(status),
+      name_(name),
+      function_(std::move(function)),
+      log_(std::move(log)) {}
+
+StatusError::StatusError(ReleaseFailureKind library, int status, std::string_view name,
+                         std::string function, Message message)
+    : Error(message.text),
+      library_(library),
+      status_(status),
+      name_(name),
       function_(std::move(function)) {}
-
-DriverError::DriverError(CUresult code, std::string function, const std::string& message)
-    : Error(message), code_(code), name_(to_string(code)), function_(std::move(function)) {}
-
-DriverError DriverError::with_log(CUresult code, const std::string& function, std::string log) {
-  DriverError error(
-      code, function,
-      message_with_log(failure_message(function, to_string(code), driver_description(code)), log));
-  error.log_ = std::move(log);
-  return error;
-}
 
 ContextDestroyedError::ContextDestroyedError(std::string object, unsigned long long context_id,
                                              const std::string& operation,
                                              const std::string& detail)
     : DriverError(CUDA_ERROR_CONTEXT_IS_DESTROYED, operation,
-                  object + ": its context (id " + std::to_string(context_id) + ") was destroyed (" +
-                      operation + (detail.empty() ? "" : "; " + detail) + ")"),
+                  Message{object + ": its context (id " + std::to_string(context_id) +
+                          ") was destroyed (" + operation + (detail.empty() ? "" : "; " + detail) +
+                          ")"}),
       object_(std::move(object)),
       context_id_(context_id) {}
-
-NvrtcError::NvrtcError(nvrtcResult code, std::string function, std::string log)
-    : Error(message_with_log(failure_message(function, to_string(code), detail::describe(code)),
-                             log)),
-      code_(code),
-      name_(to_string(code)),
-      function_(std::move(function)),
-      log_(std::move(log)) {}
-
-#if CUWRAP_HAS_NVJITLINK
-NvJitLinkError::NvJitLinkError(nvJitLinkResult code, std::string function, std::string log)
-    : Error(message_with_log(failure_message(function, to_string(code), detail::describe(code)),
-                             log)),
-      code_(code),
-      name_(to_string(code)),
-      function_(std::move(function)),
-      log_(std::move(log)) {}
-#endif
-
-#if CUWRAP_HAS_NVVM
-namespace {
-
-// libNVVM's own wording (nvvmGetErrorString) when it loads; else the generated one.
-std::string nvvm_description(nvvmResult code) {
-  if (const char* text = nvvm::raw::nvvmGetErrorString(code); text != nullptr && *text != '\0') {
-    return text;
-  }
-  return detail::describe(code);
-}
-
-}  // namespace
-
-NvvmError::NvvmError(nvvmResult code, std::string function, std::string log)
-    : Error(message_with_log(failure_message(function, to_string(code), nvvm_description(code)),
-                             log)),
-      code_(code),
-      name_(to_string(code)),
-      function_(std::move(function)),
-      log_(std::move(log)) {}
-#endif
 
 LoadError::LoadError(std::string library, std::string symbol, const std::string& message)
     : Error(message), library_(std::move(library)), symbol_(std::move(symbol)) {}
@@ -146,12 +90,11 @@ ReleaseFailureHandler g_release_handler;  // empty: the default (one line on std
 void default_release_handler(const ReleaseFailure& failure) {
   std::string message;
   if (failure.message == nullptr) {
-    message = failure_message(failure.function, to_string(failure.code),
-                              driver_description(failure.code));
-  } else if (failure.kind == ReleaseFailureKind::Nvrtc ||
-             failure.kind == ReleaseFailureKind::NvJitLink ||
-             failure.kind == ReleaseFailureKind::Nvvm) {
-    message = failure.message;  // already "function failed: NAME (description)"
+    message = detail::failure_message(failure.function, to_string(failure.code),
+                                      driver_description(failure.code));
+  } else if (failure.kind != ReleaseFailureKind::Load &&
+             failure.kind != ReleaseFailureKind::Exception) {
+    message = failure.message;  // a library's status: "function failed: NAME (description)"
   } else {
     message = std::string(failure.function) + " failed: " + failure.message;
   }
@@ -192,46 +135,19 @@ void report_release_failure(CUresult code, const char* function, const char* obj
   deliver(ReleaseFailure{code, function, object});
 }
 
-namespace {
-
-// Report an NVRTC or nvJitLink status, named and described, as a failure of `kind`.
-template <class Status>
-void report_library_status(Status code, ReleaseFailureKind kind, const char* function,
-                           const char* object) noexcept {
-  try {
-    const std::string message = failure_message(function, to_string(code), describe(code));
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, kind, static_cast<int>(code),
-                           message.c_str()});
-  } catch (...) {  // no memory for the message: report without it
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, kind, static_cast<int>(code),
-                           "out of memory composing the message"});
-  }
+void report_status_failure(ReleaseFailureKind library, int status, const char* function,
+                           const char* object, const char* message) noexcept {
+  deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, function, object, library, status, message});
 }
 
-}  // namespace
-
-void report_release_failure(nvrtcResult code, const char* function, const char* object) noexcept {
-  if (code != NVRTC_SUCCESS) {
-    report_library_status(code, ReleaseFailureKind::Nvrtc, function, object);
+std::string failure_message(std::string_view function, std::string_view name,
+                            std::string_view description) {
+  std::string message = std::string(function) + " failed: " + std::string(name);
+  if (!description.empty()) {
+    message += " (" + std::string(description) + ")";
   }
+  return message;
 }
-
-#if CUWRAP_HAS_NVJITLINK
-void report_release_failure(nvJitLinkResult code, const char* function,
-                            const char* object) noexcept {
-  if (code != NVJITLINK_SUCCESS) {
-    report_library_status(code, ReleaseFailureKind::NvJitLink, function, object);
-  }
-}
-#endif
-
-#if CUWRAP_HAS_NVVM
-void report_release_failure(nvvmResult code, const char* function, const char* object) noexcept {
-  if (code != NVVM_SUCCESS) {
-    report_library_status(code, ReleaseFailureKind::Nvvm, function, object);
-  }
-}
-#endif
 
 void report_current_exception(const char* function, const char* object) noexcept {
   if (!std::current_exception()) {  // called outside a catch block: `throw;` would terminate
@@ -243,19 +159,9 @@ void report_current_exception(const char* function, const char* object) noexcept
     throw;
   } catch (const DriverError& e) {
     report_release_failure(e.code(), e.function().c_str(), object);
-  } catch (const NvrtcError& e) {
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, e.function().c_str(), object,
-                           ReleaseFailureKind::Nvrtc, static_cast<int>(e.code()), e.what()});
-#if CUWRAP_HAS_NVJITLINK
-  } catch (const NvJitLinkError& e) {
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, e.function().c_str(), object,
-                           ReleaseFailureKind::NvJitLink, static_cast<int>(e.code()), e.what()});
-#endif
-#if CUWRAP_HAS_NVVM
-  } catch (const NvvmError& e) {
-    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, e.function().c_str(), object,
-                           ReleaseFailureKind::Nvvm, static_cast<int>(e.code()), e.what()});
-#endif
+  } catch (const StatusError& e) {
+    deliver(ReleaseFailure{CUDA_ERROR_UNKNOWN, e.function().c_str(), object, e.library(),
+                           e.status(), e.what()});
   } catch (const LoadError& e) {
     deliver(ReleaseFailure{CUDA_ERROR_NOT_FOUND, e.symbol().empty() ? function : e.symbol().c_str(),
                            object, ReleaseFailureKind::Load, 0, e.what()});
@@ -267,58 +173,6 @@ void report_current_exception(const char* function, const char* object) noexcept
                            "unknown exception"});
   }
 }
-
-namespace {
-
-// Read a program log through the raw entry points; never throws (we are already
-// building an exception).
-std::string nvrtc_log(nvrtcProgram program) {
-  std::size_t size = 0;
-  if (program == nullptr || nvrtc::raw::nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS ||
-      size <= 1) {
-    return {};
-  }
-  std::string log(size, '\0');
-  if (nvrtc::raw::nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) {
-    return {};
-  }
-  log.resize(size - 1);  // drop the terminating NUL
-  return log;
-}
-
-#if CUWRAP_HAS_NVJITLINK
-std::string nvjitlink_log(nvJitLinkHandle handle) {
-  std::size_t size = 0;
-  if (handle == nullptr ||
-      nvjitlink::raw::nvJitLinkGetErrorLogSize(handle, &size) != NVJITLINK_SUCCESS || size <= 1) {
-    return {};
-  }
-  std::string log(size, '\0');
-  if (nvjitlink::raw::nvJitLinkGetErrorLog(handle, log.data()) != NVJITLINK_SUCCESS) {
-    return {};
-  }
-  log.resize(size - 1);
-  return log;
-}
-#endif
-
-#if CUWRAP_HAS_NVVM
-std::string nvvm_log(nvvmProgram program) {
-  std::size_t size = 0;
-  if (program == nullptr || nvvm::raw::nvvmGetProgramLogSize(program, &size) != NVVM_SUCCESS ||
-      size <= 1) {
-    return {};
-  }
-  std::string log(size, '\0');
-  if (nvvm::raw::nvvmGetProgramLog(program, log.data()) != NVVM_SUCCESS) {
-    return {};
-  }
-  log.resize(size - 1);
-  return log;
-}
-#endif
-
-}  // namespace
 
 namespace {
 thread_local const DriverErrorFrame* t_driver_error_frames = nullptr;
@@ -350,8 +204,8 @@ namespace {
 // constructor); caught as DriverError.
 class NotedDriverError : public DriverError {
  public:
-  NotedDriverError(CUresult code, const char* function, const std::string& message)
-      : DriverError(code, function, message) {}
+  NotedDriverError(CUresult code, const char* function, std::string message)
+      : DriverError(code, function, Message{std::move(message)}) {}
 };
 
 // CUDA_ERROR_INVALID_CONTEXT while this thread has no current context: the usual cause
@@ -385,31 +239,6 @@ void throw_jit_error(CUresult code, const char* function, std::string error_log)
   DriverErrorFrame::translate_failure(code, function);
   throw DriverError::with_log(code, function, std::move(error_log));
 }
-
-void throw_nvrtc_error(nvrtcResult code, const char* function) { throw NvrtcError(code, function); }
-
-void throw_nvrtc_program_error(nvrtcResult code, const char* function, nvrtcProgram program) {
-  throw NvrtcError(code, function, nvrtc_log(program));
-}
-
-#if CUWRAP_HAS_NVJITLINK
-void throw_nvjitlink_error(nvJitLinkResult code, const char* function) {
-  throw NvJitLinkError(code, function);
-}
-
-void throw_nvjitlink_handle_error(nvJitLinkResult code, const char* function,
-                                  nvJitLinkHandle handle) {
-  throw NvJitLinkError(code, function, nvjitlink_log(handle));
-}
-#endif
-
-#if CUWRAP_HAS_NVVM
-void throw_nvvm_error(nvvmResult code, const char* function) { throw NvvmError(code, function); }
-
-void throw_nvvm_program_error(nvvmResult code, const char* function, nvvmProgram program) {
-  throw NvvmError(code, function, nvvm_log(program));
-}
-#endif
 
 }  // namespace detail
 }  // namespace cuwrap

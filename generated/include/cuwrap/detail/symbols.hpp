@@ -50,6 +50,8 @@ enum class Library : unsigned char {
   Nvrtc,  ///< nvrtc.h → libnvrtc.so.13
   NvJitLink,  ///< nvJitLink.h → libnvJitLink.so.13
   Nvvm,  ///< nvvm.h → libnvvm.so.4
+  Nvml,  ///< nvml.h → libnvidia-ml.so.1
+  NvFatbin,  ///< nvFatbin.h → libnvfatbin.so.13
   DriverGl,  ///< cudaGL.h → libcuda.so.1
   DriverEgl,  ///< cudaEGL.h → libcuda.so.1
 };
@@ -108,6 +110,16 @@ inline void* g_driver_egl_slots[kDriverEglSymbolCount];
 /// Per-thread-default-stream variants, by index (for CUDA_API_PER_THREAD_DEFAULT_STREAM).
 inline void* g_driver_egl_ptds_slots[kDriverEglSymbolCount];
 
+/// nvml.h was not found when the bindings were generated: no entry points.
+inline constexpr std::size_t kNvmlSymbolCount = 0;
+/// No table: the loader reports the library absent.
+inline constexpr const Symbol* kNvmlSymbols = nullptr;
+
+/// nvFatbin.h was not found when the bindings were generated: no entry points.
+inline constexpr std::size_t kNvFatbinSymbolCount = 0;
+/// No table: the loader reports the library absent.
+inline constexpr const Symbol* kNvFatbinSymbols = nullptr;
+
 /// How the loader finds each library and its entry points, indexed by Library.
 inline constexpr LibraryInfo kLibraries[] = {
     {"libcuda", "cuda.h", "CUWRAP_LIBCUDA", "libcuda.so.1", "", kDriverSymbols,
@@ -118,6 +130,10 @@ inline constexpr LibraryInfo kLibraries[] = {
      kNvJitLinkSymbolCount, true, false},
     {"libnvvm", "nvvm.h", "CUWRAP_LIBNVVM", "libnvvm.so.4", "nvvm/lib64:lib64:lib", kNvvmSymbols,
      kNvvmSymbolCount, true, false},
+    {"libnvidia-ml", "nvml.h", "CUWRAP_LIBNVML", "libnvidia-ml.so.1", "", kNvmlSymbols,
+     kNvmlSymbolCount, false, false},
+    {"libnvfatbin", "nvFatbin.h", "CUWRAP_LIBNVFATBIN", "libnvfatbin.so.13", "lib64:lib", kNvFatbinSymbols,
+     kNvFatbinSymbolCount, false, false},
     {"libcuda", "cudaGL.h", "CUWRAP_LIBCUDA", "libcuda.so.1", "", kDriverGlSymbols,
      kDriverGlSymbolCount, true, true},
     {"libcuda", "cudaEGL.h", "CUWRAP_LIBCUDA", "libcuda.so.1", "", kDriverEglSymbols,
