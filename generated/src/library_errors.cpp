@@ -53,9 +53,14 @@ DriverError::DriverError(CUresult code, std::string function, Message message)
     : StatusError(ReleaseFailureKind::Driver, static_cast<int>(code), to_string(code),
                   std::move(function), std::move(message)) {}
 
+DriverError DriverError::with_log(CUresult code, const std::string& function,
+                                 std::string log) {
+  return DriverError(code, function, std::move(log));
+}
+
 DriverError DriverError::with_error_log(CUresult code, const std::string& function,
                                        std::string error_log) {
-  return DriverError(code, function, std::move(error_log));
+  return with_log(code, function, std::move(error_log));
 }
 
 namespace detail {

@@ -22,11 +22,12 @@ class DriverError : public StatusError {
   DriverError(CUresult code, std::string function, std::string log = {});
   /// Return the CUresult that was returned.
   CUresult code() const noexcept { return static_cast<CUresult>(status()); }
-  /// Return the JIT error log of a failed JIT call (cuModuleLoadDataEx, cuLinkAddData... through their typed forms),
-  /// also at the end of what(); empty for other failures. The same text as log().
+  /// Return log(), the JIT error log of a failed JIT call: the name before every exception's log was log().
   const std::string& error_log() const noexcept { return log(); }
   /// Build the error of a failed JIT call: what() is the status's message followed by
-  /// `error_log` on the next lines (when not empty).
+  /// `log` on the next lines (when not empty); log() returns it.
+  static DriverError with_log(CUresult code, const std::string& function, std::string log);
+  /// Return with_log(code, function, error_log): the name before with_log.
   static DriverError with_error_log(CUresult code, const std::string& function,
                                        std::string error_log);
 
