@@ -22,7 +22,11 @@ EXCLUDE=${CUWRAP_SANITIZE_EXCLUDE-^Toolkit[./]}
 # -Werror.
 # -O1 with line tables: fast enough to run, quick to compile, stack traces with lines.
 # The examples run only on a GPU (their tests skip without one): not built here.
-cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+# lld links where installed (as scripts/common.sh's builds do).
+linker=()
+command -v ld.lld >/dev/null && linker=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld
+  -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_MODULE_LINKER_FLAGS=-fuse-ld=lld)
+cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${linker[@]}" \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCUWRAP_SANITIZE=ON -DCUWRAP_WERROR=OFF -DCUWRAP_BUILD_BENCHMARKS=OFF \
   -DCUWRAP_BUILD_EXAMPLES=OFF \
   -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
