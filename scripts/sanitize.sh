@@ -6,7 +6,10 @@
 #
 # The toolkit tests (Toolkit.*: they regenerate from the whole CUDA headers and compile
 # the result, slow under ASan) are left out unless CUWRAP_SANITIZE_EXCLUDE says
-# otherwise (a ctest -E regular expression; empty runs everything). The generator's
+# otherwise (a ctest -E regular expression; empty runs everything), and so are the
+# consumer tests (label consumer: they build cuwrap again from its sources or package
+# it, which the regular build's suite does) unless CUWRAP_SANITIZE_EXCLUDE_LABEL says
+# otherwise (a ctest -LE regular expression; empty: none). The generator's
 # other tests (rules, render, parse of the fixture headers, the command line) run. Tests that need a GPU skip without one.
 # Any sanitizer report fails its test (-fno-sanitize-recover=all, halt_on_error).
 set -euo pipefail
@@ -16,6 +19,7 @@ CUWRAP_BUILD=${CUWRAP_ASAN_BUILD:-$CUWRAP_ROOT/build-asan}
 CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 EXCLUDE=${CUWRAP_SANITIZE_EXCLUDE-^Toolkit[./]}
+EXCLUDE_LABEL=${CUWRAP_SANITIZE_EXCLUDE_LABEL-^consumer\$}
 
 # Warnings are not errors here: GCC's flow analysis under -fsanitize reports false
 # -Wmaybe-uninitialized in libstdc++ (<regex>, std::function); the regular build keeps
@@ -52,6 +56,9 @@ cd "$CUWRAP_BUILD"
 ctest_args=(--output-on-failure -j "$CUWRAP_JOBS" --timeout 600)
 if [ -n "$EXCLUDE" ]; then
   ctest_args+=(-E "$EXCLUDE")
+fi
+if [ -n "$EXCLUDE_LABEL" ]; then
+  ctest_args+=(-LE "$EXCLUDE_LABEL")
 fi
 ctest "${ctest_args[@]}" "$@"
 # The IPC fuzz test's iterations, seeds and results (tests/fuzz/README.md): ctest keeps a
