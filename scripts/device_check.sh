@@ -6,7 +6,9 @@
 #   examples  every example program, each checking its own results
 #   memcheck  every test executable under compute-sanitizer --tool memcheck (MEMCHECK_JOBS
 #             at a time, default 4; MEMCHECK_TESTS, a grep -E regular expression on the
-#             executable's name, picks some; MEMCHECK_GTEST_FILTER narrows the tests)
+#             executable's name, picks some; MEMCHECK_GTEST_FILTER narrows the tests;
+#             a folder's executable, runtime_tests say, runs as MEMCHECK_SHARDS GoogleTest
+#             shards, default 8, each its own job)
 #   bench     scripts/bench_report.sh (the benchmark table)
 #
 #   bash scripts/device_check.sh                 # all stages
@@ -23,6 +25,7 @@ CUWRAP_BUILD=${CUWRAP_BUILD:-$CUWRAP_ROOT/build}
 CUWRAP_JOBS=${CUWRAP_JOBS:-16}
 MEMCHECK_JOBS=${MEMCHECK_JOBS:-4}
 MEMCHECK_TESTS=${MEMCHECK_TESTS:-.}
+MEMCHECK_SHARDS=${MEMCHECK_SHARDS:-8}
 CTEST_JOBS=${CTEST_JOBS:-4}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 LOGS=${OUT:-$CUWRAP_BUILD/device-check}
@@ -111,12 +114,15 @@ if has_stage memcheck && [ -x "$sanitizer" ]; then
   # Tests of timing behaviour (*Overlaps*: kernels overlapping under programmatic
   # dependent launch) cannot hold under the sanitizer, which serialises kernels.
   export MEMCHECK_FILTER=${MEMCHECK_GTEST_FILTER:--*Loading*:*Overlaps*}
+  # memcheck_one <executable> [<shard> <shards>]: one executable, or one GoogleTest shard
+  # of it (GTEST_SHARD_INDEX of GTEST_TOTAL_SHARDS).
   memcheck_one() {
-    local exe=$1 name log rc errors verdict args=()
+    local exe=$1 shard=${2:-} shards=${3:-} name log rc errors verdict args=() env=()
     name=$(basename "$exe")
-    log="$LOGS/memcheck/$name.log"
-    [[ "$name" == *_test_* ]] && args=(--gtest_filter="$MEMCHECK_FILTER")
-    (cd "$(dirname "$exe")" && timeout 900 "$sanitizer" --tool memcheck --leak-check full \
+    log="$LOGS/memcheck/$name${shard:+.$shard}.log"
+    [[ "$name" == *_test_* || "$name" == *_tests ]] && args=(--gtest_filter="$MEMCHECK_FILTER")
+    [ -n "$shard" ] && env=(GTEST_SHARD_INDEX="$shard" GTEST_TOTAL_SHARDS="$shards")
+    (cd "$(dirname "$exe")" && env "${env[@]}" timeout 900 "$sanitizer" --tool memcheck --leak-check full \
       --report-api-errors explicit --error-exitcode 99 --print-limit 100000 "$exe" "${args[@]}") >"$log" 2>&1
     rc=$?
     errors=$(grep -oE 'ERROR SUMMARY: [0-9]+ error' "$log" | tail -1 | grep -oE '[0-9]+' || true)
@@ -151,11 +157,20 @@ if has_stage memcheck && [ -x "$sanitizer" ]; then
     elif [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
       verdict="FAILED (rc $rc)"
     fi
-    echo "    - $name: $verdict, ${errors:-?} errors (memcheck/$name.log)"
+    echo "    - $name${shard:+ (shard $shard of $shards)}: $verdict, ${errors:-?} errors (memcheck/$(basename "$log"))"
   }
   export -f memcheck_one
+  # A folder's executable (<folder>_tests) is split into shards, so that its tests run
+  # MEMCHECK_JOBS at a time as the one-file executables do.
   find "$CUWRAP_BUILD/tests" -maxdepth 2 -type f -executable \
-    \( -regex '.*/\(generated\|runtime\)_test_[a-z_0-9]*' -o -name docs_snippets \) | grep -E "$MEMCHECK_TESTS" | sort |
+    \( -regex '.*/\(generated\|runtime\)_tests?\(_[a-z_0-9]*\)?' -o -name docs_snippets \) | grep -E "$MEMCHECK_TESTS" | sort |
+    while read -r exe; do
+      if [[ "$exe" == *_tests ]]; then
+        for ((i = 0; i < MEMCHECK_SHARDS; i++)); do echo "$exe $i $MEMCHECK_SHARDS"; done
+      else
+        echo "$exe"
+      fi
+    done |
     xargs -P "$MEMCHECK_JOBS" -I{} bash -c 'memcheck_one {}' | sort >"$LOGS/memcheck/summary.txt"
   cat "$LOGS/memcheck/summary.txt" | tee -a "$SUMMARY"
   grep -qE 'MEMCHECK ERRORS|FAILED' "$LOGS/memcheck/summary.txt" && failed=1

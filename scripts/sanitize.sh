@@ -6,7 +6,10 @@
 #
 # The toolkit tests (Toolkit.*: they regenerate from the whole CUDA headers and compile
 # the result, slow under ASan) are left out unless CUWRAP_SANITIZE_EXCLUDE says
-# otherwise (a ctest -E regular expression; empty runs everything). The generator's
+# otherwise (a ctest -E regular expression; empty runs everything), and so are the
+# consumer tests (label consumer: they build cuwrap again from its sources or package
+# it, which the regular build's suite does) unless CUWRAP_SANITIZE_EXCLUDE_LABEL says
+# otherwise (a ctest -LE regular expression; empty: none). The generator's
 # other tests (rules, render, parse of the fixture headers, the command line) run. Tests that need a GPU skip without one.
 # Any sanitizer report fails its test (-fno-sanitize-recover=all, halt_on_error).
 set -euo pipefail
@@ -16,13 +19,18 @@ CUWRAP_BUILD=${CUWRAP_ASAN_BUILD:-$CUWRAP_ROOT/build-asan}
 CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 EXCLUDE=${CUWRAP_SANITIZE_EXCLUDE-^Toolkit[./]}
+EXCLUDE_LABEL=${CUWRAP_SANITIZE_EXCLUDE_LABEL-^consumer\$}
 
 # Warnings are not errors here: GCC's flow analysis under -fsanitize reports false
 # -Wmaybe-uninitialized in libstdc++ (<regex>, std::function); the regular build keeps
 # -Werror.
 # -O1 with line tables: fast enough to run, quick to compile, stack traces with lines.
 # The examples run only on a GPU (their tests skip without one): not built here.
-cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+# lld links where installed (as scripts/common.sh's builds do).
+linker=()
+command -v ld.lld >/dev/null && linker=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld
+  -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_MODULE_LINKER_FLAGS=-fuse-ld=lld)
+cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${linker[@]}" \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCUWRAP_SANITIZE=ON -DCUWRAP_WERROR=OFF -DCUWRAP_BUILD_BENCHMARKS=OFF \
   -DCUWRAP_BUILD_EXAMPLES=OFF \
   -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
@@ -48,6 +56,9 @@ cd "$CUWRAP_BUILD"
 ctest_args=(--output-on-failure -j "$CUWRAP_JOBS" --timeout 600)
 if [ -n "$EXCLUDE" ]; then
   ctest_args+=(-E "$EXCLUDE")
+fi
+if [ -n "$EXCLUDE_LABEL" ]; then
+  ctest_args+=(-LE "$EXCLUDE_LABEL")
 fi
 ctest "${ctest_args[@]}" "$@"
 # The IPC fuzz test's iterations, seeds and results (tests/fuzz/README.md): ctest keeps a

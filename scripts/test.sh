@@ -1,25 +1,73 @@
 #!/usr/bin/env bash
 # The whole test suite: install what is missing, build, run every test with ctest, then
-# check the handwritten code with clang-tidy and run the suite again under
-# AddressSanitizer + UndefinedBehaviorSanitizer. Tests that need a GPU skip with their
-# reason on a machine without one. The library, tests, examples and docs snippets are
-# also built against the CUDA 12.4 headers (the generator on, with g++-11) and the 12.6
-# headers (with clang++-14), and their suites run: the compiler matrix.
-# CUWRAP_QUICK=1 stops after those ctest runs. CUWRAP_WERROR=ON (what .ci/run sets) makes
-# warnings errors in the project's code; a user's build only warns.
+# check the formatting (clang-format) and the handwritten code and the tests with
+# clang-tidy, and run the suite again under AddressSanitizer + UndefinedBehaviorSanitizer
+# and the CPU-side concurrency tests under ThreadSanitizer. Tests that need a GPU skip with
+# their reason on a machine without one. The library, tests, examples and docs snippets
+# are also built against the CUDA 12.4 headers (the generator on, with g++-11) and the
+# 12.6 headers (with clang++-14), and their suites run: the compiler matrix.
+#
+#   bash scripts/test.sh            # everything (what CI runs, .ci/run)
+#   bash scripts/test.sh --quick    # the inner loop: build ./build, run its suite, stop
+#
+# --quick (or CUWRAP_QUICK=1) builds only ./build and runs its ctest suite, leaving out the
+# tests that build cuwrap again as a user would (label consumer) and the generator's
+# whole-toolkit regeneration (Toolkit.*): the full run has them. Extra arguments after
+# --quick go to that ctest (-R Stream, -L runtime, ...). CUWRAP_WERROR=ON (what .ci/run
+# sets) makes warnings errors in the project's code; a user's build only warns.
+# Each phase's time is printed ("== <phase>: N s") and summed at the end.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+quick=${CUWRAP_QUICK:-0}
+if [ "${1:-}" = --quick ]; then
+  quick=1
+  shift
+fi
+phases=()
+phase_start=$SECONDS
+# End the running phase: record its name and time.
+phase_done() {
+  phases+=("$1: $((SECONDS - phase_start)) s")
+  echo "== $1: $((SECONDS - phase_start)) s"
+  phase_start=$SECONDS
+}
+report_phases() {
+  echo "== phases"
+  printf '  %s\n' "${phases[@]}"
+  echo "  total: $SECONDS s"
+}
+trap report_phases EXIT
+
 cuwrap_install_missing
 cuwrap_install_test_tools
+phase_done "install"
+if [ "$quick" = 1 ]; then
+  CUWRAP_DEFAULT_BUILD_TYPE=Debug cuwrap_build
+  phase_done "build"
+  (cd "$CUWRAP_BUILD" && ctest --output-on-failure -j "$CUWRAP_JOBS" --timeout 600 \
+    -LE '^consumer$' -E '^Toolkit[./]' "$@")
+  phase_done "ctest"
+  exit 0
+fi
+echo "== clang-format"
+bash "$CUWRAP_ROOT/scripts/format.sh" --check
+phase_done "clang-format"
 CUWRAP_DEFAULT_BUILD_TYPE=Debug cuwrap_build
+phase_done "build"
 (cd "$CUWRAP_BUILD" && ctest --output-on-failure -j "$CUWRAP_JOBS" --timeout 600)
-CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/emulated_drivers.sh" 12.4 12.8  # older drivers
+phase_done "ctest"
+# The CPU suite as older drivers see it (the interposer answering as 12.4 and 12.8).
+CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/emulated_drivers.sh" 12.4 12.8
+phase_done "emulated drivers"
+echo "== clang-tidy"
+CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/tidy.sh"
+phase_done "clang-tidy"
 # The other toolkits (CUDA 12.4, 12.6 headers by default; CUWRAP_EXTRA_TOOLKITS="<root>..."
 # names others, "" none): library, tests, examples and docs snippets, then the CPU suite.
 cuwrap_build_other_toolkits
-if [ "${CUWRAP_QUICK:-0}" != 1 ]; then
-  echo "== clang-tidy"
-  CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/tidy.sh"
-  echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
-  bash "$CUWRAP_ROOT/scripts/sanitize.sh"
-  echo "== ThreadSanitizer (CPU-side concurrency)" && bash "$CUWRAP_ROOT/scripts/tsan.sh"
-fi
+phase_done "other toolkits"
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
+bash "$CUWRAP_ROOT/scripts/sanitize.sh"
+phase_done "asan+ubsan"
+echo "== ThreadSanitizer (CPU-side concurrency)"
+bash "$CUWRAP_ROOT/scripts/tsan.sh"
+phase_done "tsan"

@@ -16,11 +16,14 @@ CUWRAP_BUILD=${CUWRAP_TSAN_BUILD:-$CUWRAP_ROOT/build-tsan}
 CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
+# lld links where installed (as scripts/common.sh's builds do).
+ld=""
+command -v ld.lld >/dev/null && ld=-fuse-ld=lld
 cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BUILD_EXAMPLES=OFF -DCUWRAP_BUILD_BENCHMARKS=OFF \
   -DCUWRAP_WERROR=OFF -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
-  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread >/dev/null
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread $ld" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread $ld" >/dev/null
 cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS" --target faults_test_concurrency
 
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}

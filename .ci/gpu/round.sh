@@ -86,14 +86,14 @@ case "$phase" in
     ;;
   focus)
     # One short call on one GPU: the whole conformance suite and the generated layer's
-    # tests under ctest -j16, the runtime tests of IPC, graphs, graphics, pools and the
-    # program cache run directly, then the header-cost and wrapper-overhead benchmarks.
+    # tests under ctest -j16, the runtime tests (one executable, tests/runtime/*) run
+    # directly, then the header-cost and wrapper-overhead benchmarks.
     machine_setup
     dl=()
     [ -f .deps/dlpack/dlpack/dlpack.h ] && dl=(-DCUWRAP_DLPACK_INCLUDE_DIR="$CUWRAP_ROOT/.deps/dlpack")
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUWRAP_BUILD_GENERATOR=OFF \
       -DCUWRAP_BUILD_BENCHMARKS=ON -DCUWRAP_WERROR=OFF "${dl[@]}" >"$R/configure.log" 2>&1
-    targets=$(ninja -C build -t targets all | sed -nE 's/^((tests\/conformance\/([a-z]+\/)?)?conformance_[a-z_]+|tests\/(runtime_test_(memory_ipc|vmm_ipc|ipc_[a-z_]+|graph[a-z_]*|program_cache|memory_resources|pool_settings)|generated_test_[a-z_]+)|bench\/bench_(wrappers|header_compile)):.*/\1/p' | grep / | sort -u)
+    targets=$(ninja -C build -t targets all | sed -nE 's/^((tests\/conformance\/([a-z]+\/)?)?conformance_[a-z_]+|tests\/(runtime_tests|generated_tests?(_[a-z_]+)?)|bench\/bench_(wrappers|header_compile)):.*/\1/p' | grep / | sort -u)
     timeout 170 ninja -C build -j16 $targets >"$R/build.log" 2>&1
     echo "- build: rc $? ($(echo $targets | wc -w) targets)" | tee -a "$R/summary.md"
     grep -E 'error:' "$R/build.log" | head -10 | tee -a "$R/summary.md"
@@ -103,10 +103,11 @@ case "$phase" in
       tee -a "$R/summary.md"
     grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Subprocess aborted|Exception|Not Run)' "$R/ctest.log" |
       head -30 | tee -a "$R/summary.md"
-    ls build/tests/runtime_test_* 2>/dev/null | grep -v '\[' | grep -v '\.cmake$' |
-      timeout 60 xargs -P 8 -I{} sh -c '{} --gtest_brief=1 >"{}.log" 2>&1; echo "{}: rc $? $(grep -cE "^\[  FAILED  \] [A-Za-z]" "{}.log") failed, $(grep -E "^\[  PASSED  \]" "{}.log")"' |
-      sed "s|build/tests/||" | tee -a "$R/summary.md"
-    cp build/tests/runtime_test_*.log "$R/" 2>/dev/null
+    # In eight GoogleTest shards, eight at a time.
+    [ -x build/tests/runtime_tests ] && seq 0 7 |
+      timeout 60 xargs -P 8 -I{} sh -c 'GTEST_SHARD_INDEX={} GTEST_TOTAL_SHARDS=8 build/tests/runtime_tests --gtest_brief=1 >"build/tests/runtime_tests.{}.log" 2>&1; echo "runtime_tests shard {}: rc $? $(grep -cE "^\[  FAILED  \] [A-Za-z]" "build/tests/runtime_tests.{}.log") failed, $(grep -E "^\[  PASSED  \]" "build/tests/runtime_tests.{}.log")"' |
+      tee -a "$R/summary.md"
+    cp build/tests/runtime_tests.*.log "$R/" 2>/dev/null
     timeout 45 build/bench/bench_wrappers --benchmark_min_time=0.05 >"$R/bench_wrappers.txt" 2>&1
     grep -iE 'ratio|typed|raw' "$R/bench_wrappers.txt" | head -30 | tee -a "$R/summary.md"
     timeout 60 build/bench/bench_header_compile \

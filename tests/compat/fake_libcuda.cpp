@@ -622,7 +622,7 @@ CUresult fake_occupancy_max_potential_block_size(int* min_grid_size, int* block_
                                                  CUfunction /*function*/,
                                                  CUoccupancyB2DSize /*smem_for_block*/,
                                                  std::size_t dynamic_shared, int /*limit*/) {
-  *block_size = dynamic_shared > 48 * 1024 ? 128 : 256;
+  *block_size = dynamic_shared > std::size_t{48} * 1024 ? 128 : 256;
   *min_grid_size = 132 * (2048 / *block_size);
   return CUDA_SUCCESS;
 }

@@ -233,7 +233,7 @@ TEST_F(OldDriver, ScopedContextReportsAFailedRestoreAndDoesNotThrow) {
     const cuwrap::detail::ScopedContext scope(context);
     fail_in(1);  // the destructor's restore fails
   }
-  cuwrap::set_release_failure_handler(std::move(previous));
+  cuwrap::set_release_failure_handler(previous);
   const std::string expected =
       "cuCtxSetCurrent Context " + std::to_string(static_cast<int>(CUDA_ERROR_INVALID_CONTEXT));
   EXPECT_EQ(reports, std::vector<std::string>{expected});

@@ -251,7 +251,7 @@ TEST_F(IpcFuzz, BufferDescriptorsNeverYieldMoreThanWasShared) {
   const std::uint64_t n = iterations();
   std::mt19937_64 rng(seed() + 1);
   std::printf("IpcFuzz.BufferDescriptors: %llu iterations, seed %llu\n",
-              static_cast<unsigned long long>(n), static_cast<unsigned long long>(seed() + 1));
+              static_cast<unsigned long long>(n), static_cast<unsigned long long>(seed()) + 1);
   const IPCPoolId pool = random_pool(rng);
   cuwrap::DeviceMemoryResource mr = cuwrap::DeviceMemoryResource::from_allocation_handle(
       cuwrap::Device(0),

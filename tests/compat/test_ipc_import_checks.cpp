@@ -195,6 +195,7 @@ TEST_F(IpcImportOnFakeDriver, ConcurrentDuplicateImportsFreeOnceAndNeverTwice) {
   std::atomic<int> failures{0};
   std::atomic<int> other_address{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       start.arrive_and_wait();

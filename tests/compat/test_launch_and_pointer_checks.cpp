@@ -109,7 +109,7 @@ TEST_F(OnFakeDriver, ForElementsTakesTheOccupancyBlockAndRoundsTheGridUp) {
   EXPECT_EQ(config.shmem_size, 0U);
   EXPECT_EQ(LaunchConfig::for_elements(kernel, 1024).grid, cuwrap::Dim3(4));
   EXPECT_EQ(LaunchConfig::for_elements(kernel, 1025).grid, cuwrap::Dim3(5));
-  const LaunchConfig shared = LaunchConfig::for_elements(kernel, 1000, 64 * 1024);
+  const LaunchConfig shared = LaunchConfig::for_elements(kernel, 1000, std::size_t{64} * 1024);
   EXPECT_EQ(shared.block, cuwrap::Dim3(128)) << "the dynamic shared memory reaches the driver";
   EXPECT_EQ(shared.grid, cuwrap::Dim3(8));
   EXPECT_EQ(shared.shmem_size, 64U * 1024U);

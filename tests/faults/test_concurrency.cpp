@@ -123,7 +123,7 @@ TEST(Concurrency, ReleaseHandlerReplacedWhileOtherThreadsReport) {
       }
     }
   });
-  cuwrap::set_release_failure_handler(std::move(previous));
+  cuwrap::set_release_failure_handler(previous);
   const int reporters = kThreads - kThreads / 4;
   EXPECT_EQ(first.load() + second.load(), reporters * kReports)
       << "every report reaches exactly one installed handler";

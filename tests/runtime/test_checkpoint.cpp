@@ -133,6 +133,7 @@ TEST(Checkpoint, ChildSurvivesACheckpointAndRestore) {
   }
   env_strings.push_back(std::string(kChildFdVariable) + "=" + std::to_string(child_fd));
   std::vector<char*> envp;
+  envp.reserve(env_strings.size() + 1);
   for (std::string& s : env_strings) {
     envp.push_back(s.data());
   }

@@ -55,6 +55,7 @@ TEST(CopyBatchChecks, CountsNullAndClosedBuffers) {
                        }),
                        "dsts[0] is null"));
   Buffer moved_to = std::move(d0);  // leaves d0 closed
+  // NOLINTNEXTLINE(bugprone-use-after-move): the closed buffer is the argument tested
   const std::vector<Buffer*> closed_dst{&d0};
   EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
                          cuwrap::copy_batch(one_src, closed_dst, cuwrap::kPerThreadDefaultStream);

@@ -185,7 +185,7 @@ TEST(NoGpuBuffer, FailingFreeInCloseGoesToTheReleaseFailureHandler) {
     EXPECT_TRUE(buffer.is_open());  // nothing was freed: the destructor tries again
     EXPECT_TRUE(reports.empty());
   }  // the destructor's free fails too: reported, not thrown
-  cuwrap::set_release_failure_handler(std::move(previous));
+  cuwrap::set_release_failure_handler(previous);
   EXPECT_EQ(reports, std::vector<std::string>{"cuMemFree Buffer " +
                                                std::to_string(static_cast<int>(CUDA_ERROR_OUT_OF_MEMORY))});
 }
@@ -231,7 +231,7 @@ class RecordReleaseFailures {
   }
   RecordReleaseFailures(const RecordReleaseFailures&) = delete;
   RecordReleaseFailures& operator=(const RecordReleaseFailures&) = delete;
-  ~RecordReleaseFailures() { cuwrap::set_release_failure_handler(std::move(previous_)); }
+  ~RecordReleaseFailures() { cuwrap::set_release_failure_handler(previous_); }
 
  private:
   cuwrap::ReleaseFailureHandler previous_;
@@ -359,7 +359,7 @@ TEST(NoGpuReleaseFailure, StatefulHandlerCountsEveryReport) {
     a.close();
     EXPECT_EQ(count, 1);
   }
-  cuwrap::set_release_failure_handler(std::move(previous));
+  cuwrap::set_release_failure_handler(previous);
   EXPECT_EQ(count, 2);  // b's destructor; a, closed, reports nothing more
 }
 
@@ -374,7 +374,7 @@ TEST(NoGpuReleaseFailure, DefaultHandlerPrintsTheMessage) {
   cuwrap::detail::report_release_failure(NVRTC_ERROR_INVALID_INPUT, "nvrtcDestroyProgram",
                                          "Program");
   const std::string printed = testing::internal::GetCapturedStderr();
-  cuwrap::set_release_failure_handler(std::move(previous));
+  cuwrap::set_release_failure_handler(previous);
   EXPECT_NE(printed.find("cuwrap: warning: releasing Buffer: MemoryResource::deallocate failed: "
                          "pool is corrupt\n"),
             std::string::npos)

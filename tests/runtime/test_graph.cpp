@@ -192,6 +192,7 @@ TEST(GraphTypes, MovingAGraphHandsItOver) {
   // A Graph wrapping a made-up handle owns nothing: moving and closing it call no driver.
   const auto exec = reinterpret_cast<CUgraphExec>(std::uintptr_t{0x1000});
   Graph first = Graph::from_handle(exec);
+  // NOLINTBEGIN(bugprone-use-after-move): the moved-from owners are what is tested
   Graph second = std::move(first);
   EXPECT_EQ(second.handle(), exec);
   EXPECT_LOGIC_ERROR(first.handle(),
@@ -201,6 +202,7 @@ TEST(GraphTypes, MovingAGraphHandsItOver) {
   EXPECT_EQ(third.handle(), exec);
   EXPECT_LOGIC_ERROR(second.handle(),
                      "Graph::handle on a closed Graph");  // NOLINT(bugprone-use-after-move)
+  // NOLINTEND(bugprone-use-after-move)
   EXPECT_THROW(static_cast<void>(Graph::from_handle(nullptr)), std::invalid_argument);
 }
 

@@ -302,6 +302,7 @@ TEST_F(GreenContextTest, GreenStreamsAreNonBlockingOnly) {
 
 TEST_F(GreenContextTest, MovingAContextHandsItOver) {
   const SMResource all = device().resources().sm();
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): the copy is what is tested
   const SMResource copy = all;  // a copyable value: the copy describes the same SMs
   EXPECT_EQ(copy.sm_count(), all.sm_count());
   const SMResourceSplit split = copy.split({.count = {all.min_partition_size()}});

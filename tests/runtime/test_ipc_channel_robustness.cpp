@@ -45,6 +45,7 @@ std::string message_of(Call&& call) {
 // Open `n` descriptors, have `peer` send them with `bytes`, and close ours.
 void write_with_fds(const RawPeer& peer, std::span<const std::byte> bytes, int n) {
   std::vector<int> fds;
+  fds.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     fds.push_back(dev_null());
   }

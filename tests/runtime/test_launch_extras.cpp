@@ -191,7 +191,7 @@ TEST_F(LaunchExtrasGpu, HostFunctionExceptionGoesToTheHandler) {
   cuwrap::launch_host_func(stream(), [] { throw std::runtime_error("boom in a host function"); });
   cuwrap::launch_host_func(stream(), [&after] { after = true; });
   stream().sync();
-  cuwrap::set_host_function_error_handler(std::move(previous));
+  cuwrap::set_host_function_error_handler(previous);
   EXPECT_EQ(caught, "boom in a host function");
   EXPECT_TRUE(after) << "the stream goes on after a host function threw";
 }

@@ -185,10 +185,12 @@ TEST_F(ManagedGpu, PrefetchIsTheLastPrefetchLocationAndKeepsTheData) {
 
 TEST_F(ManagedGpu, BatchPrefetchReachesEveryBuffer) {
   std::vector<Buffer> buffers;
+  buffers.reserve(4);
   for (int i = 0; i < 4; ++i) {
     buffers.push_back(allocate(std::size_t{1} << (12 + i)));
   }
   std::vector<const Buffer*> pointers;
+  pointers.reserve(buffers.size());
   for (const Buffer& b : buffers) {
     pointers.push_back(&b);
   }

@@ -60,7 +60,7 @@ class TempDir {
     std::filesystem::remove_all(path_, ec);
   }
   std::filesystem::path write(const std::string& name, std::span<const char> bytes) const {
-    const std::filesystem::path file = path_ / name;
+    std::filesystem::path file = path_ / name;
     std::ofstream(file, std::ios::binary)
         .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     return file;

@@ -19,7 +19,7 @@ class ReleaseFailures {
              this})) {}
   ReleaseFailures(const ReleaseFailures&) = delete;
   ReleaseFailures& operator=(const ReleaseFailures&) = delete;
-  ~ReleaseFailures() { cuwrap::set_release_failure_handler(std::move(previous_)); }
+  ~ReleaseFailures() { cuwrap::set_release_failure_handler(previous_); }
 
   std::vector<cuwrap::ReleaseFailure> reports;  ///< in the order reported
 
