@@ -38,15 +38,15 @@ int gpu_status() {
   std::cout << "Driver " << nvml::nvmlSystemGetDriverVersion() << ", NVML "
             << nvml::nvmlSystemGetNVMLVersion() << ", CUDA "
             << cuwrap::version_string(cuwrap::driver_version()) << '\n';
-  std::cout << std::left << std::setw(4) << "#" << std::setw(28) << "name" << std::setw(7)
-            << "temp" << std::setw(16) << "power/limit" << std::setw(14) << "SM/mem MHz"
-            << std::setw(10) << "util" << std::setw(20) << "memory used/total" << "PCIe\n";
+  std::cout << std::left << std::setw(4) << "#" << std::setw(28) << "name" << std::setw(7) << "temp"
+            << std::setw(16) << "power/limit" << std::setw(14) << "SM/mem MHz" << std::setw(10)
+            << "util" << std::setw(20) << "memory used/total"
+            << "PCIe\n";
   for (const cuwrap::Device& device : cuwrap::Device::all()) {
     const nvmlDevice_t handle = nvml::nvmlDeviceGetHandleByUUID(("GPU-" + device.uuid()).c_str());
     unsigned int temperature = 0;
-    const bool has_temperature =
-        nvml::raw::nvmlDeviceGetTemperature(handle, NVML_TEMPERATURE_GPU, &temperature) ==
-        NVML_SUCCESS;
+    const bool has_temperature = nvml::raw::nvmlDeviceGetTemperature(handle, NVML_TEMPERATURE_GPU,
+                                                                     &temperature) == NVML_SUCCESS;
     const nvmlMemory_t memory = nvml::nvmlDeviceGetMemoryInfo(handle);
     const std::string power =
         reading([&] { return nvml::nvmlDeviceGetPowerUsage(handle) / 1000; }, "W") + "/" +

@@ -31,8 +31,8 @@ int pycuda_style() {
   cuwrap::Device device;
   device.set_current();
   const cuwrap::Kernel blur = cuwrap::Program(kSource, cuwrap::CodeType::Cxx)
-                                   .compile(cuwrap::TargetType::Cubin)
-                                   .get_kernel("blur_rows");
+                                  .compile(cuwrap::TargetType::Cubin)
+                                  .get_kernel("blur_rows");
 
   // The image, pitched as mem_alloc_pitch gives it, filled from the host row by row.
   const int width = 300;

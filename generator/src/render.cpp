@@ -854,10 +854,9 @@ void render_table(const std::filesystem::path& dir, const std::vector<OutputFile
     }
     own.insert("src/" + c.ns + ".cpp");
   }
-  const std::vector<OutputFile> table_files = {
-      {"include/cuwrap/detail/libraries.hpp", ""},
-      {"include/cuwrap/detail/library_errors.hpp", ""},
-      {"src/library_errors.cpp", ""}};
+  const std::vector<OutputFile> table_files = {{"include/cuwrap/detail/libraries.hpp", ""},
+                                               {"include/cuwrap/detail/library_errors.hpp", ""},
+                                               {"src/library_errors.cpp", ""}};
   for (const auto* list : {&written, &table_files}) {
     for (const auto& f : *list) {
       if (own.count(f.path) != 0) {

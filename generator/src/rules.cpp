@@ -463,7 +463,8 @@ std::string sized_buffer_reason(const Function& function, const LibraryConfig& c
     return text;
   };
   const auto ends_with = [](const std::string& text, std::string_view end) {
-    return text.size() >= end.size() && text.compare(text.size() - end.size(), end.size(), end) == 0;
+    return text.size() >= end.size() &&
+           text.compare(text.size() - end.size(), end.size(), end) == 0;
   };
   const auto& params = function.params;
   for (std::size_t i = 0; i < params.size(); ++i) {

@@ -174,8 +174,9 @@ TEST_F(TestCopyBatchStreamSemantics, test_capturing_stream_is_rejected) {
 
 TEST_F(TestCopyBatchStreamSemantics, test_legacy_default_stream_token_is_rejected) {
   make_h2d();
-  EXPECT_THROW(cuwrap::copy_batch(sources(srcs_), destinations(dsts_), cuwrap::kLegacyDefaultStream),
-               std::invalid_argument);
+  EXPECT_THROW(
+      cuwrap::copy_batch(sources(srcs_), destinations(dsts_), cuwrap::kLegacyDefaultStream),
+      std::invalid_argument);
 }
 
 TEST_F(TestCopyBatchStreamSemantics, test_per_thread_default_stream_token_is_accepted) {

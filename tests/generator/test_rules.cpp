@@ -388,12 +388,15 @@ TEST(KnownAbi, DefinesGiveVersionsAndNameWhatIsUnknown) {
 TEST(Rules, TwoCallBufferProtocolIsRawOnlyInTheLibraryOfTheProtocol) {
   // The shape of NVML's nvmlDeviceGetComputeRunningProcesses: the count is the array's
   // capacity in and the needed count out; one call with a made-up capacity is wrong.
-  const Function processes = function(
-      "fixDeviceGetProcesses",
-      {value("fixDevice_t", "device", "The device"),
-       pointer("unsigned int", "infoCount", "Reference in which to provide the infos array size, and to return the number of returned elements"),
-       pointer("fixProcessInfo_t", "infos", "Reference in which to return the process information")},
-      "nvmlReturn_t", "nvml.h");
+  const Function processes =
+      function("fixDeviceGetProcesses",
+               {value("fixDevice_t", "device", "The device"),
+                pointer("unsigned int", "infoCount",
+                        "Reference in which to provide the infos array size, and to return the "
+                        "number of returned elements"),
+                pointer("fixProcessInfo_t", "infos",
+                        "Reference in which to return the process information")},
+               "nvmlReturn_t", "nvml.h");
   LibraryConfig config = *library_config("nvml.h");
   const FunctionPlan sized = plan_function(processes, config);
   EXPECT_EQ(sized.shape, Shape::RawOnly);
@@ -404,20 +407,24 @@ TEST(Rules, TwoCallBufferProtocolIsRawOnlyInTheLibraryOfTheProtocol) {
   config.sized_buffer_status.clear();
   EXPECT_NE(plan_function(processes, config).shape, Shape::RawOnly);
   // Two plain outputs whose names say no count stay typed under the protocol.
-  const Function utilization = function(
-      "fixDeviceGetEncoderUtilization",
-      {value("fixDevice_t", "device", "The device"),
-       pointer("unsigned int", "utilization", "Reference to an unsigned int for encoder utilization info"),
-       pointer("unsigned int", "samplingPeriodUs", "Reference to an unsigned int for the sampling period")},
-      "nvmlReturn_t", "nvml.h");
+  const Function utilization =
+      function("fixDeviceGetEncoderUtilization",
+               {value("fixDevice_t", "device", "The device"),
+                pointer("unsigned int", "utilization",
+                        "Reference to an unsigned int for encoder utilization info"),
+                pointer("unsigned int", "samplingPeriodUs",
+                        "Reference to an unsigned int for the sampling period")},
+               "nvmlReturn_t", "nvml.h");
   EXPECT_EQ(plan_function(utilization, *library_config("nvml.h")).shape, Shape::Aggregate);
   // A count output beside other outputs, documented as a plain count, stays typed.
-  const Function stats = function(
-      "fixDeviceGetEncoderStats",
-      {value("fixDevice_t", "device", "The device"),
-       pointer("unsigned int", "sessionCount", "Reference to an unsigned int for count of active encoder sessions"),
-       pointer("unsigned int", "averageFps", "Reference to an unsigned int for trailing average FPS")},
-      "nvmlReturn_t", "nvml.h");
+  const Function stats =
+      function("fixDeviceGetEncoderStats",
+               {value("fixDevice_t", "device", "The device"),
+                pointer("unsigned int", "sessionCount",
+                        "Reference to an unsigned int for count of active encoder sessions"),
+                pointer("unsigned int", "averageFps",
+                        "Reference to an unsigned int for trailing average FPS")},
+               "nvmlReturn_t", "nvml.h");
   EXPECT_EQ(plan_function(stats, *library_config("nvml.h")).shape, Shape::Aggregate);
 }
 

@@ -311,8 +311,7 @@ TEST(ContextRefGpu, SetCurrentPushAndPopWorkWithoutAScope) {
       static_cast<void>(ContextRef::pop());
       ADD_FAILURE() << "pop with no context current was accepted";
     } catch (const std::logic_error& e) {
-      EXPECT_NE(std::string(e.what()).find("no context is current"), std::string::npos)
-          << e.what();
+      EXPECT_NE(std::string(e.what()).find("no context is current"), std::string::npos) << e.what();
     }
     const Device dev(0);
     cuwrap::Context own = dev.create_context();  // a regular context, not made current

@@ -163,9 +163,8 @@ TEST(CopyBatchChecks, OptionsAreCheckedBeforeTheDriver) {
   // A list pairs by index: one CopyOptions in a list is not applied to every copy (pass
   // the CopyOptions itself for that), as cuda.core refuses it.
   const std::vector<cuwrap::CopyOptions> one(1);
-  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         cuwrap::copy_batch(ops, cuwrap::kPerThreadDefaultStream, one);
-                       }),
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>(
+                           [&] { cuwrap::copy_batch(ops, cuwrap::kPerThreadDefaultStream, one); }),
                        "options length 1 does not match buffers length 2"));
   cuwrap::CopyOptions bad_order;
   bad_order.src_access_order = static_cast<cuwrap::MemcpySrcAccessOrder>(7);

@@ -21,12 +21,12 @@ namespace {
 
 #if CUWRAP_HAS_NVFATBIN
 // A builder, or a skip naming why libnvfatbin cannot be used.
-#define CUWRAP_FATBIN_BUILDER(name)                                   \
-  std::optional<cuwrap::FatbinBuilder> name;                          \
-  try {                                                               \
-    name.emplace();                                                   \
-  } catch (const cuwrap::LoadError& e) {                              \
-    GTEST_SKIP() << "needs libnvfatbin: " << e.what();                \
+#define CUWRAP_FATBIN_BUILDER(name)                    \
+  std::optional<cuwrap::FatbinBuilder> name;           \
+  try {                                                \
+    name.emplace();                                    \
+  } catch (const cuwrap::LoadError& e) {               \
+    GTEST_SKIP() << "needs libnvfatbin: " << e.what(); \
   }
 
 cuwrap::ObjectCode saxpy_cubin(const std::string& arch) {

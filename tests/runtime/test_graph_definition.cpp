@@ -402,9 +402,9 @@ TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
   {
     Graph graph = def.instantiate();
     graph.set_kernel_node(node, cooperative, kernels().add_to_counter, counter, 3u);
-    EXPECT_THROW(graph.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter,
-                                       3u),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        graph.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter, 3u),
+        std::invalid_argument);
     graph.launch(stream_);
     EXPECT_EQ(read_word(counter), 3u);
   }

@@ -193,7 +193,8 @@ static_assert(std::is_same_v<decltype(std::declval<const cuwrap::Device&>().memo
 
 TEST_F(HostMemoryTest, DefaultPoolTrimsToWhatItIsAskedToKeep) {
   cuwrap::DeviceMemoryResource& pool = device().memory_resource();
-  EXPECT_EQ(pool.attributes().release_threshold(), UINT64_MAX) << "raised on first use, as documented";
+  EXPECT_EQ(pool.attributes().release_threshold(), UINT64_MAX)
+      << "raised on first use, as documented";
   {
     cuwrap::Buffer big = device().allocate(std::size_t{64} << 20, stream());
     stream().sync();

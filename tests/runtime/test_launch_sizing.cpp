@@ -77,8 +77,9 @@ TEST_F(LaunchSizing, GivenDeviceGivenBlockAndLargestBlockFormsCoverEveryElementO
   const cuwrap::Kernel mark = code_->get_kernel("mark");
   const std::size_t n = 100003;
   const LaunchConfig on_device = LaunchConfig::for_elements(mark, n, device());
-  EXPECT_EQ(on_device.block.x,
-            static_cast<unsigned>(mark.occupancy(device()).max_potential_block_size(0).max_block_size));
+  EXPECT_EQ(
+      on_device.block.x,
+      static_cast<unsigned>(mark.occupancy(device()).max_potential_block_size(0).max_block_size));
   const LaunchConfig given = LaunchConfig::for_elements(n, 96);
   EXPECT_EQ(given.block, cuwrap::Dim3(96));
   const LaunchConfig largest = LaunchConfig::for_elements_largest_block(mark, n, device());

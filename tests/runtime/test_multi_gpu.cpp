@@ -131,9 +131,8 @@ TEST(PeerAccess, EnableReachesThePeersDefaultPoolAndDisableWithdrawsIt) {
   EXPECT_FALSE(has_device(pool1.peer_accessible_by(), d0));
   d0.enable_peer_access(d1);
   EXPECT_TRUE(has_device(pool1.peer_accessible_by(), d0));
-  EXPECT_FALSE(has_device(
-      d0.memory_resource().peer_accessible_by(),
-      d1));  // one-way: device 1 gets no access to device 0's pool
+  EXPECT_FALSE(has_device(d0.memory_resource().peer_accessible_by(),
+                          d1));  // one-way: device 1 gets no access to device 0's pool
 
   const cuwrap::testing::TestKernels kernels0(d0);
   const Stream s0 = d0.create_stream();

@@ -72,7 +72,8 @@ TEST(NvmlSmi, DeviceZeroAgreesWithNvidiaSmi) {
             NVML_SUCCESS);
   const std::string smi = output_of(
       "nvidia-smi --query-gpu=uuid,name,memory.total,pcie.link.width.current,"
-      "enforced.power.limit,temperature.gpu --format=csv,noheader,nounits --id=" + uuid);
+      "enforced.power.limit,temperature.gpu --format=csv,noheader,nounits --id=" +
+      uuid);
   if (smi.empty()) {
     GTEST_SKIP() << "nvidia-smi cannot be run";
   }

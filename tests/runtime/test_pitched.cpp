@@ -121,9 +121,9 @@ class PitchedGpu : public cuwrap::testing::DeviceStreamTest {
       return;
     }
     CUWRAP_REQUIRE_NVRTC();
-    code_.emplace(cuwrap::Program(std::string(cuwrap::kTextureFetchHelpers) + kKernels,
-                                  cuwrap::CodeType::Cxx)
-                      .compile(cuwrap::TargetType::Cubin));
+    code_.emplace(
+        cuwrap::Program(std::string(cuwrap::kTextureFetchHelpers) + kKernels, cuwrap::CodeType::Cxx)
+            .compile(cuwrap::TargetType::Cubin));
   }
   std::optional<cuwrap::ObjectCode> code_;
 };
@@ -202,10 +202,10 @@ TEST_F(PitchedGpu, LinearTexturesOfDoublesAndComplexDoubles) {
   cuwrap::Buffer dout = device().allocate(n * sizeof(double));
   cuwrap::Buffer cout = device().allocate(n * sizeof(std::complex<double>));
   const auto config = cuwrap::LaunchConfig::for_elements(n, 128);
-  cuwrap::launch(stream(), config, code_->get_kernel("fetch_doubles"), dtex.handle(),
-                 dout.handle(), n);
-  cuwrap::launch(stream(), config, code_->get_kernel("fetch_complex"), ctex.handle(),
-                 cout.handle(), n);
+  cuwrap::launch(stream(), config, code_->get_kernel("fetch_doubles"), dtex.handle(), dout.handle(),
+                 n);
+  cuwrap::launch(stream(), config, code_->get_kernel("fetch_complex"), ctex.handle(), cout.handle(),
+                 n);
   stream().sync();
   std::vector<double> twice(n);
   cuwrap::copy(twice, dout);

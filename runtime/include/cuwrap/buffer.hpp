@@ -118,15 +118,14 @@ class BufferRef {
   /// into this memory and return once the copy is done.
   template <detail::contiguous_range Range>
   requires std::is_trivially_copyable_v<detail::range_value_t<Range>>
-  void copy_from(const Range& host) const {
-    copy_from(std::as_bytes(detail::dynamic_span(host)));
-  }
+  void copy_from(const Range& host) const { copy_from(std::as_bytes(detail::dynamic_span(host))); }
   /// Copy this memory into a contiguous host range of trivially copyable elements
   /// (exactly size() bytes) and return once the copy is done.
   template <detail::contiguous_range Range>
-  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
-           !std::is_const_v<typename detail::span_of_t<Range>::element_type>)
-  void copy_to(Range&& host) const {
+  requires(
+      std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
+      !std::is_const_v<typename detail::span_of_t<Range>::element_type>) void copy_to(Range&& host)
+      const {
     copy_to(std::as_writable_bytes(detail::dynamic_span(host)));
   }
   /// Set every byte to `value`, ordered on `stream` (cuMemsetD8Async).
@@ -157,9 +156,7 @@ class BufferRef {
   void fill(int value, StreamRef stream) const;
   /// Set every byte to the character `value` (`fill('b', stream)`), as cuda.core's
   /// fill(b"b"); a negative char is its unsigned byte.
-  void fill(char value, StreamRef stream) const {
-    fill(static_cast<std::uint8_t>(value), stream);
-  }
+  void fill(char value, StreamRef stream) const { fill(static_cast<std::uint8_t>(value), stream); }
   /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t, std::uint32_t,
   /// int or char leaves the width unsaid; pass fill(value, width, stream) or a typed value.
   template <class T, class S>

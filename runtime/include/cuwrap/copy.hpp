@@ -19,8 +19,8 @@
 #include <cstddef>
 #include <optional>
 #include <span>
-#include <utility>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace cuwrap {
@@ -166,8 +166,8 @@ void copy_batch(std::span<const Buffer* const> srcs, std::span<Buffer* const> ds
 /// std::vector<Buffer>, std::array<Buffer, N> or std::vector<std::vector<std::byte>>.
 /// `options` holds one CopyOptions per copy (a list of another length, one included,
 /// is refused, as cuda.core refuses it); empty: the defaults. The overload taking one
-/// CopyOptions applies it to every copy. Sizes are the sources'; each destination must match. An empty batch is
-/// refused (std::invalid_argument), as cuda.core refuses empty lists.
+/// CopyOptions applies it to every copy. Sizes are the sources'; each destination must match. An
+/// empty batch is refused (std::invalid_argument), as cuda.core refuses empty lists.
 ///
 /// Throws std::invalid_argument, before any driver call, as the pointer form does, and
 /// for a count of options that is neither 0 nor the number of copies, an option
@@ -281,38 +281,38 @@ inline void copy(std::span<std::byte> dst, BufferRef src) { src.copy_to(dst); }
 /// size in bytes) and return once the copy is done.
 template <detail::contiguous_range Range>
 requires std::is_trivially_copyable_v<detail::range_value_t<Range>>
-void copy(BufferRef dst, const Range& src) {
-  dst.copy_from(src);
-}
+void copy(BufferRef dst, const Range& src) { dst.copy_from(src); }
 /// Copy `src` into a contiguous host range of trivially copyable elements (exactly its
 /// size in bytes) and return once the copy is done.
 template <detail::contiguous_range Range>
-requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
-         !std::is_const_v<typename detail::span_of_t<Range>::element_type>)
-void copy(Range&& dst, BufferRef src) {
+requires(
+    std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
+    !std::is_const_v<typename detail::span_of_t<Range>::element_type>) void copy(Range&& dst,
+                                                                                 BufferRef src) {
   src.copy_to(std::forward<Range>(dst));
 }
 /// Copy the elements of `src` into `dst` (typed device views, the same element type and
 /// count) and return once the copy is done.
 template <class T, class U>
-requires(std::is_same_v<std::remove_const_t<U>, T> && !std::is_const_v<T>)
-void copy(DeviceSpan<T> dst, DeviceSpan<U> src) {
-  detail::copy_elements_blocking("cuwrap::copy", dst.handle(), dst.size(), src.handle(),
-                                 src.size(), sizeof(T));
+requires(std::is_same_v<std::remove_const_t<U>, T> &&
+         !std::is_const_v<T>) void copy(DeviceSpan<T> dst, DeviceSpan<U> src) {
+  detail::copy_elements_blocking("cuwrap::copy", dst.handle(), dst.size(), src.handle(), src.size(),
+                                 sizeof(T));
 }
 /// Copy host elements of `T` (a contiguous range, exactly dst.size() of them) into `dst`
 /// and return once the copy is done.
 template <class T, detail::contiguous_range Range>
-requires(std::is_same_v<detail::range_value_t<Range>, T> && !std::is_const_v<T>)
-void copy(DeviceSpan<T> dst, const Range& src) {
+requires(std::is_same_v<detail::range_value_t<Range>, T> &&
+         !std::is_const_v<T>) void copy(DeviceSpan<T> dst, const Range& src) {
   dst.copy_from(std::span<const T>(detail::dynamic_span(src)));
 }
 /// Copy the elements of `src` into host elements of `T` (a contiguous range, exactly
 /// src.size() of them) and return once the copy is done.
 template <class T, detail::contiguous_range Range>
 requires(std::is_same_v<detail::range_value_t<Range>, std::remove_const_t<T>> &&
-         !std::is_const_v<typename detail::span_of_t<Range>::element_type>)
-void copy(Range&& dst, DeviceSpan<T> src) {
+         !std::is_const_v<typename detail::span_of_t<Range>::element_type>) void copy(Range&& dst,
+                                                                                      DeviceSpan<T>
+                                                                                          src) {
   src.copy_to(std::span<std::remove_const_t<T>>(detail::dynamic_span(dst)));
 }
 

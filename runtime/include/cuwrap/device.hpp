@@ -168,7 +168,8 @@ class Device {
   ///
   /// Needs CUDA 12.4 (toolkit and driver). Throws std::invalid_argument for no
   /// resources, a resource of another device or one from a dry-run split; DriverError
-  /// from cuDevResourceGenerateDesc / cuGreenCtxCreate. Defined in runtime/src/execution/context.cpp.
+  /// from cuDevResourceGenerateDesc / cuGreenCtxCreate. Defined in
+  /// runtime/src/execution/context.cpp.
   ///
   /// With empty resources, a regular context (cuCtxCreate with options.flags), which is
   /// not made current.

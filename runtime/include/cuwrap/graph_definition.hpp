@@ -86,7 +86,7 @@ struct AllocNodeParams {
 
 /// What a conditional node was made with (cuda.core's ConditionalNode.condition / cond_type).
 struct ConditionalNodeParams {
-  CUgraphConditionalHandle condition = 0;                 ///< The condition it reads.
+  CUgraphConditionalHandle condition = 0;                   ///< The condition it reads.
   CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;  ///< if, while or switch.
   unsigned size = 0;  ///< Its bodies: 1 (if, while), 2 (if/else) or the switch's count.
   /// Compare field by field.

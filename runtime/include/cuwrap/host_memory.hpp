@@ -58,7 +58,8 @@ class RegisteredHostMemoryRef {
   /// Return the registered bytes as `T`s; throws std::invalid_argument when the size is
   /// not a multiple of sizeof(T).
   template <class T>
-  requires std::is_trivially_copyable_v<T> std::span<T> host_span() const {
+  requires std::is_trivially_copyable_v<T> std::span<T> host_span()
+  const {
     const std::span<std::byte> bytes = host_span();
     require_multiple(sizeof(T));
     return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
@@ -154,8 +155,8 @@ RegisteredHostMemory register_host_memory(std::span<std::byte> memory,
 /// std::vector, std::array, C array or span); as register_host_memory(std::span<std::byte>).
 template <detail::contiguous_range Range>
 requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
-         !std::is_const_v<typename detail::span_of_t<Range>::element_type>)
-RegisteredHostMemory register_host_memory(Range&& memory, const HostRegisterOptions& options = {}) {
+         !std::is_const_v<typename detail::span_of_t<Range>::element_type>) RegisteredHostMemory
+    register_host_memory(Range&& memory, const HostRegisterOptions& options = {}) {
   return register_host_memory(std::as_writable_bytes(detail::dynamic_span(memory)), options);
 }
 

@@ -71,16 +71,18 @@ void copy_peer(BufferRef dst, BufferRef src, StreamRef stream);
 ///
 /// Throws std::invalid_argument naming both sizes when the element counts differ.
 template <class T, class U>
-requires(std::is_same_v<std::remove_const_t<U>, T> && !std::is_const_v<T>)
-void copy_peer(DeviceSpan<T> dst, DeviceSpan<U> src, StreamRef stream) {
+requires(std::is_same_v<std::remove_const_t<U>, T> &&
+         !std::is_const_v<T>) void copy_peer(DeviceSpan<T> dst, DeviceSpan<U> src,
+                                             StreamRef stream) {
   copy_peer(dst.bytes(), src.bytes(), stream);
 }
 /// Copy the elements of `src` on `src_device` into `dst` on `dst_device`, ordered on
 /// `stream`; as copy_peer(BufferRef, const Device&, BufferRef, const Device&, StreamRef).
 template <class T, class U>
-requires(std::is_same_v<std::remove_const_t<U>, T> && !std::is_const_v<T>)
-void copy_peer(DeviceSpan<T> dst, const Device& dst_device, DeviceSpan<U> src,
-               const Device& src_device, StreamRef stream) {
+requires(std::is_same_v<std::remove_const_t<U>, T> &&
+         !std::is_const_v<T>) void copy_peer(DeviceSpan<T> dst, const Device& dst_device,
+                                             DeviceSpan<U> src, const Device& src_device,
+                                             StreamRef stream) {
   copy_peer(dst.bytes(), dst_device, src.bytes(), src_device, stream);
 }
 

@@ -35,7 +35,8 @@ class PitchedBufferRef {
   ///
   /// Throws std::invalid_argument as above, and when the rows reach past the buffer's
   /// size (naming both).
-  PitchedBufferRef(BufferRef buffer, std::size_t width_bytes, std::size_t height, std::size_t pitch);
+  PitchedBufferRef(BufferRef buffer, std::size_t width_bytes, std::size_t height,
+                   std::size_t pitch);
   /// Return a view of memory of any library (as the constructor); nothing frees it.
   static PitchedBufferRef from_handle(CUdeviceptr ptr, std::size_t width_bytes, std::size_t height,
                                       std::size_t pitch) {
@@ -66,7 +67,8 @@ class PitchedBufferRef {
   /// 0: packed, width_bytes()) into this region, ordered on `stream` (cuMemcpy2DAsync).
   ///
   /// Throws std::invalid_argument when `host` is smaller than the rows it must hold.
-  void copy_from(std::span<const std::byte> host, StreamRef stream, std::size_t host_pitch = 0) const;
+  void copy_from(std::span<const std::byte> host, StreamRef stream,
+                 std::size_t host_pitch = 0) const;
   /// Copy this region's rows into `host` (rows `host_pitch` bytes apart; 0: packed),
   /// ordered on `stream`.
   void copy_to(std::span<std::byte> host, StreamRef stream, std::size_t host_pitch = 0) const;
@@ -78,15 +80,14 @@ class PitchedBufferRef {
   /// region and return once the copy is done.
   template <detail::contiguous_range Range>
   requires std::is_trivially_copyable_v<detail::range_value_t<Range>>
-  void copy_from(const Range& host) const {
-    copy_from(std::as_bytes(detail::dynamic_span(host)));
-  }
+  void copy_from(const Range& host) const { copy_from(std::as_bytes(detail::dynamic_span(host))); }
   /// Copy this region's rows into a contiguous host range of trivially copyable elements,
   /// packed, and return once the copy is done.
   template <detail::contiguous_range Range>
-  requires(std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
-           !std::is_const_v<typename detail::span_of_t<Range>::element_type>)
-  void copy_to(Range&& host) const {
+  requires(
+      std::is_trivially_copyable_v<detail::range_value_t<Range>> &&
+      !std::is_const_v<typename detail::span_of_t<Range>::element_type>) void copy_to(Range&& host)
+      const {
     copy_to(std::as_writable_bytes(detail::dynamic_span(host)));
   }
   /// Set every byte of the rows (not the padding) to `value` (cuMemsetD2D8Async).

@@ -176,9 +176,7 @@ void ensure_current_context(int ordinal) {
   }
 }
 
-unsigned long long context_id(CUcontext context) {
-  return driver::cuCtxGetId(context);
-}
+unsigned long long context_id(CUcontext context) { return driver::cuCtxGetId(context); }
 
 std::atomic<unsigned long long> g_destroyed_context_count{0};
 
@@ -254,8 +252,7 @@ void ContextUse::translate(const DriverErrorFrame& frame, CUresult code, const c
   if (code == CUDA_ERROR_DEINITIALIZED || !context_is_gone(use.context_, use.id_)) {
     return;
   }
-  const std::string detail =
-      std::string(function) + " answered " + std::string(to_string(code));
+  const std::string detail = std::string(function) + " answered " + std::string(to_string(code));
   throw_context_destroyed(use.object_, use.handle_, use.id_, use.operation_, detail.c_str());
 }
 
@@ -273,8 +270,7 @@ ScopedContext::ScopedContext(int ordinal) : ScopedContext(primary_context(ordina
 ScopedContext::~ScopedContext() {
   if (restore_) {
     // Where restoring fails, the context set here stays current: reported, not thrown.
-    report_release_failure(driver::raw::cuCtxSetCurrent(previous_), "cuCtxSetCurrent",
-                           "Context");
+    report_release_failure(driver::raw::cuCtxSetCurrent(previous_), "cuCtxSetCurrent", "Context");
   }
 }
 

@@ -54,10 +54,10 @@ StatusError::StatusError(ReleaseFailureKind library, int status, std::string_vie
 ContextDestroyedError::ContextDestroyedError(std::string object, unsigned long long context_id,
                                              const std::string& operation,
                                              const std::string& detail)
-    : DriverError(CUDA_ERROR_CONTEXT_IS_DESTROYED, operation,
-                  Message{object + ": its context (id " + std::to_string(context_id) +
-                          ") was destroyed (" + operation + (detail.empty() ? "" : "; " + detail) +
-                          ")"}),
+    : DriverError(
+          CUDA_ERROR_CONTEXT_IS_DESTROYED, operation,
+          Message{object + ": its context (id " + std::to_string(context_id) + ") was destroyed (" +
+                  operation + (detail.empty() ? "" : "; " + detail) + ")"}),
       object_(std::move(object)),
       context_id_(context_id) {}
 

@@ -218,8 +218,8 @@ void cuLinkAddData(CUlinkState state, CUjitInputType type, std::span<const std::
   cuLinkAddData(state, type, input_pointer(data.data()), data.size(), name, {}, {});
 }
 
-void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text,
-                   const char* name, JitOptions& jit) {
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text, const char* name,
+                   JitOptions& jit) {
   const TerminatedText terminated(text);
   cuLinkAddData(state, type, std::as_bytes(std::span(terminated.view)), name, jit);
 }

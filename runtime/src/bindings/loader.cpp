@@ -107,8 +107,9 @@ OpenedLibrary open_library(Library library) {
   if (!li.generated) {
     opened.error = std::string("cuwrap: ") + li.header +
                    " was not found when cuwrap's bindings were generated, so cuwrap cannot "
-                   "call " + li.display + ". Regenerate cuwrap from a toolkit that has " +
-                   li.header + " (cuwrap-gen looks next to cuda.h and, for nvvm.h, in "
+                   "call " +
+                   li.display + ". Regenerate cuwrap from a toolkit that has " + li.header +
+                   " (cuwrap-gen looks next to cuda.h and, for nvvm.h, in "
                    "../nvvm/include).";
     return opened;
   }
@@ -133,15 +134,14 @@ OpenedLibrary open_library(Library library) {
     reasons += "\n  " + path + ": " + (why != nullptr ? why : "not found");
   }
   if (opened.handle == nullptr) {
-    opened.error = std::string("cuwrap: cannot load ") + li.display + " (tried:" + reasons +
-                   ")\n" +
-                   (library == Library::Driver
-                        ? "Install the NVIDIA driver (it provides libcuda.so.1), or set "
-                          "CUWRAP_LIBCUDA to the path of libcuda.so."
-                        : std::string("Add the directory holding ") + li.soname +
-                              " (in the CUDA toolkit's " + li.lib_dirs +
-                              ") to LD_LIBRARY_PATH, set CUDA_HOME, or set " + li.env +
-                              " to the library's path.");
+    opened.error =
+        std::string("cuwrap: cannot load ") + li.display + " (tried:" + reasons + ")\n" +
+        (library == Library::Driver
+             ? "Install the NVIDIA driver (it provides libcuda.so.1), or set "
+               "CUWRAP_LIBCUDA to the path of libcuda.so."
+             : std::string("Add the directory holding ") + li.soname + " (in the CUDA toolkit's " +
+                   li.lib_dirs + ") to LD_LIBRARY_PATH, set CUDA_HOME, or set " + li.env +
+                   " to the library's path.");
     return opened;
   }
   if (library == Library::Driver) {
@@ -281,8 +281,8 @@ void* try_resolve_entry(Library library, std::size_t index, bool per_thread) noe
 int loaded_driver_version() {
   const OpenedLibrary& lib = opened(Library::Driver);
   if (!lib.error.empty()) {
-    throw LoadError(lib.handle != nullptr ? lib.path : std::string(info(Library::Driver).soname), "",
-                    lib.error);
+    throw LoadError(lib.handle != nullptr ? lib.path : std::string(info(Library::Driver).soname),
+                    "", lib.error);
   }
   return lib.driver_version;
 }

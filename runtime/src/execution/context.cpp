@@ -56,7 +56,7 @@ bool is_live_green_context(CUcontext context) noexcept {
 // (cuCtxCreate; `green` null).
 struct GreenContextState : RefCounted {
   CUgreenCtx green = nullptr;
-  CUcontext context = nullptr;         // cuCtxFromGreenCtx(green), or cuCtxCreate's
+  CUcontext context = nullptr;        // cuCtxFromGreenCtx(green), or cuCtxCreate's
   unsigned long long context_id = 0;  // cuCtxGetId(context): the kernels' cache key
   int device_id = -1;
 
@@ -109,10 +109,11 @@ void ref_release(const GreenContextState* state) noexcept { release_counted(stat
 
 namespace {
 
-constexpr int kGreenContextVersion = 12040;        // cuGreenCtxCreate, cuDevSmResourceSplitByCount
-constexpr int kGreenStreamVersion = 12050;         // cuGreenCtxStreamCreate
-constexpr int kIgnoreCoschedulingVersion = 12060;  // CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
-constexpr int kStructuredSplitVersion = 13010;     // cuDevSmResourceSplit
+constexpr int kGreenContextVersion = 12040;  // cuGreenCtxCreate, cuDevSmResourceSplitByCount
+constexpr int kGreenStreamVersion = 12050;   // cuGreenCtxStreamCreate
+constexpr int kIgnoreCoschedulingVersion =
+    12060;                                      // CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
+constexpr int kStructuredSplitVersion = 13010;  // cuDevSmResourceSplit
 
 // The split granularity the driver documents per architecture, for headers and drivers
 // that do not report it in CUdevSmResource: {minimum group size, alignment}.
@@ -174,8 +175,8 @@ std::size_t check_split_options(const SMResourceOptions& options, unsigned avail
   }
   for (std::size_t i = 0; i < options.count.size(); ++i) {
     if (options.count[i] > available) {
-      fail("SMResourceOptions::count[" + std::to_string(i) + "] = " +
-           std::to_string(options.count[i]) + " exceeds the " + std::to_string(available) +
+      fail("SMResourceOptions::count[" + std::to_string(i) +
+           "] = " + std::to_string(options.count[i]) + " exceeds the " + std::to_string(available) +
            " SMs of this resource");
     }
   }
@@ -195,12 +196,14 @@ unsigned split_flags(const SMResourceOptions& options) {
     return 0;
   }
 #if CUDA_VERSION >= 12060
-  detail::require_driver(kIgnoreCoschedulingVersion,
-                         "SMResourceOptions::backfill (CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING)");
+  detail::require_driver(
+      kIgnoreCoschedulingVersion,
+      "SMResourceOptions::backfill (CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING)");
   return CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING;
 #else
-  detail::throw_toolkit_too_old(kIgnoreCoschedulingVersion,
-                                "SMResourceOptions::backfill (CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING)");
+  detail::throw_toolkit_too_old(
+      kIgnoreCoschedulingVersion,
+      "SMResourceOptions::backfill (CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING)");
 #endif
 }
 
@@ -315,8 +318,10 @@ SMResourceSplit SMResource::split_by_count(unsigned count, unsigned wanted, unsi
                                                          &remaining, flags, count),
                 "cuDevSmResourceSplitByCount");
   if (made == 0) {
-    fail("the driver made no group of at least " + std::to_string(count) + " SMs from this "
-         "resource's " + std::to_string(sm_count()) + " SMs");
+    fail("the driver made no group of at least " + std::to_string(count) +
+         " SMs from this "
+         "resource's " +
+         std::to_string(sm_count()) + " SMs");
   }
   SMResourceSplit split;
   split.groups.reserve(made);
@@ -344,15 +349,14 @@ SMResourceSplit SMResource::split_in_steps(const std::vector<unsigned>& counts, 
     CUdevResource group{};
     CUdevResource rest{};
     unsigned made = 1;
-    detail::check(driver::raw::cuDevSmResourceSplitByCount(&group, &made, &current, &rest, flags,
-                                                           counts[i]),
-                  "cuDevSmResourceSplitByCount");
+    detail::check(
+        driver::raw::cuDevSmResourceSplitByCount(&group, &made, &current, &rest, flags, counts[i]),
+        "cuDevSmResourceSplitByCount");
     if (made == 0) {
       fail("SMResourceOptions::count[" + std::to_string(i) + "] = " + std::to_string(counts[i]) +
            ": the driver made no group of that size from the " +
-           std::to_string(current.sm.smCount) + " SMs left after groups 0.." +
-           std::to_string(i) + " of " + join(counts) + " (this resource has " +
-           std::to_string(sm_count()) + ")");
+           std::to_string(current.sm.smCount) + " SMs left after groups 0.." + std::to_string(i) +
+           " of " + join(counts) + " (this resource has " + std::to_string(sm_count()) + ")");
     }
     split.groups.push_back(from_split(group, !dry_run, holder));
     const bool last = i + 1 == counts.size();
@@ -368,8 +372,8 @@ SMResourceSplit SMResource::split_in_steps(const std::vector<unsigned>& counts, 
       fail("SMResourceOptions::count " + join(counts) + ": " + std::to_string(left) +
            " SMs are left for group " + std::to_string(i + 1) + " (at least " +
            std::to_string(counts[i + 1]) + ") after group " + std::to_string(i) + " took " +
-           std::to_string(group.sm.smCount) + " (this resource has " +
-           std::to_string(sm_count()) + ")");
+           std::to_string(group.sm.smCount) + " (this resource has " + std::to_string(sm_count()) +
+           ")");
     }
     std::vector<CUdevResource> leftover{rest};
     Device owner(device_id_);
@@ -380,15 +384,15 @@ SMResourceSplit SMResource::split_in_steps(const std::vector<unsigned>& counts, 
   return split;
 }
 
-SMResourceSplit SMResource::split_structured(const SMResourceOptions& options,
-                                             bool dry_run) const {
+SMResourceSplit SMResource::split_structured(const SMResourceOptions& options, bool dry_run) const {
 #if CUDA_VERSION >= 13010
   detail::require_driver(kStructuredSplitVersion,
                          "SMResourceOptions::coscheduled_sm_count and "
                          "preferred_coscheduled_sm_count (cuDevSmResourceSplit)");
   if (options.backfill) {
-    fail("SMResourceOptions::backfill cannot be combined with coscheduled_sm_count or "
-         "preferred_coscheduled_sm_count (the structured split takes co-scheduling per group)");
+    fail(
+        "SMResourceOptions::backfill cannot be combined with coscheduled_sm_count or "
+        "preferred_coscheduled_sm_count (the structured split takes co-scheduling per group)");
   }
   const std::size_t groups = options.count.empty() ? 1 : options.count.size();
   std::vector<CU_DEV_SM_RESOURCE_GROUP_PARAMS> params(groups);
@@ -407,8 +411,8 @@ SMResourceSplit SMResource::split_structured(const SMResourceOptions& options,
       detail::resolve_driver_proc("cuDevSmResourceSplit", kStructuredSplitVersion));
   std::vector<CUdevResource> result(groups);
   CUdevResource remaining{};
-  detail::check(split_function(result.data(), static_cast<unsigned>(groups), &resource_,
-                               &remaining, 0, params.data()),
+  detail::check(split_function(result.data(), static_cast<unsigned>(groups), &resource_, &remaining,
+                               0, params.data()),
                 "cuDevSmResourceSplit");
   SMResourceSplit split;
   split.groups.reserve(groups);
@@ -435,11 +439,10 @@ SMResource DeviceResources::sm() const {
                                green_ != nullptr ? green_->context_id : 0, "Context",
                                green_ != nullptr ? green_->green : nullptr, "DeviceResources::sm");
   const CUdevResource resource =
-      green_ != nullptr ? driver::cuGreenCtxGetDevResource(green_->green, CU_DEV_RESOURCE_TYPE_SM)
-                        : driver::cuDeviceGetDevResource(Device(device_id_).handle(),
-                                                         CU_DEV_RESOURCE_TYPE_SM);
-  const auto [min_size, alignment] =
-      granularity_of(resource, documented_granularity(device_id_));
+      green_ != nullptr
+          ? driver::cuGreenCtxGetDevResource(green_->green, CU_DEV_RESOURCE_TYPE_SM)
+          : driver::cuDeviceGetDevResource(Device(device_id_).handle(), CU_DEV_RESOURCE_TYPE_SM);
+  const auto [min_size, alignment] = granularity_of(resource, documented_granularity(device_id_));
   return SMResource(resource, device_id_, min_size, alignment, true);
 }
 
@@ -516,7 +519,8 @@ const detail::GreenContextState& Context::state(const char* operation) const {
 
 Stream Context::create_stream(const StreamOptions& options) const {
   const detail::GreenContextState& s = state("create_stream");
-  const detail::ContextUse use(s.context, s.context_id, "Context", s.green, "Context::create_stream");
+  const detail::ContextUse use(s.context, s.context_id, "Context", s.green,
+                               "Context::create_stream");
   if (s.green == nullptr) {
     const detail::ScopedContext scope(s.context);
     const auto [least, greatest] = driver::cuCtxGetStreamPriorityRange();
@@ -527,7 +531,8 @@ Stream Context::create_stream(const StreamOptions& options) const {
     return adopt_or_destroy(handle, state_);
   }
 #if CUDA_VERSION >= 12050
-  detail::require_driver(kGreenStreamVersion, "streams in a green context (cuGreenCtxStreamCreate)");
+  detail::require_driver(kGreenStreamVersion,
+                         "streams in a green context (cuGreenCtxStreamCreate)");
   if (!options.nonblocking) {
     throw std::invalid_argument(
         "Context::create_stream: StreamOptions::nonblocking must be true: streams of a "

@@ -110,7 +110,8 @@ ContextRef ContextRef::push() const {
 ContextRef ContextRef::pop() {
   detail::ensure_driver_initialized();
   if (detail::current_context() == nullptr) {
-    throw std::logic_error("ContextRef::pop: no context is current on this thread (nothing to pop)");
+    throw std::logic_error(
+        "ContextRef::pop: no context is current on this thread (nothing to pop)");
   }
   return ContextRef(driver::cuCtxPopCurrent());
 }

@@ -32,7 +32,8 @@ GraphDefinition own_graph(CUgraph graph) {
 }
 
 GraphBuilderState::GraphBuilderState(Stream s, int ordinal, CUcontext ctx, Kind k)
-    : node_scope(Ref<GraphNodeScope>::adopt(new GraphNodeScope())),  // NOLINT(cppcoreguidelines-owning-memory)
+    : node_scope(Ref<GraphNodeScope>::adopt(
+          new GraphNodeScope())),  // NOLINT(cppcoreguidelines-owning-memory)
       stream(std::move(s)),
       device(ordinal),
       context(ctx),

@@ -85,8 +85,7 @@ CUkernelNodeAttrValue kernel_node_attribute(CUgraphNode node, CUkernelNodeAttrID
 }
 
 std::string dims(const Dim3& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) +
-         ")";
+  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
 }
 
 }  // namespace

@@ -52,9 +52,10 @@ std::string device_name(const DLDevice& device) {
 void require_dlpack(const char* function) {
   if (!has_dlpack()) {
     throw UnsupportedError(
-        function, "dlpack/dlpack.h at configure time; cuwrap was built without it (install "
-                  "libdlpack-dev or pass -DCUWRAP_DLPACK_INCLUDE_DIR=<dir holding "
-                  "dlpack/dlpack.h>, with CUWRAP_WITH_DLPACK on)");
+        function,
+        "dlpack/dlpack.h at configure time; cuwrap was built without it (install "
+        "libdlpack-dev or pass -DCUWRAP_DLPACK_INCLUDE_DIR=<dir holding "
+        "dlpack/dlpack.h>, with CUWRAP_WITH_DLPACK on)");
   }
 }
 
@@ -133,7 +134,8 @@ Managed* export_tensor(const Buffer* buffer, DLDataType dtype, std::span<const s
   context->owner = take();
   context->managed.manager_ctx = context.get();
   context->managed.deleter = [](Managed* self) {
-    delete static_cast<ExportContext<Managed>*>(self->manager_ctx);  // NOLINT(cppcoreguidelines-owning-memory)
+    delete static_cast<ExportContext<Managed>*>(
+        self->manager_ctx);  // NOLINT(cppcoreguidelines-owning-memory)
   };
   return &context.release()->managed;
 }
@@ -153,9 +155,7 @@ class DLPackOwner : public MemoryResource {
   }
   bool is_device_accessible() const override { return device_.device_type != kDLCPU; }
   bool is_host_accessible() const override { return device_.device_type != kDLCUDA; }
-  int device_id() const override {
-    return device_.device_type == kDLCUDA ? device_.device_id : -1;
-  }
+  int device_id() const override { return device_.device_type == kDLCUDA ? device_.device_id : -1; }
   DLDevice device() const { return device_; }
 
  private:
@@ -233,16 +233,20 @@ void dlpack_stream_wait(StreamRef producer, StreamRef consumer) {
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
                            std::span<const std::int64_t> strides) {
   return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, {}, [&] {
-    return BufferOwner(new Buffer(std::move(buffer)), &detail::delete_owner<Buffer>);  // NOLINT(cppcoreguidelines-owning-memory)
+    return BufferOwner(new Buffer(std::move(buffer)),
+                       &detail::delete_owner<Buffer>);  // NOLINT(cppcoreguidelines-owning-memory)
   });
 }
 
 DLManagedTensor* to_dlpack(Buffer&& buffer, DLDataType dtype, std::span<const std::int64_t> shape,
                            std::span<const std::int64_t> strides, StreamRef producer,
                            StreamRef consumer) {
-  return export_tensor<DLManagedTensor>(&buffer, dtype, shape, strides, {&producer, &consumer}, [&] {
-    return BufferOwner(new Buffer(std::move(buffer)), &detail::delete_owner<Buffer>);  // NOLINT(cppcoreguidelines-owning-memory)
-  });
+  return export_tensor<DLManagedTensor>(
+      &buffer, dtype, shape, strides, {&producer, &consumer}, [&] {
+        return BufferOwner(
+            new Buffer(std::move(buffer)),
+            &detail::delete_owner<Buffer>);  // NOLINT(cppcoreguidelines-owning-memory)
+      });
 }
 
 namespace detail {
@@ -290,8 +294,8 @@ DLPackTensor DLPackTensor::from_dlpack(DLManagedTensor* tensor, int device_id) {
   return imported;
 }
 
-DLPackTensor DLPackTensor::from_dlpack(DLManagedTensor* tensor, int device_id,
-                                       StreamRef producer, StreamRef consumer) {
+DLPackTensor DLPackTensor::from_dlpack(DLManagedTensor* tensor, int device_id, StreamRef producer,
+                                       StreamRef consumer) {
   DLPackTensor imported = from_dlpack(tensor, device_id);
   dlpack_stream_wait(producer, consumer);  // on failure `imported` runs the deleter
   return imported;

@@ -1,7 +1,7 @@
 // StridedMemoryView, and TensorMapDescriptor::from_tiled over one. See
 // cuwrap/strided_memory_view.hpp.
-#include <cuwrap/strided_memory_view.hpp>
 #include <cuwrap/memory_resource.hpp>
+#include <cuwrap/strided_memory_view.hpp>
 #include <cuwrap/tensor_map.hpp>
 
 #include <stdexcept>
@@ -165,12 +165,12 @@ std::size_t strided_extent_bytes(const char* where, std::span<const std::int64_t
   bool empty = false;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) {
-      throw std::invalid_argument(std::string(where) + ": shape[" + std::to_string(i) + "] = " +
-                                  std::to_string(shape[i]) + " is negative");
+      throw std::invalid_argument(std::string(where) + ": shape[" + std::to_string(i) +
+                                  "] = " + std::to_string(shape[i]) + " is negative");
     }
     if (strides[i] < 0) {
-      throw std::invalid_argument(std::string(where) + ": strides[" + std::to_string(i) + "] = " +
-                                  std::to_string(strides[i]) +
+      throw std::invalid_argument(std::string(where) + ": strides[" + std::to_string(i) +
+                                  "] = " + std::to_string(strides[i]) +
                                   " is negative; cuwrap takes only non-negative strides");
     }
     if (shape[i] == 0) {

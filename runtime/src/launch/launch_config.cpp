@@ -89,25 +89,25 @@ void check_residency(const LaunchConfig& config, long long resident_blocks, cons
 LaunchConfig LaunchConfig::for_elements(const Kernel& kernel, std::size_t count,
                                         std::size_t dynamic_shared_bytes) {
   refuse_no_elements(count);
-  return linear_config(
-      count, occupancy_block(kernel, kernel.occupancy(), dynamic_shared_bytes),
-      dynamic_shared_bytes);
+  return linear_config(count, occupancy_block(kernel, kernel.occupancy(), dynamic_shared_bytes),
+                       dynamic_shared_bytes);
 }
 
 LaunchConfig LaunchConfig::for_elements(const Kernel& kernel, std::size_t count,
                                         const Device& device, std::size_t dynamic_shared_bytes) {
   refuse_no_elements(count);
-  return linear_config(
-      count, occupancy_block(kernel, kernel.occupancy(device), dynamic_shared_bytes),
-      dynamic_shared_bytes);
+  return linear_config(count,
+                       occupancy_block(kernel, kernel.occupancy(device), dynamic_shared_bytes),
+                       dynamic_shared_bytes);
 }
 
 LaunchConfig LaunchConfig::for_elements(std::size_t count, unsigned block_size,
                                         std::size_t dynamic_shared_bytes) {
   refuse_no_elements(count);
   if (block_size == 0) {
-    throw std::invalid_argument("LaunchConfig::for_elements: block_size is 0 (a block needs a "
-                                "thread)");
+    throw std::invalid_argument(
+        "LaunchConfig::for_elements: block_size is 0 (a block needs a "
+        "thread)");
   }
   return linear_config(count, block_size, dynamic_shared_bytes);
 }

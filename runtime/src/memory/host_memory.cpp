@@ -103,8 +103,8 @@ void RegisteredHostMemoryRef::require_open(const char* operation) const {
 void RegisteredHostMemoryRef::require_multiple(std::size_t element_size) const {
   if (size_ % element_size != 0) {
     throw std::invalid_argument("RegisteredHostMemory::host_span: " + std::to_string(size_) +
-                                " bytes are not a whole number of " +
-                                std::to_string(element_size) + "-byte elements");
+                                " bytes are not a whole number of " + std::to_string(element_size) +
+                                "-byte elements");
   }
 }
 

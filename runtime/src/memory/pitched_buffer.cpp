@@ -52,8 +52,8 @@ std::size_t host_pitch_of(const char* operation, std::size_t span_bytes, std::si
   }
   const std::size_t needed = host_extent(width, height, pitch);
   if (span_bytes < needed) {
-    throw std::invalid_argument(std::string("PitchedBuffer::") + operation + ": the host span has " +
-                                std::to_string(span_bytes) + " bytes; " +
+    throw std::invalid_argument(std::string("PitchedBuffer::") + operation +
+                                ": the host span has " + std::to_string(span_bytes) + " bytes; " +
                                 rows_text(width, height, pitch) + " need " +
                                 std::to_string(needed));
   }
@@ -127,7 +127,8 @@ void PitchedBufferRef::copy_from(std::span<const std::byte> host, StreamRef stre
 void PitchedBufferRef::copy_to(std::span<std::byte> host, StreamRef stream,
                                std::size_t host_pitch) const {
   require_open("copy_to");
-  const std::size_t pitch = host_pitch_of("copy_to", host.size(), width_bytes_, height_, host_pitch);
+  const std::size_t pitch =
+      host_pitch_of("copy_to", host.size(), width_bytes_, height_, host_pitch);
   copy_2d(Pitched2D{reinterpret_cast<CUdeviceptr>(host.data()), pitch}, *this, width_bytes_,
           height_, stream);
 }
@@ -256,9 +257,9 @@ void PitchedBuffer::close() noexcept {
 PitchedBuffer PitchedBuffer::allocate(int device_id, std::size_t width_bytes, std::size_t height,
                                       unsigned element_size_bytes) {
   if (width_bytes == 0 || height == 0) {
-    throw std::invalid_argument("Device::allocate_pitched: " +
-                                rows_text(width_bytes, height, width_bytes) +
-                                " is empty; give a width and a height above 0");
+    throw std::invalid_argument(
+        "Device::allocate_pitched: " + rows_text(width_bytes, height, width_bytes) +
+        " is empty; give a width and a height above 0");
   }
   if (element_size_bytes != 4 && element_size_bytes != 8 && element_size_bytes != 16) {
     throw std::invalid_argument("Device::allocate_pitched: element_size_bytes " +

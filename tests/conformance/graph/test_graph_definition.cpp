@@ -277,16 +277,15 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
                      EXPECT_NE(p.src, 0U);
                      EXPECT_EQ(p.size, kAllocSize);
                    }});
-  cases.push_back({"child_graph", CU_GRAPH_NODE_TYPE_GRAPH,
-                   [](GraphDefinition& g) {
-                     GraphDefinition child;
-                     child.launch({}, one_thread(), graph_kernels().empty_kernel);
-                     child.launch({}, one_thread(), graph_kernels().empty_kernel);
-                     return g.embed({}, child);
-                   },
-                   [](GraphNode n) {
-                     EXPECT_EQ(cuwrap::child_graph_node_graph(n).node_count(), 2U);
-                   }});
+  cases.push_back(
+      {"child_graph", CU_GRAPH_NODE_TYPE_GRAPH,
+       [](GraphDefinition& g) {
+         GraphDefinition child;
+         child.launch({}, one_thread(), graph_kernels().empty_kernel);
+         child.launch({}, one_thread(), graph_kernels().empty_kernel);
+         return g.embed({}, child);
+       },
+       [](GraphNode n) { EXPECT_EQ(cuwrap::child_graph_node_graph(n).node_count(), 2U); }});
   cases.push_back({"host_callback",
                    CU_GRAPH_NODE_TYPE_HOST,
                    [](GraphDefinition& g) { return g.callback({}, [] {}); },

@@ -24,8 +24,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -230,8 +230,14 @@ TEST_F(GraphNodeUpdate, test_destroyed_definition_node_rejects_update) {
   const GraphNode kernel = g.launch({}, one_thread(), graph_kernels().add_one, a.address());
   const GraphNode record = g.record({}, replacement);
   const std::vector<std::pair<GraphNode, std::function<void(const GraphNode&)>>> cases{
-      {memset, [&](const GraphNode& n) { g.set_memset_params(n, {a.address(), 0x22, 1, 4, 1, 0}); }},
-      {memcpy, [&](const GraphNode& n) { g.set_memcpy_params(n, {a.address(), a.address(), 2}); }},
+      {memset,
+       [&](const GraphNode& n) {
+         g.set_memset_params(n, {a.address(), 0x22, 1, 4, 1, 0});
+       }},
+      {memcpy,
+       [&](const GraphNode& n) {
+         g.set_memcpy_params(n, {a.address(), a.address(), 2});
+       }},
       {kernel,
        [&](const GraphNode& n) {
          g.set_kernel_params(n, one_thread(), graph_kernels().add_one, a.address());
