@@ -40,7 +40,9 @@ const std::vector<LibraryConfig>& library_configs() {
     driver.success = "CUDA_SUCCESS";
     driver.error_string = "cuGetErrorString";
     driver.error_string_out = true;
-    driver.log_what = "the JIT error log of a failed JIT call";
+    driver.log_what =
+        "the JIT error log of a failed JIT call, or the driver's own log lines of the "
+        "failure (CUDA 12.9+ drivers)";
     driver.version_function = "cuDriverGetVersion";
     driver.handwritten_throw = true;
     rows.push_back(driver);

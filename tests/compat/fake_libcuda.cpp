@@ -115,8 +115,45 @@ CUresult fake_ctx_get_device(CUdevice* device) {
   *device = kFakeDevice;
   return CUDA_SUCCESS;
 }
+// The driver's log buffer (CUDA 12.9: cuLogsCurrent, cuLogsDumpToMemory): each failed
+// cuCtxSynchronize writes a line, as the real driver writes its reasons.
+std::mutex g_log_mutex;
+std::vector<std::string> g_logs;
+int g_log_dumps = 0;
+
+void write_log(std::string line) {
+  const std::lock_guard<std::mutex> lock(g_log_mutex);
+  g_logs.push_back(std::move(line));
+}
+#if CUDA_VERSION >= 12090
+CUresult fake_logs_current(CUlogIterator* iterator, unsigned int /*flags*/) {
+  const std::lock_guard<std::mutex> lock(g_log_mutex);
+  *iterator = static_cast<CUlogIterator>(g_logs.size());
+  return CUDA_SUCCESS;
+}
+CUresult fake_logs_dump_to_memory(CUlogIterator* iterator, char* buffer, std::size_t* size,
+                                  unsigned int /*flags*/) {
+  const std::lock_guard<std::mutex> lock(g_log_mutex);
+  ++g_log_dumps;
+  std::string text;
+  for (std::size_t i = iterator != nullptr ? *iterator : 0; i < g_logs.size(); ++i) {
+    text += g_logs[i] + "\n";
+  }
+  if (iterator != nullptr) {
+    *iterator = static_cast<CUlogIterator>(g_logs.size());
+  }
+  if (text.size() >= *size) {
+    *size = 0;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::memcpy(buffer, text.c_str(), text.size() + 1);
+  *size = text.size();
+  return CUDA_SUCCESS;
+}
+#endif
 CUresult fake_ctx_synchronize() {
   if (t_current != kFakeContext) {
+    write_log("[cuCtxSynchronize] the current context is not the fake's");
     return CUDA_ERROR_INVALID_CONTEXT;
   }
   g_synchronized_with = t_current;
@@ -776,6 +813,10 @@ const Entry kEntries[] = {
     {"cuCtxPushCurrent", 4000, as_pointer(fake_ctx_push_current)},
     {"cuCtxPopCurrent", 4000, as_pointer(fake_ctx_pop_current)},
     {"cuCtxSynchronize", 2000, as_pointer(fake_ctx_synchronize)},
+#if CUDA_VERSION >= 12090
+    {"cuLogsCurrent", 12090, as_pointer(fake_logs_current)},
+    {"cuLogsDumpToMemory", 12090, as_pointer(fake_logs_dump_to_memory)},
+#endif
     {"cuStreamGetCtx", 9020, as_pointer(fake_stream_get_ctx)},
     {"cuCtxGetId", 12000, as_pointer(fake_ctx_get_id)},
     {"cuDevicePrimaryCtxRetain", 7000, as_pointer(fake_primary_ctx_retain)},
@@ -924,6 +965,9 @@ int cuwrap_fake_bad_import_frees() { return g_bad_import_frees; }
 /// The CU_JIT_MAX_REGISTERS value and the number of options of the last cuModuleLoadDataEx.
 unsigned cuwrap_fake_jit_max_registers() { return g_jit_max_registers; }
 unsigned cuwrap_fake_jit_options() { return g_jit_options; }
+
+/// How many cuLogsDumpToMemory calls ran so far.
+int cuwrap_fake_log_dumps() { return g_log_dumps; }
 
 /// How many cuMemcpyAsync calls ran so far.
 int cuwrap_fake_memcpy_async_calls() { return g_memcpy_async_calls; }

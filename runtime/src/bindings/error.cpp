@@ -5,6 +5,7 @@
 #include <cuwrap/jit_options.hpp>
 
 #include "bindings/driver_error_frame.hpp"
+#include "bindings/driver_log.hpp"
 
 #include <cstdio>
 #include <exception>
@@ -229,7 +230,8 @@ void throw_driver_error(CUresult code, const char* function) {
             "; no CUDA context is current on this thread: make one current first "
             "(cuwrap::Device::set_current(), or cuCtxSetCurrent / cuCtxPushCurrent)");
   }
-  throw DriverError(code, function);
+  // The driver's own words about the failure (12.9+ drivers), read only here.
+  throw DriverError(code, function, driver_log_since_last_failure());
 }
 
 void throw_jit_error(CUresult code, const char* function, std::string error_log) {

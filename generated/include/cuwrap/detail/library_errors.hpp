@@ -18,11 +18,11 @@ namespace cuwrap {
 class DriverError : public StatusError {
  public:
   /// Build the error for `code` returned by the C function `function`, with `log`,
-  /// the JIT error log of a failed JIT call (may be empty).
+  /// the JIT error log of a failed JIT call, or the driver's own log lines of the failure (CUDA 12.9+ drivers) (may be empty).
   DriverError(CUresult code, std::string function, std::string log = {});
   /// Return the CUresult that was returned.
   CUresult code() const noexcept { return static_cast<CUresult>(status()); }
-  /// Return log(), the JIT error log of a failed JIT call: the name before every exception's log was log().
+  /// Return log(), the JIT error log of a failed JIT call, or the driver's own log lines of the failure (CUDA 12.9+ drivers): the name before every exception's log was log().
   const std::string& error_log() const noexcept { return log(); }
   /// Build the error of a failed JIT call: what() is the status's message followed by
   /// `log` on the next lines (when not empty); log() returns it.
