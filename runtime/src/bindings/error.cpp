@@ -37,7 +37,7 @@ std::string message_with_log(std::string message, const std::string& log) {
 
 StatusError::StatusError(ReleaseFailureKind library, int status, std::string_view name,
                          std::string function, std::string_view description, std::string log)
-    : Error(with_log(detail::failure_message(function, name, description), log)),
+    : Error(message_with_log(detail::failure_message(function, name, description), log)),
       library_(library),
       status_(status),
       name_(name),
