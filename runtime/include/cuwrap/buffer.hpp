@@ -129,9 +129,7 @@ class BufferRef {
   void fill(int value, StreamRef stream) const;
   /// Set every byte to the character `value` (`fill('b', stream)`), as cuda.core's
   /// fill(b"b"); a negative char is its unsigned byte.
-  void fill(char value, StreamRef stream) const {
-    fill(static_cast<std::uint8_t>(value), stream);
-  }
+  void fill(char value, StreamRef stream) const { fill(static_cast<std::uint8_t>(value), stream); }
   /// Not a fill: a value of a type other than std::uint8_t, std::uint16_t, std::uint32_t,
   /// int or char leaves the width unsaid; pass fill(value, width, stream) or a typed value.
   template <class T, class S>

@@ -60,7 +60,7 @@ class GraphMemoryAttributes {
 /// cuMemFreeAsync does. A buffer that outlives the resource object still frees this way.
 class GraphMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): the legacy default stream never captures
+  using MemoryResource::allocate;  // allocate(size): the legacy default stream never captures
   /// Use `device`'s graph memory pool.
   explicit GraphMemoryResource(const Device& device);
   GraphMemoryResource(const GraphMemoryResource&) = delete;

@@ -236,7 +236,7 @@ struct DeviceMemoryResourceOptions {
 /// holds one file descriptor (close-on-exec) until close().
 class DeviceMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Use `device`'s default memory pool, or a new pool as `options` ask.
   ///
   /// Throws DriverError when the device does not support memory pools.
@@ -391,7 +391,7 @@ struct PinnedMemoryResourceOptions {
 /// allocation stream reaches it: sync the stream before touching it from the host.
 class PinnedMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Create the resource (and its pool, when the driver supports host pools).
   ///
   /// A driver that answers it has no host pools gets the cuMemHostAlloc fallback; any
@@ -455,7 +455,7 @@ class PinnedMemoryResource : public MemoryResource {
 /// still uses the memory completes before the memory goes away.
 class LegacyPinnedMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Create the resource (no driver call).
   LegacyPinnedMemoryResource();
 
@@ -488,7 +488,7 @@ struct ManagedMemoryResourceOptions {
 /// Allocation is synchronous; deallocate() syncs the stream, then cuMemFree.
 class ManagedMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Create the resource (no driver call).
   ManagedMemoryResource();
   /// Create the resource; allocations follow `options`.

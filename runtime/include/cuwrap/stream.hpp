@@ -129,9 +129,8 @@ class StreamRef {
   /// Never calls the driver: the stream's context is looked up when an operation needs
   /// it. Stream::from_handle is this function: a view is a StreamRef, never a Stream.
   static StreamRef from_handle(CUstream handle) noexcept {
-    return handle == nullptr
-               ? StreamRef(detail::DefaultStreamTag{}, detail::kLegacyStreamBits)
-               : StreamRef(reinterpret_cast<std::uintptr_t>(handle), nullptr);
+    return handle == nullptr ? StreamRef(detail::DefaultStreamTag{}, detail::kLegacyStreamBits)
+                             : StreamRef(reinterpret_cast<std::uintptr_t>(handle), nullptr);
   }
 
   /// Block the calling thread until all work queued on the stream is done.

@@ -32,7 +32,7 @@ namespace cuwrap {
 /// \endcode
 class SynchronousMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Allocate memory of `device` (no driver call until the first allocation).
   explicit SynchronousMemoryResource(const Device& device);
   /// Allocate memory of the device with ordinal `device_id`.

@@ -103,7 +103,7 @@ struct IPCVirtualBuffer {
 /// \endcode
 class VirtualMemoryResource : public MemoryResource {
  public:
-  using MemoryResource::allocate;    // allocate(size): on the legacy default stream
+  using MemoryResource::allocate;  // allocate(size): on the legacy default stream
   /// Create the resource for `device`.
   ///
   /// Throws UnsupportedError when the device lacks virtual memory management (or

@@ -212,8 +212,9 @@ Device Event::device() const {
   if (context_ != nullptr) {
     return Device(detail::device_of_context(context_));
   }
-  throw std::logic_error("Event::device: unknown for an event opened from an IPC descriptor "
-                         "without a device");
+  throw std::logic_error(
+      "Event::device: unknown for an event opened from an IPC descriptor "
+      "without a device");
 }
 
 }  // namespace cuwrap

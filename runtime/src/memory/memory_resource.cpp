@@ -634,8 +634,7 @@ Buffer LegacyPinnedMemoryResource::allocate(std::size_t size, StreamRef stream) 
   return Buffer::adopt(ptr, size, this, stream);
 }
 
-void LegacyPinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size,
-                                               StreamRef stream) {
+void LegacyPinnedMemoryResource::deallocate(CUdeviceptr ptr, std::size_t size, StreamRef stream) {
   free_host_after_sync<kLegacyPinnedName>(ptr, size, stream);
 }
 
