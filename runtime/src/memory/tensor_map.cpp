@@ -291,8 +291,7 @@ CUtensorMap encode_im2col(CUdeviceptr address, std::optional<std::size_t> availa
 
 }  // namespace
 
-TensorMapDescriptor TensorMapDescriptor::from_tiled(BufferRef buffer,
-                                                    CUtensorMapDataType dtype,
+TensorMapDescriptor TensorMapDescriptor::from_tiled(BufferRef buffer, CUtensorMapDataType dtype,
                                                     std::span<const std::uint64_t> shape,
                                                     std::span<const std::uint64_t> strides,
                                                     std::span<const std::uint32_t> box,

@@ -172,8 +172,7 @@ Buffer VirtualMemoryResource::allocate(std::size_t size, StreamRef stream) {
   }
 }
 
-void VirtualMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/,
-                                       StreamRef stream) {
+void VirtualMemoryResource::deallocate(CUdeviceptr ptr, std::size_t /*size*/, StreamRef stream) {
   if (ptr == 0) {
     return;
   }
