@@ -69,8 +69,7 @@ std::string driver_log_since_last_failure() noexcept {
       // The first failure reads what the driver kept; later ones what came since.
       const CUresult status = driver::raw::cuLogsDumpToMemory(
           reader.started ? &reader.iterator : nullptr, buffer.data(), &size, 0);
-      if (!reader.started &&
-          driver::raw::cuLogsCurrent(&reader.iterator, 0) == CUDA_SUCCESS) {
+      if (!reader.started && driver::raw::cuLogsCurrent(&reader.iterator, 0) == CUDA_SUCCESS) {
         reader.started = true;
       }
       if (status == CUDA_SUCCESS && size != 0) {
