@@ -43,8 +43,7 @@ int pycuda_style() {
   }
   cuwrap::PitchedBuffer pitched = device.allocate_pitched(width * sizeof(float), height);
   pitched.copy_from(image);  // blocking, as memcpy2D
-  const cuwrap::TextureObject texture(static_cast<const cuwrap::PitchedBufferRef&>(pitched),
-                                      cuwrap::texture_format_of<float>());
+  const cuwrap::TextureObject texture(pitched, cuwrap::texture_format_of<float>());
 
   // The result lands in host memory the program already had, registered and mapped.
   std::vector<float> result(image.size(), -1.0f);

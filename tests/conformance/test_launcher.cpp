@@ -287,7 +287,8 @@ extern "C" __global__ void memory_ops(float* data, size_t N) {
 
   cuwrap::LegacyPinnedMemoryResource pinned;
   for (cuwrap::MemoryResource* resource :
-       {&device().memory_resource(), static_cast<cuwrap::MemoryResource*>(&pinned)}) {
+       {static_cast<cuwrap::MemoryResource*>(&device().memory_resource()),
+        static_cast<cuwrap::MemoryResource*>(&pinned)}) {
     SCOPED_TRACE(resource->is_host_accessible() ? "pinned" : "device");
     cuwrap::Buffer buffer = resource->allocate(kSize * sizeof(float), stream);
     buffer.copy_from(std::as_bytes(std::span<const float>(original)), stream);

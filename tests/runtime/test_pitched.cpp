@@ -172,8 +172,7 @@ TEST_F(PitchedGpu, TextureOverPitchedMemorySamplesEachElement) {
     values[i] = 0.25F * static_cast<float>(i);
   }
   image.copy_from(values);
-  cuwrap::TextureObject texture(static_cast<const PitchedBufferRef&>(image),
-                                cuwrap::texture_format_of<float>());
+  cuwrap::TextureObject texture(image, cuwrap::texture_format_of<float>());
   cuwrap::Buffer out = device().allocate(values.size() * sizeof(float), stream());
   cuwrap::launch(stream(), {.grid = {1, static_cast<unsigned>(height)}, .block = 64},
                  code_->get_kernel("sample_pitched"), texture.handle(), out.as<float>(), width,
