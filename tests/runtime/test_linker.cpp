@@ -202,7 +202,7 @@ TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
     } catch (const cuwrap::DriverError& e) {
       EXPECT_EQ(e.function(), "cuLinkComplete");
     }
-    EXPECT_TRUE(contains(linker.error_log(), "helper_func")) << linker.error_log();
+    EXPECT_TRUE(contains(linker.get_error_log(), "helper_func")) << linker.get_error_log();
     return;
   }
   try {

@@ -493,7 +493,7 @@ TEST(Program, BadPtxThrowsNvJitLinkErrorWithLog) {
     // The driver's linker rejects it in cuLinkAddData, in a context.
     CUWRAP_REQUIRE_GPU();
     try {
-      static_cast<void>(program.compile(TargetType::Cubin, {}, &log));
+      static_cast<void>(program.compile(TargetType::Cubin, {}, {.log = &log}));
       FAIL() << "expected DriverError (" << expected_link_backend().reason << ")";
     } catch (const cuwrap::DriverError& e) {
       EXPECT_EQ(e.function(), "cuLinkAddData");
