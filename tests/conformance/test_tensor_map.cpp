@@ -187,7 +187,7 @@ TEST_F(TestTensorMapReplaceAddress, test_replace_address_requires_device_accessi
   TensorMapDescriptor map = map_of(first);
   alignas(16) static thread_local float host[1024] = {};
   cuwrap::Buffer host_buffer =
-      cuwrap::testing::fake_buffer(reinterpret_cast<CUdeviceptr>(host), sizeof(host));
+      cuwrap::testing::fake_host_buffer(reinterpret_cast<CUdeviceptr>(host), sizeof(host));
   EXPECT_THROW(map.replace_address(host_buffer), std::invalid_argument);
   host_buffer.close();
 }

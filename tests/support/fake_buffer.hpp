@@ -32,4 +32,23 @@ inline Buffer fake_buffer(CUdeviceptr ptr, std::size_t size) {
   return Buffer::adopt(ptr, size, &no_free_resource());
 }
 
+/// The NoFreeResource of host memory the device cannot reach (pageable host memory).
+class HostNoFreeResource final : public MemoryResource {
+ public:
+  using MemoryResource::allocate;
+  Buffer allocate(std::size_t /*size*/, StreamRef /*stream*/) override {
+    throw std::logic_error("HostNoFreeResource allocates nothing");
+  }
+  void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, StreamRef /*stream*/) override {}
+  bool is_device_accessible() const override { return false; }
+  bool is_host_accessible() const override { return true; }
+};
+
+/// Return an open Buffer over host memory at `ptr` that the device cannot reach and whose
+/// close() frees nothing.
+inline Buffer fake_host_buffer(CUdeviceptr ptr, std::size_t size) {
+  static auto* resource = new HostNoFreeResource();  // NOLINT(cppcoreguidelines-owning-memory)
+  return Buffer::adopt(ptr, size, resource);
+}
+
 }  // namespace cuwrap::testing
