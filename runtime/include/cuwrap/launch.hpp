@@ -280,8 +280,9 @@ void with_packed_arguments(Fn&& fn, const Args&... args) {
   constexpr std::size_t kCount = sizeof...(Args);
   PackedArguments<std::index_sequence_for<Args...>, typename LaunchArgument<Args>::type...>
       converted{{LaunchArgument<Args>::convert(args)}...};
+  // A DeviceSpan<T> argument is passed as its T*: the pointer's size is the one meant.
   static constexpr std::array<std::size_t, kCount> kSizes{
-      sizeof(typename LaunchArgument<Args>::type)...};
+      sizeof(typename LaunchArgument<Args>::type)...};  // NOLINT(bugprone-sizeof-expression)
   static constexpr std::array<std::string_view, kCount> kNames{
       type_name<typename LaunchArgument<Args>::type>()...};
   std::array<void*, kCount> pointers = converted.pointers();

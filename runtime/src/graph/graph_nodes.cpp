@@ -359,7 +359,7 @@ GraphNode GraphBuilder::add_kernel_node(std::span<const GraphNode> dependencies,
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_KERNEL);
   detail::to_kernel_node_params(config, kernel, s.context, args, params.kernel);
   s.attachments->retain(kernel);
-  const GraphNode node = add_node(dependencies, params, "add_kernel");
+  GraphNode node = add_node(dependencies, params, "add_kernel");
   detail::apply_launch_attributes(node.handle(), config, detail::LaunchAttributeRule::NewNode,
                                   "GraphBuilder::add_kernel");
   return node;

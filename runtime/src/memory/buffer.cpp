@@ -89,6 +89,7 @@ void copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stre
 
 }  // namespace
 
+// NOLINTNEXTLINE(bugprone-exception-escape): the moved-from address and size form a valid BufferRef
 Buffer::Buffer(Buffer&& other) noexcept
     : BufferRef(std::exchange(other.ptr_, kClosedAddress), std::exchange(other.size_, 0)),
       link_(std::move(other.link_)),

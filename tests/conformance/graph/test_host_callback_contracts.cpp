@@ -84,7 +84,7 @@ TEST_F(GraphHostCallbackContracts, test_python_callback_exception_is_reported_as
     after.launch(stream);
     stream.sync();
   }
-  cuwrap::set_host_function_error_handler(std::move(previous));
+  cuwrap::set_host_function_error_handler(previous);
 
   EXPECT_EQ(ran, std::vector<std::string>{"callback"});
   EXPECT_EQ(records, std::vector<std::string>{"runtime_error: callback raised"});
