@@ -295,7 +295,7 @@ TEST_F(GraphDefinitionMutation, test_adjacency_set_property_setter) {
   GraphDefinition g;
   const GraphNode hub = g.empty();
   const GraphNode a = g.empty(), b = g.empty(), c = g.empty();
-  const auto set_succ = [&](std::vector<GraphNode> to) {
+  const auto set_succ = [&](const std::vector<GraphNode>& to) {
     for (const GraphNode& n : g.successors(hub)) {
       g.remove_edge(hub, n);
     }
@@ -303,7 +303,7 @@ TEST_F(GraphDefinitionMutation, test_adjacency_set_property_setter) {
       g.add_edge(hub, n);
     }
   };
-  const auto set_pred = [&](std::vector<GraphNode> from) {
+  const auto set_pred = [&](const std::vector<GraphNode>& from) {
     for (const GraphNode& n : g.predecessors(hub)) {
       g.remove_edge(n, hub);
     }
