@@ -47,6 +47,22 @@ class LaunchSizing : public cuwrap::testing::DeviceStreamTest {
         cuwrap::Program(kKernels, cuwrap::CodeType::Cxx).compile(cuwrap::TargetType::Cubin));
   }
 
+  // Check `config` against the device and `mark`, launch it over `n` elements, and expect
+  // each marked exactly once.
+  void expect_each_element_marked_once(const LaunchConfig& config, const cuwrap::Kernel& mark,
+                                       std::size_t n) {
+    EXPECT_NO_THROW(config.check(device(), mark));
+    cuwrap::Buffer out = device().allocate(n * sizeof(unsigned), stream());
+    out.fill(std::uint8_t{0}, stream());
+    cuwrap::launch(stream(), config, mark, out.as<unsigned>(), static_cast<unsigned long long>(n));
+    std::vector<unsigned> host(n);
+    out.as<unsigned>().copy_to(host, stream());
+    stream().sync();
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(host[i], 1U) << "element " << i << " of " << n << ", block " << config.block.x;
+    }
+  }
+
   std::optional<cuwrap::ObjectCode> code_;
 };
 
@@ -58,17 +74,7 @@ TEST_F(LaunchSizing, ForElementsCoversEveryElementOnce) {
     EXPECT_EQ(config.block, cuwrap::Dim3(static_cast<unsigned>(expected_block)));
     EXPECT_EQ(config.grid.x, (n + expected_block - 1) / expected_block) << n;
     EXPECT_EQ(config.shmem_size, 0U);
-    EXPECT_NO_THROW(config.check(device(), mark));
-
-    cuwrap::Buffer out = device().allocate(n * sizeof(unsigned), stream());
-    out.fill(std::uint8_t{0}, stream());
-    cuwrap::launch(stream(), config, mark, out.as<unsigned>(), static_cast<unsigned long long>(n));
-    std::vector<unsigned> host(n);
-    out.as<unsigned>().copy_to(host, stream());
-    stream().sync();
-    for (std::size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(host[i], 1U) << "element " << i << " of " << n;
-    }
+    expect_each_element_marked_once(config, mark, n);
   }
   EXPECT_THROW((void)LaunchConfig::for_elements(mark, 0), std::invalid_argument);
 }
@@ -86,16 +92,7 @@ TEST_F(LaunchSizing, GivenDeviceGivenBlockAndLargestBlockFormsCoverEveryElementO
   EXPECT_EQ(largest.block.x, static_cast<unsigned>(mark.attributes().get(
                                  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device())));
   for (const LaunchConfig& config : {on_device, given, largest}) {
-    EXPECT_NO_THROW(config.check(device(), mark));
-    cuwrap::Buffer out = device().allocate(n * sizeof(unsigned), stream());
-    out.fill(std::uint8_t{0}, stream());
-    cuwrap::launch(stream(), config, mark, out.as<unsigned>(), static_cast<unsigned long long>(n));
-    std::vector<unsigned> host(n);
-    out.as<unsigned>().copy_to(host, stream());
-    stream().sync();
-    for (std::size_t i = 0; i < n; ++i) {
-      ASSERT_EQ(host[i], 1U) << "element " << i << " with block " << config.block.x;
-    }
+    expect_each_element_marked_once(config, mark, n);
   }
 }
 
