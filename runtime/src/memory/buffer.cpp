@@ -552,24 +552,28 @@ MemoryResource* Buffer::memory_resource() const noexcept {
   return link_ ? link_->alive() : nullptr;
 }
 
-std::span<std::byte> BufferRef::host_span() const {
-  require_open("host_span");
-  if (!is_host_accessible()) {
+namespace {
+
+// The bytes at `ptr`, when `host_accessible` (what the buffer or its resource answered).
+std::span<std::byte> host_bytes(CUdeviceptr ptr, std::size_t size, bool host_accessible) {
+  if (!host_accessible) {
     throw std::logic_error(
         "Buffer::host_span: the memory is not host-accessible (device memory); copy it "
         "to the host with copy_to, or allocate from a pinned or managed resource");
   }
-  return {reinterpret_cast<std::byte*>(ptr_), size_};
+  return {reinterpret_cast<std::byte*>(ptr), size};
+}
+
+}  // namespace
+
+std::span<std::byte> BufferRef::host_span() const {
+  require_open("host_span");
+  return host_bytes(ptr_, size_, is_host_accessible());
 }
 
 std::span<std::byte> Buffer::host_span() const {
   require_open("host_span");
-  if (!is_host_accessible()) {
-    throw std::logic_error(
-        "Buffer::host_span: the memory is not host-accessible (device memory); copy it "
-        "to the host with copy_to, or allocate from a pinned or managed resource");
-  }
-  return {reinterpret_cast<std::byte*>(ptr_), size_};
+  return host_bytes(ptr_, size_, is_host_accessible());
 }
 
 int Buffer::device_id() const {
