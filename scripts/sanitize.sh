@@ -38,7 +38,9 @@ cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${
 cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"
 
 # The CUDA libraries are not instrumented and keep allocations for the process's life:
-# their leaks are not cuwrap's; nor are those of Mesa's EGL and GL drivers, which the
+# their leaks are not cuwrap's; nor is what OpenSSL's libcrypto keeps for the process's
+# life once loaded (the program cache's SHA-256; ProgramCacheDigest.*); nor are those of
+# Mesa's EGL and GL drivers, which the
 # headless GL tests keep loaded (tests/support/headless_gl.hpp) so that they can be named.
 # protect_shadow_gap=0 lets the CUDA driver map the
 # address ranges it needs. check_printf=0: libnvJitLink formats its error log with
@@ -46,7 +48,7 @@ cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"
 # stack-buffer-overflow (Linker.UndefinedSymbolThrowsWithTheLog).
 suppressions="$CUWRAP_BUILD/lsan.supp"
 printf '%s\n' "leak:libcuda.so" "leak:libnvrtc" "leak:libnvJitLink" "leak:libnvidia-" \
-  "leak:libclang" "leak:libLLVM" "leak:libEGL_mesa" "leak:_dri.so" "leak:libgallium" \
+  "leak:libclang" "leak:libLLVM" "leak:libcrypto" "leak:libEGL_mesa" "leak:_dri.so" "leak:libgallium" \
   "leak:libglapi" "leak:libGLX_mesa" >"$suppressions"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-protect_shadow_gap=0:check_printf=0:detect_leaks=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$suppressions:print_suppressions=0}
