@@ -152,7 +152,9 @@ cuwrap_build_other_toolkits() {
         "tested (CUWRAP_EXTRA_TOOLKITS=\"<root>...\" names others)"
     return 0
   fi
-  gen="$CUWRAP_BUILD/generator/cuwrap-gen"
+  # The cuwrap-gen that makes the bindings of the builds after the first: the main
+  # build's (CUWRAP_GEN_BUILD names another build directory).
+  gen="${CUWRAP_GEN_BUILD:-$CUWRAP_BUILD}/generator/cuwrap-gen"
   for root in "${roots[@]}"; do
     local include="$root" compiler cxx=() how=() what seconds=$SECONDS
     [ -f "$root/include/cuda.h" ] && include="$root/include"

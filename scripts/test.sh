@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The whole test suite: install what is missing, build, run every test with ctest, then
-# check the formatting (clang-format) and the handwritten code and the tests with
-# clang-tidy, and run the suite again under AddressSanitizer + UndefinedBehaviorSanitizer
-# and the CPU-side concurrency tests under ThreadSanitizer. Tests that need a GPU skip with
-# their reason on a machine without one. The library, tests, examples and docs snippets
-# are also built against the CUDA 12.4 headers (the generator on, with g++-11) and the
-# 12.6 headers (with clang++-14), and their suites run: the compiler matrix.
+# The whole test suite: install what is missing, check the formatting (clang-format),
+# build once with AddressSanitizer + UndefinedBehaviorSanitizer (build-asan) and run every
+# test there with ctest, then again under emulated older drivers, check the handwritten
+# code and the tests with clang-tidy, and run the CPU-side concurrency tests under
+# ThreadSanitizer. Tests that need a GPU skip with their reason on a machine without one.
+# The library, tests, examples and docs snippets are also built against the CUDA 12.4
+# headers (the generator on, with g++-11) and the 12.6 headers (with clang++-14), and
+# their suites run: the compiler matrix.
 #
 #   bash scripts/test.sh            # everything (what CI runs, .ci/run)
 #   bash scripts/test.sh --quick    # the inner loop: build ./build, run its suite, stop
@@ -51,23 +52,29 @@ fi
 echo "== clang-format"
 bash "$CUWRAP_ROOT/scripts/format.sh" --check
 phase_done "clang-format"
-CUWRAP_DEFAULT_BUILD_TYPE=Debug cuwrap_build
-phase_done "build"
-(cd "$CUWRAP_BUILD" && ctest --output-on-failure -j "$CUWRAP_JOBS" --timeout 600)
+# One build serves the whole run: build-asan (Debug at -O1, AddressSanitizer +
+# UndefinedBehaviorSanitizer, examples and benchmarks; scripts/sanitize.sh). Every test
+# runs there, under the sanitizers, except Toolkit.* (the whole toolkit's regeneration,
+# slow under ASan), which the 12.4 build (generator on) and the quick loop's ./build run.
+# clang-tidy reads its compile commands and the emulated drivers run its tests.
+export CUWRAP_ASAN_BUILD=${CUWRAP_ASAN_BUILD:-$CUWRAP_ROOT/build-asan}
+bash "$CUWRAP_ROOT/scripts/sanitize.sh" --build-only
+phase_done "build (asan+ubsan)"
+echo "== ctest under AddressSanitizer + UndefinedBehaviorSanitizer"
+CUWRAP_SANITIZE_EXCLUDE='^Toolkit[./]' bash "$CUWRAP_ROOT/scripts/sanitize.sh" --test-only
 phase_done "ctest"
+source "$CUWRAP_ROOT/scripts/sanitizer_env.sh"
+cuwrap_sanitizer_env "$CUWRAP_ASAN_BUILD"
 # The CPU suite as older drivers see it (the interposer answering as 12.4 and 12.8).
-CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/emulated_drivers.sh" 12.4 12.8
+CUWRAP_BUILD="$CUWRAP_ASAN_BUILD" bash "$CUWRAP_ROOT/scripts/emulated_drivers.sh" 12.4 12.8
 phase_done "emulated drivers"
 echo "== clang-tidy"
-CUWRAP_BUILD="$CUWRAP_BUILD" bash "$CUWRAP_ROOT/scripts/tidy.sh"
+CUWRAP_BUILD="$CUWRAP_ASAN_BUILD" bash "$CUWRAP_ROOT/scripts/tidy.sh"
 phase_done "clang-tidy"
 # The other toolkits (CUDA 12.4, 12.6 headers by default; CUWRAP_EXTRA_TOOLKITS="<root>..."
 # names others, "" none): library, tests, examples and docs snippets, then the CPU suite.
-cuwrap_build_other_toolkits
+CUWRAP_GEN_BUILD="$CUWRAP_ASAN_BUILD" cuwrap_build_other_toolkits
 phase_done "other toolkits"
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer"
-bash "$CUWRAP_ROOT/scripts/sanitize.sh"
-phase_done "asan+ubsan"
 echo "== ThreadSanitizer (CPU-side concurrency)"
 bash "$CUWRAP_ROOT/scripts/tsan.sh"
 phase_done "tsan"
