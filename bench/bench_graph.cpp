@@ -89,11 +89,11 @@ cuwrap::LaunchConfig one_thread() {
 
 void build_update_graph(Setup& r, UpdateGraph& g) {
   g.builder = r.device->create_graph_builder();
-  g.first = g.builder.add_kernel({}, one_thread(), *r.add, *r.data, 1u);
+  g.first = g.builder.launch({}, one_thread(), *r.add, *r.data, 1u);
   cuwrap::GraphNode previous = g.first;
   for (int i = 1; i < kUpdateKernels; ++i) {
-    previous = g.builder.add_kernel(std::array<cuwrap::GraphNode, 1>{previous}, one_thread(),
-                                    *r.add, *r.data, 1u);
+    previous = g.builder.launch(std::array<cuwrap::GraphNode, 1>{previous}, one_thread(), *r.add,
+                                *r.data, 1u);
   }
   g.graph = g.builder.complete();
   g.graph.upload(*r.stream);
@@ -359,7 +359,7 @@ void BM_UpdateFromDefinition_cuwrap(benchmark::State& state) {
   unsigned value = 0;
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
-    s.definition->set_kernel_params(s.definition_first, config, *s.add, *s.data, ++value);
+    s.definition->set_kernel_node(s.definition_first, config, *s.add, *s.data, ++value);
     s.definition_graph.update(*s.definition);
     s.definition_graph.launch(*s.stream);
     s.stream->sync();
@@ -389,7 +389,7 @@ int main(int argc, char** argv) {
     print_ratio("set_kernel_node+launch / cuGraphKernelNodeSetParams+cuGraphInstantiate+launch",
                 "set_kernel_node_cuwrap", "reinstantiate_raw");
     print_ratio(
-        "set_kernel_params+update(definition)+launch / "
+        "set_kernel_node+update(definition)+launch / "
         "cuGraphKernelNodeSetParams+cuGraphExecUpdate+launch",
         "update_from_definition_cuwrap", "exec_update_raw");
   });

@@ -48,7 +48,7 @@ cuwrap::LaunchConfig config_for(std::size_t n) {
   return config;
 }
 
-cuwrap::Kernel add_kernel() {
+cuwrap::Kernel launch() {
   cuwrap::Program program(kAddSource, cuwrap::CodeType::Cxx);
   return program.compile(cuwrap::TargetType::Cubin).get_kernel("add");
 }
@@ -85,7 +85,7 @@ void alloc_copy_fill(const Device& dev) {
 // NVRTC compile, load, launch.
 void nvrtc_launch(const Device& dev) {
   const Stream stream = dev.create_stream();
-  const cuwrap::Kernel add = add_kernel();
+  const cuwrap::Kernel add = launch();
   Buffer data = dev.allocate(kWords * sizeof(unsigned), stream);
   data.fill(std::uint32_t{1}, stream);
   cuwrap::launch(stream, config_for(kWords), add, data, static_cast<unsigned long long>(kWords), 41u);
@@ -121,7 +121,7 @@ void nvjitlink(const Device& dev) {
 
 // Stream capture with fork and join, replayed.
 void capture_fork_join(const Device& dev) {
-  const cuwrap::Kernel add = add_kernel();
+  const cuwrap::Kernel add = launch();
   const Stream stream = dev.create_stream();
   Buffer left = dev.allocate(kWords * sizeof(unsigned), stream);
   Buffer right = dev.allocate(kWords * sizeof(unsigned), stream);
@@ -143,7 +143,7 @@ void capture_fork_join(const Device& dev) {
 
 // A graph built on a device builder, instantiated, then updated with new arguments.
 void graph_update(const Device& dev) {
-  const cuwrap::Kernel add = add_kernel();
+  const cuwrap::Kernel add = launch();
   const Stream stream = dev.create_stream();
   Buffer data = dev.allocate(kWords * sizeof(unsigned), stream);
   data.fill(std::uint32_t{0}, stream);
@@ -180,7 +180,7 @@ void memory_pools(const Device& dev) {
 
 // Events ordering work across streams.
 void events_streams(const Device& dev) {
-  const cuwrap::Kernel add = add_kernel();
+  const cuwrap::Kernel add = launch();
   const Stream producer = dev.create_stream();
   const Stream consumer = dev.create_stream();
   Buffer data = dev.allocate(kWords * sizeof(unsigned), producer);

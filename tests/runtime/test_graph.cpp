@@ -216,7 +216,7 @@ TEST(GraphTypes, EmptyBuilderBehavesAsClosed) {
   EXPECT_LOGIC_ERROR(builder.handle(), "GraphBuilder::handle on a closed GraphBuilder");
   EXPECT_LOGIC_ERROR(static_cast<void>(builder.stream()),
                      "GraphBuilder::stream on a closed GraphBuilder");
-  EXPECT_LOGIC_ERROR(builder.add_empty({}), "GraphBuilder::add_empty on a closed GraphBuilder");
+  EXPECT_LOGIC_ERROR(builder.empty({}), "GraphBuilder::empty on a closed GraphBuilder");
   builder.close();
   builder.close();  // idempotent
 }
@@ -475,7 +475,7 @@ TEST_F(GraphTest, IfNodeRunsBodyOnlyWhenConditionSet) {
   builder.begin_building();
   const CUgraphConditionalHandle handle = builder.create_conditional_handle();
   launch(builder, single_thread(), kernels().set_condition, handle, flag);
-  GraphBuilder body = builder.if_then(handle);
+  GraphBuilder body = builder.if_cond(handle);
   body.begin_building();
   launch(body, single_thread(), kernels().add_to_counter, counter, 1u);
   body.end_building();
@@ -615,7 +615,7 @@ TEST_F(GraphTest, UnusedConditionalHandleFailsInstantiation) {
 TEST_F(GraphTest, ConditionalsNeedACapture) {
   GraphBuilder builder = device_->create_graph_builder();
   const CUgraphConditionalHandle handle = builder.create_conditional_handle();
-  EXPECT_LOGIC_ERROR(builder.if_then(handle), "begin_building");
+  EXPECT_LOGIC_ERROR(builder.if_cond(handle), "begin_building");
   EXPECT_LOGIC_ERROR(builder.while_loop(handle), "begin_building");
   builder.begin_building();
   EXPECT_THROW(builder.switch_(handle, 0), std::invalid_argument);
@@ -702,7 +702,7 @@ TEST_F(GraphTest, UpdateInALoopKeepsWhatItKeepsFlat) {
   Buffer counter = device_words({0u});
   auto build = [&](unsigned value) {
     GraphBuilder builder = device_->create_graph_builder();
-    builder.add_kernel({}, single_thread(), kernels().add_to_counter, counter, value);
+    builder.launch({}, single_thread(), kernels().add_to_counter, counter, value);
     return builder;
   };
   Graph graph = build(1u).complete();
@@ -732,8 +732,7 @@ TEST_F(GraphTest, SetKernelNodeInALoopKeepsOneKernelPerNode) {
   CUWRAP_REQUIRE_NVRTC();
   Buffer counter = device_words({0u});
   GraphBuilder builder = device_->create_graph_builder();
-  const GraphNode node =
-      builder.add_kernel({}, single_thread(), kernels().add_to_counter, counter, 1u);
+  const GraphNode node = builder.launch({}, single_thread(), kernels().add_to_counter, counter, 1u);
   Graph graph = builder.complete();
   const Kernel* choices[] = {&kernels().add_to_counter, &kernels().add_to_counter};
   graph.set_kernel_node(node, single_thread(), *choices[0], counter, 2u);
@@ -754,8 +753,7 @@ TEST_F(GraphTest, SetKernelNodeToTheSameKernelBetweenLaunchesRetiresNothing) {
   CUWRAP_REQUIRE_NVRTC();
   Buffer counter = device_words({0u});
   GraphBuilder builder = device_->create_graph_builder();
-  const GraphNode node =
-      builder.add_kernel({}, single_thread(), kernels().add_to_counter, counter, 1u);
+  const GraphNode node = builder.launch({}, single_thread(), kernels().add_to_counter, counter, 1u);
   Graph graph = builder.complete();
   graph.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter, 2u);
   graph.launch(stream_);
@@ -775,7 +773,7 @@ TEST_F(GraphTest, SetKernelNodeToTheSameKernelBetweenLaunchesRetiresNothing) {
 TEST_F(GraphTest, UpdateReleasesTheHostFunctionsOfTheReplacedGraph) {
   auto make = [&](const std::shared_ptr<int>& token, std::atomic<int>& calls) {
     GraphBuilder builder = device_->create_graph_builder();
-    builder.add_host({}, [token, &calls] { calls += *token; });
+    builder.callback({}, [token, &calls] { calls += *token; });
     return builder;
   };
   std::atomic<int> calls{0};
@@ -857,20 +855,20 @@ TEST_F(GraphTest, ExplicitNodesRunInDependencyOrder) {
 
   std::atomic<int> host_calls{0};
   GraphBuilder builder = device_->create_graph_builder();
-  const GraphNode copy = builder.add_memcpy({}, dst, src);
+  const GraphNode copy = builder.memcpy({}, dst, src);
   const std::array<GraphNode, 1> after_copy{copy};
-  const GraphNode kernel = builder.add_kernel(after_copy, config_for(kN), kernels().add_value, dst,
-                                              static_cast<unsigned long long>(kN), 9u);
+  const GraphNode kernel = builder.launch(after_copy, config_for(kN), kernels().add_value, dst,
+                                          static_cast<unsigned long long>(kN), 9u);
   const std::array<GraphNode, 1> after_kernel{kernel};
-  const GraphNode host = builder.add_host(after_kernel, [&host_calls] { ++host_calls; });
+  const GraphNode host = builder.callback(after_kernel, [&host_calls] { ++host_calls; });
   EXPECT_EQ(copy.type(), CU_GRAPH_NODE_TYPE_MEMCPY);
   EXPECT_EQ(kernel.type(), CU_GRAPH_NODE_TYPE_KERNEL);
   EXPECT_EQ(host.type(), CU_GRAPH_NODE_TYPE_HOST);
   // A memset of the first 16 words, after both, on src (so it does not race the copy).
   const std::array<GraphNode, 2> both{copy, host};
-  const GraphNode fill = builder.add_memset(both, src.handle(), std::uint32_t{0xABCD1234u}, 16);
+  const GraphNode fill = builder.memset(both, src.handle(), std::uint32_t{0xABCD1234u}, 16);
   EXPECT_EQ(fill.type(), CU_GRAPH_NODE_TYPE_MEMSET);
-  EXPECT_EQ(builder.add_empty(std::array<GraphNode, 1>{fill}).type(), CU_GRAPH_NODE_TYPE_EMPTY);
+  EXPECT_EQ(builder.empty(std::array<GraphNode, 1>{fill}).type(), CU_GRAPH_NODE_TYPE_EMPTY);
 
   Graph graph = builder.complete();
   graph.launch(stream_);
@@ -900,9 +898,9 @@ TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
   GraphBuilder builder = device_->create_graph_builder();
   builder.begin_building();
   launch_over(builder, kernels().add_one, data, kN);
-  builder.add_host({}, [&host_calls] { ++host_calls; });
-  builder.add_kernel({}, config_for(kN), kernels().times_two, data,
-                     static_cast<unsigned long long>(kN));
+  builder.callback({}, [&host_calls] { ++host_calls; });
+  builder.launch({}, config_for(kN), kernels().times_two, data,
+                 static_cast<unsigned long long>(kN));
   launch_over(builder, kernels().add_one, data, kN);
   Graph graph = builder.end_building().complete();
   graph.launch(stream_);
@@ -920,15 +918,15 @@ TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
   Buffer data = device_words(initial);
 
   GraphBuilder child = device_->create_graph_builder();
-  const GraphNode first = child.add_kernel({}, config_for(kN), kernels().times_two, data,
-                                           static_cast<unsigned long long>(kN));
-  child.add_kernel(std::array<GraphNode, 1>{first}, config_for(kN), kernels().add_value, data,
-                   static_cast<unsigned long long>(kN), 3u);
+  const GraphNode first = child.launch({}, config_for(kN), kernels().times_two, data,
+                                       static_cast<unsigned long long>(kN));
+  child.launch(std::array<GraphNode, 1>{first}, config_for(kN), kernels().add_value, data,
+               static_cast<unsigned long long>(kN), 3u);
 
   GraphBuilder parent = device_->create_graph_builder();
   parent.begin_building();
   launch_over(parent, kernels().add_one, data, kN);
-  const GraphNode node = parent.add_child({}, child);
+  const GraphNode node = parent.embed({}, child);
   EXPECT_EQ(node.type(), CU_GRAPH_NODE_TYPE_GRAPH);
   launch_over(parent, kernels().add_one, data, kN);
   Graph graph = parent.end_building().complete();
@@ -940,17 +938,17 @@ TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
   EXPECT_EQ(download(data, stream_), expected);
 
   GraphBuilder unfinished = device_->create_graph_builder();
-  EXPECT_LOGIC_ERROR(parent.add_child({}, unfinished), "finished building");
+  EXPECT_LOGIC_ERROR(parent.embed({}, unfinished), "finished building");
 }
 
 TEST_F(GraphTest, AddKernelChecksArguments) {
   CUWRAP_REQUIRE_NVRTC();
   GraphBuilder builder = device_->create_graph_builder();
-  EXPECT_THROW(builder.add_kernel({}, single_thread(), kernels().add_to_counter, 1u),
+  EXPECT_THROW(builder.launch({}, single_thread(), kernels().add_to_counter, 1u),
                std::invalid_argument);
   Buffer a = device_->allocate(16, stream_);
   Buffer b = device_->allocate(32, stream_);
-  EXPECT_THROW(builder.add_memcpy({}, a, b), std::invalid_argument);
+  EXPECT_THROW(builder.memcpy({}, a, b), std::invalid_argument);
 }
 
 // ---------------------------------------------------------------------------------
@@ -1111,8 +1109,8 @@ TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
   const unsigned second = small(rng());
 
   GraphBuilder builder = device_->create_graph_builder();
-  const GraphNode node = builder.add_kernel({}, config_for(kN), kernels().add_value, data,
-                                            static_cast<unsigned long long>(kN), first);
+  const GraphNode node = builder.launch({}, config_for(kN), kernels().add_value, data,
+                                        static_cast<unsigned long long>(kN), first);
   Graph graph = builder.complete();
   const CUgraphExec exec = graph.handle();
   graph.launch(stream_);
@@ -1166,9 +1164,9 @@ TEST_F(GraphTest, SetKernelNodeRefusesBadInput) {
   Buffer data = device_words(random_words(kN));
   const auto n = static_cast<unsigned long long>(kN);
   GraphBuilder builder = device_->create_graph_builder();
-  const GraphNode kernel = builder.add_kernel({}, config_for(kN), kernels().add_value, data, n, 1u);
+  const GraphNode kernel = builder.launch({}, config_for(kN), kernels().add_value, data, n, 1u);
   const GraphNode fill =
-      builder.add_memset(std::array<GraphNode, 1>{kernel}, data.handle(), std::uint8_t{0}, 4);
+      builder.memset(std::array<GraphNode, 1>{kernel}, data.handle(), std::uint8_t{0}, 4);
   Graph graph = builder.complete();
 
   try {
@@ -1214,9 +1212,9 @@ TEST_F(GraphTest, DisabledNodeDoesNothingUntilEnabled) {
   Buffer data = device_words(initial);
   const auto n = static_cast<unsigned long long>(kN);
   GraphBuilder builder = device_->create_graph_builder();
-  const GraphNode doubling = builder.add_kernel({}, config_for(kN), kernels().times_two, data, n);
-  builder.add_kernel(std::array<GraphNode, 1>{doubling}, config_for(kN), kernels().add_value, data,
-                     n, 5u);
+  const GraphNode doubling = builder.launch({}, config_for(kN), kernels().times_two, data, n);
+  builder.launch(std::array<GraphNode, 1>{doubling}, config_for(kN), kernels().add_value, data, n,
+                 5u);
   Graph graph = builder.complete();
   EXPECT_TRUE(graph.is_node_enabled(doubling));
 
@@ -1249,9 +1247,9 @@ TEST_F(GraphTest, EventRecordNodeRecordsWhenTheGraphRuns) {
   timing.enable_timing = true;
   const cuwrap::Event done = device_->create_event(timing);
   GraphBuilder builder = device_->create_graph_builder();
-  const GraphNode kernel = builder.add_kernel({}, config_for(kN), kernels().add_one, data,
-                                              static_cast<unsigned long long>(kN));
-  const GraphNode record = builder.add_event_record(std::array<GraphNode, 1>{kernel}, done);
+  const GraphNode kernel = builder.launch({}, config_for(kN), kernels().add_one, data,
+                                          static_cast<unsigned long long>(kN));
+  const GraphNode record = builder.record_event(std::array<GraphNode, 1>{kernel}, done);
   EXPECT_EQ(record.type(), CU_GRAPH_NODE_TYPE_EVENT_RECORD);
   Graph graph = builder.complete();
 
@@ -1274,10 +1272,10 @@ TEST_F(GraphTest, EventWaitNodeWaitsForWorkOutsideTheGraph) {
   Buffer data = device_words(initial);
   const cuwrap::Event ready = device_->create_event();
   GraphBuilder builder = device_->create_graph_builder();
-  const GraphNode wait = builder.add_event_wait({}, ready);
+  const GraphNode wait = builder.wait_event({}, ready);
   EXPECT_EQ(wait.type(), CU_GRAPH_NODE_TYPE_WAIT_EVENT);
-  builder.add_kernel(std::array<GraphNode, 1>{wait}, config_for(kN), kernels().times_two, data,
-                     static_cast<unsigned long long>(kN));
+  builder.launch(std::array<GraphNode, 1>{wait}, config_for(kN), kernels().times_two, data,
+                 static_cast<unsigned long long>(kN));
   Graph graph = builder.complete();
 
   const Stream other = device_->create_stream();
@@ -1299,15 +1297,15 @@ TEST_F(GraphTest, AllocAndFreeNodesGiveTheGraphScratchMemory) {
   Buffer out = device_words(random_words(kWords));
 
   GraphBuilder builder = device_->create_graph_builder();
-  const cuwrap::GraphAllocation scratch = builder.add_alloc({}, kBytes);
+  const cuwrap::GraphAllocation scratch = builder.alloc({}, kBytes);
   EXPECT_EQ(scratch.node.type(), CU_GRAPH_NODE_TYPE_MEM_ALLOC);
   EXPECT_NE(scratch.address, CUdeviceptr{0});
   EXPECT_EQ(scratch.size, kBytes);
   const GraphNode fill =
-      builder.add_memset(std::array<GraphNode, 1>{scratch.node}, scratch.address, value, kWords);
+      builder.memset(std::array<GraphNode, 1>{scratch.node}, scratch.address, value, kWords);
   const GraphNode copy =
-      builder.add_memcpy(std::array<GraphNode, 1>{fill}, out.handle(), scratch.address, kBytes);
-  const GraphNode free_node = builder.add_free(std::array<GraphNode, 1>{copy}, scratch.address);
+      builder.memcpy(std::array<GraphNode, 1>{fill}, out.handle(), scratch.address, kBytes);
+  const GraphNode free_node = builder.free(std::array<GraphNode, 1>{copy}, scratch.address);
   EXPECT_EQ(free_node.type(), CU_GRAPH_NODE_TYPE_MEM_FREE);
   Graph graph = builder.complete();
   for (int round = 0; round < 2; ++round) {
@@ -1316,8 +1314,8 @@ TEST_F(GraphTest, AllocAndFreeNodesGiveTheGraphScratchMemory) {
     EXPECT_EQ(download(out, stream_), std::vector<unsigned>(kWords, value)) << "round " << round;
   }
   // As cuda.core, the driver decides: it refuses an empty allocation and a null free.
-  EXPECT_THROW(builder.add_alloc({}, 0), cuwrap::DriverError);
-  EXPECT_THROW(builder.add_free({}, 0), cuwrap::DriverError);
+  EXPECT_THROW(builder.alloc({}, 0), cuwrap::DriverError);
+  EXPECT_THROW(builder.free({}, 0), cuwrap::DriverError);
 }
 
 TEST_F(GraphTest, GraphMemoryResourceAllocatesInsideACapture) {

@@ -148,7 +148,7 @@ TEST_F(GraphDefinitionTest, DiamondHasTheEdgesPredecessorsAndSuccessorsItWasBuil
   const GraphNode b = def.empty(after(a));
   const GraphNode c = def.empty(after(a));
   const std::array<GraphNode, 2> bc{b, c};
-  const GraphNode d = def.join(bc);
+  const GraphNode d = def.empty(bc);
   EXPECT_EQ(def.node_count(), 4U);
   EXPECT_EQ(handles(def.nodes()),
             (std::set<CUgraphNode>{a.handle(), b.handle(), c.handle(), d.handle()}));
@@ -213,7 +213,7 @@ TEST_F(GraphDefinitionTest, CloneIsAnIndependentCopy) {
 TEST_F(GraphDefinitionTest, AllocMemsetMemcpyFreeNodesReportTheirParametersAndRun) {
   GraphDefinition def(*device_);
   Buffer out = device_->allocate(kBytes, stream_);
-  const cuwrap::GraphAllocation alloc = def.allocate({}, kBytes);
+  const cuwrap::GraphAllocation alloc = def.alloc({}, kBytes);
   EXPECT_NE(alloc.address, 0U);
   const cuwrap::AllocNodeParams ap = cuwrap::alloc_node_params(alloc.node);
   EXPECT_EQ(ap.dptr, alloc.address);
@@ -236,7 +236,7 @@ TEST_F(GraphDefinitionTest, AllocMemsetMemcpyFreeNodesReportTheirParametersAndRu
   EXPECT_EQ(cp.src, alloc.address);
   EXPECT_EQ(cp.size, kBytes);
 
-  const GraphNode free = def.deallocate(after(copy), alloc.address);
+  const GraphNode free = def.free(after(copy), alloc.address);
   EXPECT_EQ(cuwrap::free_node_address(free), alloc.address);
   EXPECT_EQ(free.type(), CU_GRAPH_NODE_TYPE_MEM_FREE);
   EXPECT_EQ(handles(def.predecessors(free)), std::set<CUgraphNode>{copy.handle()});
@@ -246,10 +246,11 @@ TEST_F(GraphDefinitionTest, AllocMemsetMemcpyFreeNodesReportTheirParametersAndRu
   EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 0xAB));
 
   // The instantiated graph's fill changes without instantiating again.
-  graph.set_memset_node(fill, alloc.address, 0x5C, 1, kBytes);
+  graph.set_memset_node(fill, {.dst = alloc.address, .value = 0x5C, .width = kBytes});
   graph.launch(stream_);
   EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 0x5C));
-  EXPECT_THROW(graph.set_memset_node(copy, alloc.address, 1, 1, kBytes), std::invalid_argument);
+  EXPECT_THROW(graph.set_memset_node(copy, {.dst = alloc.address, .value = 1, .width = kBytes}),
+               std::invalid_argument);
   EXPECT_THROW(cuwrap::memset_node_params(copy), std::invalid_argument);
 }
 
@@ -378,14 +379,14 @@ TEST_F(GraphDefinitionTest, KernelNodeReportsItsLaunchAndRuns) {
   EXPECT_EQ(p.block, cuwrap::Dim3(32, 4, 1));
   EXPECT_EQ(p.shmem_size, 128U);
   // The definition's node changes before instantiation.
-  def.set_kernel_params(node, single_thread(), kernels().add_to_counter, counter, 5u);
+  def.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter, 5u);
   EXPECT_EQ(cuwrap::kernel_node_params(node).grid, cuwrap::Dim3(1));
   Graph graph = def.instantiate();
   graph.launch(stream_);
   EXPECT_EQ(read_word(counter), 5u);
 }
 
-// set_kernel_params follows the rule of every kernel-node configuration: the cluster and
+// set_kernel_node follows the rule of every kernel-node configuration: the cluster and
 // cooperative launch of `config` become the node's attributes (they were dropped), so a
 // Graph instantiated after accepts set_kernel_node with that config and refuses another.
 TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
@@ -395,7 +396,7 @@ TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
   const GraphNode node = def.launch({}, single_thread(), kernels().add_to_counter, counter, 1u);
   LaunchConfig cooperative = single_thread();
   cooperative.cooperative_launch = true;
-  def.set_kernel_params(node, cooperative, kernels().add_to_counter, counter, 2u);
+  def.set_kernel_node(node, cooperative, kernels().add_to_counter, counter, 2u);
   CUkernelNodeAttrValue value =
       cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
   EXPECT_EQ(value.cooperative, 1);
@@ -409,7 +410,7 @@ TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
     EXPECT_EQ(read_word(counter), 3u);
   }
   // Back to a plain launch: the attribute is cleared, not left behind.
-  def.set_kernel_params(node, single_thread(), kernels().add_to_counter, counter, 1u);
+  def.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter, 1u);
   value =
       cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
   EXPECT_EQ(value.cooperative, 0);
@@ -417,7 +418,7 @@ TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
     LaunchConfig clustered = single_thread();
     clustered.grid = cuwrap::Dim3(2);
     clustered.cluster = cuwrap::Dim3(2);
-    def.set_kernel_params(node, clustered, kernels().add_to_counter, counter, 1u);
+    def.set_kernel_node(node, clustered, kernels().add_to_counter, counter, 1u);
     value = cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(),
                                                           CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
     EXPECT_EQ(value.clusterDim.x, 2U);
@@ -452,11 +453,11 @@ TEST_F(GraphDefinitionTest, EventNodesNameTheirEventAndCanBeRepointed) {
   const cuwrap::Event start = device_->create_event(timed);
   const cuwrap::Event first = device_->create_event(timed);
   const cuwrap::Event second = device_->create_event(timed);
-  const GraphNode rec = def.record({}, first);
-  const GraphNode wait = def.wait(after(rec), first);
+  const GraphNode rec = def.record_event({}, first);
+  const GraphNode wait = def.wait_event(after(rec), first);
   EXPECT_EQ(cuwrap::event_node_event(rec), first.handle());
   EXPECT_EQ(cuwrap::event_node_event(wait), first.handle());
-  def.set_event(wait, second);
+  def.set_event_node(wait, second);
   EXPECT_EQ(cuwrap::event_node_event(wait), second.handle());
   Graph graph = def.instantiate();
   graph.set_event_node(rec, second);
@@ -498,8 +499,8 @@ TEST_F(GraphDefinitionTest, IfNodeRunsItsBranchWhenTheConditionIsSet) {
   Buffer out = device_->allocate(kBytes, stream_);
   const auto run_with = [&](unsigned value) {
     GraphDefinition def(*device_);
-    const CUgraphConditionalHandle condition = def.create_condition(value);
-    cuwrap::ConditionalNode node = def.if_then({}, condition);
+    const CUgraphConditionalHandle condition = def.create_conditional_handle(value);
+    cuwrap::ConditionalNode node = def.if_cond({}, condition);
     EXPECT_EQ(node.node.type(), CU_GRAPH_NODE_TYPE_CONDITIONAL);
     EXPECT_EQ(node.branches.size(), 1U);
     node.branches[0].memset({}, out.handle(), std::uint8_t{7}, kBytes);
@@ -519,7 +520,7 @@ TEST_F(GraphDefinitionTest, IfNodeRunsItsBranchWhenTheConditionIsSet) {
 // is gone, through every copy, and refuses every call before the driver.
 TEST_F(GraphDefinitionTest, NodesKnowTheirGraphTheirParametersAndTheirDestruction) {
   GraphDefinition def(*device_);
-  const CUgraphConditionalHandle condition = def.create_condition(1);
+  const CUgraphConditionalHandle condition = def.create_conditional_handle(1);
   cuwrap::ConditionalNode loop = def.while_loop({}, condition);
   const cuwrap::ConditionalNodeParams cp = cuwrap::conditional_node_params(loop.node);
   EXPECT_EQ(cp.condition, condition);
@@ -564,10 +565,10 @@ TEST_F(GraphDefinitionTest, WhileAndSwitchNodesHaveTheirBranches) {
   // The driver ties a condition handle to a single conditional node (a second node on the
   // same handle is CUDA_ERROR_INVALID_VALUE), so each node gets its own.
   GraphDefinition def(*device_);
-  const CUgraphConditionalHandle loop_condition = def.create_condition(0);
+  const CUgraphConditionalHandle loop_condition = def.create_conditional_handle(0);
   const cuwrap::ConditionalNode loop = def.while_loop({}, loop_condition);
   EXPECT_EQ(loop.branches.size(), 1U);
-  const CUgraphConditionalHandle switch_condition = def.create_condition(0);
+  const CUgraphConditionalHandle switch_condition = def.create_conditional_handle(0);
   if (cuwrap::driver_version() < 12080) {
     EXPECT_THROW(def.switch_(after(loop.node), switch_condition, 3), cuwrap::UnsupportedError);
     return;
@@ -578,7 +579,7 @@ TEST_F(GraphDefinitionTest, WhileAndSwitchNodesHaveTheirBranches) {
   {
     // In a graph of its own: a handle left without a node may fail instantiation.
     GraphDefinition other(*device_);
-    EXPECT_THROW(other.switch_({}, other.create_condition(0), 0),
+    EXPECT_THROW(other.switch_({}, other.create_conditional_handle(0), 0),
                  cuwrap::DriverError);  // the driver decides
   }
   Graph graph = def.instantiate();  // empty bodies, conditions 0: nothing runs
@@ -649,12 +650,12 @@ TEST_F(GraphDefinitionTest, AllocationOptionsAndDriverDecisions) {
   GraphDefinition def(*device_);
   cuwrap::GraphAllocOptions options;
   options.device = device_->device_id();
-  const cuwrap::GraphAllocation a = def.allocate({}, kBytes, options);
+  const cuwrap::GraphAllocation a = def.alloc({}, kBytes, options);
   EXPECT_NE(a.address, 0U);
   options.memory_type = static_cast<cuwrap::GraphMemoryType>(42);
-  EXPECT_THROW(def.allocate({}, kBytes, options), std::invalid_argument);
+  EXPECT_THROW(def.alloc({}, kBytes, options), std::invalid_argument);
   // As cuda.core, an empty allocation is the driver's to refuse.
-  EXPECT_THROW(def.allocate({}, 0), cuwrap::DriverError);
+  EXPECT_THROW(def.alloc({}, 0), cuwrap::DriverError);
 }
 
 }  // namespace

@@ -217,7 +217,7 @@ void copy_batch(std::span<const CopyOp> copies, StreamRef stream,
 void copy_batch(std::span<const CopyOp> copies, StreamRef stream, const CopyOptions& options);
 /// copy_batch does not take a GraphBuilder (as cuda.core's, which refuses it with a
 /// TypeError): cuMemcpyBatchAsync has no graph-node form and the driver rejects it in a
-/// capture. Add copies to a graph with GraphBuilder::add_memcpy or Buffer::copy_to.
+/// capture. Add copies to a graph with GraphBuilder::memcpy or Buffer::copy_to.
 template <class Srcs, class Dsts, class... Options>
 void copy_batch(Srcs&& srcs, Dsts&& dsts, const GraphBuilder& builder,
                 Options&&... options) = delete;

@@ -10,7 +10,7 @@
 //
 // A GraphBuilder is usable wherever a `const Stream&` or a StreamRef is expected
 // (allocation, fill, copies), so that work is captured too. split()/join() fork and join concurrent
-// branches of one capture; if_then()/if_else()/while_loop()/switch_() add conditional
+// branches of one capture; if_cond()/if_else()/while_loop()/switch_() add conditional
 // nodes whose bodies are builders of their own, driven by a conditional handle that a
 // kernel sets with the device-side cudaGraphSetConditional(handle, value).
 #pragma once
@@ -85,7 +85,8 @@ inline constexpr unsigned kDefaultDotFlags =
 
 /// A node of a graph under construction: a non-owning CUgraphNode (the graph owns it).
 ///
-/// A GraphNode that cuwrap handed out (add_*, GraphDefinition's operations, nodes())
+/// A GraphNode that cuwrap handed out (the node-adding operations of GraphBuilder and
+/// GraphDefinition, nodes())
 /// knows its graph: graph() views it, and is_valid() turns false once the node is
 /// destroyed (GraphDefinition::destroy_node, through any copy of the GraphNode) or its
 /// graph is gone; every call on such a node then throws std::logic_error before the
@@ -123,11 +124,52 @@ class GraphNode {
   std::uint32_t generation_ = 0;               // the handle's destruction count when made
 };
 
-/// A graph memory allocation made by GraphBuilder::add_alloc: its node and its address.
+/// A graph memory allocation made by alloc() (GraphBuilder's or GraphDefinition's): its
+/// node and its address.
 struct GraphAllocation {
   GraphNode node;           ///< The allocation node; later nodes that use the memory depend on it.
   CUdeviceptr address = 0;  ///< The address the memory has whenever the graph runs.
   std::size_t size = 0;     ///< The size in bytes.
+};
+
+/// Where a graph allocation lives, as cuda.core's GraphAllocOptions.
+enum class GraphMemoryType {
+  Device,   ///< Device memory (the default).
+  Host,     ///< Pinned host memory (where the driver supports it for graph allocations).
+  Managed,  ///< Managed memory (a CUDA 13.0 toolkit and driver).
+};
+
+/// Options of alloc() (GraphBuilder's and GraphDefinition's), as cuda.core's GraphAllocOptions.
+struct GraphAllocOptions {
+  /// The device the memory belongs to (nullopt: the builder's or definition's device).
+  std::optional<int> device;
+  /// The kind of memory.
+  GraphMemoryType memory_type = GraphMemoryType::Device;
+  /// Devices that may also access the memory.
+  std::vector<int> peer_access;
+};
+
+/// A 1D or 2D fill as a memset node holds it: what memset_node_params() returns and
+/// set_memset_node() (GraphDefinition's and Graph's) takes.
+struct MemsetNodeParams {
+  CUdeviceptr dst = 0;        ///< The first byte filled.
+  unsigned value = 0;         ///< The value of each element.
+  unsigned element_size = 1;  ///< 1, 2 or 4 bytes.
+  std::size_t width = 0;      ///< Elements per row.
+  std::size_t height = 1;     ///< Rows.
+  std::size_t pitch = 0;      ///< Bytes from one row to the next (0 for one row).
+  /// Compare field by field.
+  friend bool operator==(const MemsetNodeParams&, const MemsetNodeParams&) = default;
+};
+
+/// A linear copy as a memcpy node holds it: what memcpy_node_params() returns and
+/// set_memcpy_node() (GraphDefinition's and Graph's) takes.
+struct MemcpyNodeParams {
+  CUdeviceptr dst = 0;   ///< The destination address.
+  CUdeviceptr src = 0;   ///< The source address.
+  std::size_t size = 0;  ///< Bytes copied.
+  /// Compare field by field.
+  friend bool operator==(const MemcpyNodeParams&, const MemcpyNodeParams&) = default;
 };
 
 /// Build a CUDA graph by stream capture or by adding nodes explicitly (cuda.core's GraphBuilder).
@@ -140,9 +182,11 @@ struct GraphAllocation {
 ///
 /// States: a builder starts idle; begin_building() starts capturing, end_building()
 /// ends it and keeps the captured CUgraph, complete() instantiates it into a Graph.
-/// Without capturing, add_kernel()/add_memcpy()/add_memset()/add_host()/add_empty()
-/// add nodes to the builder's own graph (while capturing they are added to the
-/// capture graph after the work captured so far). Using a closed builder throws
+/// Without capturing, the node-adding operations (launch(), memcpy(), memset(),
+/// callback(), embed(), empty(), record_event(), wait_event(), alloc(), free(): the
+/// names and parameters of GraphDefinition's, dependencies first) add nodes to the
+/// builder's own graph (while capturing they are added to the capture graph after the
+/// work captured so far). Using a closed builder throws
 /// std::logic_error; calls in the wrong state throw std::logic_error naming what to do.
 class GraphBuilder {
  public:
@@ -212,17 +256,6 @@ class GraphBuilder {
   CUgraphConditionalHandle create_conditional_handle(
       std::optional<unsigned> default_value = std::nullopt);
 
-  /// Create a conditional handle (cuda.core's create_condition()); as create_conditional_handle().
-  CUgraphConditionalHandle create_condition(std::optional<unsigned> default_value = std::nullopt) {
-    return create_conditional_handle(default_value);
-  }
-  /// Add a child-graph node running a copy of `child`'s graph (cuda.core's embed()).
-  GraphNode embed(const GraphBuilder& child) { return add_child({}, child); }
-  /// Add a host node calling `fn` after the work so far (cuda.core's callback()).
-  template <class F>
-  GraphNode callback(F&& fn) {
-    return add_host({}, std::forward<F>(fn));
-  }
   /// Return a GraphDefinition viewing this builder's graph (cuda.core's graph_definition).
   ///
   /// Nodes added through the view appear in later complete() and debug_dot_print()
@@ -237,9 +270,7 @@ class GraphBuilder {
   /// The body runs when the handle is non-zero. Like every conditional, this needs
   /// the builder to be building; call begin_building() on the body, capture its
   /// work, and end_building() it.
-  GraphBuilder if_then(CUgraphConditionalHandle handle);
-  /// Same as if_then() (cuda.core's name).
-  GraphBuilder if_cond(CUgraphConditionalHandle handle) { return if_then(handle); }
+  GraphBuilder if_cond(CUgraphConditionalHandle handle);
   /// Add an `if`/`else` node on `handle`; return the bodies {then, else}.
   std::pair<GraphBuilder, GraphBuilder> if_else(CUgraphConditionalHandle handle);
   /// Add a `while` node on `handle`; return the body, which runs while it is non-zero.
@@ -249,75 +280,90 @@ class GraphBuilder {
   /// Needs a CUDA 12.8 driver or newer. Throws std::invalid_argument for count < 1.
   std::vector<GraphBuilder> switch_(CUgraphConditionalHandle handle, unsigned count);
 
-  /// Add a kernel node after `dependencies` (arguments as for launch()).
+  /// Add a kernel node after `dependencies` (arguments as for the free launch()).
   ///
   /// Not capturing: the node is added to the builder's own graph (created when
   /// needed), depending only on `dependencies`. Capturing: it is added to the
   /// capture graph after the work captured so far and `dependencies`, and the
-  /// capture continues after it. The same holds for every add_*.
+  /// capture continues after it. The same holds for every node-adding operation.
+  /// (The free function `launch(builder, config, kernel, args...)` captures a launch
+  /// instead; it takes the builder first, this member the dependencies.)
   template <class... Args>
-  GraphNode add_kernel(std::span<const GraphNode> dependencies, const LaunchConfig& config,
-                       const Kernel& kernel, const Args&... args);
-  /// Add a copy of `bytes` bytes from `src` to `dst` (device or host addresses).
-  GraphNode add_memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst, CUdeviceptr src,
-                       std::size_t bytes);
+  GraphNode launch(std::span<const GraphNode> dependencies, const LaunchConfig& config,
+                   const Kernel& kernel, const Args&... args);
+  /// Add a copy of `size` bytes from `src` to `dst` (device or host addresses).
+  GraphNode memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst, CUdeviceptr src,
+                   std::size_t size);
   /// Add a copy described by `copy` (cuMemcpy3D's parameters): any memory kind the
   /// driver accepts in a memcpy node (device, host, managed, pitched, CUDA arrays).
-  GraphNode add_memcpy(std::span<const GraphNode> dependencies, const CUDA_MEMCPY3D& copy);
+  GraphNode memcpy(std::span<const GraphNode> dependencies, const CUDA_MEMCPY3D& copy);
   /// Add a copy of the whole of `src` into `dst`; throws std::invalid_argument on a size mismatch.
-  GraphNode add_memcpy(std::span<const GraphNode> dependencies, Buffer& dst, const Buffer& src);
-  /// Add a fill of `count` bytes at `dst` with `value`.
-  GraphNode add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, std::uint8_t value,
-                       std::size_t count);
-  /// Add a fill of `count` 16-bit elements at `dst` with `value`.
-  GraphNode add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
-                       std::uint16_t value, std::size_t count);
-  /// Add a fill of `count` 32-bit elements at `dst` with `value`.
-  GraphNode add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
-                       std::uint32_t value, std::size_t count);
+  GraphNode memcpy(std::span<const GraphNode> dependencies, Buffer& dst, const Buffer& src);
+  /// Add a fill of `width` bytes (by `height` rows `pitch` bytes apart) at `dst` with `value`.
+  GraphNode memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, std::uint8_t value,
+                   std::size_t width, std::size_t height = 1, std::size_t pitch = 0);
+  /// Add a fill of `width` 16-bit elements per row at `dst` with `value`.
+  GraphNode memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, std::uint16_t value,
+                   std::size_t width, std::size_t height = 1, std::size_t pitch = 0);
+  /// Add a fill of `width` 32-bit elements per row at `dst` with `value`.
+  GraphNode memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, std::uint32_t value,
+                   std::size_t width, std::size_t height = 1, std::size_t pitch = 0);
   /// Add a fill of the whole of `dst` with the byte `value`.
-  GraphNode add_memset(std::span<const GraphNode> dependencies, Buffer& dst, std::uint8_t value);
-  /// Add a host node that calls `fn` on a driver thread when the graph reaches it.
+  GraphNode memset(std::span<const GraphNode> dependencies, Buffer& dst, std::uint8_t value);
+  /// Add a host node that calls `fn` on a driver thread when the graph reaches it
+  /// (cuda.core's callback()).
   ///
   /// `fn` must not call CUDA and must not throw (an escaping exception terminates).
   /// It stays alive as long as this graph or a Graph completed from it.
   template <class F>
-  GraphNode add_host(std::span<const GraphNode> dependencies, F&& fn) {
+  GraphNode callback(std::span<const GraphNode> dependencies, F&& fn) {
     if constexpr (std::is_pointer_v<std::decay_t<F>>) {
       if (fn == nullptr) {
-        return add_host_node(dependencies, nullptr);  // throws: fn is empty
+        return callback_node(dependencies, nullptr);  // throws: fn is empty
       }
     } else if constexpr (requires { fn.operator bool(); }) {  // std::function and the like
       if (!fn) {
-        return add_host_node(dependencies, nullptr);
+        return callback_node(dependencies, nullptr);
       }
     }
-    return add_host_node(dependencies, detail::make_host_function(std::forward<F>(fn)));
+    return callback_node(dependencies, detail::make_host_function(std::forward<F>(fn)));
   }
-  /// Add a child-graph node running a copy of `child`'s graph (cuda.core's add_child).
+  /// Add a host node calling `fn` after the work so far: callback({}, fn).
+  template <class F>
+  GraphNode callback(F&& fn) {
+    return callback({}, std::forward<F>(fn));
+  }
+  /// Add a child-graph node running a copy of `child`'s graph (cuda.core's embed()).
   ///
   /// `child` must have finished building (or hold explicitly added nodes); its graph
   /// is cloned, so `child` may be closed afterwards. Throws std::logic_error otherwise.
-  GraphNode add_child(std::span<const GraphNode> dependencies, const GraphBuilder& child);
+  GraphNode embed(std::span<const GraphNode> dependencies, const GraphBuilder& child);
+  /// Add a child-graph node after the work so far: embed({}, child).
+  GraphNode embed(const GraphBuilder& child) { return embed({}, child); }
   /// Add an empty node (a join point) after `dependencies`.
-  GraphNode add_empty(std::span<const GraphNode> dependencies);
-  /// Add a node that records `event` when the graph reaches it (cuda.core's record event).
+  GraphNode empty(std::span<const GraphNode> dependencies = {});
+  /// Add a node that records `event` when the graph reaches it (cuda.core's record_event()).
   ///
   /// The graph refers to the CUDA event: keep `event` open while the graph may run.
-  GraphNode add_event_record(std::span<const GraphNode> dependencies, const Event& event);
+  GraphNode record_event(std::span<const GraphNode> dependencies, const Event& event);
   /// Add a node that waits for the last record of `event` (possibly outside the graph).
   ///
   /// The graph refers to the CUDA event: keep `event` open while the graph may run.
-  GraphNode add_event_wait(std::span<const GraphNode> dependencies, const Event& event);
-  /// Add a graph memory allocation of `size` bytes on the builder's device.
+  GraphNode wait_event(std::span<const GraphNode> dependencies, const Event& event);
+  /// Add a graph memory allocation of `size` bytes (cuda.core's alloc()), on the
+  /// builder's device unless `options` say otherwise.
   ///
-  /// The memory is valid from this node until a free node (add_free), a
+  /// The memory is valid from this node until a free node (free()), a
   /// cuMemFreeAsync after a launch, or the next launch with auto_free_on_launch; its
   /// address is fixed for the graph's lifetime. Size 0 is left to the driver, as in
-  /// cuda.core (DriverError); so is a null address given to add_free().
-  GraphAllocation add_alloc(std::span<const GraphNode> dependencies, std::size_t size);
-  /// Add a node that frees graph memory at `address` (from add_alloc or a captured allocation).
-  GraphNode add_free(std::span<const GraphNode> dependencies, CUdeviceptr address);
+  /// cuda.core (DriverError); so is a null address given to free(). Throws
+  /// std::invalid_argument for an option the toolkit cannot express, UnsupportedError
+  /// for managed memory before CUDA 13.0.
+  GraphAllocation alloc(std::span<const GraphNode> dependencies, std::size_t size,
+                        const GraphAllocOptions& options = {});
+  /// Add a node that frees graph memory at `address` (from alloc() or a captured
+  /// allocation; cuda.core's free()).
+  GraphNode free(std::span<const GraphNode> dependencies, CUdeviceptr address);
 
   /// Return every node of the graph (cuGraphGetNodes), in no particular order.
   ///
@@ -375,15 +421,17 @@ class GraphBuilder {
   detail::GraphBuilderState& state(const char* operation) const;
   // Return the capturing stream for launch(), keeping `kernel` alive with the graph.
   const Stream& launch_stream(const Kernel& kernel);
-  // Add a node of `params` (kernel parameters already packed) as add_* describe.
+  // Add a node of `params` (kernel parameters already packed) as launch() describes.
   GraphNode add_node(std::span<const GraphNode> dependencies, CUgraphNodeParams& params,
                      const char* operation);
   // Check the packed arguments against `kernel` and add the kernel node.
-  GraphNode add_kernel_node(std::span<const GraphNode> dependencies, const LaunchConfig& config,
-                            const Kernel& kernel, void** args, std::size_t count,
-                            const std::size_t* sizes, const std::string_view* type_names);
-  GraphNode add_memset_elements(std::span<const GraphNode> dependencies, CUdeviceptr dst,
-                                unsigned value, unsigned element_size, std::size_t count);
+  GraphNode launch_node(std::span<const GraphNode> dependencies, const LaunchConfig& config,
+                        const Kernel& kernel, void** args, std::size_t count,
+                        const std::size_t* sizes, const std::string_view* type_names);
+  // Add a fill of `element_size`-byte elements (the body of every memset()).
+  GraphNode memset_node(std::span<const GraphNode> dependencies, CUdeviceptr dst, unsigned value,
+                        unsigned element_size, std::size_t width, std::size_t height,
+                        std::size_t pitch);
   std::vector<GraphBuilder> add_conditional(CUgraphConditionalHandle handle,
                                             CUgraphConditionalNodeType type, unsigned size,
                                             const char* operation);
@@ -393,7 +441,7 @@ class GraphBuilder {
       CUgraphConditionalNodeType type, unsigned size, const char* operation);
 
   // Add a host node running `fn` (owned here; null: std::invalid_argument).
-  GraphNode add_host_node(std::span<const GraphNode> dependencies, detail::HostFunction* fn);
+  GraphNode callback_node(std::span<const GraphNode> dependencies, detail::HostFunction* fn);
   void debug_dot_print_named(std::string_view path, unsigned flags) const;
 
   detail::Ref<detail::GraphBuilderState> state_;
@@ -437,10 +485,15 @@ class Graph {
   /// The driver refuses a different element size or extent (DriverError); only the
   /// destination and value may change. Throws std::invalid_argument for a null node or
   /// one of another type, std::logic_error on a closed Graph.
-  void set_memset_node(GraphNode node, CUdeviceptr dst, unsigned value, unsigned element_size,
-                       std::size_t width, std::size_t height = 1, std::size_t pitch = 0);
-  /// Give memcpy node `node` a new linear copy of `size` bytes (cuGraphExecMemcpyNodeSetParams).
-  void set_memcpy_node(GraphNode node, CUdeviceptr dst, CUdeviceptr src, std::size_t size);
+  ///
+  /// \code
+  ///   MemsetNodeParams fill = memset_node_params(node);   // as the graph was built
+  ///   fill.value = 7;
+  ///   graph.set_memset_node(node, fill);
+  /// \endcode
+  void set_memset_node(GraphNode node, const MemsetNodeParams& params);
+  /// Give memcpy node `node` a new linear copy (cuGraphExecMemcpyNodeSetParams).
+  void set_memcpy_node(GraphNode node, const MemcpyNodeParams& params);
   /// Make host node `node` call `fn` in later launches (cuGraphExecHostNodeSetParams).
   ///
   /// `fn` is kept until no launch can call it. Throws std::invalid_argument for an
@@ -457,7 +510,7 @@ class Graph {
   /// (cuGraphExecKernelNodeSetParams); the graph it was built in is unchanged.
   ///
   /// `node` is a kernel node of the graph this Graph was completed (or updated) from:
-  /// GraphBuilder::add_kernel's result, or one of GraphBuilder::last_nodes() / nodes().
+  /// GraphBuilder::launch's result, or one of GraphBuilder::last_nodes() / nodes().
   /// Arguments are converted and checked as by launch(). `kernel` may differ from the
   /// node's (same device). Launches already enqueued are not affected. Throws
   /// std::invalid_argument for a null node, a node of another kind, arguments that do
@@ -466,7 +519,7 @@ class Graph {
   /// update() instead); std::logic_error on a closed Graph; DriverError otherwise.
   ///
   /// \code
-  ///   GraphNode node = builder.add_kernel({}, config, scale, buf, 2.0f);
+  ///   GraphNode node = builder.launch({}, config, scale, buf, 2.0f);
   ///   Graph graph = builder.complete();
   ///   graph.set_kernel_node(node, config, scale, buf, 3.0f);   // no re-instantiation
   ///   graph.launch(stream);
@@ -566,14 +619,13 @@ void launch(GraphBuilder& builder, const LaunchConfig& config, const Kernel& ker
 }
 
 template <class... Args>
-GraphNode GraphBuilder::add_kernel(std::span<const GraphNode> dependencies,
-                                   const LaunchConfig& config, const Kernel& kernel,
-                                   const Args&... args) {
+GraphNode GraphBuilder::launch(std::span<const GraphNode> dependencies, const LaunchConfig& config,
+                               const Kernel& kernel, const Args&... args) {
   GraphNode node;
   detail::with_packed_arguments(
       [&](void** pointers, std::size_t count, const std::size_t* sizes,
           const std::string_view* names) {
-        node = add_kernel_node(dependencies, config, kernel, pointers, count, sizes, names);
+        node = launch_node(dependencies, config, kernel, pointers, count, sizes, names);
       },
       args...);
   return node;

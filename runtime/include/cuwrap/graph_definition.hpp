@@ -2,14 +2,15 @@
 // node (no stream capture), inspected, edited, cloned and instantiated.
 //
 //   GraphDefinition def;                               // empty: a handle, zero nodes
-//   GraphAllocation a = def.allocate({}, 1024);
+//   GraphAllocation a = def.alloc({}, 1024);
 //   GraphNode fill = def.memset({{a.node}}, a.address, std::uint8_t{7}, 1024);
-//   GraphNode free = def.deallocate({{fill}}, a.address);
+//   GraphNode free = def.free({{fill}}, a.address);
 //   Graph graph = def.instantiate();
 //   graph.launch(stream);
 //
 // A node's dependencies are given when it is added (cuda.core's `node.launch(...)` is
-// `def.launch({{node}}, ...)` here); edges can be added and removed later.
+// `def.launch({{node}}, ...)` here); edges can be added and removed later. A
+// GraphBuilder adds nodes with the same operations (same names, same parameters).
 #pragma once
 
 #include <cuwrap/graph.hpp>
@@ -27,44 +28,6 @@ namespace cuwrap {
 
 class Device;
 class Event;
-
-/// Where a graph allocation lives, as cuda.core's GraphAllocOptions.
-enum class GraphMemoryType {
-  Device,   ///< Device memory (the default).
-  Host,     ///< Pinned host memory (where the driver supports it for graph allocations).
-  Managed,  ///< Managed memory (a CUDA 13.0 toolkit and driver).
-};
-
-/// Options of GraphDefinition::allocate, as cuda.core's GraphAllocOptions.
-struct GraphAllocOptions {
-  /// The device the memory belongs to (nullopt: the definition's device).
-  std::optional<int> device;
-  /// The kind of memory.
-  GraphMemoryType memory_type = GraphMemoryType::Device;
-  /// Devices that may also access the memory.
-  std::vector<int> peer_access;
-};
-
-/// A 1D or 2D fill as a memset node holds it (cuGraphMemsetNodeGetParams).
-struct MemsetNodeParams {
-  CUdeviceptr dst = 0;        ///< The first byte filled.
-  unsigned value = 0;         ///< The value of each element.
-  unsigned element_size = 1;  ///< 1, 2 or 4 bytes.
-  std::size_t width = 0;      ///< Elements per row.
-  std::size_t height = 1;     ///< Rows.
-  std::size_t pitch = 0;      ///< Bytes from one row to the next (0 for one row).
-  /// Compare field by field.
-  friend bool operator==(const MemsetNodeParams&, const MemsetNodeParams&) = default;
-};
-
-/// A linear copy as a memcpy node holds it.
-struct MemcpyNodeParams {
-  CUdeviceptr dst = 0;   ///< The destination address.
-  CUdeviceptr src = 0;   ///< The source address.
-  std::size_t size = 0;  ///< Bytes copied.
-  /// Compare field by field.
-  friend bool operator==(const MemcpyNodeParams&, const MemcpyNodeParams&) = default;
-};
 
 /// The launch a kernel node holds.
 struct KernelNodeParams {
@@ -95,7 +58,7 @@ struct ConditionalNodeParams {
 
 /// The function a host node calls and its argument (cuda.core's HostCallbackNode).
 ///
-/// For a node made by callback()/add_host(), `fn` is cuwrap's trampoline and
+/// For a node made by callback(), `fn` is cuwrap's trampoline and
 /// `user_data` the callable it runs.
 struct HostNodeParams {
   CUhostFn fn = nullptr;      ///< The function called.
@@ -136,15 +99,14 @@ class GraphDefinition {
   /// Release the graph unless a Graph instantiated from it still names its nodes.
   ~GraphDefinition() = default;
 
-  /// Add an empty node after `dependencies`.
+  /// Add an empty node after `dependencies`: a join point of them (cuda.core's empty()
+  /// and join()).
   GraphNode empty(std::span<const GraphNode> dependencies = {});
-  /// Add an empty node that joins `nodes` (cuda.core's join()).
-  GraphNode join(std::span<const GraphNode> nodes) { return empty(nodes); }
   /// Add a kernel node: `kernel` launched with `config` and `args` (checked as by launch()).
   template <class... Args>
   GraphNode launch(std::span<const GraphNode> dependencies, const LaunchConfig& config,
                    const Kernel& kernel, const Args&... args) {
-    return builder_.add_kernel(dependencies, config, kernel, args...);
+    return builder_.launch(dependencies, config, kernel, args...);
   }
   /// Add a fill of `width` bytes (by `height` rows `pitch` bytes apart) with `value`.
   GraphNode memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, std::uint8_t value,
@@ -164,27 +126,32 @@ class GraphDefinition {
   /// Add a host node calling `fn` (cuda.core's callback()); `fn` must not call CUDA.
   template <class F>
   GraphNode callback(std::span<const GraphNode> dependencies, F&& fn) {
-    return builder_.add_host(dependencies, std::forward<F>(fn));
+    return builder_.callback(dependencies, std::forward<F>(fn));
   }
   /// Add a child-graph node running a copy of `child` (cuda.core's embed()).
   GraphNode embed(std::span<const GraphNode> dependencies, const GraphDefinition& child);
   /// Add a node recording `event` (keep the event open while the graph may run).
-  GraphNode record(std::span<const GraphNode> dependencies, const Event& event);
+  GraphNode record_event(std::span<const GraphNode> dependencies, const Event& event);
   /// Add a node waiting for `event` (keep the event open while the graph may run).
-  GraphNode wait(std::span<const GraphNode> dependencies, const Event& event);
+  GraphNode wait_event(std::span<const GraphNode> dependencies, const Event& event);
   /// Add a graph allocation of `size` bytes; size 0 is left to the driver (DriverError).
   ///
   /// Throws std::invalid_argument for an option the toolkit cannot express, UnsupportedError
   /// for managed memory before CUDA 13.0.
-  GraphAllocation allocate(std::span<const GraphNode> dependencies, std::size_t size,
-                           const GraphAllocOptions& options = {});
+  GraphAllocation alloc(std::span<const GraphNode> dependencies, std::size_t size,
+                        const GraphAllocOptions& options = {});
   /// Add a node freeing the graph allocation at `address` (null is left to the driver).
-  GraphNode deallocate(std::span<const GraphNode> dependencies, CUdeviceptr address);
+  GraphNode free(std::span<const GraphNode> dependencies, CUdeviceptr address);
 
-  /// Create a conditional handle for this graph (cuda.core's create_condition()).
-  CUgraphConditionalHandle create_condition(std::optional<unsigned> default_value = std::nullopt);
+  /// Create a conditional handle for this graph (as GraphBuilder::create_conditional_handle,
+  /// cuda.core's name).
+  ///
+  /// With `default_value`, the handle is set to it at the start of every launch; without,
+  /// it keeps its value between launches (initially 0).
+  CUgraphConditionalHandle create_conditional_handle(
+      std::optional<unsigned> default_value = std::nullopt);
   /// Add an `if` node on `condition`; its one branch runs when the condition is non-zero.
-  ConditionalNode if_then(std::span<const GraphNode> dependencies,
+  ConditionalNode if_cond(std::span<const GraphNode> dependencies,
                           CUgraphConditionalHandle condition);
   /// Add an `if`/`else` node (branches {then, else}); needs a CUDA 12.8 driver.
   ConditionalNode if_else(std::span<const GraphNode> dependencies,
@@ -220,25 +187,29 @@ class GraphDefinition {
   /// Return an independent copy of this graph (cuGraphClone); its nodes are new nodes.
   GraphDefinition clone() const;
 
-  /// Change a memset node's fill before instantiation (cuGraphMemsetNodeSetParams).
-  void set_memset_params(GraphNode node, const MemsetNodeParams& params);
-  /// Change a memcpy node's copy before instantiation.
-  void set_memcpy_params(GraphNode node, const MemcpyNodeParams& params);
-  /// Change the event an event record or wait node uses.
-  void set_event(GraphNode node, const Event& event);
-  /// Change a kernel node's launch before instantiation (arguments checked as by launch()).
+  /// Change a memset node's fill before instantiation (cuGraphMemsetNodeSetParams), as
+  /// Graph::set_memset_node changes it after.
+  void set_memset_node(GraphNode node, const MemsetNodeParams& params);
+  /// Change a memcpy node's copy before instantiation, as Graph::set_memcpy_node after.
+  void set_memcpy_node(GraphNode node, const MemcpyNodeParams& params);
+  /// Change the event an event record or wait node uses, as Graph::set_event_node after.
+  void set_event_node(GraphNode node, const Event& event);
+  /// Change a kernel node's launch before instantiation (arguments checked as by
+  /// launch()), as Graph::set_kernel_node after.
   template <class... Args>
-  void set_kernel_params(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
-                         const Args&... args) {
+  void set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                       const Args&... args) {
     detail::with_packed_arguments(
         [&](void** pointers, std::size_t count, const std::size_t* sizes,
             const std::string_view* names) {
-          set_kernel_params_packed(node, config, kernel, pointers, count, sizes, names);
+          set_kernel_node_packed(node, config, kernel, pointers, count, sizes, names);
         },
         args...);
   }
 
   /// Instantiate the graph into an executable Graph (an empty graph too).
+  ///
+  /// cuda.core's name for a GraphDef; a GraphBuilder's is complete() (as in cuda.core).
   Graph instantiate(const GraphCompleteOptions& options = {});
   /// Write the graph in Graphviz DOT to `path`.
   void debug_dot_print(const std::filesystem::path& path, unsigned flags = kDefaultDotFlags) const;
@@ -261,12 +232,9 @@ class GraphDefinition {
                                   CUgraphConditionalHandle condition,
                                   CUgraphConditionalNodeType type, unsigned count,
                                   const char* operation);
-  void set_kernel_params_packed(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
-                                void** args, std::size_t count, const std::size_t* sizes,
-                                const std::string_view* type_names);
-  GraphNode add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst, unsigned value,
-                       unsigned element_size, std::size_t width, std::size_t height,
-                       std::size_t pitch);
+  void set_kernel_node_packed(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                              void** args, std::size_t count, const std::size_t* sizes,
+                              const std::string_view* type_names);
 
   GraphBuilder builder_;  // never captures: its own graph, built node by node
   bool view_ = false;     // a view of a GraphBuilder's graph: close() drops only the view

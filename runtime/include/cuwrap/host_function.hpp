@@ -22,7 +22,7 @@
 namespace cuwrap {
 
 /// Called with an exception thrown by a host function (launch_host_func, or a graph's
-/// host node: GraphBuilder::add_host, GraphDefinition::callback, Graph::set_host_node);
+/// host node: GraphBuilder::callback, GraphDefinition::callback, Graph::set_host_node);
 /// must not throw (an exception it
 /// throws is dropped). Runs on the driver's callback thread.
 ///

@@ -1,4 +1,4 @@
-// Conditional nodes: GraphBuilder::create_conditional_handle, if_then, if_else,
+// Conditional nodes: GraphBuilder::create_conditional_handle, if_cond, if_else,
 // while_loop and switch_. Each body is a GraphBuilder of kind Body that captures into
 // the body graph the conditional node owns.
 //
@@ -82,8 +82,8 @@ std::pair<GraphNode, std::vector<GraphBuilder>> GraphBuilder::add_conditional_no
   return {node, std::move(bodies)};
 }
 
-GraphBuilder GraphBuilder::if_then(CUgraphConditionalHandle handle) {
-  return std::move(add_conditional(handle, CU_GRAPH_COND_TYPE_IF, 1, "if_then").front());
+GraphBuilder GraphBuilder::if_cond(CUgraphConditionalHandle handle) {
+  return std::move(add_conditional(handle, CU_GRAPH_COND_TYPE_IF, 1, "if_cond").front());
 }
 
 std::pair<GraphBuilder, GraphBuilder> GraphBuilder::if_else(CUgraphConditionalHandle handle) {

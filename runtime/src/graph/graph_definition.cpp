@@ -2,8 +2,8 @@
 // captures), its inspection and editing, and the readers of node parameters.
 //
 // Versions: every call here is a CUDA 12.0 driver entry point or older, except the
-// conditional nodes (graph_conditional.cpp says which need what) and managed graph
-// allocations (CU_MEM_ALLOCATION_TYPE_MANAGED, a CUDA 13.0 toolkit).
+// conditional nodes (graph_conditional.cpp says which need what); the nodes themselves
+// are added by GraphBuilder (graph_nodes.cpp says what managed allocations need).
 #include "graph/graph_state.hpp"
 
 #include <cuwrap/detail/context.hpp>
@@ -27,7 +27,6 @@ namespace {
 
 constexpr int kIfElseDriver = 12080;
 constexpr int kSwitchVersion = 12080;
-constexpr int kManagedGraphAllocVersion = 13000;
 
 void require_node(const GraphNode& node, const char* operation, const char* name = "node") {
   if (node.handle() == nullptr) {
@@ -119,45 +118,35 @@ bool GraphDefinition::is_open() const noexcept {
 // Adding nodes
 
 GraphNode GraphDefinition::empty(std::span<const GraphNode> dependencies) {
-  return builder_.add_empty(dependencies);
+  return builder_.empty(dependencies);
 }
 
 GraphNode GraphDefinition::memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
                                   std::uint8_t value, std::size_t width, std::size_t height,
                                   std::size_t pitch) {
-  return add_memset(dependencies, dst, value, 1, width, height, pitch);
+  return builder_.memset(dependencies, dst, value, width, height, pitch);
 }
 
 GraphNode GraphDefinition::memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
                                   std::uint16_t value, std::size_t width, std::size_t height,
                                   std::size_t pitch) {
-  return add_memset(dependencies, dst, value, 2, width, height, pitch);
+  return builder_.memset(dependencies, dst, value, width, height, pitch);
 }
 
 GraphNode GraphDefinition::memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
                                   std::uint32_t value, std::size_t width, std::size_t height,
                                   std::size_t pitch) {
-  return add_memset(dependencies, dst, value, 4, width, height, pitch);
-}
-
-GraphNode GraphDefinition::add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
-                                      unsigned value, unsigned element_size, std::size_t width,
-                                      std::size_t height, std::size_t pitch) {
-  const State& s = builder_.state("memset");
-  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMSET);
-  detail::fill_memset(params.memset, dst, value, element_size, width, height, pitch);
-  params.memset.ctx = s.context;
-  return builder_.add_node(dependencies, params, "memset");
+  return builder_.memset(dependencies, dst, value, width, height, pitch);
 }
 
 GraphNode GraphDefinition::memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst,
                                   CUdeviceptr src, std::size_t size) {
-  return builder_.add_memcpy(dependencies, dst, src, size);
+  return builder_.memcpy(dependencies, dst, src, size);
 }
 
 GraphNode GraphDefinition::memcpy(std::span<const GraphNode> dependencies,
                                   const CUDA_MEMCPY3D& copy) {
-  return builder_.add_memcpy(dependencies, copy);
+  return builder_.memcpy(dependencies, copy);
 }
 
 GraphNode GraphDefinition::embed(std::span<const GraphNode> dependencies,
@@ -165,73 +154,33 @@ GraphNode GraphDefinition::embed(std::span<const GraphNode> dependencies,
   if (!child.is_open()) {
     throw std::logic_error("GraphDefinition::embed with a closed child GraphDefinition");
   }
-  return builder_.add_child(dependencies, child.builder_);
+  return builder_.embed(dependencies, child.builder_);
 }
 
-GraphNode GraphDefinition::record(std::span<const GraphNode> dependencies, const Event& event) {
-  return builder_.add_event_record(dependencies, event);
+GraphNode GraphDefinition::record_event(std::span<const GraphNode> dependencies,
+                                        const Event& event) {
+  return builder_.record_event(dependencies, event);
 }
 
-GraphNode GraphDefinition::wait(std::span<const GraphNode> dependencies, const Event& event) {
-  return builder_.add_event_wait(dependencies, event);
+GraphNode GraphDefinition::wait_event(std::span<const GraphNode> dependencies,
+                                      const Event& event) {
+  return builder_.wait_event(dependencies, event);
 }
 
-GraphAllocation GraphDefinition::allocate(std::span<const GraphNode> dependencies, std::size_t size,
-                                          const GraphAllocOptions& options) {
-  const State& s = builder_.state("allocate");
-  const int device = options.device.value_or(s.device);
-  CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEM_ALLOC);
-  params.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-  params.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  params.alloc.poolProps.location.id = Device(device).handle();
-  switch (options.memory_type) {
-    case GraphMemoryType::Device:
-      break;
-    case GraphMemoryType::Host:
-      params.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST;
-      params.alloc.poolProps.location.id = 0;
-      break;
-    case GraphMemoryType::Managed:
-#if CUDA_VERSION >= 13000
-      detail::require_driver(kManagedGraphAllocVersion, "managed graph allocations");
-      params.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
-      break;
-#else
-      detail::throw_toolkit_too_old(kManagedGraphAllocVersion, "managed graph allocations");
-#endif
-    default:
-      throw std::invalid_argument(
-          "GraphDefinition::allocate: options.memory_type: Invalid memory_type (" +
-          std::to_string(static_cast<int>(options.memory_type)) + ")");
-  }
-  std::vector<CUmemAccessDesc> access;
-  access.reserve(options.peer_access.size());
-  for (const int peer : options.peer_access) {
-    CUmemAccessDesc desc{};
-    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    desc.location.id = Device(peer).handle();
-    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    access.push_back(desc);
-  }
-  params.alloc.accessDescs = access.data();
-  params.alloc.accessDescCount = access.size();
-  params.alloc.bytesize = size;
-  GraphAllocation allocation;
-  allocation.node = builder_.add_node(dependencies, params, "allocate");
-  allocation.address = params.alloc.dptr;
-  allocation.size = size;
-  return allocation;
+GraphAllocation GraphDefinition::alloc(std::span<const GraphNode> dependencies, std::size_t size,
+                                       const GraphAllocOptions& options) {
+  return builder_.alloc(dependencies, size, options);
 }
 
-GraphNode GraphDefinition::deallocate(std::span<const GraphNode> dependencies,
-                                      CUdeviceptr address) {
-  return builder_.add_free(dependencies, address);
+GraphNode GraphDefinition::free(std::span<const GraphNode> dependencies, CUdeviceptr address) {
+  return builder_.free(dependencies, address);
 }
 
 // ---------------------------------------------------------------------------------
 // Conditional nodes
 
-CUgraphConditionalHandle GraphDefinition::create_condition(std::optional<unsigned> default_value) {
+CUgraphConditionalHandle GraphDefinition::create_conditional_handle(
+    std::optional<unsigned> default_value) {
   return builder_.create_conditional_handle(default_value);
 }
 
@@ -250,9 +199,9 @@ ConditionalNode GraphDefinition::add_conditional(std::span<const GraphNode> depe
   return result;
 }
 
-ConditionalNode GraphDefinition::if_then(std::span<const GraphNode> dependencies,
+ConditionalNode GraphDefinition::if_cond(std::span<const GraphNode> dependencies,
                                          CUgraphConditionalHandle condition) {
-  return add_conditional(dependencies, condition, CU_GRAPH_COND_TYPE_IF, 1, "if_then");
+  return add_conditional(dependencies, condition, CU_GRAPH_COND_TYPE_IF, 1, "if_cond");
 }
 
 ConditionalNode GraphDefinition::if_else(std::span<const GraphNode> dependencies,
@@ -379,43 +328,43 @@ GraphDefinition GraphDefinition::clone() const {
   return copy;
 }
 
-void GraphDefinition::set_memset_params(GraphNode node, const MemsetNodeParams& params) {
+void GraphDefinition::set_memset_node(GraphNode node, const MemsetNodeParams& params) {
   static_cast<void>(handle());
-  require_type(node, CU_GRAPH_NODE_TYPE_MEMSET, "GraphDefinition::set_memset_params");
+  require_type(node, CU_GRAPH_NODE_TYPE_MEMSET, "GraphDefinition::set_memset_node");
   CUDA_MEMSET_NODE_PARAMS p{};
   detail::fill_memset(p, params.dst, params.value, params.element_size, params.width,
                       params.height, params.pitch);
   driver::cuGraphMemsetNodeSetParams(node.handle(), &p);
 }
 
-void GraphDefinition::set_memcpy_params(GraphNode node, const MemcpyNodeParams& params) {
+void GraphDefinition::set_memcpy_node(GraphNode node, const MemcpyNodeParams& params) {
   static_cast<void>(handle());
-  require_type(node, CU_GRAPH_NODE_TYPE_MEMCPY, "GraphDefinition::set_memcpy_params");
+  require_type(node, CU_GRAPH_NODE_TYPE_MEMCPY, "GraphDefinition::set_memcpy_node");
   CUDA_MEMCPY3D copy{};
   detail::linear_copy(copy, params.dst, params.src, params.size);
   driver::cuGraphMemcpyNodeSetParams(node.handle(), &copy);
 }
 
-void GraphDefinition::set_event(GraphNode node, const Event& event) {
+void GraphDefinition::set_event_node(GraphNode node, const Event& event) {
   static_cast<void>(handle());
-  require_node(node, "set_event");
+  require_node(node, "set_event_node");
   const CUgraphNodeType type = driver::cuGraphNodeGetType(node.handle());
   if (type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
     driver::cuGraphEventRecordNodeSetEvent(node.handle(), event.handle());
   } else if (type == CU_GRAPH_NODE_TYPE_WAIT_EVENT) {
     driver::cuGraphEventWaitNodeSetEvent(node.handle(), event.handle());
   } else {
-    throw std::invalid_argument("GraphDefinition::set_event: node is a " +
+    throw std::invalid_argument("GraphDefinition::set_event_node: node is a " +
                                 std::string(to_string(type)) + " node, not an event node");
   }
 }
 
-void GraphDefinition::set_kernel_params_packed(GraphNode node, const LaunchConfig& config,
-                                               const Kernel& kernel, void** args, std::size_t count,
-                                               const std::size_t* sizes,
-                                               const std::string_view* type_names) {
-  State& s = builder_.state("set_kernel_params");
-  require_type(node, CU_GRAPH_NODE_TYPE_KERNEL, "GraphDefinition::set_kernel_params");
+void GraphDefinition::set_kernel_node_packed(GraphNode node, const LaunchConfig& config,
+                                             const Kernel& kernel, void** args, std::size_t count,
+                                             const std::size_t* sizes,
+                                             const std::string_view* type_names) {
+  State& s = builder_.state("set_kernel_node");
+  require_type(node, CU_GRAPH_NODE_TYPE_KERNEL, "GraphDefinition::set_kernel_node");
   detail::check_arguments(kernel, count, sizes, type_names);
   detail::check_config(config);
   CUDA_KERNEL_NODE_PARAMS params{};
@@ -423,7 +372,7 @@ void GraphDefinition::set_kernel_params_packed(GraphNode node, const LaunchConfi
   driver::cuGraphKernelNodeSetParams(node.handle(), &params);
   s.attachments->retain(kernel);
   detail::apply_launch_attributes(node.handle(), config, detail::LaunchAttributeRule::Change,
-                                  "GraphDefinition::set_kernel_params");
+                                  "GraphDefinition::set_kernel_node");
 }
 
 // ---------------------------------------------------------------------------------

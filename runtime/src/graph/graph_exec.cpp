@@ -467,18 +467,18 @@ void Graph::check_settable(GraphNode node, CUgraphNodeType type, const char* ope
   }
 }
 
-void Graph::set_memset_node(GraphNode node, CUdeviceptr dst, unsigned value, unsigned element_size,
-                            std::size_t width, std::size_t height, std::size_t pitch) {
+void Graph::set_memset_node(GraphNode node, const MemsetNodeParams& params) {
   check_settable(node, CU_GRAPH_NODE_TYPE_MEMSET, "set_memset_node");
-  CUDA_MEMSET_NODE_PARAMS params{};
-  detail::fill_memset(params, dst, value, element_size, width, height, pitch);
-  driver::cuGraphExecMemsetNodeSetParams(exec_, node.handle(), &params, context_);
+  CUDA_MEMSET_NODE_PARAMS p{};
+  detail::fill_memset(p, params.dst, params.value, params.element_size, params.width,
+                      params.height, params.pitch);
+  driver::cuGraphExecMemsetNodeSetParams(exec_, node.handle(), &p, context_);
 }
 
-void Graph::set_memcpy_node(GraphNode node, CUdeviceptr dst, CUdeviceptr src, std::size_t size) {
+void Graph::set_memcpy_node(GraphNode node, const MemcpyNodeParams& params) {
   check_settable(node, CU_GRAPH_NODE_TYPE_MEMCPY, "set_memcpy_node");
   CUDA_MEMCPY3D copy{};
-  detail::linear_copy(copy, dst, src, size);
+  detail::linear_copy(copy, params.dst, params.src, params.size);
   driver::cuGraphExecMemcpyNodeSetParams(exec_, node.handle(), &copy, context_);
 }
 

@@ -1,15 +1,20 @@
-// Explicit nodes: GraphBuilder::add_* (kernel, copy, fill, host function, child graph,
-// event record/wait, graph memory allocation and free, empty) and GraphNode.
+// Explicit nodes: GraphBuilder's node-adding operations (launch, memcpy, memset, callback,
+// embed, empty, record_event, wait_event, alloc, free; GraphDefinition's forward to them)
+// and GraphNode.
 //
-// Every add_* goes through GraphBuilder::add_node: without a capture the node joins the
+// Every one goes through GraphBuilder::add_node: without a capture the node joins the
 // builder's own graph after the given dependencies; during a capture it joins the
 // capture graph after the work captured so far, and the capture continues after it.
+//
+// Versions: managed graph allocations (CU_MEM_ALLOCATION_TYPE_MANAGED) need a CUDA 13.0
+// toolkit and driver; the rest is older than every supported toolkit.
 #include "graph/graph_state.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/event.hpp>
 #include <cuwrap/host_function.hpp>
+#include <cuwrap/version.hpp>
 
 #include <cstring>
 #include <exception>
@@ -199,6 +204,10 @@ std::shared_ptr<const void> retain_host_functions(const GraphBuilderState& state
 
 using State = detail::GraphBuilderState;
 
+namespace {
+constexpr int kManagedGraphAllocVersion = 13000;
+}  // namespace
+
 // ---------------------------------------------------------------------------------
 // GraphNode
 
@@ -349,86 +358,87 @@ const Stream& GraphBuilder::launch_stream(const Kernel& kernel) {
   return s.stream;
 }
 
-GraphNode GraphBuilder::add_kernel_node(std::span<const GraphNode> dependencies,
-                                        const LaunchConfig& config, const Kernel& kernel,
-                                        void** args, std::size_t count, const std::size_t* sizes,
-                                        const std::string_view* type_names) {
-  State& s = state("add_kernel");
+GraphNode GraphBuilder::launch_node(std::span<const GraphNode> dependencies,
+                                    const LaunchConfig& config, const Kernel& kernel, void** args,
+                                    std::size_t count, const std::size_t* sizes,
+                                    const std::string_view* type_names) {
+  State& s = state("launch");
   detail::check_arguments(kernel, count, sizes, type_names);
   detail::check_config(config);
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_KERNEL);
   detail::to_kernel_node_params(config, kernel, s.context, args, params.kernel);
   s.attachments->retain(kernel);
-  GraphNode node = add_node(dependencies, params, "add_kernel");
+  GraphNode node = add_node(dependencies, params, "launch");
   detail::apply_launch_attributes(node.handle(), config, detail::LaunchAttributeRule::NewNode,
-                                  "GraphBuilder::add_kernel");
+                                  "GraphBuilder::launch");
   return node;
 }
 
-GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst,
-                                   CUdeviceptr src, std::size_t bytes) {
-  const State& s = state("add_memcpy");
+GraphNode GraphBuilder::memcpy(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                               CUdeviceptr src, std::size_t size) {
+  const State& s = state("memcpy");
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMCPY);
   params.memcpy.copyCtx = s.context;
-  detail::linear_copy(params.memcpy.copyParams, dst, src, bytes);
-  return add_node(dependencies, params, "add_memcpy");
+  detail::linear_copy(params.memcpy.copyParams, dst, src, size);
+  return add_node(dependencies, params, "memcpy");
 }
 
-GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies,
-                                   const CUDA_MEMCPY3D& copy) {
-  const State& s = state("add_memcpy");
+GraphNode GraphBuilder::memcpy(std::span<const GraphNode> dependencies, const CUDA_MEMCPY3D& copy) {
+  const State& s = state("memcpy");
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMCPY);
   params.memcpy.copyCtx = s.context;
   params.memcpy.copyParams = copy;
-  return add_node(dependencies, params, "add_memcpy");
+  return add_node(dependencies, params, "memcpy");
 }
 
-GraphNode GraphBuilder::add_memcpy(std::span<const GraphNode> dependencies, Buffer& dst,
-                                   const Buffer& src) {
+GraphNode GraphBuilder::memcpy(std::span<const GraphNode> dependencies, Buffer& dst,
+                               const Buffer& src) {
   if (dst.size() != src.size()) {
-    throw std::invalid_argument("GraphBuilder::add_memcpy: dst holds " +
-                                std::to_string(dst.size()) + " bytes but src holds " +
-                                std::to_string(src.size()));
+    throw std::invalid_argument("GraphBuilder::memcpy: dst holds " + std::to_string(dst.size()) +
+                                " bytes but src holds " + std::to_string(src.size()));
   }
-  return add_memcpy(dependencies, dst.handle(), src.handle(), src.size());
+  return memcpy(dependencies, dst.handle(), src.handle(), src.size());
 }
 
-GraphNode GraphBuilder::add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
-                                   std::uint8_t value, std::size_t count) {
-  return add_memset_elements(dependencies, dst, value, 1, count);
+GraphNode GraphBuilder::memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                               std::uint8_t value, std::size_t width, std::size_t height,
+                               std::size_t pitch) {
+  return memset_node(dependencies, dst, value, 1, width, height, pitch);
 }
 
-GraphNode GraphBuilder::add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
-                                   std::uint16_t value, std::size_t count) {
-  return add_memset_elements(dependencies, dst, value, 2, count);
+GraphNode GraphBuilder::memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                               std::uint16_t value, std::size_t width, std::size_t height,
+                               std::size_t pitch) {
+  return memset_node(dependencies, dst, value, 2, width, height, pitch);
 }
 
-GraphNode GraphBuilder::add_memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
-                                   std::uint32_t value, std::size_t count) {
-  return add_memset_elements(dependencies, dst, value, 4, count);
+GraphNode GraphBuilder::memset(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                               std::uint32_t value, std::size_t width, std::size_t height,
+                               std::size_t pitch) {
+  return memset_node(dependencies, dst, value, 4, width, height, pitch);
 }
 
-GraphNode GraphBuilder::add_memset(std::span<const GraphNode> dependencies, Buffer& dst,
-                                   std::uint8_t value) {
-  return add_memset_elements(dependencies, dst.handle(), value, 1, dst.size());
+GraphNode GraphBuilder::memset(std::span<const GraphNode> dependencies, Buffer& dst,
+                               std::uint8_t value) {
+  return memset_node(dependencies, dst.handle(), value, 1, dst.size(), 1, 0);
 }
 
-GraphNode GraphBuilder::add_memset_elements(std::span<const GraphNode> dependencies,
-                                            CUdeviceptr dst, unsigned value, unsigned element_size,
-                                            std::size_t count) {
-  const State& s = state("add_memset");
+GraphNode GraphBuilder::memset_node(std::span<const GraphNode> dependencies, CUdeviceptr dst,
+                                    unsigned value, unsigned element_size, std::size_t width,
+                                    std::size_t height, std::size_t pitch) {
+  const State& s = state("memset");
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEMSET);
-  detail::fill_memset(params.memset, dst, value, element_size, count, 1, 0);
+  detail::fill_memset(params.memset, dst, value, element_size, width, height, pitch);
   params.memset.ctx = s.context;
-  return add_node(dependencies, params, "add_memset");
+  return add_node(dependencies, params, "memset");
 }
 
-GraphNode GraphBuilder::add_host_node(std::span<const GraphNode> dependencies,
+GraphNode GraphBuilder::callback_node(std::span<const GraphNode> dependencies,
                                       detail::HostFunction* raw_fn) {
   std::unique_ptr<detail::HostFunction> fn(raw_fn);
-  State& s = state("add_host");
+  State& s = state("callback");
   if (!fn) {
-    throw std::invalid_argument("GraphBuilder::add_host: fn is empty");
+    throw std::invalid_argument("GraphBuilder::callback: fn is empty");
   }
   CUgraph graph = s.target_graph();
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_HOST);
@@ -438,7 +448,7 @@ GraphNode GraphBuilder::add_host_node(std::span<const GraphNode> dependencies,
   params.host.userData = pointer;
   GraphNode node;
   try {
-    node = add_node(dependencies, params, "add_host");
+    node = add_node(dependencies, params, "callback");
   } catch (...) {
     // No node calls the function: the graph's reference, the only one, deletes it.
     detail::report_release_failure(driver::raw::cuGraphReleaseUserObject(graph, object, 1),
@@ -449,16 +459,15 @@ GraphNode GraphBuilder::add_host_node(std::span<const GraphNode> dependencies,
   return node;
 }
 
-GraphNode GraphBuilder::add_child(std::span<const GraphNode> dependencies,
-                                  const GraphBuilder& child) {
-  State& s = state("add_child");
+GraphNode GraphBuilder::embed(std::span<const GraphNode> dependencies, const GraphBuilder& child) {
+  State& s = state("embed");
   if (!child.state_ || !child.state_->usable()) {
-    throw std::logic_error("GraphBuilder::add_child with a closed child GraphBuilder");
+    throw std::logic_error("GraphBuilder::embed with a closed child GraphBuilder");
   }
   const State& c = *child.state_;
   if (c.phase == State::Phase::Building || c.graph == nullptr) {
     throw std::logic_error(
-        "GraphBuilder::add_child with a child that has not finished building: call its "
+        "GraphBuilder::embed with a child that has not finished building: call its "
         "end_building() first (or add nodes to it)");
   }
   if (c.attachments != s.attachments) {
@@ -470,46 +479,77 @@ GraphNode GraphBuilder::add_child(std::span<const GraphNode> dependencies,
   // Cloned: newer headers add `ownership`, whose zero (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
   // is what older drivers always do, so it is left zero for every toolkit.
   params.graph.graph = c.graph;
-  return add_node(dependencies, params, "add_child");
+  return add_node(dependencies, params, "embed");
 }
 
-GraphNode GraphBuilder::add_empty(std::span<const GraphNode> dependencies) {
+GraphNode GraphBuilder::empty(std::span<const GraphNode> dependencies) {
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_EMPTY);
-  return add_node(dependencies, params, "add_empty");
+  return add_node(dependencies, params, "empty");
 }
 
-GraphNode GraphBuilder::add_event_record(std::span<const GraphNode> dependencies,
-                                         const Event& event) {
+GraphNode GraphBuilder::record_event(std::span<const GraphNode> dependencies, const Event& event) {
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_EVENT_RECORD);
   params.eventRecord.event = event.handle();
-  return add_node(dependencies, params, "add_event_record");
+  return add_node(dependencies, params, "record_event");
 }
 
-GraphNode GraphBuilder::add_event_wait(std::span<const GraphNode> dependencies,
-                                       const Event& event) {
+GraphNode GraphBuilder::wait_event(std::span<const GraphNode> dependencies, const Event& event) {
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_WAIT_EVENT);
   params.eventWait.event = event.handle();
-  return add_node(dependencies, params, "add_event_wait");
+  return add_node(dependencies, params, "wait_event");
 }
 
-GraphAllocation GraphBuilder::add_alloc(std::span<const GraphNode> dependencies, std::size_t size) {
-  const State& s = state("add_alloc");
+GraphAllocation GraphBuilder::alloc(std::span<const GraphNode> dependencies, std::size_t size,
+                                    const GraphAllocOptions& options) {
+  const State& s = state("alloc");
+  const int device = options.device.value_or(s.device);
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEM_ALLOC);
   params.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
   params.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  params.alloc.poolProps.location.id = Device(s.device).handle();
+  params.alloc.poolProps.location.id = Device(device).handle();
+  switch (options.memory_type) {
+    case GraphMemoryType::Device:
+      break;
+    case GraphMemoryType::Host:
+      params.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST;
+      params.alloc.poolProps.location.id = 0;
+      break;
+    case GraphMemoryType::Managed:
+#if CUDA_VERSION >= 13000
+      detail::require_driver(kManagedGraphAllocVersion, "managed graph allocations");
+      params.alloc.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+      break;
+#else
+      detail::throw_toolkit_too_old(kManagedGraphAllocVersion, "managed graph allocations");
+#endif
+    default:
+      throw std::invalid_argument(
+          "GraphBuilder::alloc: options.memory_type: Invalid memory_type (" +
+          std::to_string(static_cast<int>(options.memory_type)) + ")");
+  }
+  std::vector<CUmemAccessDesc> access;
+  access.reserve(options.peer_access.size());
+  for (const int peer : options.peer_access) {
+    CUmemAccessDesc desc{};
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = Device(peer).handle();
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    access.push_back(desc);
+  }
+  params.alloc.accessDescs = access.data();
+  params.alloc.accessDescCount = access.size();
   params.alloc.bytesize = size;
   GraphAllocation allocation;
-  allocation.node = add_node(dependencies, params, "add_alloc");
+  allocation.node = add_node(dependencies, params, "alloc");
   allocation.address = params.alloc.dptr;
   allocation.size = size;
   return allocation;
 }
 
-GraphNode GraphBuilder::add_free(std::span<const GraphNode> dependencies, CUdeviceptr address) {
+GraphNode GraphBuilder::free(std::span<const GraphNode> dependencies, CUdeviceptr address) {
   CUgraphNodeParams params = detail::node_params(CU_GRAPH_NODE_TYPE_MEM_FREE);
   params.free.dptr = address;
-  return add_node(dependencies, params, "add_free");
+  return add_node(dependencies, params, "free");
 }
 
 // ---------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ void check_stream(StreamRef stream) {
       capturing == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
     throw std::invalid_argument(
         "copy_batch: stream is capturing a graph, which cuMemcpyBatchAsync cannot join; add "
-        "the copies with GraphBuilder::add_memcpy or Buffer::copy_to");
+        "the copies with GraphBuilder::memcpy or Buffer::copy_to");
   }
 }
 

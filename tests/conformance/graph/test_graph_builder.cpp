@@ -425,9 +425,9 @@ TEST_F(GraphBuilderConformance, test_graph_definition_hybrid_conditional_body) {
   const Stream launch_stream = device().create_stream();
   HostInts arr(1);
   GraphBuilder gb = device().create_graph_builder().begin_building();
-  const CUgraphConditionalHandle condition = gb.create_condition();
+  const CUgraphConditionalHandle condition = gb.create_conditional_handle();
   launch(gb, one_thread(), graph_kernels().set_handle, condition, 1);
-  GraphBuilder body_gb = gb.if_then(condition);
+  GraphBuilder body_gb = gb.if_cond(condition);
   // No begin_building() on the body: its graph exists with the conditional node.
   GraphDefinition body_def = body_gb.graph_definition();
   EXPECT_EQ(body_def.nodes().size(), 0U);
@@ -443,9 +443,9 @@ TEST_F(GraphBuilderConformance, test_graph_definition_conditional_body_after_cap
   const Stream launch_stream = device().create_stream();
   HostInts arr(1);
   GraphBuilder gb = device().create_graph_builder().begin_building();
-  const CUgraphConditionalHandle condition = gb.create_condition();
+  const CUgraphConditionalHandle condition = gb.create_conditional_handle();
   launch(gb, one_thread(), graph_kernels().set_handle, condition, 1);
-  GraphBuilder body_gb = gb.if_then(condition);
+  GraphBuilder body_gb = gb.if_cond(condition);
   body_gb.begin_building();
   launch(body_gb, one_thread(), graph_kernels().add_one, arr.data());
   body_gb.end_building();
@@ -462,8 +462,8 @@ TEST_F(GraphBuilderConformance, test_graph_definition_conditional_body_after_cap
 
 TEST_F(GraphBuilderConformance, test_graph_definition_conditional_body_during_capture_raises) {
   GraphBuilder gb = device().create_graph_builder().begin_building();
-  const CUgraphConditionalHandle condition = gb.create_condition();
-  GraphBuilder body_gb = gb.if_then(condition);
+  const CUgraphConditionalHandle condition = gb.create_conditional_handle();
+  GraphBuilder body_gb = gb.if_cond(condition);
   body_gb.begin_building();
   EXPECT_THROW(static_cast<void>(body_gb.graph_definition()), std::logic_error);
   body_gb.end_building();

@@ -98,7 +98,7 @@ TEST_F(GraphConditional, test_graph_conditional_if) {
       GraphBuilder gb = Device(0).create_graph_builder().begin_building();
       const CUgraphConditionalHandle handle = gb.create_conditional_handle();
       set_condition(gb, k, handle, as_bool, condition_value);
-      GraphBuilder gb_if = gb.if_then(handle);
+      GraphBuilder gb_if = gb.if_cond(handle);
       gb_if.begin_building();
       launch(gb_if, one_thread(), k.add_one, arr.data());
       std::vector<GraphBuilder> branches = gb_if.split(2);

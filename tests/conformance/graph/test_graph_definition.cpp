@@ -51,7 +51,7 @@ struct GraphSpec {
 std::vector<GraphSpec> graph_specs(bool include_empty) {
   std::vector<GraphSpec> specs;
   const auto alloc = [](GraphDefinition& g, std::vector<GraphNode> deps = {}) {
-    return g.allocate(deps, kAllocSize).node;
+    return g.alloc(deps, kAllocSize).node;
   };
   if (include_empty) {
     specs.push_back({"empty", GraphDefinition(), {}, {}});
@@ -82,7 +82,7 @@ std::vector<GraphSpec> graph_specs(bool include_empty) {
       s.nodes[n] = alloc(s.graph);
     }
     const std::vector<GraphNode> abc{s.nodes["a"], s.nodes["b"], s.nodes["c"]};
-    s.nodes["d"] = s.graph.join(abc);
+    s.nodes["d"] = s.graph.empty(abc);
     specs.push_back(std::move(s));
   }
   {
@@ -91,7 +91,7 @@ std::vector<GraphSpec> graph_specs(bool include_empty) {
     s.nodes["b"] = alloc(s.graph, {s.nodes["a"]});
     s.nodes["c"] = alloc(s.graph, {s.nodes["a"]});
     const std::vector<GraphNode> bc{s.nodes["b"], s.nodes["c"]};
-    s.nodes["d"] = s.graph.join(bc);
+    s.nodes["d"] = s.graph.empty(bc);
     specs.push_back(std::move(s));
   }
   {
@@ -218,15 +218,15 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
   cases.push_back({"empty",
                    CU_GRAPH_NODE_TYPE_EMPTY,
                    [](GraphDefinition& g) {
-                     const std::vector<GraphNode> ab{g.allocate({}, kAllocSize).node,
-                                                     g.allocate({}, kAllocSize).node};
-                     return g.join(ab);
+                     const std::vector<GraphNode> ab{g.alloc({}, kAllocSize).node,
+                                                     g.alloc({}, kAllocSize).node};
+                     return g.empty(ab);
                    },
                    {}});
   cases.push_back({"alloc", CU_GRAPH_NODE_TYPE_MEM_ALLOC,
                    [](GraphDefinition& g) {
-                     const GraphNode entry = g.allocate({}, kAllocSize).node;
-                     return g.allocate({{entry}}, kAllocSize).node;
+                     const GraphNode entry = g.alloc({}, kAllocSize).node;
+                     return g.alloc({{entry}}, kAllocSize).node;
                    },
                    [&device](GraphNode n) {
                      const cuwrap::AllocNodeParams p = cuwrap::alloc_node_params(n);
@@ -238,15 +238,15 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
                    }});
   cases.push_back({"free", CU_GRAPH_NODE_TYPE_MEM_FREE,
                    [](GraphDefinition& g) {
-                     const cuwrap::GraphAllocation a = g.allocate({}, kAllocSize);
-                     return g.deallocate({{a.node}}, a.address);
+                     const cuwrap::GraphAllocation a = g.alloc({}, kAllocSize);
+                     return g.free({{a.node}}, a.address);
                    },
                    [](GraphNode n) { EXPECT_NE(cuwrap::free_node_address(n), 0U); }});
   const auto memset_case = [&](const char* name, auto value, std::size_t width, std::size_t height,
                                std::size_t pitch, unsigned expected_value, unsigned element_size) {
     cases.push_back({name, CU_GRAPH_NODE_TYPE_MEMSET,
                      [=](GraphDefinition& g) {
-                       const cuwrap::GraphAllocation a = g.allocate({}, kAllocSize);
+                       const cuwrap::GraphAllocation a = g.alloc({}, kAllocSize);
                        return g.memset({{a.node}}, a.address, value, width, height, pitch);
                      },
                      [=](GraphNode n) {
@@ -265,10 +265,10 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
   memset_case("memset_2d", std::uint8_t{0xFF}, kAllocSize / 4, 4, kAllocSize / 4, 0xFFU, 1U);
   cases.push_back({"memcpy", CU_GRAPH_NODE_TYPE_MEMCPY,
                    [](GraphDefinition& g) {
-                     const cuwrap::GraphAllocation src = g.allocate({}, kAllocSize);
-                     const cuwrap::GraphAllocation dst = g.allocate({}, kAllocSize);
+                     const cuwrap::GraphAllocation src = g.alloc({}, kAllocSize);
+                     const cuwrap::GraphAllocation dst = g.alloc({}, kAllocSize);
                      const std::vector<GraphNode> both{src.node, dst.node};
-                     const GraphNode dep = g.join(both);
+                     const GraphNode dep = g.empty(both);
                      return g.memcpy({{dep}}, dst.address, src.address, kAllocSize);
                    },
                    [](GraphNode n) {
@@ -295,8 +295,8 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
   cases.push_back(
       {"event_record", CU_GRAPH_NODE_TYPE_EVENT_RECORD,
        [&events, i = events.size() - 1](GraphDefinition& g) {
-         const GraphNode entry = g.allocate({}, kAllocSize).node;
-         return g.record({{entry}}, events[i]);
+         const GraphNode entry = g.alloc({}, kAllocSize).node;
+         return g.record_event({{entry}}, events[i]);
        },
        [record_event](GraphNode n) { EXPECT_EQ(cuwrap::event_node_event(n), record_event); }});
   events.push_back(device.create_event());
@@ -304,14 +304,14 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
   cases.push_back(
       {"event_wait", CU_GRAPH_NODE_TYPE_WAIT_EVENT,
        [&events, i = events.size() - 1](GraphDefinition& g) {
-         const GraphNode entry = g.allocate({}, kAllocSize).node;
-         return g.wait({{entry}}, events[i]);
+         const GraphNode entry = g.alloc({}, kAllocSize).node;
+         return g.wait_event({{entry}}, events[i]);
        },
        [wait_event](GraphNode n) { EXPECT_EQ(cuwrap::event_node_event(n), wait_event); }});
-  cases.push_back({"if_then",
+  cases.push_back({"if_cond",
                    CU_GRAPH_NODE_TYPE_CONDITIONAL,
                    [](GraphDefinition& g) {
-                     const cuwrap::ConditionalNode c = g.if_then({}, g.create_condition());
+                     const cuwrap::ConditionalNode c = g.if_cond({}, g.create_conditional_handle());
                      EXPECT_EQ(c.branches.size(), 1U);
                      return c.node;
                    },
@@ -319,7 +319,8 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
   cases.push_back({"while_loop",
                    CU_GRAPH_NODE_TYPE_CONDITIONAL,
                    [](GraphDefinition& g) {
-                     const cuwrap::ConditionalNode c = g.while_loop({}, g.create_condition());
+                     const cuwrap::ConditionalNode c =
+                         g.while_loop({}, g.create_conditional_handle());
                      EXPECT_EQ(c.branches.size(), 1U);
                      return c.node;
                    },
@@ -328,7 +329,8 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
     cases.push_back({"if_else",
                      CU_GRAPH_NODE_TYPE_CONDITIONAL,
                      [](GraphDefinition& g) {
-                       const cuwrap::ConditionalNode c = g.if_else({}, g.create_condition());
+                       const cuwrap::ConditionalNode c =
+                           g.if_else({}, g.create_conditional_handle());
                        EXPECT_EQ(c.branches.size(), 2U);
                        return c.node;
                      },
@@ -336,7 +338,8 @@ std::vector<NodeCase> node_cases(const Device& device, std::vector<cuwrap::Event
     cases.push_back({"switch",
                      CU_GRAPH_NODE_TYPE_CONDITIONAL,
                      [](GraphDefinition& g) {
-                       const cuwrap::ConditionalNode c = g.switch_({}, g.create_condition(), 3);
+                       const cuwrap::ConditionalNode c =
+                           g.switch_({}, g.create_conditional_handle(), 3);
                        EXPECT_EQ(c.branches.size(), 3U);
                        return c.node;
                      },
@@ -447,22 +450,22 @@ TEST_F(GraphDefinitionConformance, test_graphdef_handle_valid) {
 
 TEST_F(GraphDefinitionConformance, test_alloc_zero_size_fails) {
   GraphDefinition g;
-  EXPECT_THROW(g.allocate({}, 0), cuwrap::DriverError);
+  EXPECT_THROW(g.alloc({}, 0), cuwrap::DriverError);
 }
 
 TEST_F(GraphDefinitionConformance, test_free_creates_dependency) {
   GraphDefinition g;
-  const cuwrap::GraphAllocation alloc = g.allocate({}, kAllocSize);
-  const GraphNode free = g.deallocate({{alloc.node}}, alloc.address);
+  const cuwrap::GraphAllocation alloc = g.alloc({}, kAllocSize);
+  const GraphNode free = g.free({{alloc.node}}, alloc.address);
   EXPECT_EQ(g.predecessors(free), std::vector<GraphNode>{alloc.node});
 }
 
 TEST_F(GraphDefinitionConformance, test_alloc_free_chain) {
   GraphDefinition g;
-  const cuwrap::GraphAllocation a1 = g.allocate({}, kAllocSize);
-  const cuwrap::GraphAllocation a2 = g.allocate({{a1.node}}, kAllocSize);
-  const GraphNode f2 = g.deallocate({{a2.node}}, a2.address);
-  const GraphNode f1 = g.deallocate({{f2}}, a1.address);
+  const cuwrap::GraphAllocation a1 = g.alloc({}, kAllocSize);
+  const cuwrap::GraphAllocation a2 = g.alloc({{a1.node}}, kAllocSize);
+  const GraphNode f2 = g.free({{a2.node}}, a2.address);
+  const GraphNode f1 = g.free({{f2}}, a1.address);
   EXPECT_EQ(g.predecessors(a2.node), std::vector<GraphNode>{a1.node});
   EXPECT_EQ(g.predecessors(f2), std::vector<GraphNode>{a2.node});
   EXPECT_EQ(g.predecessors(f1), std::vector<GraphNode>{f2});
@@ -473,7 +476,7 @@ TEST_F(GraphDefinitionConformance, test_alloc_memory_type_invalid) {
   cuwrap::GraphAllocOptions options;
   options.memory_type = static_cast<cuwrap::GraphMemoryType>(7);
   try {
-    g.allocate({}, kAllocSize, options);
+    g.alloc({}, kAllocSize, options);
     ADD_FAILURE() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("Invalid memory_type"), std::string::npos);
@@ -484,7 +487,7 @@ TEST_F(GraphDefinitionConformance, test_alloc_device_option) {
   GraphDefinition g;
   cuwrap::GraphAllocOptions options;
   options.device = device_->device_id();
-  EXPECT_NE(g.allocate({}, kAllocSize, options).address, 0U);
+  EXPECT_NE(g.alloc({}, kAllocSize, options).address, 0U);
 }
 
 TEST_F(GraphDefinitionConformance, test_alloc_peer_access) {
@@ -497,7 +500,7 @@ TEST_F(GraphDefinitionConformance, test_alloc_peer_access) {
   cuwrap::GraphAllocOptions options;
   options.device = 0;
   options.peer_access = {1};
-  const cuwrap::GraphAllocation a = g.allocate({}, kAllocSize, options);
+  const cuwrap::GraphAllocation a = g.alloc({}, kAllocSize, options);
   const std::vector<int> peers = cuwrap::alloc_node_params(a.node).peer_access;
   EXPECT_NE(std::find(peers.begin(), peers.end(), 1), peers.end());
 }
@@ -507,8 +510,8 @@ TEST_F(GraphDefinitionConformance, test_join_merges_branches) {
     GraphDefinition g;
     std::vector<GraphNode> nodes;
     for (int i = 0; i < branches; ++i)
-      nodes.push_back(g.allocate({}, kAllocSize).node);
-    const GraphNode joined = g.join(nodes);
+      nodes.push_back(g.alloc({}, kAllocSize).node);
+    const GraphNode joined = g.empty(nodes);
     EXPECT_EQ(joined.type(), CU_GRAPH_NODE_TYPE_EMPTY);
     const std::vector<GraphNode> pred = g.predecessors(joined);
     EXPECT_EQ(pred.size(), static_cast<std::size_t>(branches));
@@ -580,8 +583,8 @@ TEST_F(GraphDefinitionConformance, test_instantiate_empty_graph) {
 
 TEST_F(GraphDefinitionConformance, test_instantiate_with_nodes) {
   GraphDefinition g;
-  g.allocate({}, kAllocSize);
-  g.allocate({}, kAllocSize);
+  g.alloc({}, kAllocSize);
+  g.alloc({}, kAllocSize);
   cuwrap::GraphCompleteOptions flags;
   flags.auto_free_on_launch = true;
   flags.use_node_priority = true;
@@ -621,8 +624,8 @@ TEST_F(GraphDefinitionConformance, test_instantiate_and_execute_alloc_free) {
   run_with_every_option(
       [] {
         GraphDefinition g;
-        const cuwrap::GraphAllocation a = g.allocate({}, kAllocSize);
-        g.deallocate({{a.node}}, a.address);
+        const cuwrap::GraphAllocation a = g.alloc({}, kAllocSize);
+        g.free({{a.node}}, a.address);
         return g;
       },
       [&](const std::string&) { ++runs; });
@@ -634,9 +637,9 @@ TEST_F(GraphDefinitionConformance, test_instantiate_and_execute_memset) {
   run_with_every_option(
       [] {
         GraphDefinition g;
-        const cuwrap::GraphAllocation a = g.allocate({}, kAllocSize);
+        const cuwrap::GraphAllocation a = g.alloc({}, kAllocSize);
         const GraphNode ms = g.memset({{a.node}}, a.address, std::uint8_t{0xAB}, kAllocSize);
-        g.deallocate({{ms}}, a.address);
+        g.free({{ms}}, a.address);
         return g;
       },
       [&](const std::string&) { ++runs; });
@@ -649,13 +652,13 @@ TEST_F(GraphDefinitionConformance, test_instantiate_and_execute_memcpy) {
     if (options.auto_free_on_launch)
       continue;  // the copy is read after the launch
     GraphDefinition g;
-    const cuwrap::GraphAllocation src = g.allocate({}, kAllocSize);
-    const cuwrap::GraphAllocation dst = g.allocate({}, kAllocSize);
+    const cuwrap::GraphAllocation src = g.alloc({}, kAllocSize);
+    const cuwrap::GraphAllocation dst = g.alloc({}, kAllocSize);
     const std::vector<GraphNode> both{src.node, dst.node};
-    const GraphNode dep = g.join(both);
+    const GraphNode dep = g.empty(both);
     const GraphNode ms = g.memset({{dep}}, src.address, std::uint8_t{0xAB}, kAllocSize);
     const GraphNode cp = g.memcpy({{ms}}, dst.address, src.address, kAllocSize);
-    g.deallocate({{cp}}, src.address);
+    g.free({{cp}}, src.address);
     Graph graph = g.instantiate(options);
     if (options.upload_stream == nullptr)
       graph.upload(stream);
@@ -724,8 +727,8 @@ TEST_F(GraphDefinitionConformance, test_host_callback_cfunc_with_user_data) {
 TEST_F(GraphDefinitionConformance, test_instantiate_and_execute_event_record_wait) {
   const cuwrap::Event event = device_->create_event();
   GraphDefinition g;
-  const GraphNode rec = g.record({}, event);
-  g.wait({{rec}}, event);
+  const GraphNode rec = g.record_event({}, event);
+  g.wait_event({{rec}}, event);
   Graph graph = g.instantiate();
   const Stream s = stream();
   graph.upload(s);
@@ -741,11 +744,11 @@ TEST_F(GraphDefinitionConformance, test_instantiate_and_execute_if_then) {
   if (!cc90())
     GTEST_SKIP() << "conditional node execution requires CC >= 9.0";
   GraphDefinition g;
-  const CUgraphConditionalHandle condition = g.create_condition(0);
-  const cuwrap::GraphAllocation a = g.allocate({}, sizeof(int));
+  const CUgraphConditionalHandle condition = g.create_conditional_handle(0);
+  const cuwrap::GraphAllocation a = g.alloc({}, sizeof(int));
   const GraphNode ms = g.memset({{a.node}}, a.address, std::uint8_t{0}, sizeof(int));
   const GraphNode setter = g.launch({{ms}}, one_thread(), graph_kernels().set_handle, condition, 1);
-  cuwrap::ConditionalNode node = g.if_then({{setter}}, condition);
+  cuwrap::ConditionalNode node = g.if_cond({{setter}}, condition);
   node.branches[0].launch({}, one_thread(), graph_kernels().add_one, a.address);
   Graph graph = g.instantiate();
   const Stream s = stream();
@@ -762,8 +765,8 @@ TEST_F(GraphDefinitionConformance, test_instantiate_and_execute_if_else) {
   if (cuwrap::driver_version() < 12080)
     GTEST_SKIP() << "if/else nodes need a 12.8 driver";
   GraphDefinition g;
-  const CUgraphConditionalHandle condition = g.create_condition(0);
-  const cuwrap::GraphAllocation a = g.allocate({}, sizeof(int));
+  const CUgraphConditionalHandle condition = g.create_conditional_handle(0);
+  const cuwrap::GraphAllocation a = g.alloc({}, sizeof(int));
   const GraphNode ms = g.memset({{a.node}}, a.address, std::uint8_t{0}, sizeof(int));
   const GraphNode setter = g.launch({{ms}}, one_thread(), graph_kernels().set_handle, condition, 0);
   cuwrap::ConditionalNode node = g.if_else({{setter}}, condition);
@@ -786,8 +789,8 @@ TEST_F(GraphDefinitionConformance, test_instantiate_and_execute_switch) {
     GTEST_SKIP() << "switch nodes need CUDA 12.8";
   }
   GraphDefinition g;
-  const CUgraphConditionalHandle condition = g.create_condition(0);
-  const cuwrap::GraphAllocation a = g.allocate({}, sizeof(int));
+  const CUgraphConditionalHandle condition = g.create_conditional_handle(0);
+  const cuwrap::GraphAllocation a = g.alloc({}, sizeof(int));
   const GraphNode ms = g.memset({{a.node}}, a.address, std::uint8_t{0}, sizeof(int));
   const GraphNode setter = g.launch({{ms}}, one_thread(), graph_kernels().set_handle, condition, 2);
   cuwrap::ConditionalNode node = g.switch_({{setter}}, condition, 4);
@@ -803,7 +806,7 @@ TEST_F(GraphDefinitionConformance, test_instantiate_and_execute_switch) {
 
 TEST_F(GraphDefinitionConformance, test_conditional_node_type_preserved_by_nodes) {
   GraphDefinition g;
-  const cuwrap::ConditionalNode node = g.if_then({}, g.create_condition());
+  const cuwrap::ConditionalNode node = g.if_cond({}, g.create_conditional_handle());
   const std::vector<GraphNode> all = g.nodes();
   ASSERT_EQ(std::count(all.begin(), all.end(), node.node), 1);
   EXPECT_EQ(all[0].type(), CU_GRAPH_NODE_TYPE_CONDITIONAL);
@@ -816,7 +819,7 @@ std::filesystem::path dot_path(const char* name) {
 
 TEST_F(GraphDefinitionConformance, test_debug_dot_print_creates_file) {
   GraphDefinition g;
-  g.allocate({}, kAllocSize);
+  g.alloc({}, kAllocSize);
   const std::filesystem::path path = dot_path("creates_file");
   g.debug_dot_print(path);
   std::ifstream in(path);
@@ -827,7 +830,7 @@ TEST_F(GraphDefinitionConformance, test_debug_dot_print_creates_file) {
 
 TEST_F(GraphDefinitionConformance, test_debug_dot_print_with_options) {
   GraphDefinition g;
-  g.allocate({}, kAllocSize);
+  g.alloc({}, kAllocSize);
   const std::filesystem::path path = dot_path("with_options");
   g.debug_dot_print(path, CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE | CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES);
   EXPECT_TRUE(std::filesystem::exists(path));

@@ -41,7 +41,7 @@ class GraphDefinitionErrors : public cuwrap::testing::DeviceTest {
 // a CUgraphConditionalHandle and anything else does not compile.
 template <class C>
 concept TakesCondition = requires(GraphDefinition& g, C c) {
-  g.if_then({}, c);
+  g.if_cond({}, c);
 };
 static_assert(TakesCondition<CUgraphConditionalHandle>);
 static_assert(!TakesCondition<const char*> && !TakesCondition<std::nullptr_t>);
@@ -64,7 +64,7 @@ TEST(GraphDefinitionErrorTypes, test_embed_rejects_non_graphdef) {
 
 TEST_F(GraphDefinitionErrors, test_free_null_pointer) {
   GraphDefinition g;
-  EXPECT_THROW(g.deallocate({}, 0), cuwrap::DriverError);
+  EXPECT_THROW(g.free({}, 0), cuwrap::DriverError);
 }
 
 // cuda.core: a 3-byte value is a ValueError; here memset takes 1-, 2- and 4-byte values
@@ -83,17 +83,19 @@ static_assert(!MemsetValue<ThreeBytes>);
 
 TEST_F(GraphDefinitionErrors, test_memset_invalid_value_size) {
   GraphDefinition g;
-  const cuwrap::GraphAllocation alloc = g.allocate({}, 1024);
+  const cuwrap::GraphAllocation alloc = g.alloc({}, 1024);
   Graph graph = g.instantiate();
   GraphDefinition fill;
   const GraphNode node = fill.memset({}, alloc.address, std::uint8_t{1}, 100);
   Graph filled = fill.instantiate();
-  EXPECT_THROW(filled.set_memset_node(node, alloc.address, 1, 3, 100), cuwrap::DriverError);
+  EXPECT_THROW(filled.set_memset_node(
+                   node, {.dst = alloc.address, .value = 1, .element_size = 3, .width = 100}),
+               cuwrap::DriverError);
 }
 
 TEST_F(GraphDefinitionErrors, test_switch_zero_branches) {
   GraphDefinition g;
-  const CUgraphConditionalHandle condition = g.create_condition();
+  const CUgraphConditionalHandle condition = g.create_conditional_handle();
   if (cuwrap::bindings_version() < 12080) {
     EXPECT_THROW(g.switch_({}, condition, 0), cuwrap::UnsupportedError);
     return;
@@ -104,8 +106,8 @@ TEST_F(GraphDefinitionErrors, test_switch_zero_branches) {
 TEST_F(GraphDefinitionErrors, test_condition_from_different_graph) {
   GraphDefinition g1;
   GraphDefinition g2;
-  const CUgraphConditionalHandle condition = g1.create_condition();
-  EXPECT_THROW(g2.if_then({}, condition), cuwrap::DriverError);
+  const CUgraphConditionalHandle condition = g1.create_conditional_handle();
+  EXPECT_THROW(g2.if_cond({}, condition), cuwrap::DriverError);
 }
 
 TEST_F(GraphDefinitionErrors, test_empty_node) {
@@ -117,8 +119,8 @@ TEST_F(GraphDefinitionErrors, test_empty_node) {
 
 TEST_F(GraphDefinitionErrors, test_join_single_predecessor) {
   GraphDefinition g;
-  const cuwrap::GraphAllocation a = g.allocate({}, 1024);
-  const GraphNode joined = g.join({{a.node}});
+  const cuwrap::GraphAllocation a = g.alloc({}, 1024);
+  const GraphNode joined = g.empty({{a.node}});
   EXPECT_EQ(joined.type(), CU_GRAPH_NODE_TYPE_EMPTY);
   const std::vector<GraphNode> pred = g.predecessors(joined);
   ASSERT_EQ(pred.size(), 1U);
@@ -136,7 +138,7 @@ TEST_F(GraphDefinitionErrors, test_multiple_instantiation) {
 
 TEST_F(GraphDefinitionErrors, test_unmatched_alloc_succeeds) {
   GraphDefinition g;
-  g.allocate({}, 1024);
+  g.alloc({}, 1024);
   Graph graph = g.instantiate();
   const Stream stream = device_->create_stream();
   graph.launch(stream);
@@ -146,7 +148,7 @@ TEST_F(GraphDefinitionErrors, test_unmatched_alloc_succeeds) {
 
 TEST_F(GraphDefinitionErrors, test_create_condition_no_default_value) {
   GraphDefinition g;
-  EXPECT_NE(g.create_condition(), CUgraphConditionalHandle{0});
+  EXPECT_NE(g.create_conditional_handle(), CUgraphConditionalHandle{0});
 }
 
 TEST_F(GraphDefinitionErrors, test_while_loop_zero_iterations) {
@@ -155,8 +157,8 @@ TEST_F(GraphDefinitionErrors, test_while_loop_zero_iterations) {
     GTEST_SKIP() << "conditional node execution requires CC >= 9.0";
   }
   GraphDefinition g;
-  const CUgraphConditionalHandle condition = g.create_condition(0);
-  const cuwrap::GraphAllocation alloc = g.allocate({}, sizeof(int));
+  const CUgraphConditionalHandle condition = g.create_conditional_handle(0);
+  const cuwrap::GraphAllocation alloc = g.alloc({}, sizeof(int));
   const GraphNode ms = g.memset({{alloc.node}}, alloc.address, std::uint8_t{0}, sizeof(int));
   cuwrap::ConditionalNode loop = g.while_loop({{ms}}, condition);
   loop.branches[0].launch({}, one_thread(), graph_kernels().add_one, alloc.address);
@@ -173,10 +175,10 @@ TEST_F(GraphDefinitionErrors, test_if_then_false_skips_body) {
     GTEST_SKIP() << "conditional node execution requires CC >= 9.0";
   }
   GraphDefinition g;
-  const CUgraphConditionalHandle condition = g.create_condition(0);
-  const cuwrap::GraphAllocation alloc = g.allocate({}, sizeof(int));
+  const CUgraphConditionalHandle condition = g.create_conditional_handle(0);
+  const cuwrap::GraphAllocation alloc = g.alloc({}, sizeof(int));
   const GraphNode ms = g.memset({{alloc.node}}, alloc.address, std::uint8_t{0}, sizeof(int));
-  cuwrap::ConditionalNode node = g.if_then({{ms}}, condition);
+  cuwrap::ConditionalNode node = g.if_cond({{ms}}, condition);
   node.branches[0].launch({}, one_thread(), graph_kernels().add_one, alloc.address);
   Graph graph = g.instantiate();
   const Stream stream = device_->create_stream();
@@ -194,8 +196,8 @@ TEST_F(GraphDefinitionErrors, test_switch_oob_skips_all_branches) {
     GTEST_SKIP() << "switch nodes need CUDA 12.8";
   }
   GraphDefinition g;
-  const CUgraphConditionalHandle condition = g.create_condition(99);
-  const cuwrap::GraphAllocation alloc = g.allocate({}, sizeof(int));
+  const CUgraphConditionalHandle condition = g.create_conditional_handle(99);
+  const cuwrap::GraphAllocation alloc = g.alloc({}, sizeof(int));
   const GraphNode ms = g.memset({{alloc.node}}, alloc.address, std::uint8_t{0}, sizeof(int));
   cuwrap::ConditionalNode sw = g.switch_({{ms}}, condition, 3);
   for (GraphDefinition& branch : sw.branches) {

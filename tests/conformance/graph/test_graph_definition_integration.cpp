@@ -114,7 +114,7 @@ extern "C" __global__ void heat_step(float* u_next, const float* u_curr, int N, 
   const CUdeviceptr host_ptr = host.handle();
 
   GraphDefinition g(device());
-  const CUgraphConditionalHandle condition = g.create_condition(1);
+  const CUgraphConditionalHandle condition = g.create_conditional_handle(1);
   cuwrap::EventOptions timing;
   timing.enable_timing = true;
   const cuwrap::Event event_start = device().create_event(timing);
@@ -125,9 +125,9 @@ extern "C" __global__ void heat_step(float* u_next, const float* u_curr, int N, 
   heat_cfg.grid = cuwrap::Dim3(1);
   heat_cfg.block = cuwrap::Dim3(kHeatN);
 
-  const cuwrap::GraphAllocation a_curr = g.allocate({}, kHeatN * kFloat);
-  const cuwrap::GraphAllocation a_next = g.allocate({}, kHeatN * kFloat);
-  const cuwrap::GraphAllocation a_ctr = g.allocate({}, kInt);
+  const cuwrap::GraphAllocation a_curr = g.alloc({}, kHeatN * kFloat);
+  const cuwrap::GraphAllocation a_next = g.alloc({}, kHeatN * kFloat);
+  const cuwrap::GraphAllocation a_ctr = g.alloc({}, kInt);
   const GraphNode m_curr =
       g.memset({{a_curr.node}}, a_curr.address, std::uint8_t{0}, kHeatN * kFloat);
   const GraphNode m_next =
@@ -138,9 +138,9 @@ extern "C" __global__ void heat_step(float* u_next, const float* u_curr, int N, 
   const GraphNode left = bc.memset({}, a_curr.address, bits(kHeatLeft), 1);
   bc.memset({{left}}, a_curr.address + (kHeatN - 1) * kFloat, bits(kHeatRight), 1);
   const GraphNode init[] = {m_curr, m_next, m_ctr};
-  const GraphNode joined = g.join(init);
+  const GraphNode joined = g.empty(init);
   const GraphNode embedded = g.embed({{joined}}, bc);
-  const GraphNode started = g.record({{embedded}}, event_start);
+  const GraphNode started = g.record_event({{embedded}}, event_start);
 
   cuwrap::ConditionalNode loop = g.while_loop({{started}}, condition);
   ASSERT_EQ(loop.branches.size(), 1U);
@@ -151,16 +151,16 @@ extern "C" __global__ void heat_step(float* u_next, const float* u_curr, int N, 
       body.memcpy({{step}}, a_curr.address, a_next.address, kHeatN * kFloat);
   body.launch({{copy_back}}, one_thread(), k_countdown, condition, a_ctr.address);
 
-  const GraphNode waited = g.wait({{loop.node}}, event_start);
-  const GraphNode ended = g.record({{waited}}, event_end);
+  const GraphNode waited = g.wait_event({{loop.node}}, event_start);
+  const GraphNode ended = g.record_event({{waited}}, event_end);
   const GraphNode read = g.memcpy({{ended}}, host_ptr, a_curr.address, kHeatN * kFloat);
   const GraphNode called = g.callback({{read}}, [&results, host_ptr] {
     const auto* data = reinterpret_cast<const float*>(host_ptr);
     results.emplace(data, data + kHeatN);
   });
-  const GraphNode f1 = g.deallocate({{called}}, a_curr.address);
-  const GraphNode f2 = g.deallocate({{f1}}, a_next.address);
-  g.deallocate({{f2}}, a_ctr.address);
+  const GraphNode f1 = g.free({{called}}, a_curr.address);
+  const GraphNode f2 = g.free({{f1}}, a_next.address);
+  g.free({{f2}}, a_ctr.address);
 
   Graph graph = g.instantiate();
   const Stream stream = device().create_stream();
@@ -217,16 +217,16 @@ extern "C" __global__ void newton_refine(float* a, float* b) {
   std::optional<float> root;
 
   GraphDefinition g(device());
-  const cuwrap::GraphAllocation a = g.allocate({}, kFloat);
-  const cuwrap::GraphAllocation b = g.allocate({}, kFloat);
-  const cuwrap::GraphAllocation ctr = g.allocate({}, kInt);
+  const cuwrap::GraphAllocation a = g.alloc({}, kFloat);
+  const cuwrap::GraphAllocation b = g.alloc({}, kFloat);
+  const cuwrap::GraphAllocation ctr = g.alloc({}, kInt);
   const GraphNode init[] = {g.memset({{a.node}}, a.address, bits(0.0F), 1),
                             g.memset({{b.node}}, b.address, bits(2.0F), 1),
                             g.memset({{ctr.node}}, ctr.address, bits(kBisectIters), 1)};
-  const GraphNode p = g.join(init);
+  const GraphNode p = g.empty(init);
 
-  const CUgraphConditionalHandle while_cond = g.create_condition(1);
-  const CUgraphConditionalHandle ie_cond = g.create_condition(0);
+  const CUgraphConditionalHandle while_cond = g.create_conditional_handle(1);
+  const CUgraphConditionalHandle ie_cond = g.create_conditional_handle(0);
   cuwrap::ConditionalNode loop = g.while_loop({{p}}, while_cond);
   GraphDefinition& body = loop.branches[0];
   const GraphNode eval = body.launch({}, one_thread(), k_eval, a.address, b.address, ie_cond);
@@ -236,17 +236,17 @@ extern "C" __global__ void newton_refine(float* a, float* b) {
   ie.branches[1].launch({}, one_thread(), k_lo, a.address, b.address);
   body.launch({{ie.node}}, one_thread(), k_cd, while_cond, ctr.address);
 
-  const CUgraphConditionalHandle if_cond = g.create_condition(0);
+  const CUgraphConditionalHandle if_cond = g.create_conditional_handle(0);
   const GraphNode check =
       g.launch({{loop.node}}, one_thread(), k_check, a.address, b.address, if_cond);
-  cuwrap::ConditionalNode if_node = g.if_then({{check}}, if_cond);
+  cuwrap::ConditionalNode if_node = g.if_cond({{check}}, if_cond);
   if_node.branches[0].launch({}, one_thread(), k_newton, a.address, b.address);
   const GraphNode read = g.memcpy({{if_node.node}}, host_ptr, a.address, kFloat);
   const GraphNode called =
       g.callback({{read}}, [&root, host_ptr] { root = *reinterpret_cast<const float*>(host_ptr); });
-  const GraphNode f1 = g.deallocate({{called}}, a.address);
-  const GraphNode f2 = g.deallocate({{f1}}, b.address);
-  g.deallocate({{f2}}, ctr.address);
+  const GraphNode f1 = g.free({{called}}, a.address);
+  const GraphNode f2 = g.free({{f1}}, b.address);
+  g.free({{f2}}, ctr.address);
 
   Graph graph = g.instantiate();
   const Stream stream = device().create_stream();
@@ -282,8 +282,8 @@ extern "C" __global__ void square_it(int* x) { *x = (*x) * (*x); }
     Buffer host = pinned.allocate(kInt);
     *reinterpret_cast<int*>(host.handle()) = 0;
     GraphDefinition g(device());
-    const cuwrap::GraphAllocation x = g.allocate({}, kInt);
-    const CUgraphConditionalHandle sw_cond = g.create_condition(mode);
+    const cuwrap::GraphAllocation x = g.alloc({}, kInt);
+    const CUgraphConditionalHandle sw_cond = g.create_conditional_handle(mode);
     const GraphNode fill = g.memset({{x.node}}, x.address, bits(kValue), 1);
     cuwrap::ConditionalNode sw = g.switch_({{fill}}, sw_cond, 4);
     ASSERT_EQ(sw.branches.size(), 4U);
@@ -291,7 +291,7 @@ extern "C" __global__ void square_it(int* x) { *x = (*x) * (*x); }
       sw.branches[i].launch({}, one_thread(), kernels[i], x.address);
     }  // branch 3: identity
     const GraphNode read = g.memcpy({{sw.node}}, host.handle(), x.address, kInt);
-    g.deallocate({{read}}, x.address);
+    g.free({{read}}, x.address);
     Graph graph = g.instantiate();
     const Stream stream = device().create_stream();
     graph.launch(stream);

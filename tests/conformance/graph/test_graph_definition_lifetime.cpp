@@ -73,13 +73,15 @@ struct ConditionalCase {
   std::size_t expected_count;
   std::function<ConditionalNode(GraphDefinition&, CUgraphConditionalHandle)> make;
   /// Add the node to `g`, on a new condition of `g` (cuda.core's try_create_condition).
-  ConditionalNode add_to(GraphDefinition& g) const { return make(g, g.create_condition()); }
+  ConditionalNode add_to(GraphDefinition& g) const {
+    return make(g, g.create_conditional_handle());
+  }
 };
 
 std::vector<ConditionalCase> conditional_cases() {
   std::vector<ConditionalCase> cases;
   cases.push_back(
-      {"if", 1, [](GraphDefinition& g, CUgraphConditionalHandle c) { return g.if_then({}, c); }});
+      {"if", 1, [](GraphDefinition& g, CUgraphConditionalHandle c) { return g.if_cond({}, c); }});
   if (cuwrap::driver_version() >= 12080) {
     cases.push_back({"if_else", 2, [](GraphDefinition& g, CUgraphConditionalHandle c) {
                        return g.if_else({}, c);
@@ -227,9 +229,9 @@ TEST_F(GraphDefinitionLifetime, test_destroying_conditional_node_invalidates_bra
   }
   // Not in cuda.core's test: a body inside a destroyed body goes with it.
   GraphDefinition graph_def;
-  ConditionalNode outer = graph_def.while_loop({}, graph_def.create_condition());
+  ConditionalNode outer = graph_def.while_loop({}, graph_def.create_conditional_handle());
   GraphDefinition& body = outer.branches.front();
-  ConditionalNode inner = body.if_then({}, body.create_condition());
+  ConditionalNode inner = body.if_cond({}, body.create_conditional_handle());
   graph_def.destroy_node(outer.node);
   EXPECT_FALSE(body.is_open());
   EXPECT_FALSE(inner.branches.front().is_open());
@@ -587,7 +589,7 @@ TEST_F(GraphDefinitionLifetime, test_kernel_node_reconstruction_preserves_validi
   {
     const OwnKernel k = compile_empty_kernel(device());
     kernel_node = g.launch({}, one_thread(), k.kernel);
-    successor = g.record({{kernel_node}}, event);
+    successor = g.record_event({{kernel_node}}, event);
   }
   const std::vector<GraphNode> preds = g.predecessors(successor);
   ASSERT_EQ(preds.size(), 1U);
@@ -618,30 +620,30 @@ TEST_F(GraphDefinitionLifetime, test_graph_nodes_reconstructed_via_pred_chain) {
     std::function<void(GraphNode)> check;
     if (name == "memcpy") {
       const GraphNode node = g.memcpy({}, dst.handle(), src.handle(), 8);
-      successor = g.record({{node}}, other);
+      successor = g.record_event({{node}}, other);
       check = [&](GraphNode n) {
         EXPECT_EQ(n.type(), CU_GRAPH_NODE_TYPE_MEMCPY);
         EXPECT_EQ(cuwrap::memcpy_node_params(n),
                   (cuwrap::MemcpyNodeParams{dst.handle(), src.handle(), 8}));
       };
     } else if (name == "event_record") {
-      const GraphNode node = g.record({}, event);
-      successor = g.wait({{node}}, other);
+      const GraphNode node = g.record_event({}, event);
+      successor = g.wait_event({{node}}, other);
       check = [&](GraphNode n) {
         EXPECT_EQ(n.type(), CU_GRAPH_NODE_TYPE_EVENT_RECORD);
         EXPECT_EQ(cuwrap::event_node_event(n), event.handle());
       };
     } else if (name == "event_wait") {
-      const GraphNode node = g.wait({}, event);
-      successor = g.record({{node}}, other);
+      const GraphNode node = g.wait_event({}, event);
+      successor = g.record_event({{node}}, other);
       check = [&](GraphNode n) {
         EXPECT_EQ(n.type(), CU_GRAPH_NODE_TYPE_WAIT_EVENT);
         EXPECT_EQ(cuwrap::event_node_event(n), event.handle());
       };
     } else {
-      const cuwrap::GraphAllocation alloc = g.allocate({}, 64);
-      const GraphNode node = g.deallocate({{alloc.node}}, alloc.address);
-      successor = g.record({{node}}, other);
+      const cuwrap::GraphAllocation alloc = g.alloc({}, 64);
+      const GraphNode node = g.free({{alloc.node}}, alloc.address);
+      successor = g.record_event({{node}}, other);
       check = [address = alloc.address](GraphNode n) {
         EXPECT_EQ(n.type(), CU_GRAPH_NODE_TYPE_MEM_FREE);
         EXPECT_EQ(cuwrap::free_node_address(n), address);

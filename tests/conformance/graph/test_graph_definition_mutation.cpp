@@ -138,7 +138,7 @@ struct YRig {
       b.push_back(graph_def.launch(deps, one_thread(), k.affine, ptr_b(), m, c));
     }
     const GraphNode ends[] = {a.back(), b.back()};
-    j = graph_def.join(ends);
+    j = graph_def.empty(ends);
     r = graph_def.launch({{j}}, one_thread(), k.combine, ptr_r(), ptr_a(), ptr_b());
   }
 
@@ -364,7 +364,7 @@ TEST_F(GraphDefinitionMutation, test_failed_destroy_preserves_node_and_attachmen
   }
   auto called = std::make_shared<bool>(false);
   GraphDefinition graph_def;
-  const cuwrap::GraphAllocation alloc = graph_def.allocate({}, 4);
+  const cuwrap::GraphAllocation alloc = graph_def.alloc({}, 4);
   const GraphNode node = graph_def.callback({{alloc.node}}, [called] { *called = true; });
   const std::shared_ptr<bool> observed = called;
   called.reset();

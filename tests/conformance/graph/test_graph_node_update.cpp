@@ -1,5 +1,5 @@
 // cuda.core's tests/graph/test_graph_node_update.py: changing one node, of a definition
-// before instantiation (GraphDefinition::set_*_params, set_event) or of an instantiated
+// before instantiation (GraphDefinition::set_*_params, set_event_node) or of an instantiated
 // graph (Graph::set_*_node), and what each keeps alive.
 //
 // cuda.core's `graph[node].update(...)` is `graph.set_<kind>_node(node, ...)` here.
@@ -146,7 +146,7 @@ TEST_F(GraphNodeUpdate, test_memcpy_update_between_host_and_device) {
     const GraphNode node = g.memcpy({}, host_dst.address(), host_src.address(), 4);
     cuwrap::MemcpyNodeParams p = cuwrap::memcpy_node_params(node);
     (device_is_src ? p.src : p.dst) = device_buffer.handle();
-    g.set_memcpy_params(node, p);
+    g.set_memcpy_node(node, p);
     Graph graph = g.instantiate();
     run(graph);
     if (!device_is_src) {
@@ -164,7 +164,7 @@ TEST_F(GraphNodeUpdate, test_definition_node_update_changes_future_instantiation
     GraphDefinition g;
     const GraphNode node = g.memset({}, a.address(), std::uint8_t{0x11}, 4);
     Graph old_graph = g.instantiate();
-    g.set_memset_params(node, {b.address(), 0x22, 1, 4, 1, 0});
+    g.set_memset_node(node, {b.address(), 0x22, 1, 4, 1, 0});
     EXPECT_EQ(cuwrap::memset_node_params(node).value, 0x22U);
     Graph new_graph = g.instantiate();
     a.set(0), b.set(0);
@@ -181,7 +181,7 @@ TEST_F(GraphNodeUpdate, test_definition_node_update_changes_future_instantiation
     GraphDefinition g;
     const GraphNode node = g.memcpy({}, dst.address(), src.address(), 2);
     Graph old_graph = g.instantiate();
-    g.set_memcpy_params(node, {dst.address(), src.address(), 4});
+    g.set_memcpy_node(node, {dst.address(), src.address(), 4});
     EXPECT_EQ(cuwrap::memcpy_node_params(node).size, 4U);
     Graph new_graph = g.instantiate();
     src.set(0x11), dst.set(0);
@@ -196,7 +196,7 @@ TEST_F(GraphNodeUpdate, test_definition_node_update_changes_future_instantiation
     GraphDefinition g;
     const GraphNode node = g.launch({}, one_thread(), graph_kernels().add_one, first.address());
     Graph old_graph = g.instantiate();
-    g.set_kernel_params(node, one_thread(), graph_kernels().add_one, second.address());
+    g.set_kernel_node(node, one_thread(), graph_kernels().add_one, second.address());
     Graph new_graph = g.instantiate();
     first.as_int() = 0, second.as_int() = 0;
     run(old_graph);
@@ -210,8 +210,8 @@ TEST_F(GraphNodeUpdate, test_definition_node_update_changes_future_instantiation
     const cuwrap::Event original = device_->create_event();
     const cuwrap::Event replacement = device_->create_event();
     GraphDefinition g;
-    const GraphNode node = g.record({}, original);
-    g.set_event(node, replacement);
+    const GraphNode node = g.record_event({}, original);
+    g.set_event_node(node, replacement);
     EXPECT_EQ(cuwrap::event_node_event(node), replacement.handle());
   }
 }
@@ -228,21 +228,21 @@ TEST_F(GraphNodeUpdate, test_destroyed_definition_node_rejects_update) {
   const GraphNode memset = g.memset({}, a.address(), std::uint8_t{0x11}, 4);
   const GraphNode memcpy = g.memcpy({}, a.address(), a.address(), 4);
   const GraphNode kernel = g.launch({}, one_thread(), graph_kernels().add_one, a.address());
-  const GraphNode record = g.record({}, replacement);
+  const GraphNode record = g.record_event({}, replacement);
   const std::vector<std::pair<GraphNode, std::function<void(const GraphNode&)>>> cases{
       {memset,
        [&](const GraphNode& n) {
-         g.set_memset_params(n, {a.address(), 0x22, 1, 4, 1, 0});
+         g.set_memset_node(n, {a.address(), 0x22, 1, 4, 1, 0});
        }},
       {memcpy,
        [&](const GraphNode& n) {
-         g.set_memcpy_params(n, {a.address(), a.address(), 2});
+         g.set_memcpy_node(n, {a.address(), a.address(), 2});
        }},
       {kernel,
        [&](const GraphNode& n) {
-         g.set_kernel_params(n, one_thread(), graph_kernels().add_one, a.address());
+         g.set_kernel_node(n, one_thread(), graph_kernels().add_one, a.address());
        }},
-      {record, [&](const GraphNode& n) { g.set_event(n, replacement); }},
+      {record, [&](const GraphNode& n) { g.set_event_node(n, replacement); }},
   };
   for (const auto& [node, update] : cases) {
     const GraphNode copy = node;
@@ -280,7 +280,7 @@ TEST_F(GraphNodeUpdate, test_executable_node_update_changes_existing_exec) {
     GraphDefinition g;
     const GraphNode node = g.memset({}, a.address(), std::uint8_t{0x11}, 4);
     Graph graph = g.instantiate();
-    graph.set_memset_node(node, b.address(), 0x22, 1, 4);
+    graph.set_memset_node(node, {.dst = b.address(), .value = 0x22, .width = 4});
     EXPECT_EQ(cuwrap::memset_node_params(node).value, 0x11U);  // the definition is unchanged
     a.set(0), b.set(0);
     run(graph);
@@ -292,7 +292,7 @@ TEST_F(GraphNodeUpdate, test_executable_node_update_changes_existing_exec) {
     GraphDefinition g;
     const GraphNode node = g.memcpy({}, dst.address(), src.address(), 2);
     Graph graph = g.instantiate();
-    graph.set_memcpy_node(node, dst.address(), other_src.address(), 4);
+    graph.set_memcpy_node(node, {.dst = dst.address(), .src = other_src.address(), .size = 4});
     src.set(0x11), other_src.set(0x22), dst.set(0);
     run(graph);
     EXPECT_EQ(dst.read(), std::vector<unsigned char>(4, 0x22));
@@ -331,7 +331,7 @@ TEST_F(GraphNodeUpdate, test_executable_node_update_changes_existing_exec) {
     const cuwrap::Event original = device_->create_event(timed);
     const cuwrap::Event replacement = device_->create_event(timed);
     GraphDefinition g;
-    const GraphNode node = g.record({}, original);
+    const GraphNode node = g.record_event({}, original);
     Graph graph = g.instantiate();
     graph.set_event_node(node, replacement);
     stream_.record(start);
@@ -366,14 +366,14 @@ TEST_F(GraphNodeUpdate, test_executable_node_view_rejects_unsupported_and_destro
   GraphDefinition g;
   const GraphNode empty = g.empty();
   Graph graph = g.instantiate();
-  EXPECT_THROW(graph.set_memset_node(empty, 0, 0, 1, 4), std::invalid_argument);
+  EXPECT_THROW(graph.set_memset_node(empty, {.width = 4}), std::invalid_argument);
   EXPECT_THROW(graph.set_host_node(empty, [] {}), std::invalid_argument);
-  EXPECT_THROW(graph.set_memcpy_node(GraphNode(), 0, 0, 4), std::invalid_argument);
+  EXPECT_THROW(graph.set_memcpy_node(GraphNode(), {.size = 4}), std::invalid_argument);
   // A node destroyed in its definition names nothing the driver still knows: refused
   // before the driver (cuda.core: RuntimeError "GraphNode has been destroyed").
   g.destroy_node(empty);
   EXPECT_THROW(graph.set_node_enabled(empty, false), std::logic_error);
-  EXPECT_THROW(graph.set_memset_node(empty, 0, 0, 1, 4), std::logic_error);
+  EXPECT_THROW(graph.set_memset_node(empty, {.width = 4}), std::logic_error);
 }
 
 TEST_F(GraphNodeUpdate, test_executable_attachment_accumulators_are_independent) {
