@@ -680,16 +680,22 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
   if (&library == &plan.libraries.front()) {
     d.ShowSection("SHARED");  // the helpers detail/symbols.hpp declares, defined once
   }
-  if (!library.config.system_headers.empty()) {
-    // cudaGL.h needs GL/gl.h: without it only the symbol table compiles (the loader links it).
-    std::string names;
-    std::string condition;
-    for (const auto& h : library.config.system_headers) {
-      names += (names.empty() ? "" : ", ") + h;
-      condition += (condition.empty() ? "" : " && ") + ("__has_include(<" + h + ">)");
-    }
+  // cudaGL.h needs GL/gl.h, and nvml.h is not in every install: without them only the symbol
+  // table compiles (the loader links it), so the checked-in source builds everywhere.
+  std::string names;
+  std::string condition;
+  if (library.config.extra_headers_only) {
+    condition = "__has_include(<" + library.config.header + ">)";
+  }
+  for (const auto& h : library.config.system_headers) {
+    names += (names.empty() ? "" : ", ") + h;
+    condition += (condition.empty() ? "" : " && ") + ("__has_include(<" + h + ">)");
+  }
+  if (!condition.empty()) {
     d.ShowSection("SYSTEM_HEADERS");
-    d.SetValue("SYSTEM_NAMES", names);
+    d.SetValue("SYSTEM_NAMES", names.empty() ? "is not in every install" : "includes " + names);
+    d.SetValue("SYSTEM_WHAT", library.config.extra_headers_only ? "typed forms and the enums' names"
+                                                                : "enums' names");
     d.SetValue("SYSTEM_CONDITION", condition);
   }
   for (const auto& f : library.functions) {
