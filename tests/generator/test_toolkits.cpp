@@ -96,7 +96,8 @@ std::string checked_in_extra_note() {
 // include/cuwrap/nvml.hpp, nvml_raw.hpp, nvml_enums.hpp, src/nvml.cpp → nvml.h).
 std::map<std::string, std::string> header_of_library_files(const fs::path& coverage) {
   std::map<std::string, std::string> out;
-  for (const auto& h : nlohmann::json::parse(testing::read_file(coverage))["headers"]) {
+  const nlohmann::json report = nlohmann::json::parse(testing::read_file(coverage));
+  for (const auto& h : report["headers"]) {
     const std::string ns = h["namespace"].get<std::string>();
     const std::string stem = ns.substr(ns.rfind(':') + 1);
     for (const std::string& file :
