@@ -111,8 +111,7 @@ if(CUWRAP_BINDINGS_DIR)
                         "${CUWRAP_CUDA_INCLUDE_DIR} --output <dir>.")
   endif()
   message(STATUS "cuwrap: bindings for CUDA ${_cuwrap_toolkit_text} from ${CUWRAP_BINDINGS_ROOT}")
-elseif(CUWRAP_CUDA_VERSION EQUAL CUWRAP_CHECKED_IN_VERSION AND
-       NOT (CUWRAP_EXTRA_HEADERS_DIR AND (TARGET cuwrap-gen OR CUWRAP_GEN_EXECUTABLE)))
+elseif(CUWRAP_CUDA_VERSION EQUAL CUWRAP_CHECKED_IN_VERSION)
   set(CUWRAP_BINDINGS_ROOT "${PROJECT_SOURCE_DIR}/generated")
 else()
   if(TARGET cuwrap-gen)
@@ -130,10 +129,19 @@ else()
                         "(or -DCUWRAP_GEN_EXECUTABLE=<cuwrap-gen>).")
   endif()
   set(CUWRAP_BINDINGS_ROOT "${PROJECT_BINARY_DIR}/bindings")
+  # The libraries bound on request (cmake/libraries.cmake): where their headers were found.
+  set(_cuwrap_extra_dirs "")
+  foreach(_lib ${CUWRAP_LIBRARY_NAMES})
+    string(TOUPPER "${_lib}" _LIB)
+    if(CUWRAP_HAVE_${_LIB} AND CUWRAP_LIBRARY_${_lib}_EXTRA_ONLY)
+      list(APPEND _cuwrap_extra_dirs "${CUWRAP_${_LIB}_INCLUDE_DIR}")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES _cuwrap_extra_dirs)
   set(_cuwrap_extra_headers "")
-  if(CUWRAP_EXTRA_HEADERS_DIR)  # the libraries bound on request (cmake/libraries.cmake)
-    set(_cuwrap_extra_headers --extra-headers "${CUWRAP_EXTRA_HEADERS_DIR}")
-  endif()
+  foreach(_dir ${_cuwrap_extra_dirs})
+    list(APPEND _cuwrap_extra_headers --extra-headers "${_dir}")
+  endforeach()
   set(_cuwrap_outputs "")
   foreach(_file ${CUWRAP_GENERATED_HEADER_FILES})
     list(APPEND _cuwrap_outputs "${CUWRAP_BINDINGS_ROOT}/${_file}")
@@ -165,19 +173,15 @@ else()
   add_custom_target(cuwrap_bindings DEPENDS "${_cuwrap_stamp}")
   # The headers must exist at configure time for include directories to be valid.
   file(MAKE_DIRECTORY "${CUWRAP_BINDINGS_ROOT}/include")
-  if(CUWRAP_CUDA_VERSION EQUAL CUWRAP_CHECKED_IN_VERSION)
-    message(STATUS "cuwrap: bindings with the libraries of CUWRAP_EXTRA_HEADERS_DIR="
-                   "${CUWRAP_EXTRA_HEADERS_DIR} are generated into ${CUWRAP_BINDINGS_ROOT}")
-  else()
-    message(STATUS "cuwrap: CUDA ${_cuwrap_toolkit_text} differs from generated/ (CUDA "
-                   "${_cuwrap_checked_in_text}): bindings are generated into ${CUWRAP_BINDINGS_ROOT}")
-  endif()
+  message(STATUS "cuwrap: CUDA ${_cuwrap_toolkit_text} differs from generated/ (CUDA "
+                 "${_cuwrap_checked_in_text}): bindings are generated into ${CUWRAP_BINDINGS_ROOT}")
 endif()
 
 # Bindings made before this configure (generated/ or CUWRAP_BINDINGS_DIR) decide for
 # themselves which libraries they wrap (the sources they have); they must agree with the
-# toolkit's headers. A library whose header needs system headers (cudaGL.h: GL/gl.h)
-# compiles without them (its symbol table only); any other must have its header.
+# toolkit's headers. A library whose header needs system headers (cudaGL.h: GL/gl.h) or
+# is bound where found (nvml.h: the table's extra_headers_only rows) compiles without it
+# (its symbol table only, the source guards the rest); any other must have its header.
 if(NOT _cuwrap_stamp AND EXISTS "${CUWRAP_BINDINGS_ROOT}/include/cuwrap/detail/symbols.hpp")
   set(_cuwrap_left_out "")
   foreach(_lib ${CUWRAP_LIBRARY_NAMES})
@@ -186,7 +190,10 @@ if(NOT _cuwrap_stamp AND EXISTS "${CUWRAP_BINDINGS_ROOT}/include/cuwrap/detail/s
     if(EXISTS "${CUWRAP_BINDINGS_ROOT}/src/${_lib}.cpp")
       set(_has_source TRUE)
     endif()
-    if(_has_source AND CUWRAP_LIBRARY_${_lib}_SYSTEM_HEADERS AND NOT CUWRAP_HAVE_${_LIB})
+    if(_has_source AND CUWRAP_LIBRARY_${_lib}_EXTRA_ONLY AND NOT CUWRAP_HAVE_${_LIB})
+      list(APPEND CUWRAP_GENERATED_SOURCE_NAMES ${_lib})
+      list(APPEND _cuwrap_left_out ${_lib})
+    elseif(_has_source AND CUWRAP_LIBRARY_${_lib}_SYSTEM_HEADERS AND NOT CUWRAP_HAVE_${_LIB})
       list(APPEND CUWRAP_GENERATED_SOURCE_NAMES ${_lib})
       list(APPEND CUWRAP_GENERATED_HEADER_FILES ${CUWRAP_LIBRARY_${_lib}_HEADER_FILES})
       list(APPEND _cuwrap_left_out ${_lib})
@@ -207,9 +214,10 @@ if(NOT _cuwrap_stamp AND EXISTS "${CUWRAP_BINDINGS_ROOT}/include/cuwrap/detail/s
     endif()
   endforeach()
   if(_cuwrap_left_out)
+    list(JOIN _cuwrap_left_out ", " _cuwrap_left_out)
     message(STATUS "cuwrap: generated bindings of ${_cuwrap_left_out} compile their symbol "
-                   "tables only: the toolkit header or the system's headers (GL/EGL: "
-                   "libgl-dev / libegl-dev) are missing")
+                   "tables only: their header (nvml.h, nvFatbin.h: CUWRAP_EXTRA_HEADERS_DIR) or "
+                   "the system's headers (GL/EGL: libgl-dev / libegl-dev) are missing")
   endif()
 endif()
 

@@ -224,6 +224,27 @@ inline {{RESULT_TYPE}} {{NAME}}({{#INPUT}}{{DECL}}{{#INPUT_separator}}, {{/INPUT
     ::cuwrap::detail::check({{FN}}({{#QARG}}{{EXPR}}{{#QARG_separator}}, {{/QARG_separator}}{{/QARG}}), "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
   }
 {{/ENUMERATE}}
+{{#CAPACITY}}
+  // The count is the arrays' capacity in and the count the call needs out: call with none,
+  // then with what it asks for, until all fits (the set may grow between the calls).
+  {{COUNT_TYPE}} {{COUNT}} = 0;
+  for (;;) {
+{{#VECTOR}}
+    {{NAME}}.resize({{COUNT}} == 0 ? 1 : {{COUNT}});  // never a null array
+{{/VECTOR}}
+    {{COUNT_TYPE}} {{FILLED}} = {{COUNT}};
+    const {{STATUS_TYPE}} {{STATUS_LOCAL}} = {{FN}}({{#ARG}}{{EXPR}}{{#ARG_separator}}, {{/ARG_separator}}{{/ARG}});
+    if ({{FILLED}} > {{COUNT}} && ({{STATUS_LOCAL}} == {{TOO_SMALL}} || {{STATUS_LOCAL}} == {{SUCCESS}})) {
+      {{COUNT}} = {{FILLED}};  // too small, or a count query answered: ask again with room
+      continue;
+    }
+    ::cuwrap::detail::check({{STATUS_LOCAL}}, "{{NAME}}"{{#LOG}}, {{HANDLE}}{{/LOG}});
+{{#VECTOR}}
+    {{NAME}}.resize({{FILLED}});
+{{/VECTOR}}
+    break;
+  }
+{{/CAPACITY}}
 {{#JIT}}
   ::cuwrap::detail::JitCall jit_call({{ARGS}});
 {{/JIT}}

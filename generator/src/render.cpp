@@ -258,6 +258,9 @@ std::string second_arg(const FunctionPlan& plan, std::size_t i, bool query,
       if (form.sizing == Sizing::Enumerate) {
         return "&" + (query ? p.name : count_local);
       }
+      if (form.sizing == Sizing::Capacity) {
+        return "&" + count_local;
+      }
       if (form.sizing == Sizing::Requested) {
         return "&" + p.name;
       }
@@ -421,6 +424,21 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan,
           s->SetValue("FILLED", count_local);
         } else if (form.sizing == Sizing::Requested) {
           input(fp.element + " " + p.name);
+        } else if (form.sizing == Sizing::Capacity) {
+          count_local = p.name + "_filled";
+          Dict* c = s->AddSectionDictionary("CAPACITY");
+          s->SetValue("COUNT", p.name);  // on the form: the VECTOR lines read them too
+          s->SetValue("FILLED", count_local);
+          c->SetValue("COUNT_TYPE", fp.element);
+          std::string status = "status";
+          while (std::any_of(f.params.begin(), f.params.end(),
+                             [&](const Param& q) { return q.name == status; })) {
+            status += "_";
+          }
+          c->SetValue("STATUS_LOCAL", status);
+          c->SetValue("STATUS_TYPE", config.status_type);
+          c->SetValue("SUCCESS", config.success);
+          c->SetValue("TOO_SMALL", plan.sized_status);
         }
         break;
       case FormRole::Key: {
@@ -499,8 +517,8 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan,
       overload->AddSectionDictionary("ARG")->SetValue("EXPR", arg);
     }
   }
-  if (form.sizing == Sizing::Enumerate) {
-    return;  // the ENUMERATE section makes its own calls
+  if (form.sizing == Sizing::Enumerate || form.sizing == Sizing::Capacity) {
+    return;  // the ENUMERATE and CAPACITY sections make their own calls
   }
   if (form.sizing == Sizing::Requested) {
     for (std::size_t a = 0; a < f.params.size(); ++a) {
@@ -662,16 +680,22 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
   if (&library == &plan.libraries.front()) {
     d.ShowSection("SHARED");  // the helpers detail/symbols.hpp declares, defined once
   }
-  if (!library.config.system_headers.empty()) {
-    // cudaGL.h needs GL/gl.h: without it only the symbol table compiles (the loader links it).
-    std::string names;
-    std::string condition;
-    for (const auto& h : library.config.system_headers) {
-      names += (names.empty() ? "" : ", ") + h;
-      condition += (condition.empty() ? "" : " && ") + ("__has_include(<" + h + ">)");
-    }
+  // cudaGL.h needs GL/gl.h, and nvml.h is not in every install: without them only the symbol
+  // table compiles (the loader links it), so the checked-in source builds everywhere.
+  std::string names;
+  std::string condition;
+  if (library.config.extra_headers_only) {
+    condition = "__has_include(<" + library.config.header + ">)";
+  }
+  for (const auto& h : library.config.system_headers) {
+    names += (names.empty() ? "" : ", ") + h;
+    condition += (condition.empty() ? "" : " && ") + ("__has_include(<" + h + ">)");
+  }
+  if (!condition.empty()) {
     d.ShowSection("SYSTEM_HEADERS");
-    d.SetValue("SYSTEM_NAMES", names);
+    d.SetValue("SYSTEM_NAMES", names.empty() ? "is not in every install" : "includes " + names);
+    d.SetValue("SYSTEM_WHAT", library.config.extra_headers_only ? "typed forms and the enums' names"
+                                                                : "enums' names");
     d.SetValue("SYSTEM_CONDITION", condition);
   }
   for (const auto& f : library.functions) {

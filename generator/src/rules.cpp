@@ -449,13 +449,17 @@ std::vector<std::size_t> FunctionPlan::outputs() const {
 
 namespace {
 
-// Why `function` is raw-only when it uses its library's two-call buffer protocol (a
-// pointer to a count named *count*, *size* or *length* beside a pointer to the array),
-// or "": one call with a made-up capacity would fail with the protocol's status or cut
-// the array, so no typed form is made until a rule sizes it.
-std::string sized_buffer_reason(const Function& function, const LibraryConfig& config) {
+// The library's two-call buffer protocol in `function`: a pointer to a count named *count*,
+// *size* or *length* beside a pointer to an array, documented as sizing it (the count
+// names the array, an array or a buffer, or the array is a buffer; a plain count output,
+// "count of active sessions", is neither). Other arrays of the same element count that
+// follow (nvmlDeviceGetRetiredPages_v2's timestamps beside addresses) share the count. A
+// count documented without the array's size ("The count of returned GPU instances") is
+// written only: the caller sizes the array, and the count is the first form's output.
+// Fills plan.sized_*; false when there is no such pair.
+bool find_sized_buffer(const Function& function, const LibraryConfig& config, FunctionPlan& plan) {
   if (config.sized_buffer_status.empty()) {
-    return {};
+    return false;
   }
   const auto lower_case = [](std::string text) {
     std::transform(text.begin(), text.end(), text.begin(),
@@ -467,6 +471,10 @@ std::string sized_buffer_reason(const Function& function, const LibraryConfig& c
            text.compare(text.size() - end.size(), end.size(), end) == 0;
   };
   const auto& params = function.params;
+  const auto is_array = [&](std::size_t j) {
+    return j < params.size() && params[j].is_pointer && !params[j].pointee_const &&
+           params[j].pointee != "char" && params[j].pointee != "void";
+  };
   for (std::size_t i = 0; i < params.size(); ++i) {
     const Param& count = params[i];
     const std::string name = lower_case(count.name);
@@ -476,25 +484,41 @@ std::string sized_buffer_reason(const Function& function, const LibraryConfig& c
          count.pointee != "size_t" && count.pointee != "int")) {
       continue;
     }
-    // The array follows the count (or precedes it), and the documentation says the count
-    // sizes an array or a buffer, or the array is a buffer (a plain count output, "count
-    // of active sessions", is neither).
     for (const std::size_t j : {i + 1, i - 1}) {  // i - 1 wraps for i == 0: out of range
-      if (j >= params.size() || !params[j].is_pointer || params[j].pointee_const ||
-          params[j].pointee == "char" || params[j].pointee == "void") {
+      if (!is_array(j)) {
         continue;
       }
       const std::string doc = lower_case(count.doc);
       const std::string array_doc = lower_case(params[j].doc);
-      if (doc.find("array") != std::string::npos || doc.find("buffer") != std::string::npos ||
-          doc.find(lower_case(params[j].name)) != std::string::npos ||
-          array_doc.find("buffer") != std::string::npos) {
-        return "two-call buffer protocol (" + count.name + " sizes " + params[j].name + ", " +
-               config.sized_buffer_status + "): no typed form yet";
+      const bool names_array = doc.find("array") != std::string::npos ||
+                               doc.find("buffer") != std::string::npos ||
+                               doc.find(lower_case(params[j].name)) != std::string::npos;
+      if (!names_array && array_doc.find("buffer") == std::string::npos) {
+        continue;
       }
+      plan.sized_count = i;
+      plan.sized_arrays = {j};
+      for (std::size_t k = j + 1; j > i && is_array(k) && params[k].pointee == params[j].pointee;
+           ++k) {
+        plan.sized_arrays.push_back(k);
+      }
+      plan.sized_in_bytes = ends_with(name, "size");
+      plan.sized_status = config.sized_buffer_status;
+      // "Reference in which to provide the infos array size", "caller supplied array size",
+      // "Size of hwbcEntries array": the capacity goes in. "The count of returned GPU
+      // instances": it does not.
+      const bool capacity_in = doc.find("array") != std::string::npos ||
+                               doc.find("buffer") != std::string::npos ||
+                               doc.find("size") != std::string::npos;
+      plan.sized_capacity_in = capacity_in;
+      plan.roles[i] = capacity_in ? ParamRole::Input : ParamRole::Output;
+      for (const std::size_t a : plan.sized_arrays) {
+        plan.roles[a] = ParamRole::Input;
+      }
+      return true;
     }
   }
-  return {};
+  return false;
 }
 
 }  // namespace
@@ -525,7 +549,7 @@ FunctionPlan plan_function(const Function& function, const LibraryConfig& config
   }
   plan.raw_only_reason = infer_roles(function, plan.roles, plan.role_rules);
   if (plan.raw_only_reason.empty()) {
-    plan.raw_only_reason = sized_buffer_reason(function, config);
+    find_sized_buffer(function, config, plan);
   }
   if (!plan.raw_only_reason.empty()) {
     plan.roles.assign(function.params.size(), ParamRole::Input);

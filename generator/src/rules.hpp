@@ -72,6 +72,20 @@ struct FunctionPlan {
   std::size_t string_length = 0;  ///< Shape::String: buffer size the wrapper allocates
   std::optional<OneCall> one_call;
   std::optional<SecondForm> second;  ///< a more typed overload (vectors, spans, ...)
+  /// The library's two-call buffer protocol (LibraryConfig::sized_buffer_status): a count
+  /// pointer that is the arrays' capacity in and the needed count out. The first form takes
+  /// the count and the arrays as the C function does; the second sizes them by calling
+  /// again (shapes.cpp). Empty `sized_arrays` when the function has no such pair.
+  std::size_t sized_count = 0;
+  std::vector<std::size_t> sized_arrays;
+  /// The count is the capacity in as well as the count out; false for a count that is
+  /// written only (nvmlDeviceGetGpuInstances' count: the caller sizes the array from
+  /// elsewhere), which the first form returns, with no second form.
+  bool sized_capacity_in = false;
+  /// The count is in bytes (a name ending in "size": nvmlVgpuInstanceGetMetadata's
+  /// bufferSize): no vector of elements can be sized by it, the first form only.
+  bool sized_in_bytes = false;
+  std::string sized_status;  ///< the status that says "too small" (NVML_ERROR_INSUFFICIENT_SIZE)
   /// The decisions the documentation made (see ProseDecision); empty when the types
   /// and names alone classify the function the same way.
   std::vector<ProseDecision> to_review;

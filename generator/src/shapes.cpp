@@ -379,6 +379,26 @@ void plan_overrides(const FunctionPlan& plan, SecondForm& form) {
   }
 }
 
+// Rule 4b: the library's two-call buffer protocol (rules.cpp found the count and its
+// arrays): vectors sized by calling again with the count the call asks for.
+void plan_capacity(const FunctionPlan& plan, SecondForm& form) {
+  if (plan.sized_arrays.empty() || !plan.sized_capacity_in || plan.sized_in_bytes ||
+      form.sizing != Sizing::None) {
+    return;
+  }
+  const Function& f = plan.function;
+  std::string arrays;
+  for (const std::size_t a : plan.sized_arrays) {
+    form.params[a] = {FormRole::Vector, f.params[a].pointee, 0, plan.sized_count, true};
+    arrays += (arrays.empty() ? "" : ", ") + f.params[a].name;
+  }
+  form.params[plan.sized_count] = {FormRole::VectorCount, f.params[plan.sized_count].pointee, 0, 0,
+                                   false};
+  form.sizing = Sizing::Capacity;
+  form.why = "two-call buffer protocol: " + f.params[plan.sized_count].name + " sizes " + arrays +
+             ", " + plan.sized_status + " asks for more";
+}
+
 // Rule 5: an enumeration with an in/out count.
 void plan_enumeration(const FunctionPlan& plan, SecondForm& form) {
   const Function& f = plan.function;
@@ -654,6 +674,7 @@ void add_second_forms(std::vector<FunctionPlan>& functions, const Header& header
     }
     if (!plan_keyed(f, header, form) && !plan_keyed_plural(f, header, form)) {
       plan_overrides(plan, form);
+      plan_capacity(plan, form);
       plan_enumeration(plan, form);
       plan_spans(plan, functions, form);
       plan_jit(f, form);

@@ -45,6 +45,9 @@ enum class Sizing {
   Sibling,     ///< a sibling returns the count (cuModuleGetFunctionCount)
   SpanLength,  ///< as long as the Span inputs of the same count
   Requested,   ///< the caller asks for a count, the call writes how many it made
+  /// The library's two-call buffer protocol (NVML): the count is the capacity in and the
+  /// needed count out; call with none, then again with the count asked for, until it fits.
+  Capacity,
 };
 
 /// The value type per enumerator of a key enum (attribute → value type).

@@ -1,9 +1,11 @@
 // parse.cpp on the fixture headers of tests/fixtures/ (libclang), and the doc-comment
 // reader; then the plan those fixtures produce.
 #include "known_abi.hpp"
+#include "libraries.hpp"
 #include "parse.hpp"
 #include "report.hpp"
 #include "rules.hpp"
+#include "shapes.hpp"
 #include "support.hpp"
 
 #include <gtest/gtest.h>
@@ -151,6 +153,57 @@ TEST(Parse, MalformedHeaderGivesFileLineColumn) {
   } catch (const ParseFailure& e) {
     EXPECT_NE(std::string(e.what()).find("cuda.h:9:"), std::string::npos) << e.what();
   }
+}
+
+// The libraries bound on request, from fixture headers in their shapes
+// (tests/fixtures/extra_headers: written for these tests) beside the basic toolkit.
+class ParseExtraHeaders : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    set_extra_header_dirs(
+        {(std::filesystem::path(CUWRAP_FIXTURES_DIR) / "extra_headers").string()});
+    plan_ = new Plan(make_plan(parse_headers(kBasic)));
+    set_extra_header_dirs({});
+  }
+  static void TearDownTestSuite() {
+    delete plan_;
+    plan_ = nullptr;
+  }
+  static const FunctionPlan& planned(const std::string& name) {
+    for (const auto& library : plan_->libraries) {
+      for (const auto& f : library.functions) {
+        if (f.function.name == name) {
+          return f;
+        }
+      }
+    }
+    throw std::runtime_error("no function " + name);
+  }
+  static Plan* plan_;
+};
+Plan* ParseExtraHeaders::plan_ = nullptr;
+
+TEST_F(ParseExtraHeaders, TwoCallBufferFunctionReturnsAVector) {
+  const FunctionPlan& f = planned("nvmlDeviceGetComputeRunningProcesses");
+  EXPECT_EQ(f.shape, Shape::Void) << "the first form passes the count and array through";
+  ASSERT_TRUE(f.second.has_value());
+  EXPECT_EQ(f.second->sizing, Sizing::Capacity);
+  EXPECT_EQ(f.second->shape, "vector");
+  EXPECT_EQ(f.second->params[2].role, FormRole::Vector);
+  EXPECT_EQ(f.second->params[2].element, "nvmlProcessInfo_t");
+  EXPECT_EQ(f.sized_status, "NVML_ERROR_INSUFFICIENT_SIZE");
+}
+
+TEST_F(ParseExtraHeaders, CharBufferGetterReturnsAString) {
+  EXPECT_EQ(planned("nvmlDeviceGetName").shape, Shape::String);
+  EXPECT_EQ(planned("nvmlSystemGetNVMLVersion").shape, Shape::String);
+  EXPECT_EQ(planned("nvmlDeviceGetCount").shape, Shape::Value);
+}
+
+TEST_F(ParseExtraHeaders, CountWrittenOnlyIsTheFirstFormsValue) {
+  const FunctionPlan& f = planned("nvmlDeviceGetInstances");
+  EXPECT_EQ(f.shape, Shape::Value);
+  EXPECT_FALSE(f.second.has_value());
 }
 
 TEST(DocComment, BriefAndParams) {

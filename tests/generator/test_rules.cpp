@@ -385,9 +385,10 @@ TEST(KnownAbi, DefinesGiveVersionsAndNameWhatIsUnknown) {
   EXPECT_FALSE(api.headers[1].functions[0].abi_version_unknown);
 }
 
-TEST(Rules, TwoCallBufferProtocolIsRawOnlyInTheLibraryOfTheProtocol) {
+TEST(Rules, TwoCallBufferProtocolKeepsTheCountAndArrayAsInputsOfTheFirstForm) {
   // The shape of NVML's nvmlDeviceGetComputeRunningProcesses: the count is the array's
-  // capacity in and the needed count out; one call with a made-up capacity is wrong.
+  // capacity in and the needed count out. The first form passes both through (and throws
+  // on NVML_ERROR_INSUFFICIENT_SIZE); the second (shapes.cpp) sizes the array.
   const Function processes =
       function("fixDeviceGetProcesses",
                {value("fixDevice_t", "device", "The device"),
@@ -399,13 +400,31 @@ TEST(Rules, TwoCallBufferProtocolIsRawOnlyInTheLibraryOfTheProtocol) {
                "nvmlReturn_t", "nvml.h");
   LibraryConfig config = *library_config("nvml.h");
   const FunctionPlan sized = plan_function(processes, config);
-  EXPECT_EQ(sized.shape, Shape::RawOnly);
-  EXPECT_NE(sized.raw_only_reason.find("infoCount sizes infos"), std::string::npos)
-      << sized.raw_only_reason;
-  EXPECT_NE(sized.raw_only_reason.find("NVML_ERROR_INSUFFICIENT_SIZE"), std::string::npos);
-  // A library without the protocol types the same shape as before.
+  EXPECT_EQ(sized.shape, Shape::Void);
+  EXPECT_EQ(sized.roles,
+            (std::vector<ParamRole>{ParamRole::Input, ParamRole::Input, ParamRole::Input}));
+  EXPECT_EQ(sized.sized_count, 1u);
+  EXPECT_EQ(sized.sized_arrays, std::vector<std::size_t>{2});
+  EXPECT_TRUE(sized.sized_capacity_in);
+  EXPECT_FALSE(sized.sized_in_bytes);
+  EXPECT_EQ(sized.sized_status, "NVML_ERROR_INSUFFICIENT_SIZE");
+  // A count written only, beside a buffer the caller sizes from elsewhere (the shape of
+  // nvmlDeviceGetGpuInstances): the first form returns the count.
+  const Function instances =
+      function("fixDeviceGetInstances",
+               {value("fixDevice_t", "device", "The device"),
+                pointer("fixInstance_t", "instances",
+                        "Returns the instances, the buffer must be large enough"),
+                pointer("unsigned int", "count", "The count of returned instances")},
+               "nvmlReturn_t", "nvml.h");
+  const FunctionPlan written = plan_function(instances, config);
+  EXPECT_EQ(written.shape, Shape::Value);
+  EXPECT_EQ(written.roles,
+            (std::vector<ParamRole>{ParamRole::Input, ParamRole::Input, ParamRole::Output}));
+  EXPECT_FALSE(written.sized_capacity_in);
+  // A library without the protocol sees no such pair.
   config.sized_buffer_status.clear();
-  EXPECT_NE(plan_function(processes, config).shape, Shape::RawOnly);
+  EXPECT_TRUE(plan_function(processes, config).sized_arrays.empty());
   // Two plain outputs whose names say no count stay typed under the protocol.
   const Function utilization =
       function("fixDeviceGetEncoderUtilization",

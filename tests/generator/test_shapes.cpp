@@ -44,6 +44,59 @@ TEST(Shapes, InOutCountMakesAnEnumeration) {
   EXPECT_EQ(plans[0].second->shape, "vector");
 }
 
+// Plan `functions` as nvml.h (the library of the two-call buffer protocol).
+std::vector<FunctionPlan> planned_nvml(std::vector<Function> functions) {
+  Api api;
+  api.cuda_version = 13000;
+  Header cuda;
+  cuda.file = "cuda.h";
+  api.headers.push_back(cuda);
+  Header h;
+  h.file = "nvml.h";
+  h.functions = std::move(functions);
+  api.headers.push_back(h);
+  for (const auto& library : make_plan(api).libraries) {
+    if (library.config.header == "nvml.h") {
+      return library.functions;
+    }
+  }
+  return {};
+}
+
+TEST(Shapes, TwoCallBufferProtocolMakesVectorsSizedByAskingAgain) {
+  const auto plans = planned_nvml({function(
+      "fixDeviceGetRetired",
+      {value("fixDevice_t", "device", "The device"),
+       pointer("fixValueType_t", "valueType", "Returns the type of the values"),
+       pointer("unsigned int", "pageCount",
+               "Reference in which to provide the addresses buffer size, and to return the "
+               "number of pages"),
+       pointer("unsigned long long", "addresses", "Buffer to write the page addresses into"),
+       pointer("unsigned long long", "timestamps", "Buffer to write the timestamps into")},
+      "nvmlReturn_t", "nvml.h")});
+  ASSERT_EQ(plans.size(), 1u);
+  ASSERT_TRUE(plans[0].second.has_value());
+  EXPECT_EQ(plans[0].second->sizing, Sizing::Capacity);
+  EXPECT_EQ(roles(plans[0]),
+            (std::vector<FormRole>{FormRole::Input, FormRole::Output, FormRole::VectorCount,
+                                   FormRole::Vector, FormRole::Vector}));
+  EXPECT_EQ(plans[0].second->shape, "aggregate");  // the value type beside two vectors
+  EXPECT_NE(plans[0].second->why.find("pageCount sizes addresses, timestamps"), std::string::npos)
+      << plans[0].second->why;
+}
+
+TEST(Shapes, TwoCallBufferProtocolInBytesHasNoVectorForm) {
+  const auto plans = planned_nvml(
+      {function("fixInstanceGetMetadata",
+                {value("fixInstance_t", "instance", "The instance"),
+                 pointer("fixMetadata_t", "metadata", "Metadata buffer"),
+                 pointer("unsigned int", "bufferSize", "Size of the metadata buffer in bytes")},
+                "nvmlReturn_t", "nvml.h")});
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans[0].shape, Shape::Void);
+  EXPECT_FALSE(plans[0].second.has_value()) << "no vector of structs is sized in bytes";
+}
+
 TEST(Shapes, CountPairsWithItsArraysByNameOrDocumentation) {
   const auto plans = planned({function(
       "cuGraphAddEmptyNode",

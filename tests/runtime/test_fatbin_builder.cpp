@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,7 +71,8 @@ TEST(FatbinBuilder, TwoArchitecturesLoadAndLaunch) {
   const std::vector<char> fatbin = builder->build();
   ASSERT_GT(fatbin.size(), sm80.code().size() + sm90.code().size() / 2)
       << "the fat binary should hold both cubins";
-  const cuwrap::ObjectCode code = cuwrap::ObjectCode::from_fatbin(fatbin, "saxpy.fatbin");
+  const cuwrap::ObjectCode code =
+      cuwrap::ObjectCode::from_fatbin(std::as_bytes(std::span(fatbin)), "saxpy.fatbin");
   const cuwrap::Kernel saxpy = code.get_kernel("saxpy");
 
   constexpr std::size_t kN = 1000;

@@ -22,7 +22,8 @@ namespace cuwrap {
 /// \code
 ///   cuwrap::FatbinBuilder builder;
 ///   builder.add_cubin(cubin_sm80, "sm_80").add_cubin(cubin_sm90, "sm_90");
-///   auto code = cuwrap::ObjectCode::from_fatbin(builder.build(), "kernels");
+///   const std::vector<char> image = builder.build();
+///   auto code = cuwrap::ObjectCode::from_fatbin(std::as_bytes(std::span(image)), "kernels");
 /// \endcode
 class FatbinBuilder {
  public:
