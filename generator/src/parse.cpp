@@ -79,9 +79,16 @@ std::string without_newline_commands(std::string s) {
   return s;
 }
 
-// Drop Doxygen's explicit link marker ("the given #nvvmResult code"): the generated
-// comment would ask Doxygen for a link to a C type it does not document.
+// Drop Doxygen's explicit link markers ("the given #nvvmResult code", nvml.h's "calling
+// \\ref nvmlDeviceGetCpuAffinityWithinScope with \\ref NVML_AFFINITY_SCOPE_NODE"), keeping
+// the name: the generated comment would ask Doxygen for a link to a C type or constant it
+// does not document.
 std::string without_link_markers(std::string s) {
+  for (const char* marker : {"\\ref ", "@ref "}) {
+    for (std::size_t at = s.find(marker); at != std::string::npos; at = s.find(marker, at)) {
+      s.erase(at, std::char_traits<char>::length(marker));
+    }
+  }
   for (std::size_t at = s.find('#'); at != std::string::npos; at = s.find('#', at)) {
     const bool starts_word = at == 0 || std::isspace(static_cast<unsigned char>(s[at - 1])) != 0;
     const bool names = at + 1 < s.size() &&

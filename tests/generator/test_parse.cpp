@@ -229,6 +229,17 @@ TEST(DocComment, ExplicitLinkMarkersAreDropped) {
   EXPECT_EQ(d.params[0].text, "see nvvmResult; C# 5 and a # alone stay.");
 }
 
+TEST(DocComment, RefCommandsKeepOnlyTheName) {
+  // nvml.h writes "\ref NVML_AFFINITY_SCOPE_NODE"; a link to a constant the API reference
+  // does not hold fails Doxygen.
+  const DocComment d = parse_doc_comment(
+      "/**\n * \\brief Same as calling \\ref nvmlGetAffinity with @ref NVML_SCOPE_NODE.\n"
+      " * \\param [in] set see \\ref nvmlEventSet_t\n */");
+  EXPECT_EQ(d.brief, "Same as calling nvmlGetAffinity with NVML_SCOPE_NODE.");
+  ASSERT_EQ(d.params.size(), 1u);
+  EXPECT_EQ(d.params[0].text, "see nvmlEventSet_t");
+}
+
 TEST(DocComment, TrailingMemberComment) {
   EXPECT_EQ(parse_doc_comment("/**< Maximum number of threads per block */").brief,
             "Maximum number of threads per block");
