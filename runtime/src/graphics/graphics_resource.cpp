@@ -9,6 +9,7 @@
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/detail/loader.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
@@ -224,12 +225,7 @@ GraphicsResource::GraphicsResource(GraphicsResource&& other) noexcept
     : state_(std::move(other.state_)), flags_(other.flags_) {}
 
 GraphicsResource& GraphicsResource::operator=(GraphicsResource&& other) noexcept {
-  if (this != &other) {
-    close();
-    state_ = std::move(other.state_);
-    flags_ = other.flags_;
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 GraphicsResource::~GraphicsResource() { close(); }
@@ -342,13 +338,7 @@ MappedGraphicsResource::MappedGraphicsResource(MappedGraphicsResource&& other) n
     : state_(std::move(other.state_)), stream_(other.stream_), mapping_(other.mapping_) {}
 
 MappedGraphicsResource& MappedGraphicsResource::operator=(MappedGraphicsResource&& other) noexcept {
-  if (this != &other) {
-    release();
-    state_ = std::move(other.state_);
-    stream_ = other.stream_;
-    mapping_ = other.mapping_;
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 MappedGraphicsResource::~MappedGraphicsResource() { release(); }
