@@ -14,6 +14,7 @@
 #include <cuwrap/error.hpp>
 
 #include "base/destroy_in.hpp"
+#include "base/ref_counted.hpp"
 
 #include <dlfcn.h>
 
@@ -27,8 +28,10 @@ namespace cuwrap {
 
 namespace detail {
 
-// One registration: its handle and context, and which mapping (if any) is live.
-struct GraphicsState {
+// One registration: its handle and context, and which mapping (if any) is live. The
+// GraphicsResource and each of its guards hold a reference, so that a guard still sees
+// the registration (closed, then) after the resource is gone.
+struct GraphicsState : RefCounted {
   CUgraphicsResource handle = nullptr;
   CUcontext context = nullptr;
   bool mapped = false;
@@ -39,6 +42,9 @@ struct GraphicsState {
   // CUDA_ERROR_UNKNOWN to one); its guard maps and unmaps nothing in the driver.
   bool egl_image = false;
 };
+
+void ref_acquire(const GraphicsState* state) noexcept { acquire_counted(state); }
+void ref_release(const GraphicsState* state) noexcept { release_counted(state); }
 
 }  // namespace detail
 
@@ -154,7 +160,7 @@ CUresult unmap_state(detail::GraphicsState& state) noexcept {
 
 // ---- GraphicsResource ----
 
-GraphicsResource::GraphicsResource(std::shared_ptr<detail::GraphicsState> state,
+GraphicsResource::GraphicsResource(detail::Ref<detail::GraphicsState> state,
                                    GraphicsRegisterFlags flags) noexcept
     : state_(std::move(state)), flags_(flags) {}
 
@@ -208,9 +214,9 @@ GraphicsResource GraphicsResource::from_handle(CUgraphicsResource handle, CUcont
 
 GraphicsResource GraphicsResource::adopt(CUgraphicsResource handle, CUcontext context,
                                          GraphicsRegisterFlags flags) {
-  std::shared_ptr<detail::GraphicsState> state;
+  detail::Ref<detail::GraphicsState> state;
   try {
-    state = std::make_shared<detail::GraphicsState>();
+    state = detail::make_ref<detail::GraphicsState>();
   } catch (...) {
     detail::destroy_in(context, "cuGraphicsUnregisterResource", "GraphicsResource",
                        [&] { return driver::raw::cuGraphicsUnregisterResource(handle); });
@@ -330,7 +336,7 @@ bool GraphicsResource::is_mapped() const noexcept { return is_open() && state_->
 
 // ---- MappedGraphicsResource ----
 
-MappedGraphicsResource::MappedGraphicsResource(std::shared_ptr<detail::GraphicsState> state,
+MappedGraphicsResource::MappedGraphicsResource(detail::Ref<detail::GraphicsState> state,
                                                CUstream stream, unsigned long long mapping) noexcept
     : state_(std::move(state)), stream_(stream), mapping_(mapping) {}
 
