@@ -1,9 +1,10 @@
 // The ownership model (docs/ownership.md), asserted at compile time: every owner X with a
 // Ref type is an XRef (public base), from_handle of a foreign handle returns the Ref type,
-// and every owner says whether it is open and can be closed. The TESTs check the run-time
-// half that needs no GPU: a default-constructed owner is a closed one, and a ref made from
-// it refuses to be used.
+// every owner says whether it is open and can be closed, and every owner moves without
+// throwing. The TESTs check the run-time half that needs no GPU: a default-constructed owner
+// is a closed one, moving it leaves both closed, and a ref made from it refuses to be used.
 #include <cuwrap/cuwrap.hpp>
+#include <cuwrap/fatbin_builder.hpp>
 #include <cuwrap/graphics.hpp>
 #include <cuwrap/ipc.hpp>
 
@@ -83,6 +84,24 @@ static_assert(!std::is_copy_constructible_v<cuwrap::Buffer>);
 static_assert(!std::is_copy_constructible_v<cuwrap::Context>);
 static_assert(!std::is_copy_constructible_v<cuwrap::Array>);
 
+// Every owner moves without throwing: its move-assignment is detail::move_assign
+// (<cuwrap/detail/owner.hpp>), which releases first and then cannot fail.
+template <class... X>
+constexpr bool kMoveWithoutThrowing = (... && (std::is_nothrow_move_constructible_v<X> &&
+                                               std::is_nothrow_move_assignable_v<X>));
+static_assert(kMoveWithoutThrowing<cuwrap::Stream, cuwrap::Event, cuwrap::Buffer, cuwrap::Context,
+                                   cuwrap::Array, cuwrap::MipmappedArray, cuwrap::PitchedBuffer,
+                                   cuwrap::TextureObject, cuwrap::SurfaceObject,
+                                   cuwrap::RegisteredHostMemory, cuwrap::DLPackTensor>);
+static_assert(kMoveWithoutThrowing<cuwrap::Program, cuwrap::Linker, cuwrap::GraphBuilder,
+                                   cuwrap::Graph, cuwrap::GraphDefinition>);
+#if CUWRAP_HAS_NVFATBIN
+static_assert(kMoveWithoutThrowing<cuwrap::FatbinBuilder>);
+#endif
+static_assert(kMoveWithoutThrowing<cuwrap::GraphicsResource, cuwrap::MappedGraphicsResource>);
+static_assert(kMoveWithoutThrowing<cuwrap::IPCAllocationHandle, cuwrap::IPCChannel,
+                                   cuwrap::IPCListener, cuwrap::IPCChildProcess>);
+
 TEST(OwnershipModel, DefaultConstructedOwnersAreClosed) {
   const cuwrap::Stream stream;
   const cuwrap::Event event;
@@ -92,6 +111,32 @@ TEST(OwnershipModel, DefaultConstructedOwnersAreClosed) {
   EXPECT_FALSE(event.is_open());
   EXPECT_FALSE(buffer.is_open());
   EXPECT_FALSE(graph.is_open());
+}
+
+TEST(OwnershipModel, MovingAClosedOwnerLeavesBothClosed) {
+  cuwrap::Stream stream;
+  cuwrap::Event event;
+  cuwrap::Buffer buffer;
+  cuwrap::Graph graph;
+  cuwrap::Stream other_stream;
+  cuwrap::Event other_event;
+  cuwrap::Buffer other_buffer;
+  cuwrap::Graph other_graph;
+  stream = std::move(other_stream);
+  event = std::move(other_event);
+  buffer = std::move(other_buffer);
+  graph = std::move(other_graph);
+  EXPECT_FALSE(stream.is_open());
+  EXPECT_FALSE(event.is_open());
+  EXPECT_FALSE(buffer.is_open());
+  EXPECT_FALSE(graph.is_open());
+  // NOLINTBEGIN(bugprone-use-after-move): moved-from owners are closed
+  EXPECT_FALSE(other_stream.is_open());
+  EXPECT_FALSE(other_event.is_open());
+  EXPECT_FALSE(other_buffer.is_open());
+  EXPECT_FALSE(other_graph.is_open());
+  // NOLINTEND(bugprone-use-after-move)
+  EXPECT_THROW(static_cast<void>(stream.handle()), std::logic_error);
 }
 
 TEST(OwnershipModel, ARefOfAClosedOwnerRefusesUse) {

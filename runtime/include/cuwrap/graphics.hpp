@@ -14,12 +14,12 @@
 
 #include <cuwrap/array.hpp>
 #include <cuwrap/buffer.hpp>
+#include <cuwrap/detail/ref.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/stream.hpp>
 
 #include <cuda.h>
 
-#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -80,6 +80,8 @@ namespace detail {
 /// The registration shared by a GraphicsResource and its mapping guards
 /// (runtime/src/graphics/graphics_resource.cpp).
 struct GraphicsState;
+void ref_acquire(const GraphicsState* state) noexcept;
+void ref_release(const GraphicsState* state) noexcept;
 }  // namespace detail
 
 class MappedGraphicsResource;
@@ -158,13 +160,12 @@ class GraphicsResource {
   bool is_mapped() const noexcept;
 
  private:
-  GraphicsResource(std::shared_ptr<detail::GraphicsState> state,
-                   GraphicsRegisterFlags flags) noexcept;
+  GraphicsResource(detail::Ref<detail::GraphicsState> state, GraphicsRegisterFlags flags) noexcept;
   // Own `handle`, registered in `context` with `flags` (unregistered again if this throws).
   static GraphicsResource adopt(CUgraphicsResource handle, CUcontext context,
                                 GraphicsRegisterFlags flags);
 
-  std::shared_ptr<detail::GraphicsState> state_;
+  detail::Ref<detail::GraphicsState> state_;
   GraphicsRegisterFlags flags_ = GraphicsRegisterFlags::None;
 };
 
@@ -204,10 +205,10 @@ class MappedGraphicsResource {
  private:
   friend class GraphicsResource;
   void release() noexcept;  // unmap when still mapped, reporting a failure
-  MappedGraphicsResource(std::shared_ptr<detail::GraphicsState> state, CUstream stream,
+  MappedGraphicsResource(detail::Ref<detail::GraphicsState> state, CUstream stream,
                          unsigned long long mapping) noexcept;
 
-  std::shared_ptr<detail::GraphicsState> state_;
+  detail::Ref<detail::GraphicsState> state_;
   CUstream stream_ = nullptr;
   unsigned long long mapping_ = 0;  // which mapping of the resource this guard holds
 };

@@ -2,6 +2,7 @@
 #include <cuwrap/fatbin_builder.hpp>
 
 #if CUWRAP_HAS_NVFATBIN
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/nvfatbin.hpp>
 
 #include <stdexcept>
@@ -48,10 +49,7 @@ FatbinBuilder::FatbinBuilder(FatbinBuilder&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)) {}
 
 FatbinBuilder& FatbinBuilder::operator=(FatbinBuilder&& other) noexcept {
-  if (this != &other) {
-    std::swap(handle_, other.handle_);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 FatbinBuilder::~FatbinBuilder() {

@@ -2,6 +2,7 @@
 #include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/kernel.hpp>
@@ -325,19 +326,7 @@ Linker::Linker(Linker&& other) noexcept
       driver_error_log_(std::move(other.driver_error_log_)) {}
 
 Linker& Linker::operator=(Linker&& other) noexcept {
-  if (this != &other) {
-    close();
-    inputs_ = std::move(other.inputs_);
-    options_ = std::move(other.options_);
-    handle_ = std::exchange(other.handle_, nullptr);
-    created_with_ptx_ = other.created_with_ptx_;
-    completed_ = other.completed_;
-    use_driver_ = other.use_driver_;
-    closed_ = std::exchange(other.closed_, true);
-    driver_info_log_ = std::move(other.driver_info_log_);
-    driver_error_log_ = std::move(other.driver_error_log_);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 Linker::~Linker() { close(); }

@@ -6,6 +6,7 @@
 #if CUWRAP_HAS_NVVM
 #include <cuwrap/nvvm.hpp>
 #endif
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/detail/symbols.hpp>
 #include <cuwrap/program.hpp>
 #include <cuwrap/version.hpp>
@@ -545,19 +546,7 @@ Program::Program(Program&& other) noexcept
       adopted_(other.adopted_) {}
 
 Program& Program::operator=(Program&& other) noexcept {
-  if (this != &other) {
-    close();
-    code_ = std::move(other.code_);
-    type_ = other.type_;
-    options_ = std::move(other.options_);
-    program_ = std::exchange(other.program_, nullptr);
-    nvvm_program_ = std::exchange(other.nvvm_program_, nullptr);
-    compiled_ = other.compiled_;
-    closed_ = std::exchange(other.closed_, true);
-    owning_ = other.owning_;
-    adopted_ = other.adopted_;
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 Program::~Program() { close(); }

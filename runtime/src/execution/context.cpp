@@ -7,6 +7,7 @@
 #include <cuwrap/context.hpp>
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/detail/loader.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
@@ -499,9 +500,7 @@ Context::Context(detail::Ref<const detail::GreenContextState> state) noexcept
 }
 
 Context& Context::operator=(Context&& other) noexcept {
-  state_ = std::move(other.state_);
-  handle_ = std::exchange(other.handle_, nullptr);
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 Context::~Context() { close(); }

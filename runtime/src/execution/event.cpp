@@ -3,6 +3,7 @@
 #include "base/context_registry.hpp"
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/event.hpp>
@@ -26,19 +27,7 @@ Event::Event(Event&& other) noexcept
       imported_handle_(other.imported_handle_) {}
 
 Event& Event::operator=(Event&& other) noexcept {
-  if (this != &other) {
-    close();
-    handle_ = std::exchange(other.handle_, nullptr);
-    context_ = other.context_;
-    context_id_ = other.context_id_;
-    device_id_ = other.device_id_;
-    timing_disabled_ = other.timing_disabled_;
-    blocking_sync_ = other.blocking_sync_;
-    ipc_enabled_ = other.ipc_enabled_;
-    imported_ = other.imported_;
-    imported_handle_ = other.imported_handle_;
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 Event::~Event() { close(); }

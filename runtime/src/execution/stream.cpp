@@ -4,6 +4,7 @@
 #include "base/ref_counted.hpp"
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/stream.hpp>
@@ -109,12 +110,7 @@ Stream::Stream(Stream&& other) noexcept
     : StreamRef(std::exchange(other.bits_, kClosedBits), std::exchange(other.state_, nullptr)) {}
 
 Stream& Stream::operator=(Stream&& other) noexcept {
-  if (this != &other) {
-    close();
-    bits_ = std::exchange(other.bits_, kClosedBits);
-    state_ = std::exchange(other.state_, nullptr);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 Stream::~Stream() { close(); }

@@ -4,6 +4,7 @@
 #include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/event.hpp>
 #include <cuwrap/graph_definition.hpp>
 
@@ -304,14 +305,7 @@ Graph::Graph(Graph&& other) noexcept
       keep_alive_(std::exchange(other.keep_alive_, nullptr)) {}
 
 Graph& Graph::operator=(Graph&& other) noexcept {
-  if (this != &other) {
-    close();
-    exec_ = std::exchange(other.exec_, nullptr);
-    owned_ = std::exchange(other.owned_, false);
-    context_ = std::exchange(other.context_, nullptr);
-    keep_alive_ = std::exchange(other.keep_alive_, nullptr);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 Graph::~Graph() { close(); }

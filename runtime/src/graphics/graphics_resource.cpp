@@ -9,10 +9,12 @@
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/detail/loader.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
 #include "base/destroy_in.hpp"
+#include "base/ref_counted.hpp"
 
 #include <dlfcn.h>
 
@@ -26,8 +28,10 @@ namespace cuwrap {
 
 namespace detail {
 
-// One registration: its handle and context, and which mapping (if any) is live.
-struct GraphicsState {
+// One registration: its handle and context, and which mapping (if any) is live. The
+// GraphicsResource and each of its guards hold a reference, so that a guard still sees
+// the registration (closed, then) after the resource is gone.
+struct GraphicsState : RefCounted {
   CUgraphicsResource handle = nullptr;
   CUcontext context = nullptr;
   bool mapped = false;
@@ -38,6 +42,9 @@ struct GraphicsState {
   // CUDA_ERROR_UNKNOWN to one); its guard maps and unmaps nothing in the driver.
   bool egl_image = false;
 };
+
+void ref_acquire(const GraphicsState* state) noexcept { acquire_counted(state); }
+void ref_release(const GraphicsState* state) noexcept { release_counted(state); }
 
 }  // namespace detail
 
@@ -153,7 +160,7 @@ CUresult unmap_state(detail::GraphicsState& state) noexcept {
 
 // ---- GraphicsResource ----
 
-GraphicsResource::GraphicsResource(std::shared_ptr<detail::GraphicsState> state,
+GraphicsResource::GraphicsResource(detail::Ref<detail::GraphicsState> state,
                                    GraphicsRegisterFlags flags) noexcept
     : state_(std::move(state)), flags_(flags) {}
 
@@ -207,9 +214,9 @@ GraphicsResource GraphicsResource::from_handle(CUgraphicsResource handle, CUcont
 
 GraphicsResource GraphicsResource::adopt(CUgraphicsResource handle, CUcontext context,
                                          GraphicsRegisterFlags flags) {
-  std::shared_ptr<detail::GraphicsState> state;
+  detail::Ref<detail::GraphicsState> state;
   try {
-    state = std::make_shared<detail::GraphicsState>();
+    state = detail::make_ref<detail::GraphicsState>();
   } catch (...) {
     detail::destroy_in(context, "cuGraphicsUnregisterResource", "GraphicsResource",
                        [&] { return driver::raw::cuGraphicsUnregisterResource(handle); });
@@ -224,12 +231,7 @@ GraphicsResource::GraphicsResource(GraphicsResource&& other) noexcept
     : state_(std::move(other.state_)), flags_(other.flags_) {}
 
 GraphicsResource& GraphicsResource::operator=(GraphicsResource&& other) noexcept {
-  if (this != &other) {
-    close();
-    state_ = std::move(other.state_);
-    flags_ = other.flags_;
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 GraphicsResource::~GraphicsResource() { close(); }
@@ -334,7 +336,7 @@ bool GraphicsResource::is_mapped() const noexcept { return is_open() && state_->
 
 // ---- MappedGraphicsResource ----
 
-MappedGraphicsResource::MappedGraphicsResource(std::shared_ptr<detail::GraphicsState> state,
+MappedGraphicsResource::MappedGraphicsResource(detail::Ref<detail::GraphicsState> state,
                                                CUstream stream, unsigned long long mapping) noexcept
     : state_(std::move(state)), stream_(stream), mapping_(mapping) {}
 
@@ -342,13 +344,7 @@ MappedGraphicsResource::MappedGraphicsResource(MappedGraphicsResource&& other) n
     : state_(std::move(other.state_)), stream_(other.stream_), mapping_(other.mapping_) {}
 
 MappedGraphicsResource& MappedGraphicsResource::operator=(MappedGraphicsResource&& other) noexcept {
-  if (this != &other) {
-    release();
-    state_ = std::move(other.state_);
-    stream_ = other.stream_;
-    mapping_ = other.mapping_;
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 MappedGraphicsResource::~MappedGraphicsResource() { release(); }

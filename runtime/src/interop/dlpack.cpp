@@ -20,6 +20,7 @@ bool has_dlpack() noexcept {
 #if defined(CUWRAP_DLPACK_DECLARED)
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/memory_resource.hpp>
@@ -330,16 +331,7 @@ DLPackTensor::DLPackTensor(DLPackTensor&& other) noexcept
       read_only_(std::exchange(other.read_only_, false)) {}
 
 DLPackTensor& DLPackTensor::operator=(DLPackTensor&& other) noexcept {
-  if (this != &other) {
-    release();
-    managed_ = std::exchange(other.managed_, nullptr);
-    deleter_ = std::exchange(other.deleter_, nullptr);
-    tensor_ = std::exchange(other.tensor_, nullptr);
-    compact_strides_ = std::move(other.compact_strides_);
-    size_bytes_ = std::exchange(other.size_bytes_, 0);
-    read_only_ = std::exchange(other.read_only_, false);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 DLPackTensor::~DLPackTensor() { release(); }

@@ -1,6 +1,8 @@
 // Pool handles, buffer descriptors and the Unix-domain-socket channel. See cuwrap/ipc.hpp.
 #include <cuwrap/ipc.hpp>
 
+#include <cuwrap/detail/owner.hpp>
+
 #include "ipc/ipc_checks.hpp"
 #include "ipc/ipc_imports.hpp"
 
@@ -87,12 +89,7 @@ IPCAllocationHandle::IPCAllocationHandle(IPCAllocationHandle&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), pool_id_(std::exchange(other.pool_id_, {})) {}
 
 IPCAllocationHandle& IPCAllocationHandle::operator=(IPCAllocationHandle&& other) noexcept {
-  if (this != &other) {
-    close();
-    fd_ = std::exchange(other.fd_, -1);
-    pool_id_ = std::exchange(other.pool_id_, {});
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 IPCAllocationHandle::~IPCAllocationHandle() { close(); }
@@ -122,12 +119,7 @@ IPCChannel::IPCChannel(IPCChannel&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), broken_(std::exchange(other.broken_, false)) {}
 
 IPCChannel& IPCChannel::operator=(IPCChannel&& other) noexcept {
-  if (this != &other) {
-    close();
-    fd_ = std::exchange(other.fd_, -1);
-    broken_ = std::exchange(other.broken_, false);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 IPCChannel::~IPCChannel() { close(); }
@@ -611,13 +603,7 @@ IPCListener::IPCListener(IPCListener&& other) noexcept
 }
 
 IPCListener& IPCListener::operator=(IPCListener&& other) noexcept {
-  if (this != &other) {
-    close();
-    fd_ = std::exchange(other.fd_, -1);
-    path_ = std::move(other.path_);
-    other.path_.clear();
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 IPCListener::~IPCListener() { close(); }
@@ -820,12 +806,7 @@ IPCChildProcess::IPCChildProcess(IPCChildProcess&& other) noexcept
     : channel_(std::move(other.channel_)), pid_(std::exchange(other.pid_, -1)) {}
 
 IPCChildProcess& IPCChildProcess::operator=(IPCChildProcess&& other) noexcept {
-  if (this != &other) {
-    reap();
-    channel_ = std::move(other.channel_);
-    pid_ = std::exchange(other.pid_, -1);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 IPCChildProcess::~IPCChildProcess() { reap(); }

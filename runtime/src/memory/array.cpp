@@ -1,6 +1,7 @@
 // CUDA arrays and their copies. See cuwrap/array.hpp.
 #include <cuwrap/array.hpp>
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 
@@ -212,13 +213,7 @@ Array::Array(Array&& other) noexcept
 }
 
 Array& Array::operator=(Array&& other) noexcept {
-  if (this != &other) {
-    close();
-    assign(other.handle(), other.descriptor(), other.context());
-    storage_ = std::move(other.storage_);
-    other.assign(nullptr, other.descriptor(), nullptr);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 Array::~Array() { close(); }
@@ -250,14 +245,7 @@ MipmappedArray::MipmappedArray(MipmappedArray&& other) noexcept
       levels_(std::exchange(other.levels_, 0U)) {}
 
 MipmappedArray& MipmappedArray::operator=(MipmappedArray&& other) noexcept {
-  if (this != &other) {
-    close();
-    storage_ = std::move(other.storage_);
-    handle_ = std::exchange(other.handle_, nullptr);
-    context_ = other.context_;
-    levels_ = std::exchange(other.levels_, 0U);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 MipmappedArray::~MipmappedArray() { close(); }

@@ -1,6 +1,7 @@
 // Buffer. See cuwrap/buffer.hpp.
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/memory_resource.hpp>
@@ -98,16 +99,7 @@ Buffer::Buffer(Buffer&& other) noexcept
       mapped_(std::exchange(other.mapped_, false)) {}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
-  if (this != &other) {
-    close();
-    ptr_ = std::exchange(other.ptr_, kClosedAddress);
-    size_ = std::exchange(other.size_, 0);
-    link_ = std::move(other.link_);
-    stream_ = std::move(other.stream_);
-    import_pool_ = std::exchange(other.import_pool_, nullptr);
-    mapped_ = std::exchange(other.mapped_, false);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 Buffer::~Buffer() { close(); }

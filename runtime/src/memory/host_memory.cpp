@@ -1,6 +1,7 @@
 // register_host_memory(): cuMemHostRegister and its owner, which unregisters in the
 // context the memory was registered in.
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/host_memory.hpp>
 
@@ -117,15 +118,7 @@ RegisteredHostMemory::RegisteredHostMemory(RegisteredHostMemory&& other) noexcep
       context_(std::exchange(other.context_, nullptr)) {}
 
 RegisteredHostMemory& RegisteredHostMemory::operator=(RegisteredHostMemory&& other) noexcept {
-  if (this != &other) {
-    close();
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-    device_pointer_ = std::exchange(other.device_pointer_, 0);
-    flags_ = std::exchange(other.flags_, 0);
-    context_ = std::exchange(other.context_, nullptr);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 RegisteredHostMemory::~RegisteredHostMemory() { close(); }

@@ -1,5 +1,6 @@
 // PitchedBufferRef and PitchedBuffer: pitched 2-D memory, its copies and 2-D fills.
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/device_span.hpp>
 #include <cuwrap/driver.hpp>
@@ -226,16 +227,7 @@ PitchedBuffer::PitchedBuffer(PitchedBuffer&& other) noexcept
 }
 
 PitchedBuffer& PitchedBuffer::operator=(PitchedBuffer&& other) noexcept {
-  if (this != &other) {
-    close();
-    static_cast<PitchedBufferRef&>(*this) = other;
-    context_ = std::exchange(other.context_, nullptr);
-    other.ptr_ = 0;
-    other.width_bytes_ = 0;
-    other.height_ = 0;
-    other.pitch_ = 0;
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 PitchedBuffer::~PitchedBuffer() { close(); }

@@ -1,5 +1,6 @@
 // Texture and surface objects. See cuwrap/texture.hpp.
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/error.hpp>
 #include <cuwrap/texture.hpp>
@@ -193,13 +194,7 @@ TextureObject::TextureObject(TextureObject&& other) noexcept
       storage_(std::move(other.storage_)) {}
 
 TextureObject& TextureObject::operator=(TextureObject&& other) noexcept {
-  if (this != &other) {
-    close();
-    handle_ = std::exchange(other.handle_, 0);
-    context_ = other.context_;
-    storage_ = std::move(other.storage_);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 TextureObject::~TextureObject() { close(); }
@@ -246,13 +241,7 @@ SurfaceObject::SurfaceObject(SurfaceObject&& other) noexcept
       storage_(std::move(other.storage_)) {}
 
 SurfaceObject& SurfaceObject::operator=(SurfaceObject&& other) noexcept {
-  if (this != &other) {
-    close();
-    handle_ = std::exchange(other.handle_, 0);
-    context_ = other.context_;
-    storage_ = std::move(other.storage_);
-  }
-  return *this;
+  return detail::move_assign(*this, std::move(other));
 }
 
 SurfaceObject::~SurfaceObject() { close(); }

@@ -1,7 +1,8 @@
 // detail::Ref<T>: shared ownership of an implementation object, without <memory>.
 //
 // Kernel, ObjectCode, Stream (for the buffers that keep its CUDA stream alive),
-// GraphBuilder and the green-context types share their implementation objects.
+// GraphBuilder, the green-context types and GraphicsResource (with its mapping guards)
+// share their implementation objects.
 // std::shared_ptr would do, but <memory> costs every translation unit that includes
 // cuwrap about 45% on the include-cost baseline (C++20's <memory> brings
 // <atomic_wait>, <chrono> and more), and the public headers are kept cheap (see
