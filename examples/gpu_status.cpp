@@ -44,13 +44,15 @@ std::string mode(const std::optional<system::PendingMode>& m) {
 }
 
 int gpu_status() {
+  std::string driver;
   try {
-    std::cout << "Driver " << system::driver_version_string() << ", NVML " << system::nvml_version()
-              << ", CUDA " << cuwrap::version_string(system::driver_version()) << '\n';
-  } catch (const cuwrap::UnsupportedError& e) {
+    driver = system::driver_version_string();
+  } catch (const cuwrap::UnsupportedError& e) {  // cuwrap was built without nvml.h
     std::cout << "cuwrap example skipped: gpu_status: " << e.what() << '\n';
     return 0;
   }
+  std::cout << "Driver " << driver << ", NVML " << system::nvml_version() << ", CUDA "
+            << cuwrap::version_string(system::driver_version()) << '\n';
   std::cout << std::left << std::setw(4) << "#" << std::setw(28) << "name" << std::setw(7) << "temp"
             << std::setw(12) << "power/cap" << std::setw(12) << "SM/mem MHz" << std::setw(6)
             << "util" << std::setw(20) << "memory used/total" << std::setw(12) << "PCIe"
