@@ -28,6 +28,11 @@
 #define CUWRAP_DOCS_CUDA_13 1
 #endif
 
+// `<!-- if CUWRAP_DOCS_NVML -->`: a snippet that reads NVML (the build binds it: docs/nvml.md).
+#if CUWRAP_HAS_NVML
+#define CUWRAP_DOCS_NVML 1
+#endif
+
 namespace cuwrap_docs {
 
 /// One Markdown page whose snippets were extracted into one function.

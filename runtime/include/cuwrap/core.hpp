@@ -1,6 +1,6 @@
 // cuwrap's high-level layer alone: Device, Stream, Event, memory resources and Buffer;
-// Program, ObjectCode, Kernel, LaunchConfig and launch; Linker; GraphBuilder and Graph.
-// Modelled on cuda.core.
+// Program, ObjectCode, Kernel, LaunchConfig and launch; Linker; GraphBuilder and Graph;
+// cuwrap::system (NVML's view of the GPUs). Modelled on cuda.core.
 //
 // <cuwrap/cuwrap.hpp> gives this and the generated low-level layer (cuwrap::driver,
 // cuwrap::nvrtc, cuwrap::nvjitlink). Include this header instead where only the
@@ -44,3 +44,4 @@
 #include <cuwrap/green_context.hpp>
 #include <cuwrap/context.hpp>
 #include <cuwrap/checkpoint.hpp>
+#include <cuwrap/system.hpp>
