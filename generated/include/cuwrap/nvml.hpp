@@ -80,7 +80,7 @@ CUWRAP_NVML_INLINE void nvmlInitWithFlags(unsigned int flags) {
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Shut down NVML by releasing all GPU resources previously allocated with \ref nvmlInit_v2().
+/// \brief Shut down NVML by releasing all GPU resources previously allocated with nvmlInit_v2().
 void nvmlShutdown();
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlShutdown() {
@@ -591,7 +591,7 @@ CUWRAP_NVML_INLINE unsigned long nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity for the device For example, if processors 0, 1, 32, and 33 are ideal for the device and cpuSetSize == 2, result[0] = 0x3, result[1] = 0x3 This is equivalent to calling \ref nvmlDeviceGetCpuAffinityWithinScope with \ref NVML_AFFINITY_SCOPE_NODE.
+/// \brief Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity for the device For example, if processors 0, 1, 32, and 33 are ideal for the device and cpuSetSize == 2, result[0] = 0x3, result[1] = 0x3 This is equivalent to calling nvmlDeviceGetCpuAffinityWithinScope with NVML_AFFINITY_SCOPE_NODE.
 unsigned long nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned long nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize) {
@@ -1084,7 +1084,7 @@ CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t 
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Retrieves the list of possible memory clocks that can be used as an argument for \ref nvmlDeviceSetMemoryLockedClocks.
+/// \brief Retrieves the list of possible memory clocks that can be used as an argument for nvmlDeviceSetMemoryLockedClocks.
 void nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int* count, unsigned int* clocksMHz);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int* count, unsigned int* clocksMHz) {
@@ -1095,7 +1095,7 @@ CUWRAP_NVML_INLINE void nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, 
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Retrieves the list of possible memory clocks that can be used as an argument for \ref nvmlDeviceSetMemoryLockedClocks.
+/// \brief Retrieves the list of possible memory clocks that can be used as an argument for nvmlDeviceSetMemoryLockedClocks.
 ///
 /// Typed form (two-call buffer protocol: count sizes clocksMHz, NVML_ERROR_INSUFFICIENT_SIZE asks for more); the form above stays for callers holding raw arrays.
 std::vector<unsigned int> nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device);
@@ -1124,7 +1124,7 @@ CUWRAP_NVML_INLINE std::vector<unsigned int> nvmlDeviceGetSupportedMemoryClocks(
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Retrieves the list of possible graphics clocks that can be used as an argument for \ref nvmlDeviceSetGpuLockedClocks.
+/// \brief Retrieves the list of possible graphics clocks that can be used as an argument for nvmlDeviceSetGpuLockedClocks.
 void nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int* count, unsigned int* clocksMHz);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int* count, unsigned int* clocksMHz) {
@@ -1135,7 +1135,7 @@ CUWRAP_NVML_INLINE void nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Retrieves the list of possible graphics clocks that can be used as an argument for \ref nvmlDeviceSetGpuLockedClocks.
+/// \brief Retrieves the list of possible graphics clocks that can be used as an argument for nvmlDeviceSetGpuLockedClocks.
 ///
 /// Typed form (two-call buffer protocol: count sizes clocksMHz, NVML_ERROR_INSUFFICIENT_SIZE asks for more); the form above stays for callers holding raw arrays.
 std::vector<unsigned int> nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz);
@@ -1415,7 +1415,7 @@ CUWRAP_NVML_INLINE void nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Retrieves bitmask of supported clocks event reasons that can be returned by \ref nvmlDeviceGetCurrentClocksEventReasons
+/// \brief Retrieves bitmask of supported clocks event reasons that can be returned by nvmlDeviceGetCurrentClocksEventReasons
 unsigned long long nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned long long nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device) {
@@ -2527,7 +2527,7 @@ CUWRAP_NVML_INLINE nvmlGpuFabricInfo_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t d
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Versioned wrapper around \ref nvmlDeviceGetGpuFabricInfo that accepts a versioned \ref nvmlGpuFabricInfo_v2_t or later output structure.
+/// \brief Versioned wrapper around nvmlDeviceGetGpuFabricInfo that accepts a versioned nvmlGpuFabricInfo_v2_t or later output structure.
 nvmlGpuFabricInfoV_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuFabricInfoV_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device) {
@@ -3591,7 +3591,7 @@ CUWRAP_NVML_INLINE nvmlEventSet_t nvmlEventSetCreate() {
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Starts recording of events on a specified devices and add the events to specified \ref nvmlEventSet_t
+/// \brief Starts recording of events on a specified devices and add the events to specified nvmlEventSet_t
 void nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set) {
@@ -3661,7 +3661,7 @@ CUWRAP_NVML_INLINE void nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t* 
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Starts recording of events on system and add the events to specified \ref nvmlSystemEventSet_t
+/// \brief Starts recording of events on system and add the events to specified nvmlSystemEventSet_t
 void nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t* request);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t* request) {
@@ -4687,7 +4687,7 @@ struct nvmlGetVgpuCompatibility_result {
 };
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Takes a vGPU instance metadata structure read from \ref nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from \ref nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU.
+/// \brief Takes a vGPU instance metadata structure read from nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU.
 nvmlGetVgpuCompatibility_result nvmlGetVgpuCompatibility();
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGetVgpuCompatibility_result nvmlGetVgpuCompatibility() {
@@ -5080,7 +5080,7 @@ CUWRAP_NVML_INLINE nvmlGpuInstanceProfileInfo_t nvmlDeviceGetGpuInstanceProfileI
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Versioned wrapper around \ref nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned \ref nvmlGpuInstanceProfileInfo_v2_t or later output structure.
+/// \brief Versioned wrapper around nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned nvmlGpuInstanceProfileInfo_v2_t or later output structure.
 nvmlGpuInstanceProfileInfo_v2_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuInstanceProfileInfo_v2_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile) {
@@ -5227,7 +5227,7 @@ CUWRAP_NVML_INLINE nvmlComputeInstanceProfileInfo_t nvmlGpuInstanceGetComputeIns
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Versioned wrapper around \ref nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned \ref nvmlComputeInstanceProfileInfo_v2_t or later output structure.
+/// \brief Versioned wrapper around nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned nvmlComputeInstanceProfileInfo_v2_t or later output structure.
 nvmlComputeInstanceProfileInfo_v2_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlComputeInstanceProfileInfo_v2_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile) {
@@ -5437,7 +5437,7 @@ CUWRAP_NVML_INLINE nvmlGpmMetricsGet_t nvmlGpmMetricsGet() {
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Free an allocated sample buffer that was allocated with \ref nvmlGpmSampleAlloc()
+/// \brief Free an allocated sample buffer that was allocated with nvmlGpmSampleAlloc()
 void nvmlGpmSampleFree(nvmlGpmSample_t gpmSample);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpmSampleFree(nvmlGpmSample_t gpmSample) {
@@ -5588,7 +5588,7 @@ CUWRAP_NVML_INLINE void nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
-/// \brief Update the value of a specific profile parameter contained within \ref nvmlPowerSmoothingProfile_v1_t.
+/// \brief Update the value of a specific profile parameter contained within nvmlPowerSmoothingProfile_v1_t.
 void nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t* profile);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t* profile) {

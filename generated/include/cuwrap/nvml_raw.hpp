@@ -35,7 +35,7 @@ inline nvmlReturn_t nvmlInitWithFlags(unsigned int flags) noexcept {
   return fn(flags);
 }
 
-/// \brief Shut down NVML by releasing all GPU resources previously allocated with \ref nvmlInit_v2().
+/// \brief Shut down NVML by releasing all GPU resources previously allocated with nvmlInit_v2().
 inline nvmlReturn_t nvmlShutdown() noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlShutdown)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[2], ::cuwrap::detail::Library::Nvml, 2));
   if (fn == nullptr) {
@@ -332,7 +332,7 @@ inline nvmlReturn_t nvmlDeviceGetCpuAffinityWithinScope(nvmlDevice_t device, uns
   return fn(device, cpuSetSize, cpuSet, scope);
 }
 
-/// \brief Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity for the device For example, if processors 0, 1, 32, and 33 are ideal for the device and cpuSetSize == 2, result[0] = 0x3, result[1] = 0x3 This is equivalent to calling \ref nvmlDeviceGetCpuAffinityWithinScope with \ref NVML_AFFINITY_SCOPE_NODE.
+/// \brief Retrieves an array of unsigned ints (sized to cpuSetSize) of bitmasks with the ideal CPU affinity for the device For example, if processors 0, 1, 32, and 33 are ideal for the device and cpuSetSize == 2, result[0] = 0x3, result[1] = 0x3 This is equivalent to calling nvmlDeviceGetCpuAffinityWithinScope with NVML_AFFINITY_SCOPE_NODE.
 inline nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t device, unsigned int cpuSetSize, unsigned long* cpuSet) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCpuAffinity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[35], ::cuwrap::detail::Library::Nvml, 35));
   if (fn == nullptr) {
@@ -656,7 +656,7 @@ inline nvmlReturn_t nvmlDeviceGetMaxCustomerBoostClock(nvmlDevice_t device, nvml
   return fn(device, clockType, clockMHz);
 }
 
-/// \brief Retrieves the list of possible memory clocks that can be used as an argument for \ref nvmlDeviceSetMemoryLockedClocks.
+/// \brief Retrieves the list of possible memory clocks that can be used as an argument for nvmlDeviceSetMemoryLockedClocks.
 inline nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsigned int* count, unsigned int* clocksMHz) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedMemoryClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[71], ::cuwrap::detail::Library::Nvml, 71));
   if (fn == nullptr) {
@@ -665,7 +665,7 @@ inline nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t device, unsi
   return fn(device, count, clocksMHz);
 }
 
-/// \brief Retrieves the list of possible graphics clocks that can be used as an argument for \ref nvmlDeviceSetGpuLockedClocks.
+/// \brief Retrieves the list of possible graphics clocks that can be used as an argument for nvmlDeviceSetGpuLockedClocks.
 inline nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned int memoryClockMHz, unsigned int* count, unsigned int* clocksMHz) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedGraphicsClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[72], ::cuwrap::detail::Library::Nvml, 72));
   if (fn == nullptr) {
@@ -827,7 +827,7 @@ inline nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t devic
   return fn(device, clocksThrottleReasons);
 }
 
-/// \brief Retrieves bitmask of supported clocks event reasons that can be returned by \ref nvmlDeviceGetCurrentClocksEventReasons
+/// \brief Retrieves bitmask of supported clocks event reasons that can be returned by nvmlDeviceGetCurrentClocksEventReasons
 inline nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t device, unsigned long long* supportedClocksEventReasons) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedClocksEventReasons)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[90], ::cuwrap::detail::Library::Nvml, 90));
   if (fn == nullptr) {
@@ -1430,7 +1430,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabri
   return fn(device, gpuFabricInfo);
 }
 
-/// \brief Versioned wrapper around \ref nvmlDeviceGetGpuFabricInfo that accepts a versioned \ref nvmlGpuFabricInfo_v2_t or later output structure.
+/// \brief Versioned wrapper around nvmlDeviceGetGpuFabricInfo that accepts a versioned nvmlGpuFabricInfo_v2_t or later output structure.
 inline nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t* gpuFabricInfo) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuFabricInfoV)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[157], ::cuwrap::detail::Library::Nvml, 157));
   if (fn == nullptr) {
@@ -2123,7 +2123,7 @@ inline nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) noexcept {
   return fn(set);
 }
 
-/// \brief Starts recording of events on a specified devices and add the events to specified \ref nvmlEventSet_t
+/// \brief Starts recording of events on a specified devices and add the events to specified nvmlEventSet_t
 inline nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlDeviceRegisterEvents)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[234], ::cuwrap::detail::Library::Nvml, 234));
   if (fn == nullptr) {
@@ -2177,7 +2177,7 @@ inline nvmlReturn_t nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t* requ
   return fn(request);
 }
 
-/// \brief Starts recording of events on system and add the events to specified \ref nvmlSystemEventSet_t
+/// \brief Starts recording of events on system and add the events to specified nvmlSystemEventSet_t
 inline nvmlReturn_t nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t* request) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlSystemRegisterEvents)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[240], ::cuwrap::detail::Library::Nvml, 240));
   if (fn == nullptr) {
@@ -2780,7 +2780,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuM
   return fn(device, pgpuMetadata, bufferSize);
 }
 
-/// \brief Takes a vGPU instance metadata structure read from \ref nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from \ref nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU.
+/// \brief Takes a vGPU instance metadata structure read from nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU.
 inline nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t* vgpuMetadata, nvmlVgpuPgpuMetadata_t* pgpuMetadata, nvmlVgpuPgpuCompatibility_t* compatibilityInfo) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuCompatibility)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[307], ::cuwrap::detail::Library::Nvml, 307));
   if (fn == nullptr) {
@@ -2987,7 +2987,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, uns
   return fn(device, profile, info);
 }
 
-/// \brief Versioned wrapper around \ref nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned \ref nvmlGpuInstanceProfileInfo_v2_t or later output structure.
+/// \brief Versioned wrapper around nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned nvmlGpuInstanceProfileInfo_v2_t or later output structure.
 inline nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t* info) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfoV)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[330], ::cuwrap::detail::Library::Nvml, 330));
   if (fn == nullptr) {
@@ -3086,7 +3086,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance
   return fn(gpuInstance, profile, engProfile, info);
 }
 
-/// \brief Versioned wrapper around \ref nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned \ref nvmlComputeInstanceProfileInfo_v2_t or later output structure.
+/// \brief Versioned wrapper around nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned nvmlComputeInstanceProfileInfo_v2_t or later output structure.
 inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_v2_t* info) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceProfileInfoV)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[341], ::cuwrap::detail::Library::Nvml, 341));
   if (fn == nullptr) {
@@ -3230,7 +3230,7 @@ inline nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet) noexcept 
   return fn(metricsGet);
 }
 
-/// \brief Free an allocated sample buffer that was allocated with \ref nvmlGpmSampleAlloc()
+/// \brief Free an allocated sample buffer that was allocated with nvmlGpmSampleAlloc()
 inline nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[357], ::cuwrap::detail::Library::Nvml, 357));
   if (fn == nullptr) {
@@ -3347,7 +3347,7 @@ inline nvmlReturn_t nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t d
   return fn(device, profile);
 }
 
-/// \brief Update the value of a specific profile parameter contained within \ref nvmlPowerSmoothingProfile_v1_t.
+/// \brief Update the value of a specific profile parameter contained within nvmlPowerSmoothingProfile_v1_t.
 inline nvmlReturn_t nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t* profile) noexcept {
   auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingUpdatePresetProfileParam)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[370], ::cuwrap::detail::Library::Nvml, 370));
   if (fn == nullptr) {
