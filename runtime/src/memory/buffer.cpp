@@ -91,12 +91,16 @@ void copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stre
 }  // namespace
 
 // NOLINTNEXTLINE(bugprone-exception-escape): the moved-from address and size form a valid BufferRef
+// The address and size are taken in the body: BufferRef(ptr, size) checks its arguments
+// (and may throw), which a move of a valid Buffer never needs.
 Buffer::Buffer(Buffer&& other) noexcept
-    : BufferRef(std::exchange(other.ptr_, kClosedAddress), std::exchange(other.size_, 0)),
-      link_(std::move(other.link_)),
+    : link_(std::move(other.link_)),
       stream_(std::move(other.stream_)),
       import_pool_(std::exchange(other.import_pool_, nullptr)),
-      mapped_(std::exchange(other.mapped_, false)) {}
+      mapped_(std::exchange(other.mapped_, false)) {
+  ptr_ = std::exchange(other.ptr_, kClosedAddress);
+  size_ = std::exchange(other.size_, 0);
+}
 
 Buffer& Buffer::operator=(Buffer&& other) noexcept {
   return detail::move_assign(*this, std::move(other));
