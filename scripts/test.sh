@@ -52,7 +52,7 @@ fi
 echo "== clang-format"
 bash "$CUWRAP_ROOT/scripts/format.sh" --check
 phase_done "clang-format"
-# One build serves the whole run: build-asan (Debug at -O1, AddressSanitizer +
+# One build serves the whole run: build-asan (Debug at -O0, AddressSanitizer +
 # UndefinedBehaviorSanitizer, examples and benchmarks; scripts/sanitize.sh). Every test
 # runs there, under the sanitizers, except Toolkit.* (the whole toolkit's regeneration,
 # slow under ASan), which the 12.4 build (generator on) and the quick loop's ./build run.
