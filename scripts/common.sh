@@ -97,11 +97,17 @@ cuwrap_linker_options() {
   fi
 }
 
-cuwrap_build() {
+# The CUDA 12.6 headers of ../shared/cuda-headers (which some tests compile against) in
+# CUWRAP_CUDA_12_6_INCLUDE, unless it is set already.
+cuwrap_find_cuda_12_6() {
   local shared="$CUWRAP_ROOT/../shared/cuda-headers/12.6"
   if [ -z "${CUWRAP_CUDA_12_6_INCLUDE:-}" ] && [ -f "$shared/cuda.h" ]; then
     export CUWRAP_CUDA_12_6_INCLUDE=$(cd "$shared" && pwd)
   fi
+}
+
+cuwrap_build() {
+  cuwrap_find_cuda_12_6
   # The build type: CUWRAP_BUILD_TYPE, else the caller's default (setup.sh: Release for
   # the demo and benchmarks; test.sh: Debug, which compiles in about half the time and is
   # what a test run needs). An existing build keeps its type unless CUWRAP_BUILD_TYPE says

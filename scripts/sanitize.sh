@@ -17,10 +17,8 @@
 # reports of libraries that are not cuwrap's are suppressed, and why.
 set -euo pipefail
 
-CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 CUWRAP_BUILD=${CUWRAP_ASAN_BUILD:-$CUWRAP_ROOT/build-asan}
-CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 EXCLUDE=${CUWRAP_SANITIZE_EXCLUDE-}
 EXCLUDE_LABEL=${CUWRAP_SANITIZE_EXCLUDE_LABEL-}
 step=all
@@ -36,14 +34,9 @@ if [ "$step" != test ]; then
   # GCC's flow analysis under -fsanitize reports false -Wmaybe-uninitialized in libstdc++
   # (<regex>, std::function): CMakeLists.txt turns that one warning off in sanitized
   # builds, so the others stay errors where CUWRAP_WERROR is on.
-  # lld links where installed (as scripts/common.sh's builds do).
-  linker=()
-  command -v ld.lld >/dev/null && linker=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld
-    -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_MODULE_LINKER_FLAGS=-fuse-ld=lld)
-  shared="$CUWRAP_ROOT/../shared/cuda-headers/12.6"
-  if [ -z "${CUWRAP_CUDA_12_6_INCLUDE:-}" ] && [ -f "$shared/cuda.h" ]; then
-    CUWRAP_CUDA_12_6_INCLUDE=$(cd "$shared" && pwd)
-  fi
+  # The linker of every build the scripts configure (lld where installed).
+  mapfile -t linker < <(cuwrap_linker_options)
+  cuwrap_find_cuda_12_6
   cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${linker[@]}" \
     -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DCUWRAP_SANITIZE=ON -DCUWRAP_WERROR="${CUWRAP_WERROR:-OFF}" \
     -DCUWRAP_BUILD_BENCHMARKS=ON -DCUWRAP_BUILD_EXAMPLES=ON \

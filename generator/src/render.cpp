@@ -430,12 +430,7 @@ void fill_second(Dict& d, const LibraryConfig& config, const FunctionPlan& plan,
           s->SetValue("COUNT", p.name);  // on the form: the VECTOR lines read them too
           s->SetValue("FILLED", count_local);
           c->SetValue("COUNT_TYPE", fp.element);
-          std::string status = "status";
-          while (std::any_of(f.params.begin(), f.params.end(),
-                             [&](const Param& q) { return q.name == status; })) {
-            status += "_";
-          }
-          c->SetValue("STATUS_LOCAL", status);
+          c->SetValue("STATUS_LOCAL", free_local(f, "status"));
           c->SetValue("STATUS_TYPE", config.status_type);
           c->SetValue("SUCCESS", config.success);
           c->SetValue("TOO_SMALL", plan.sized_status);

@@ -398,7 +398,8 @@ AttributeList attribute_list(const Enum& e, std::string file, std::string macro)
   return list;
 }
 
-// A local variable name for a wrapper body that no parameter already uses.
+}  // namespace
+
 std::string free_local(const Function& f, std::string name) {
   while (std::any_of(f.params.begin(), f.params.end(),
                      [&](const Param& p) { return p.name == name; })) {
@@ -406,8 +407,6 @@ std::string free_local(const Function& f, std::string name) {
   }
   return name;
 }
-
-}  // namespace
 
 void add_one_call_forms(std::vector<FunctionPlan>& functions) {
   for (auto& plan : functions) {

@@ -170,6 +170,10 @@ FunctionPlan plan_function(const Function& function, const LibraryConfig& config
 /// returns the size (nvrtcGetPTX + nvrtcGetPTXSize).
 void add_one_call_forms(std::vector<FunctionPlan>& functions);
 
+/// A local variable name for a wrapper body that no parameter of `f` already uses: `name`,
+/// with '_' appended while a parameter has it.
+std::string free_local(const Function& f, std::string name);
+
 /// Return a short human description of a status from its doc comment or name.
 std::string describe_status(const Enumerator& enumerator);
 

@@ -17,50 +17,40 @@ namespace cuwrap::system {
 
 namespace {
 
-constexpr ClocksEventReason kReasons[] = {
-    ClocksEventReason::GpuIdle,
-    ClocksEventReason::ApplicationsClocksSetting,
-    ClocksEventReason::SwPowerCap,
-    ClocksEventReason::HwSlowdown,
-    ClocksEventReason::SyncBoost,
-    ClocksEventReason::SwThermalSlowdown,
-    ClocksEventReason::HwThermalSlowdown,
-    ClocksEventReason::HwPowerBrakeSlowdown,
-    ClocksEventReason::DisplayClockSetting,
+// Every named reason, with its name: reasons() and both to_string() read this one list.
+struct NamedReason {
+  ClocksEventReason reason;
+  const char* name;
+};
+constexpr NamedReason kReasons[] = {
+    {ClocksEventReason::GpuIdle, "GpuIdle"},
+    {ClocksEventReason::ApplicationsClocksSetting, "ApplicationsClocksSetting"},
+    {ClocksEventReason::SwPowerCap, "SwPowerCap"},
+    {ClocksEventReason::HwSlowdown, "HwSlowdown"},
+    {ClocksEventReason::SyncBoost, "SyncBoost"},
+    {ClocksEventReason::SwThermalSlowdown, "SwThermalSlowdown"},
+    {ClocksEventReason::HwThermalSlowdown, "HwThermalSlowdown"},
+    {ClocksEventReason::HwPowerBrakeSlowdown, "HwPowerBrakeSlowdown"},
+    {ClocksEventReason::DisplayClockSetting, "DisplayClockSetting"},
 };
 
 }  // namespace
 
 std::vector<ClocksEventReason> ClocksEventReasons::reasons() const {
   std::vector<ClocksEventReason> out;
-  for (const ClocksEventReason reason : kReasons) {
-    if (contains(reason)) {
-      out.push_back(reason);
+  for (const NamedReason& named : kReasons) {
+    if (contains(named.reason)) {
+      out.push_back(named.reason);
     }
   }
   return out;
 }
 
 const char* to_string(ClocksEventReason reason) noexcept {
-  switch (reason) {
-    case ClocksEventReason::GpuIdle:
-      return "GpuIdle";
-    case ClocksEventReason::ApplicationsClocksSetting:
-      return "ApplicationsClocksSetting";
-    case ClocksEventReason::SwPowerCap:
-      return "SwPowerCap";
-    case ClocksEventReason::HwSlowdown:
-      return "HwSlowdown";
-    case ClocksEventReason::SyncBoost:
-      return "SyncBoost";
-    case ClocksEventReason::SwThermalSlowdown:
-      return "SwThermalSlowdown";
-    case ClocksEventReason::HwThermalSlowdown:
-      return "HwThermalSlowdown";
-    case ClocksEventReason::HwPowerBrakeSlowdown:
-      return "HwPowerBrakeSlowdown";
-    case ClocksEventReason::DisplayClockSetting:
-      return "DisplayClockSetting";
+  for (const NamedReason& named : kReasons) {
+    if (named.reason == reason) {
+      return named.name;
+    }
   }
   return "unknown";
 }

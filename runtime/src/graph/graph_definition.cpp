@@ -331,17 +331,14 @@ GraphDefinition GraphDefinition::clone() const {
 void GraphDefinition::set_memset_node(GraphNode node, const MemsetNodeParams& params) {
   static_cast<void>(handle());
   require_type(node, CU_GRAPH_NODE_TYPE_MEMSET, "GraphDefinition::set_memset_node");
-  CUDA_MEMSET_NODE_PARAMS p{};
-  detail::fill_memset(p, params.dst, params.value, params.element_size, params.width,
-                      params.height, params.pitch);
+  const CUDA_MEMSET_NODE_PARAMS p = detail::driver_memset(params);
   driver::cuGraphMemsetNodeSetParams(node.handle(), &p);
 }
 
 void GraphDefinition::set_memcpy_node(GraphNode node, const MemcpyNodeParams& params) {
   static_cast<void>(handle());
   require_type(node, CU_GRAPH_NODE_TYPE_MEMCPY, "GraphDefinition::set_memcpy_node");
-  CUDA_MEMCPY3D copy{};
-  detail::linear_copy(copy, params.dst, params.src, params.size);
+  const CUDA_MEMCPY3D copy = detail::driver_memcpy(params);
   driver::cuGraphMemcpyNodeSetParams(node.handle(), &copy);
 }
 

@@ -463,16 +463,13 @@ void Graph::check_settable(GraphNode node, CUgraphNodeType type, const char* ope
 
 void Graph::set_memset_node(GraphNode node, const MemsetNodeParams& params) {
   check_settable(node, CU_GRAPH_NODE_TYPE_MEMSET, "set_memset_node");
-  CUDA_MEMSET_NODE_PARAMS p{};
-  detail::fill_memset(p, params.dst, params.value, params.element_size, params.width,
-                      params.height, params.pitch);
+  const CUDA_MEMSET_NODE_PARAMS p = detail::driver_memset(params);
   driver::cuGraphExecMemsetNodeSetParams(exec_, node.handle(), &p, context_);
 }
 
 void Graph::set_memcpy_node(GraphNode node, const MemcpyNodeParams& params) {
   check_settable(node, CU_GRAPH_NODE_TYPE_MEMCPY, "set_memcpy_node");
-  CUDA_MEMCPY3D copy{};
-  detail::linear_copy(copy, params.dst, params.src, params.size);
+  const CUDA_MEMCPY3D copy = detail::driver_memcpy(params);
   driver::cuGraphExecMemcpyNodeSetParams(exec_, node.handle(), &copy, context_);
 }
 

@@ -372,6 +372,22 @@ void fill_memset(MemsetParams& p, CUdeviceptr dst, unsigned value, unsigned elem
   p.pitch = pitch;
 }
 
+/// The driver's parameters of the memset `params` describes (what Graph::set_memset_node
+/// and GraphDefinition::set_memset_node hand the driver).
+inline CUDA_MEMSET_NODE_PARAMS driver_memset(const MemsetNodeParams& params) noexcept {
+  CUDA_MEMSET_NODE_PARAMS p{};
+  fill_memset(p, params.dst, params.value, params.element_size, params.width, params.height,
+              params.pitch);
+  return p;
+}
+
+/// The driver's parameters of the linear copy `params` describes.
+inline CUDA_MEMCPY3D driver_memcpy(const MemcpyNodeParams& params) {
+  CUDA_MEMCPY3D copy{};
+  linear_copy(copy, params.dst, params.src, params.size);
+  return copy;
+}
+
 /// Return node parameters of `type` with every other field zero.
 CUgraphNodeParams node_params(CUgraphNodeType type);
 
