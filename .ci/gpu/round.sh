@@ -16,6 +16,11 @@
 #   bash .ci/gpu/round.sh older    # the suite of that build under emulated 12.4, 12.8 and
 #                                         # 13.0 drivers (scripts/emulated_drivers.sh), the
 #                                         # examples, the suite once more
+#   bash .ci/gpu/round.sh single   # one call on one GPU: every target but the benchmarks
+#                                         # (Release), the whole suite with ctest -j16,
+#                                         # gpu_status beside nvidia-smi, and the toolkit's
+#                                         # optional headers (nvml.h, nvFatbin.h, cufile.h,
+#                                         # nvPTXCompiler.h) copied to $OUT/headers
 #   bash .ci/gpu/round.sh focus    # one short call on one GPU: conformance and
 #                                         # generated-layer suites, the runtime tests of IPC,
 #                                         # graphs, graphics, pools and the program cache,
@@ -27,7 +32,7 @@
 set -uo pipefail
 
 CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-phase=${1:?usage: round.sh suite|again|extras|focus|whole|older}
+phase=${1:?usage: round.sh suite|again|extras|focus|whole|older|single}
 OUT_ROOT=${OUT:-$CUWRAP_ROOT/device-round}
 R="$OUT_ROOT/$phase"
 mkdir -p "$R"
@@ -138,6 +143,27 @@ case "$phase" in
     bench bench_graph 'SetKernelNode|UpdateFromDefinition|ExecUpdate'
     bench bench_compile 'RawNvrtc/1|WarmMemoryCache|WarmFileCache|CacheHit'
     bench bench_launch '.'
+    ;;
+  single)
+    machine_setup
+    dl=()
+    [ -f .deps/dlpack/dlpack/dlpack.h ] && dl=(-DCUWRAP_DLPACK_INCLUDE_DIR="$CUWRAP_ROOT/.deps/dlpack")
+    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUWRAP_BUILD_GENERATOR=OFF \
+      -DCUWRAP_BUILD_BENCHMARKS=OFF -DCUWRAP_WERROR=OFF "${dl[@]}" >"$R/configure.log" 2>&1
+    grep -E 'cuwrap:' "$R/configure.log" | head -20 | tee -a "$R/summary.md"
+    timeout 330 ninja -C build -j 32 -k 0 >"$R/build.log" 2>&1
+    echo "- build: rc $? ($(grep -c '^FAILED' "$R/build.log") failed targets)" | tee -a "$R/summary.md"
+    grep -E '^FAILED|error:' "$R/build.log" | head -20 | tee -a "$R/summary.md"
+    suite_run ctest-single.log
+    [ -x build/examples/gpu_status ] && timeout 30 build/examples/gpu_status >"$R/gpu_status.txt" 2>&1
+    nvidia-smi >"$R/nvidia-smi.txt" 2>&1
+    mkdir -p "$OUT_ROOT/headers"
+    for h in nvml.h nvFatbin.h cufile.h nvPTXCompiler.h; do
+      f=$(find /usr/local/cuda/ /usr/include -name "$h" 2>/dev/null | head -1)
+      echo "- $h: ${f:-absent}" | tee -a "$R/summary.md"
+      [ -n "$f" ] && cp "$f" "$OUT_ROOT/headers/"
+    done
+    ls /usr/local/cuda/lib64/ | grep -E 'nvptxcompiler|cufile|nvfatbin|nvidia-ml' | tee -a "$R/summary.md"
     ;;
   older)
     machine_setup

@@ -95,9 +95,10 @@ class GraphDefinition {
   /// Take over `other`'s graph; `other` becomes closed.
   GraphDefinition(GraphDefinition&& other) noexcept = default;
   /// Release this graph, then take over `other`'s.
-  GraphDefinition& operator=(GraphDefinition&& other) noexcept = default;
-  /// Release the graph unless a Graph instantiated from it still names its nodes.
-  ~GraphDefinition() = default;
+  GraphDefinition& operator=(GraphDefinition&& other) noexcept;
+  /// Release the graph unless a Graph instantiated from it still names its nodes (a view
+  /// from GraphBuilder::graph_definition() releases only itself, as close() does).
+  ~GraphDefinition();
 
   /// Add an empty node after `dependencies`: a join point of them (cuda.core's empty()
   /// and join()).

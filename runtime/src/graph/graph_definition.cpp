@@ -7,6 +7,7 @@
 #include "graph/graph_state.hpp"
 
 #include <cuwrap/detail/context.hpp>
+#include <cuwrap/detail/owner.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/event.hpp>
 #include <cuwrap/graph_definition.hpp>
@@ -78,6 +79,16 @@ GraphDefinition::GraphDefinition(const Device& device) : builder_(device.create_
 }
 
 CUgraph GraphDefinition::handle() const { return builder_.state("handle").graph; }
+
+GraphDefinition& GraphDefinition::operator=(GraphDefinition&& other) noexcept {
+  return detail::move_assign(*this, std::move(other));  // the destructor gives a view's share back
+}
+
+GraphDefinition::~GraphDefinition() {
+  if (view_) {
+    close();
+  }
+}
 
 void GraphDefinition::close() noexcept {
   if (view_) {
