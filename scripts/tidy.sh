@@ -38,16 +38,33 @@ else
     git ls-files 'tests/*.cpp' 2>/dev/null || find tests -name '*.cpp'; } |
     grep -vE '^tests/(fixtures|hygiene/fixtures)/' | xargs ls -S 2>/dev/null)
 fi
-# Only files the build knows (a file being written may not be in the build yet).
+# Only files the build knows (a file being written may not be in the build yet). A test
+# source that the build compiles in a unity source (CUWRAP_UNITY_TESTS) is checked through
+# that unity source: one parse for its group (the headers, GoogleTest and the standard
+# library once), the findings reported in the test source itself.
+db_file="$CUWRAP_BUILD/compile_commands.json"
+declare -A unity_of=()
+while IFS=$'\t' read -r unity member; do
+  unity_of[$member]=$unity
+done < <(grep -oE '"file": "[^"]*/Unity/unity_[0-9]+_cxx\.cxx"' "$db_file" | cut -d'"' -f4 |
+  sort -u | while read -r unity; do
+    sed -nE 's/^#include "(.*)"$/\1/p' "$unity" | while read -r member; do
+      printf '%s\t%s\n' "$unity" "$member"
+    done
+  done)
 checked=()
+declare -A unity_checked=()
 for f in "${files[@]}"; do
   abs=$(cd "$CUWRAP_ROOT" && realpath "$f")
-  if grep -qF "\"file\": \"$abs\"" "$CUWRAP_BUILD/compile_commands.json"; then
+  if [ -n "${unity_of[$abs]:-}" ]; then
+    [ -n "${unity_checked[${unity_of[$abs]}]:-}" ] || checked+=("${unity_of[$abs]}")
+    unity_checked[${unity_of[$abs]}]=1
+  elif grep -qF "\"file\": \"$abs\"" "$db_file"; then
     checked+=("$abs")
   elif [ $# -gt 0 ] || [[ "$f" != tests/* ]]; then
     # (a test source the build does not compile, such as a fuzzer outside a clang build,
     # is left out silently)
-    echo "tidy: skipping $f (not in $CUWRAP_BUILD/compile_commands.json)"
+    echo "tidy: skipping $f (not in $db_file)"
   fi
 done
 if [ ${#checked[@]} -eq 0 ]; then
@@ -65,11 +82,32 @@ sed -E -e 's# -Winvalid-pch##g' \
   -e 's# -Xclang -include-pch -Xclang [^ ]*/cmake_pch\.hxx\.pch##g' \
   -e 's# -Xclang -include -Xclang [^ ]*/cmake_pch\.hxx##g' \
   "$CUWRAP_BUILD/compile_commands.json" >"$db/compile_commands.json"
-echo "tidy: $("$CLANG_TIDY" --version | grep -m1 -o 'version [0-9.]*') on ${#checked[@]} files, $CUWRAP_JOBS jobs"
-# GCC-only warning flags in the compile commands are not clang's business here.
-printf '%s\n' "${checked[@]}" |
-  xargs -P "$CUWRAP_JOBS" -n 1 "$CLANG_TIDY" -p "$db" --quiet \
-    --extra-arg=-Wno-unknown-warning-option 2>/dev/null >"$log" || true
+echo "tidy: $("$CLANG_TIDY" --version | grep -m1 -o 'version [0-9.]*') on ${#checked[@]} files" \
+  "(${#unity_checked[@]} of them unity sources of tests), $CUWRAP_JOBS jobs"
+# A unity source lies in the build directory: it is checked with the tests' configuration
+# (tests/.clang-tidy over ../.clang-tidy, as clang-tidy resolves it for a test source), its
+# test sources' findings shown as a header's would be, and without
+# bugprone-suspicious-include (a unity source includes .cpp files by design).
+tests_config="$db/tests.clang-tidy"
+"$CLANG_TIDY" --dump-config "$CUWRAP_ROOT/tests/support/pch_anchor.cpp" 2>/dev/null >"$tests_config"
+grep -q -- "-bugprone-reserved-identifier" "$tests_config" || {
+  echo "tidy: could not read the tests' configuration (tests/.clang-tidy)" >&2
+  exit 2
+}
+tests_filter='/(runtime/include|runtime/src|generator/src|tests)/'
+# One clang-tidy per file; GCC-only warning flags in the compile commands are not clang's
+# business here.
+tidy_one() {
+  local extra=()
+  case "$1" in
+    */Unity/unity_*_cxx.cxx) extra=(--config-file="$tests_config" --header-filter="$tests_filter"
+      --checks=-bugprone-suspicious-include) ;;
+  esac
+  "$CLANG_TIDY" -p "$db" --quiet --extra-arg=-Wno-unknown-warning-option "${extra[@]}" "$1" 2>/dev/null
+}
+export -f tidy_one
+export CLANG_TIDY db tests_config tests_filter
+printf '%s\n' "${checked[@]}" | xargs -P "$CUWRAP_JOBS" -I{} bash -c 'tidy_one "$1"' _ {} >"$log" || true
 
 # A header's finding is reported once per file that includes it: count distinct ones.
 findings=$({ grep -E '^/.*: (warning|error): ' "$log" || true; } | sort -u | wc -l)

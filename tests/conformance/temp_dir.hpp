@@ -35,7 +35,7 @@ class TempDir {
   const std::filesystem::path& path() const { return path_; }
   /// Write `bytes` to the file `name` in the directory and return its path.
   std::filesystem::path write(const std::string& name, std::span<const char> bytes) const {
-    const std::filesystem::path file = path_ / name;
+    std::filesystem::path file = path_ / name;
     std::ofstream(file, std::ios::binary)
         .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     return file;

@@ -31,7 +31,7 @@ using cuwrap::MemcpySrcAccessOrder;
 using cuwrap::StreamRef;
 using cuwrap::testing::CopyBatchTest;
 
-constexpr std::size_t kSize = 4096;
+constexpr std::size_t kCopySize = 4096;
 
 // A copy with options that are not the defaults happens where cuMemcpyBatchAsync exists.
 bool options_honored() { return cuwrap::has_native_copy_batch(); }
@@ -40,7 +40,7 @@ class test_copy_single_options : public CopyBatchTest {
  protected:
   // cuda.core's make_scratch_buffer: device memory with every byte `value`.
   Buffer scratch(std::uint8_t value) {
-    Buffer buffer = on_device(kSize);
+    Buffer buffer = on_device(kCopySize);
     buffer.fill(value, stream());
     return buffer;
   }
@@ -49,7 +49,7 @@ class test_copy_single_options : public CopyBatchTest {
   // options are refused.
   ::testing::AssertionResult copies(std::uint8_t marker, const CopyOptions& options, bool from) {
     const Buffer src = scratch(marker);
-    Buffer dst = pinned(kSize);
+    Buffer dst = pinned(kCopySize);
     const auto copy = [&] {
       if (from) {
         dst.copy_from(src, stream(), options);
@@ -82,8 +82,8 @@ class test_copy_single_options : public CopyBatchTest {
   // assert_managed_holds); without cuMemcpyBatchAsync, whether it is refused.
   ::testing::AssertionResult hinted_copy_holds(std::uint8_t marker, const CopyOptions& options) {
     cuwrap::ManagedMemoryResource managed;
-    Buffer src = managed.allocate(kSize, stream());
-    Buffer dst = managed.allocate(kSize, stream());
+    Buffer src = managed.allocate(kCopySize, stream());
+    Buffer dst = managed.allocate(kCopySize, stream());
     src.fill(marker, stream());
     if (!options_honored()) {
       try {
@@ -106,9 +106,9 @@ class test_copy_single_options : public CopyBatchTest {
   // Whether a copy with options recorded into a graph (a capturing stream) copies the
   // bytes when the graph runs: a plain copy, as cuda.core's fallback.
   bool captured_copy_holds(int value, const CopyOptions& options, bool from) {
-    Buffer src = pinned(kSize);
+    Buffer src = pinned(kCopySize);
     set_buffer(src, value);
-    Buffer dst = pinned(kSize);
+    Buffer dst = pinned(kCopySize);
     set_buffer(dst, 0);
     cuwrap::GraphBuilder builder = stream().create_graph_builder();
     builder.begin_building();
@@ -126,7 +126,7 @@ class test_copy_single_options : public CopyBatchTest {
 
 TEST_F(test_copy_single_options, test_options_none_copy_to_data_correct) {
   const Buffer src = scratch(0x55);
-  Buffer dst = pinned(kSize);
+  Buffer dst = pinned(kCopySize);
   src.copy_to(dst, stream());
   stream().sync();
   EXPECT_TRUE(equal_buffers(src, dst));
@@ -135,7 +135,7 @@ TEST_F(test_copy_single_options, test_options_none_copy_to_data_correct) {
 
 TEST_F(test_copy_single_options, test_options_none_copy_from_data_correct) {
   const Buffer src = scratch(0xAA);
-  Buffer dst = pinned(kSize);
+  Buffer dst = pinned(kCopySize);
   dst.copy_from(src, stream());
   stream().sync();
   EXPECT_TRUE(equal_buffers(src, dst));
@@ -175,9 +175,9 @@ TEST_F(test_copy_single_options, test_default_stream_token_accepted_with_options
     SCOPED_TRACE(legacy ? "legacy" : "per_thread");
     const StreamRef token =
         legacy ? cuwrap::kLegacyDefaultStream : StreamRef(cuwrap::kPerThreadDefaultStream);
-    Buffer src = pinned(kSize);
+    Buffer src = pinned(kCopySize);
     set_buffer(src, ++value);
-    Buffer dst = pinned(kSize);
+    Buffer dst = pinned(kCopySize);
     set_buffer(dst, 0);
     if (!options_honored() && !legacy) {
       EXPECT_THROW(src.copy_to(dst, token, options), cuwrap::UnsupportedError);

@@ -18,7 +18,7 @@ namespace {
 using cuwrap::DeviceMemoryResource;
 using cuwrap::DeviceMemoryResourceOptions;
 
-constexpr std::size_t kPoolSize = 2097152;
+constexpr std::size_t kLiveCountPoolSize = 2097152;
 
 class test_resource_live_count : public cuwrap::testing::DeviceTest {
  protected:
@@ -33,7 +33,7 @@ class test_resource_live_count : public cuwrap::testing::DeviceTest {
   }
   static DeviceMemoryResourceOptions owned() {
     DeviceMemoryResourceOptions options;
-    options.max_size = kPoolSize;
+    options.max_size = kLiveCountPoolSize;
     return options;
   }
 };

@@ -12,6 +12,9 @@
 #include <type_traits>
 #include <vector>
 
+// A named namespace around the anonymous one: the using-directive stays in this file when
+// the file is compiled with others (CUWRAP_UNITY_TESTS).
+namespace api_contract {
 namespace {
 
 using namespace cuwrap;
@@ -234,3 +237,4 @@ TEST(ApiContract, EnumsAndAggregatesAsWritten) {
 }
 
 }  // namespace
+}  // namespace api_contract

@@ -13,6 +13,9 @@
 #include <type_traits>
 #include <vector>
 
+// A named namespace around the anonymous one: the using-directive stays in this file when
+// the file is compiled with others (CUWRAP_UNITY_TESTS).
+namespace api_contract_launch_memory {
 namespace {
 
 using namespace cuwrap;
@@ -117,3 +120,4 @@ TEST(ApiContractLaunchMemory, DefaultsAsWritten) {
 }
 
 }  // namespace
+}  // namespace api_contract_launch_memory

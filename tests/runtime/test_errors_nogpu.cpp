@@ -28,7 +28,7 @@ using cuwrap::Buffer;
 using cuwrap::kLegacyDefaultStream;
 
 // Fake device addresses: never dereferenced, the driver is never asked about them.
-constexpr CUdeviceptr kFakePointer = 0x7f0000001000ull;
+constexpr CUdeviceptr kNoGpuFakePointer = 0x7f0000001000ull;
 constexpr CUdeviceptr kOtherFakePointer = 0x7f0000100000ull;
 
 template <class F>
@@ -42,11 +42,11 @@ std::string logic_error_message(F&& f) {
 }
 
 TEST(NoGpuBuffer, ClosedBufferOperationsThrowLogicError) {
-  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 64);
+  Buffer buffer = cuwrap::testing::fake_buffer(kNoGpuFakePointer, 64);
   Buffer other = cuwrap::testing::fake_buffer(kOtherFakePointer, 64);
   EXPECT_TRUE(buffer.is_open());
   EXPECT_EQ(buffer.size(), 64u);
-  EXPECT_EQ(buffer.handle(), kFakePointer);
+  EXPECT_EQ(buffer.handle(), kNoGpuFakePointer);
   EXPECT_EQ(buffer.memory_resource(), &cuwrap::testing::no_free_resource());
 
   buffer.close();  // non-owning: frees nothing, touches no driver
@@ -85,21 +85,21 @@ TEST(NoGpuBuffer, ClosedBufferOperationsThrowLogicError) {
 }
 
 TEST(NoGpuBuffer, MovedFromBufferIsClosed) {
-  Buffer a = cuwrap::testing::fake_buffer(kFakePointer, 32);
+  Buffer a = cuwrap::testing::fake_buffer(kNoGpuFakePointer, 32);
   Buffer b = std::move(a);
   EXPECT_FALSE(a.is_open());  // NOLINT(bugprone-use-after-move): that is the point
   EXPECT_TRUE(b.is_open());
-  EXPECT_EQ(b.handle(), kFakePointer);
+  EXPECT_EQ(b.handle(), kNoGpuFakePointer);
   EXPECT_THROW(static_cast<void>(a.handle()), std::logic_error);
   Buffer c = cuwrap::testing::fake_buffer(kOtherFakePointer, 16);
   c = std::move(b);
-  EXPECT_EQ(c.handle(), kFakePointer);
+  EXPECT_EQ(c.handle(), kNoGpuFakePointer);
   EXPECT_EQ(c.size(), 32u);
   EXPECT_FALSE(b.is_open());  // NOLINT(bugprone-use-after-move)
 }
 
 TEST(NoGpuBuffer, SizeMismatchThrowsInvalidArgumentBeforeAnyDriverCall) {
-  Buffer small = cuwrap::testing::fake_buffer(kFakePointer, 100);
+  Buffer small = cuwrap::testing::fake_buffer(kNoGpuFakePointer, 100);
   Buffer large = cuwrap::testing::fake_buffer(kOtherFakePointer, 200);
   try {
     small.copy_to(large, kLegacyDefaultStream);
@@ -118,9 +118,9 @@ TEST(NoGpuBuffer, SizeMismatchThrowsInvalidArgumentBeforeAnyDriverCall) {
 }
 
 TEST(NoGpuBuffer, FillPatternNeedsMatchingSize) {
-  Buffer odd = cuwrap::testing::fake_buffer(kFakePointer, 6);
+  Buffer odd = cuwrap::testing::fake_buffer(kNoGpuFakePointer, 6);
   EXPECT_THROW(odd.fill(std::uint32_t{7}, kLegacyDefaultStream), std::invalid_argument);
-  Buffer three = cuwrap::testing::fake_buffer(kFakePointer, 3);
+  Buffer three = cuwrap::testing::fake_buffer(kNoGpuFakePointer, 3);
   EXPECT_THROW(three.fill(std::uint16_t{7}, kLegacyDefaultStream), std::invalid_argument);
   EXPECT_THROW(three.fill(256, 1, kLegacyDefaultStream), std::invalid_argument);
   EXPECT_THROW(three.fill(-1, 1, kLegacyDefaultStream), std::invalid_argument);
@@ -130,7 +130,7 @@ TEST(NoGpuBuffer, FillPatternNeedsMatchingSize) {
 class RecordingResource : public cuwrap::MemoryResource {
  public:
   Buffer allocate(std::size_t size, cuwrap::StreamRef stream) override {
-    return Buffer::adopt(kFakePointer, size, this, stream);
+    return Buffer::adopt(kNoGpuFakePointer, size, this, stream);
   }
   void deallocate(CUdeviceptr ptr, std::size_t size, cuwrap::StreamRef /*stream*/) override {
     freed.emplace_back(ptr, size);
@@ -144,7 +144,7 @@ class RecordingResource : public cuwrap::MemoryResource {
 TEST(NoGpuBuffer, FromHandleWithResourceFreesExactlyOnce) {
   RecordingResource mr;
   {
-    Buffer buffer = Buffer::adopt(kFakePointer, 48, &mr);
+    Buffer buffer = Buffer::adopt(kNoGpuFakePointer, 48, &mr);
     EXPECT_EQ(buffer.memory_resource(), &mr);
     EXPECT_TRUE(buffer.is_device_accessible());
     EXPECT_FALSE(buffer.is_host_accessible());
@@ -153,7 +153,7 @@ TEST(NoGpuBuffer, FromHandleWithResourceFreesExactlyOnce) {
     buffer.close();  // NOLINT(bugprone-use-after-move): closed, frees nothing
   }
   ASSERT_EQ(mr.freed.size(), 1u);
-  EXPECT_EQ(mr.freed[0].first, kFakePointer);
+  EXPECT_EQ(mr.freed[0].first, kNoGpuFakePointer);
   EXPECT_EQ(mr.freed[0].second, 48u);
 
   Buffer allocated = mr.allocate(8, kLegacyDefaultStream);
@@ -403,7 +403,7 @@ TEST(NoGpuStream, ClosedStreamThrowsLogicError) {
   EXPECT_THROW(static_cast<void>(stream.is_done()), std::logic_error);
   EXPECT_THROW(static_cast<void>(stream.record()), std::logic_error);
   // A buffer operation on a closed stream fails on the stream, before the driver.
-  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 4);
+  Buffer buffer = cuwrap::testing::fake_buffer(kNoGpuFakePointer, 4);
   EXPECT_THROW(buffer.fill(std::uint8_t{1}, stream), std::logic_error);
 }
 

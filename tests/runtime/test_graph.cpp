@@ -138,7 +138,7 @@ void upload(Buffer& buffer, const std::vector<unsigned>& words, const Stream& st
   buffer.copy_from(std::as_bytes(std::span(words)), stream);
 }
 
-std::vector<unsigned> download(const Buffer& buffer, const Stream& stream) {
+std::vector<unsigned> download_words(const Buffer& buffer, const Stream& stream) {
   std::vector<unsigned> words(buffer.size() / sizeof(unsigned));
   buffer.copy_to(std::as_writable_bytes(std::span(words)), stream);
   stream.sync();
@@ -146,7 +146,7 @@ std::vector<unsigned> download(const Buffer& buffer, const Stream& stream) {
 }
 
 unsigned read_word(const Buffer& buffer, const Stream& stream, std::size_t index = 0) {
-  return download(buffer, stream).at(index);
+  return download_words(buffer, stream).at(index);
 }
 
 void write_words(Buffer& buffer, const std::vector<unsigned>& words, const Stream& stream) {
@@ -259,7 +259,7 @@ TEST_F(GraphTest, CapturedKernelsReplay) {
   EXPECT_NE(graph.handle(), nullptr);
 
   // Capturing ran nothing.
-  EXPECT_EQ(download(data, stream_), initial);
+  EXPECT_EQ(download_words(data, stream_), initial);
 
   graph.upload(stream_);
   constexpr int kReplays = 100;
@@ -272,7 +272,7 @@ TEST_F(GraphTest, CapturedKernelsReplay) {
       x = (x + 1u) * 2u;
     }
   }
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 }
 
 // As cuda.core: a pool's allocation on a capturing stream is refused, naming the
@@ -333,7 +333,7 @@ TEST_F(GraphTest, StreamBuilderKeepsItsStreamAlive) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x += 5u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 }
 
 TEST_F(GraphTest, DeviceBuilderCapturesOnItsOwnStream) {
@@ -354,7 +354,7 @@ TEST_F(GraphTest, DeviceBuilderCapturesOnItsOwnStream) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x += 14u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 }
 
 TEST_F(GraphTest, AllocationFillAndCopyInsideGraph) {
@@ -445,7 +445,7 @@ TEST_F(GraphTest, ForkJoinBranchesWriteDisjointHalves) {
   for (std::size_t i = 0; i < kN; ++i) {
     expected[i] = ((expected[i] + 1u) * 3u + (i < kHalf ? 11u : 13u)) * 2u;
   }
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 }
 
 TEST_F(GraphTest, SplitMisuse) {
@@ -542,7 +542,7 @@ TEST_F(GraphTest, WhileNodeRunsBodyUntilConditionClears) {
     const unsigned n = trips(rng());
     write_words(counters, {n, 0u}, stream_);
     graph.launch(stream_);
-    const std::vector<unsigned> result = download(counters, stream_);
+    const std::vector<unsigned> result = download_words(counters, stream_);
     EXPECT_EQ(result[0], 0u);
     EXPECT_EQ(result[1], n) << "the body should run " << n << " times";
   }
@@ -643,14 +643,14 @@ TEST_F(GraphTest, UpdateChangesKernelArgument) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x += 3u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 
   GraphBuilder second = build(1000u);
   graph.update(second);
   graph.launch(stream_);
   for (unsigned& x : expected)
     x += 1000u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 }
 
 TEST_F(GraphTest, UpdateWithChangedTopologyThrowsTheReason) {
@@ -681,7 +681,7 @@ TEST_F(GraphTest, UpdateWithChangedTopologyThrowsTheReason) {
   // The graph is unchanged and still launches.
   write_words(data, std::vector<unsigned>(kN, 5u), stream_);
   graph.launch(stream_);
-  EXPECT_EQ(download(data, stream_), std::vector<unsigned>(kN, 6u));
+  EXPECT_EQ(download_words(data, stream_), std::vector<unsigned>(kN, 6u));
 
   GraphBuilder building = device_->create_graph_builder();
   building.begin_building();
@@ -877,10 +877,10 @@ TEST_F(GraphTest, ExplicitNodesRunInDependencyOrder) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x += 9u;
-  EXPECT_EQ(download(dst, stream_), expected);
+  EXPECT_EQ(download_words(dst, stream_), expected);
   std::vector<unsigned> expected_src = initial;
   std::fill_n(expected_src.begin(), 16, 0xABCD1234u);
-  EXPECT_EQ(download(src, stream_), expected_src);
+  EXPECT_EQ(download_words(src, stream_), expected_src);
 
   write_words(src, initial, stream_);
   graph.launch(stream_);
@@ -907,7 +907,7 @@ TEST_F(GraphTest, ExplicitNodesDuringCaptureFollowCapturedWork) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x = (x + 1u) * 2u + 1u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
   EXPECT_EQ(host_calls.load(), 1);
 }
 
@@ -935,7 +935,7 @@ TEST_F(GraphTest, AddChildRunsACopyOfTheChildGraph) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x = ((x + 1u) * 2u + 3u) + 1u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 
   GraphBuilder unfinished = device_->create_graph_builder();
   EXPECT_LOGIC_ERROR(parent.embed({}, unfinished), "finished building");
@@ -1077,7 +1077,7 @@ TEST_F(GraphTest, ChainedBuildingCapturesAndReplays) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x += 2u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 }
 
 TEST_F(GraphTest, NodesAndLastNodesNameTheCapturedWork) {
@@ -1117,7 +1117,7 @@ TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x += first;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 
   // New argument, and a configuration that covers only the first 128 words.
   graph.set_kernel_node(node, config_for(128), kernels().add_value, data,
@@ -1125,7 +1125,7 @@ TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
   graph.launch(stream_);
   for (std::size_t i = 0; i < 128; ++i)
     expected[i] += second;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
   EXPECT_EQ(graph.handle(), exec);  // the same executable graph, changed in place
 
   // Another kernel with other parameters; the builder may be gone by now.
@@ -1135,7 +1135,7 @@ TEST_F(GraphTest, SetKernelNodeChangesArgumentsWithoutReinstantiating) {
   graph.launch(stream_);
   for (unsigned& x : expected)
     x *= 2u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 }
 
 TEST_F(GraphTest, SetKernelNodeOnACapturedLaunch) {
@@ -1155,7 +1155,7 @@ TEST_F(GraphTest, SetKernelNodeOnACapturedLaunch) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x = (x + 7u) * 2u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 }
 
 TEST_F(GraphTest, SetKernelNodeRefusesBadInput) {
@@ -1224,14 +1224,14 @@ TEST_F(GraphTest, DisabledNodeDoesNothingUntilEnabled) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x += 5u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 
   graph.set_node_enabled(doubling, true);
   EXPECT_TRUE(graph.is_node_enabled(doubling));
   graph.launch(stream_);
   for (unsigned& x : expected)
     x = x * 2u + 5u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
   EXPECT_THROW(graph.set_node_enabled(GraphNode(), true), std::invalid_argument);
 }
 
@@ -1262,7 +1262,7 @@ TEST_F(GraphTest, EventRecordNodeRecordsWhenTheGraphRuns) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x += 1u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
 }
 
 TEST_F(GraphTest, EventWaitNodeWaitsForWorkOutsideTheGraph) {
@@ -1285,7 +1285,7 @@ TEST_F(GraphTest, EventWaitNodeWaitsForWorkOutsideTheGraph) {
   std::vector<unsigned> expected = initial;
   for (unsigned& x : expected)
     x = (x + 1u) * 2u;
-  EXPECT_EQ(download(data, stream_), expected);
+  EXPECT_EQ(download_words(data, stream_), expected);
   other.sync();
 }
 
@@ -1311,7 +1311,7 @@ TEST_F(GraphTest, AllocAndFreeNodesGiveTheGraphScratchMemory) {
   for (int round = 0; round < 2; ++round) {
     write_words(out, random_words(kWords), stream_);
     graph.launch(stream_);
-    EXPECT_EQ(download(out, stream_), std::vector<unsigned>(kWords, value)) << "round " << round;
+    EXPECT_EQ(download_words(out, stream_), std::vector<unsigned>(kWords, value)) << "round " << round;
   }
   // As cuda.core, the driver decides: it refuses an empty allocation and a null free.
   EXPECT_THROW(builder.alloc({}, 0), cuwrap::DriverError);

@@ -41,28 +41,28 @@ using cuwrap::testing::single_thread;
 static_assert(!std::is_copy_constructible_v<GraphDefinition>);
 static_assert(std::is_nothrow_move_constructible_v<GraphDefinition>);
 
-constexpr std::size_t kBytes = 1024;
+constexpr std::size_t kDefinitionBytes = 1024;
 
-constexpr const char* kSource = R"(
+constexpr const char* kDefinitionSource = R"(
 extern "C" __global__ void add_to_counter(unsigned* counter, unsigned value) {
   atomicAdd(counter, value);
 }
 extern "C" __global__ void empty_kernel() {}
 )";
 
-struct Kernels {
+struct DefinitionKernels {
   Kernel add_to_counter, empty;
 };
 
-const Kernels& kernels() {
-  static const Kernels k = [] {
+const DefinitionKernels& definition_kernels() {
+  static const DefinitionKernels k = [] {
     const cuwrap::Device device(0);
     device.set_current();
     cuwrap::ProgramOptions options;
     options.arch = "sm_" + device.arch();
-    cuwrap::Program program(kSource, cuwrap::CodeType::Cxx, options);
+    cuwrap::Program program(kDefinitionSource, cuwrap::CodeType::Cxx, options);
     const cuwrap::ObjectCode code = program.compile(cuwrap::TargetType::Cubin);
-    return Kernels{code.get_kernel("add_to_counter"), code.get_kernel("empty_kernel")};
+    return DefinitionKernels{code.get_kernel("add_to_counter"), code.get_kernel("empty_kernel")};
   }();
   return k;
 }
@@ -212,29 +212,29 @@ TEST_F(GraphDefinitionTest, CloneIsAnIndependentCopy) {
 
 TEST_F(GraphDefinitionTest, AllocMemsetMemcpyFreeNodesReportTheirParametersAndRun) {
   GraphDefinition def(*device_);
-  Buffer out = device_->allocate(kBytes, stream_);
-  const cuwrap::GraphAllocation alloc = def.alloc({}, kBytes);
+  Buffer out = device_->allocate(kDefinitionBytes, stream_);
+  const cuwrap::GraphAllocation alloc = def.alloc({}, kDefinitionBytes);
   EXPECT_NE(alloc.address, 0U);
   const cuwrap::AllocNodeParams ap = cuwrap::alloc_node_params(alloc.node);
   EXPECT_EQ(ap.dptr, alloc.address);
-  EXPECT_EQ(ap.bytesize, kBytes);
+  EXPECT_EQ(ap.bytesize, kDefinitionBytes);
   EXPECT_EQ(ap.device_id, device_->device_id());
   EXPECT_EQ(ap.memory_type, cuwrap::GraphMemoryType::Device);
   EXPECT_TRUE(ap.peer_access.empty());
 
-  const GraphNode fill = def.memset(after(alloc.node), alloc.address, std::uint8_t{0xAB}, kBytes);
+  const GraphNode fill = def.memset(after(alloc.node), alloc.address, std::uint8_t{0xAB}, kDefinitionBytes);
   const cuwrap::MemsetNodeParams mp = cuwrap::memset_node_params(fill);
   EXPECT_EQ(mp.dst, alloc.address);
   EXPECT_EQ(mp.value, 0xABU);
   EXPECT_EQ(mp.element_size, 1U);
-  EXPECT_EQ(mp.width, kBytes);
+  EXPECT_EQ(mp.width, kDefinitionBytes);
   EXPECT_EQ(mp.height, 1U);
 
-  const GraphNode copy = def.memcpy(after(fill), out.handle(), alloc.address, kBytes);
+  const GraphNode copy = def.memcpy(after(fill), out.handle(), alloc.address, kDefinitionBytes);
   const cuwrap::MemcpyNodeParams cp = cuwrap::memcpy_node_params(copy);
   EXPECT_EQ(cp.dst, out.handle());
   EXPECT_EQ(cp.src, alloc.address);
-  EXPECT_EQ(cp.size, kBytes);
+  EXPECT_EQ(cp.size, kDefinitionBytes);
 
   const GraphNode free = def.free(after(copy), alloc.address);
   EXPECT_EQ(cuwrap::free_node_address(free), alloc.address);
@@ -243,13 +243,13 @@ TEST_F(GraphDefinitionTest, AllocMemsetMemcpyFreeNodesReportTheirParametersAndRu
 
   Graph graph = def.instantiate();
   graph.launch(stream_);
-  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 0xAB));
+  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kDefinitionBytes, 0xAB));
 
   // The instantiated graph's fill changes without instantiating again.
-  graph.set_memset_node(fill, {.dst = alloc.address, .value = 0x5C, .width = kBytes});
+  graph.set_memset_node(fill, {.dst = alloc.address, .value = 0x5C, .width = kDefinitionBytes});
   graph.launch(stream_);
-  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 0x5C));
-  EXPECT_THROW(graph.set_memset_node(copy, {.dst = alloc.address, .value = 1, .width = kBytes}),
+  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kDefinitionBytes, 0x5C));
+  EXPECT_THROW(graph.set_memset_node(copy, {.dst = alloc.address, .value = 1, .width = kDefinitionBytes}),
                std::invalid_argument);
   EXPECT_THROW(cuwrap::memset_node_params(copy), std::invalid_argument);
 }
@@ -343,25 +343,25 @@ TEST_F(GraphDefinitionTest, MemcpyNodeParametersReadBackHostAndPitchedSides) {
 
 TEST_F(GraphDefinitionTest, WideMemsetNodesKeepTheirElementSize) {
   GraphDefinition def(*device_);
-  Buffer out = device_->allocate(kBytes, stream_);
-  const GraphNode n16 = def.memset({}, out.handle(), std::uint16_t{0xCDAB}, kBytes / 2);
+  Buffer out = device_->allocate(kDefinitionBytes, stream_);
+  const GraphNode n16 = def.memset({}, out.handle(), std::uint16_t{0xCDAB}, kDefinitionBytes / 2);
   const GraphNode n32 =
-      def.memset(after(n16), out.handle(), std::uint32_t{0x04030201}, kBytes / 16, 2, kBytes / 2);
+      def.memset(after(n16), out.handle(), std::uint32_t{0x04030201}, kDefinitionBytes / 16, 2, kDefinitionBytes / 2);
   EXPECT_EQ(cuwrap::memset_node_params(n16).element_size, 2U);
   EXPECT_EQ(cuwrap::memset_node_params(n16).value, 0xCDABU);
   const cuwrap::MemsetNodeParams p = cuwrap::memset_node_params(n32);
   EXPECT_EQ(p.element_size, 4U);
   EXPECT_EQ(p.height, 2U);
-  EXPECT_EQ(p.pitch, kBytes / 2);
+  EXPECT_EQ(p.pitch, kDefinitionBytes / 2);
   Graph graph = def.instantiate();
   graph.launch(stream_);
   const std::vector<std::uint8_t> bytes = read(out);
-  // Two rows of kBytes/4 bytes, kBytes/2 apart, over the 16-bit fill.
+  // Two rows of kDefinitionBytes/4 bytes, kDefinitionBytes/2 apart, over the 16-bit fill.
   EXPECT_EQ(bytes[0], 0x01);
   EXPECT_EQ(bytes[3], 0x04);
-  EXPECT_EQ(bytes[kBytes / 2], 0x01);
-  EXPECT_EQ(bytes[kBytes / 4], 0xAB);  // past the first row: the 16-bit fill
-  EXPECT_EQ(bytes[kBytes / 4 + 1], 0xCD);
+  EXPECT_EQ(bytes[kDefinitionBytes / 2], 0x01);
+  EXPECT_EQ(bytes[kDefinitionBytes / 4], 0xAB);  // past the first row: the 16-bit fill
+  EXPECT_EQ(bytes[kDefinitionBytes / 4 + 1], 0xCD);
 }
 
 TEST_F(GraphDefinitionTest, KernelNodeReportsItsLaunchAndRuns) {
@@ -372,14 +372,14 @@ TEST_F(GraphDefinitionTest, KernelNodeReportsItsLaunchAndRuns) {
   config.grid = cuwrap::Dim3(2, 3, 1);
   config.block = cuwrap::Dim3(32, 4, 1);
   config.shmem_size = 128;
-  const GraphNode node = def.launch({}, config, kernels().add_to_counter, counter, 1u);
+  const GraphNode node = def.launch({}, config, definition_kernels().add_to_counter, counter, 1u);
   EXPECT_EQ(node.type(), CU_GRAPH_NODE_TYPE_KERNEL);
   const cuwrap::KernelNodeParams p = cuwrap::kernel_node_params(node);
   EXPECT_EQ(p.grid, cuwrap::Dim3(2, 3, 1));
   EXPECT_EQ(p.block, cuwrap::Dim3(32, 4, 1));
   EXPECT_EQ(p.shmem_size, 128U);
   // The definition's node changes before instantiation.
-  def.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter, 5u);
+  def.set_kernel_node(node, single_thread(), definition_kernels().add_to_counter, counter, 5u);
   EXPECT_EQ(cuwrap::kernel_node_params(node).grid, cuwrap::Dim3(1));
   Graph graph = def.instantiate();
   graph.launch(stream_);
@@ -393,24 +393,24 @@ TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
   CUWRAP_REQUIRE_NVRTC();
   Buffer counter = zeroed_word();
   GraphDefinition def(*device_);
-  const GraphNode node = def.launch({}, single_thread(), kernels().add_to_counter, counter, 1u);
+  const GraphNode node = def.launch({}, single_thread(), definition_kernels().add_to_counter, counter, 1u);
   LaunchConfig cooperative = single_thread();
   cooperative.cooperative_launch = true;
-  def.set_kernel_node(node, cooperative, kernels().add_to_counter, counter, 2u);
+  def.set_kernel_node(node, cooperative, definition_kernels().add_to_counter, counter, 2u);
   CUkernelNodeAttrValue value =
       cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
   EXPECT_EQ(value.cooperative, 1);
   {
     Graph graph = def.instantiate();
-    graph.set_kernel_node(node, cooperative, kernels().add_to_counter, counter, 3u);
+    graph.set_kernel_node(node, cooperative, definition_kernels().add_to_counter, counter, 3u);
     EXPECT_THROW(
-        graph.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter, 3u),
+        graph.set_kernel_node(node, single_thread(), definition_kernels().add_to_counter, counter, 3u),
         std::invalid_argument);
     graph.launch(stream_);
     EXPECT_EQ(read_word(counter), 3u);
   }
   // Back to a plain launch: the attribute is cleared, not left behind.
-  def.set_kernel_node(node, single_thread(), kernels().add_to_counter, counter, 1u);
+  def.set_kernel_node(node, single_thread(), definition_kernels().add_to_counter, counter, 1u);
   value =
       cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(), CU_LAUNCH_ATTRIBUTE_COOPERATIVE);
   EXPECT_EQ(value.cooperative, 0);
@@ -418,12 +418,12 @@ TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
     LaunchConfig clustered = single_thread();
     clustered.grid = cuwrap::Dim3(2);
     clustered.cluster = cuwrap::Dim3(2);
-    def.set_kernel_node(node, clustered, kernels().add_to_counter, counter, 1u);
+    def.set_kernel_node(node, clustered, definition_kernels().add_to_counter, counter, 1u);
     value = cuwrap::driver::cuGraphKernelNodeGetAttribute(node.handle(),
                                                           CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
     EXPECT_EQ(value.clusterDim.x, 2U);
     Graph graph = def.instantiate();
-    graph.set_kernel_node(node, clustered, kernels().add_to_counter, counter, 4u);
+    graph.set_kernel_node(node, clustered, definition_kernels().add_to_counter, counter, 4u);
     graph.launch(stream_);
     EXPECT_EQ(read_word(counter), 3u + 8u);
   }
@@ -471,9 +471,9 @@ TEST_F(GraphDefinitionTest, EventNodesNameTheirEventAndCanBeRepointed) {
 }
 
 TEST_F(GraphDefinitionTest, ChildGraphNodeEmbedsACopyAndCanBeReplaced) {
-  Buffer out = device_->allocate(kBytes, stream_);
+  Buffer out = device_->allocate(kDefinitionBytes, stream_);
   GraphDefinition child(*device_);
-  child.memset({}, out.handle(), std::uint8_t{1}, kBytes);
+  child.memset({}, out.handle(), std::uint8_t{1}, kDefinitionBytes);
   GraphDefinition def(*device_);
   const GraphNode node = def.embed({}, child);
   EXPECT_EQ(node.type(), CU_GRAPH_NODE_TYPE_GRAPH);
@@ -482,28 +482,28 @@ TEST_F(GraphDefinitionTest, ChildGraphNodeEmbedsACopyAndCanBeReplaced) {
   EXPECT_EQ(embedded.node_count(), 1U);
   Graph graph = def.instantiate();
   graph.launch(stream_);
-  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 1));
+  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kDefinitionBytes, 1));
 
   GraphDefinition other(*device_);
-  other.memset({}, out.handle(), std::uint8_t{2}, kBytes);
+  other.memset({}, out.handle(), std::uint8_t{2}, kDefinitionBytes);
   graph.set_child_graph_node(node, other);
   other.close();  // the Graph keeps what it needs
   graph.launch(stream_);
-  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 2));
+  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kDefinitionBytes, 2));
 }
 
 // ---------------------------------------------------------------------------------
 // Conditional nodes without capture
 
 TEST_F(GraphDefinitionTest, IfNodeRunsItsBranchWhenTheConditionIsSet) {
-  Buffer out = device_->allocate(kBytes, stream_);
+  Buffer out = device_->allocate(kDefinitionBytes, stream_);
   const auto run_with = [&](unsigned value) {
     GraphDefinition def(*device_);
     const CUgraphConditionalHandle condition = def.create_conditional_handle(value);
     cuwrap::ConditionalNode node = def.if_cond({}, condition);
     EXPECT_EQ(node.node.type(), CU_GRAPH_NODE_TYPE_CONDITIONAL);
     EXPECT_EQ(node.branches.size(), 1U);
-    node.branches[0].memset({}, out.handle(), std::uint8_t{7}, kBytes);
+    node.branches[0].memset({}, out.handle(), std::uint8_t{7}, kDefinitionBytes);
     EXPECT_EQ(node.branches[0].node_count(), 1U);
     EXPECT_THROW(node.branches[0].instantiate(), std::logic_error);
     Graph graph = def.instantiate();
@@ -511,8 +511,8 @@ TEST_F(GraphDefinitionTest, IfNodeRunsItsBranchWhenTheConditionIsSet) {
     graph.launch(stream_);
     return read(out);
   };
-  EXPECT_EQ(run_with(1), std::vector<std::uint8_t>(kBytes, 7));
-  EXPECT_EQ(run_with(0), std::vector<std::uint8_t>(kBytes, 0));
+  EXPECT_EQ(run_with(1), std::vector<std::uint8_t>(kDefinitionBytes, 7));
+  EXPECT_EQ(run_with(0), std::vector<std::uint8_t>(kDefinitionBytes, 0));
 }
 
 // A node says what cuda.core's node objects say: its graph, a conditional node's
@@ -592,18 +592,18 @@ TEST_F(GraphDefinitionTest, WhileAndSwitchNodesHaveTheirBranches) {
 // Update from a definition
 
 TEST_F(GraphDefinitionTest, UpdateFromADefinitionChangesWhatTheGraphDoes) {
-  Buffer out = device_->allocate(kBytes, stream_);
+  Buffer out = device_->allocate(kDefinitionBytes, stream_);
   const auto make = [&](std::uint8_t value) {
     GraphDefinition def(*device_);
-    def.memset({}, out.handle(), value, kBytes);
+    def.memset({}, out.handle(), value, kDefinitionBytes);
     return def;
   };
   Graph graph = make(3).instantiate();
   graph.launch(stream_);
-  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 3));
+  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kDefinitionBytes, 3));
   graph.update(make(4));
   graph.launch(stream_);
-  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 4));
+  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kDefinitionBytes, 4));
 
   GraphDefinition two = make(5);
   two.empty();
@@ -611,7 +611,7 @@ TEST_F(GraphDefinitionTest, UpdateFromADefinitionChangesWhatTheGraphDoes) {
   two.close();
   EXPECT_THROW(graph.update(two), std::logic_error);
   graph.launch(stream_);  // unchanged by the refused update
-  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 4));
+  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kDefinitionBytes, 4));
 }
 
 TEST_F(GraphDefinitionTest, AGraphUpdatedFromADefinitionKeepsItsHostFunctionAfterTheNodeGoes) {
@@ -650,10 +650,10 @@ TEST_F(GraphDefinitionTest, AllocationOptionsAndDriverDecisions) {
   GraphDefinition def(*device_);
   cuwrap::GraphAllocOptions options;
   options.device = device_->device_id();
-  const cuwrap::GraphAllocation a = def.alloc({}, kBytes, options);
+  const cuwrap::GraphAllocation a = def.alloc({}, kDefinitionBytes, options);
   EXPECT_NE(a.address, 0U);
   options.memory_type = static_cast<cuwrap::GraphMemoryType>(42);
-  EXPECT_THROW(def.alloc({}, kBytes, options), std::invalid_argument);
+  EXPECT_THROW(def.alloc({}, kDefinitionBytes, options), std::invalid_argument);
   // As cuda.core, an empty allocation is the driver's to refuse.
   EXPECT_THROW(def.alloc({}, 0), cuwrap::DriverError);
 }
@@ -666,7 +666,7 @@ namespace {
 // captured nodes are there, a node added through the view is part of the graph the
 // builder completes, and closing the view leaves the builder as it was.
 TEST_F(GraphDefinitionTest, BuilderGraphDefinitionIsAViewOfTheCapturedGraph) {
-  Buffer out = device_->allocate(kBytes, stream_);
+  Buffer out = device_->allocate(kDefinitionBytes, stream_);
   cuwrap::GraphBuilder builder = device_->create_graph_builder();
   EXPECT_THROW(static_cast<void>(builder.graph_definition()), std::logic_error);  // not built
   builder.begin_building();
@@ -686,12 +686,12 @@ TEST_F(GraphDefinitionTest, BuilderGraphDefinitionIsAViewOfTheCapturedGraph) {
       sinks.push_back(n);
     }
   }
-  view.memset(sinks, out.handle(), std::uint8_t{9}, kBytes);  // after the captured fill
+  view.memset(sinks, out.handle(), std::uint8_t{9}, kDefinitionBytes);  // after the captured fill
   view.close();
   EXPECT_FALSE(view.is_open());
   Graph graph = builder.complete();  // the builder is still open and has the added node
   graph.launch(stream_);
-  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kBytes, 9));
+  EXPECT_EQ(read(out), std::vector<std::uint8_t>(kDefinitionBytes, 9));
 }
 
 }  // namespace

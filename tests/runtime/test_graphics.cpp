@@ -129,7 +129,7 @@ TEST(HeadlessGL, ABufferRoundTripsThroughGL) {
 
 // ---- GPU and GL ------------------------------------------------------------------
 
-const char* const kKernels = R"(
+const char* const kGraphicsKernels = R"(
 extern "C" __global__ void fill_bytes(unsigned char* data, unsigned long long n, int salt) {
   for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += (unsigned long long)gridDim.x * blockDim.x) {
@@ -232,7 +232,7 @@ class GraphicsGpu : public cuwrap::testing::DeviceStreamTest {
   }
 
   cuwrap::Kernel kernel(const char* name) const {
-    return cuwrap::Program(kKernels, cuwrap::CodeType::Cxx)
+    return cuwrap::Program(kGraphicsKernels, cuwrap::CodeType::Cxx)
         .compile(cuwrap::TargetType::Cubin)
         .get_kernel(name);
   }

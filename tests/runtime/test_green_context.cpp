@@ -48,7 +48,7 @@ extern "C" __global__ void record_smid(unsigned* smids, long long spin_cycles) {
 }
 )";
 
-constexpr long long kSpinCycles = 20'000;  // about 10 microseconds per block
+constexpr long long kGreenSpinCycles = 20'000;  // about 10 microseconds per block
 
 class GreenContextTest : public cuwrap::testing::GreenStreamTest {
  protected:
@@ -56,7 +56,7 @@ class GreenContextTest : public cuwrap::testing::GreenStreamTest {
   std::set<unsigned> smids_seen(const cuwrap::Kernel& kernel, const Stream& stream,
                                 unsigned blocks) {
     Buffer smids = device().allocate(blocks * sizeof(unsigned), stream);
-    cuwrap::launch(stream, {.grid = blocks, .block = 32}, kernel, smids, kSpinCycles);
+    cuwrap::launch(stream, {.grid = blocks, .block = 32}, kernel, smids, kGreenSpinCycles);
     std::vector<unsigned> host(blocks);
     smids.copy_to(host, stream);
     stream.sync();

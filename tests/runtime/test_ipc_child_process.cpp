@@ -254,7 +254,7 @@ TEST(IpcSpawn, TheDestructorEndsAChildThatDoesNotExit) {
 
 // ---- GPU ---------------------------------------------------------------------------
 
-constexpr std::size_t kBytes = (std::size_t{1} << 16) + 5;
+constexpr std::size_t kChildBytes = (std::size_t{1} << 16) + 5;
 
 // The child: import both buffers, read `input`, write input + 1 into `output`.
 TEST(IpcChildHelper, ImportReadAndWrite) {
@@ -289,9 +289,9 @@ TEST_F(IpcChildGpu, AChildImportsReadsAndWritesBuffers) {
   }
   cuwrap::DeviceMemoryResource mr(device(),
                                   cuwrap::DeviceMemoryResourceOptions{.ipc_enabled = true});
-  Buffer input = mr.allocate(kBytes, stream());
-  Buffer output = mr.allocate(kBytes, stream());
-  const auto pattern = cuwrap::testing::random_bytes(kBytes, 77);
+  Buffer input = mr.allocate(kChildBytes, stream());
+  Buffer output = mr.allocate(kChildBytes, stream());
+  const auto pattern = cuwrap::testing::random_bytes(kChildBytes, 77);
   input.copy_from(std::span<const std::byte>(pattern), stream());
   output.fill(std::uint8_t{0}, stream());
   stream().sync();

@@ -37,7 +37,7 @@ using cuwrap::TargetType;
 using cuwrap::testing::contains;
 
 // cuda.core's saxpy and vector_add, then kernels of these tests' own.
-const std::string kKernels =
+const std::string kLaunchKernels =
     std::string(cuwrap::testing::kSaxpySource) + cuwrap::testing::kVectorAddSource + R"(
 // Every thread records its block and thread coordinates at its global linear index.
 extern "C" __global__ void coordinates(unsigned* out) {
@@ -204,7 +204,7 @@ class LaunchGpu : public cuwrap::testing::DeviceStreamTest {
       return;
     }
     CUWRAP_REQUIRE_NVRTC();
-    Program program(kKernels, CodeType::Cxx);  // arch: the current device's
+    Program program(kLaunchKernels, CodeType::Cxx);  // arch: the current device's
     const std::vector<std::string> expressions{"vector_add<float>", "vector_add<double>"};
     code_.emplace(program.compile(TargetType::Cubin, expressions));
   }

@@ -22,7 +22,7 @@ namespace {
 using cuwrap::LaunchConfig;
 using cuwrap::testing::contains;
 
-constexpr const char* kKernels = R"(
+constexpr const char* kSizingKernels = R"(
 extern "C" __global__ void mark(unsigned* out, unsigned long long n) {
   unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
   if (i < n) out[i] += 1u;
@@ -44,7 +44,7 @@ class LaunchSizing : public cuwrap::testing::DeviceStreamTest {
     }
     CUWRAP_REQUIRE_NVRTC();
     code_.emplace(
-        cuwrap::Program(kKernels, cuwrap::CodeType::Cxx).compile(cuwrap::TargetType::Cubin));
+        cuwrap::Program(kSizingKernels, cuwrap::CodeType::Cxx).compile(cuwrap::TargetType::Cubin));
   }
 
   // Check `config` against the device and `mark`, launch it over `n` elements, and expect

@@ -44,7 +44,7 @@ ObjectCode compile(const char* source, TargetType target, bool lto = false,
   return program.compile(target);
 }
 
-LinkerOptions sm90(bool lto = false) {
+LinkerOptions linker_sm90(bool lto = false) {
   LinkerOptions options;
   options.name = "linked_program";
   options.arch = "sm_90";
@@ -75,7 +75,7 @@ TEST(LinkerOptions, MapsFieldsToNvJitLinkFlags) {
                                           "-fma=false",
                                           "-O3"};
   EXPECT_EQ(o.to_nvjitlink_options(), expected);
-  EXPECT_EQ(sm90().to_nvjitlink_options(), std::vector<std::string>{"-arch=sm_90"});
+  EXPECT_EQ(linker_sm90().to_nvjitlink_options(), std::vector<std::string>{"-arch=sm_90"});
 }
 
 TEST(LinkerOptions, ArchDefaultsToTheDeviceOrIsRequired) {
@@ -116,7 +116,7 @@ TEST(Linker, BackendFollowsTheDriverAndNvJitLinkVersions) {
 
 TEST(Linker, LinksTwoRelocatableUnitsToCubin) {
   CUWRAP_REQUIRE_NVRTC();
-  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
+  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, linker_sm90());
   // The driver's linker does the same job (no handle then), but needs a device to link.
   EXPECT_EQ(linker.backend(), link_backend_name(expected_link_backend().backend))
       << expected_link_backend().reason;
@@ -137,7 +137,7 @@ TEST(Linker, LinksPtxWithCubin) {
   if (!expects_nvjitlink()) {
     CUWRAP_REQUIRE_GPU();  // the driver's linker links in a context
   }
-  Linker linker({compile(kHelper, TargetType::Ptx), compile(kMain, TargetType::Cubin)}, sm90());
+  Linker linker({compile(kHelper, TargetType::Ptx), compile(kMain, TargetType::Cubin)}, linker_sm90());
   EXPECT_TRUE(is_elf(linker.link(TargetType::Cubin).code()));
 }
 
@@ -146,7 +146,7 @@ TEST(Linker, LinkTimeOptimizesLtoirUnits) {
   if (!expects_nvjitlink()) {
     // Only nvJitLink optimises at link time: the driver fallback refuses, naming why.
     try {
-      Linker linker({compile(kHelper, TargetType::Ltoir, true)}, sm90(true));
+      Linker linker({compile(kHelper, TargetType::Ltoir, true)}, linker_sm90(true));
       ADD_FAILURE() << "expected std::invalid_argument for link_time_optimization";
     } catch (const std::invalid_argument& e) {
       EXPECT_TRUE(contains(e.what(), "link_time_optimization needs nvJitLink")) << e.what();
@@ -155,7 +155,7 @@ TEST(Linker, LinkTimeOptimizesLtoirUnits) {
   CUWRAP_REQUIRE_NVJITLINK_BACKEND();
   Linker linker(
       {compile(kHelper, TargetType::Ltoir, true), compile(kMain, TargetType::Ltoir, true)},
-      sm90(true));
+      linker_sm90(true));
   ObjectCode cubin = linker.link(TargetType::Cubin);
   EXPECT_TRUE(is_elf(cubin.code()));
   // After LTO the helper is inlined: the PTX has the kernel and no call left.
@@ -172,7 +172,7 @@ TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
   if (!expects_nvjitlink()) {
     // The driver's linker cannot read LTO-IR at all: refused when the Linker is made.
     try {
-      Linker linker({compile(kHelper, TargetType::Ltoir, true)}, sm90(false));
+      Linker linker({compile(kHelper, TargetType::Ltoir, true)}, linker_sm90(false));
       ADD_FAILURE() << "expected std::invalid_argument for an LTO-IR input ("
                     << expected_link_backend().reason << ")";
     } catch (const std::invalid_argument& e) {
@@ -184,7 +184,7 @@ TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
       {
         Linker linker(
             {compile(kHelper, TargetType::Ltoir, true), compile(kMain, TargetType::Ltoir, true)},
-            sm90(false));
+            linker_sm90(false));
         static_cast<void>(linker.link(TargetType::Cubin));
       },
       cuwrap::NvJitLinkError);
@@ -192,7 +192,7 @@ TEST(Linker, LtoirWithoutLinkTimeOptimizationFails) {
 
 TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
   CUWRAP_REQUIRE_NVRTC();
-  Linker linker({compile(kMain, TargetType::Cubin)}, sm90());
+  Linker linker({compile(kMain, TargetType::Cubin)}, linker_sm90());
   if (!expects_nvjitlink()) {
     // The driver's linker fails in cuLinkComplete; it links in a context.
     CUWRAP_REQUIRE_GPU();
@@ -217,8 +217,8 @@ TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
 
 TEST(Linker, RejectsBadRequests) {
   CUWRAP_REQUIRE_NVRTC();
-  EXPECT_THROW(Linker({}, sm90()), std::invalid_argument);
-  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
+  EXPECT_THROW(Linker({}, linker_sm90()), std::invalid_argument);
+  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, linker_sm90());
   try {
     static_cast<void>(linker.link(TargetType::Ptx));
     FAIL() << "expected std::invalid_argument";
@@ -243,7 +243,7 @@ TEST(Linker, KeepsNameExpressionsOfItsInputs) {
                   options);
   const std::vector<std::string> expressions{"fill<int>"};
   ObjectCode obj = program.compile(TargetType::Cubin, expressions);
-  Linker linker({obj}, sm90());
+  Linker linker({obj}, linker_sm90());
   ObjectCode linked = linker.link(TargetType::Cubin);
   EXPECT_EQ(linked.lowered_name("fill<int>"), obj.lowered_name("fill<int>"));
 }
@@ -251,7 +251,7 @@ TEST(Linker, KeepsNameExpressionsOfItsInputs) {
 TEST(Linker, CloseIsIdempotentAndMovesTransferOwnership) {
   CUWRAP_REQUIRE_NVRTC();
   static_assert(!std::is_copy_constructible_v<Linker>);
-  Linker a({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, sm90());
+  Linker a({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, linker_sm90());
   const nvJitLinkHandle handle = a.handle();
   Linker b(std::move(a));
   EXPECT_EQ(b.handle(), handle);

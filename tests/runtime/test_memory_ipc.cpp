@@ -49,12 +49,12 @@ using cuwrap::IPCChannel;
 using cuwrap::IPCListener;
 using cuwrap::Stream;
 
-constexpr const char* kChildFdVariable = "CUWRAP_TEST_IPC_CHILD_FD";
+constexpr const char* kIpcChildFdVariable = "CUWRAP_TEST_IPC_CHILD_FD";
 constexpr const char* kChildTest = "IpcChildProcess.ImportWriteAndSignal";
-constexpr std::size_t kBytes = (1U << 20) + 3;  // not a multiple of anything nice
+constexpr std::size_t kIpcBytes = (1U << 20) + 3;  // not a multiple of anything nice
 constexpr unsigned char kInitial = 0x11;
 constexpr unsigned char kAdded = 0x22;
-constexpr long long kSpinCycles = 20'000'000;  // ~10 ms: the parent must really wait
+constexpr long long kIpcSpinCycles = 20'000'000;  // ~10 ms: the parent must really wait
 constexpr char kRecorded = 'R';
 constexpr char kParentDone = 'A';
 
@@ -128,11 +128,11 @@ struct ChildProcess {
 pid_t start_child(int fd) {
   const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
   std::string filter = std::string("--gtest_filter=") + kChildTest;
-  std::string variable = std::string(kChildFdVariable) + "=" + std::to_string(fd);
+  std::string variable = std::string(kIpcChildFdVariable) + "=" + std::to_string(fd);
   std::vector<char*> argv = {const_cast<char*>(exe.c_str()), filter.data(), nullptr};
   std::vector<char*> envp;
   for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (std::strncmp(*entry, kChildFdVariable, std::strlen(kChildFdVariable)) != 0) {
+    if (std::strncmp(*entry, kIpcChildFdVariable, std::strlen(kIpcChildFdVariable)) != 0) {
       envp.push_back(*entry);
     }
   }
@@ -383,7 +383,7 @@ TEST_F(IpcTest, PeerAccessGrantsAndRevokesOnTwoGpus) {
 
 // The child side: runs only when the parent test started this executable for it.
 TEST(IpcChildProcess, ImportWriteAndSignal) {
-  const char* fd_text = std::getenv(kChildFdVariable);
+  const char* fd_text = std::getenv(kIpcChildFdVariable);
   if (fd_text == nullptr) {
     GTEST_SKIP() << "runs only as the child process IpcTest.TwoProcessesShareABuffer starts";
   }
@@ -399,9 +399,9 @@ TEST(IpcChildProcess, ImportWriteAndSignal) {
   EXPECT_THROW(static_cast<void>(mr.allocate(16, stream)), std::logic_error);
   const auto descriptor = channel.receive_value<IPCBufferDescriptor>();
   Buffer buffer = Buffer::from_ipc_descriptor(mr, descriptor, stream);
-  ASSERT_EQ(buffer.size(), kBytes);
+  ASSERT_EQ(buffer.size(), kIpcBytes);
   EXPECT_TRUE(buffer.is_mapped());  // imported from the other process
-  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, kAdded);
+  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kIpcSpinCycles, kAdded);
   const cuwrap::Event written = device.create_event({.ipc_enabled = true});
   stream.record(written);
   channel.send_value(written.get_ipc_descriptor());
@@ -415,7 +415,7 @@ TEST(IpcChildProcess, ImportWriteAndSignal) {
 TEST_F(IpcTest, TwoProcessesShareABuffer) {
   CUWRAP_REQUIRE_NVRTC();
   DeviceMemoryResource mr(device(), DeviceMemoryResourceOptions{.ipc_enabled = true});
-  Buffer buffer = mr.allocate(kBytes, stream());
+  Buffer buffer = mr.allocate(kIpcBytes, stream());
   EXPECT_FALSE(buffer.is_mapped());  // the exporter's own allocation
   buffer.fill(kInitial, stream());
   stream().sync();  // the child's kernel must see the initial bytes
@@ -435,7 +435,7 @@ TEST_F(IpcTest, TwoProcessesShareABuffer) {
     const cuwrap::Event written = cuwrap::Event::from_ipc_descriptor(event_descriptor, device());
     stream().wait(written);
     const std::vector<std::byte> seen = cuwrap::testing::read_back(buffer, stream());
-    const std::vector<std::byte> expected(kBytes, std::byte{kInitial + kAdded});
+    const std::vector<std::byte> expected(kIpcBytes, std::byte{kInitial + kAdded});
     EXPECT_EQ(cuwrap::testing::first_difference(seen, expected), -1)
         << "the parent must see every byte the child's kernel wrote, after its event";
   }
@@ -446,7 +446,7 @@ TEST_F(IpcTest, TwoProcessesShareABuffer) {
   buffer.fill(std::uint8_t{0x5A}, stream());
   const std::vector<std::byte> after = cuwrap::testing::read_back(buffer, stream());
   EXPECT_EQ(
-      cuwrap::testing::first_difference(after, std::vector<std::byte>(kBytes, std::byte{0x5A})),
+      cuwrap::testing::first_difference(after, std::vector<std::byte>(kIpcBytes, std::byte{0x5A})),
       -1);
   buffer.close(stream());
   stream().sync();

@@ -21,7 +21,7 @@ namespace {
 
 using cuwrap::testing::contains;
 
-constexpr const char* kSource = R"(
+constexpr const char* kGlobalsSource = R"(
 __constant__ float table[4];
 __device__ unsigned counter;
 template <typename T> __device__ T scale_of;
@@ -51,7 +51,7 @@ class ModuleGlobalsGpu : public cuwrap::testing::DeviceStreamTest {
       return;
     }
     CUWRAP_REQUIRE_NVRTC();
-    cuwrap::Program program(kSource, cuwrap::CodeType::Cxx);
+    cuwrap::Program program(kGlobalsSource, cuwrap::CodeType::Cxx);
     code_.emplace(program.compile(cuwrap::TargetType::Cubin, {"&scale_of<float>"}));
   }
 

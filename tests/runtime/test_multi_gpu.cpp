@@ -41,7 +41,7 @@ extern "C" __global__ void fill_with(unsigned* out, unsigned value, unsigned lon
 
 // GPU clocks the ordering test's first kernel spins before writing: long enough (a few
 // milliseconds) that a copy not ordered after it would read the old bytes.
-constexpr long long kSpinCycles = 20'000'000;
+constexpr long long kMultiGpuSpinCycles = 20'000'000;
 
 // NCCL is never started here, but every environment a test starts keeps NVLS off.
 [[maybe_unused]] const bool kNvlsOff = [] { return ::setenv("NCCL_NVLS_ENABLE", "0", 1) == 0; }();
@@ -293,7 +293,7 @@ void check_cross_device_copy_waits_for_event(bool with_peer_access) {
   Buffer on1 = d1.allocate(kSize, s1);
   on0.fill(std::uint8_t{1}, s0);
   on1.fill(std::uint8_t{0}, s1);
-  kernels0.spin_then_add(s0, on0.handle(), kSize, kSpinCycles, 41);  // 1 → 42, late
+  kernels0.spin_then_add(s0, on0.handle(), kSize, kMultiGpuSpinCycles, 41);  // 1 → 42, late
   const cuwrap::Event written = s0.record();
   s1.wait(written);  // device 1's stream waits for an event of device 0
   cuwrap::copy_peer(on1, on0, s1);
@@ -339,7 +339,7 @@ TEST(PeerCopy, StreamOfDevice1WaitsForStreamOfDevice0) {
   Buffer on1 = d1.allocate(kSize, s1);
   on0.fill(std::uint8_t{3}, s0);
   s1.wait(s0);  // on0 is allocated and filled before device 1 reads it
-  kernels0.spin_then_add(s0, on0.handle(), kSize, kSpinCycles, 4);  // 3 → 7, late
+  kernels0.spin_then_add(s0, on0.handle(), kSize, kMultiGpuSpinCycles, 4);  // 3 → 7, late
   s1.wait(s0);  // Stream::wait(Stream) across devices
   // Device 1 reads device 0's memory with a kernel only under peer access; the copy
   // engines need none, so the ordering is checked with a copy to device 1.

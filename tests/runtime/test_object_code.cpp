@@ -34,7 +34,7 @@ using cuwrap::TargetType;
 using cuwrap::testing::contains;
 
 // cuda.core's saxpy and vector_add, and a kernel without parameters.
-const std::string kKernels = std::string(cuwrap::testing::kSaxpySource) +
+const std::string kObjectCodeKernels = std::string(cuwrap::testing::kSaxpySource) +
                              "extern \"C\" __global__ void no_args() {}\n" +
                              cuwrap::testing::kVectorAddSource;
 
@@ -43,7 +43,7 @@ const std::vector<std::string> kExpressions{"vector_add<float>"};
 ObjectCode compile(TargetType target, std::optional<std::string> arch = "sm_90") {
   ProgramOptions options;
   options.arch = std::move(arch);
-  Program program(kKernels, CodeType::Cxx, options);
+  Program program(kObjectCodeKernels, CodeType::Cxx, options);
   return program.compile(target, kExpressions);
 }
 

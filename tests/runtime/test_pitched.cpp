@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "checks.hpp"
 #include "device_fixture.hpp"
 #include "toolkit_libraries.hpp"
 
@@ -28,9 +29,7 @@ static_assert(std::is_base_of_v<PitchedBufferRef, PitchedBuffer>);
 static_assert(std::is_trivially_copyable_v<PitchedBufferRef>);
 static_assert(std::is_convertible_v<PitchedBufferRef, cuwrap::Pitched2D>);
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using cuwrap::testing::contains;
 
 TEST(PitchedBufferRefChecks, RowsMustFitThePitchAndTheBuffer) {
   EXPECT_THROW(PitchedBufferRef(0x1000, 64, 4, 32), std::invalid_argument) << "pitch < width";
@@ -89,7 +88,7 @@ TEST(TextureFormats, TexturesOverMemoryRefuseBadFormatsBeforeTheDriver) {
       << "12 bytes are not whole doubles";
 }
 
-constexpr const char* kKernels = R"(
+constexpr const char* kPitchedKernels = R"(
 extern "C" __global__ void add_rows(float* data, unsigned long long pitch, int width, int height) {
   int x = blockIdx.x * blockDim.x + threadIdx.x;
   int y = blockIdx.y;
@@ -122,7 +121,7 @@ class PitchedGpu : public cuwrap::testing::DeviceStreamTest {
     }
     CUWRAP_REQUIRE_NVRTC();
     code_.emplace(
-        cuwrap::Program(std::string(cuwrap::kTextureFetchHelpers) + kKernels, cuwrap::CodeType::Cxx)
+        cuwrap::Program(std::string(cuwrap::kTextureFetchHelpers) + kPitchedKernels, cuwrap::CodeType::Cxx)
             .compile(cuwrap::TargetType::Cubin));
   }
   std::optional<cuwrap::ObjectCode> code_;

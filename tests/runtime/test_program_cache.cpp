@@ -37,30 +37,30 @@ using cuwrap::ProgramCache;
 using cuwrap::ProgramOptions;
 using cuwrap::TargetType;
 
-constexpr const char* kSource = R"(
+constexpr const char* kCacheSource = R"(
 extern "C" __global__ void scale(float* x, float a) { x[threadIdx.x] *= a; }
 template <class T> __global__ void fill(T* x, T v) { x[threadIdx.x] = v; }
 )";
 
-ProgramOptions sm90() {
+ProgramOptions cache_sm90() {
   ProgramOptions options;
   options.arch = "sm_90";
   return options;
 }
 
 // A fresh private directory under the system temporary directory, removed afterwards.
-class TempDir {
+class CacheTempDir {
  public:
-  TempDir() {
+  CacheTempDir() {
     std::random_device rd;
     path_ = fs::temp_directory_path() /
             ("cuwrap-cache-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
     fs::create_directory(path_);
     fs::permissions(path_, fs::perms::owner_all, fs::perm_options::replace);
   }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
+  CacheTempDir(const CacheTempDir&) = delete;
+  CacheTempDir& operator=(const CacheTempDir&) = delete;
+  ~CacheTempDir() {
     std::error_code ec;
     fs::permissions(path_, fs::perms::owner_all, fs::perm_options::replace, ec);
     fs::remove_all(path_, ec);
@@ -93,14 +93,14 @@ std::vector<fs::path> entry_files(const fs::path& dir) {
 
 TEST(ProgramCacheKey, ChangesWithEveryInput) {
   CUWRAP_REQUIRE_NVRTC();
-  Program base(kSource, CodeType::Cxx, sm90());
+  Program base(kCacheSource, CodeType::Cxx, cache_sm90());
   const std::string key = base.program_cache_key(TargetType::Cubin);
   EXPECT_EQ(key, base.program_cache_key(TargetType::Cubin)) << "the key must be deterministic";
   EXPECT_NE(key, base.program_cache_key(TargetType::Ptx));
   const std::vector<std::string> names{"fill<int>"};
   EXPECT_NE(key, base.program_cache_key(TargetType::Cubin, names));
 
-  std::vector<ProgramOptions> variants(6, sm90());
+  std::vector<ProgramOptions> variants(6, cache_sm90());
   variants[0].arch = "sm_80";
   variants[1].define_macro = {"N=2"};
   variants[2].use_fast_math = true;
@@ -108,15 +108,15 @@ TEST(ProgramCacheKey, ChangesWithEveryInput) {
   variants[4].name = "other";
   variants[5].extra_options = {"--extra-device-vectorization"};
   for (const ProgramOptions& options : variants) {
-    Program p(kSource, CodeType::Cxx, options);
+    Program p(kCacheSource, CodeType::Cxx, options);
     EXPECT_NE(key, p.program_cache_key(TargetType::Cubin));
   }
-  Program ptx_code(".version 8.0\n.target sm_90\n.address_size 64\n", CodeType::Ptx, sm90());
+  Program ptx_code(".version 8.0\n.target sm_90\n.address_size 64\n", CodeType::Ptx, cache_sm90());
   const std::string ptx_key = ptx_code.program_cache_key(TargetType::Cubin);
   EXPECT_TRUE(ptx_key.find("nvJitLink ") != std::string::npos ||
               ptx_key.find("driver linker") != std::string::npos)
       << "the assembler's version decides PTX output";
-  Program other_source(std::string(kSource) + "\n", CodeType::Cxx, sm90());
+  Program other_source(std::string(kCacheSource) + "\n", CodeType::Cxx, cache_sm90());
   EXPECT_NE(key, other_source.program_cache_key(TargetType::Cubin));
   const auto [major, minor] = cuwrap::nvrtc::nvrtcVersion();
   EXPECT_NE(key.find("nvrtc " + std::to_string(major) + "." + std::to_string(minor)),
@@ -127,20 +127,20 @@ TEST(ProgramCacheKey, ChangesWithEveryInput) {
 TEST(ProgramCacheKey, TheFreeFunctionIsTheKeyCompileUses) {
   CUWRAP_REQUIRE_NVRTC();
   const std::vector<std::string> names{"fill<int>"};
-  Program p(kSource, CodeType::Cxx, sm90());
-  EXPECT_EQ(cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Cubin, names),
+  Program p(kCacheSource, CodeType::Cxx, cache_sm90());
+  EXPECT_EQ(cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Cubin, names),
             p.program_cache_key(TargetType::Cubin, names));
-  EXPECT_EQ(cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Ptx,
+  EXPECT_EQ(cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Ptx,
                                            {"fill<int>"}),
             p.program_cache_key(TargetType::Ptx, names));
-  EXPECT_NE(cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Cubin),
-            cuwrap::make_program_cache_key(kSource, CodeType::Ptx, sm90(), TargetType::Cubin))
+  EXPECT_NE(cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Cubin),
+            cuwrap::make_program_cache_key(kCacheSource, CodeType::Ptx, cache_sm90(), TargetType::Cubin))
       << "the code type is part of the key";
 }
 
 std::string key_error(CodeType type, TargetType target, std::vector<std::string> names = {}) {
   try {
-    cuwrap::make_program_cache_key(kSource, type, sm90(), target, names);
+    cuwrap::make_program_cache_key(kCacheSource, type, cache_sm90(), target, names);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -169,7 +169,7 @@ TEST(ProgramCacheObjectCode, PutThenCompileWithTheSameKeyHits) {
   InMemoryProgramCache cache(std::size_t{16} << 20);
   const std::vector<std::string> names{"fill<int>"};
   // Compiled elsewhere (no cache), stored by hand under the key of the compile below.
-  Program elsewhere(kSource, CodeType::Cxx, sm90());
+  Program elsewhere(kCacheSource, CodeType::Cxx, cache_sm90());
   const ObjectCode compiled = elsewhere.compile(TargetType::Ptx, names);
   // A marker in the code shows that the compile below returns the stored entry.
   std::string marked(compiled.code().data(), compiled.code().size());
@@ -177,10 +177,10 @@ TEST(ProgramCacheObjectCode, PutThenCompileWithTheSameKeyHits) {
   const ObjectCode stored = ObjectCode::from_parts(TargetType::Ptx, marked, "stored",
                                                    compiled.name_expressions());
   const std::string key =
-      cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Ptx, names);
+      cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Ptx, names);
   cache.put(key, stored);
   EXPECT_EQ(cache.entry_count(), 1U);
-  Program p(kSource, CodeType::Cxx, sm90());
+  Program p(kCacheSource, CodeType::Cxx, cache_sm90());
   std::string log = "untouched";
   const ObjectCode hit = p.compile(TargetType::Ptx, names, {.log = &log, .cache = &cache});
   EXPECT_EQ(std::string(hit.code().data(), hit.code().size()), marked);
@@ -192,21 +192,21 @@ TEST(ProgramCacheObjectCode, PutThenCompileWithTheSameKeyHits) {
 
 TEST(ProgramCacheObjectCode, CompileThenGetReturnsTheObjectCode) {
   CUWRAP_REQUIRE_NVRTC();
-  TempDir dir;
+  CacheTempDir dir;
   FileProgramCache cache(dir.path());  // no size cap
   EXPECT_EQ(cache.max_bytes(), FileProgramCache::kNoSizeCap);
   const std::vector<std::string> names{"fill<float>"};
-  Program p(kSource, CodeType::Cxx, sm90());
+  Program p(kCacheSource, CodeType::Cxx, cache_sm90());
   const ObjectCode compiled = p.compile(TargetType::Cubin, names, {.cache = &cache});
   const std::optional<ObjectCode> got = cache.get_object_code(
-      cuwrap::make_program_cache_key(kSource, CodeType::Cxx, sm90(), TargetType::Cubin, names));
+      cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Cubin, names));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->code_type(), TargetType::Cubin);
   ASSERT_EQ(got->code().size(), compiled.code().size());
   EXPECT_TRUE(std::equal(compiled.code().begin(), compiled.code().end(), got->code().begin()));
   EXPECT_EQ(got->lowered_name("fill<float>"), compiled.lowered_name("fill<float>"));
   // What get returns goes back in with put, and a second cache reads it as compile does.
-  TempDir other_dir;
+  CacheTempDir other_dir;
   FileProgramCache other(other_dir.path().string());
   other.put("copied", *got);
   const std::optional<ObjectCode> again = other.get_object_code("copied");
@@ -234,7 +234,7 @@ TEST(ProgramCacheObjectCode, PutChecksItsArguments) {
 }
 
 TEST(FileProgramCache, WithoutACapKeepsEveryEntry) {
-  TempDir dir;
+  CacheTempDir dir;
   FileProgramCache cache(dir.path());
   const std::string value(4096, 'x');
   for (int i = 0; i < 64; ++i) {
@@ -274,10 +274,10 @@ TEST(InMemoryProgramCache, CompileHitReturnsTheSameCodeAndNames) {
   InMemoryProgramCache cache(std::size_t{16} << 20);
   const std::vector<std::string> names{"fill<int>"};
   std::string log1;
-  Program p1(kSource, CodeType::Cxx, sm90());
+  Program p1(kCacheSource, CodeType::Cxx, cache_sm90());
   const ObjectCode first = p1.compile(TargetType::Cubin, names, {.log = &log1, .cache = &cache});
   EXPECT_EQ(cache.entry_count(), 1U);
-  Program p2(kSource, CodeType::Cxx, sm90());
+  Program p2(kCacheSource, CodeType::Cxx, cache_sm90());
   std::string log2 = "untouched";
   const ObjectCode second = p2.compile(TargetType::Cubin, names, {.log = &log2, .cache = &cache});
   EXPECT_EQ(cache.entry_count(), 1U);
@@ -296,7 +296,7 @@ TEST(InMemoryProgramCache, CompileHitReturnsTheSameCodeAndNames) {
 TEST(InMemoryProgramCache, MalformedValueIsAMissAndIsReplaced) {
   CUWRAP_REQUIRE_NVRTC();
   InMemoryProgramCache cache(std::size_t{16} << 20);
-  Program p(kSource, CodeType::Cxx, sm90());
+  Program p(kCacheSource, CodeType::Cxx, cache_sm90());
   const std::string key = p.program_cache_key(TargetType::Ptx);
   cache.put(key, "garbage");
   const ObjectCode code = p.compile(TargetType::Ptx, {.cache = &cache});
@@ -308,15 +308,15 @@ TEST(InMemoryProgramCache, MalformedValueIsAMissAndIsReplaced) {
 
 TEST(FileProgramCache, StoresAcrossInstancesAndCompiles) {
   CUWRAP_REQUIRE_NVRTC();
-  TempDir dir;
+  CacheTempDir dir;
   const std::vector<std::string> names{"fill<float>"};
   ObjectCode first = [&] {
     FileProgramCache cache(dir.path(), std::size_t{64} << 20);
-    Program p(kSource, CodeType::Cxx, sm90());
+    Program p(kCacheSource, CodeType::Cxx, cache_sm90());
     return p.compile(TargetType::Cubin, names, {.cache = &cache});
   }();
   FileProgramCache cache(dir.path(), std::size_t{64} << 20);
-  Program p(kSource, CodeType::Cxx, sm90());
+  Program p(kCacheSource, CodeType::Cxx, cache_sm90());
   const std::string key = p.program_cache_key(TargetType::Cubin, names);
   ASSERT_TRUE(fs::exists(cache.entry_path(key)));
   const ObjectCode second = p.compile(TargetType::Cubin, names, {.cache = &cache});
@@ -327,7 +327,7 @@ TEST(FileProgramCache, StoresAcrossInstancesAndCompiles) {
 }
 
 TEST(FileProgramCache, DamagedEntriesAreMisses) {
-  TempDir dir;
+  CacheTempDir dir;
   FileProgramCache cache(dir.path(), 1 << 20);
   cache.put("key", "value");
   const fs::path path = cache.entry_path("key");
@@ -376,7 +376,7 @@ TEST(FileProgramCache, DamagedEntriesAreMisses) {
 // checksum computed anew is still refused when the field is wrong, and an entry of the
 // first format (SHA-256 checksum) is a miss.
 TEST(FileProgramCache, EntriesWithWrongLengthsOrTheOldFormatAreMisses) {
-  TempDir dir;
+  CacheTempDir dir;
   FileProgramCache cache(dir.path(), 1 << 20);
   cache.put("key", "value");
   const fs::path path = cache.entry_path("key");
@@ -414,7 +414,7 @@ TEST(FileProgramCache, EntriesWithWrongLengthsOrTheOldFormatAreMisses) {
 // A hit refreshes the modification time (eviction's "last used"), and the hits that
 // follow within a second write nothing; without a cap nothing is refreshed.
 TEST(FileProgramCache, RepeatedHitsRefreshTheModificationTimeOnce) {
-  TempDir dir;
+  CacheTempDir dir;
   FileProgramCache cache(dir.path(), 1 << 20);
   cache.put("k", "v");
   const fs::path path = cache.entry_path("k");
@@ -442,7 +442,7 @@ TEST(FileProgramCache, RepeatedHitsRefreshTheModificationTimeOnce) {
 // ones: values past that size, and past the size a thread keeps, read back whole; a FIFO
 // or a directory under an entry's name is a miss, not a hang.
 TEST(FileProgramCache, LargeEntriesAndEntriesThatAreNoFiles) {
-  TempDir dir;
+  CacheTempDir dir;
   FileProgramCache cache(dir.path());
   // 37 bytes besides the value (magic, lengths, the key "big", checksum): files of 64 KiB
   // less one byte, exactly 64 KiB (the buffer filled: an fstat, a second read) and 3 MiB.
@@ -466,9 +466,9 @@ TEST(FileProgramCache, LargeEntriesAndEntriesThatAreNoFiles) {
 
 TEST(FileProgramCache, CorruptEntryMakesCompileRecompile) {
   CUWRAP_REQUIRE_NVRTC();
-  TempDir dir;
+  CacheTempDir dir;
   FileProgramCache cache(dir.path(), std::size_t{64} << 20);
-  Program p(kSource, CodeType::Cxx, sm90());
+  Program p(kCacheSource, CodeType::Cxx, cache_sm90());
   const ObjectCode first = p.compile(TargetType::Ptx, {.cache = &cache});
   const fs::path path = cache.entry_path(p.program_cache_key(TargetType::Ptx));
   write_bytes(path, "CUWRAPPC2\nnonsense");
@@ -479,7 +479,7 @@ TEST(FileProgramCache, CorruptEntryMakesCompileRecompile) {
 }
 
 TEST(FileProgramCache, EvictsLeastRecentlyUsedPastTheCap) {
-  TempDir dir;
+  CacheTempDir dir;
   const std::string value(1000, 'v');
   FileProgramCache probe(dir.path(), 1 << 20);
   probe.put("probe", value);
@@ -506,7 +506,7 @@ TEST(FileProgramCache, EvictsLeastRecentlyUsedPastTheCap) {
 }
 
 TEST(FileProgramCache, RemovesTemporaryFilesOfDeadWritersOnly) {
-  TempDir dir;
+  CacheTempDir dir;
   FileProgramCache cache(dir.path(), 1 << 20);
   const fs::path stale = dir.path() / ".tmp-123-0-1";
   const fs::path fresh = dir.path() / ".tmp-456-0-2";
@@ -521,7 +521,7 @@ TEST(FileProgramCache, RemovesTemporaryFilesOfDeadWritersOnly) {
 }
 
 TEST(FileProgramCache, ConcurrentProcessesNeverReadATornEntry) {
-  TempDir dir;
+  CacheTempDir dir;
   // Two values of different lengths under one key: a reader that saw a mix of the two
   // would fail the checksum, so every hit must be exactly one of them.
   const std::string a(200000, 'a');
@@ -570,7 +570,7 @@ TEST(FileProgramCache, ConcurrentProcessesNeverReadATornEntry) {
 }
 
 TEST(FileProgramCache, CreatesTheDirectoryPrivate) {
-  TempDir parent;
+  CacheTempDir parent;
   const fs::path dir = parent.path() / "new" / "cache";
   FileProgramCache cache(dir, 1 << 20);
   struct stat st {};
@@ -582,7 +582,7 @@ TEST(FileProgramCache, CreatesTheDirectoryPrivate) {
 }
 
 TEST(FileProgramCache, RefusesDirectoriesOthersCanWrite) {
-  TempDir dir;
+  CacheTempDir dir;
   for (auto extra : {fs::perms::group_write, fs::perms::others_write}) {
     fs::permissions(dir.path(), fs::perms::owner_all | extra, fs::perm_options::replace);
     try {
@@ -594,14 +594,14 @@ TEST(FileProgramCache, RefusesDirectoriesOthersCanWrite) {
       EXPECT_NE(std::string(e.what()).find(dir.path().string()), std::string::npos);
     }
   }
-  TempDir file_parent;
+  CacheTempDir file_parent;
   const fs::path file = file_parent.path() / "plain";
   write_bytes(file, "x");
   EXPECT_THROW(FileProgramCache(file, 1 << 20), std::invalid_argument);
 }
 
 TEST(FileProgramCache, RefusesADirectoryOwnedByAnotherUser) {
-  TempDir dir;
+  CacheTempDir dir;
   if (::geteuid() == 0) {
     ASSERT_EQ(::chown(dir.path().c_str(), 65534, 65534), 0);
   } else {
@@ -623,7 +623,7 @@ TEST(FileProgramCache, RefusesADirectoryOwnedByAnotherUser) {
 
 TEST(FileProgramCache, UnwritableDirectoryCompilesUncachedWithOneWarning) {
   CUWRAP_REQUIRE_NVRTC();
-  TempDir dir;
+  CacheTempDir dir;
   std::vector<std::string> warnings;
   FileProgramCache cache(dir.path(), std::size_t{64} << 20,
                          {[](const std::string& message, void* user_data) {
@@ -634,7 +634,7 @@ TEST(FileProgramCache, UnwritableDirectoryCompilesUncachedWithOneWarning) {
   // directory's place is taken by a file after the cache was opened.
   fs::remove(dir.path());
   write_bytes(dir.path(), "not a directory any more");
-  Program p(kSource, CodeType::Cxx, sm90());
+  Program p(kCacheSource, CodeType::Cxx, cache_sm90());
   const ObjectCode first = p.compile(TargetType::Ptx, {.cache = &cache});
   const ObjectCode second = p.compile(TargetType::Cubin, {.cache = &cache});
   EXPECT_EQ(first.code_type(), TargetType::Ptx);
@@ -648,7 +648,7 @@ TEST(FileProgramCache, UnwritableDirectoryCompilesUncachedWithOneWarning) {
 // A directory the cache cannot make, or an entry it cannot remove, is a std::system_error
 // with the errno of the failed call and the path, as every file error of cuwrap.
 TEST(FileProgramCache, FileErrorsCarryTheErrnoAndThePath) {
-  TempDir dir;
+  CacheTempDir dir;
   const fs::path file = dir.path() / "plain_file";
   write_bytes(file, "x");
   try {
@@ -692,7 +692,7 @@ TEST(FileProgramCache, ReadOnlyDirectoryIsUsableForReading) {
   if (::geteuid() == 0) {
     GTEST_SKIP() << "root writes to read-only directories; covered by the test above";
   }
-  TempDir dir;
+  CacheTempDir dir;
   {
     FileProgramCache cache(dir.path(), 1 << 20);
     cache.put("k", "v");
@@ -730,7 +730,7 @@ TEST(ProgramCacheDigest, ChecksumIsXxh64) {
 }
 
 TEST(ProgramCacheDigest, EntryFileIsNamedBySha256OfTheKey) {
-  TempDir dir;
+  CacheTempDir dir;
   FileProgramCache cache(dir.path(), 1 << 20);
   EXPECT_EQ(cache.entry_path("abc").filename().string(),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

@@ -31,7 +31,7 @@ using cuwrap::testing::contains;
 using cuwrap::testing::is_elf;
 using cuwrap::testing::kSaxpySource;
 
-ProgramOptions sm90() {
+ProgramOptions core_sm90() {
   ProgramOptions options;
   options.arch = "sm_90";
   return options;
@@ -75,7 +75,7 @@ entry:
 // ---- cuda.core's further options: the flags each passes -------------------------
 
 TEST(CudaCoreProgramOptions, EachFieldPassesCudaCoresFlag) {
-  ProgramOptions o = sm90();
+  ProgramOptions o = core_sm90();
   o.extensible_whole_program = true;
   o.device_code_optimize = true;
   o.ptxas_options = {"-v", "-O2"};
@@ -141,23 +141,23 @@ TEST(CudaCoreProgramOptions, EachFieldPassesCudaCoresFlag) {
     EXPECT_TRUE(has(flags, flag)) << flag;
   }
   // Unset fields pass nothing beyond the arch.
-  EXPECT_EQ(sm90().to_nvrtc_options(), std::vector<std::string>{"-arch=sm_90"});
+  EXPECT_EQ(core_sm90().to_nvrtc_options(), std::vector<std::string>{"-arch=sm_90"});
 }
 
 TEST(CudaCoreProgramOptions, MalformedValuesAreRefusedNamingTheField) {
-  ProgramOptions o = sm90();
+  ProgramOptions o = core_sm90();
   o.ofast_compile = "fastest";
   EXPECT_TRUE(contains(thrown<std::invalid_argument>([&] { (void)o.to_nvrtc_options(); }),
                        "ofast_compile 'fastest'"));
-  o = sm90();
+  o = core_sm90();
   o.split_compile = -1;
   EXPECT_TRUE(contains(thrown<std::invalid_argument>([&] { (void)o.to_nvrtc_options(); }),
                        "split_compile must be >= 0, got -1"));
-  o = sm90();
+  o = core_sm90();
   o.time = "";
   EXPECT_TRUE(contains(thrown<std::invalid_argument>([&] { (void)o.to_nvrtc_options(); }),
                        "ProgramOptions::time is empty"));
-  o = sm90();
+  o = core_sm90();
   o.undefine_macro = {""};
   EXPECT_TRUE(contains(thrown<std::invalid_argument>([&] { (void)o.to_nvrtc_options(); }),
                        "undefine_macro holds an empty entry"));
@@ -165,7 +165,7 @@ TEST(CudaCoreProgramOptions, MalformedValuesAreRefusedNamingTheField) {
 
 TEST(CudaCoreProgramOptions, PrecompiledHeaderFieldsNeedNvrtc128) {
   CUWRAP_REQUIRE_NVRTC();
-  ProgramOptions o = sm90();
+  ProgramOptions o = core_sm90();
   o.pch = true;
   o.pch_dir = "/tmp/pch";
   o.pch_messages = false;
@@ -188,7 +188,7 @@ TEST(CudaCoreProgramOptions, PrecompiledHeaderFieldsNeedNvrtc128) {
 // NVRTC takes them: the flags are its own, and they change what it does.
 TEST(CudaCoreProgramOptions, NvrtcAcceptsTheFlagsAndTheyTakeEffect) {
   CUWRAP_REQUIRE_NVRTC();
-  ProgramOptions o = sm90();
+  ProgramOptions o = core_sm90();
   o.disable_warnings = true;
   o.restrict = true;
   o.device_int128 = true;
@@ -208,7 +208,7 @@ TEST(CudaCoreProgramOptions, NvrtcAcceptsTheFlagsAndTheyTakeEffect) {
 #endif
 extern "C" __global__ void k() {}
 )";
-  ProgramOptions defined = sm90();
+  ProgramOptions defined = core_sm90();
   defined.define_macro = {"DROPPED=1"};
   EXPECT_THROW(Program(kNeedsUndefined, CodeType::Cxx, defined).compile(TargetType::Ptx),
                cuwrap::NvrtcError);
@@ -218,13 +218,13 @@ extern "C" __global__ void k() {}
   // diag_error makes a warning (#177-D, a variable never referenced) an error.
   constexpr const char* kUnused = R"(extern "C" __global__ void k() { int unused; })";
   std::string log;
-  EXPECT_NO_THROW(Program(kUnused, CodeType::Cxx, sm90()).compile(TargetType::Ptx, {.log = &log}));
+  EXPECT_NO_THROW(Program(kUnused, CodeType::Cxx, core_sm90()).compile(TargetType::Ptx, {.log = &log}));
   EXPECT_TRUE(contains(log, "177")) << log;
-  ProgramOptions strict = sm90();
+  ProgramOptions strict = core_sm90();
   strict.diag_error = {177};
   EXPECT_THROW(Program(kUnused, CodeType::Cxx, strict).compile(TargetType::Ptx),
                cuwrap::NvrtcError);
-  ProgramOptions quiet = sm90();
+  ProgramOptions quiet = core_sm90();
   quiet.diag_suppress = {177};
   log.clear();
   EXPECT_NO_THROW(Program(kUnused, CodeType::Cxx, quiet).compile(TargetType::Ptx, {.log = &log}));
@@ -235,7 +235,7 @@ extern "C" __global__ void k() {}
 
 TEST(CudaCoreProgram, CxxWithLinkTimeOptimizationCompilesToRealPtx) {
   CUWRAP_REQUIRE_NVRTC();
-  ProgramOptions lto = sm90();
+  ProgramOptions lto = core_sm90();
   lto.link_time_optimization = true;
   Program program(kSaxpySource, CodeType::Cxx, lto);
   const ObjectCode ptx = program.compile(TargetType::Ptx);
@@ -251,7 +251,7 @@ TEST(CudaCoreProgram, CxxWithLinkTimeOptimizationCompilesToRealPtx) {
 
 TEST(CudaCoreProgram, NvvmWithLinkTimeOptimizationCompilesToRealPtx) {
   CUWRAP_REQUIRE_NVVM();
-  ProgramOptions lto = sm90();
+  ProgramOptions lto = core_sm90();
   lto.link_time_optimization = true;
   Program program(kNoopIr, CodeType::Nvvm, lto);
   EXPECT_NE(program.nvvm_handle(), nullptr);
@@ -265,7 +265,7 @@ TEST(CudaCoreProgram, NvvmWithLinkTimeOptimizationCompilesToRealPtx) {
 }
 
 TEST(CudaCoreProgram, NvvmMapsDeviceCodeOptimizeAndRefusesNvrtcOnlyFields) {
-  ProgramOptions o = sm90();
+  ProgramOptions o = core_sm90();
   o.device_code_optimize = false;
   EXPECT_TRUE(has(o.to_nvvm_options(), "-opt=0"));
   o.device_code_optimize = true;
@@ -284,8 +284,8 @@ TEST(CudaCoreProgram, NvvmMapsDeviceCodeOptimizeAndRefusesNvrtcOnlyFields) {
 TEST(CudaCoreProgram, PtxProgramRefusesFieldsItCannotMap) {
   CUWRAP_REQUIRE_NVRTC();
   const std::string ptx =
-      text_of(Program(kSaxpySource, CodeType::Cxx, sm90()).compile(TargetType::Ptx));
-  ProgramOptions o = sm90();
+      text_of(Program(kSaxpySource, CodeType::Cxx, core_sm90()).compile(TargetType::Ptx));
+  ProgramOptions o = core_sm90();
   o.std = "c++17";
   o.define_macro = {"X=1"};
   o.extra_options = {"-w"};
@@ -303,8 +303,8 @@ TEST(CudaCoreProgram, PtxProgramRefusesFieldsItCannotMap) {
 TEST(CudaCoreProgram, PtxProgramPassesTheLinkerFieldsOn) {
   CUWRAP_REQUIRE_NVRTC();
   const std::string ptx =
-      text_of(Program(kSaxpySource, CodeType::Cxx, sm90()).compile(TargetType::Ptx));
-  ProgramOptions o = sm90();
+      text_of(Program(kSaxpySource, CodeType::Cxx, core_sm90()).compile(TargetType::Ptx));
+  ProgramOptions o = core_sm90();
   o.ptxas_options = {"-O3"};
   o.split_compile = 1;
   o.no_cache = true;
@@ -354,7 +354,7 @@ TEST(CudaCoreLinkerOptions, EachFieldPassesCudaCoresFlag) {
 TEST(CudaCoreLinkerOptions, PtxFromCreationLinksToPtxAndStillToCubin) {
   CUWRAP_REQUIRE_NVRTC();
   CUWRAP_REQUIRE_NVJITLINK_BACKEND();
-  ProgramOptions lto = sm90();
+  ProgramOptions lto = core_sm90();
   lto.link_time_optimization = true;
   lto.relocatable_device_code = true;
   const ObjectCode ltoir = Program(kSaxpySource, CodeType::Cxx, lto).compile(TargetType::Ltoir);
@@ -376,7 +376,7 @@ TEST(CudaCoreProgram, FromHandleCompilesAnNvrtcProgramMadeElsewhereOnce) {
   nvrtcProgram raw =
       cuwrap::nvrtc::nvrtcCreateProgram(kSaxpySource, "saxpy.cu", 0, nullptr, nullptr);
   {
-    Program program = Program::from_handle(raw, sm90());  // not owning
+    Program program = Program::from_handle(raw, core_sm90());  // not owning
     EXPECT_EQ(program.handle(), raw);
     EXPECT_EQ(program.code_type(), CodeType::Cxx);
     EXPECT_EQ(program.backend(), "NVRTC");
@@ -390,7 +390,7 @@ TEST(CudaCoreProgram, FromHandleCompilesAnNvrtcProgramMadeElsewhereOnce) {
 
   nvrtcProgram owned =
       cuwrap::nvrtc::nvrtcCreateProgram(kSaxpySource, "saxpy.cu", 0, nullptr, nullptr);
-  Program program = Program::adopt(owned, sm90());
+  Program program = Program::adopt(owned, core_sm90());
   Program moved = std::move(program);
   EXPECT_EQ(moved.handle(), owned);
   moved.close();  // destroys it

@@ -68,7 +68,7 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x() nounwind readnone
 !1 = !{i32 2, i32 0}
 )";
 
-ProgramOptions sm90() {
+ProgramOptions nvvm_sm90() {
   ProgramOptions options;
   options.arch = "sm_90";
   return options;
@@ -78,7 +78,7 @@ ProgramOptions sm90() {
 
 TEST(ProgramNvvm, CompilesNvvmIrToPtxWithTheKernelEntry) {
   CUWRAP_REQUIRE_NVVM();
-  Program program(kScaleAdd, CodeType::Nvvm, sm90());
+  Program program(kScaleAdd, CodeType::Nvvm, nvvm_sm90());
   EXPECT_EQ(program.backend(), "NVVM");
   std::string log = "untouched";
   const ObjectCode ptx = program.compile(TargetType::Ptx, {.log = &log});
@@ -108,7 +108,7 @@ TEST(ProgramNvvm, ArchAndFlagsReachLibNvvm) {
 
 TEST(ProgramNvvm, SecondCompileOfOneProgramWorks) {
   CUWRAP_REQUIRE_NVVM();
-  Program program(kScaleAdd, CodeType::Nvvm, sm90());
+  Program program(kScaleAdd, CodeType::Nvvm, nvvm_sm90());
   const ObjectCode first = program.compile(TargetType::Ptx);
   const ObjectCode second = program.compile(TargetType::Ptx);
   EXPECT_TRUE(std::equal(first.code().begin(), first.code().end(), second.code().begin(),
@@ -127,7 +127,7 @@ TEST(ProgramNvvm, MalformedIrThrowsNvvmErrorWithTheLog) {
   broken.replace(broken.find("%y = fadd float %ax, %b"), 23, "%y = fadd float %ax, %nowhere");
   std::string log;
   try {
-    Program program(broken, CodeType::Nvvm, sm90());
+    Program program(broken, CodeType::Nvvm, nvvm_sm90());
     program.compile(TargetType::Ptx, {.log = &log});
     FAIL() << "malformed NVVM IR compiled";
   } catch (const cuwrap::NvvmError& e) {
@@ -145,7 +145,7 @@ TEST(ProgramNvvm, MalformedIrThrowsNvvmErrorWithTheLog) {
 }
 
 TEST(ProgramNvvm, OptionsWithoutALibNvvmEquivalentAreRejectedByName) {
-  ProgramOptions options = sm90();
+  ProgramOptions options = nvvm_sm90();
   options.lineinfo = true;
   options.max_register_count = 32;
   options.std = "c++17";
@@ -179,7 +179,7 @@ TEST(ProgramNvvm, OptionsMapToLibNvvmSpelling) {
 
 TEST(ProgramNvvm, LtoirTargetGivesLtoIrNotPtx) {
   CUWRAP_REQUIRE_NVVM();
-  Program program(kScaleAdd, CodeType::Nvvm, sm90());
+  Program program(kScaleAdd, CodeType::Nvvm, nvvm_sm90());
   const ObjectCode ltoir = program.compile(TargetType::Ltoir);
   EXPECT_EQ(ltoir.code_type(), TargetType::Ltoir);
   const std::string bytes(ltoir.code().begin(), ltoir.code().end());
@@ -189,19 +189,19 @@ TEST(ProgramNvvm, LtoirTargetGivesLtoIrNotPtx) {
 
 TEST(ProgramNvvm, TargetsOtherThanPtxAndLtoirAreRejected) {
   CUWRAP_REQUIRE_NVVM();
-  Program program(kScaleAdd, CodeType::Nvvm, sm90());
+  Program program(kScaleAdd, CodeType::Nvvm, nvvm_sm90());
   EXPECT_THROW(program.compile(TargetType::Cubin), std::invalid_argument);
   EXPECT_THROW(program.compile(TargetType::Ptx, {"scale_add"}), std::invalid_argument);
 }
 
 TEST(ProgramNvvm, EmptyIrIsRejected) {
-  EXPECT_THROW(Program("", CodeType::Nvvm, sm90()), std::invalid_argument);
+  EXPECT_THROW(Program("", CodeType::Nvvm, nvvm_sm90()), std::invalid_argument);
 }
 
 #if !CUWRAP_HAS_NVVM
 TEST(ProgramNvvm, WithoutNvvmHeaderTheProgramNamesTheMissingHeader) {
   try {
-    Program program(kScaleAdd, CodeType::Nvvm, sm90());
+    Program program(kScaleAdd, CodeType::Nvvm, nvvm_sm90());
     FAIL() << "an NVVM Program was made without libNVVM bindings";
   } catch (const cuwrap::LoadError& e) {
     EXPECT_TRUE(contains(e.what(), "nvvm.h")) << e.what();
@@ -230,7 +230,7 @@ TEST_F(ProgramNvvmLoading, MissingLibNvvmThrowsLoadErrorNamingIt) {
       {
         setenv("CUWRAP_LIBNVVM", "/nonexistent/libnvvm.so.4", 1);
         try {
-          Program program(kScaleAdd, CodeType::Nvvm, sm90());
+          Program program(kScaleAdd, CodeType::Nvvm, nvvm_sm90());
         } catch (const cuwrap::LoadError& e) {
           std::fprintf(stderr, "library=%s what=%s\n", e.library().c_str(), e.what());
           std::exit(0);

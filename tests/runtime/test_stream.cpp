@@ -39,7 +39,7 @@ static_assert(cuwrap::testing::NothrowMoveOnly<Stream>);
 
 // GPU clocks a kernel spins before writing: long enough (milliseconds) that work not
 // ordered after it would see the old data.
-constexpr long long kSpinCycles = 50'000'000;
+constexpr long long kStreamSpinCycles = 50'000'000;
 
 std::vector<std::byte> plus(const std::vector<std::byte>& data, unsigned add) {
   std::vector<std::byte> out(data.size());
@@ -98,7 +98,7 @@ TEST_F(StreamTest, SyncAndIsDone) {
   kernels.spin_then_add(stream, buffer.handle(), buffer.size(), 0, 0);
   stream.sync();
   cuwrap::testing::HostGate gate(stream.handle());  // the stream cannot pass until open()
-  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 1);
+  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kStreamSpinCycles, 1);
   EXPECT_FALSE(stream.is_done());  // however slow this thread: the kernel waits on the gate
   gate.open();
   stream.sync();
@@ -113,7 +113,7 @@ TEST_F(StreamTest, CopyAfterKernelSeesItsResult) {
   const auto data = random_bytes((1 << 20) + 13, 1);
   cuwrap::Buffer buffer = device().allocate(data.size(), stream);
   buffer.copy_from(std::span<const std::byte>(data), stream);
-  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kSpinCycles, 7);
+  kernels.spin_then_add(stream, buffer.handle(), buffer.size(), kStreamSpinCycles, 7);
   const auto back = read_back(buffer, stream);
   EXPECT_EQ(first_difference(back, plus(data, 7)), -1);
 }
@@ -126,7 +126,7 @@ TEST_F(StreamTest, WaitOnStreamOrdersWorkAcrossStreams) {
   const auto data = random_bytes(1 << 20, 2);
   cuwrap::Buffer buffer = device().allocate(data.size(), producer);
   buffer.copy_from(std::span<const std::byte>(data), producer);
-  kernels.spin_then_add(producer, buffer.handle(), buffer.size(), kSpinCycles, 5);
+  kernels.spin_then_add(producer, buffer.handle(), buffer.size(), kStreamSpinCycles, 5);
   consumer.wait(producer);
   const auto back = read_back(buffer, consumer);
   EXPECT_EQ(first_difference(back, plus(data, 5)), -1);
@@ -141,7 +141,7 @@ TEST_F(StreamTest, WaitOnEventOrdersWorkAcrossStreams) {
   const auto data = random_bytes(1 << 20, 3);
   cuwrap::Buffer buffer = device().allocate(data.size(), producer);
   buffer.copy_from(std::span<const std::byte>(data), producer);
-  kernels.spin_then_add(producer, buffer.handle(), buffer.size(), kSpinCycles, 9);
+  kernels.spin_then_add(producer, buffer.handle(), buffer.size(), kStreamSpinCycles, 9);
   const cuwrap::Event done = producer.record();
   consumer.wait(done);
   const auto back = read_back(buffer, consumer);
@@ -230,7 +230,7 @@ TEST_F(StreamTest, BlockingStreamOrdersWithLegacyDefaultStream) {
   const auto data = random_bytes(1 << 16, 5);
   cuwrap::Buffer buffer = device().allocate(data.size(), blocking);
   buffer.copy_from(std::span<const std::byte>(data), blocking);
-  kernels.spin_then_add(blocking, buffer.handle(), buffer.size(), kSpinCycles, 2);
+  kernels.spin_then_add(blocking, buffer.handle(), buffer.size(), kStreamSpinCycles, 2);
   const auto back = read_back(buffer, cuwrap::kLegacyDefaultStream);
   EXPECT_EQ(first_difference(back, plus(data, 2)), -1);
 }

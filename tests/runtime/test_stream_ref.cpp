@@ -36,7 +36,7 @@ using cuwrap::StreamRef;
 // Never dereferenced: no test below hands these to the driver.
 const CUstream kFakeStream = reinterpret_cast<CUstream>(std::uintptr_t{0x7000});
 const CUevent kFakeEvent = reinterpret_cast<CUevent>(std::uintptr_t{0x7100});
-constexpr CUdeviceptr kFakePointer = 0x10000;
+constexpr CUdeviceptr kStreamRefFakePointer = 0x10000;
 
 // ---- The types say what they are -------------------------------------------------------
 
@@ -115,7 +115,7 @@ TEST(NoGpuStreamRef, NullHandleIsRefusedNamingTheConstructor) {
   EXPECT_NE(message.find("StreamRef(CUstream)"), std::string::npos) << message;
   EXPECT_NE(message.find("kLegacyDefaultStream"), std::string::npos) << message;
   // Where a function takes a StreamRef, the null handle is refused before the call.
-  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 4);
+  Buffer buffer = cuwrap::testing::fake_buffer(kStreamRefFakePointer, 4);
   EXPECT_THROW(buffer.fill(std::uint8_t{1}, null_handle), std::invalid_argument);
 }
 
@@ -130,7 +130,7 @@ TEST(NoGpuStreamRef, EmptyStreamThroughARefThrowsLogicError) {
   closed.close();  // idempotent on an empty owner
   const StreamRef from_closed = closed;
   EXPECT_THROW(static_cast<void>(from_closed.is_done()), std::logic_error);
-  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 4);
+  Buffer buffer = cuwrap::testing::fake_buffer(kStreamRefFakePointer, 4);
   EXPECT_THROW(buffer.fill(std::uint8_t{1}, from_closed), std::logic_error);
   EXPECT_THROW(kPerThreadDefaultStream.wait(from_closed), std::logic_error);
 }
@@ -167,12 +167,12 @@ TEST(NoGpuEventRef, EventConvertsAndAClosedOneThrows) {
 }
 
 TEST(NoGpuBufferRef, ViewsAndSlices) {
-  const Buffer whole = cuwrap::testing::fake_buffer(kFakePointer, 64);
+  const Buffer whole = cuwrap::testing::fake_buffer(kStreamRefFakePointer, 64);
   const BufferRef ref = whole;
-  EXPECT_EQ(ref.handle(), kFakePointer);
+  EXPECT_EQ(ref.handle(), kStreamRefFakePointer);
   EXPECT_EQ(ref.size(), 64U);
   const BufferRef part = ref.slice(8, 16);
-  EXPECT_EQ(part, BufferRef(kFakePointer + 8, 16));
+  EXPECT_EQ(part, BufferRef(kStreamRefFakePointer + 8, 16));
   // Buffer::slice gives the same view.
   EXPECT_EQ(whole.slice(8, 16), part);
   EXPECT_EQ(ref.slice(64, 0).size(), 0U);
@@ -187,14 +187,14 @@ TEST(NoGpuBufferRef, NullAddressOnlyWhenEmpty) {
   const std::string message = message_of([] { static_cast<void>(BufferRef(0, 4)); });
   EXPECT_NE(message.find("BufferRef(CUdeviceptr, size)"), std::string::npos) << message;
   EXPECT_THROW(static_cast<void>(BufferRef(0, 4)), std::invalid_argument);
-  Buffer closed = cuwrap::testing::fake_buffer(kFakePointer, 4);
+  Buffer closed = cuwrap::testing::fake_buffer(kStreamRefFakePointer, 4);
   closed.close();
   EXPECT_THROW(static_cast<void>(BufferRef(closed)), std::logic_error);
 }
 
 TEST(NoGpuBufferRef, CopySizeMismatchIsCheckedBeforeTheDriver) {
-  Buffer buffer = cuwrap::testing::fake_buffer(kFakePointer, 16);
-  const BufferRef other(kFakePointer + 64, 8);
+  Buffer buffer = cuwrap::testing::fake_buffer(kStreamRefFakePointer, 16);
+  const BufferRef other(kStreamRefFakePointer + 64, 8);
   const std::string message = message_of([&] { buffer.copy_from(other, kFakeStream); });
   EXPECT_NE(message.find("16 bytes"), std::string::npos) << message;
   EXPECT_NE(message.find("8 bytes"), std::string::npos) << message;
@@ -215,7 +215,7 @@ class NewSignatureResource : public cuwrap::MemoryResource {
  public:
   Buffer allocate(std::size_t size, StreamRef stream) override {
     calls.push_back({"allocate(StreamRef)", stream.handle()});
-    return Buffer::adopt(kFakePointer, size, this, stream);
+    return Buffer::adopt(kStreamRefFakePointer, size, this, stream);
   }
   void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, StreamRef stream) override {
     calls.push_back({"deallocate(StreamRef)", stream.handle()});
@@ -233,7 +233,7 @@ std::vector<Call> exercise(Resource& resource) {
   const StreamRef per_thread = StreamRef::from_handle(CU_STREAM_PER_THREAD);
   {
     Buffer a = mr.allocate(8, StreamRef(kFakeStream));
-    EXPECT_EQ(a.handle(), kFakePointer);
+    EXPECT_EQ(a.handle(), kStreamRefFakePointer);
     EXPECT_EQ(a.size(), 8U);
   }  // freed on its allocation stream
   {
@@ -299,7 +299,7 @@ class NewFormOnBuiltIn : public cuwrap::LegacyPinnedMemoryResource {
   using LegacyPinnedMemoryResource::deallocate;
   Buffer allocate(std::size_t size, StreamRef stream) override {
     calls.push_back({"allocate(StreamRef)", stream.handle()});
-    return Buffer::adopt(kFakePointer, size, this, stream);
+    return Buffer::adopt(kStreamRefFakePointer, size, this, stream);
   }
   void deallocate(CUdeviceptr /*ptr*/, std::size_t /*size*/, StreamRef stream) override {
     calls.push_back({"deallocate(StreamRef)", stream.handle()});

@@ -27,14 +27,14 @@ constexpr int kThreads = 16;
 constexpr int kIterations = 24;
 constexpr std::size_t kWords = 2048;
 
-constexpr const char* kSource =
+constexpr const char* kStressSource =
     "extern \"C\" __global__ void add(unsigned* v, unsigned long long n, unsigned x) {\n"
     "  unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x;\n"
     "  if (i < n) v[i] += x;\n"
     "}\n"
     "extern \"C\" __global__ void count(unsigned long long* counter) { atomicAdd(counter, 1ull); }\n";
 
-cuwrap::LaunchConfig config_for(std::size_t n) {
+cuwrap::LaunchConfig stress_config_for(std::size_t n) {
   cuwrap::LaunchConfig config;
   config.grid = cuwrap::Dim3(static_cast<unsigned>((n + 255) / 256));
   config.block = cuwrap::Dim3(256);
@@ -49,7 +49,7 @@ TEST_F(StressTest, SixteenThreadsShareDeviceKernelResourcesAndGraph) {
     return;
   }
   const cuwrap::Device dev = device();
-  cuwrap::Program program(kSource, cuwrap::CodeType::Cxx);
+  cuwrap::Program program(kStressSource, cuwrap::CodeType::Cxx);
   const cuwrap::ObjectCode code = program.compile(cuwrap::TargetType::Cubin);
   const cuwrap::Kernel add = code.get_kernel("add");
   const cuwrap::Kernel count = code.get_kernel("count");
@@ -64,7 +64,7 @@ TEST_F(StressTest, SixteenThreadsShareDeviceKernelResourcesAndGraph) {
   counter.fill(std::uint8_t{0}, setup);
   cuwrap::GraphBuilder builder = dev.create_graph_builder();
   builder.begin_building();
-  cuwrap::LaunchConfig one_thread;  // one increment per replay (config_for(1) runs 256 threads)
+  cuwrap::LaunchConfig one_thread;  // one increment per replay (stress_config_for(1) runs 256 threads)
   one_thread.grid = cuwrap::Dim3(1);
   one_thread.block = cuwrap::Dim3(1);
   cuwrap::launch(builder, one_thread, count, counter);
@@ -95,7 +95,7 @@ TEST_F(StressTest, SixteenThreadsShareDeviceKernelResourcesAndGraph) {
           Buffer staging = pinned.allocate(kWords * sizeof(unsigned), stream);
           data.copy_from(std::as_bytes(std::span(host)), stream);
           const auto x = static_cast<unsigned>(t * 100 + i);
-          cuwrap::launch(stream, config_for(kWords), add, data, static_cast<unsigned long long>(kWords), x);
+          cuwrap::launch(stream, stress_config_for(kWords), add, data, static_cast<unsigned long long>(kWords), x);
           {
             const std::lock_guard<std::mutex> lock(graph_mutex);
             graph.launch(stream);

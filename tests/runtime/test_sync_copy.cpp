@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "checks.hpp"
 #include "device_fixture.hpp"
 
 #include <array>
@@ -21,9 +22,7 @@
 
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using cuwrap::testing::contains;
 
 TEST(SyncCopyChecks, SizesAreComparedBeforeTheDriver) {
   // No driver call is reached: the memory at these addresses does not exist.

@@ -33,7 +33,7 @@ using cuwrap::IPCChildProcess;
 using cuwrap::kIPCChannelEnvironmentVariable;
 using cuwrap::testing::contains;
 
-IPCChildProcess start_self(const std::string& test) {
+IPCChildProcess vmm_start_self(const std::string& test) {
   return IPCChildProcess(std::filesystem::read_symlink("/proc/self/exe").string(),
                          {"--gtest_filter=" + test});
 }
@@ -137,7 +137,7 @@ TEST_F(VmmIpc, AnotherProcessImportsReadsAndWritesVirtualMemoryBuffers) {
   output.fill(std::uint8_t{0}, stream());
   stream().sync();
 
-  IPCChildProcess child = start_self("VmmIpcChild.ImportRefuseLiesReadAndWrite");
+  IPCChildProcess child = vmm_start_self("VmmIpcChild.ImportRefuseLiesReadAndWrite");
   child.channel().set_receive_timeout(120);
   for (const Buffer* buffer : {&input, &input, &input, &output}) {
     const cuwrap::IPCVirtualBuffer shared = vmm.export_buffer(*buffer);
@@ -181,7 +181,7 @@ TEST_F(VmmIpc, AnEnlargedPoolDescriptorIsRefusedInTheImportingProcess) {
                                   cuwrap::DeviceMemoryResourceOptions{.ipc_enabled = true});
   Buffer small = mr.allocate(64, stream());
   stream().sync();
-  IPCChildProcess child = start_self("VmmIpcChild.RefuseAnEnlargedPoolDescriptor");
+  IPCChildProcess child = vmm_start_self("VmmIpcChild.RefuseAnEnlargedPoolDescriptor");
   child.channel().set_receive_timeout(120);
   child.channel().send(
       cuwrap::IPCSharedBuffers{mr.get_allocation_handle(), {small.get_ipc_descriptor()}});

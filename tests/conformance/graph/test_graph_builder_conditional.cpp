@@ -63,10 +63,10 @@ extern "C" __global__ void loop_kernel(cudaGraphConditionalHandle handle) {
 }
 
 // Pinned ints the test reads and writes directly.
-struct HostInts {
+struct ConditionalHostInts {
   cuwrap::LegacyPinnedMemoryResource mr;
   Buffer buffer;
-  explicit HostInts(int count) : buffer(mr.allocate(sizeof(int) * static_cast<unsigned>(count))) {
+  explicit ConditionalHostInts(int count) : buffer(mr.allocate(sizeof(int) * static_cast<unsigned>(count))) {
     for (int i = 0; i < count; ++i) {
       data()[i] = 0;
     }
@@ -94,7 +94,7 @@ TEST_F(GraphConditional, test_graph_conditional_if) {
       SCOPED_TRACE(std::string(type_name(as_bool)) + " " + std::to_string(condition_value));
       const ConditionalKernels k = compile_conditional_kernels(type_name(as_bool));
       const Stream launch_stream = Device(0).create_stream();
-      HostInts arr(2);
+      ConditionalHostInts arr(2);
       GraphBuilder gb = Device(0).create_graph_builder().begin_building();
       const CUgraphConditionalHandle handle = gb.create_conditional_handle();
       set_condition(gb, k, handle, as_bool, condition_value);
@@ -131,7 +131,7 @@ TEST_F(GraphConditional, test_graph_conditional_if_else) {
       SCOPED_TRACE(std::string(type_name(as_bool)) + " " + std::to_string(condition_value));
       const ConditionalKernels k = compile_conditional_kernels(type_name(as_bool));
       const Stream launch_stream = Device(0).create_stream();
-      HostInts arr(2);
+      ConditionalHostInts arr(2);
       GraphBuilder gb = Device(0).create_graph_builder().begin_building();
       const CUgraphConditionalHandle handle = gb.create_conditional_handle();
       set_condition(gb, k, handle, as_bool, condition_value);
@@ -173,7 +173,7 @@ TEST_F(GraphConditional, test_graph_conditional_switch) {
     SCOPED_TRACE(condition_value);
     const ConditionalKernels k = compile_conditional_kernels("unsigned int");
     const Stream launch_stream = Device(0).create_stream();
-    HostInts arr(3);
+    ConditionalHostInts arr(3);
     GraphBuilder gb = Device(0).create_graph_builder().begin_building();
     const CUgraphConditionalHandle handle = gb.create_conditional_handle();
     set_condition(gb, k, handle, false, condition_value);
@@ -211,7 +211,7 @@ TEST_F(GraphConditional, test_graph_conditional_while) {
     SCOPED_TRACE(condition_value);
     const ConditionalKernels k = compile_conditional_kernels("unsigned int");
     const Stream launch_stream = Device(0).create_stream();
-    HostInts arr(1);
+    ConditionalHostInts arr(1);
     GraphBuilder gb = Device(0).create_graph_builder().begin_building();
     // No kernel sets the condition: its default value starts the loop.
     const CUgraphConditionalHandle handle = gb.create_conditional_handle(condition_value);

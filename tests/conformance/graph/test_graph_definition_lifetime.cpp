@@ -140,7 +140,7 @@ struct CallLog {
 std::atomic<bool> g_raw_called{false};
 std::atomic<int> g_raw_byte{0};
 void raw_fn(void* /*data*/) { g_raw_called = true; }
-void read_byte(void* data) { g_raw_byte = *static_cast<const std::uint8_t*>(data); }
+void lifetime_read_byte(void* data) { g_raw_byte = *static_cast<const std::uint8_t*>(data); }
 
 // =============================================================================
 // Conditional body graph lifetime
@@ -522,7 +522,7 @@ TEST_F(GraphDefinitionLifetime, test_cfunc_bytes_user_data_survives_del) {
   {
     const std::vector<std::uint8_t> payload{0xCD};
     // The callable holds its own copy of the bytes it passes.
-    g.callback({}, [user_data = payload]() mutable { read_byte(user_data.data()); });
+    g.callback({}, [user_data = payload]() mutable { lifetime_read_byte(user_data.data()); });
   }
   Graph graph = g.instantiate();
   const Stream stream = device().create_stream();
