@@ -1311,7 +1311,8 @@ TEST_F(GraphTest, AllocAndFreeNodesGiveTheGraphScratchMemory) {
   for (int round = 0; round < 2; ++round) {
     write_words(out, random_words(kWords), stream_);
     graph.launch(stream_);
-    EXPECT_EQ(download_words(out, stream_), std::vector<unsigned>(kWords, value)) << "round " << round;
+    EXPECT_EQ(download_words(out, stream_), std::vector<unsigned>(kWords, value))
+        << "round " << round;
   }
   // As cuda.core, the driver decides: it refuses an empty allocation and a null free.
   EXPECT_THROW(builder.alloc({}, 0), cuwrap::DriverError);

@@ -222,7 +222,8 @@ TEST_F(GraphDefinitionTest, AllocMemsetMemcpyFreeNodesReportTheirParametersAndRu
   EXPECT_EQ(ap.memory_type, cuwrap::GraphMemoryType::Device);
   EXPECT_TRUE(ap.peer_access.empty());
 
-  const GraphNode fill = def.memset(after(alloc.node), alloc.address, std::uint8_t{0xAB}, kDefinitionBytes);
+  const GraphNode fill =
+      def.memset(after(alloc.node), alloc.address, std::uint8_t{0xAB}, kDefinitionBytes);
   const cuwrap::MemsetNodeParams mp = cuwrap::memset_node_params(fill);
   EXPECT_EQ(mp.dst, alloc.address);
   EXPECT_EQ(mp.value, 0xABU);
@@ -249,8 +250,9 @@ TEST_F(GraphDefinitionTest, AllocMemsetMemcpyFreeNodesReportTheirParametersAndRu
   graph.set_memset_node(fill, {.dst = alloc.address, .value = 0x5C, .width = kDefinitionBytes});
   graph.launch(stream_);
   EXPECT_EQ(read(out), std::vector<std::uint8_t>(kDefinitionBytes, 0x5C));
-  EXPECT_THROW(graph.set_memset_node(copy, {.dst = alloc.address, .value = 1, .width = kDefinitionBytes}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      graph.set_memset_node(copy, {.dst = alloc.address, .value = 1, .width = kDefinitionBytes}),
+      std::invalid_argument);
   EXPECT_THROW(cuwrap::memset_node_params(copy), std::invalid_argument);
 }
 
@@ -345,8 +347,8 @@ TEST_F(GraphDefinitionTest, WideMemsetNodesKeepTheirElementSize) {
   GraphDefinition def(*device_);
   Buffer out = device_->allocate(kDefinitionBytes, stream_);
   const GraphNode n16 = def.memset({}, out.handle(), std::uint16_t{0xCDAB}, kDefinitionBytes / 2);
-  const GraphNode n32 =
-      def.memset(after(n16), out.handle(), std::uint32_t{0x04030201}, kDefinitionBytes / 16, 2, kDefinitionBytes / 2);
+  const GraphNode n32 = def.memset(after(n16), out.handle(), std::uint32_t{0x04030201},
+                                   kDefinitionBytes / 16, 2, kDefinitionBytes / 2);
   EXPECT_EQ(cuwrap::memset_node_params(n16).element_size, 2U);
   EXPECT_EQ(cuwrap::memset_node_params(n16).value, 0xCDABU);
   const cuwrap::MemsetNodeParams p = cuwrap::memset_node_params(n32);
@@ -393,7 +395,8 @@ TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
   CUWRAP_REQUIRE_NVRTC();
   Buffer counter = zeroed_word();
   GraphDefinition def(*device_);
-  const GraphNode node = def.launch({}, single_thread(), definition_kernels().add_to_counter, counter, 1u);
+  const GraphNode node =
+      def.launch({}, single_thread(), definition_kernels().add_to_counter, counter, 1u);
   LaunchConfig cooperative = single_thread();
   cooperative.cooperative_launch = true;
   def.set_kernel_node(node, cooperative, definition_kernels().add_to_counter, counter, 2u);
@@ -403,9 +406,9 @@ TEST_F(GraphDefinitionTest, SetKernelParamsAppliesClusterAndCooperativeLaunch) {
   {
     Graph graph = def.instantiate();
     graph.set_kernel_node(node, cooperative, definition_kernels().add_to_counter, counter, 3u);
-    EXPECT_THROW(
-        graph.set_kernel_node(node, single_thread(), definition_kernels().add_to_counter, counter, 3u),
-        std::invalid_argument);
+    EXPECT_THROW(graph.set_kernel_node(node, single_thread(), definition_kernels().add_to_counter,
+                                       counter, 3u),
+                 std::invalid_argument);
     graph.launch(stream_);
     EXPECT_EQ(read_word(counter), 3u);
   }

@@ -116,7 +116,8 @@ TEST(Linker, BackendFollowsTheDriverAndNvJitLinkVersions) {
 
 TEST(Linker, LinksTwoRelocatableUnitsToCubin) {
   CUWRAP_REQUIRE_NVRTC();
-  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, linker_sm90());
+  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)},
+                linker_sm90());
   // The driver's linker does the same job (no handle then), but needs a device to link.
   EXPECT_EQ(linker.backend(), link_backend_name(expected_link_backend().backend))
       << expected_link_backend().reason;
@@ -137,7 +138,8 @@ TEST(Linker, LinksPtxWithCubin) {
   if (!expects_nvjitlink()) {
     CUWRAP_REQUIRE_GPU();  // the driver's linker links in a context
   }
-  Linker linker({compile(kHelper, TargetType::Ptx), compile(kMain, TargetType::Cubin)}, linker_sm90());
+  Linker linker({compile(kHelper, TargetType::Ptx), compile(kMain, TargetType::Cubin)},
+                linker_sm90());
   EXPECT_TRUE(is_elf(linker.link(TargetType::Cubin).code()));
 }
 
@@ -218,7 +220,8 @@ TEST(Linker, UndefinedSymbolThrowsWithTheLog) {
 TEST(Linker, RejectsBadRequests) {
   CUWRAP_REQUIRE_NVRTC();
   EXPECT_THROW(Linker({}, linker_sm90()), std::invalid_argument);
-  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)}, linker_sm90());
+  Linker linker({compile(kHelper, TargetType::Cubin), compile(kMain, TargetType::Cubin)},
+                linker_sm90());
   try {
     static_cast<void>(linker.link(TargetType::Ptx));
     FAIL() << "expected std::invalid_argument";

@@ -35,8 +35,8 @@ using cuwrap::testing::contains;
 
 // cuda.core's saxpy and vector_add, and a kernel without parameters.
 const std::string kObjectCodeKernels = std::string(cuwrap::testing::kSaxpySource) +
-                             "extern \"C\" __global__ void no_args() {}\n" +
-                             cuwrap::testing::kVectorAddSource;
+                                       "extern \"C\" __global__ void no_args() {}\n" +
+                                       cuwrap::testing::kVectorAddSource;
 
 const std::vector<std::string> kExpressions{"vector_add<float>"};
 

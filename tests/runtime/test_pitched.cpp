@@ -120,9 +120,9 @@ class PitchedGpu : public cuwrap::testing::DeviceStreamTest {
       return;
     }
     CUWRAP_REQUIRE_NVRTC();
-    code_.emplace(
-        cuwrap::Program(std::string(cuwrap::kTextureFetchHelpers) + kPitchedKernels, cuwrap::CodeType::Cxx)
-            .compile(cuwrap::TargetType::Cubin));
+    code_.emplace(cuwrap::Program(std::string(cuwrap::kTextureFetchHelpers) + kPitchedKernels,
+                                  cuwrap::CodeType::Cxx)
+                      .compile(cuwrap::TargetType::Cubin));
   }
   std::optional<cuwrap::ObjectCode> code_;
 };

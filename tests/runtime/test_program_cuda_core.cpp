@@ -218,7 +218,8 @@ extern "C" __global__ void k() {}
   // diag_error makes a warning (#177-D, a variable never referenced) an error.
   constexpr const char* kUnused = R"(extern "C" __global__ void k() { int unused; })";
   std::string log;
-  EXPECT_NO_THROW(Program(kUnused, CodeType::Cxx, core_sm90()).compile(TargetType::Ptx, {.log = &log}));
+  EXPECT_NO_THROW(
+      Program(kUnused, CodeType::Cxx, core_sm90()).compile(TargetType::Ptx, {.log = &log}));
   EXPECT_TRUE(contains(log, "177")) << log;
   ProgramOptions strict = core_sm90();
   strict.diag_error = {177};

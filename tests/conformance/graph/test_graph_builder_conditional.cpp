@@ -66,7 +66,8 @@ extern "C" __global__ void loop_kernel(cudaGraphConditionalHandle handle) {
 struct ConditionalHostInts {
   cuwrap::LegacyPinnedMemoryResource mr;
   Buffer buffer;
-  explicit ConditionalHostInts(int count) : buffer(mr.allocate(sizeof(int) * static_cast<unsigned>(count))) {
+  explicit ConditionalHostInts(int count)
+      : buffer(mr.allocate(sizeof(int) * static_cast<unsigned>(count))) {
     for (int i = 0; i < count; ++i) {
       data()[i] = 0;
     }

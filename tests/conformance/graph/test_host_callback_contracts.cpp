@@ -97,7 +97,9 @@ TEST_F(GraphHostCallbackContracts, test_python_callback_exception_is_reported_as
 // A C-style callback taking `void*`: the graph node calls it with the caller's pointer,
 // which the callable holds; nothing is copied.
 std::vector<std::pair<void*, std::uint8_t>>* g_seen = nullptr;
-void contract_read_byte(void* data) { g_seen->emplace_back(data, *static_cast<std::uint8_t*>(data)); }
+void contract_read_byte(void* data) {
+  g_seen->emplace_back(data, *static_cast<std::uint8_t*>(data));
+}
 
 TEST_F(GraphHostCallbackContracts, test_ctypes_callback_receives_caller_owned_user_data_pointer) {
   const Stream stream = device().create_stream();
