@@ -12,7 +12,7 @@
 #   CUWRAP_LIBRARY_<ns>_HEADER_FILES    the headers cuwrap-gen writes for it
 # CUWRAP_LIBRARY_SHARED_HEADER_FILES and CUWRAP_LIBRARY_SHARED_SOURCE_NAMES: what it
 # writes for all of them (the sources are under src/, without ".cpp").
-set(CUWRAP_LIBRARY_NAMES driver nvrtc nvjitlink nvvm nvml nvfatbin driver_gl driver_egl)
+set(CUWRAP_LIBRARY_NAMES driver nvrtc nvjitlink nvvm nvml nvfatbin driver_gl driver_egl cufile)
 set(CUWRAP_LIBRARY_driver_HEADER "cuda.h")
 set(CUWRAP_LIBRARY_driver_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_driver_OPTIONAL OFF)
@@ -93,6 +93,16 @@ set(CUWRAP_LIBRARY_driver_egl_MACRO "CUWRAP_HAS_DRIVER_EGL")
 set(CUWRAP_LIBRARY_driver_egl_DISPLAY "libcuda")
 set(CUWRAP_LIBRARY_driver_egl_HEADER_FILES include/cuwrap/driver_egl.hpp include/cuwrap/driver_egl_raw.hpp
     include/cuwrap/driver_egl_enums.hpp)
+set(CUWRAP_LIBRARY_cufile_HEADER "cufile.h")
+set(CUWRAP_LIBRARY_cufile_INCLUDE_DIRS ".")
+set(CUWRAP_LIBRARY_cufile_OPTIONAL ON)
+set(CUWRAP_LIBRARY_cufile_EXTRA_ONLY ON)
+set(CUWRAP_LIBRARY_cufile_SYSTEM_HEADERS)
+set(CUWRAP_LIBRARY_cufile_OPTION "")
+set(CUWRAP_LIBRARY_cufile_MACRO "CUWRAP_HAS_CUFILE")
+set(CUWRAP_LIBRARY_cufile_DISPLAY "libcufile")
+set(CUWRAP_LIBRARY_cufile_HEADER_FILES include/cuwrap/cufile.hpp include/cuwrap/cufile_raw.hpp
+    include/cuwrap/cufile_enums.hpp)
 set(CUWRAP_LIBRARY_SHARED_HEADER_FILES
     include/cuwrap/detail/symbols.hpp
     include/cuwrap/detail/device_attributes.inc

@@ -24,23 +24,35 @@ namespace cuwrap {
 #if {{MACRO}}
 namespace {
 {{BLANK_LINE}}
-// The text of `code`: {{#ERROR_STRING}}{{FUNCTION}}'s when {{DISPLAY}} loads, else {{/ERROR_STRING}}the header's documentation.
-std::string {{NS}}_description({{STATUS_TYPE}} code) {
+// The text of `{{CODE}}`: {{#ERROR_STRING}}{{FUNCTION}}'s{{WHEN}}, else {{/ERROR_STRING}}the header's documentation.
+std::string {{TEXT_FUNCTION}}({{STATUS_TYPE}} code) {
 {{#ERROR_STRING}}
 {{#OUT}}
   const char* text = nullptr;
-  if ({{NS}}::raw::{{FUNCTION}}(code, &text) == {{SUCCESS}} && text != nullptr && *text != '\0') {
+  if ({{CALL}}({{CODE}}, &text) == {{SUCCESS}} && text != nullptr && *text != '\0') {
     return text;
   }
 {{/OUT}}
 {{#RETURNED}}
-  if (const char* text = {{NS}}::raw::{{FUNCTION}}(code); text != nullptr && *text != '\0') {
+  if (const char* text = {{CALL}}({{CODE}}); text != nullptr && *text != '\0') {
     return text;
   }
 {{/RETURNED}}
 {{/ERROR_STRING}}
-  return detail::describe(code);
+  return detail::describe({{CODE}});
 }
+{{#DETAIL}}
+{{BLANK_LINE}}
+// The text of `code`, naming its `{{DETAIL_MEMBER}}` for {{DETAIL_WHEN}}.
+std::string {{NS}}_description({{STATUS_TYPE}} code) {
+  std::string text = {{TEXT_FUNCTION}}(code);
+  if ({{CODE}} == {{DETAIL_WHEN}}) {
+    text += ": ";
+    text += to_string(code.{{DETAIL_MEMBER}});
+  }
+  return text;
+}
+{{/DETAIL}}
 {{#LOG}}
 {{BLANK_LINE}}
 // Read {{LOG_WHAT}} of `handle` through the raw entry points; never throws a status (an
@@ -63,12 +75,14 @@ std::string {{NS}}_log({{LOG_HANDLE}} handle) {
 }  // namespace
 {{BLANK_LINE}}
 {{ERROR_TYPE}}::{{ERROR_TYPE}}({{STATUS_TYPE}} code, std::string function, std::string log)
-    : StatusError(ReleaseFailureKind::{{LIBRARY}}, static_cast<int>(code), to_string(code),
-                  std::move(function), {{NS}}_description(code), std::move(log)) {}
+    : StatusError(ReleaseFailureKind::{{LIBRARY}}, static_cast<int>({{CODE}}), to_string({{CODE}}),
+                  std::move(function), {{NS}}_description(code), std::move(log)){{#DETAIL}},
+      {{DETAIL_ACCESSOR}}_({{CODE}} == {{DETAIL_WHEN}} ? code.{{DETAIL_MEMBER}} : {{DETAIL_TYPE}}{}){{/DETAIL}} {}
 {{BLANK_LINE}}
 {{ERROR_TYPE}}::{{ERROR_TYPE}}({{STATUS_TYPE}} code, std::string function, Message message)
-    : StatusError(ReleaseFailureKind::{{LIBRARY}}, static_cast<int>(code), to_string(code),
-                  std::move(function), std::move(message)) {}
+    : StatusError(ReleaseFailureKind::{{LIBRARY}}, static_cast<int>({{CODE}}), to_string({{CODE}}),
+                  std::move(function), std::move(message)){{#DETAIL}},
+      {{DETAIL_ACCESSOR}}_({{CODE}} == {{DETAIL_WHEN}} ? code.{{DETAIL_MEMBER}} : {{DETAIL_TYPE}}{}){{/DETAIL}} {}
 {{#ERROR_LOG}}
 {{BLANK_LINE}}
 {{ERROR_TYPE}} {{ERROR_TYPE}}::with_log({{STATUS_TYPE}} code, const std::string& function,
@@ -90,15 +104,15 @@ void throw_{{NS}}_error({{STATUS_TYPE}} code, const char* function) {
 }
 {{BLANK_LINE}}
 void report_release_failure({{STATUS_TYPE}} code, const char* function, const char* object) noexcept {
-  if (code == {{SUCCESS}}) {
+  if ({{CODE}} == {{SUCCESS}}) {
     return;
   }
   try {
-    const std::string message = failure_message(function, to_string(code), {{NS}}_description(code));
-    report_status_failure(ReleaseFailureKind::{{LIBRARY}}, static_cast<int>(code), function, object,
+    const std::string message = failure_message(function, to_string({{CODE}}), {{NS}}_description(code));
+    report_status_failure(ReleaseFailureKind::{{LIBRARY}}, static_cast<int>({{CODE}}), function, object,
                           message.c_str());
   } catch (...) {  // no memory for the message: report without it
-    report_status_failure(ReleaseFailureKind::{{LIBRARY}}, static_cast<int>(code), function, object,
+    report_status_failure(ReleaseFailureKind::{{LIBRARY}}, static_cast<int>({{CODE}}), function, object,
                           "out of memory composing the message");
   }
 }

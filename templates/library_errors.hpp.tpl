@@ -23,14 +23,19 @@ namespace cuwrap {
 /// Thrown for a non-success {{STATUS_TYPE}} returned by a {{HEADER}} call ({{DISPLAY}}).
 ///
 /// what() reads "<function> failed: <NAME> (<description>)"{{#LOG}}, followed by {{LOG_WHAT}}
-/// on the next lines when there is one{{/LOG}}.
+/// on the next lines when there is one{{/LOG}}.{{#DETAIL}} For {{DETAIL_WHEN}} the description
+/// ends with the {{DETAIL_TYPE}}'s name, which {{DETAIL_ACCESSOR}}() returns.{{/DETAIL}}
 class {{ERROR_TYPE}} : public StatusError {
  public:
   /// Build the error for `code` returned by the C function `function`, with `log`,
   /// {{LOG_WHAT}} (may be empty).
   {{ERROR_TYPE}}({{STATUS_TYPE}} code, std::string function, std::string log = {});
-  /// Return the {{STATUS_TYPE}} that was returned.
-  {{STATUS_TYPE}} code() const noexcept { return static_cast<{{STATUS_TYPE}}>(status()); }
+  /// Return the {{CODE_TYPE}} that was returned{{#STRUCT}} (the status's `{{CODE_MEMBER}}`){{/STRUCT}}.
+  {{CODE_TYPE}} code() const noexcept { return static_cast<{{CODE_TYPE}}>(status()); }
+{{#DETAIL}}
+  /// Return the status's `{{DETAIL_MEMBER}}` when code() is {{DETAIL_WHEN}}, else {{DETAIL_TYPE}}{}.
+  {{DETAIL_TYPE}} {{DETAIL_ACCESSOR}}() const noexcept { return {{DETAIL_ACCESSOR}}_; }
+{{/DETAIL}}
 {{#ERROR_LOG}}
   /// Return log(), {{LOG_WHAT}}: the name before every exception's log was log().
   const std::string& error_log() const noexcept { return log(); }
@@ -46,6 +51,11 @@ class {{ERROR_TYPE}} : public StatusError {
   /// Build the error for `code` in `function` with `message` as what(), for errors that
   /// say more than the status.
   {{ERROR_TYPE}}({{STATUS_TYPE}} code, std::string function, Message message);
+{{#DETAIL}}
+{{BLANK_LINE}}
+ private:
+  {{DETAIL_TYPE}} {{DETAIL_ACCESSOR}}_{};
+{{/DETAIL}}
 };
 {{#ALIAS}}
 {{BLANK_LINE}}
@@ -66,17 +76,17 @@ namespace detail {
 /// reported. Never throws.
 void report_release_failure({{STATUS_TYPE}} code, const char* function, const char* object) noexcept;
 {{BLANK_LINE}}
-/// Throw {{ERROR_TYPE}} unless `code` is {{SUCCESS}}.
+/// Throw {{ERROR_TYPE}} unless `{{CODE}}` is {{SUCCESS}}.
 inline void check({{STATUS_TYPE}} code, const char* function) {
-  if (code != {{SUCCESS}}) [[unlikely]] {
+  if ({{CODE}} != {{SUCCESS}}) [[unlikely]] {
     throw_{{NS}}_error(code, function);
   }
 }
 {{#LOG}}
 {{BLANK_LINE}}
-/// Throw {{ERROR_TYPE}} carrying {{LOG_WHAT}} of `handle` unless `code` is {{SUCCESS}}.
+/// Throw {{ERROR_TYPE}} carrying {{LOG_WHAT}} of `handle` unless `{{CODE}}` is {{SUCCESS}}.
 inline void check({{STATUS_TYPE}} code, const char* function, {{LOG_HANDLE}} handle) {
-  if (code != {{SUCCESS}}) [[unlikely]] {
+  if ({{CODE}} != {{SUCCESS}}) [[unlikely]] {
     throw_{{NS}}_log_error(code, function, handle);
   }
 }

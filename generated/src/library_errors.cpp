@@ -24,6 +24,10 @@
 #include <cuwrap/nvfatbin_enums.hpp>
 #include <cuwrap/nvfatbin_raw.hpp>
 #endif
+#if CUWRAP_HAS_CUFILE
+#include <cuwrap/cufile_enums.hpp>
+#include <cuwrap/cufile_raw.hpp>
+#endif
 
 #include <cstddef>
 #include <string>
@@ -341,5 +345,61 @@ void report_release_failure(nvFatbinResult code, const char* function, const cha
 
 }  // namespace detail
 #endif  // CUWRAP_HAS_NVFATBIN
+
+#if CUWRAP_HAS_CUFILE
+namespace {
+
+// The text of `code.err`: cufileop_status_error's, else the header's documentation.
+std::string cufile_code_text(CUfileError_t code) {
+  if (const char* text = ::cufileop_status_error(code.err); text != nullptr && *text != '\0') {
+    return text;
+  }
+  return detail::describe(code.err);
+}
+
+// The text of `code`, naming its `cu_err` for CU_FILE_CUDA_DRIVER_ERROR.
+std::string cufile_description(CUfileError_t code) {
+  std::string text = cufile_code_text(code);
+  if (code.err == CU_FILE_CUDA_DRIVER_ERROR) {
+    text += ": ";
+    text += to_string(code.cu_err);
+  }
+  return text;
+}
+
+}  // namespace
+
+CuFileError::CuFileError(CUfileError_t code, std::string function, std::string log)
+    : StatusError(ReleaseFailureKind::CuFile, static_cast<int>(code.err), to_string(code.err),
+                  std::move(function), cufile_description(code), std::move(log)),
+      cuda_error_(code.err == CU_FILE_CUDA_DRIVER_ERROR ? code.cu_err : CUresult{}) {}
+
+CuFileError::CuFileError(CUfileError_t code, std::string function, Message message)
+    : StatusError(ReleaseFailureKind::CuFile, static_cast<int>(code.err), to_string(code.err),
+                  std::move(function), std::move(message)),
+      cuda_error_(code.err == CU_FILE_CUDA_DRIVER_ERROR ? code.cu_err : CUresult{}) {}
+
+namespace detail {
+
+void throw_cufile_error(CUfileError_t code, const char* function) {
+  throw CuFileError(code, function);
+}
+
+void report_release_failure(CUfileError_t code, const char* function, const char* object) noexcept {
+  if (code.err == CU_FILE_SUCCESS) {
+    return;
+  }
+  try {
+    const std::string message = failure_message(function, to_string(code.err), cufile_description(code));
+    report_status_failure(ReleaseFailureKind::CuFile, static_cast<int>(code.err), function, object,
+                          message.c_str());
+  } catch (...) {  // no memory for the message: report without it
+    report_status_failure(ReleaseFailureKind::CuFile, static_cast<int>(code.err), function, object,
+                          "out of memory composing the message");
+  }
+}
+
+}  // namespace detail
+#endif  // CUWRAP_HAS_CUFILE
 
 }  // namespace cuwrap

@@ -182,6 +182,35 @@ const std::vector<LibraryConfig>& library_configs() {
       graphics.system_headers = system;
       rows.push_back(graphics);
     }
+
+    LibraryConfig cufile;
+    cufile.header = "cufile.h";
+    cufile.optional = true;  // GPUDirect Storage's development files; not in every toolkit
+    cufile.extra_headers_only = true;
+    cufile.library = "CuFile";
+    cufile.ns = "cufile";
+    cufile.table = "CuFile";
+    cufile.slots = "cufile";
+    cufile.status_type = "CUfileError_t";  // a struct: the code and the driver's CUresult
+    cufile.status_code_member = "err";
+    cufile.status_code_type = "CUfileOpError";
+    cufile.status_detail_member = "cu_err";
+    cufile.status_detail_type = "CUresult";
+    cufile.status_detail_when = "CU_FILE_CUDA_DRIVER_ERROR";
+    cufile.status_detail_accessor = "cuda_error";
+    // No status says "library not found"; GDS is then unsupported on this platform.
+    cufile.load_failure = "CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS}";
+    cufile.error_type = "CuFileError";
+    cufile.display = "libcufile";
+    cufile.soname = "libcufile.so.0";  // the same soname in CUDA 11.4 through 13.x
+    cufile.env = "CUWRAP_LIBCUFILE";
+    cufile.lib_dirs = {"lib64", "lib"};
+    cufile.version_source = VersionSource::None;  // GDS versions on its own (cuFileGetVersion)
+    cufile.success = "CU_FILE_SUCCESS";
+    cufile.error_string = "cufileop_status_error";
+    cufile.error_string_inline = true;
+    cufile.version_function = "cuFileGetVersion";
+    rows.push_back(cufile);
     return rows;
   }();
   return kConfigs;
@@ -211,6 +240,14 @@ std::string has_macro(const LibraryConfig& config) {
     macro += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   return macro;
+}
+
+const std::string& status_code_type(const LibraryConfig& config) {
+  return config.status_code_type.empty() ? config.status_type : config.status_code_type;
+}
+
+std::string status_code(const LibraryConfig& config, const std::string& status) {
+  return config.status_code_member.empty() ? status : status + "." + config.status_code_member;
 }
 
 bool owns_error_type(const LibraryConfig& config) {

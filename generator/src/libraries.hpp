@@ -33,11 +33,25 @@ struct LibraryConfig {
   /// The header may be missing (nvJitLink.h before CUDA 12, nvvm.h in header-only sets):
   /// the bindings then omit the library, and the generator says so.
   bool optional = false;
-  std::string library;          ///< detail::Library enumerator: "Driver"
-  std::string ns;               ///< namespace and file stem: "driver" (cuwrap::driver, driver.hpp)
-  std::string table;            ///< symbol table stem: "Driver" (kDriverSymbols)
-  std::string slots;            ///< slot array stem: "driver" (g_driver_slots)
-  std::string status_type;      ///< "CUresult"
+  std::string library;      ///< detail::Library enumerator: "Driver"
+  std::string ns;           ///< namespace and file stem: "driver" (cuwrap::driver, driver.hpp)
+  std::string table;        ///< symbol table stem: "Driver" (kDriverSymbols)
+  std::string slots;        ///< slot array stem: "driver" (g_driver_slots)
+  std::string status_type;  ///< "CUresult"
+  /// A status that is a struct rather than an enum (cuFile's `CUfileError_t {CUfileOpError
+  /// err; CUresult cu_err;}`): the member holding the library's code ("err") and that
+  /// code's enum ("CUfileOpError"). Checks compare the member with `success`; exceptions,
+  /// to_string and describe() take the enum. "" for an enum status (the status is the code).
+  std::string status_code_member;
+  std::string status_code_type;
+  /// A second code such a struct carries (cuFile's `cu_err`, a CUresult) that means
+  /// something only when the code is `status_detail_when` (CU_FILE_CUDA_DRIVER_ERROR): the
+  /// exception keeps it (accessor `status_detail_accessor`, "cuda_error"; the type's zero
+  /// value otherwise) and its message names it. "" for none.
+  std::string status_detail_member;
+  std::string status_detail_type;
+  std::string status_detail_when;
+  std::string status_detail_accessor;
   std::string load_failure;     ///< what raw:: returns when the entry cannot be loaded
   std::string log_handle_type;  ///< handle whose log an exception carries ("" for none)
   bool per_thread = false;      ///< has per-thread-default-stream variants
@@ -73,6 +87,9 @@ struct LibraryConfig {
   /// and returning a status (cuGetErrorString).
   std::string error_string;
   bool error_string_out = false;
+  /// `error_string` is a function the header itself defines (static inline; cuFile's
+  /// cufileop_status_error): called directly, so the text needs no loaded library.
+  bool error_string_inline = false;
   /// The pair that reads the log an exception carries from the `log_handle_type` handle:
   /// `size_function(handle, size_t*)` (counting the NUL), then `function(handle, char*)`.
   std::string log_size_function;
@@ -98,6 +115,14 @@ struct LibraryConfig {
 
 /// Return the macro that says whether a build has the library: "CUWRAP_HAS_NVRTC".
 std::string has_macro(const LibraryConfig& config);
+
+/// Return the type of the code a status holds: `status_code_type` for a struct status,
+/// else the status type itself ("CUresult").
+const std::string& status_code_type(const LibraryConfig& config);
+
+/// Return the expression reading the code of the status named `status`: "code.err" for a
+/// struct status (`status_code_member`), else `status` itself.
+std::string status_code(const LibraryConfig& config, const std::string& status);
 
 /// Whether `config` is the first row with its error type (the one that declares it;
 /// cudaGL.h and cudaEGL.h share cuda.h's DriverError).

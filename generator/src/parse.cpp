@@ -398,6 +398,10 @@ void collect_function(CXTranslationUnit tu, CXCursor c, const std::string& heade
   }
   if (clang_isCursorDefinition(c) != 0 && clang_Cursor_getStorageClass(c) == CX_SC_Static) {
     entry.forwards_to = forwarded_call(c);
+    if (entry.forwards_to.empty()) {
+      // The header's own code (cufile.h's cufileop_status_error), not a library entry point.
+      return;
+    }
   }
   out.functions.push_back(std::move(entry));
 }

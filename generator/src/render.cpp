@@ -790,8 +790,23 @@ void fill_error(Dict& e, const LibraryConfig& c) {
   e.SetValue("LIBRARY", c.library);
   e.SetValue("DISPLAY", c.display);
   e.SetValue("STATUS_TYPE", c.status_type);
+  e.SetValue("CODE_TYPE", status_code_type(c));
+  e.SetValue("CODE", status_code(c, "code"));  // the code of the status named `code`
   e.SetValue("ERROR_TYPE", c.error_type);
   e.SetValue("SUCCESS", c.success);
+  if (!c.status_code_member.empty()) {
+    e.AddSectionDictionary("STRUCT")->SetValue("CODE_MEMBER", c.status_code_member);
+  }
+  // With a second code, the status's text is one function and the message another.
+  e.SetValue("TEXT_FUNCTION",
+             c.ns + (c.status_detail_member.empty() ? "_description" : "_code_text"));
+  if (!c.status_detail_member.empty()) {
+    Dict* detail = e.AddSectionDictionary("DETAIL");
+    detail->SetValue("DETAIL_MEMBER", c.status_detail_member);
+    detail->SetValue("DETAIL_TYPE", c.status_detail_type);
+    detail->SetValue("DETAIL_WHEN", c.status_detail_when);
+    detail->SetValue("DETAIL_ACCESSOR", c.status_detail_accessor);
+  }
   e.SetValue("LOG_WHAT", c.log_what.empty() ? std::string("the library's log") : c.log_what);
   if (!c.log_handle_type.empty() && !c.log_function.empty()) {
     Dict* log = e.AddSectionDictionary("LOG");
@@ -804,6 +819,10 @@ void fill_error(Dict& e, const LibraryConfig& c) {
   if (!c.error_string.empty()) {
     Dict* text = e.AddSectionDictionary("ERROR_STRING");
     text->SetValue("FUNCTION", c.error_string);
+    // A function of the header itself is called directly, others through the loader.
+    text->SetValue(
+        "CALL", c.error_string_inline ? "::" + c.error_string : c.ns + "::raw::" + c.error_string);
+    text->SetValue("WHEN", c.error_string_inline ? "" : " when " + c.display + " loads");
     text->ShowSection(c.error_string_out ? "OUT" : "RETURNED");
   }
   if (!c.error_alias.empty()) {
@@ -857,7 +876,7 @@ void render_table(const std::filesystem::path& dir, const std::vector<OutputFile
     if (owns_error_type(c)) {
       Dict* kind = d.AddSectionDictionary("KIND");
       kind->SetValue("LIBRARY", c.library);
-      kind->SetValue("STATUS_TYPE", c.status_type);
+      kind->SetValue("STATUS_TYPE", status_code_type(c));
       kind->SetValue("HEADER", c.header);
       kind->SetValue("ERROR_TYPE", c.error_type);
       kind->ShowSection(c.handwritten_throw ? "CODE" : "STATUS");

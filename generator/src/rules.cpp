@@ -51,6 +51,11 @@ struct ParamOverride {
   ParamRole role;
 };
 constexpr ParamOverride kParamOverrides[] = {
+    // cufile.h documents no parameter. "fh will be updated for use in cuFileRead,
+    // cuFileWrite" (NVIDIA's cuFile API reference): the registered handle is the result.
+    {"cuFileHandleRegister", "fh", ParamRole::Output},
+    // "batch_idp: pointer to the batch handle" the call sets up (the API reference).
+    {"cuFileBatchIOSetUp", "batch_idp", ParamRole::Output},
     // Documented as "Major/Minor revision number" with no "returned", and the name has
     // no "Get"; both are plain outputs.
     {"cuDeviceComputeCapability", "major", ParamRole::Output},
@@ -819,7 +824,7 @@ Plan make_plan(const Api& api) {
       }
       EnumPlan ep;
       ep.name = e.name;
-      ep.is_status = e.name == config.status_type;
+      ep.is_status = e.name == status_code_type(config);
       for (const Enumerator* k : distinct(e)) {
         ep.cases.push_back({k->name, ep.is_status ? describe_status(*k) : std::string()});
       }

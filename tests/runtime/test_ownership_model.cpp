@@ -3,6 +3,7 @@
 // every owner says whether it is open and can be closed, and every owner moves without
 // throwing. The TESTs check the run-time half that needs no GPU: a default-constructed owner
 // is a closed one, moving it leaves both closed, and a ref made from it refuses to be used.
+#include <cuwrap/cufile_handle.hpp>
 #include <cuwrap/cuwrap.hpp>
 #include <cuwrap/fatbin_builder.hpp>
 #include <cuwrap/graphics.hpp>
@@ -98,6 +99,14 @@ static_assert(kMoveWithoutThrowing<cuwrap::Program, cuwrap::Linker, cuwrap::Grap
 #if CUWRAP_HAS_NVFATBIN
 static_assert(kMoveWithoutThrowing<cuwrap::FatbinBuilder>);
 #endif
+// cuFile's owners exist also without cufile.h (their operations then say it is missing).
+static_assert(kMoveWithoutThrowing<cuwrap::CuFileHandle, cuwrap::CuFileDriver,
+                                   cuwrap::CuFileBufferRegistration>);
+static_assert(std::is_base_of_v<cuwrap::CuFileHandleRef, cuwrap::CuFileHandle>);
+static_assert(std::is_same_v<decltype(cuwrap::CuFileHandle::from_handle(nullptr, 0)),
+                             cuwrap::CuFileHandleRef>);
+static_assert(Owner<cuwrap::CuFileHandle> && Owner<cuwrap::CuFileDriver> &&
+              Owner<cuwrap::CuFileBufferRegistration>);
 static_assert(kMoveWithoutThrowing<cuwrap::GraphicsResource, cuwrap::MappedGraphicsResource>);
 static_assert(kMoveWithoutThrowing<cuwrap::IPCAllocationHandle, cuwrap::IPCChannel,
                                    cuwrap::IPCListener, cuwrap::IPCChildProcess>);

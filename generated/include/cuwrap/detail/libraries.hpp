@@ -60,6 +60,14 @@
 #define CUWRAP_HAS_DRIVER_EGL 0
 #endif
 
+// cufile.h (libcufile): optional.
+#if __has_include(<cufile.h>) && __has_include(<cuwrap/cufile_enums.hpp>)
+#include <cufile.h>
+#define CUWRAP_HAS_CUFILE 1
+#else
+#define CUWRAP_HAS_CUFILE 0
+#endif
+
 namespace cuwrap {
 
 /// What failed in a ReleaseFailure: a library's status (one kind per library of
@@ -71,6 +79,7 @@ enum class ReleaseFailureKind {
   Nvvm,  ///< nvvm.h's nvvmResult (a NvvmError): `status` is it
   Nvml,  ///< nvml.h's nvmlReturn_t (a NvmlError): `status` is it
   NvFatbin,  ///< nvFatbin.h's nvFatbinResult (a NvFatbinError): `status` is it
+  CuFile,  ///< cufile.h's CUfileOpError (a CuFileError): `status` is it
   Load,       ///< a LoadError: a library or entry point could not be loaded
   Exception,  ///< any other exception (a std::exception, or one of unknown type)
 };

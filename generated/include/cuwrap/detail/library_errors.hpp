@@ -271,4 +271,46 @@ inline void check(nvFatbinResult code, const char* function) {
 }  // namespace detail
 #endif  // CUWRAP_HAS_NVFATBIN
 
+#if CUWRAP_HAS_CUFILE
+/// Thrown for a non-success CUfileError_t returned by a cufile.h call (libcufile).
+///
+/// what() reads "<function> failed: <NAME> (<description>)". For CU_FILE_CUDA_DRIVER_ERROR the description
+/// ends with the CUresult's name, which cuda_error() returns.
+class CuFileError : public StatusError {
+ public:
+  /// Build the error for `code` returned by the C function `function`, with `log`,
+  /// the library's log (may be empty).
+  CuFileError(CUfileError_t code, std::string function, std::string log = {});
+  /// Return the CUfileOpError that was returned (the status's `err`).
+  CUfileOpError code() const noexcept { return static_cast<CUfileOpError>(status()); }
+  /// Return the status's `cu_err` when code() is CU_FILE_CUDA_DRIVER_ERROR, else CUresult{}.
+  CUresult cuda_error() const noexcept { return cuda_error_; }
+
+ protected:
+  /// Build the error for `code` in `function` with `message` as what(), for errors that
+  /// say more than the status.
+  CuFileError(CUfileError_t code, std::string function, Message message);
+
+ private:
+  CUresult cuda_error_{};
+};
+
+namespace detail {
+
+/// Throw CuFileError for `code` returned by `function`.
+[[noreturn]] void throw_cufile_error(CUfileError_t code, const char* function);
+/// Report a failed cufile.h release to the release-failure handler; CU_FILE_SUCCESS is not
+/// reported. Never throws.
+void report_release_failure(CUfileError_t code, const char* function, const char* object) noexcept;
+
+/// Throw CuFileError unless `code.err` is CU_FILE_SUCCESS.
+inline void check(CUfileError_t code, const char* function) {
+  if (code.err != CU_FILE_SUCCESS) [[unlikely]] {
+    throw_cufile_error(code, function);
+  }
+}
+
+}  // namespace detail
+#endif  // CUWRAP_HAS_CUFILE
+
 }  // namespace cuwrap

@@ -1,0 +1,172 @@
+// CuFileHandle on a GPU: a device buffer written to a file and read back through cuFile,
+// in compatibility mode (CUFILE_FORCE_COMPAT_MODE=true, set for this test's process), as
+// on machines without GPUDirect Storage. Skips, saying why, without a GPU, without
+// cufile.h at build time or without libcufile. Each test has its own temporary file.
+#include <cuwrap/cufile_handle.hpp>
+#include <cuwrap/synchronous_memory_resource.hpp>
+
+#include <gtest/gtest.h>
+
+#include "device_fixture.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+namespace {
+
+// A temporary file of this test alone (mkstemp), removed at the end.
+class TemporaryFile {
+ public:
+  TemporaryFile() {
+    std::string pattern = ::testing::TempDir() + "cuwrap_cufile_XXXXXX";
+    const int fd = ::mkstemp(pattern.data());
+    if (fd >= 0) {
+      ::close(fd);
+      path_ = pattern;
+    }
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  ~TemporaryFile() {
+    if (!path_.empty()) {
+      ::unlink(path_.c_str());
+    }
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<std::byte> pattern(std::size_t size) {
+  std::vector<std::byte> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    bytes[i] = static_cast<std::byte>((i * 131 + 7) % 251);
+  }
+  return bytes;
+}
+
+class CuFileTest : public cuwrap::testing::DeviceTest {
+ protected:
+  void SetUp() override {
+    DeviceTest::SetUp();
+    if (IsSkipped()) {
+      return;
+    }
+#if !CUWRAP_HAS_CUFILE
+    GTEST_SKIP() << "cuwrap was built without cufile.h (CUWRAP_EXTRA_HEADERS_DIR)";
+#else
+    // No GPUDirect Storage on the test machines: POSIX I/O through host memory.
+    ::setenv("CUFILE_FORCE_COMPAT_MODE", "true", 1);
+    try {
+      driver_ = cuwrap::CuFileDriver::open();
+    } catch (const cuwrap::LoadError& e) {
+      GTEST_SKIP() << "libcufile cannot be loaded: " << e.what();
+    }
+    ASSERT_FALSE(file_.path().empty()) << "mkstemp failed in " << ::testing::TempDir();
+#endif
+  }
+
+  cuwrap::Buffer allocate(std::size_t size) {
+    cuwrap::SynchronousMemoryResource resource(device());
+    return resource.allocate(size);
+  }
+
+  cuwrap::CuFileDriver driver_;
+  TemporaryFile file_;
+};
+
+TEST_F(CuFileTest, WritesABufferAndReadsItBackExactly) {
+  constexpr std::size_t kSize = 1 << 20;
+  const std::vector<std::byte> expected = pattern(kSize);
+  cuwrap::Buffer source = allocate(kSize);
+  source.copy_from(expected);
+  cuwrap::CuFileHandle file =
+      cuwrap::CuFileHandle::open(file_.path(), {.read = true, .write = true, .truncate = true});
+  ASSERT_TRUE(file.is_open());
+  EXPECT_EQ(file.write(source, kSize, 0), kSize);
+
+  cuwrap::Buffer target = allocate(kSize);
+  std::vector<std::byte> zeros(kSize);
+  target.copy_from(zeros);
+  EXPECT_EQ(file.read(target, kSize, 0), kSize);
+  std::vector<std::byte> got(kSize);
+  target.copy_to(got);
+  EXPECT_EQ(got, expected);
+  EXPECT_GT(driver_.version(), 0);
+  file.close();
+  EXPECT_FALSE(file.is_open());
+  EXPECT_THROW(static_cast<void>(file.read(target, 1, 0)), std::logic_error);
+}
+
+TEST_F(CuFileTest, ReadsAtAFileOffsetIntoABufferOffset) {
+  constexpr std::size_t kSize = 64 * 1024;
+  const std::vector<std::byte> expected = pattern(kSize);
+  cuwrap::Buffer source = allocate(kSize);
+  source.copy_from(expected);
+  {
+    cuwrap::CuFileHandle writer =
+        cuwrap::CuFileHandle::open(file_.path(), {.read = false, .write = true, .truncate = true});
+    ASSERT_EQ(writer.write(source, kSize, 0), kSize);
+  }
+  cuwrap::CuFileHandle reader = cuwrap::CuFileHandle::open(file_.path());
+  constexpr std::size_t kPart = 4096;
+  constexpr off_t kFileOffset = 12288;
+  constexpr off_t kBufferOffset = 512;
+  cuwrap::Buffer target = allocate(kPart + kBufferOffset);
+  std::vector<std::byte> zeros(kPart + kBufferOffset);
+  target.copy_from(zeros);
+  const cuwrap::CuFileHandleRef ref = reader;
+  EXPECT_EQ(ref.read(target, kPart, kFileOffset, kBufferOffset), kPart);
+  std::vector<std::byte> got(kPart + kBufferOffset);
+  target.copy_to(got);
+  EXPECT_EQ(std::vector<std::byte>(got.begin(), got.begin() + kBufferOffset),
+            std::vector<std::byte>(kBufferOffset));
+  EXPECT_EQ(std::vector<std::byte>(got.begin() + kBufferOffset, got.end()),
+            std::vector<std::byte>(expected.begin() + kFileOffset,
+                                   expected.begin() + kFileOffset + kPart));
+  // Past the end of the file: fewer bytes than asked.
+  EXPECT_EQ(reader.read(target, kPart, static_cast<off_t>(kSize - 100)), 100U);
+}
+
+TEST_F(CuFileTest, AdoptsADescriptorAndRegistersABuffer) {
+  constexpr std::size_t kSize = 8192;
+  const std::vector<std::byte> expected = pattern(kSize);
+  cuwrap::Buffer buffer = allocate(kSize);
+  buffer.copy_from(expected);
+  const int fd = ::open(file_.path().c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  cuwrap::CuFileHandle file = cuwrap::CuFileHandle::adopt(fd);
+  EXPECT_EQ(file.fd(), fd);
+  {
+    cuwrap::CuFileBufferRegistration registration =
+        cuwrap::CuFileBufferRegistration::register_buffer(buffer);
+    EXPECT_TRUE(registration.is_open());
+    EXPECT_EQ(registration.address(), buffer.handle());
+    EXPECT_EQ(file.write(buffer, kSize, 0), kSize);
+  }
+  cuwrap::Buffer back = allocate(kSize);
+  EXPECT_EQ(file.read(back, kSize, 0), kSize);
+  std::vector<std::byte> got(kSize);
+  back.copy_to(got);
+  EXPECT_EQ(got, expected);
+}
+
+TEST_F(CuFileTest, AMissingFileIsASystemErrorNamingThePath) {
+  const std::string missing = file_.path() + ".missing";
+  try {
+    static_cast<void>(cuwrap::CuFileHandle::open(missing));
+    FAIL() << "no exception";
+  } catch (const std::system_error& e) {
+    EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
