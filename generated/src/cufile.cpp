@@ -41,10 +41,25 @@ const Symbol kCuFileSymbols[kCuFileSymbolCount] = {
     {"cuFileWriteAsync", "cuFileWriteAsync", 0, 0, nullptr},
     {"cuFileStreamRegister", "cuFileStreamRegister", 0, 0, nullptr},
     {"cuFileStreamDeregister", "cuFileStreamDeregister", 0, 0, nullptr},
-    {"cuFileReadv", "cuFileReadv", 0, 0, nullptr},
-    {"cuFileWritev", "cuFileWritev", 0, 0, nullptr},
     {"cuFileGetVersion", "cuFileGetVersion", 0, 0, nullptr},
-    {"cuFileExportPCIeTopology", "cuFileExportPCIeTopology", 0, 0, nullptr},
+    {"cuFileGetParameterSizeT", "cuFileGetParameterSizeT", 0, 0, nullptr},
+    {"cuFileGetParameterBool", "cuFileGetParameterBool", 0, 0, nullptr},
+    {"cuFileGetParameterString", "cuFileGetParameterString", 0, 0, nullptr},
+    {"cuFileGetParameterMinMaxValue", "cuFileGetParameterMinMaxValue", 0, 0, nullptr},
+    {"cuFileSetParameterSizeT", "cuFileSetParameterSizeT", 0, 0, nullptr},
+    {"cuFileSetParameterBool", "cuFileSetParameterBool", 0, 0, nullptr},
+    {"cuFileSetParameterString", "cuFileSetParameterString", 0, 0, nullptr},
+    {"cuFileSetStatsLevel", "cuFileSetStatsLevel", 0, 0, nullptr},
+    {"cuFileGetStatsLevel", "cuFileGetStatsLevel", 0, 0, nullptr},
+    {"cuFileStatsStart", "cuFileStatsStart", 0, 0, nullptr},
+    {"cuFileStatsStop", "cuFileStatsStop", 0, 0, nullptr},
+    {"cuFileStatsReset", "cuFileStatsReset", 0, 0, nullptr},
+    {"cuFileGetStatsL1", "cuFileGetStatsL1", 0, 0, nullptr},
+    {"cuFileGetStatsL2", "cuFileGetStatsL2", 0, 0, nullptr},
+    {"cuFileGetStatsL3", "cuFileGetStatsL3", 0, 0, nullptr},
+    {"cuFileGetBARSizeInKB", "cuFileGetBARSizeInKB", 0, 0, nullptr},
+    {"cuFileSetParameterPosixPoolSlabArray", "cuFileSetParameterPosixPoolSlabArray", 0, 0, nullptr},
+    {"cuFileGetParameterPosixPoolSlabArray", "cuFileGetParameterPosixPoolSlabArray", 0, 0, nullptr},
 };
 
 #if __has_include(<cufile.h>)
@@ -288,10 +303,6 @@ std::string_view to_string(CUfileDriverStatusFlags_t value) noexcept {
       return "CU_FILE_NVME_P2P_SUPPORTED";
     case CU_FILE_SCATEFS_SUPPORTED:
       return "CU_FILE_SCATEFS_SUPPORTED";
-    case CU_FILE_VIRTIOFS_SUPPORTED:
-      return "CU_FILE_VIRTIOFS_SUPPORTED";
-    case CU_FILE_MAX_TARGET_TYPES:
-      return "CU_FILE_MAX_TARGET_TYPES";
   }
   return detail::unknown_enum_value("CUfileDriverStatusFlags_t", static_cast<long long>(value));
 }
@@ -302,10 +313,6 @@ std::string_view to_string(CUfileDriverControlFlags_t value) noexcept {
       return "CU_FILE_USE_POLL_MODE";
     case CU_FILE_ALLOW_COMPAT_MODE:
       return "CU_FILE_ALLOW_COMPAT_MODE";
-    case CU_FILE_POSIX_IO_MODE:
-      return "CU_FILE_POSIX_IO_MODE";
-    case CU_FILE_FALLBACK_IO_MODE:
-      return "CU_FILE_FALLBACK_IO_MODE";
   }
   return detail::unknown_enum_value("CUfileDriverControlFlags_t", static_cast<long long>(value));
 }
@@ -320,26 +327,8 @@ std::string_view to_string(CUfileFeatureFlags_t value) noexcept {
       return "CU_FILE_STREAMS_SUPPORTED";
     case CU_FILE_PARALLEL_IO_SUPPORTED:
       return "CU_FILE_PARALLEL_IO_SUPPORTED";
-    case CU_FILE_P2P_SUPPORTED:
-      return "CU_FILE_P2P_SUPPORTED";
   }
   return detail::unknown_enum_value("CUfileFeatureFlags_t", static_cast<long long>(value));
-}
-
-std::string_view to_string(CUfileP2PFlags_t value) noexcept {
-  switch (value) {
-    case CUFILE_P2PDMA:
-      return "CUFILE_P2PDMA";
-    case CUFILE_NVFS:
-      return "CUFILE_NVFS";
-    case CUFILE_DMABUF:
-      return "CUFILE_DMABUF";
-    case CUFILE_C2C:
-      return "CUFILE_C2C";
-    case CUFILE_NVIDIA_PEERMEM:
-      return "CUFILE_NVIDIA_PEERMEM";
-  }
-  return detail::unknown_enum_value("CUfileP2PFlags_t", static_cast<long long>(value));
 }
 
 std::string_view to_string(CUfileFileHandleType value) noexcept {
@@ -392,6 +381,88 @@ std::string_view to_string(CUfileBatchMode_t value) noexcept {
   return detail::unknown_enum_value("CUfileBatchMode_t", static_cast<long long>(value));
 }
 
+std::string_view to_string(CUFileSizeTConfigParameter_t value) noexcept {
+  switch (value) {
+    case CUFILE_PARAM_PROFILE_STATS:
+      return "CUFILE_PARAM_PROFILE_STATS";
+    case CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH:
+      return "CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH";
+    case CUFILE_PARAM_EXECUTION_MAX_IO_THREADS:
+      return "CUFILE_PARAM_EXECUTION_MAX_IO_THREADS";
+    case CUFILE_PARAM_EXECUTION_MIN_IO_THRESHOLD_SIZE_KB:
+      return "CUFILE_PARAM_EXECUTION_MIN_IO_THRESHOLD_SIZE_KB";
+    case CUFILE_PARAM_EXECUTION_MAX_REQUEST_PARALLELISM:
+      return "CUFILE_PARAM_EXECUTION_MAX_REQUEST_PARALLELISM";
+    case CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB:
+      return "CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB";
+    case CUFILE_PARAM_PROPERTIES_MAX_DEVICE_CACHE_SIZE_KB:
+      return "CUFILE_PARAM_PROPERTIES_MAX_DEVICE_CACHE_SIZE_KB";
+    case CUFILE_PARAM_PROPERTIES_PER_BUFFER_CACHE_SIZE_KB:
+      return "CUFILE_PARAM_PROPERTIES_PER_BUFFER_CACHE_SIZE_KB";
+    case CUFILE_PARAM_PROPERTIES_MAX_DEVICE_PINNED_MEM_SIZE_KB:
+      return "CUFILE_PARAM_PROPERTIES_MAX_DEVICE_PINNED_MEM_SIZE_KB";
+    case CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE:
+      return "CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE";
+    case CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB:
+      return "CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB";
+    case CUFILE_PARAM_PROPERTIES_BATCH_IO_TIMEOUT_MS:
+      return "CUFILE_PARAM_PROPERTIES_BATCH_IO_TIMEOUT_MS";
+  }
+  return detail::unknown_enum_value("CUFileSizeTConfigParameter_t", static_cast<long long>(value));
+}
+
+std::string_view to_string(CUFileBoolConfigParameter_t value) noexcept {
+  switch (value) {
+    case CUFILE_PARAM_PROPERTIES_USE_POLL_MODE:
+      return "CUFILE_PARAM_PROPERTIES_USE_POLL_MODE";
+    case CUFILE_PARAM_PROPERTIES_ALLOW_COMPAT_MODE:
+      return "CUFILE_PARAM_PROPERTIES_ALLOW_COMPAT_MODE";
+    case CUFILE_PARAM_FORCE_COMPAT_MODE:
+      return "CUFILE_PARAM_FORCE_COMPAT_MODE";
+    case CUFILE_PARAM_FS_MISC_API_CHECK_AGGRESSIVE:
+      return "CUFILE_PARAM_FS_MISC_API_CHECK_AGGRESSIVE";
+    case CUFILE_PARAM_EXECUTION_PARALLEL_IO:
+      return "CUFILE_PARAM_EXECUTION_PARALLEL_IO";
+    case CUFILE_PARAM_PROFILE_NVTX:
+      return "CUFILE_PARAM_PROFILE_NVTX";
+    case CUFILE_PARAM_PROPERTIES_ALLOW_SYSTEM_MEMORY:
+      return "CUFILE_PARAM_PROPERTIES_ALLOW_SYSTEM_MEMORY";
+    case CUFILE_PARAM_USE_PCIP2PDMA:
+      return "CUFILE_PARAM_USE_PCIP2PDMA";
+    case CUFILE_PARAM_PREFER_IO_URING:
+      return "CUFILE_PARAM_PREFER_IO_URING";
+    case CUFILE_PARAM_FORCE_ODIRECT_MODE:
+      return "CUFILE_PARAM_FORCE_ODIRECT_MODE";
+    case CUFILE_PARAM_SKIP_TOPOLOGY_DETECTION:
+      return "CUFILE_PARAM_SKIP_TOPOLOGY_DETECTION";
+    case CUFILE_PARAM_STREAM_MEMOPS_BYPASS:
+      return "CUFILE_PARAM_STREAM_MEMOPS_BYPASS";
+  }
+  return detail::unknown_enum_value("CUFileBoolConfigParameter_t", static_cast<long long>(value));
+}
+
+std::string_view to_string(CUFileStringConfigParameter_t value) noexcept {
+  switch (value) {
+    case CUFILE_PARAM_LOGGING_LEVEL:
+      return "CUFILE_PARAM_LOGGING_LEVEL";
+    case CUFILE_PARAM_ENV_LOGFILE_PATH:
+      return "CUFILE_PARAM_ENV_LOGFILE_PATH";
+    case CUFILE_PARAM_LOG_DIR:
+      return "CUFILE_PARAM_LOG_DIR";
+  }
+  return detail::unknown_enum_value("CUFileStringConfigParameter_t", static_cast<long long>(value));
+}
+
+std::string_view to_string(CUFileArrayConfigParameter_t value) noexcept {
+  switch (value) {
+    case CUFILE_PARAM_POSIX_POOL_SLAB_SIZE_KB:
+      return "CUFILE_PARAM_POSIX_POOL_SLAB_SIZE_KB";
+    case CUFILE_PARAM_POSIX_POOL_SLAB_COUNT:
+      return "CUFILE_PARAM_POSIX_POOL_SLAB_COUNT";
+  }
+  return detail::unknown_enum_value("CUFileArrayConfigParameter_t", static_cast<long long>(value));
+}
+
 #endif
 }  // namespace cuwrap
 #if __has_include(<cufile.h>)
@@ -404,8 +475,6 @@ std::ostream& operator<<(std::ostream& os, CUfileDriverControlFlags_t value) { r
 
 std::ostream& operator<<(std::ostream& os, CUfileFeatureFlags_t value) { return os << cuwrap::to_string(value); }
 
-std::ostream& operator<<(std::ostream& os, CUfileP2PFlags_t value) { return os << cuwrap::to_string(value); }
-
 std::ostream& operator<<(std::ostream& os, CUfileFileHandleType value) { return os << cuwrap::to_string(value); }
 
 std::ostream& operator<<(std::ostream& os, CUfileOpcode_t value) { return os << cuwrap::to_string(value); }
@@ -413,4 +482,12 @@ std::ostream& operator<<(std::ostream& os, CUfileOpcode_t value) { return os << 
 std::ostream& operator<<(std::ostream& os, CUfileStatus_t value) { return os << cuwrap::to_string(value); }
 
 std::ostream& operator<<(std::ostream& os, CUfileBatchMode_t value) { return os << cuwrap::to_string(value); }
+
+std::ostream& operator<<(std::ostream& os, CUFileSizeTConfigParameter_t value) { return os << cuwrap::to_string(value); }
+
+std::ostream& operator<<(std::ostream& os, CUFileBoolConfigParameter_t value) { return os << cuwrap::to_string(value); }
+
+std::ostream& operator<<(std::ostream& os, CUFileStringConfigParameter_t value) { return os << cuwrap::to_string(value); }
+
+std::ostream& operator<<(std::ostream& os, CUFileArrayConfigParameter_t value) { return os << cuwrap::to_string(value); }
 #endif

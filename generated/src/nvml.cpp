@@ -207,6 +207,8 @@ const Symbol kNvmlSymbols[kNvmlSymbolCount] = {
     {"nvmlDeviceGetProcessesUtilizationInfo", "nvmlDeviceGetProcessesUtilizationInfo", 0, 0, nullptr},
     {"nvmlDeviceGetPlatformInfo", "nvmlDeviceGetPlatformInfo", 0, 0, nullptr},
     {"nvmlDeviceGetPdi", "nvmlDeviceGetPdi", 0, 0, nullptr},
+    {"nvmlDeviceSetHostname_v1", "nvmlDeviceSetHostname_v1", 0, 0, nullptr},
+    {"nvmlDeviceGetHostname_v1", "nvmlDeviceGetHostname_v1", 0, 0, nullptr},
     {"nvmlUnitSetLedState", "nvmlUnitSetLedState", 0, 0, nullptr},
     {"nvmlDeviceSetPersistenceMode", "nvmlDeviceSetPersistenceMode", 0, 0, nullptr},
     {"nvmlDeviceSetComputeMode", "nvmlDeviceSetComputeMode", 0, 0, nullptr},

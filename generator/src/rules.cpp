@@ -56,6 +56,14 @@ constexpr ParamOverride kParamOverrides[] = {
     {"cuFileHandleRegister", "fh", ParamRole::Output},
     // "batch_idp: pointer to the batch handle" the call sets up (the API reference).
     {"cuFileBatchIOSetUp", "batch_idp", ParamRole::Output},
+    // "value: the location where the value will be stored" (no "returned" in the text).
+    {"cuFileGetParameterBool", "value", ParamRole::Output},
+    // "barSize: pointer to store the BAR size": one value written.
+    {"cuFileGetBARSizeInKB", "barSize", ParamRole::Output},
+    // "Buffer to receive slab sizes/counts" of `len` elements the caller sizes: arrays,
+    // not one value each (as one, the library would write past it).
+    {"cuFileGetParameterPosixPoolSlabArray", "size_values", ParamRole::Input},
+    {"cuFileGetParameterPosixPoolSlabArray", "count_values", ParamRole::Input},
     // Documented as "Major/Minor revision number" with no "returned", and the name has
     // no "Get"; both are plain outputs.
     {"cuDeviceComputeCapability", "major", ParamRole::Output},

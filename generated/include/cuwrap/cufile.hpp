@@ -58,7 +58,7 @@
 namespace cuwrap::cufile {
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileHandleRegister.
+/// \brief cuFileHandleRegister is required, and performs extra checking that is memoized to provide increased performance on later cuFile operations.
 CUfileHandle_t cuFileHandleRegister(CUfileDescr_t* descr);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE CUfileHandle_t cuFileHandleRegister(CUfileDescr_t* descr) {
@@ -71,7 +71,7 @@ CUWRAP_CUFILE_INLINE CUfileHandle_t cuFileHandleRegister(CUfileDescr_t* descr) {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileHandleDeregister.
+/// \brief releases a registered filehandle from cuFile
 void cuFileHandleDeregister(CUfileHandle_t fh);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE void cuFileHandleDeregister(CUfileHandle_t fh) {
@@ -82,7 +82,7 @@ CUWRAP_CUFILE_INLINE void cuFileHandleDeregister(CUfileHandle_t fh) {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileBufRegister.
+/// \brief register an existing cudaMalloced memory with cuFile to pin for GPUDirect Storage access or register host allocated memory with cuFile.
 void cuFileBufRegister(const void* bufPtr_base, size_t length, int flags);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE void cuFileBufRegister(const void* bufPtr_base, size_t length, int flags) {
@@ -93,7 +93,7 @@ CUWRAP_CUFILE_INLINE void cuFileBufRegister(const void* bufPtr_base, size_t leng
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileBufDeregister.
+/// \brief deregister an already registered device or host memory from cuFile
 void cuFileBufDeregister(const void* bufPtr_base);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE void cuFileBufDeregister(const void* bufPtr_base) {
@@ -104,7 +104,7 @@ CUWRAP_CUFILE_INLINE void cuFileBufDeregister(const void* bufPtr_base) {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileRead.
+/// \brief read data from a registered file handle to a specified device or host memory
 ssize_t cuFileRead(CUfileHandle_t fh, void* bufPtr_base, size_t size, off_t file_offset, off_t bufPtr_offset);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE ssize_t cuFileRead(CUfileHandle_t fh, void* bufPtr_base, size_t size, off_t file_offset, off_t bufPtr_offset) {
@@ -115,7 +115,7 @@ CUWRAP_CUFILE_INLINE ssize_t cuFileRead(CUfileHandle_t fh, void* bufPtr_base, si
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileWrite.
+/// \brief write data from a specified device or host memory to a registered file handle
 ssize_t cuFileWrite(CUfileHandle_t fh, const void* bufPtr_base, size_t size, off_t file_offset, off_t bufPtr_offset);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE ssize_t cuFileWrite(CUfileHandle_t fh, const void* bufPtr_base, size_t size, off_t file_offset, off_t bufPtr_offset) {
@@ -126,7 +126,7 @@ CUWRAP_CUFILE_INLINE ssize_t cuFileWrite(CUfileHandle_t fh, const void* bufPtr_b
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileDriverOpen.
+/// \brief Initialize the cuFile library and open the nvidia-fs driver
 void cuFileDriverOpen();
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE void cuFileDriverOpen() {
@@ -137,7 +137,7 @@ CUWRAP_CUFILE_INLINE void cuFileDriverOpen() {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileDriverClose.
+/// \brief reset the cuFile library and release the nvidia-fs driver
 void cuFileDriverClose();
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE void cuFileDriverClose() {
@@ -148,7 +148,7 @@ CUWRAP_CUFILE_INLINE void cuFileDriverClose() {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileUseCount.
+/// \brief returns use count of cufile drivers at that moment by the process.
 long cuFileUseCount();
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE long cuFileUseCount() {
@@ -159,7 +159,7 @@ CUWRAP_CUFILE_INLINE long cuFileUseCount() {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileDriverGetProperties.
+/// \brief Gets the Driver session properties
 CUfileDrvProps_t cuFileDriverGetProperties();
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE CUfileDrvProps_t cuFileDriverGetProperties() {
@@ -172,7 +172,7 @@ CUWRAP_CUFILE_INLINE CUfileDrvProps_t cuFileDriverGetProperties() {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileDriverSetPollMode.
+/// \brief Sets whether the Read/Write APIs use polling to do IO operations
 void cuFileDriverSetPollMode(bool poll, size_t poll_threshold_size);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE void cuFileDriverSetPollMode(bool poll, size_t poll_threshold_size) {
@@ -183,7 +183,7 @@ CUWRAP_CUFILE_INLINE void cuFileDriverSetPollMode(bool poll, size_t poll_thresho
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileDriverSetMaxDirectIOSize.
+/// \brief Control parameter to set max IO size(KB) used by the library to talk to nvidia-fs driver
 void cuFileDriverSetMaxDirectIOSize(size_t max_direct_io_size);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE void cuFileDriverSetMaxDirectIOSize(size_t max_direct_io_size) {
@@ -194,7 +194,7 @@ CUWRAP_CUFILE_INLINE void cuFileDriverSetMaxDirectIOSize(size_t max_direct_io_si
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileDriverSetMaxCacheSize.
+/// \brief Control parameter to set maximum GPU memory reserved per device by the library for internal buffering
 void cuFileDriverSetMaxCacheSize(size_t max_cache_size);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE void cuFileDriverSetMaxCacheSize(size_t max_cache_size) {
@@ -205,7 +205,7 @@ CUWRAP_CUFILE_INLINE void cuFileDriverSetMaxCacheSize(size_t max_cache_size) {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileDriverSetMaxPinnedMemSize.
+/// \brief Sets maximum buffer space that is pinned in KB for use by cuFileBufRegister
 void cuFileDriverSetMaxPinnedMemSize(size_t max_pinned_size);
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE void cuFileDriverSetMaxPinnedMemSize(size_t max_pinned_size) {
@@ -317,33 +317,11 @@ CUWRAP_CUFILE_INLINE void cuFileStreamDeregister(CUstream stream) {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileReadv.
-ssize_t cuFileReadv(CUfileHandle_t fh, const CUfileIOVec_t* iov, size_t iovcnt, off_t file_offset, unsigned int flags);
-#if CUWRAP_CUFILE_BODIES
-CUWRAP_CUFILE_INLINE ssize_t cuFileReadv(CUfileHandle_t fh, const CUfileIOVec_t* iov, size_t iovcnt, off_t file_offset, unsigned int flags) {
-  auto* fn = reinterpret_cast<decltype(::cuFileReadv)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[23], ::cuwrap::detail::Library::CuFile, 23));
-  return fn(fh, iov, iovcnt, file_offset, flags);
-}
-#endif
-CUWRAP_CUFILE_END_FORM
-
-CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileWritev.
-ssize_t cuFileWritev(CUfileHandle_t fh, const CUfileIOVec_t* iov, size_t iovcnt, off_t file_offset, unsigned int flags);
-#if CUWRAP_CUFILE_BODIES
-CUWRAP_CUFILE_INLINE ssize_t cuFileWritev(CUfileHandle_t fh, const CUfileIOVec_t* iov, size_t iovcnt, off_t file_offset, unsigned int flags) {
-  auto* fn = reinterpret_cast<decltype(::cuFileWritev)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[24], ::cuwrap::detail::Library::CuFile, 24));
-  return fn(fh, iov, iovcnt, file_offset, flags);
-}
-#endif
-CUWRAP_CUFILE_END_FORM
-
-CUWRAP_CUFILE_BEGIN_FORM
 /// \brief Call cuFileGetVersion.
 int cuFileGetVersion();
 #if CUWRAP_CUFILE_BODIES
 CUWRAP_CUFILE_INLINE int cuFileGetVersion() {
-  auto* fn = reinterpret_cast<decltype(::cuFileGetVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[25], ::cuwrap::detail::Library::CuFile, 25));
+  auto* fn = reinterpret_cast<decltype(::cuFileGetVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[23], ::cuwrap::detail::Library::CuFile, 23));
   int version{};
   ::cuwrap::detail::check(fn(&version), "cuFileGetVersion");
   return version;
@@ -352,12 +330,224 @@ CUWRAP_CUFILE_INLINE int cuFileGetVersion() {
 CUWRAP_CUFILE_END_FORM
 
 CUWRAP_CUFILE_BEGIN_FORM
-/// \brief Call cuFileExportPCIeTopology.
-void cuFileExportPCIeTopology(const char* filename);
+/// \brief Call cuFileGetParameterSizeT.
+size_t cuFileGetParameterSizeT(CUFileSizeTConfigParameter_t param);
 #if CUWRAP_CUFILE_BODIES
-CUWRAP_CUFILE_INLINE void cuFileExportPCIeTopology(const char* filename) {
-  auto* fn = reinterpret_cast<decltype(::cuFileExportPCIeTopology)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[26], ::cuwrap::detail::Library::CuFile, 26));
-  ::cuwrap::detail::check(fn(filename), "cuFileExportPCIeTopology");
+CUWRAP_CUFILE_INLINE size_t cuFileGetParameterSizeT(CUFileSizeTConfigParameter_t param) {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterSizeT)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[24], ::cuwrap::detail::Library::CuFile, 24));
+  size_t value{};
+  ::cuwrap::detail::check(fn(param, &value), "cuFileGetParameterSizeT");
+  return value;
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Call cuFileGetParameterBool.
+bool cuFileGetParameterBool(CUFileBoolConfigParameter_t param);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE bool cuFileGetParameterBool(CUFileBoolConfigParameter_t param) {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterBool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[25], ::cuwrap::detail::Library::CuFile, 25));
+  bool value{};
+  ::cuwrap::detail::check(fn(param, &value), "cuFileGetParameterBool");
+  return value;
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Call cuFileGetParameterString.
+std::string cuFileGetParameterString(CUFileStringConfigParameter_t param);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE std::string cuFileGetParameterString(CUFileStringConfigParameter_t param) {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[26], ::cuwrap::detail::Library::CuFile, 26));
+  std::string desc_str(256, '\0');
+  ::cuwrap::detail::check(fn(param, desc_str.data(), static_cast<int>(desc_str.size())), "cuFileGetParameterString");
+  desc_str.resize(std::char_traits<char>::length(desc_str.c_str()));
+  return desc_str;
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+/// The outputs of cuFileGetParameterMinMaxValue, named after its C parameters (structured bindings work).
+struct cuFileGetParameterMinMaxValue_result {
+  size_t min_value;
+  size_t max_value;
+};
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Get both the minimum and maximum settable values for a given size_t parameter in a single call
+cuFileGetParameterMinMaxValue_result cuFileGetParameterMinMaxValue(CUFileSizeTConfigParameter_t param);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE cuFileGetParameterMinMaxValue_result cuFileGetParameterMinMaxValue(CUFileSizeTConfigParameter_t param) {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterMinMaxValue)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[27], ::cuwrap::detail::Library::CuFile, 27));
+  cuFileGetParameterMinMaxValue_result result{};
+  ::cuwrap::detail::check(fn(param, &result.min_value, &result.max_value), "cuFileGetParameterMinMaxValue");
+  return result;
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Call cuFileSetParameterSizeT.
+void cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t value);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE void cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t value) {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetParameterSizeT)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[28], ::cuwrap::detail::Library::CuFile, 28));
+  ::cuwrap::detail::check(fn(param, value), "cuFileSetParameterSizeT");
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Call cuFileSetParameterBool.
+void cuFileSetParameterBool(CUFileBoolConfigParameter_t param, bool value);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE void cuFileSetParameterBool(CUFileBoolConfigParameter_t param, bool value) {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetParameterBool)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[29], ::cuwrap::detail::Library::CuFile, 29));
+  ::cuwrap::detail::check(fn(param, value), "cuFileSetParameterBool");
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Call cuFileSetParameterString.
+void cuFileSetParameterString(CUFileStringConfigParameter_t param, const char* desc_str);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE void cuFileSetParameterString(CUFileStringConfigParameter_t param, const char* desc_str) {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetParameterString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[30], ::cuwrap::detail::Library::CuFile, 30));
+  ::cuwrap::detail::check(fn(param, desc_str), "cuFileSetParameterString");
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Set the level of statistics collection for cuFile operations.
+void cuFileSetStatsLevel(int level);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE void cuFileSetStatsLevel(int level) {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetStatsLevel)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[31], ::cuwrap::detail::Library::CuFile, 31));
+  ::cuwrap::detail::check(fn(level), "cuFileSetStatsLevel");
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Get the current level of statistics collection for cuFile operations
+int cuFileGetStatsLevel();
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE int cuFileGetStatsLevel() {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetStatsLevel)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[32], ::cuwrap::detail::Library::CuFile, 32));
+  int level{};
+  ::cuwrap::detail::check(fn(&level), "cuFileGetStatsLevel");
+  return level;
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Start collecting cuFile statistics
+void cuFileStatsStart();
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE void cuFileStatsStart() {
+  auto* fn = reinterpret_cast<decltype(::cuFileStatsStart)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[33], ::cuwrap::detail::Library::CuFile, 33));
+  ::cuwrap::detail::check(fn(), "cuFileStatsStart");
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Stop collecting cuFile statistics
+void cuFileStatsStop();
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE void cuFileStatsStop() {
+  auto* fn = reinterpret_cast<decltype(::cuFileStatsStop)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[34], ::cuwrap::detail::Library::CuFile, 34));
+  ::cuwrap::detail::check(fn(), "cuFileStatsStop");
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Reset all cuFile statistics counters
+void cuFileStatsReset();
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE void cuFileStatsReset() {
+  auto* fn = reinterpret_cast<decltype(::cuFileStatsReset)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[35], ::cuwrap::detail::Library::CuFile, 35));
+  ::cuwrap::detail::check(fn(), "cuFileStatsReset");
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Get Level 1 cuFile statistics
+CUfileStatsLevel1_t cuFileGetStatsL1();
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE CUfileStatsLevel1_t cuFileGetStatsL1() {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetStatsL1)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[36], ::cuwrap::detail::Library::CuFile, 36));
+  CUfileStatsLevel1_t stats{};
+  ::cuwrap::detail::check(fn(&stats), "cuFileGetStatsL1");
+  return stats;
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Get Level 2 cuFile statistics
+CUfileStatsLevel2_t cuFileGetStatsL2();
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE CUfileStatsLevel2_t cuFileGetStatsL2() {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetStatsL2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[37], ::cuwrap::detail::Library::CuFile, 37));
+  CUfileStatsLevel2_t stats{};
+  ::cuwrap::detail::check(fn(&stats), "cuFileGetStatsL2");
+  return stats;
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Get Level 3 cuFile statistics
+CUfileStatsLevel3_t cuFileGetStatsL3();
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE CUfileStatsLevel3_t cuFileGetStatsL3() {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetStatsL3)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[38], ::cuwrap::detail::Library::CuFile, 38));
+  CUfileStatsLevel3_t stats{};
+  ::cuwrap::detail::check(fn(&stats), "cuFileGetStatsL3");
+  return stats;
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Call cuFileGetBARSizeInKB.
+size_t cuFileGetBARSizeInKB(int gpuIndex);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE size_t cuFileGetBARSizeInKB(int gpuIndex) {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetBARSizeInKB)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[39], ::cuwrap::detail::Library::CuFile, 39));
+  size_t barSize{};
+  ::cuwrap::detail::check(fn(gpuIndex, &barSize), "cuFileGetBARSizeInKB");
+  return barSize;
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Set both POSIX pool slab size and count parameters as a pair
+void cuFileSetParameterPosixPoolSlabArray(const size_t* size_values, const size_t* count_values, int len);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE void cuFileSetParameterPosixPoolSlabArray(const size_t* size_values, const size_t* count_values, int len) {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetParameterPosixPoolSlabArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[40], ::cuwrap::detail::Library::CuFile, 40));
+  ::cuwrap::detail::check(fn(size_values, count_values, len), "cuFileSetParameterPosixPoolSlabArray");
+}
+#endif
+CUWRAP_CUFILE_END_FORM
+
+CUWRAP_CUFILE_BEGIN_FORM
+/// \brief Get both POSIX pool slab size and count parameters as a pair
+void cuFileGetParameterPosixPoolSlabArray(size_t* size_values, size_t* count_values, int len);
+#if CUWRAP_CUFILE_BODIES
+CUWRAP_CUFILE_INLINE void cuFileGetParameterPosixPoolSlabArray(size_t* size_values, size_t* count_values, int len) {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterPosixPoolSlabArray)*>(::cuwrap::detail::entry(::cuwrap::detail::g_cufile_slots[41], ::cuwrap::detail::Library::CuFile, 41));
+  ::cuwrap::detail::check(fn(size_values, count_values, len), "cuFileGetParameterPosixPoolSlabArray");
 }
 #endif
 CUWRAP_CUFILE_END_FORM

@@ -27,10 +27,6 @@ std::string_view to_string(CUfileDriverControlFlags_t value) noexcept;
 /// "CUfileFeatureFlags_t(<number>)" (a view valid until this thread's next unknown value).
 std::string_view to_string(CUfileFeatureFlags_t value) noexcept;
 
-/// Return the enumerator name of `value`, e.g. "CUFILE_P2PDMA"; an unknown value gives
-/// "CUfileP2PFlags_t(<number>)" (a view valid until this thread's next unknown value).
-std::string_view to_string(CUfileP2PFlags_t value) noexcept;
-
 /// Return the enumerator name of `value`, e.g. "CU_FILE_HANDLE_TYPE_OPAQUE_FD"; an unknown value gives
 /// "CUfileFileHandleType(<number>)" (a view valid until this thread's next unknown value).
 std::string_view to_string(CUfileFileHandleType value) noexcept;
@@ -46,6 +42,22 @@ std::string_view to_string(CUfileStatus_t value) noexcept;
 /// Return the enumerator name of `value`, e.g. "CUFILE_BATCH"; an unknown value gives
 /// "CUfileBatchMode_t(<number>)" (a view valid until this thread's next unknown value).
 std::string_view to_string(CUfileBatchMode_t value) noexcept;
+
+/// Return the enumerator name of `value`, e.g. "CUFILE_PARAM_PROFILE_STATS"; an unknown value gives
+/// "CUFileSizeTConfigParameter_t(<number>)" (a view valid until this thread's next unknown value).
+std::string_view to_string(CUFileSizeTConfigParameter_t value) noexcept;
+
+/// Return the enumerator name of `value`, e.g. "CUFILE_PARAM_PROPERTIES_USE_POLL_MODE"; an unknown value gives
+/// "CUFileBoolConfigParameter_t(<number>)" (a view valid until this thread's next unknown value).
+std::string_view to_string(CUFileBoolConfigParameter_t value) noexcept;
+
+/// Return the enumerator name of `value`, e.g. "CUFILE_PARAM_LOGGING_LEVEL"; an unknown value gives
+/// "CUFileStringConfigParameter_t(<number>)" (a view valid until this thread's next unknown value).
+std::string_view to_string(CUFileStringConfigParameter_t value) noexcept;
+
+/// Return the enumerator name of `value`, e.g. "CUFILE_PARAM_POSIX_POOL_SLAB_SIZE_KB"; an unknown value gives
+/// "CUFileArrayConfigParameter_t(<number>)" (a view valid until this thread's next unknown value).
+std::string_view to_string(CUFileArrayConfigParameter_t value) noexcept;
 
 namespace detail {
 /// Return a short description of `code`, taken from cufile.h's documentation.
@@ -67,9 +79,6 @@ std::ostream& operator<<(std::ostream& os, CUfileDriverControlFlags_t value);
 std::ostream& operator<<(std::ostream& os, CUfileFeatureFlags_t value);
 
 /// Print the enumerator name of `value` (see cuwrap::to_string).
-std::ostream& operator<<(std::ostream& os, CUfileP2PFlags_t value);
-
-/// Print the enumerator name of `value` (see cuwrap::to_string).
 std::ostream& operator<<(std::ostream& os, CUfileFileHandleType value);
 
 /// Print the enumerator name of `value` (see cuwrap::to_string).
@@ -80,3 +89,15 @@ std::ostream& operator<<(std::ostream& os, CUfileStatus_t value);
 
 /// Print the enumerator name of `value` (see cuwrap::to_string).
 std::ostream& operator<<(std::ostream& os, CUfileBatchMode_t value);
+
+/// Print the enumerator name of `value` (see cuwrap::to_string).
+std::ostream& operator<<(std::ostream& os, CUFileSizeTConfigParameter_t value);
+
+/// Print the enumerator name of `value` (see cuwrap::to_string).
+std::ostream& operator<<(std::ostream& os, CUFileBoolConfigParameter_t value);
+
+/// Print the enumerator name of `value` (see cuwrap::to_string).
+std::ostream& operator<<(std::ostream& os, CUFileStringConfigParameter_t value);
+
+/// Print the enumerator name of `value` (see cuwrap::to_string).
+std::ostream& operator<<(std::ostream& os, CUFileArrayConfigParameter_t value);

@@ -17,7 +17,7 @@
 namespace cuwrap::cufile {
 namespace raw {
 
-/// \brief Call cuFileHandleRegister.
+/// \brief cuFileHandleRegister is required, and performs extra checking that is memoized to provide increased performance on later cuFile operations.
 inline CUfileError_t cuFileHandleRegister(CUfileHandle_t* fh, CUfileDescr_t* descr) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileHandleRegister)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[0], ::cuwrap::detail::Library::CuFile, 0));
   if (fn == nullptr) {
@@ -26,7 +26,7 @@ inline CUfileError_t cuFileHandleRegister(CUfileHandle_t* fh, CUfileDescr_t* des
   return fn(fh, descr);
 }
 
-/// \brief Call cuFileHandleDeregister.
+/// \brief releases a registered filehandle from cuFile
 inline void cuFileHandleDeregister(CUfileHandle_t fh) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileHandleDeregister)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[1], ::cuwrap::detail::Library::CuFile, 1));
   if (fn == nullptr) {
@@ -35,7 +35,7 @@ inline void cuFileHandleDeregister(CUfileHandle_t fh) noexcept {
   return fn(fh);
 }
 
-/// \brief Call cuFileBufRegister.
+/// \brief register an existing cudaMalloced memory with cuFile to pin for GPUDirect Storage access or register host allocated memory with cuFile.
 inline CUfileError_t cuFileBufRegister(const void* bufPtr_base, size_t length, int flags) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileBufRegister)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[2], ::cuwrap::detail::Library::CuFile, 2));
   if (fn == nullptr) {
@@ -44,7 +44,7 @@ inline CUfileError_t cuFileBufRegister(const void* bufPtr_base, size_t length, i
   return fn(bufPtr_base, length, flags);
 }
 
-/// \brief Call cuFileBufDeregister.
+/// \brief deregister an already registered device or host memory from cuFile
 inline CUfileError_t cuFileBufDeregister(const void* bufPtr_base) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileBufDeregister)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[3], ::cuwrap::detail::Library::CuFile, 3));
   if (fn == nullptr) {
@@ -53,7 +53,7 @@ inline CUfileError_t cuFileBufDeregister(const void* bufPtr_base) noexcept {
   return fn(bufPtr_base);
 }
 
-/// \brief Call cuFileRead.
+/// \brief read data from a registered file handle to a specified device or host memory
 inline ssize_t cuFileRead(CUfileHandle_t fh, void* bufPtr_base, size_t size, off_t file_offset, off_t bufPtr_offset) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileRead)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[4], ::cuwrap::detail::Library::CuFile, 4));
   if (fn == nullptr) {
@@ -62,7 +62,7 @@ inline ssize_t cuFileRead(CUfileHandle_t fh, void* bufPtr_base, size_t size, off
   return fn(fh, bufPtr_base, size, file_offset, bufPtr_offset);
 }
 
-/// \brief Call cuFileWrite.
+/// \brief write data from a specified device or host memory to a registered file handle
 inline ssize_t cuFileWrite(CUfileHandle_t fh, const void* bufPtr_base, size_t size, off_t file_offset, off_t bufPtr_offset) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileWrite)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[5], ::cuwrap::detail::Library::CuFile, 5));
   if (fn == nullptr) {
@@ -71,7 +71,7 @@ inline ssize_t cuFileWrite(CUfileHandle_t fh, const void* bufPtr_base, size_t si
   return fn(fh, bufPtr_base, size, file_offset, bufPtr_offset);
 }
 
-/// \brief Call cuFileDriverOpen.
+/// \brief Initialize the cuFile library and open the nvidia-fs driver
 inline CUfileError_t cuFileDriverOpen() noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileDriverOpen)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[6], ::cuwrap::detail::Library::CuFile, 6));
   if (fn == nullptr) {
@@ -80,7 +80,7 @@ inline CUfileError_t cuFileDriverOpen() noexcept {
   return fn();
 }
 
-/// \brief Call cuFileDriverClose.
+/// \brief reset the cuFile library and release the nvidia-fs driver
 inline CUfileError_t cuFileDriverClose() noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileDriverClose)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[7], ::cuwrap::detail::Library::CuFile, 7));
   if (fn == nullptr) {
@@ -89,7 +89,7 @@ inline CUfileError_t cuFileDriverClose() noexcept {
   return fn();
 }
 
-/// \brief Call cuFileUseCount.
+/// \brief returns use count of cufile drivers at that moment by the process.
 inline long cuFileUseCount() noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileUseCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[8], ::cuwrap::detail::Library::CuFile, 8));
   if (fn == nullptr) {
@@ -98,7 +98,7 @@ inline long cuFileUseCount() noexcept {
   return fn();
 }
 
-/// \brief Call cuFileDriverGetProperties.
+/// \brief Gets the Driver session properties
 inline CUfileError_t cuFileDriverGetProperties(CUfileDrvProps_t* props) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileDriverGetProperties)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[9], ::cuwrap::detail::Library::CuFile, 9));
   if (fn == nullptr) {
@@ -107,7 +107,7 @@ inline CUfileError_t cuFileDriverGetProperties(CUfileDrvProps_t* props) noexcept
   return fn(props);
 }
 
-/// \brief Call cuFileDriverSetPollMode.
+/// \brief Sets whether the Read/Write APIs use polling to do IO operations
 inline CUfileError_t cuFileDriverSetPollMode(bool poll, size_t poll_threshold_size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileDriverSetPollMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[10], ::cuwrap::detail::Library::CuFile, 10));
   if (fn == nullptr) {
@@ -116,7 +116,7 @@ inline CUfileError_t cuFileDriverSetPollMode(bool poll, size_t poll_threshold_si
   return fn(poll, poll_threshold_size);
 }
 
-/// \brief Call cuFileDriverSetMaxDirectIOSize.
+/// \brief Control parameter to set max IO size(KB) used by the library to talk to nvidia-fs driver
 inline CUfileError_t cuFileDriverSetMaxDirectIOSize(size_t max_direct_io_size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileDriverSetMaxDirectIOSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[11], ::cuwrap::detail::Library::CuFile, 11));
   if (fn == nullptr) {
@@ -125,7 +125,7 @@ inline CUfileError_t cuFileDriverSetMaxDirectIOSize(size_t max_direct_io_size) n
   return fn(max_direct_io_size);
 }
 
-/// \brief Call cuFileDriverSetMaxCacheSize.
+/// \brief Control parameter to set maximum GPU memory reserved per device by the library for internal buffering
 inline CUfileError_t cuFileDriverSetMaxCacheSize(size_t max_cache_size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileDriverSetMaxCacheSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[12], ::cuwrap::detail::Library::CuFile, 12));
   if (fn == nullptr) {
@@ -134,7 +134,7 @@ inline CUfileError_t cuFileDriverSetMaxCacheSize(size_t max_cache_size) noexcept
   return fn(max_cache_size);
 }
 
-/// \brief Call cuFileDriverSetMaxPinnedMemSize.
+/// \brief Sets maximum buffer space that is pinned in KB for use by cuFileBufRegister
 inline CUfileError_t cuFileDriverSetMaxPinnedMemSize(size_t max_pinned_size) noexcept {
   auto* fn = reinterpret_cast<decltype(::cuFileDriverSetMaxPinnedMemSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[13], ::cuwrap::detail::Library::CuFile, 13));
   if (fn == nullptr) {
@@ -224,40 +224,175 @@ inline CUfileError_t cuFileStreamDeregister(CUstream stream) noexcept {
   return fn(stream);
 }
 
-/// \brief Call cuFileReadv.
-inline ssize_t cuFileReadv(CUfileHandle_t fh, const CUfileIOVec_t* iov, size_t iovcnt, off_t file_offset, unsigned int flags) noexcept {
-  auto* fn = reinterpret_cast<decltype(::cuFileReadv)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[23], ::cuwrap::detail::Library::CuFile, 23));
-  if (fn == nullptr) {
-    return {};
-  }
-  return fn(fh, iov, iovcnt, file_offset, flags);
-}
-
-/// \brief Call cuFileWritev.
-inline ssize_t cuFileWritev(CUfileHandle_t fh, const CUfileIOVec_t* iov, size_t iovcnt, off_t file_offset, unsigned int flags) noexcept {
-  auto* fn = reinterpret_cast<decltype(::cuFileWritev)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[24], ::cuwrap::detail::Library::CuFile, 24));
-  if (fn == nullptr) {
-    return {};
-  }
-  return fn(fh, iov, iovcnt, file_offset, flags);
-}
-
 /// \brief Call cuFileGetVersion.
 inline CUfileError_t cuFileGetVersion(int* version) noexcept {
-  auto* fn = reinterpret_cast<decltype(::cuFileGetVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[25], ::cuwrap::detail::Library::CuFile, 25));
+  auto* fn = reinterpret_cast<decltype(::cuFileGetVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[23], ::cuwrap::detail::Library::CuFile, 23));
   if (fn == nullptr) {
     return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
   }
   return fn(version);
 }
 
-/// \brief Call cuFileExportPCIeTopology.
-inline CUfileError_t cuFileExportPCIeTopology(const char* filename) noexcept {
-  auto* fn = reinterpret_cast<decltype(::cuFileExportPCIeTopology)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[26], ::cuwrap::detail::Library::CuFile, 26));
+/// \brief Call cuFileGetParameterSizeT.
+inline CUfileError_t cuFileGetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t* value) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterSizeT)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[24], ::cuwrap::detail::Library::CuFile, 24));
   if (fn == nullptr) {
     return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
   }
-  return fn(filename);
+  return fn(param, value);
+}
+
+/// \brief Call cuFileGetParameterBool.
+inline CUfileError_t cuFileGetParameterBool(CUFileBoolConfigParameter_t param, bool* value) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterBool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[25], ::cuwrap::detail::Library::CuFile, 25));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(param, value);
+}
+
+/// \brief Call cuFileGetParameterString.
+inline CUfileError_t cuFileGetParameterString(CUFileStringConfigParameter_t param, char* desc_str, int len) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterString)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[26], ::cuwrap::detail::Library::CuFile, 26));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(param, desc_str, len);
+}
+
+/// \brief Get both the minimum and maximum settable values for a given size_t parameter in a single call
+inline CUfileError_t cuFileGetParameterMinMaxValue(CUFileSizeTConfigParameter_t param, size_t* min_value, size_t* max_value) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterMinMaxValue)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[27], ::cuwrap::detail::Library::CuFile, 27));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(param, min_value, max_value);
+}
+
+/// \brief Call cuFileSetParameterSizeT.
+inline CUfileError_t cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t value) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetParameterSizeT)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[28], ::cuwrap::detail::Library::CuFile, 28));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(param, value);
+}
+
+/// \brief Call cuFileSetParameterBool.
+inline CUfileError_t cuFileSetParameterBool(CUFileBoolConfigParameter_t param, bool value) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetParameterBool)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[29], ::cuwrap::detail::Library::CuFile, 29));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(param, value);
+}
+
+/// \brief Call cuFileSetParameterString.
+inline CUfileError_t cuFileSetParameterString(CUFileStringConfigParameter_t param, const char* desc_str) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetParameterString)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[30], ::cuwrap::detail::Library::CuFile, 30));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(param, desc_str);
+}
+
+/// \brief Set the level of statistics collection for cuFile operations.
+inline CUfileError_t cuFileSetStatsLevel(int level) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetStatsLevel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[31], ::cuwrap::detail::Library::CuFile, 31));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(level);
+}
+
+/// \brief Get the current level of statistics collection for cuFile operations
+inline CUfileError_t cuFileGetStatsLevel(int* level) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetStatsLevel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[32], ::cuwrap::detail::Library::CuFile, 32));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(level);
+}
+
+/// \brief Start collecting cuFile statistics
+inline CUfileError_t cuFileStatsStart() noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileStatsStart)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[33], ::cuwrap::detail::Library::CuFile, 33));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn();
+}
+
+/// \brief Stop collecting cuFile statistics
+inline CUfileError_t cuFileStatsStop() noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileStatsStop)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[34], ::cuwrap::detail::Library::CuFile, 34));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn();
+}
+
+/// \brief Reset all cuFile statistics counters
+inline CUfileError_t cuFileStatsReset() noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileStatsReset)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[35], ::cuwrap::detail::Library::CuFile, 35));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn();
+}
+
+/// \brief Get Level 1 cuFile statistics
+inline CUfileError_t cuFileGetStatsL1(CUfileStatsLevel1_t* stats) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetStatsL1)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[36], ::cuwrap::detail::Library::CuFile, 36));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(stats);
+}
+
+/// \brief Get Level 2 cuFile statistics
+inline CUfileError_t cuFileGetStatsL2(CUfileStatsLevel2_t* stats) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetStatsL2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[37], ::cuwrap::detail::Library::CuFile, 37));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(stats);
+}
+
+/// \brief Get Level 3 cuFile statistics
+inline CUfileError_t cuFileGetStatsL3(CUfileStatsLevel3_t* stats) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetStatsL3)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[38], ::cuwrap::detail::Library::CuFile, 38));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(stats);
+}
+
+/// \brief Call cuFileGetBARSizeInKB.
+inline CUfileError_t cuFileGetBARSizeInKB(int gpuIndex, size_t* barSize) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetBARSizeInKB)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[39], ::cuwrap::detail::Library::CuFile, 39));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(gpuIndex, barSize);
+}
+
+/// \brief Set both POSIX pool slab size and count parameters as a pair
+inline CUfileError_t cuFileSetParameterPosixPoolSlabArray(const size_t* size_values, const size_t* count_values, int len) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileSetParameterPosixPoolSlabArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[40], ::cuwrap::detail::Library::CuFile, 40));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(size_values, count_values, len);
+}
+
+/// \brief Get both POSIX pool slab size and count parameters as a pair
+inline CUfileError_t cuFileGetParameterPosixPoolSlabArray(size_t* size_values, size_t* count_values, int len) noexcept {
+  auto* fn = reinterpret_cast<decltype(::cuFileGetParameterPosixPoolSlabArray)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_cufile_slots[41], ::cuwrap::detail::Library::CuFile, 41));
+  if (fn == nullptr) {
+    return CUfileError_t{CU_FILE_PLATFORM_NOT_SUPPORTED, CUDA_SUCCESS};
+  }
+  return fn(size_values, count_values, len);
 }
 
 }  // namespace raw

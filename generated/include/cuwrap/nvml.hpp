@@ -3064,11 +3064,35 @@ CUWRAP_NVML_INLINE nvmlPdi_t nvmlDeviceGetPdi(nvmlDevice_t device) {
 CUWRAP_NVML_END_FORM
 
 CUWRAP_NVML_BEGIN_FORM
+/// \brief Set the hostname for the device.
+void nvmlDeviceSetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t* hostname);
+#if CUWRAP_NVML_BODIES
+CUWRAP_NVML_INLINE void nvmlDeviceSetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t* hostname) {
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetHostname_v1)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[189], ::cuwrap::detail::Library::Nvml, 189));
+  ::cuwrap::detail::check(fn(device, hostname), "nvmlDeviceSetHostname_v1");
+}
+#endif
+CUWRAP_NVML_END_FORM
+
+CUWRAP_NVML_BEGIN_FORM
+/// \brief Get the hostname for the device.
+nvmlHostname_v1_t nvmlDeviceGetHostname_v1(nvmlDevice_t device);
+#if CUWRAP_NVML_BODIES
+CUWRAP_NVML_INLINE nvmlHostname_v1_t nvmlDeviceGetHostname_v1(nvmlDevice_t device) {
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetHostname_v1)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[190], ::cuwrap::detail::Library::Nvml, 190));
+  nvmlHostname_v1_t hostname{};
+  ::cuwrap::detail::check(fn(device, &hostname), "nvmlDeviceGetHostname_v1");
+  return hostname;
+}
+#endif
+CUWRAP_NVML_END_FORM
+
+CUWRAP_NVML_BEGIN_FORM
 /// \brief Set the LED state for the unit.
 void nvmlUnitSetLedState(nvmlUnit_t unit, nvmlLedColor_t color);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlUnitSetLedState(nvmlUnit_t unit, nvmlLedColor_t color) {
-  auto* fn = reinterpret_cast<decltype(::nvmlUnitSetLedState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[189], ::cuwrap::detail::Library::Nvml, 189));
+  auto* fn = reinterpret_cast<decltype(::nvmlUnitSetLedState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[191], ::cuwrap::detail::Library::Nvml, 191));
   ::cuwrap::detail::check(fn(unit, color), "nvmlUnitSetLedState");
 }
 #endif
@@ -3079,7 +3103,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetPersistenceMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[190], ::cuwrap::detail::Library::Nvml, 190));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetPersistenceMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[192], ::cuwrap::detail::Library::Nvml, 192));
   ::cuwrap::detail::check(fn(device, mode), "nvmlDeviceSetPersistenceMode");
 }
 #endif
@@ -3090,7 +3114,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mode);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mode) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetComputeMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[191], ::cuwrap::detail::Library::Nvml, 191));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetComputeMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[193], ::cuwrap::detail::Library::Nvml, 193));
   ::cuwrap::detail::check(fn(device, mode), "nvmlDeviceSetComputeMode");
 }
 #endif
@@ -3101,7 +3125,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetEccMode(nvmlDevice_t device, nvmlEnableState_t ecc);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetEccMode(nvmlDevice_t device, nvmlEnableState_t ecc) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetEccMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[192], ::cuwrap::detail::Library::Nvml, 192));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetEccMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[194], ::cuwrap::detail::Library::Nvml, 194));
   ::cuwrap::detail::check(fn(device, ecc), "nvmlDeviceSetEccMode");
 }
 #endif
@@ -3112,7 +3136,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceClearEccErrorCounts(nvmlDevice_t device, nvmlEccCounterType_t counterType);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceClearEccErrorCounts(nvmlDevice_t device, nvmlEccCounterType_t counterType) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearEccErrorCounts)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[193], ::cuwrap::detail::Library::Nvml, 193));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearEccErrorCounts)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[195], ::cuwrap::detail::Library::Nvml, 195));
   ::cuwrap::detail::check(fn(device, counterType), "nvmlDeviceClearEccErrorCounts");
 }
 #endif
@@ -3123,7 +3147,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetDriverModel(nvmlDevice_t device, nvmlDriverModel_t driverModel, unsigned int flags);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetDriverModel(nvmlDevice_t device, nvmlDriverModel_t driverModel, unsigned int flags) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDriverModel)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[194], ::cuwrap::detail::Library::Nvml, 194));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDriverModel)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[196], ::cuwrap::detail::Library::Nvml, 196));
   ::cuwrap::detail::check(fn(device, driverModel, flags), "nvmlDeviceSetDriverModel");
 }
 #endif
@@ -3134,7 +3158,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpuLockedClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[195], ::cuwrap::detail::Library::Nvml, 195));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpuLockedClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[197], ::cuwrap::detail::Library::Nvml, 197));
   ::cuwrap::detail::check(fn(device, minGpuClockMHz, maxGpuClockMHz), "nvmlDeviceSetGpuLockedClocks");
 }
 #endif
@@ -3145,7 +3169,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetGpuLockedClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[196], ::cuwrap::detail::Library::Nvml, 196));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetGpuLockedClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[198], ::cuwrap::detail::Library::Nvml, 198));
   ::cuwrap::detail::check(fn(device), "nvmlDeviceResetGpuLockedClocks");
 }
 #endif
@@ -3156,7 +3180,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMemoryLockedClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[197], ::cuwrap::detail::Library::Nvml, 197));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMemoryLockedClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[199], ::cuwrap::detail::Library::Nvml, 199));
   ::cuwrap::detail::check(fn(device, minMemClockMHz, maxMemClockMHz), "nvmlDeviceSetMemoryLockedClocks");
 }
 #endif
@@ -3167,7 +3191,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetMemoryLockedClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[198], ::cuwrap::detail::Library::Nvml, 198));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetMemoryLockedClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[200], ::cuwrap::detail::Library::Nvml, 200));
   ::cuwrap::detail::check(fn(device), "nvmlDeviceResetMemoryLockedClocks");
 }
 #endif
@@ -3178,7 +3202,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigned int memClockMHz, unsigned int graphicsClockMHz);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigned int memClockMHz, unsigned int graphicsClockMHz) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetApplicationsClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[199], ::cuwrap::detail::Library::Nvml, 199));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetApplicationsClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[201], ::cuwrap::detail::Library::Nvml, 201));
   ::cuwrap::detail::check(fn(device, memClockMHz, graphicsClockMHz), "nvmlDeviceSetApplicationsClocks");
 }
 #endif
@@ -3189,7 +3213,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceResetApplicationsClocks(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceResetApplicationsClocks(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetApplicationsClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[200], ::cuwrap::detail::Library::Nvml, 200));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetApplicationsClocks)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[202], ::cuwrap::detail::Library::Nvml, 202));
   ::cuwrap::detail::check(fn(device), "nvmlDeviceResetApplicationsClocks");
 }
 #endif
@@ -3200,7 +3224,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAutoBoostedClocksEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[201], ::cuwrap::detail::Library::Nvml, 201));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAutoBoostedClocksEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[203], ::cuwrap::detail::Library::Nvml, 203));
   ::cuwrap::detail::check(fn(device, enabled), "nvmlDeviceSetAutoBoostedClocksEnabled");
 }
 #endif
@@ -3211,7 +3235,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetDefaultAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled, unsigned int flags);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetDefaultAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled, unsigned int flags) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDefaultAutoBoostedClocksEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[202], ::cuwrap::detail::Library::Nvml, 202));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDefaultAutoBoostedClocksEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[204], ::cuwrap::detail::Library::Nvml, 204));
   ::cuwrap::detail::check(fn(device, enabled, flags), "nvmlDeviceSetDefaultAutoBoostedClocksEnabled");
 }
 #endif
@@ -3222,7 +3246,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetDefaultFanSpeed_v2(nvmlDevice_t device, unsigned int fan);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetDefaultFanSpeed_v2(nvmlDevice_t device, unsigned int fan) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDefaultFanSpeed_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[203], ::cuwrap::detail::Library::Nvml, 203));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDefaultFanSpeed_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[205], ::cuwrap::detail::Library::Nvml, 205));
   ::cuwrap::detail::check(fn(device, fan), "nvmlDeviceSetDefaultFanSpeed_v2");
 }
 #endif
@@ -3233,7 +3257,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetFanControlPolicy(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t policy);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetFanControlPolicy(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t policy) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetFanControlPolicy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[204], ::cuwrap::detail::Library::Nvml, 204));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetFanControlPolicy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[206], ::cuwrap::detail::Library::Nvml, 206));
   ::cuwrap::detail::check(fn(device, fan, policy), "nvmlDeviceSetFanControlPolicy");
 }
 #endif
@@ -3244,7 +3268,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, int* temp);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, int* temp) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetTemperatureThreshold)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[205], ::cuwrap::detail::Library::Nvml, 205));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetTemperatureThreshold)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[207], ::cuwrap::detail::Library::Nvml, 207));
   ::cuwrap::detail::check(fn(device, thresholdType, temp), "nvmlDeviceSetTemperatureThreshold");
 }
 #endif
@@ -3255,7 +3279,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetPowerManagementLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[206], ::cuwrap::detail::Library::Nvml, 206));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetPowerManagementLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[208], ::cuwrap::detail::Library::Nvml, 208));
   ::cuwrap::detail::check(fn(device, limit), "nvmlDeviceSetPowerManagementLimit");
 }
 #endif
@@ -3266,7 +3290,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t mode);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t mode) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpuOperationMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[207], ::cuwrap::detail::Library::Nvml, 207));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpuOperationMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[209], ::cuwrap::detail::Library::Nvml, 209));
   ::cuwrap::detail::check(fn(device, mode), "nvmlDeviceSetGpuOperationMode");
 }
 #endif
@@ -3277,7 +3301,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t isRestricted);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t isRestricted) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAPIRestriction)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[208], ::cuwrap::detail::Library::Nvml, 208));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAPIRestriction)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[210], ::cuwrap::detail::Library::Nvml, 210));
   ::cuwrap::detail::check(fn(device, apiType, isRestricted), "nvmlDeviceSetAPIRestriction");
 }
 #endif
@@ -3288,7 +3312,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int speed);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int speed) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetFanSpeed_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[209], ::cuwrap::detail::Library::Nvml, 209));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetFanSpeed_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[211], ::cuwrap::detail::Library::Nvml, 211));
   ::cuwrap::detail::check(fn(device, fan, speed), "nvmlDeviceSetFanSpeed_v2");
 }
 #endif
@@ -3299,7 +3323,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetGpcClkVfOffset(nvmlDevice_t device, int offset);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetGpcClkVfOffset(nvmlDevice_t device, int offset) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpcClkVfOffset)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[210], ::cuwrap::detail::Library::Nvml, 210));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpcClkVfOffset)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[212], ::cuwrap::detail::Library::Nvml, 212));
   ::cuwrap::detail::check(fn(device, offset), "nvmlDeviceSetGpcClkVfOffset");
 }
 #endif
@@ -3310,7 +3334,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetMemClkVfOffset(nvmlDevice_t device, int offset);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetMemClkVfOffset(nvmlDevice_t device, int offset) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMemClkVfOffset)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[211], ::cuwrap::detail::Library::Nvml, 211));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMemClkVfOffset)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[213], ::cuwrap::detail::Library::Nvml, 213));
   ::cuwrap::detail::check(fn(device, offset), "nvmlDeviceSetMemClkVfOffset");
 }
 #endif
@@ -3321,7 +3345,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t mode);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t mode) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAccountingMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[212], ::cuwrap::detail::Library::Nvml, 212));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAccountingMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[214], ::cuwrap::detail::Library::Nvml, 214));
   ::cuwrap::detail::check(fn(device, mode), "nvmlDeviceSetAccountingMode");
 }
 #endif
@@ -3332,7 +3356,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceClearAccountingPids(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceClearAccountingPids(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearAccountingPids)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[213], ::cuwrap::detail::Library::Nvml, 213));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearAccountingPids)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[215], ::cuwrap::detail::Library::Nvml, 215));
   ::cuwrap::detail::check(fn(device), "nvmlDeviceClearAccountingPids");
 }
 #endif
@@ -3343,7 +3367,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlEnableState_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlEnableState_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[214], ::cuwrap::detail::Library::Nvml, 214));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[216], ::cuwrap::detail::Library::Nvml, 216));
   nvmlEnableState_t isActive{};
   ::cuwrap::detail::check(fn(device, link, &isActive), "nvmlDeviceGetNvLinkState");
   return isActive;
@@ -3356,7 +3380,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[215], ::cuwrap::detail::Library::Nvml, 215));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[217], ::cuwrap::detail::Library::Nvml, 217));
   unsigned int version{};
   ::cuwrap::detail::check(fn(device, link, &version), "nvmlDeviceGetNvLinkVersion");
   return version;
@@ -3369,7 +3393,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, nvmlNvLinkCapability_t capability);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, nvmlNvLinkCapability_t capability) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkCapability)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[216], ::cuwrap::detail::Library::Nvml, 216));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkCapability)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[218], ::cuwrap::detail::Library::Nvml, 218));
   unsigned int capResult{};
   ::cuwrap::detail::check(fn(device, link, capability, &capResult), "nvmlDeviceGetNvLinkCapability");
   return capResult;
@@ -3382,7 +3406,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlPciInfo_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlPciInfo_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkRemotePciInfo_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[217], ::cuwrap::detail::Library::Nvml, 217));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkRemotePciInfo_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[219], ::cuwrap::detail::Library::Nvml, 219));
   nvmlPciInfo_t pci{};
   ::cuwrap::detail::check(fn(device, link, &pci), "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   return pci;
@@ -3395,7 +3419,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned long long nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned long long nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkErrorCounter)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[218], ::cuwrap::detail::Library::Nvml, 218));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkErrorCounter)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[220], ::cuwrap::detail::Library::Nvml, 220));
   unsigned long long counterValue{};
   ::cuwrap::detail::check(fn(device, link, counter, &counterValue), "nvmlDeviceGetNvLinkErrorCounter");
   return counterValue;
@@ -3408,7 +3432,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceResetNvLinkErrorCounters(nvmlDevice_t device, unsigned int link);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceResetNvLinkErrorCounters(nvmlDevice_t device, unsigned int link) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetNvLinkErrorCounters)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[219], ::cuwrap::detail::Library::Nvml, 219));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetNvLinkErrorCounters)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[221], ::cuwrap::detail::Library::Nvml, 221));
   ::cuwrap::detail::check(fn(device, link), "nvmlDeviceResetNvLinkErrorCounters");
 }
 #endif
@@ -3419,7 +3443,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t* control, unsigned int reset);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t* control, unsigned int reset) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvLinkUtilizationControl)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[220], ::cuwrap::detail::Library::Nvml, 220));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvLinkUtilizationControl)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[222], ::cuwrap::detail::Library::Nvml, 222));
   ::cuwrap::detail::check(fn(device, link, counter, control, reset), "nvmlDeviceSetNvLinkUtilizationControl");
 }
 #endif
@@ -3430,7 +3454,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlNvLinkUtilizationControl_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlNvLinkUtilizationControl_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkUtilizationControl)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[221], ::cuwrap::detail::Library::Nvml, 221));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkUtilizationControl)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[223], ::cuwrap::detail::Library::Nvml, 223));
   nvmlNvLinkUtilizationControl_t control{};
   ::cuwrap::detail::check(fn(device, link, counter, &control), "nvmlDeviceGetNvLinkUtilizationControl");
   return control;
@@ -3449,7 +3473,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlDeviceGetNvLinkUtilizationCounter_result nvmlDeviceGetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlDeviceGetNvLinkUtilizationCounter_result nvmlDeviceGetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkUtilizationCounter)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[222], ::cuwrap::detail::Library::Nvml, 222));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkUtilizationCounter)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[224], ::cuwrap::detail::Library::Nvml, 224));
   nvmlDeviceGetNvLinkUtilizationCounter_result result{};
   ::cuwrap::detail::check(fn(device, link, counter, &result.rxcounter, &result.txcounter), "nvmlDeviceGetNvLinkUtilizationCounter");
   return result;
@@ -3462,7 +3486,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceFreezeNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlEnableState_t freeze);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceFreezeNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlEnableState_t freeze) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceFreezeNvLinkUtilizationCounter)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[223], ::cuwrap::detail::Library::Nvml, 223));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceFreezeNvLinkUtilizationCounter)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[225], ::cuwrap::detail::Library::Nvml, 225));
   ::cuwrap::detail::check(fn(device, link, counter, freeze), "nvmlDeviceFreezeNvLinkUtilizationCounter");
 }
 #endif
@@ -3473,7 +3497,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceResetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceResetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetNvLinkUtilizationCounter)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[224], ::cuwrap::detail::Library::Nvml, 224));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetNvLinkUtilizationCounter)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[226], ::cuwrap::detail::Library::Nvml, 226));
   ::cuwrap::detail::check(fn(device, link, counter), "nvmlDeviceResetNvLinkUtilizationCounter");
 }
 #endif
@@ -3484,7 +3508,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlIntNvLinkDeviceType_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlIntNvLinkDeviceType_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkRemoteDeviceType)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[225], ::cuwrap::detail::Library::Nvml, 225));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkRemoteDeviceType)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[227], ::cuwrap::detail::Library::Nvml, 227));
   nvmlIntNvLinkDeviceType_t pNvLinkDeviceType{};
   ::cuwrap::detail::check(fn(device, link, &pNvLinkDeviceType), "nvmlDeviceGetNvLinkRemoteDeviceType");
   return pNvLinkDeviceType;
@@ -3497,7 +3521,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice_t device, nvmlNvLinkPowerThres_t* info);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice_t device, nvmlNvLinkPowerThres_t* info) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvLinkDeviceLowPowerThreshold)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[226], ::cuwrap::detail::Library::Nvml, 226));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvLinkDeviceLowPowerThreshold)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[228], ::cuwrap::detail::Library::Nvml, 228));
   ::cuwrap::detail::check(fn(device, info), "nvmlDeviceSetNvLinkDeviceLowPowerThreshold");
 }
 #endif
@@ -3508,7 +3532,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlSystemSetNvlinkBwMode(unsigned int nvlinkBwMode);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlSystemSetNvlinkBwMode(unsigned int nvlinkBwMode) {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemSetNvlinkBwMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[227], ::cuwrap::detail::Library::Nvml, 227));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemSetNvlinkBwMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[229], ::cuwrap::detail::Library::Nvml, 229));
   ::cuwrap::detail::check(fn(nvlinkBwMode), "nvmlSystemSetNvlinkBwMode");
 }
 #endif
@@ -3519,7 +3543,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlSystemGetNvlinkBwMode();
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlSystemGetNvlinkBwMode() {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemGetNvlinkBwMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[228], ::cuwrap::detail::Library::Nvml, 228));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemGetNvlinkBwMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[230], ::cuwrap::detail::Library::Nvml, 230));
   unsigned int nvlinkBwMode{};
   ::cuwrap::detail::check(fn(&nvlinkBwMode), "nvmlSystemGetNvlinkBwMode");
   return nvlinkBwMode;
@@ -3532,7 +3556,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlNvlinkSupportedBwModes_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlNvlinkSupportedBwModes_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvlinkSupportedBwModes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[229], ::cuwrap::detail::Library::Nvml, 229));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvlinkSupportedBwModes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[231], ::cuwrap::detail::Library::Nvml, 231));
   nvmlNvlinkSupportedBwModes_t supportedBwMode{};
   ::cuwrap::detail::check(fn(device, &supportedBwMode), "nvmlDeviceGetNvlinkSupportedBwModes");
   return supportedBwMode;
@@ -3545,7 +3569,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlNvlinkGetBwMode_t nvmlDeviceGetNvlinkBwMode(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlNvlinkGetBwMode_t nvmlDeviceGetNvlinkBwMode(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvlinkBwMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[230], ::cuwrap::detail::Library::Nvml, 230));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvlinkBwMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[232], ::cuwrap::detail::Library::Nvml, 232));
   nvmlNvlinkGetBwMode_t getBwMode{};
   ::cuwrap::detail::check(fn(device, &getBwMode), "nvmlDeviceGetNvlinkBwMode");
   return getBwMode;
@@ -3558,7 +3582,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkSetBwMode_t* setBwMode);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkSetBwMode_t* setBwMode) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvlinkBwMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[231], ::cuwrap::detail::Library::Nvml, 231));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvlinkBwMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[233], ::cuwrap::detail::Library::Nvml, 233));
   ::cuwrap::detail::check(fn(device, setBwMode), "nvmlDeviceSetNvlinkBwMode");
 }
 #endif
@@ -3569,7 +3593,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlNvLinkInfo_t nvmlDeviceGetNvLinkInfo(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlNvLinkInfo_t nvmlDeviceGetNvLinkInfo(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[232], ::cuwrap::detail::Library::Nvml, 232));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[234], ::cuwrap::detail::Library::Nvml, 234));
   nvmlNvLinkInfo_t info{};
   ::cuwrap::detail::check(fn(device, &info), "nvmlDeviceGetNvLinkInfo");
   return info;
@@ -3582,7 +3606,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlEventSet_t nvmlEventSetCreate();
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlEventSet_t nvmlEventSetCreate() {
-  auto* fn = reinterpret_cast<decltype(::nvmlEventSetCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[233], ::cuwrap::detail::Library::Nvml, 233));
+  auto* fn = reinterpret_cast<decltype(::nvmlEventSetCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[235], ::cuwrap::detail::Library::Nvml, 235));
   nvmlEventSet_t set{};
   ::cuwrap::detail::check(fn(&set), "nvmlEventSetCreate");
   return set;
@@ -3595,7 +3619,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceRegisterEvents)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[234], ::cuwrap::detail::Library::Nvml, 234));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceRegisterEvents)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[236], ::cuwrap::detail::Library::Nvml, 236));
   ::cuwrap::detail::check(fn(device, eventTypes, set), "nvmlDeviceRegisterEvents");
 }
 #endif
@@ -3606,7 +3630,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned long long nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned long long nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedEventTypes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[235], ::cuwrap::detail::Library::Nvml, 235));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedEventTypes)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[237], ::cuwrap::detail::Library::Nvml, 237));
   unsigned long long eventTypes{};
   ::cuwrap::detail::check(fn(device, &eventTypes), "nvmlDeviceGetSupportedEventTypes");
   return eventTypes;
@@ -3619,7 +3643,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlEventData_t nvmlEventSetWait_v2(nvmlEventSet_t set, unsigned int timeoutms);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlEventData_t nvmlEventSetWait_v2(nvmlEventSet_t set, unsigned int timeoutms) {
-  auto* fn = reinterpret_cast<decltype(::nvmlEventSetWait_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[236], ::cuwrap::detail::Library::Nvml, 236));
+  auto* fn = reinterpret_cast<decltype(::nvmlEventSetWait_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[238], ::cuwrap::detail::Library::Nvml, 238));
   nvmlEventData_t data{};
   ::cuwrap::detail::check(fn(set, &data, timeoutms), "nvmlEventSetWait_v2");
   return data;
@@ -3632,7 +3656,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlEventSetFree(nvmlEventSet_t set);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlEventSetFree(nvmlEventSet_t set) {
-  auto* fn = reinterpret_cast<decltype(::nvmlEventSetFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[237], ::cuwrap::detail::Library::Nvml, 237));
+  auto* fn = reinterpret_cast<decltype(::nvmlEventSetFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[239], ::cuwrap::detail::Library::Nvml, 239));
   ::cuwrap::detail::check(fn(set), "nvmlEventSetFree");
 }
 #endif
@@ -3643,7 +3667,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t* request);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t* request) {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[238], ::cuwrap::detail::Library::Nvml, 238));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetCreate)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[240], ::cuwrap::detail::Library::Nvml, 240));
   ::cuwrap::detail::check(fn(request), "nvmlSystemEventSetCreate");
 }
 #endif
@@ -3654,7 +3678,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t* request);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t* request) {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[239], ::cuwrap::detail::Library::Nvml, 239));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[241], ::cuwrap::detail::Library::Nvml, 241));
   ::cuwrap::detail::check(fn(request), "nvmlSystemEventSetFree");
 }
 #endif
@@ -3665,7 +3689,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t* request);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t* request) {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemRegisterEvents)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[240], ::cuwrap::detail::Library::Nvml, 240));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemRegisterEvents)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[242], ::cuwrap::detail::Library::Nvml, 242));
   ::cuwrap::detail::check(fn(request), "nvmlSystemRegisterEvents");
 }
 #endif
@@ -3676,7 +3700,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t* request);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t* request) {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetWait)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[241], ::cuwrap::detail::Library::Nvml, 241));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetWait)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[243], ::cuwrap::detail::Library::Nvml, 243));
   ::cuwrap::detail::check(fn(request), "nvmlSystemEventSetWait");
 }
 #endif
@@ -3687,7 +3711,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceModifyDrainState(nvmlPciInfo_t* pciInfo, nvmlEnableState_t newState);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceModifyDrainState(nvmlPciInfo_t* pciInfo, nvmlEnableState_t newState) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceModifyDrainState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[242], ::cuwrap::detail::Library::Nvml, 242));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceModifyDrainState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[244], ::cuwrap::detail::Library::Nvml, 244));
   ::cuwrap::detail::check(fn(pciInfo, newState), "nvmlDeviceModifyDrainState");
 }
 #endif
@@ -3698,7 +3722,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceQueryDrainState(nvmlPciInfo_t* pciInfo, nvmlEnableState_t* currentState);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceQueryDrainState(nvmlPciInfo_t* pciInfo, nvmlEnableState_t* currentState) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceQueryDrainState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[243], ::cuwrap::detail::Library::Nvml, 243));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceQueryDrainState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[245], ::cuwrap::detail::Library::Nvml, 245));
   ::cuwrap::detail::check(fn(pciInfo, currentState), "nvmlDeviceQueryDrainState");
 }
 #endif
@@ -3709,7 +3733,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceRemoveGpu_v2(nvmlPciInfo_t* pciInfo, nvmlDetachGpuState_t gpuState, nvmlPcieLinkState_t linkState);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceRemoveGpu_v2(nvmlPciInfo_t* pciInfo, nvmlDetachGpuState_t gpuState, nvmlPcieLinkState_t linkState) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceRemoveGpu_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[244], ::cuwrap::detail::Library::Nvml, 244));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceRemoveGpu_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[246], ::cuwrap::detail::Library::Nvml, 246));
   ::cuwrap::detail::check(fn(pciInfo, gpuState, linkState), "nvmlDeviceRemoveGpu_v2");
 }
 #endif
@@ -3720,7 +3744,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceDiscoverGpus(nvmlPciInfo_t* pciInfo);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceDiscoverGpus(nvmlPciInfo_t* pciInfo) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceDiscoverGpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[245], ::cuwrap::detail::Library::Nvml, 245));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceDiscoverGpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[247], ::cuwrap::detail::Library::Nvml, 247));
   ::cuwrap::detail::check(fn(pciInfo), "nvmlDeviceDiscoverGpus");
 }
 #endif
@@ -3731,7 +3755,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetFieldValues)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[246], ::cuwrap::detail::Library::Nvml, 246));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetFieldValues)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[248], ::cuwrap::detail::Library::Nvml, 248));
   ::cuwrap::detail::check(fn(device, valuesCount, values), "nvmlDeviceGetFieldValues");
 }
 #endif
@@ -3744,7 +3768,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceGetFieldValues(nvmlDevice_t device, std::span<nvmlFieldValue_t const> values);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetFieldValues(nvmlDevice_t device, std::span<nvmlFieldValue_t const> values) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetFieldValues)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[246], ::cuwrap::detail::Library::Nvml, 246));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetFieldValues)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[248], ::cuwrap::detail::Library::Nvml, 248));
   ::cuwrap::detail::check(fn(device, static_cast<int>(values.size()), const_cast<nvmlFieldValue_t*>(values.data())), "nvmlDeviceGetFieldValues");
 }
 #endif
@@ -3755,7 +3779,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceClearFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceClearFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearFieldValues)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[247], ::cuwrap::detail::Library::Nvml, 247));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearFieldValues)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[249], ::cuwrap::detail::Library::Nvml, 249));
   ::cuwrap::detail::check(fn(device, valuesCount, values), "nvmlDeviceClearFieldValues");
 }
 #endif
@@ -3768,7 +3792,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceClearFieldValues(nvmlDevice_t device, std::span<nvmlFieldValue_t const> values);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceClearFieldValues(nvmlDevice_t device, std::span<nvmlFieldValue_t const> values) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearFieldValues)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[247], ::cuwrap::detail::Library::Nvml, 247));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearFieldValues)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[249], ::cuwrap::detail::Library::Nvml, 249));
   ::cuwrap::detail::check(fn(device, static_cast<int>(values.size()), const_cast<nvmlFieldValue_t*>(values.data())), "nvmlDeviceClearFieldValues");
 }
 #endif
@@ -3779,7 +3803,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpuVirtualizationMode_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuVirtualizationMode_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVirtualizationMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[248], ::cuwrap::detail::Library::Nvml, 248));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVirtualizationMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[250], ::cuwrap::detail::Library::Nvml, 250));
   nvmlGpuVirtualizationMode_t pVirtualMode{};
   ::cuwrap::detail::check(fn(device, &pVirtualMode), "nvmlDeviceGetVirtualizationMode");
   return pVirtualMode;
@@ -3792,7 +3816,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlHostVgpuMode_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlHostVgpuMode_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetHostVgpuMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[249], ::cuwrap::detail::Library::Nvml, 249));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetHostVgpuMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[251], ::cuwrap::detail::Library::Nvml, 251));
   nvmlHostVgpuMode_t pHostVgpuMode{};
   ::cuwrap::detail::check(fn(device, &pHostVgpuMode), "nvmlDeviceGetHostVgpuMode");
   return pHostVgpuMode;
@@ -3805,7 +3829,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t virtualMode);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t virtualMode) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVirtualizationMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[250], ::cuwrap::detail::Library::Nvml, 250));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVirtualizationMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[252], ::cuwrap::detail::Library::Nvml, 252));
   ::cuwrap::detail::check(fn(device, virtualMode), "nvmlDeviceSetVirtualizationMode");
 }
 #endif
@@ -3816,7 +3840,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuHeterogeneousMode_t nvmlDeviceGetVgpuHeterogeneousMode(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuHeterogeneousMode_t nvmlDeviceGetVgpuHeterogeneousMode(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuHeterogeneousMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[251], ::cuwrap::detail::Library::Nvml, 251));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuHeterogeneousMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[253], ::cuwrap::detail::Library::Nvml, 253));
   nvmlVgpuHeterogeneousMode_t pHeterogeneousMode{};
   ::cuwrap::detail::check(fn(device, &pHeterogeneousMode), "nvmlDeviceGetVgpuHeterogeneousMode");
   return pHeterogeneousMode;
@@ -3829,7 +3853,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetVgpuHeterogeneousMode(nvmlDevice_t device, const nvmlVgpuHeterogeneousMode_t* pHeterogeneousMode);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetVgpuHeterogeneousMode(nvmlDevice_t device, const nvmlVgpuHeterogeneousMode_t* pHeterogeneousMode) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuHeterogeneousMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[252], ::cuwrap::detail::Library::Nvml, 252));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuHeterogeneousMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[254], ::cuwrap::detail::Library::Nvml, 254));
   ::cuwrap::detail::check(fn(device, pHeterogeneousMode), "nvmlDeviceSetVgpuHeterogeneousMode");
 }
 #endif
@@ -3840,7 +3864,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuPlacementId_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuPlacementId_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetPlacementId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[253], ::cuwrap::detail::Library::Nvml, 253));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetPlacementId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[255], ::cuwrap::detail::Library::Nvml, 255));
   nvmlVgpuPlacementId_t pPlacement{};
   ::cuwrap::detail::check(fn(vgpuInstance, &pPlacement), "nvmlVgpuInstanceGetPlacementId");
   return pPlacement;
@@ -3853,7 +3877,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuPlacementList_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuPlacementList_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuTypeSupportedPlacements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[254], ::cuwrap::detail::Library::Nvml, 254));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuTypeSupportedPlacements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[256], ::cuwrap::detail::Library::Nvml, 256));
   nvmlVgpuPlacementList_t pPlacementList{};
   ::cuwrap::detail::check(fn(device, vgpuTypeId, &pPlacementList), "nvmlDeviceGetVgpuTypeSupportedPlacements");
   return pPlacementList;
@@ -3866,7 +3890,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t* pPlacementList);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t* pPlacementList) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuTypeCreatablePlacements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[255], ::cuwrap::detail::Library::Nvml, 255));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuTypeCreatablePlacements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[257], ::cuwrap::detail::Library::Nvml, 257));
   ::cuwrap::detail::check(fn(device, vgpuTypeId, pPlacementList), "nvmlDeviceGetVgpuTypeCreatablePlacements");
 }
 #endif
@@ -3877,7 +3901,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned long long nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned long long nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetGspHeapSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[256], ::cuwrap::detail::Library::Nvml, 256));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetGspHeapSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[258], ::cuwrap::detail::Library::Nvml, 258));
   unsigned long long gspHeapSize{};
   ::cuwrap::detail::check(fn(vgpuTypeId, &gspHeapSize), "nvmlVgpuTypeGetGspHeapSize");
   return gspHeapSize;
@@ -3890,7 +3914,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned long long nvmlVgpuTypeGetFbReservation(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned long long nvmlVgpuTypeGetFbReservation(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFbReservation)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[257], ::cuwrap::detail::Library::Nvml, 257));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFbReservation)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[259], ::cuwrap::detail::Library::Nvml, 259));
   unsigned long long fbReservation{};
   ::cuwrap::detail::check(fn(vgpuTypeId, &fbReservation), "nvmlVgpuTypeGetFbReservation");
   return fbReservation;
@@ -3903,7 +3927,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuRuntimeState_t nvmlVgpuInstanceGetRuntimeStateSize(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuRuntimeState_t nvmlVgpuInstanceGetRuntimeStateSize(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetRuntimeStateSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[258], ::cuwrap::detail::Library::Nvml, 258));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetRuntimeStateSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[260], ::cuwrap::detail::Library::Nvml, 260));
   nvmlVgpuRuntimeState_t pState{};
   ::cuwrap::detail::check(fn(vgpuInstance, &pState), "nvmlVgpuInstanceGetRuntimeStateSize");
   return pState;
@@ -3916,7 +3940,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, nvmlEnableState_t state);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, nvmlEnableState_t state) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[259], ::cuwrap::detail::Library::Nvml, 259));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[261], ::cuwrap::detail::Library::Nvml, 261));
   ::cuwrap::detail::check(fn(device, capability, state), "nvmlDeviceSetVgpuCapabilities");
 }
 #endif
@@ -3927,7 +3951,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGridLicensableFeatures_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGridLicensableFeatures_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGridLicensableFeatures_v4)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[260], ::cuwrap::detail::Library::Nvml, 260));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGridLicensableFeatures_v4)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[262], ::cuwrap::detail::Library::Nvml, 262));
   nvmlGridLicensableFeatures_t pGridLicensableFeatures{};
   ::cuwrap::detail::check(fn(device, &pGridLicensableFeatures), "nvmlDeviceGetGridLicensableFeatures_v4");
   return pGridLicensableFeatures;
@@ -3940,7 +3964,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlGetVgpuDriverCapabilities(nvmlVgpuDriverCapability_t capability);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlGetVgpuDriverCapabilities(nvmlVgpuDriverCapability_t capability) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuDriverCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[261], ::cuwrap::detail::Library::Nvml, 261));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuDriverCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[263], ::cuwrap::detail::Library::Nvml, 263));
   unsigned int capResult{};
   ::cuwrap::detail::check(fn(capability, &capResult), "nvmlGetVgpuDriverCapabilities");
   return capResult;
@@ -3953,7 +3977,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[262], ::cuwrap::detail::Library::Nvml, 262));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[264], ::cuwrap::detail::Library::Nvml, 264));
   unsigned int capResult{};
   ::cuwrap::detail::check(fn(device, capability, &capResult), "nvmlDeviceGetVgpuCapabilities");
   return capResult;
@@ -3966,7 +3990,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned int* vgpuCount, nvmlVgpuTypeId_t* vgpuTypeIds);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned int* vgpuCount, nvmlVgpuTypeId_t* vgpuTypeIds) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[263], ::cuwrap::detail::Library::Nvml, 263));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[265], ::cuwrap::detail::Library::Nvml, 265));
   ::cuwrap::detail::check(fn(device, vgpuCount, vgpuTypeIds), "nvmlDeviceGetSupportedVgpus");
 }
 #endif
@@ -3979,7 +4003,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::vector<nvmlVgpuTypeId_t> nvmlDeviceGetSupportedVgpus(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::vector<nvmlVgpuTypeId_t> nvmlDeviceGetSupportedVgpus(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[263], ::cuwrap::detail::Library::Nvml, 263));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[265], ::cuwrap::detail::Library::Nvml, 265));
   std::vector<nvmlVgpuTypeId_t> vgpuTypeIds;
   // The count is the arrays' capacity in and the count the call needs out: call with none,
   // then with what it asks for, until all fits (the set may grow between the calls).
@@ -4006,7 +4030,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned int* vgpuCount, nvmlVgpuTypeId_t* vgpuTypeIds);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned int* vgpuCount, nvmlVgpuTypeId_t* vgpuTypeIds) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCreatableVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[264], ::cuwrap::detail::Library::Nvml, 264));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCreatableVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[266], ::cuwrap::detail::Library::Nvml, 266));
   ::cuwrap::detail::check(fn(device, vgpuCount, vgpuTypeIds), "nvmlDeviceGetCreatableVgpus");
 }
 #endif
@@ -4019,7 +4043,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::vector<nvmlVgpuTypeId_t> nvmlDeviceGetCreatableVgpus(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::vector<nvmlVgpuTypeId_t> nvmlDeviceGetCreatableVgpus(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCreatableVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[264], ::cuwrap::detail::Library::Nvml, 264));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCreatableVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[266], ::cuwrap::detail::Library::Nvml, 266));
   std::vector<nvmlVgpuTypeId_t> vgpuTypeIds;
   // The count is the arrays' capacity in and the count the call needs out: call with none,
   // then with what it asks for, until all fits (the set may grow between the calls).
@@ -4046,7 +4070,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char* vgpuTypeClass);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char* vgpuTypeClass) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetClass)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[265], ::cuwrap::detail::Library::Nvml, 265));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetClass)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[267], ::cuwrap::detail::Library::Nvml, 267));
   unsigned int size{};
   ::cuwrap::detail::check(fn(vgpuTypeId, vgpuTypeClass, &size), "nvmlVgpuTypeGetClass");
   return size;
@@ -4059,7 +4083,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char* vgpuTypeName);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char* vgpuTypeName) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[266], ::cuwrap::detail::Library::Nvml, 266));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetName)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[268], ::cuwrap::detail::Library::Nvml, 268));
   unsigned int size{};
   ::cuwrap::detail::check(fn(vgpuTypeId, vgpuTypeName, &size), "nvmlVgpuTypeGetName");
   return size;
@@ -4072,7 +4096,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetGpuInstanceProfileId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[267], ::cuwrap::detail::Library::Nvml, 267));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetGpuInstanceProfileId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[269], ::cuwrap::detail::Library::Nvml, 269));
   unsigned int gpuInstanceProfileId{};
   ::cuwrap::detail::check(fn(vgpuTypeId, &gpuInstanceProfileId), "nvmlVgpuTypeGetGpuInstanceProfileId");
   return gpuInstanceProfileId;
@@ -4091,7 +4115,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuTypeGetDeviceID_result nvmlVgpuTypeGetDeviceID(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuTypeGetDeviceID_result nvmlVgpuTypeGetDeviceID(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetDeviceID)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[268], ::cuwrap::detail::Library::Nvml, 268));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetDeviceID)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[270], ::cuwrap::detail::Library::Nvml, 270));
   nvmlVgpuTypeGetDeviceID_result result{};
   ::cuwrap::detail::check(fn(vgpuTypeId, &result.deviceID, &result.subsystemID), "nvmlVgpuTypeGetDeviceID");
   return result;
@@ -4104,7 +4128,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned long long nvmlVgpuTypeGetFramebufferSize(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned long long nvmlVgpuTypeGetFramebufferSize(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFramebufferSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[269], ::cuwrap::detail::Library::Nvml, 269));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFramebufferSize)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[271], ::cuwrap::detail::Library::Nvml, 271));
   unsigned long long fbSize{};
   ::cuwrap::detail::check(fn(vgpuTypeId, &fbSize), "nvmlVgpuTypeGetFramebufferSize");
   return fbSize;
@@ -4117,7 +4141,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuTypeGetNumDisplayHeads(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuTypeGetNumDisplayHeads(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetNumDisplayHeads)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[270], ::cuwrap::detail::Library::Nvml, 270));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetNumDisplayHeads)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[272], ::cuwrap::detail::Library::Nvml, 272));
   unsigned int numDisplayHeads{};
   ::cuwrap::detail::check(fn(vgpuTypeId, &numDisplayHeads), "nvmlVgpuTypeGetNumDisplayHeads");
   return numDisplayHeads;
@@ -4136,7 +4160,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuTypeGetResolution_result nvmlVgpuTypeGetResolution(nvmlVgpuTypeId_t vgpuTypeId, unsigned int displayIndex);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuTypeGetResolution_result nvmlVgpuTypeGetResolution(nvmlVgpuTypeId_t vgpuTypeId, unsigned int displayIndex) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetResolution)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[271], ::cuwrap::detail::Library::Nvml, 271));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetResolution)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[273], ::cuwrap::detail::Library::Nvml, 273));
   nvmlVgpuTypeGetResolution_result result{};
   ::cuwrap::detail::check(fn(vgpuTypeId, displayIndex, &result.xdim, &result.ydim), "nvmlVgpuTypeGetResolution");
   return result;
@@ -4149,7 +4173,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::string nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::string nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetLicense)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[272], ::cuwrap::detail::Library::Nvml, 272));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetLicense)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[274], ::cuwrap::detail::Library::Nvml, 274));
   std::string vgpuTypeLicenseString(256, '\0');
   ::cuwrap::detail::check(fn(vgpuTypeId, vgpuTypeLicenseString.data(), static_cast<unsigned int>(vgpuTypeLicenseString.size())), "nvmlVgpuTypeGetLicense");
   vgpuTypeLicenseString.resize(std::char_traits<char>::length(vgpuTypeLicenseString.c_str()));
@@ -4163,7 +4187,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuTypeGetFrameRateLimit(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuTypeGetFrameRateLimit(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFrameRateLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[273], ::cuwrap::detail::Library::Nvml, 273));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFrameRateLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[275], ::cuwrap::detail::Library::Nvml, 275));
   unsigned int frameRateLimit{};
   ::cuwrap::detail::check(fn(vgpuTypeId, &frameRateLimit), "nvmlVgpuTypeGetFrameRateLimit");
   return frameRateLimit;
@@ -4176,7 +4200,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuTypeGetMaxInstances(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuTypeGetMaxInstances(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstances)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[274], ::cuwrap::detail::Library::Nvml, 274));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstances)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[276], ::cuwrap::detail::Library::Nvml, 276));
   unsigned int vgpuInstanceCount{};
   ::cuwrap::detail::check(fn(device, vgpuTypeId, &vgpuInstanceCount), "nvmlVgpuTypeGetMaxInstances");
   return vgpuInstanceCount;
@@ -4189,7 +4213,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuTypeGetMaxInstancesPerVm(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuTypeGetMaxInstancesPerVm(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstancesPerVm)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[275], ::cuwrap::detail::Library::Nvml, 275));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstancesPerVm)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[277], ::cuwrap::detail::Library::Nvml, 277));
   unsigned int vgpuInstanceCountPerVm{};
   ::cuwrap::detail::check(fn(vgpuTypeId, &vgpuInstanceCountPerVm), "nvmlVgpuTypeGetMaxInstancesPerVm");
   return vgpuInstanceCountPerVm;
@@ -4202,7 +4226,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuTypeBar1Info_t nvmlVgpuTypeGetBAR1Info(nvmlVgpuTypeId_t vgpuTypeId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuTypeBar1Info_t nvmlVgpuTypeGetBAR1Info(nvmlVgpuTypeId_t vgpuTypeId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetBAR1Info)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[276], ::cuwrap::detail::Library::Nvml, 276));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetBAR1Info)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[278], ::cuwrap::detail::Library::Nvml, 278));
   nvmlVgpuTypeBar1Info_t bar1Info{};
   ::cuwrap::detail::check(fn(vgpuTypeId, &bar1Info), "nvmlVgpuTypeGetBAR1Info");
   return bar1Info;
@@ -4215,7 +4239,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int* vgpuCount, nvmlVgpuInstance_t* vgpuInstances);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int* vgpuCount, nvmlVgpuInstance_t* vgpuInstances) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetActiveVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[277], ::cuwrap::detail::Library::Nvml, 277));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetActiveVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[279], ::cuwrap::detail::Library::Nvml, 279));
   ::cuwrap::detail::check(fn(device, vgpuCount, vgpuInstances), "nvmlDeviceGetActiveVgpus");
 }
 #endif
@@ -4228,7 +4252,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::vector<nvmlVgpuInstance_t> nvmlDeviceGetActiveVgpus(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::vector<nvmlVgpuInstance_t> nvmlDeviceGetActiveVgpus(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetActiveVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[277], ::cuwrap::detail::Library::Nvml, 277));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetActiveVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[279], ::cuwrap::detail::Library::Nvml, 279));
   std::vector<nvmlVgpuInstance_t> vgpuInstances;
   // The count is the arrays' capacity in and the count the call needs out: call with none,
   // then with what it asks for, until all fits (the set may grow between the calls).
@@ -4255,7 +4279,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuVmIdType_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, char* vmId, unsigned int size);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuVmIdType_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, char* vmId, unsigned int size) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetVmID)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[278], ::cuwrap::detail::Library::Nvml, 278));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetVmID)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[280], ::cuwrap::detail::Library::Nvml, 280));
   nvmlVgpuVmIdType_t vmIdType{};
   ::cuwrap::detail::check(fn(vgpuInstance, vmId, size, &vmIdType), "nvmlVgpuInstanceGetVmID");
   return vmIdType;
@@ -4268,7 +4292,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::string nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::string nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetUUID)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[279], ::cuwrap::detail::Library::Nvml, 279));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetUUID)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[281], ::cuwrap::detail::Library::Nvml, 281));
   std::string uuid(256, '\0');
   ::cuwrap::detail::check(fn(vgpuInstance, uuid.data(), static_cast<unsigned int>(uuid.size())), "nvmlVgpuInstanceGetUUID");
   uuid.resize(std::char_traits<char>::length(uuid.c_str()));
@@ -4282,7 +4306,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::string nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::string nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetVmDriverVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[280], ::cuwrap::detail::Library::Nvml, 280));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetVmDriverVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[282], ::cuwrap::detail::Library::Nvml, 282));
   std::string version(256, '\0');
   ::cuwrap::detail::check(fn(vgpuInstance, version.data(), static_cast<unsigned int>(version.size())), "nvmlVgpuInstanceGetVmDriverVersion");
   version.resize(std::char_traits<char>::length(version.c_str()));
@@ -4296,7 +4320,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned long long nvmlVgpuInstanceGetFbUsage(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned long long nvmlVgpuInstanceGetFbUsage(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFbUsage)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[281], ::cuwrap::detail::Library::Nvml, 281));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFbUsage)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[283], ::cuwrap::detail::Library::Nvml, 283));
   unsigned long long fbUsage{};
   ::cuwrap::detail::check(fn(vgpuInstance, &fbUsage), "nvmlVgpuInstanceGetFbUsage");
   return fbUsage;
@@ -4309,7 +4333,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetLicenseStatus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[282], ::cuwrap::detail::Library::Nvml, 282));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetLicenseStatus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[284], ::cuwrap::detail::Library::Nvml, 284));
   unsigned int licensed{};
   ::cuwrap::detail::check(fn(vgpuInstance, &licensed), "nvmlVgpuInstanceGetLicenseStatus");
   return licensed;
@@ -4322,7 +4346,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuTypeId_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuTypeId_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetType)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[283], ::cuwrap::detail::Library::Nvml, 283));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetType)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[285], ::cuwrap::detail::Library::Nvml, 285));
   nvmlVgpuTypeId_t vgpuTypeId{};
   ::cuwrap::detail::check(fn(vgpuInstance, &vgpuTypeId), "nvmlVgpuInstanceGetType");
   return vgpuTypeId;
@@ -4335,7 +4359,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuInstanceGetFrameRateLimit(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuInstanceGetFrameRateLimit(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFrameRateLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[284], ::cuwrap::detail::Library::Nvml, 284));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFrameRateLimit)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[286], ::cuwrap::detail::Library::Nvml, 286));
   unsigned int frameRateLimit{};
   ::cuwrap::detail::check(fn(vgpuInstance, &frameRateLimit), "nvmlVgpuInstanceGetFrameRateLimit");
   return frameRateLimit;
@@ -4348,7 +4372,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlEnableState_t nvmlVgpuInstanceGetEccMode(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlEnableState_t nvmlVgpuInstanceGetEccMode(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEccMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[285], ::cuwrap::detail::Library::Nvml, 285));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEccMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[287], ::cuwrap::detail::Library::Nvml, 287));
   nvmlEnableState_t eccMode{};
   ::cuwrap::detail::check(fn(vgpuInstance, &eccMode), "nvmlVgpuInstanceGetEccMode");
   return eccMode;
@@ -4361,7 +4385,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuInstanceGetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuInstanceGetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderCapacity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[286], ::cuwrap::detail::Library::Nvml, 286));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderCapacity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[288], ::cuwrap::detail::Library::Nvml, 288));
   unsigned int encoderCapacity{};
   ::cuwrap::detail::check(fn(vgpuInstance, &encoderCapacity), "nvmlVgpuInstanceGetEncoderCapacity");
   return encoderCapacity;
@@ -4374,7 +4398,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlVgpuInstanceSetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int encoderCapacity);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlVgpuInstanceSetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int encoderCapacity) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceSetEncoderCapacity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[287], ::cuwrap::detail::Library::Nvml, 287));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceSetEncoderCapacity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[289], ::cuwrap::detail::Library::Nvml, 289));
   ::cuwrap::detail::check(fn(vgpuInstance, encoderCapacity), "nvmlVgpuInstanceSetEncoderCapacity");
 }
 #endif
@@ -4392,7 +4416,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuInstanceGetEncoderStats_result nvmlVgpuInstanceGetEncoderStats(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuInstanceGetEncoderStats_result nvmlVgpuInstanceGetEncoderStats(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderStats)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[288], ::cuwrap::detail::Library::Nvml, 288));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderStats)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[290], ::cuwrap::detail::Library::Nvml, 290));
   nvmlVgpuInstanceGetEncoderStats_result result{};
   ::cuwrap::detail::check(fn(vgpuInstance, &result.sessionCount, &result.averageFps, &result.averageLatency), "nvmlVgpuInstanceGetEncoderStats");
   return result;
@@ -4405,7 +4429,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int* sessionCount, nvmlEncoderSessionInfo_t* sessionInfo);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int* sessionCount, nvmlEncoderSessionInfo_t* sessionInfo) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderSessions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[289], ::cuwrap::detail::Library::Nvml, 289));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderSessions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[291], ::cuwrap::detail::Library::Nvml, 291));
   ::cuwrap::detail::check(fn(vgpuInstance, sessionCount, sessionInfo), "nvmlVgpuInstanceGetEncoderSessions");
 }
 #endif
@@ -4418,7 +4442,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::vector<nvmlEncoderSessionInfo_t> nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::vector<nvmlEncoderSessionInfo_t> nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderSessions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[289], ::cuwrap::detail::Library::Nvml, 289));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderSessions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[291], ::cuwrap::detail::Library::Nvml, 291));
   std::vector<nvmlEncoderSessionInfo_t> sessionInfo;
   // The count is the arrays' capacity in and the count the call needs out: call with none,
   // then with what it asks for, until all fits (the set may grow between the calls).
@@ -4445,7 +4469,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlFBCStats_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlFBCStats_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCStats)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[290], ::cuwrap::detail::Library::Nvml, 290));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCStats)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[292], ::cuwrap::detail::Library::Nvml, 292));
   nvmlFBCStats_t fbcStats{};
   ::cuwrap::detail::check(fn(vgpuInstance, &fbcStats), "nvmlVgpuInstanceGetFBCStats");
   return fbcStats;
@@ -4458,7 +4482,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int* sessionCount, nvmlFBCSessionInfo_t* sessionInfo);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int* sessionCount, nvmlFBCSessionInfo_t* sessionInfo) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCSessions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[291], ::cuwrap::detail::Library::Nvml, 291));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCSessions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[293], ::cuwrap::detail::Library::Nvml, 293));
   ::cuwrap::detail::check(fn(vgpuInstance, sessionCount, sessionInfo), "nvmlVgpuInstanceGetFBCSessions");
 }
 #endif
@@ -4471,7 +4495,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::vector<nvmlFBCSessionInfo_t> nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::vector<nvmlFBCSessionInfo_t> nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCSessions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[291], ::cuwrap::detail::Library::Nvml, 291));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCSessions)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[293], ::cuwrap::detail::Library::Nvml, 293));
   std::vector<nvmlFBCSessionInfo_t> sessionInfo;
   // The count is the arrays' capacity in and the count the call needs out: call with none,
   // then with what it asks for, until all fits (the set may grow between the calls).
@@ -4498,7 +4522,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetGpuInstanceId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[292], ::cuwrap::detail::Library::Nvml, 292));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetGpuInstanceId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[294], ::cuwrap::detail::Library::Nvml, 294));
   unsigned int gpuInstanceId{};
   ::cuwrap::detail::check(fn(vgpuInstance, &gpuInstanceId), "nvmlVgpuInstanceGetGpuInstanceId");
   return gpuInstanceId;
@@ -4511,7 +4535,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance, char* vgpuPciId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance, char* vgpuPciId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetGpuPciId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[293], ::cuwrap::detail::Library::Nvml, 293));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetGpuPciId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[295], ::cuwrap::detail::Library::Nvml, 295));
   unsigned int length{};
   ::cuwrap::detail::check(fn(vgpuInstance, vgpuPciId, &length), "nvmlVgpuInstanceGetGpuPciId");
   return length;
@@ -4524,7 +4548,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[294], ::cuwrap::detail::Library::Nvml, 294));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[296], ::cuwrap::detail::Library::Nvml, 296));
   unsigned int capResult{};
   ::cuwrap::detail::check(fn(vgpuTypeId, capability, &capResult), "nvmlVgpuTypeGetCapabilities");
   return capResult;
@@ -4537,7 +4561,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::string nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::string nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetMdevUUID)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[295], ::cuwrap::detail::Library::Nvml, 295));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetMdevUUID)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[297], ::cuwrap::detail::Library::Nvml, 297));
   std::string mdevUuid(256, '\0');
   ::cuwrap::detail::check(fn(vgpuInstance, mdevUuid.data(), static_cast<unsigned int>(mdevUuid.size())), "nvmlVgpuInstanceGetMdevUUID");
   mdevUuid.resize(std::char_traits<char>::length(mdevUuid.c_str()));
@@ -4551,7 +4575,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuTypeIdInfo_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuTypeIdInfo_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetCreatableVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[296], ::cuwrap::detail::Library::Nvml, 296));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetCreatableVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[298], ::cuwrap::detail::Library::Nvml, 298));
   nvmlVgpuTypeIdInfo_t pVgpus{};
   ::cuwrap::detail::check(fn(gpuInstance, &pVgpus), "nvmlGpuInstanceGetCreatableVgpus");
   return pVgpus;
@@ -4564,7 +4588,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuTypeMaxInstance_t nvmlVgpuTypeGetMaxInstancesPerGpuInstance();
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuTypeMaxInstance_t nvmlVgpuTypeGetMaxInstancesPerGpuInstance() {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstancesPerGpuInstance)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[297], ::cuwrap::detail::Library::Nvml, 297));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstancesPerGpuInstance)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[299], ::cuwrap::detail::Library::Nvml, 299));
   nvmlVgpuTypeMaxInstance_t pMaxInstance{};
   ::cuwrap::detail::check(fn(&pMaxInstance), "nvmlVgpuTypeGetMaxInstancesPerGpuInstance");
   return pMaxInstance;
@@ -4577,7 +4601,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlActiveVgpuInstanceInfo_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlActiveVgpuInstanceInfo_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetActiveVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[298], ::cuwrap::detail::Library::Nvml, 298));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetActiveVgpus)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[300], ::cuwrap::detail::Library::Nvml, 300));
   nvmlActiveVgpuInstanceInfo_t pVgpuInstanceInfo{};
   ::cuwrap::detail::check(fn(gpuInstance, &pVgpuInstanceInfo), "nvmlGpuInstanceGetActiveVgpus");
   return pVgpuInstanceInfo;
@@ -4590,7 +4614,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpuInstanceSetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerState_t* pScheduler);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpuInstanceSetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerState_t* pScheduler) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceSetVgpuSchedulerState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[299], ::cuwrap::detail::Library::Nvml, 299));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceSetVgpuSchedulerState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[301], ::cuwrap::detail::Library::Nvml, 301));
   ::cuwrap::detail::check(fn(gpuInstance, pScheduler), "nvmlGpuInstanceSetVgpuSchedulerState");
 }
 #endif
@@ -4601,7 +4625,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuSchedulerStateInfo_t nvmlGpuInstanceGetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuSchedulerStateInfo_t nvmlGpuInstanceGetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuSchedulerState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[300], ::cuwrap::detail::Library::Nvml, 300));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuSchedulerState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[302], ::cuwrap::detail::Library::Nvml, 302));
   nvmlVgpuSchedulerStateInfo_t pSchedulerStateInfo{};
   ::cuwrap::detail::check(fn(gpuInstance, &pSchedulerStateInfo), "nvmlGpuInstanceGetVgpuSchedulerState");
   return pSchedulerStateInfo;
@@ -4614,7 +4638,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuSchedulerLogInfo_t nvmlGpuInstanceGetVgpuSchedulerLog(nvmlGpuInstance_t gpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuSchedulerLogInfo_t nvmlGpuInstanceGetVgpuSchedulerLog(nvmlGpuInstance_t gpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuSchedulerLog)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[301], ::cuwrap::detail::Library::Nvml, 301));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuSchedulerLog)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[303], ::cuwrap::detail::Library::Nvml, 303));
   nvmlVgpuSchedulerLogInfo_t pSchedulerLogInfo{};
   ::cuwrap::detail::check(fn(gpuInstance, &pSchedulerLogInfo), "nvmlGpuInstanceGetVgpuSchedulerLog");
   return pSchedulerLogInfo;
@@ -4627,7 +4651,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpuInstance_t gpuInstance, nvmlVgpuCreatablePlacementInfo_t* pCreatablePlacementInfo);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpuInstance_t gpuInstance, nvmlVgpuCreatablePlacementInfo_t* pCreatablePlacementInfo) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuTypeCreatablePlacements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[302], ::cuwrap::detail::Library::Nvml, 302));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuTypeCreatablePlacements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[304], ::cuwrap::detail::Library::Nvml, 304));
   ::cuwrap::detail::check(fn(gpuInstance, pCreatablePlacementInfo), "nvmlGpuInstanceGetVgpuTypeCreatablePlacements");
 }
 #endif
@@ -4638,7 +4662,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuHeterogeneousMode_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuHeterogeneousMode_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuHeterogeneousMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[303], ::cuwrap::detail::Library::Nvml, 303));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuHeterogeneousMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[305], ::cuwrap::detail::Library::Nvml, 305));
   nvmlVgpuHeterogeneousMode_t pHeterogeneousMode{};
   ::cuwrap::detail::check(fn(gpuInstance, &pHeterogeneousMode), "nvmlGpuInstanceGetVgpuHeterogeneousMode");
   return pHeterogeneousMode;
@@ -4651,7 +4675,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpuInstanceSetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, const nvmlVgpuHeterogeneousMode_t* pHeterogeneousMode);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpuInstanceSetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, const nvmlVgpuHeterogeneousMode_t* pHeterogeneousMode) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceSetVgpuHeterogeneousMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[304], ::cuwrap::detail::Library::Nvml, 304));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceSetVgpuHeterogeneousMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[306], ::cuwrap::detail::Library::Nvml, 306));
   ::cuwrap::detail::check(fn(gpuInstance, pHeterogeneousMode), "nvmlGpuInstanceSetVgpuHeterogeneousMode");
 }
 #endif
@@ -4662,7 +4686,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuMetadata_t* vgpuMetadata, unsigned int* bufferSize);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuMetadata_t* vgpuMetadata, unsigned int* bufferSize) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetMetadata)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[305], ::cuwrap::detail::Library::Nvml, 305));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetMetadata)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[307], ::cuwrap::detail::Library::Nvml, 307));
   ::cuwrap::detail::check(fn(vgpuInstance, vgpuMetadata, bufferSize), "nvmlVgpuInstanceGetMetadata");
 }
 #endif
@@ -4673,7 +4697,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t* pgpuMetadata, unsigned int* bufferSize);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t* pgpuMetadata, unsigned int* bufferSize) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuMetadata)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[306], ::cuwrap::detail::Library::Nvml, 306));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuMetadata)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[308], ::cuwrap::detail::Library::Nvml, 308));
   ::cuwrap::detail::check(fn(device, pgpuMetadata, bufferSize), "nvmlDeviceGetVgpuMetadata");
 }
 #endif
@@ -4691,7 +4715,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGetVgpuCompatibility_result nvmlGetVgpuCompatibility();
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGetVgpuCompatibility_result nvmlGetVgpuCompatibility() {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuCompatibility)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[307], ::cuwrap::detail::Library::Nvml, 307));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuCompatibility)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[309], ::cuwrap::detail::Library::Nvml, 309));
   nvmlGetVgpuCompatibility_result result{};
   ::cuwrap::detail::check(fn(&result.vgpuMetadata, &result.pgpuMetadata, &result.compatibilityInfo), "nvmlGetVgpuCompatibility");
   return result;
@@ -4704,7 +4728,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char* pgpuMetadata);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char* pgpuMetadata) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetPgpuMetadataString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[308], ::cuwrap::detail::Library::Nvml, 308));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetPgpuMetadataString)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[310], ::cuwrap::detail::Library::Nvml, 310));
   unsigned int bufferSize{};
   ::cuwrap::detail::check(fn(device, pgpuMetadata, &bufferSize), "nvmlDeviceGetPgpuMetadataString");
   return bufferSize;
@@ -4717,7 +4741,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuSchedulerLog_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuSchedulerLog_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerLog)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[309], ::cuwrap::detail::Library::Nvml, 309));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerLog)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[311], ::cuwrap::detail::Library::Nvml, 311));
   nvmlVgpuSchedulerLog_t pSchedulerLog{};
   ::cuwrap::detail::check(fn(device, &pSchedulerLog), "nvmlDeviceGetVgpuSchedulerLog");
   return pSchedulerLog;
@@ -4730,7 +4754,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuSchedulerGetState_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuSchedulerGetState_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[310], ::cuwrap::detail::Library::Nvml, 310));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[312], ::cuwrap::detail::Library::Nvml, 312));
   nvmlVgpuSchedulerGetState_t pSchedulerState{};
   ::cuwrap::detail::check(fn(device, &pSchedulerState), "nvmlDeviceGetVgpuSchedulerState");
   return pSchedulerState;
@@ -4743,7 +4767,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuSchedulerCapabilities_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuSchedulerCapabilities_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[311], ::cuwrap::detail::Library::Nvml, 311));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[313], ::cuwrap::detail::Library::Nvml, 313));
   nvmlVgpuSchedulerCapabilities_t pCapabilities{};
   ::cuwrap::detail::check(fn(device, &pCapabilities), "nvmlDeviceGetVgpuSchedulerCapabilities");
   return pCapabilities;
@@ -4756,7 +4780,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerSetState_t* pSchedulerState);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerSetState_t* pSchedulerState) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuSchedulerState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[312], ::cuwrap::detail::Library::Nvml, 312));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuSchedulerState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[314], ::cuwrap::detail::Library::Nvml, 314));
   ::cuwrap::detail::check(fn(device, pSchedulerState), "nvmlDeviceSetVgpuSchedulerState");
 }
 #endif
@@ -4773,7 +4797,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGetVgpuVersion_result nvmlGetVgpuVersion();
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGetVgpuVersion_result nvmlGetVgpuVersion() {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[313], ::cuwrap::detail::Library::Nvml, 313));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[315], ::cuwrap::detail::Library::Nvml, 315));
   nvmlGetVgpuVersion_result result{};
   ::cuwrap::detail::check(fn(&result.supported, &result.current), "nvmlGetVgpuVersion");
   return result;
@@ -4786,7 +4810,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlSetVgpuVersion(nvmlVgpuVersion_t* vgpuVersion);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlSetVgpuVersion(nvmlVgpuVersion_t* vgpuVersion) {
-  auto* fn = reinterpret_cast<decltype(::nvmlSetVgpuVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[314], ::cuwrap::detail::Library::Nvml, 314));
+  auto* fn = reinterpret_cast<decltype(::nvmlSetVgpuVersion)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[316], ::cuwrap::detail::Library::Nvml, 316));
   ::cuwrap::detail::check(fn(vgpuVersion), "nvmlSetVgpuVersion");
 }
 #endif
@@ -4797,7 +4821,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlValueType_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int* vgpuInstanceSamplesCount, nvmlVgpuInstanceUtilizationSample_t* utilizationSamples);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlValueType_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int* vgpuInstanceSamplesCount, nvmlVgpuInstanceUtilizationSample_t* utilizationSamples) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuUtilization)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[315], ::cuwrap::detail::Library::Nvml, 315));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuUtilization)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[317], ::cuwrap::detail::Library::Nvml, 317));
   nvmlValueType_t sampleValType{};
   ::cuwrap::detail::check(fn(device, lastSeenTimeStamp, &sampleValType, vgpuInstanceSamplesCount, utilizationSamples), "nvmlDeviceGetVgpuUtilization");
   return sampleValType;
@@ -4818,7 +4842,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlDeviceGetVgpuUtilization_result nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlDeviceGetVgpuUtilization_result nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuUtilization)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[315], ::cuwrap::detail::Library::Nvml, 315));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuUtilization)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[317], ::cuwrap::detail::Library::Nvml, 317));
   nvmlValueType_t sampleValType{};
   std::vector<nvmlVgpuInstanceUtilizationSample_t> utilizationSamples;
   // The count is the arrays' capacity in and the count the call needs out: call with none,
@@ -4846,7 +4870,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuInstancesUtilizationInfo_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuInstancesUtilizationInfo_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuInstancesUtilizationInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[316], ::cuwrap::detail::Library::Nvml, 316));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuInstancesUtilizationInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[318], ::cuwrap::detail::Library::Nvml, 318));
   nvmlVgpuInstancesUtilizationInfo_t vgpuUtilInfo{};
   ::cuwrap::detail::check(fn(device, &vgpuUtilInfo), "nvmlDeviceGetVgpuInstancesUtilizationInfo");
   return vgpuUtilInfo;
@@ -4859,7 +4883,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int* vgpuProcessSamplesCount, nvmlVgpuProcessUtilizationSample_t* utilizationSamples);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int* vgpuProcessSamplesCount, nvmlVgpuProcessUtilizationSample_t* utilizationSamples) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessUtilization)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[317], ::cuwrap::detail::Library::Nvml, 317));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessUtilization)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[319], ::cuwrap::detail::Library::Nvml, 319));
   ::cuwrap::detail::check(fn(device, lastSeenTimeStamp, vgpuProcessSamplesCount, utilizationSamples), "nvmlDeviceGetVgpuProcessUtilization");
 }
 #endif
@@ -4872,7 +4896,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::vector<nvmlVgpuProcessUtilizationSample_t> nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::vector<nvmlVgpuProcessUtilizationSample_t> nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessUtilization)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[317], ::cuwrap::detail::Library::Nvml, 317));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessUtilization)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[319], ::cuwrap::detail::Library::Nvml, 319));
   std::vector<nvmlVgpuProcessUtilizationSample_t> utilizationSamples;
   // The count is the arrays' capacity in and the count the call needs out: call with none,
   // then with what it asks for, until all fits (the set may grow between the calls).
@@ -4899,7 +4923,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuProcessesUtilizationInfo_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuProcessesUtilizationInfo_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessesUtilizationInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[318], ::cuwrap::detail::Library::Nvml, 318));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessesUtilizationInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[320], ::cuwrap::detail::Library::Nvml, 320));
   nvmlVgpuProcessesUtilizationInfo_t vgpuProcUtilInfo{};
   ::cuwrap::detail::check(fn(device, &vgpuProcUtilInfo), "nvmlDeviceGetVgpuProcessesUtilizationInfo");
   return vgpuProcUtilInfo;
@@ -4912,7 +4936,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlEnableState_t nvmlVgpuInstanceGetAccountingMode(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlEnableState_t nvmlVgpuInstanceGetAccountingMode(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[319], ::cuwrap::detail::Library::Nvml, 319));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[321], ::cuwrap::detail::Library::Nvml, 321));
   nvmlEnableState_t mode{};
   ::cuwrap::detail::check(fn(vgpuInstance, &mode), "nvmlVgpuInstanceGetAccountingMode");
   return mode;
@@ -4925,7 +4949,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance, unsigned int* count, unsigned int* pids);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance, unsigned int* count, unsigned int* pids) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingPids)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[320], ::cuwrap::detail::Library::Nvml, 320));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingPids)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[322], ::cuwrap::detail::Library::Nvml, 322));
   ::cuwrap::detail::check(fn(vgpuInstance, count, pids), "nvmlVgpuInstanceGetAccountingPids");
 }
 #endif
@@ -4938,7 +4962,7 @@ CUWRAP_NVML_BEGIN_FORM
 std::vector<unsigned int> nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE std::vector<unsigned int> nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingPids)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[320], ::cuwrap::detail::Library::Nvml, 320));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingPids)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[322], ::cuwrap::detail::Library::Nvml, 322));
   std::vector<unsigned int> pids;
   // The count is the arrays' capacity in and the count the call needs out: call with none,
   // then with what it asks for, until all fits (the set may grow between the calls).
@@ -4965,7 +4989,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlAccountingStats_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t vgpuInstance, unsigned int pid);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlAccountingStats_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t vgpuInstance, unsigned int pid) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingStats)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[321], ::cuwrap::detail::Library::Nvml, 321));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingStats)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[323], ::cuwrap::detail::Library::Nvml, 323));
   nvmlAccountingStats_t stats{};
   ::cuwrap::detail::check(fn(vgpuInstance, pid, &stats), "nvmlVgpuInstanceGetAccountingStats");
   return stats;
@@ -4978,7 +5002,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlVgpuInstanceClearAccountingPids(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlVgpuInstanceClearAccountingPids(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceClearAccountingPids)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[322], ::cuwrap::detail::Library::Nvml, 322));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceClearAccountingPids)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[324], ::cuwrap::detail::Library::Nvml, 324));
   ::cuwrap::detail::check(fn(vgpuInstance), "nvmlVgpuInstanceClearAccountingPids");
 }
 #endif
@@ -4989,7 +5013,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlVgpuLicenseInfo_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t vgpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlVgpuLicenseInfo_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t vgpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetLicenseInfo_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[323], ::cuwrap::detail::Library::Nvml, 323));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetLicenseInfo_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[325], ::cuwrap::detail::Library::Nvml, 325));
   nvmlVgpuLicenseInfo_t licenseInfo{};
   ::cuwrap::detail::check(fn(vgpuInstance, &licenseInfo), "nvmlVgpuInstanceGetLicenseInfo_v2");
   return licenseInfo;
@@ -5002,7 +5026,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlGetExcludedDeviceCount();
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlGetExcludedDeviceCount() {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetExcludedDeviceCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[324], ::cuwrap::detail::Library::Nvml, 324));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetExcludedDeviceCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[326], ::cuwrap::detail::Library::Nvml, 326));
   unsigned int deviceCount{};
   ::cuwrap::detail::check(fn(&deviceCount), "nvmlGetExcludedDeviceCount");
   return deviceCount;
@@ -5015,7 +5039,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlExcludedDeviceInfo_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlExcludedDeviceInfo_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetExcludedDeviceInfoByIndex)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[325], ::cuwrap::detail::Library::Nvml, 325));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetExcludedDeviceInfoByIndex)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[327], ::cuwrap::detail::Library::Nvml, 327));
   nvmlExcludedDeviceInfo_t info{};
   ::cuwrap::detail::check(fn(index, &info), "nvmlGetExcludedDeviceInfoByIndex");
   return info;
@@ -5028,7 +5052,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlPRMTLV_v1_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlPRMTLV_v1_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceReadWritePRM_v1)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[326], ::cuwrap::detail::Library::Nvml, 326));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceReadWritePRM_v1)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[328], ::cuwrap::detail::Library::Nvml, 328));
   nvmlPRMTLV_v1_t buffer{};
   ::cuwrap::detail::check(fn(device, &buffer), "nvmlDeviceReadWritePRM_v1");
   return buffer;
@@ -5041,7 +5065,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode, nvmlReturn_t* activationStatus);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode, nvmlReturn_t* activationStatus) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMigMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[327], ::cuwrap::detail::Library::Nvml, 327));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMigMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[329], ::cuwrap::detail::Library::Nvml, 329));
   ::cuwrap::detail::check(fn(device, mode, activationStatus), "nvmlDeviceSetMigMode");
 }
 #endif
@@ -5058,7 +5082,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlDeviceGetMigMode_result nvmlDeviceGetMigMode(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlDeviceGetMigMode_result nvmlDeviceGetMigMode(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMigMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[328], ::cuwrap::detail::Library::Nvml, 328));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMigMode)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[330], ::cuwrap::detail::Library::Nvml, 330));
   nvmlDeviceGetMigMode_result result{};
   ::cuwrap::detail::check(fn(device, &result.currentMode, &result.pendingMode), "nvmlDeviceGetMigMode");
   return result;
@@ -5071,7 +5095,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpuInstanceProfileInfo_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuInstanceProfileInfo_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[329], ::cuwrap::detail::Library::Nvml, 329));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[331], ::cuwrap::detail::Library::Nvml, 331));
   nvmlGpuInstanceProfileInfo_t info{};
   ::cuwrap::detail::check(fn(device, profile, &info), "nvmlDeviceGetGpuInstanceProfileInfo");
   return info;
@@ -5084,7 +5108,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpuInstanceProfileInfo_v2_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuInstanceProfileInfo_v2_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfoV)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[330], ::cuwrap::detail::Library::Nvml, 330));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfoV)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[332], ::cuwrap::detail::Library::Nvml, 332));
   nvmlGpuInstanceProfileInfo_v2_t info{};
   ::cuwrap::detail::check(fn(device, profile, &info), "nvmlDeviceGetGpuInstanceProfileInfoV");
   return info;
@@ -5097,7 +5121,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpuInstanceProfileInfo_v2_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(nvmlDevice_t device, unsigned int profileId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuInstanceProfileInfo_v2_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(nvmlDevice_t device, unsigned int profileId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfoByIdV)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[331], ::cuwrap::detail::Library::Nvml, 331));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfoByIdV)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[333], ::cuwrap::detail::Library::Nvml, 333));
   nvmlGpuInstanceProfileInfo_v2_t info{};
   ::cuwrap::detail::check(fn(device, profileId, &info), "nvmlDeviceGetGpuInstanceProfileInfoByIdV");
   return info;
@@ -5116,7 +5140,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlDeviceGetGpuInstancePossiblePlacements_v2_result nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlDeviceGetGpuInstancePossiblePlacements_v2_result nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstancePossiblePlacements_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[332], ::cuwrap::detail::Library::Nvml, 332));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstancePossiblePlacements_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[334], ::cuwrap::detail::Library::Nvml, 334));
   nvmlDeviceGetGpuInstancePossiblePlacements_v2_result result{};
   ::cuwrap::detail::check(fn(device, profileId, &result.placements, &result.count), "nvmlDeviceGetGpuInstancePossiblePlacements_v2");
   return result;
@@ -5129,7 +5153,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsigned int profileId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsigned int profileId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceRemainingCapacity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[333], ::cuwrap::detail::Library::Nvml, 333));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceRemainingCapacity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[335], ::cuwrap::detail::Library::Nvml, 335));
   unsigned int count{};
   ::cuwrap::detail::check(fn(device, profileId, &count), "nvmlDeviceGetGpuInstanceRemainingCapacity");
   return count;
@@ -5142,7 +5166,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpuInstance_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuInstance_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceCreateGpuInstance)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[334], ::cuwrap::detail::Library::Nvml, 334));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceCreateGpuInstance)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[336], ::cuwrap::detail::Library::Nvml, 336));
   nvmlGpuInstance_t gpuInstance{};
   ::cuwrap::detail::check(fn(device, profileId, &gpuInstance), "nvmlDeviceCreateGpuInstance");
   return gpuInstance;
@@ -5155,7 +5179,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpuInstance_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId, const nvmlGpuInstancePlacement_t* placement);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuInstance_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId, const nvmlGpuInstancePlacement_t* placement) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceCreateGpuInstanceWithPlacement)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[335], ::cuwrap::detail::Library::Nvml, 335));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceCreateGpuInstanceWithPlacement)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[337], ::cuwrap::detail::Library::Nvml, 337));
   nvmlGpuInstance_t gpuInstance{};
   ::cuwrap::detail::check(fn(device, profileId, placement, &gpuInstance), "nvmlDeviceCreateGpuInstanceWithPlacement");
   return gpuInstance;
@@ -5168,7 +5192,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[336], ::cuwrap::detail::Library::Nvml, 336));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[338], ::cuwrap::detail::Library::Nvml, 338));
   ::cuwrap::detail::check(fn(gpuInstance), "nvmlGpuInstanceDestroy");
 }
 #endif
@@ -5179,7 +5203,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstances);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstances) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstances)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[337], ::cuwrap::detail::Library::Nvml, 337));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstances)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[339], ::cuwrap::detail::Library::Nvml, 339));
   unsigned int count{};
   ::cuwrap::detail::check(fn(device, profileId, gpuInstances, &count), "nvmlDeviceGetGpuInstances");
   return count;
@@ -5192,7 +5216,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpuInstance_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuInstance_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceById)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[338], ::cuwrap::detail::Library::Nvml, 338));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceById)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[340], ::cuwrap::detail::Library::Nvml, 340));
   nvmlGpuInstance_t gpuInstance{};
   ::cuwrap::detail::check(fn(device, id, &gpuInstance), "nvmlDeviceGetGpuInstanceById");
   return gpuInstance;
@@ -5205,7 +5229,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpuInstanceInfo_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuInstanceInfo_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[339], ::cuwrap::detail::Library::Nvml, 339));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[341], ::cuwrap::detail::Library::Nvml, 341));
   nvmlGpuInstanceInfo_t info{};
   ::cuwrap::detail::check(fn(gpuInstance, &info), "nvmlGpuInstanceGetInfo");
   return info;
@@ -5218,7 +5242,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlComputeInstanceProfileInfo_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlComputeInstanceProfileInfo_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceProfileInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[340], ::cuwrap::detail::Library::Nvml, 340));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceProfileInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[342], ::cuwrap::detail::Library::Nvml, 342));
   nvmlComputeInstanceProfileInfo_t info{};
   ::cuwrap::detail::check(fn(gpuInstance, profile, engProfile, &info), "nvmlGpuInstanceGetComputeInstanceProfileInfo");
   return info;
@@ -5231,7 +5255,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlComputeInstanceProfileInfo_v2_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlComputeInstanceProfileInfo_v2_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceProfileInfoV)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[341], ::cuwrap::detail::Library::Nvml, 341));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceProfileInfoV)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[343], ::cuwrap::detail::Library::Nvml, 343));
   nvmlComputeInstanceProfileInfo_v2_t info{};
   ::cuwrap::detail::check(fn(gpuInstance, profile, engProfile, &info), "nvmlGpuInstanceGetComputeInstanceProfileInfoV");
   return info;
@@ -5244,7 +5268,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_t gpuInstance, unsigned int profileId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_t gpuInstance, unsigned int profileId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceRemainingCapacity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[342], ::cuwrap::detail::Library::Nvml, 342));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceRemainingCapacity)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[344], ::cuwrap::detail::Library::Nvml, 344));
   unsigned int count{};
   ::cuwrap::detail::check(fn(gpuInstance, profileId, &count), "nvmlGpuInstanceGetComputeInstanceRemainingCapacity");
   return count;
@@ -5263,7 +5287,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpuInstanceGetComputeInstancePossiblePlacements_result nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_t gpuInstance, unsigned int profileId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpuInstanceGetComputeInstancePossiblePlacements_result nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_t gpuInstance, unsigned int profileId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstancePossiblePlacements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[343], ::cuwrap::detail::Library::Nvml, 343));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstancePossiblePlacements)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[345], ::cuwrap::detail::Library::Nvml, 345));
   nvmlGpuInstanceGetComputeInstancePossiblePlacements_result result{};
   ::cuwrap::detail::check(fn(gpuInstance, profileId, &result.placements, &result.count), "nvmlGpuInstanceGetComputeInstancePossiblePlacements");
   return result;
@@ -5276,7 +5300,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlComputeInstance_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlComputeInstance_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceCreateComputeInstance)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[344], ::cuwrap::detail::Library::Nvml, 344));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceCreateComputeInstance)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[346], ::cuwrap::detail::Library::Nvml, 346));
   nvmlComputeInstance_t computeInstance{};
   ::cuwrap::detail::check(fn(gpuInstance, profileId, &computeInstance), "nvmlGpuInstanceCreateComputeInstance");
   return computeInstance;
@@ -5289,7 +5313,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlComputeInstance_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_t gpuInstance, unsigned int profileId, const nvmlComputeInstancePlacement_t* placement);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlComputeInstance_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_t gpuInstance, unsigned int profileId, const nvmlComputeInstancePlacement_t* placement) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceCreateComputeInstanceWithPlacement)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[345], ::cuwrap::detail::Library::Nvml, 345));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceCreateComputeInstanceWithPlacement)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[347], ::cuwrap::detail::Library::Nvml, 347));
   nvmlComputeInstance_t computeInstance{};
   ::cuwrap::detail::check(fn(gpuInstance, profileId, placement, &computeInstance), "nvmlGpuInstanceCreateComputeInstanceWithPlacement");
   return computeInstance;
@@ -5302,7 +5326,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlComputeInstanceDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[346], ::cuwrap::detail::Library::Nvml, 346));
+  auto* fn = reinterpret_cast<decltype(::nvmlComputeInstanceDestroy)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[348], ::cuwrap::detail::Library::Nvml, 348));
   ::cuwrap::detail::check(fn(computeInstance), "nvmlComputeInstanceDestroy");
 }
 #endif
@@ -5313,7 +5337,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstances);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstances) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstances)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[347], ::cuwrap::detail::Library::Nvml, 347));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstances)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[349], ::cuwrap::detail::Library::Nvml, 349));
   unsigned int count{};
   ::cuwrap::detail::check(fn(gpuInstance, profileId, computeInstances, &count), "nvmlGpuInstanceGetComputeInstances");
   return count;
@@ -5326,7 +5350,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlComputeInstance_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlComputeInstance_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceById)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[348], ::cuwrap::detail::Library::Nvml, 348));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceById)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[350], ::cuwrap::detail::Library::Nvml, 350));
   nvmlComputeInstance_t computeInstance{};
   ::cuwrap::detail::check(fn(gpuInstance, id, &computeInstance), "nvmlGpuInstanceGetComputeInstanceById");
   return computeInstance;
@@ -5339,7 +5363,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlComputeInstanceInfo_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlComputeInstanceInfo_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance) {
-  auto* fn = reinterpret_cast<decltype(::nvmlComputeInstanceGetInfo_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[349], ::cuwrap::detail::Library::Nvml, 349));
+  auto* fn = reinterpret_cast<decltype(::nvmlComputeInstanceGetInfo_v2)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[351], ::cuwrap::detail::Library::Nvml, 351));
   nvmlComputeInstanceInfo_t info{};
   ::cuwrap::detail::check(fn(computeInstance, &info), "nvmlComputeInstanceGetInfo_v2");
   return info;
@@ -5352,7 +5376,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int* isMigDevice);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int* isMigDevice) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceIsMigDeviceHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[350], ::cuwrap::detail::Library::Nvml, 350));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceIsMigDeviceHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[352], ::cuwrap::detail::Library::Nvml, 352));
   ::cuwrap::detail::check(fn(device, isMigDevice), "nvmlDeviceIsMigDeviceHandle");
 }
 #endif
@@ -5363,7 +5387,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlDeviceGetGpuInstanceId(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetGpuInstanceId(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[351], ::cuwrap::detail::Library::Nvml, 351));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[353], ::cuwrap::detail::Library::Nvml, 353));
   unsigned int id{};
   ::cuwrap::detail::check(fn(device, &id), "nvmlDeviceGetGpuInstanceId");
   return id;
@@ -5376,7 +5400,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlDeviceGetComputeInstanceId(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetComputeInstanceId(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetComputeInstanceId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[352], ::cuwrap::detail::Library::Nvml, 352));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetComputeInstanceId)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[354], ::cuwrap::detail::Library::Nvml, 354));
   unsigned int id{};
   ::cuwrap::detail::check(fn(device, &id), "nvmlDeviceGetComputeInstanceId");
   return id;
@@ -5389,7 +5413,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMaxMigDeviceCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[353], ::cuwrap::detail::Library::Nvml, 353));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMaxMigDeviceCount)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[355], ::cuwrap::detail::Library::Nvml, 355));
   unsigned int count{};
   ::cuwrap::detail::check(fn(device, &count), "nvmlDeviceGetMaxMigDeviceCount");
   return count;
@@ -5402,7 +5426,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlDevice_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlDevice_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMigDeviceHandleByIndex)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[354], ::cuwrap::detail::Library::Nvml, 354));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMigDeviceHandleByIndex)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[356], ::cuwrap::detail::Library::Nvml, 356));
   nvmlDevice_t migDevice{};
   ::cuwrap::detail::check(fn(device, index, &migDevice), "nvmlDeviceGetMigDeviceHandleByIndex");
   return migDevice;
@@ -5415,7 +5439,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlDevice_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlDevice_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetDeviceHandleFromMigDeviceHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[355], ::cuwrap::detail::Library::Nvml, 355));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetDeviceHandleFromMigDeviceHandle)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[357], ::cuwrap::detail::Library::Nvml, 357));
   nvmlDevice_t device{};
   ::cuwrap::detail::check(fn(migDevice, &device), "nvmlDeviceGetDeviceHandleFromMigDeviceHandle");
   return device;
@@ -5428,7 +5452,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlGpmMetricsGet_t nvmlGpmMetricsGet();
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlGpmMetricsGet_t nvmlGpmMetricsGet() {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmMetricsGet)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[356], ::cuwrap::detail::Library::Nvml, 356));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmMetricsGet)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[358], ::cuwrap::detail::Library::Nvml, 358));
   nvmlGpmMetricsGet_t metricsGet{};
   ::cuwrap::detail::check(fn(&metricsGet), "nvmlGpmMetricsGet");
   return metricsGet;
@@ -5441,7 +5465,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpmSampleFree(nvmlGpmSample_t gpmSample);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpmSampleFree(nvmlGpmSample_t gpmSample) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[357], ::cuwrap::detail::Library::Nvml, 357));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleFree)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[359], ::cuwrap::detail::Library::Nvml, 359));
   ::cuwrap::detail::check(fn(gpmSample), "nvmlGpmSampleFree");
 }
 #endif
@@ -5452,7 +5476,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpmSampleAlloc(nvmlGpmSample_t* gpmSample);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpmSampleAlloc(nvmlGpmSample_t* gpmSample) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleAlloc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[358], ::cuwrap::detail::Library::Nvml, 358));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleAlloc)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[360], ::cuwrap::detail::Library::Nvml, 360));
   ::cuwrap::detail::check(fn(gpmSample), "nvmlGpmSampleAlloc");
 }
 #endif
@@ -5463,7 +5487,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleGet)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[359], ::cuwrap::detail::Library::Nvml, 359));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleGet)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[361], ::cuwrap::detail::Library::Nvml, 361));
   ::cuwrap::detail::check(fn(device, gpmSample), "nvmlGpmSampleGet");
 }
 #endif
@@ -5474,7 +5498,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmMigSampleGet)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[360], ::cuwrap::detail::Library::Nvml, 360));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmMigSampleGet)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[362], ::cuwrap::detail::Library::Nvml, 362));
   ::cuwrap::detail::check(fn(device, gpuInstanceId, gpmSample), "nvmlGpmMigSampleGet");
 }
 #endif
@@ -5485,7 +5509,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t* gpmSupport);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t* gpmSupport) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmQueryDeviceSupport)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[361], ::cuwrap::detail::Library::Nvml, 361));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmQueryDeviceSupport)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[363], ::cuwrap::detail::Library::Nvml, 363));
   ::cuwrap::detail::check(fn(device, gpmSupport), "nvmlGpmQueryDeviceSupport");
 }
 #endif
@@ -5496,7 +5520,7 @@ CUWRAP_NVML_BEGIN_FORM
 unsigned int nvmlGpmQueryIfStreamingEnabled(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE unsigned int nvmlGpmQueryIfStreamingEnabled(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmQueryIfStreamingEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[362], ::cuwrap::detail::Library::Nvml, 362));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmQueryIfStreamingEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[364], ::cuwrap::detail::Library::Nvml, 364));
   unsigned int state{};
   ::cuwrap::detail::check(fn(device, &state), "nvmlGpmQueryIfStreamingEnabled");
   return state;
@@ -5509,7 +5533,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlGpmSetStreamingEnabled(nvmlDevice_t device, unsigned int state);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlGpmSetStreamingEnabled(nvmlDevice_t device, unsigned int state) {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmSetStreamingEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[363], ::cuwrap::detail::Library::Nvml, 363));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmSetStreamingEnabled)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[365], ::cuwrap::detail::Library::Nvml, 365));
   ::cuwrap::detail::check(fn(device, state), "nvmlGpmSetStreamingEnabled");
 }
 #endif
@@ -5520,7 +5544,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlDeviceCapabilities_t nvmlDeviceGetCapabilities(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlDeviceCapabilities_t nvmlDeviceGetCapabilities(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[364], ::cuwrap::detail::Library::Nvml, 364));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCapabilities)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[366], ::cuwrap::detail::Library::Nvml, 366));
   nvmlDeviceCapabilities_t caps{};
   ::cuwrap::detail::check(fn(device, &caps), "nvmlDeviceGetCapabilities");
   return caps;
@@ -5533,7 +5557,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlWorkloadPowerProfileProfilesInfo_t nvmlDeviceWorkloadPowerProfileGetProfilesInfo(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlWorkloadPowerProfileProfilesInfo_t nvmlDeviceWorkloadPowerProfileGetProfilesInfo(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileGetProfilesInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[365], ::cuwrap::detail::Library::Nvml, 365));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileGetProfilesInfo)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[367], ::cuwrap::detail::Library::Nvml, 367));
   nvmlWorkloadPowerProfileProfilesInfo_t profilesInfo{};
   ::cuwrap::detail::check(fn(device, &profilesInfo), "nvmlDeviceWorkloadPowerProfileGetProfilesInfo");
   return profilesInfo;
@@ -5546,7 +5570,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlWorkloadPowerProfileCurrentProfiles_t nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlWorkloadPowerProfileCurrentProfiles_t nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileGetCurrentProfiles)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[366], ::cuwrap::detail::Library::Nvml, 366));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileGetCurrentProfiles)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[368], ::cuwrap::detail::Library::Nvml, 368));
   nvmlWorkloadPowerProfileCurrentProfiles_t currentProfiles{};
   ::cuwrap::detail::check(fn(device, &currentProfiles), "nvmlDeviceWorkloadPowerProfileGetCurrentProfiles");
   return currentProfiles;
@@ -5559,7 +5583,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t* requestedProfiles);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t* requestedProfiles) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileSetRequestedProfiles)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[367], ::cuwrap::detail::Library::Nvml, 367));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileSetRequestedProfiles)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[369], ::cuwrap::detail::Library::Nvml, 369));
   ::cuwrap::detail::check(fn(device, requestedProfiles), "nvmlDeviceWorkloadPowerProfileSetRequestedProfiles");
 }
 #endif
@@ -5570,7 +5594,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t* requestedProfiles);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t* requestedProfiles) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileClearRequestedProfiles)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[368], ::cuwrap::detail::Library::Nvml, 368));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileClearRequestedProfiles)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[370], ::cuwrap::detail::Library::Nvml, 370));
   ::cuwrap::detail::check(fn(device, requestedProfiles), "nvmlDeviceWorkloadPowerProfileClearRequestedProfiles");
 }
 #endif
@@ -5581,7 +5605,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t device, nvmlPowerSmoothingProfile_t* profile);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t device, nvmlPowerSmoothingProfile_t* profile) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingActivatePresetProfile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[369], ::cuwrap::detail::Library::Nvml, 369));
+  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingActivatePresetProfile)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[371], ::cuwrap::detail::Library::Nvml, 371));
   ::cuwrap::detail::check(fn(device, profile), "nvmlDevicePowerSmoothingActivatePresetProfile");
 }
 #endif
@@ -5592,7 +5616,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t* profile);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t* profile) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingUpdatePresetProfileParam)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[370], ::cuwrap::detail::Library::Nvml, 370));
+  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingUpdatePresetProfileParam)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[372], ::cuwrap::detail::Library::Nvml, 372));
   ::cuwrap::detail::check(fn(device, profile), "nvmlDevicePowerSmoothingUpdatePresetProfileParam");
 }
 #endif
@@ -5603,7 +5627,7 @@ CUWRAP_NVML_BEGIN_FORM
 void nvmlDevicePowerSmoothingSetState(nvmlDevice_t device, nvmlPowerSmoothingState_t* state);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE void nvmlDevicePowerSmoothingSetState(nvmlDevice_t device, nvmlPowerSmoothingState_t* state) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingSetState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[371], ::cuwrap::detail::Library::Nvml, 371));
+  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingSetState)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[373], ::cuwrap::detail::Library::Nvml, 373));
   ::cuwrap::detail::check(fn(device, state), "nvmlDevicePowerSmoothingSetState");
 }
 #endif
@@ -5614,7 +5638,7 @@ CUWRAP_NVML_BEGIN_FORM
 nvmlEccSramUniqueUncorrectedErrorCounts_t nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(nvmlDevice_t device);
 #if CUWRAP_NVML_BODIES
 CUWRAP_NVML_INLINE nvmlEccSramUniqueUncorrectedErrorCounts_t nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(nvmlDevice_t device) {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[372], ::cuwrap::detail::Library::Nvml, 372));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts)*>(::cuwrap::detail::entry(::cuwrap::detail::g_nvml_slots[374], ::cuwrap::detail::Library::Nvml, 374));
   nvmlEccSramUniqueUncorrectedErrorCounts_t errorCounts{};
   ::cuwrap::detail::check(fn(device, &errorCounts), "nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts");
   return errorCounts;

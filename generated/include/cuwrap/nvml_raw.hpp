@@ -1718,9 +1718,27 @@ inline nvmlReturn_t nvmlDeviceGetPdi(nvmlDevice_t device, nvmlPdi_t* pdi) noexce
   return fn(device, pdi);
 }
 
+/// \brief Set the hostname for the device.
+inline nvmlReturn_t nvmlDeviceSetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t* hostname) noexcept {
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetHostname_v1)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[189], ::cuwrap::detail::Library::Nvml, 189));
+  if (fn == nullptr) {
+    return NVML_ERROR_LIBRARY_NOT_FOUND;
+  }
+  return fn(device, hostname);
+}
+
+/// \brief Get the hostname for the device.
+inline nvmlReturn_t nvmlDeviceGetHostname_v1(nvmlDevice_t device, nvmlHostname_v1_t* hostname) noexcept {
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetHostname_v1)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[190], ::cuwrap::detail::Library::Nvml, 190));
+  if (fn == nullptr) {
+    return NVML_ERROR_LIBRARY_NOT_FOUND;
+  }
+  return fn(device, hostname);
+}
+
 /// \brief Set the LED state for the unit.
 inline nvmlReturn_t nvmlUnitSetLedState(nvmlUnit_t unit, nvmlLedColor_t color) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlUnitSetLedState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[189], ::cuwrap::detail::Library::Nvml, 189));
+  auto* fn = reinterpret_cast<decltype(::nvmlUnitSetLedState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[191], ::cuwrap::detail::Library::Nvml, 191));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1729,7 +1747,7 @@ inline nvmlReturn_t nvmlUnitSetLedState(nvmlUnit_t unit, nvmlLedColor_t color) n
 
 /// \brief Set the persistence mode for the device.
 inline nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetPersistenceMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[190], ::cuwrap::detail::Library::Nvml, 190));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetPersistenceMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[192], ::cuwrap::detail::Library::Nvml, 192));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1738,7 +1756,7 @@ inline nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnable
 
 /// \brief Set the compute mode for the device.
 inline nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMode_t mode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetComputeMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[191], ::cuwrap::detail::Library::Nvml, 191));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetComputeMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[193], ::cuwrap::detail::Library::Nvml, 193));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1747,7 +1765,7 @@ inline nvmlReturn_t nvmlDeviceSetComputeMode(nvmlDevice_t device, nvmlComputeMod
 
 /// \brief Set the ECC mode for the device.
 inline nvmlReturn_t nvmlDeviceSetEccMode(nvmlDevice_t device, nvmlEnableState_t ecc) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetEccMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[192], ::cuwrap::detail::Library::Nvml, 192));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetEccMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[194], ::cuwrap::detail::Library::Nvml, 194));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1756,7 +1774,7 @@ inline nvmlReturn_t nvmlDeviceSetEccMode(nvmlDevice_t device, nvmlEnableState_t 
 
 /// \brief Clear the ECC error and other memory error counts for the device.
 inline nvmlReturn_t nvmlDeviceClearEccErrorCounts(nvmlDevice_t device, nvmlEccCounterType_t counterType) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearEccErrorCounts)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[193], ::cuwrap::detail::Library::Nvml, 193));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearEccErrorCounts)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[195], ::cuwrap::detail::Library::Nvml, 195));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1765,7 +1783,7 @@ inline nvmlReturn_t nvmlDeviceClearEccErrorCounts(nvmlDevice_t device, nvmlEccCo
 
 /// \brief Set the driver model for the device.
 inline nvmlReturn_t nvmlDeviceSetDriverModel(nvmlDevice_t device, nvmlDriverModel_t driverModel, unsigned int flags) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDriverModel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[194], ::cuwrap::detail::Library::Nvml, 194));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDriverModel)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[196], ::cuwrap::detail::Library::Nvml, 196));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1774,7 +1792,7 @@ inline nvmlReturn_t nvmlDeviceSetDriverModel(nvmlDevice_t device, nvmlDriverMode
 
 /// \brief Set clocks that device will lock to.
 inline nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpuLockedClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[195], ::cuwrap::detail::Library::Nvml, 195));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpuLockedClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[197], ::cuwrap::detail::Library::Nvml, 197));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1783,7 +1801,7 @@ inline nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned i
 
 /// \brief Resets the gpu clock to the default value
 inline nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetGpuLockedClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[196], ::cuwrap::detail::Library::Nvml, 196));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetGpuLockedClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[198], ::cuwrap::detail::Library::Nvml, 198));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1792,7 +1810,7 @@ inline nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) noexcept
 
 /// \brief Set memory clocks that device will lock to.
 inline nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int minMemClockMHz, unsigned int maxMemClockMHz) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMemoryLockedClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[197], ::cuwrap::detail::Library::Nvml, 197));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMemoryLockedClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[199], ::cuwrap::detail::Library::Nvml, 199));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1801,7 +1819,7 @@ inline nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigne
 
 /// \brief Resets the memory clock to the default value
 inline nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetMemoryLockedClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[198], ::cuwrap::detail::Library::Nvml, 198));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetMemoryLockedClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[200], ::cuwrap::detail::Library::Nvml, 200));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1810,7 +1828,7 @@ inline nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) noexc
 
 /// \brief Call nvmlDeviceSetApplicationsClocks.
 inline nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigned int memClockMHz, unsigned int graphicsClockMHz) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetApplicationsClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[199], ::cuwrap::detail::Library::Nvml, 199));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetApplicationsClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[201], ::cuwrap::detail::Library::Nvml, 201));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1819,7 +1837,7 @@ inline nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t device, unsigne
 
 /// \brief Call nvmlDeviceResetApplicationsClocks.
 inline nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t device) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetApplicationsClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[200], ::cuwrap::detail::Library::Nvml, 200));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetApplicationsClocks)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[202], ::cuwrap::detail::Library::Nvml, 202));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1828,7 +1846,7 @@ inline nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t device) noexc
 
 /// \brief Try to set the current state of Auto Boosted clocks on a device.
 inline nvmlReturn_t nvmlDeviceSetAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAutoBoostedClocksEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[201], ::cuwrap::detail::Library::Nvml, 201));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAutoBoostedClocksEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[203], ::cuwrap::detail::Library::Nvml, 203));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1837,7 +1855,7 @@ inline nvmlReturn_t nvmlDeviceSetAutoBoostedClocksEnabled(nvmlDevice_t device, n
 
 /// \brief Try to set the default state of Auto Boosted clocks on a device.
 inline nvmlReturn_t nvmlDeviceSetDefaultAutoBoostedClocksEnabled(nvmlDevice_t device, nvmlEnableState_t enabled, unsigned int flags) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDefaultAutoBoostedClocksEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[202], ::cuwrap::detail::Library::Nvml, 202));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDefaultAutoBoostedClocksEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[204], ::cuwrap::detail::Library::Nvml, 204));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1846,7 +1864,7 @@ inline nvmlReturn_t nvmlDeviceSetDefaultAutoBoostedClocksEnabled(nvmlDevice_t de
 
 /// \brief Sets the speed of the fan control policy to default.
 inline nvmlReturn_t nvmlDeviceSetDefaultFanSpeed_v2(nvmlDevice_t device, unsigned int fan) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDefaultFanSpeed_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[203], ::cuwrap::detail::Library::Nvml, 203));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetDefaultFanSpeed_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[205], ::cuwrap::detail::Library::Nvml, 205));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1855,7 +1873,7 @@ inline nvmlReturn_t nvmlDeviceSetDefaultFanSpeed_v2(nvmlDevice_t device, unsigne
 
 /// \brief Sets current fan control policy.
 inline nvmlReturn_t nvmlDeviceSetFanControlPolicy(nvmlDevice_t device, unsigned int fan, nvmlFanControlPolicy_t policy) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetFanControlPolicy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[204], ::cuwrap::detail::Library::Nvml, 204));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetFanControlPolicy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[206], ::cuwrap::detail::Library::Nvml, 206));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1864,7 +1882,7 @@ inline nvmlReturn_t nvmlDeviceSetFanControlPolicy(nvmlDevice_t device, unsigned 
 
 /// \brief Sets the temperature threshold for the GPU with the specified threshold type in degrees C.
 inline nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlTemperatureThresholds_t thresholdType, int* temp) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetTemperatureThreshold)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[205], ::cuwrap::detail::Library::Nvml, 205));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetTemperatureThreshold)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[207], ::cuwrap::detail::Library::Nvml, 207));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1873,7 +1891,7 @@ inline nvmlReturn_t nvmlDeviceSetTemperatureThreshold(nvmlDevice_t device, nvmlT
 
 /// \brief Set new power limit of this device.
 inline nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetPowerManagementLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[206], ::cuwrap::detail::Library::Nvml, 206));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetPowerManagementLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[208], ::cuwrap::detail::Library::Nvml, 208));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1882,7 +1900,7 @@ inline nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsig
 
 /// \brief Sets new GOM.
 inline nvmlReturn_t nvmlDeviceSetGpuOperationMode(nvmlDevice_t device, nvmlGpuOperationMode_t mode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpuOperationMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[207], ::cuwrap::detail::Library::Nvml, 207));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpuOperationMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[209], ::cuwrap::detail::Library::Nvml, 209));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1891,7 +1909,7 @@ inline nvmlReturn_t nvmlDeviceSetGpuOperationMode(nvmlDevice_t device, nvmlGpuOp
 
 /// \brief Changes the root/admin restructions on certain APIs.
 inline nvmlReturn_t nvmlDeviceSetAPIRestriction(nvmlDevice_t device, nvmlRestrictedAPI_t apiType, nvmlEnableState_t isRestricted) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAPIRestriction)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[208], ::cuwrap::detail::Library::Nvml, 208));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAPIRestriction)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[210], ::cuwrap::detail::Library::Nvml, 210));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1900,7 +1918,7 @@ inline nvmlReturn_t nvmlDeviceSetAPIRestriction(nvmlDevice_t device, nvmlRestric
 
 /// \brief Sets the speed of a specified fan.
 inline nvmlReturn_t nvmlDeviceSetFanSpeed_v2(nvmlDevice_t device, unsigned int fan, unsigned int speed) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetFanSpeed_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[209], ::cuwrap::detail::Library::Nvml, 209));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetFanSpeed_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[211], ::cuwrap::detail::Library::Nvml, 211));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1909,7 +1927,7 @@ inline nvmlReturn_t nvmlDeviceSetFanSpeed_v2(nvmlDevice_t device, unsigned int f
 
 /// \brief Call nvmlDeviceSetGpcClkVfOffset.
 inline nvmlReturn_t nvmlDeviceSetGpcClkVfOffset(nvmlDevice_t device, int offset) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpcClkVfOffset)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[210], ::cuwrap::detail::Library::Nvml, 210));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetGpcClkVfOffset)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[212], ::cuwrap::detail::Library::Nvml, 212));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1918,7 +1936,7 @@ inline nvmlReturn_t nvmlDeviceSetGpcClkVfOffset(nvmlDevice_t device, int offset)
 
 /// \brief Call nvmlDeviceSetMemClkVfOffset.
 inline nvmlReturn_t nvmlDeviceSetMemClkVfOffset(nvmlDevice_t device, int offset) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMemClkVfOffset)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[211], ::cuwrap::detail::Library::Nvml, 211));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMemClkVfOffset)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[213], ::cuwrap::detail::Library::Nvml, 213));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1927,7 +1945,7 @@ inline nvmlReturn_t nvmlDeviceSetMemClkVfOffset(nvmlDevice_t device, int offset)
 
 /// \brief Enables or disables per process accounting.
 inline nvmlReturn_t nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableState_t mode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAccountingMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[212], ::cuwrap::detail::Library::Nvml, 212));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetAccountingMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[214], ::cuwrap::detail::Library::Nvml, 214));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1936,7 +1954,7 @@ inline nvmlReturn_t nvmlDeviceSetAccountingMode(nvmlDevice_t device, nvmlEnableS
 
 /// \brief Clears accounting information about all processes that have already terminated.
 inline nvmlReturn_t nvmlDeviceClearAccountingPids(nvmlDevice_t device) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearAccountingPids)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[213], ::cuwrap::detail::Library::Nvml, 213));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearAccountingPids)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[215], ::cuwrap::detail::Library::Nvml, 215));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1945,7 +1963,7 @@ inline nvmlReturn_t nvmlDeviceClearAccountingPids(nvmlDevice_t device) noexcept 
 
 /// \brief Retrieves the state of the device's NvLink for the link specified
 inline nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t* isActive) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[214], ::cuwrap::detail::Library::Nvml, 214));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[216], ::cuwrap::detail::Library::Nvml, 216));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1954,7 +1972,7 @@ inline nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int l
 
 /// \brief Retrieves the version of the device's NvLink for the link specified
 inline nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int* version) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[215], ::cuwrap::detail::Library::Nvml, 215));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[217], ::cuwrap::detail::Library::Nvml, 217));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1963,7 +1981,7 @@ inline nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int
 
 /// \brief Retrieves the requested capability from the device's NvLink for the link specified Please refer to the \a nvmlNvLinkCapability_t structure for the specific caps that can be queried The return value should be treated as a boolean.
 inline nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, nvmlNvLinkCapability_t capability, unsigned int* capResult) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkCapability)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[216], ::cuwrap::detail::Library::Nvml, 216));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkCapability)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[218], ::cuwrap::detail::Library::Nvml, 218));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1972,7 +1990,7 @@ inline nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned 
 
 /// \brief Retrieves the PCI information for the remote node on a NvLink link Note: pciSubSystemId is not filled in this function and is indeterminate
 inline nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkRemotePciInfo_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[217], ::cuwrap::detail::Library::Nvml, 217));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkRemotePciInfo_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[219], ::cuwrap::detail::Library::Nvml, 219));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1981,7 +1999,7 @@ inline nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, uns
 
 /// \brief Retrieves the specified error counter value Please refer to \a nvmlNvLinkErrorCounter_t for error counters that are available
 inline nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter, unsigned long long* counterValue) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkErrorCounter)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[218], ::cuwrap::detail::Library::Nvml, 218));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkErrorCounter)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[220], ::cuwrap::detail::Library::Nvml, 220));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1990,7 +2008,7 @@ inline nvmlReturn_t nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t device, unsigne
 
 /// \brief Resets all error counters to zero Please refer to \a nvmlNvLinkErrorCounter_t for the list of error counters that are reset
 inline nvmlReturn_t nvmlDeviceResetNvLinkErrorCounters(nvmlDevice_t device, unsigned int link) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetNvLinkErrorCounters)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[219], ::cuwrap::detail::Library::Nvml, 219));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetNvLinkErrorCounters)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[221], ::cuwrap::detail::Library::Nvml, 221));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -1999,7 +2017,7 @@ inline nvmlReturn_t nvmlDeviceResetNvLinkErrorCounters(nvmlDevice_t device, unsi
 
 /// \brief Call nvmlDeviceSetNvLinkUtilizationControl.
 inline nvmlReturn_t nvmlDeviceSetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t* control, unsigned int reset) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvLinkUtilizationControl)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[220], ::cuwrap::detail::Library::Nvml, 220));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvLinkUtilizationControl)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[222], ::cuwrap::detail::Library::Nvml, 222));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2008,7 +2026,7 @@ inline nvmlReturn_t nvmlDeviceSetNvLinkUtilizationControl(nvmlDevice_t device, u
 
 /// \brief Call nvmlDeviceGetNvLinkUtilizationControl.
 inline nvmlReturn_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlNvLinkUtilizationControl_t* control) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkUtilizationControl)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[221], ::cuwrap::detail::Library::Nvml, 221));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkUtilizationControl)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[223], ::cuwrap::detail::Library::Nvml, 223));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2017,7 +2035,7 @@ inline nvmlReturn_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t device, u
 
 /// \brief Call nvmlDeviceGetNvLinkUtilizationCounter.
 inline nvmlReturn_t nvmlDeviceGetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, unsigned long long* rxcounter, unsigned long long* txcounter) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkUtilizationCounter)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[222], ::cuwrap::detail::Library::Nvml, 222));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkUtilizationCounter)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[224], ::cuwrap::detail::Library::Nvml, 224));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2026,7 +2044,7 @@ inline nvmlReturn_t nvmlDeviceGetNvLinkUtilizationCounter(nvmlDevice_t device, u
 
 /// \brief Call nvmlDeviceFreezeNvLinkUtilizationCounter.
 inline nvmlReturn_t nvmlDeviceFreezeNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter, nvmlEnableState_t freeze) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceFreezeNvLinkUtilizationCounter)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[223], ::cuwrap::detail::Library::Nvml, 223));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceFreezeNvLinkUtilizationCounter)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[225], ::cuwrap::detail::Library::Nvml, 225));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2035,7 +2053,7 @@ inline nvmlReturn_t nvmlDeviceFreezeNvLinkUtilizationCounter(nvmlDevice_t device
 
 /// \brief Call nvmlDeviceResetNvLinkUtilizationCounter.
 inline nvmlReturn_t nvmlDeviceResetNvLinkUtilizationCounter(nvmlDevice_t device, unsigned int link, unsigned int counter) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetNvLinkUtilizationCounter)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[224], ::cuwrap::detail::Library::Nvml, 224));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceResetNvLinkUtilizationCounter)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[226], ::cuwrap::detail::Library::Nvml, 226));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2044,7 +2062,7 @@ inline nvmlReturn_t nvmlDeviceResetNvLinkUtilizationCounter(nvmlDevice_t device,
 
 /// \brief Get the NVLink device type of the remote device connected over the given link.
 inline nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t* pNvLinkDeviceType) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkRemoteDeviceType)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[225], ::cuwrap::detail::Library::Nvml, 225));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkRemoteDeviceType)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[227], ::cuwrap::detail::Library::Nvml, 227));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2053,7 +2071,7 @@ inline nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, uns
 
 /// \brief Set NvLink Low Power Threshold for device.
 inline nvmlReturn_t nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice_t device, nvmlNvLinkPowerThres_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvLinkDeviceLowPowerThreshold)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[226], ::cuwrap::detail::Library::Nvml, 226));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvLinkDeviceLowPowerThreshold)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[228], ::cuwrap::detail::Library::Nvml, 228));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2062,7 +2080,7 @@ inline nvmlReturn_t nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice_t devi
 
 /// \brief Set the global nvlink bandwith mode
 inline nvmlReturn_t nvmlSystemSetNvlinkBwMode(unsigned int nvlinkBwMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemSetNvlinkBwMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[227], ::cuwrap::detail::Library::Nvml, 227));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemSetNvlinkBwMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[229], ::cuwrap::detail::Library::Nvml, 229));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2071,7 +2089,7 @@ inline nvmlReturn_t nvmlSystemSetNvlinkBwMode(unsigned int nvlinkBwMode) noexcep
 
 /// \brief Get the global nvlink bandwith mode
 inline nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int* nvlinkBwMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemGetNvlinkBwMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[228], ::cuwrap::detail::Library::Nvml, 228));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemGetNvlinkBwMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[230], ::cuwrap::detail::Library::Nvml, 230));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2080,7 +2098,7 @@ inline nvmlReturn_t nvmlSystemGetNvlinkBwMode(unsigned int* nvlinkBwMode) noexce
 
 /// \brief Get the supported NvLink Reduced Bandwidth Modes of the device
 inline nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t device, nvmlNvlinkSupportedBwModes_t* supportedBwMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvlinkSupportedBwModes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[229], ::cuwrap::detail::Library::Nvml, 229));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvlinkSupportedBwModes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[231], ::cuwrap::detail::Library::Nvml, 231));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2089,7 +2107,7 @@ inline nvmlReturn_t nvmlDeviceGetNvlinkSupportedBwModes(nvmlDevice_t device, nvm
 
 /// \brief Get the NvLink Reduced Bandwidth Mode for the device
 inline nvmlReturn_t nvmlDeviceGetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkGetBwMode_t* getBwMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvlinkBwMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[230], ::cuwrap::detail::Library::Nvml, 230));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvlinkBwMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[232], ::cuwrap::detail::Library::Nvml, 232));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2098,7 +2116,7 @@ inline nvmlReturn_t nvmlDeviceGetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkGet
 
 /// \brief Set the NvLink Reduced Bandwidth Mode for the device
 inline nvmlReturn_t nvmlDeviceSetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkSetBwMode_t* setBwMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvlinkBwMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[231], ::cuwrap::detail::Library::Nvml, 231));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetNvlinkBwMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[233], ::cuwrap::detail::Library::Nvml, 233));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2107,7 +2125,7 @@ inline nvmlReturn_t nvmlDeviceSetNvlinkBwMode(nvmlDevice_t device, nvmlNvlinkSet
 
 /// \brief Query NVLINK information associated with this device.
 inline nvmlReturn_t nvmlDeviceGetNvLinkInfo(nvmlDevice_t device, nvmlNvLinkInfo_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[232], ::cuwrap::detail::Library::Nvml, 232));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetNvLinkInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[234], ::cuwrap::detail::Library::Nvml, 234));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2116,7 +2134,7 @@ inline nvmlReturn_t nvmlDeviceGetNvLinkInfo(nvmlDevice_t device, nvmlNvLinkInfo_
 
 /// \brief Create an empty set of events.
 inline nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlEventSetCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[233], ::cuwrap::detail::Library::Nvml, 233));
+  auto* fn = reinterpret_cast<decltype(::nvmlEventSetCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[235], ::cuwrap::detail::Library::Nvml, 235));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2125,7 +2143,7 @@ inline nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) noexcept {
 
 /// \brief Starts recording of events on a specified devices and add the events to specified nvmlEventSet_t
 inline nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceRegisterEvents)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[234], ::cuwrap::detail::Library::Nvml, 234));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceRegisterEvents)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[236], ::cuwrap::detail::Library::Nvml, 236));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2134,7 +2152,7 @@ inline nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long 
 
 /// \brief Returns information about events supported on device
 inline nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long* eventTypes) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedEventTypes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[235], ::cuwrap::detail::Library::Nvml, 235));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedEventTypes)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[237], ::cuwrap::detail::Library::Nvml, 237));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2143,7 +2161,7 @@ inline nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsign
 
 /// \brief Waits on events and delivers events
 inline nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeoutms) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlEventSetWait_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[236], ::cuwrap::detail::Library::Nvml, 236));
+  auto* fn = reinterpret_cast<decltype(::nvmlEventSetWait_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[238], ::cuwrap::detail::Library::Nvml, 238));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2152,7 +2170,7 @@ inline nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* dat
 
 /// \brief Releases events in the set
 inline nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlEventSetFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[237], ::cuwrap::detail::Library::Nvml, 237));
+  auto* fn = reinterpret_cast<decltype(::nvmlEventSetFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[239], ::cuwrap::detail::Library::Nvml, 239));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2161,7 +2179,7 @@ inline nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) noexcept {
 
 /// \brief Create an empty set of system events.
 inline nvmlReturn_t nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t* request) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[238], ::cuwrap::detail::Library::Nvml, 238));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetCreate)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[240], ::cuwrap::detail::Library::Nvml, 240));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2170,7 +2188,7 @@ inline nvmlReturn_t nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t* 
 
 /// \brief Releases system event set
 inline nvmlReturn_t nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t* request) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[239], ::cuwrap::detail::Library::Nvml, 239));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[241], ::cuwrap::detail::Library::Nvml, 241));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2179,7 +2197,7 @@ inline nvmlReturn_t nvmlSystemEventSetFree(nvmlSystemEventSetFreeRequest_t* requ
 
 /// \brief Starts recording of events on system and add the events to specified nvmlSystemEventSet_t
 inline nvmlReturn_t nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t* request) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemRegisterEvents)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[240], ::cuwrap::detail::Library::Nvml, 240));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemRegisterEvents)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[242], ::cuwrap::detail::Library::Nvml, 242));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2188,7 +2206,7 @@ inline nvmlReturn_t nvmlSystemRegisterEvents(nvmlSystemRegisterEventRequest_t* r
 
 /// \brief Waits on system events and delivers events
 inline nvmlReturn_t nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t* request) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetWait)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[241], ::cuwrap::detail::Library::Nvml, 241));
+  auto* fn = reinterpret_cast<decltype(::nvmlSystemEventSetWait)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[243], ::cuwrap::detail::Library::Nvml, 243));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2197,7 +2215,7 @@ inline nvmlReturn_t nvmlSystemEventSetWait(nvmlSystemEventSetWaitRequest_t* requ
 
 /// \brief Modify the drain state of a GPU.
 inline nvmlReturn_t nvmlDeviceModifyDrainState(nvmlPciInfo_t* pciInfo, nvmlEnableState_t newState) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceModifyDrainState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[242], ::cuwrap::detail::Library::Nvml, 242));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceModifyDrainState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[244], ::cuwrap::detail::Library::Nvml, 244));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2206,7 +2224,7 @@ inline nvmlReturn_t nvmlDeviceModifyDrainState(nvmlPciInfo_t* pciInfo, nvmlEnabl
 
 /// \brief Query the drain state of a GPU.
 inline nvmlReturn_t nvmlDeviceQueryDrainState(nvmlPciInfo_t* pciInfo, nvmlEnableState_t* currentState) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceQueryDrainState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[243], ::cuwrap::detail::Library::Nvml, 243));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceQueryDrainState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[245], ::cuwrap::detail::Library::Nvml, 245));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2215,7 +2233,7 @@ inline nvmlReturn_t nvmlDeviceQueryDrainState(nvmlPciInfo_t* pciInfo, nvmlEnable
 
 /// \brief This method will remove the specified GPU from the view of both NVML and the NVIDIA kernel driver as long as no other processes are attached.
 inline nvmlReturn_t nvmlDeviceRemoveGpu_v2(nvmlPciInfo_t* pciInfo, nvmlDetachGpuState_t gpuState, nvmlPcieLinkState_t linkState) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceRemoveGpu_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[244], ::cuwrap::detail::Library::Nvml, 244));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceRemoveGpu_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[246], ::cuwrap::detail::Library::Nvml, 246));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2224,7 +2242,7 @@ inline nvmlReturn_t nvmlDeviceRemoveGpu_v2(nvmlPciInfo_t* pciInfo, nvmlDetachGpu
 
 /// \brief Request the OS and the NVIDIA kernel driver to rediscover a portion of the PCI subsystem looking for GPUs that were previously removed.
 inline nvmlReturn_t nvmlDeviceDiscoverGpus(nvmlPciInfo_t* pciInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceDiscoverGpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[245], ::cuwrap::detail::Library::Nvml, 245));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceDiscoverGpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[247], ::cuwrap::detail::Library::Nvml, 247));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2233,7 +2251,7 @@ inline nvmlReturn_t nvmlDeviceDiscoverGpus(nvmlPciInfo_t* pciInfo) noexcept {
 
 /// \brief Request values for a list of fields for a device.
 inline nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetFieldValues)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[246], ::cuwrap::detail::Library::Nvml, 246));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetFieldValues)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[248], ::cuwrap::detail::Library::Nvml, 248));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2242,7 +2260,7 @@ inline nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCoun
 
 /// \brief Clear values for a list of fields for a device.
 inline nvmlReturn_t nvmlDeviceClearFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearFieldValues)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[247], ::cuwrap::detail::Library::Nvml, 247));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceClearFieldValues)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[249], ::cuwrap::detail::Library::Nvml, 249));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2251,7 +2269,7 @@ inline nvmlReturn_t nvmlDeviceClearFieldValues(nvmlDevice_t device, int valuesCo
 
 /// \brief This method is used to get the virtualization mode corresponding to the GPU.
 inline nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t* pVirtualMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVirtualizationMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[248], ::cuwrap::detail::Library::Nvml, 248));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVirtualizationMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[250], ::cuwrap::detail::Library::Nvml, 250));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2260,7 +2278,7 @@ inline nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpu
 
 /// \brief Queries if SR-IOV host operation is supported on a vGPU supported device.
 inline nvmlReturn_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device, nvmlHostVgpuMode_t* pHostVgpuMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetHostVgpuMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[249], ::cuwrap::detail::Library::Nvml, 249));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetHostVgpuMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[251], ::cuwrap::detail::Library::Nvml, 251));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2269,7 +2287,7 @@ inline nvmlReturn_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device, nvmlHostVgpuM
 
 /// \brief This method is used to set the virtualization mode corresponding to the GPU.
 inline nvmlReturn_t nvmlDeviceSetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t virtualMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVirtualizationMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[250], ::cuwrap::detail::Library::Nvml, 250));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVirtualizationMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[252], ::cuwrap::detail::Library::Nvml, 252));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2278,7 +2296,7 @@ inline nvmlReturn_t nvmlDeviceSetVirtualizationMode(nvmlDevice_t device, nvmlGpu
 
 /// \brief Get the vGPU heterogeneous mode for the device.
 inline nvmlReturn_t nvmlDeviceGetVgpuHeterogeneousMode(nvmlDevice_t device, nvmlVgpuHeterogeneousMode_t* pHeterogeneousMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuHeterogeneousMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[251], ::cuwrap::detail::Library::Nvml, 251));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuHeterogeneousMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[253], ::cuwrap::detail::Library::Nvml, 253));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2287,7 +2305,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuHeterogeneousMode(nvmlDevice_t device, nvml
 
 /// \brief Enable or disable vGPU heterogeneous mode for the device.
 inline nvmlReturn_t nvmlDeviceSetVgpuHeterogeneousMode(nvmlDevice_t device, const nvmlVgpuHeterogeneousMode_t* pHeterogeneousMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuHeterogeneousMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[252], ::cuwrap::detail::Library::Nvml, 252));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuHeterogeneousMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[254], ::cuwrap::detail::Library::Nvml, 254));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2296,7 +2314,7 @@ inline nvmlReturn_t nvmlDeviceSetVgpuHeterogeneousMode(nvmlDevice_t device, cons
 
 /// \brief Query the placement ID of active vGPU instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuPlacementId_t* pPlacement) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetPlacementId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[253], ::cuwrap::detail::Library::Nvml, 253));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetPlacementId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[255], ::cuwrap::detail::Library::Nvml, 255));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2305,7 +2323,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetPlacementId(nvmlVgpuInstance_t vgpuInstan
 
 /// \brief Query the supported vGPU placement ID of the vGPU type.
 inline nvmlReturn_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t* pPlacementList) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuTypeSupportedPlacements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[254], ::cuwrap::detail::Library::Nvml, 254));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuTypeSupportedPlacements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[256], ::cuwrap::detail::Library::Nvml, 256));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2314,7 +2332,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t device
 
 /// \brief Query the creatable vGPU placement ID of the vGPU type.
 inline nvmlReturn_t nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuPlacementList_t* pPlacementList) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuTypeCreatablePlacements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[255], ::cuwrap::detail::Library::Nvml, 255));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuTypeCreatablePlacements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[257], ::cuwrap::detail::Library::Nvml, 257));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2323,7 +2341,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t device
 
 /// \brief Retrieve the static GSP heap size of the vGPU type in bytes
 inline nvmlReturn_t nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long* gspHeapSize) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetGspHeapSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[256], ::cuwrap::detail::Library::Nvml, 256));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetGspHeapSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[258], ::cuwrap::detail::Library::Nvml, 258));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2332,7 +2350,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetGspHeapSize(nvmlVgpuTypeId_t vgpuTypeId, unsi
 
 /// \brief Retrieve the static framebuffer reservation of the vGPU type in bytes
 inline nvmlReturn_t nvmlVgpuTypeGetFbReservation(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long* fbReservation) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFbReservation)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[257], ::cuwrap::detail::Library::Nvml, 257));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFbReservation)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[259], ::cuwrap::detail::Library::Nvml, 259));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2341,7 +2359,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetFbReservation(nvmlVgpuTypeId_t vgpuTypeId, un
 
 /// \brief Retrieve the currently used runtime state size of the vGPU instance
 inline nvmlReturn_t nvmlVgpuInstanceGetRuntimeStateSize(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuRuntimeState_t* pState) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetRuntimeStateSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[258], ::cuwrap::detail::Library::Nvml, 258));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetRuntimeStateSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[260], ::cuwrap::detail::Library::Nvml, 260));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2350,7 +2368,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetRuntimeStateSize(nvmlVgpuInstance_t vgpuI
 
 /// \brief Set the desirable vGPU capability of a device
 inline nvmlReturn_t nvmlDeviceSetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, nvmlEnableState_t state) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[259], ::cuwrap::detail::Library::Nvml, 259));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[261], ::cuwrap::detail::Library::Nvml, 261));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2359,7 +2377,7 @@ inline nvmlReturn_t nvmlDeviceSetVgpuCapabilities(nvmlDevice_t device, nvmlDevic
 
 /// \brief Retrieve the vGPU Software licensable features.
 inline nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device, nvmlGridLicensableFeatures_t* pGridLicensableFeatures) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGridLicensableFeatures_v4)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[260], ::cuwrap::detail::Library::Nvml, 260));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGridLicensableFeatures_v4)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[262], ::cuwrap::detail::Library::Nvml, 262));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2368,7 +2386,7 @@ inline nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t device, 
 
 /// \brief Retrieve the requested vGPU driver capability.
 inline nvmlReturn_t nvmlGetVgpuDriverCapabilities(nvmlVgpuDriverCapability_t capability, unsigned int* capResult) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuDriverCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[261], ::cuwrap::detail::Library::Nvml, 261));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuDriverCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[263], ::cuwrap::detail::Library::Nvml, 263));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2377,7 +2395,7 @@ inline nvmlReturn_t nvmlGetVgpuDriverCapabilities(nvmlVgpuDriverCapability_t cap
 
 /// \brief Retrieve the requested vGPU capability for GPU.
 inline nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDeviceVgpuCapability_t capability, unsigned int* capResult) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[262], ::cuwrap::detail::Library::Nvml, 262));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[264], ::cuwrap::detail::Library::Nvml, 264));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2386,7 +2404,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuCapabilities(nvmlDevice_t device, nvmlDevic
 
 /// \brief Retrieve the supported vGPU types on a physical GPU (device).
 inline nvmlReturn_t nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned int* vgpuCount, nvmlVgpuTypeId_t* vgpuTypeIds) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[263], ::cuwrap::detail::Library::Nvml, 263));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSupportedVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[265], ::cuwrap::detail::Library::Nvml, 265));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2395,7 +2413,7 @@ inline nvmlReturn_t nvmlDeviceGetSupportedVgpus(nvmlDevice_t device, unsigned in
 
 /// \brief Retrieve the currently creatable vGPU types on a physical GPU (device).
 inline nvmlReturn_t nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned int* vgpuCount, nvmlVgpuTypeId_t* vgpuTypeIds) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCreatableVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[264], ::cuwrap::detail::Library::Nvml, 264));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCreatableVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[266], ::cuwrap::detail::Library::Nvml, 266));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2404,7 +2422,7 @@ inline nvmlReturn_t nvmlDeviceGetCreatableVgpus(nvmlDevice_t device, unsigned in
 
 /// \brief Retrieve the class of a vGPU type.
 inline nvmlReturn_t nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char* vgpuTypeClass, unsigned int* size) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetClass)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[265], ::cuwrap::detail::Library::Nvml, 265));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetClass)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[267], ::cuwrap::detail::Library::Nvml, 267));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2413,7 +2431,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetClass(nvmlVgpuTypeId_t vgpuTypeId, char* vgpu
 
 /// \brief Retrieve the vGPU type name.
 inline nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char* vgpuTypeName, unsigned int* size) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[266], ::cuwrap::detail::Library::Nvml, 266));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetName)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[268], ::cuwrap::detail::Library::Nvml, 268));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2422,7 +2440,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetName(nvmlVgpuTypeId_t vgpuTypeId, char* vgpuT
 
 /// \brief Retrieve the GPU Instance Profile ID for the given vGPU type ID.
 inline nvmlReturn_t nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTypeId, unsigned int* gpuInstanceProfileId) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetGpuInstanceProfileId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[267], ::cuwrap::detail::Library::Nvml, 267));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetGpuInstanceProfileId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[269], ::cuwrap::detail::Library::Nvml, 269));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2431,7 +2449,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetGpuInstanceProfileId(nvmlVgpuTypeId_t vgpuTyp
 
 /// \brief Retrieve the device ID of a vGPU type.
 inline nvmlReturn_t nvmlVgpuTypeGetDeviceID(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long* deviceID, unsigned long long* subsystemID) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetDeviceID)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[268], ::cuwrap::detail::Library::Nvml, 268));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetDeviceID)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[270], ::cuwrap::detail::Library::Nvml, 270));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2440,7 +2458,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetDeviceID(nvmlVgpuTypeId_t vgpuTypeId, unsigne
 
 /// \brief Retrieve the vGPU framebuffer size in bytes.
 inline nvmlReturn_t nvmlVgpuTypeGetFramebufferSize(nvmlVgpuTypeId_t vgpuTypeId, unsigned long long* fbSize) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFramebufferSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[269], ::cuwrap::detail::Library::Nvml, 269));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFramebufferSize)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[271], ::cuwrap::detail::Library::Nvml, 271));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2449,7 +2467,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetFramebufferSize(nvmlVgpuTypeId_t vgpuTypeId, 
 
 /// \brief Retrieve count of vGPU's supported display heads.
 inline nvmlReturn_t nvmlVgpuTypeGetNumDisplayHeads(nvmlVgpuTypeId_t vgpuTypeId, unsigned int* numDisplayHeads) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetNumDisplayHeads)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[270], ::cuwrap::detail::Library::Nvml, 270));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetNumDisplayHeads)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[272], ::cuwrap::detail::Library::Nvml, 272));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2458,7 +2476,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetNumDisplayHeads(nvmlVgpuTypeId_t vgpuTypeId, 
 
 /// \brief Retrieve vGPU display head's maximum supported resolution.
 inline nvmlReturn_t nvmlVgpuTypeGetResolution(nvmlVgpuTypeId_t vgpuTypeId, unsigned int displayIndex, unsigned int* xdim, unsigned int* ydim) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetResolution)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[271], ::cuwrap::detail::Library::Nvml, 271));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetResolution)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[273], ::cuwrap::detail::Library::Nvml, 273));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2467,7 +2485,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetResolution(nvmlVgpuTypeId_t vgpuTypeId, unsig
 
 /// \brief Retrieve license requirements for a vGPU type
 inline nvmlReturn_t nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t vgpuTypeId, char* vgpuTypeLicenseString, unsigned int size) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetLicense)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[272], ::cuwrap::detail::Library::Nvml, 272));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetLicense)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[274], ::cuwrap::detail::Library::Nvml, 274));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2476,7 +2494,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetLicense(nvmlVgpuTypeId_t vgpuTypeId, char* vg
 
 /// \brief Retrieve the static frame rate limit value of the vGPU type
 inline nvmlReturn_t nvmlVgpuTypeGetFrameRateLimit(nvmlVgpuTypeId_t vgpuTypeId, unsigned int* frameRateLimit) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFrameRateLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[273], ::cuwrap::detail::Library::Nvml, 273));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetFrameRateLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[275], ::cuwrap::detail::Library::Nvml, 275));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2485,7 +2503,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetFrameRateLimit(nvmlVgpuTypeId_t vgpuTypeId, u
 
 /// \brief Retrieve the maximum number of vGPU instances creatable on a device for given vGPU type
 inline nvmlReturn_t nvmlVgpuTypeGetMaxInstances(nvmlDevice_t device, nvmlVgpuTypeId_t vgpuTypeId, unsigned int* vgpuInstanceCount) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstances)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[274], ::cuwrap::detail::Library::Nvml, 274));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstances)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[276], ::cuwrap::detail::Library::Nvml, 276));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2494,7 +2512,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetMaxInstances(nvmlDevice_t device, nvmlVgpuTyp
 
 /// \brief Retrieve the maximum number of vGPU instances supported per VM for given vGPU type
 inline nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerVm(nvmlVgpuTypeId_t vgpuTypeId, unsigned int* vgpuInstanceCountPerVm) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstancesPerVm)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[275], ::cuwrap::detail::Library::Nvml, 275));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstancesPerVm)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[277], ::cuwrap::detail::Library::Nvml, 277));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2503,7 +2521,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerVm(nvmlVgpuTypeId_t vgpuTypeId
 
 /// \brief Retrieve the BAR1 info for given vGPU type.
 inline nvmlReturn_t nvmlVgpuTypeGetBAR1Info(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuTypeBar1Info_t* bar1Info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetBAR1Info)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[276], ::cuwrap::detail::Library::Nvml, 276));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetBAR1Info)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[278], ::cuwrap::detail::Library::Nvml, 278));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2512,7 +2530,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetBAR1Info(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgp
 
 /// \brief Retrieve the active vGPU instances on a device.
 inline nvmlReturn_t nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int* vgpuCount, nvmlVgpuInstance_t* vgpuInstances) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetActiveVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[277], ::cuwrap::detail::Library::Nvml, 277));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetActiveVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[279], ::cuwrap::detail::Library::Nvml, 279));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2521,7 +2539,7 @@ inline nvmlReturn_t nvmlDeviceGetActiveVgpus(nvmlDevice_t device, unsigned int* 
 
 /// \brief Retrieve the VM ID associated with a vGPU instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, char* vmId, unsigned int size, nvmlVgpuVmIdType_t* vmIdType) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetVmID)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[278], ::cuwrap::detail::Library::Nvml, 278));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetVmID)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[280], ::cuwrap::detail::Library::Nvml, 280));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2530,7 +2548,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetVmID(nvmlVgpuInstance_t vgpuInstance, cha
 
 /// \brief Retrieve the UUID of a vGPU instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance, char* uuid, unsigned int size) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetUUID)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[279], ::cuwrap::detail::Library::Nvml, 279));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetUUID)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[281], ::cuwrap::detail::Library::Nvml, 281));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2539,7 +2557,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetUUID(nvmlVgpuInstance_t vgpuInstance, cha
 
 /// \brief Retrieve the NVIDIA driver version installed in the VM associated with a vGPU.
 inline nvmlReturn_t nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t vgpuInstance, char* version, unsigned int length) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetVmDriverVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[280], ::cuwrap::detail::Library::Nvml, 280));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetVmDriverVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[282], ::cuwrap::detail::Library::Nvml, 282));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2548,7 +2566,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetVmDriverVersion(nvmlVgpuInstance_t vgpuIn
 
 /// \brief Retrieve the framebuffer usage in bytes.
 inline nvmlReturn_t nvmlVgpuInstanceGetFbUsage(nvmlVgpuInstance_t vgpuInstance, unsigned long long* fbUsage) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFbUsage)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[281], ::cuwrap::detail::Library::Nvml, 281));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFbUsage)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[283], ::cuwrap::detail::Library::Nvml, 283));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2557,7 +2575,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetFbUsage(nvmlVgpuInstance_t vgpuInstance, 
 
 /// \brief Call nvmlVgpuInstanceGetLicenseStatus.
 inline nvmlReturn_t nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t vgpuInstance, unsigned int* licensed) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetLicenseStatus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[282], ::cuwrap::detail::Library::Nvml, 282));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetLicenseStatus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[284], ::cuwrap::detail::Library::Nvml, 284));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2566,7 +2584,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetLicenseStatus(nvmlVgpuInstance_t vgpuInst
 
 /// \brief Retrieve the vGPU type of a vGPU instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuTypeId_t* vgpuTypeId) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetType)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[283], ::cuwrap::detail::Library::Nvml, 283));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetType)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[285], ::cuwrap::detail::Library::Nvml, 285));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2575,7 +2593,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetType(nvmlVgpuInstance_t vgpuInstance, nvm
 
 /// \brief Retrieve the frame rate limit set for the vGPU instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetFrameRateLimit(nvmlVgpuInstance_t vgpuInstance, unsigned int* frameRateLimit) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFrameRateLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[284], ::cuwrap::detail::Library::Nvml, 284));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFrameRateLimit)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[286], ::cuwrap::detail::Library::Nvml, 286));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2584,7 +2602,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetFrameRateLimit(nvmlVgpuInstance_t vgpuIns
 
 /// \brief Retrieve the current ECC mode of vGPU instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetEccMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t* eccMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEccMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[285], ::cuwrap::detail::Library::Nvml, 285));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEccMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[287], ::cuwrap::detail::Library::Nvml, 287));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2593,7 +2611,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetEccMode(nvmlVgpuInstance_t vgpuInstance, 
 
 /// \brief Retrieve the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100.
 inline nvmlReturn_t nvmlVgpuInstanceGetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int* encoderCapacity) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderCapacity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[286], ::cuwrap::detail::Library::Nvml, 286));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderCapacity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[288], ::cuwrap::detail::Library::Nvml, 288));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2602,7 +2620,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetEncoderCapacity(nvmlVgpuInstance_t vgpuIn
 
 /// \brief Set the encoder capacity of a vGPU instance, as a percentage of maximum encoder capacity with valid values in the range 0-100.
 inline nvmlReturn_t nvmlVgpuInstanceSetEncoderCapacity(nvmlVgpuInstance_t vgpuInstance, unsigned int encoderCapacity) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceSetEncoderCapacity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[287], ::cuwrap::detail::Library::Nvml, 287));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceSetEncoderCapacity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[289], ::cuwrap::detail::Library::Nvml, 289));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2611,7 +2629,7 @@ inline nvmlReturn_t nvmlVgpuInstanceSetEncoderCapacity(nvmlVgpuInstance_t vgpuIn
 
 /// \brief Retrieves the current encoder statistics of a vGPU Instance
 inline nvmlReturn_t nvmlVgpuInstanceGetEncoderStats(nvmlVgpuInstance_t vgpuInstance, unsigned int* sessionCount, unsigned int* averageFps, unsigned int* averageLatency) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderStats)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[288], ::cuwrap::detail::Library::Nvml, 288));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderStats)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[290], ::cuwrap::detail::Library::Nvml, 290));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2620,7 +2638,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetEncoderStats(nvmlVgpuInstance_t vgpuInsta
 
 /// \brief Retrieves information about all active encoder sessions on a vGPU Instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int* sessionCount, nvmlEncoderSessionInfo_t* sessionInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderSessions)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[289], ::cuwrap::detail::Library::Nvml, 289));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetEncoderSessions)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[291], ::cuwrap::detail::Library::Nvml, 291));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2629,7 +2647,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetEncoderSessions(nvmlVgpuInstance_t vgpuIn
 
 /// \brief Retrieves the active frame buffer capture sessions statistics of a vGPU Instance
 inline nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance, nvmlFBCStats_t* fbcStats) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCStats)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[290], ::cuwrap::detail::Library::Nvml, 290));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCStats)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[292], ::cuwrap::detail::Library::Nvml, 292));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2638,7 +2656,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuInstance,
 
 /// \brief Retrieves information about active frame buffer capture sessions on a vGPU Instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstance, unsigned int* sessionCount, nvmlFBCSessionInfo_t* sessionInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCSessions)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[291], ::cuwrap::detail::Library::Nvml, 291));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetFBCSessions)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[293], ::cuwrap::detail::Library::Nvml, 293));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2647,7 +2665,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetFBCSessions(nvmlVgpuInstance_t vgpuInstan
 
 /// \brief Retrieve the GPU Instance ID for the given vGPU Instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInstance, unsigned int* gpuInstanceId) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetGpuInstanceId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[292], ::cuwrap::detail::Library::Nvml, 292));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetGpuInstanceId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[294], ::cuwrap::detail::Library::Nvml, 294));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2656,7 +2674,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetGpuInstanceId(nvmlVgpuInstance_t vgpuInst
 
 /// \brief Retrieves the PCI Id of the given vGPU Instance i.e. the PCI Id of the GPU as seen inside the VM.
 inline nvmlReturn_t nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance, char* vgpuPciId, unsigned int* length) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetGpuPciId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[293], ::cuwrap::detail::Library::Nvml, 293));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetGpuPciId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[295], ::cuwrap::detail::Library::Nvml, 295));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2665,7 +2683,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetGpuPciId(nvmlVgpuInstance_t vgpuInstance,
 
 /// \brief Retrieve the requested capability for a given vGPU type.
 inline nvmlReturn_t nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvmlVgpuCapability_t capability, unsigned int* capResult) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[294], ::cuwrap::detail::Library::Nvml, 294));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[296], ::cuwrap::detail::Library::Nvml, 296));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2674,7 +2692,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetCapabilities(nvmlVgpuTypeId_t vgpuTypeId, nvm
 
 /// \brief Retrieve the MDEV UUID of a vGPU instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t vgpuInstance, char* mdevUuid, unsigned int size) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetMdevUUID)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[295], ::cuwrap::detail::Library::Nvml, 295));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetMdevUUID)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[297], ::cuwrap::detail::Library::Nvml, 297));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2683,7 +2701,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetMdevUUID(nvmlVgpuInstance_t vgpuInstance,
 
 /// \brief Query the currently creatable vGPU types on a specific GPU Instance.
 inline nvmlReturn_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gpuInstance, nvmlVgpuTypeIdInfo_t* pVgpus) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetCreatableVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[296], ::cuwrap::detail::Library::Nvml, 296));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetCreatableVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[298], ::cuwrap::detail::Library::Nvml, 298));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2692,7 +2710,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gpuInstan
 
 /// \brief Retrieve the maximum number of vGPU instances per GPU instance for given vGPU type
 inline nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerGpuInstance(nvmlVgpuTypeMaxInstance_t* pMaxInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstancesPerGpuInstance)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[297], ::cuwrap::detail::Library::Nvml, 297));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuTypeGetMaxInstancesPerGpuInstance)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[299], ::cuwrap::detail::Library::Nvml, 299));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2701,7 +2719,7 @@ inline nvmlReturn_t nvmlVgpuTypeGetMaxInstancesPerGpuInstance(nvmlVgpuTypeMaxIns
 
 /// \brief Retrieve the active vGPU instances within a GPU instance.
 inline nvmlReturn_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuInstance, nvmlActiveVgpuInstanceInfo_t* pVgpuInstanceInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetActiveVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[298], ::cuwrap::detail::Library::Nvml, 298));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetActiveVgpus)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[300], ::cuwrap::detail::Library::Nvml, 300));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2710,7 +2728,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuInstance,
 
 /// \brief Set vGPU scheduler state for the given GPU instance
 inline nvmlReturn_t nvmlGpuInstanceSetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerState_t* pScheduler) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceSetVgpuSchedulerState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[299], ::cuwrap::detail::Library::Nvml, 299));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceSetVgpuSchedulerState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[301], ::cuwrap::detail::Library::Nvml, 301));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2719,7 +2737,7 @@ inline nvmlReturn_t nvmlGpuInstanceSetVgpuSchedulerState(nvmlGpuInstance_t gpuIn
 
 /// \brief Returns the vGPU scheduler state for the given GPU instance.
 inline nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerState(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerStateInfo_t* pSchedulerStateInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuSchedulerState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[300], ::cuwrap::detail::Library::Nvml, 300));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuSchedulerState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[302], ::cuwrap::detail::Library::Nvml, 302));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2728,7 +2746,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerState(nvmlGpuInstance_t gpuIn
 
 /// \brief Returns the vGPU scheduler logs for the given GPU instance. \a pSchedulerLogInfo points to a caller-allocated structure to contain the logs.
 inline nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerLog(nvmlGpuInstance_t gpuInstance, nvmlVgpuSchedulerLogInfo_t* pSchedulerLogInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuSchedulerLog)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[301], ::cuwrap::detail::Library::Nvml, 301));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuSchedulerLog)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[303], ::cuwrap::detail::Library::Nvml, 303));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2737,7 +2755,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetVgpuSchedulerLog(nvmlGpuInstance_t gpuInst
 
 /// \brief Query the creatable vGPU placement ID of the vGPU type within a GPU instance.
 inline nvmlReturn_t nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpuInstance_t gpuInstance, nvmlVgpuCreatablePlacementInfo_t* pCreatablePlacementInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuTypeCreatablePlacements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[302], ::cuwrap::detail::Library::Nvml, 302));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuTypeCreatablePlacements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[304], ::cuwrap::detail::Library::Nvml, 304));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2746,7 +2764,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpuInstanc
 
 /// \brief Get the vGPU heterogeneous mode for the GPU instance.
 inline nvmlReturn_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, nvmlVgpuHeterogeneousMode_t* pHeterogeneousMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuHeterogeneousMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[303], ::cuwrap::detail::Library::Nvml, 303));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetVgpuHeterogeneousMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[305], ::cuwrap::detail::Library::Nvml, 305));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2755,7 +2773,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gp
 
 /// \brief Enable or disable vGPU heterogeneous mode for the GPU instance.
 inline nvmlReturn_t nvmlGpuInstanceSetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, const nvmlVgpuHeterogeneousMode_t* pHeterogeneousMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceSetVgpuHeterogeneousMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[304], ::cuwrap::detail::Library::Nvml, 304));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceSetVgpuHeterogeneousMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[306], ::cuwrap::detail::Library::Nvml, 306));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2764,7 +2782,7 @@ inline nvmlReturn_t nvmlGpuInstanceSetVgpuHeterogeneousMode(nvmlGpuInstance_t gp
 
 /// \brief Returns vGPU metadata structure for a running vGPU.
 inline nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuMetadata_t* vgpuMetadata, unsigned int* bufferSize) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetMetadata)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[305], ::cuwrap::detail::Library::Nvml, 305));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetMetadata)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[307], ::cuwrap::detail::Library::Nvml, 307));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2773,7 +2791,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetMetadata(nvmlVgpuInstance_t vgpuInstance,
 
 /// \brief Returns a vGPU metadata structure for the physical GPU indicated by \a device.
 inline nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuMetadata_t* pgpuMetadata, unsigned int* bufferSize) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuMetadata)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[306], ::cuwrap::detail::Library::Nvml, 306));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuMetadata)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[308], ::cuwrap::detail::Library::Nvml, 308));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2782,7 +2800,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuMetadata(nvmlDevice_t device, nvmlVgpuPgpuM
 
 /// \brief Takes a vGPU instance metadata structure read from nvmlVgpuInstanceGetMetadata(), and a vGPU metadata structure for a physical GPU read from nvmlDeviceGetVgpuMetadata(), and returns compatibility information of the vGPU instance and the physical GPU.
 inline nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t* vgpuMetadata, nvmlVgpuPgpuMetadata_t* pgpuMetadata, nvmlVgpuPgpuCompatibility_t* compatibilityInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuCompatibility)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[307], ::cuwrap::detail::Library::Nvml, 307));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuCompatibility)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[309], ::cuwrap::detail::Library::Nvml, 309));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2791,7 +2809,7 @@ inline nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t* vgpuMetadata, n
 
 /// \brief Returns the properties of the physical GPU indicated by the device in an ascii-encoded string format.
 inline nvmlReturn_t nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char* pgpuMetadata, unsigned int* bufferSize) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetPgpuMetadataString)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[308], ::cuwrap::detail::Library::Nvml, 308));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetPgpuMetadataString)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[310], ::cuwrap::detail::Library::Nvml, 310));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2800,7 +2818,7 @@ inline nvmlReturn_t nvmlDeviceGetPgpuMetadataString(nvmlDevice_t device, char* p
 
 /// \brief Returns the vGPU Software scheduler logs. \a pSchedulerLog points to a caller-allocated structure to contain the logs.
 inline nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nvmlVgpuSchedulerLog_t* pSchedulerLog) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerLog)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[309], ::cuwrap::detail::Library::Nvml, 309));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerLog)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[311], ::cuwrap::detail::Library::Nvml, 311));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2809,7 +2827,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nvmlVgpuS
 
 /// \brief Returns the vGPU scheduler state.
 inline nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerGetState_t* pSchedulerState) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[310], ::cuwrap::detail::Library::Nvml, 310));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[312], ::cuwrap::detail::Library::Nvml, 312));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2818,7 +2836,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device, nvmlVgp
 
 /// \brief Returns the vGPU scheduler capabilities.
 inline nvmlReturn_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t device, nvmlVgpuSchedulerCapabilities_t* pCapabilities) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[311], ::cuwrap::detail::Library::Nvml, 311));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuSchedulerCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[313], ::cuwrap::detail::Library::Nvml, 313));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2827,7 +2845,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t device, 
 
 /// \brief Sets the vGPU scheduler state.
 inline nvmlReturn_t nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, nvmlVgpuSchedulerSetState_t* pSchedulerState) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuSchedulerState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[312], ::cuwrap::detail::Library::Nvml, 312));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetVgpuSchedulerState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[314], ::cuwrap::detail::Library::Nvml, 314));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2836,7 +2854,7 @@ inline nvmlReturn_t nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, nvmlVgp
 
 /// \brief Query the ranges of supported vGPU versions.
 inline nvmlReturn_t nvmlGetVgpuVersion(nvmlVgpuVersion_t* supported, nvmlVgpuVersion_t* current) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[313], ::cuwrap::detail::Library::Nvml, 313));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetVgpuVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[315], ::cuwrap::detail::Library::Nvml, 315));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2845,7 +2863,7 @@ inline nvmlReturn_t nvmlGetVgpuVersion(nvmlVgpuVersion_t* supported, nvmlVgpuVer
 
 /// \brief Override the preset range of vGPU versions supported by the NVIDIA vGPU Manager with a range set by an administrator.
 inline nvmlReturn_t nvmlSetVgpuVersion(nvmlVgpuVersion_t* vgpuVersion) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlSetVgpuVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[314], ::cuwrap::detail::Library::Nvml, 314));
+  auto* fn = reinterpret_cast<decltype(::nvmlSetVgpuVersion)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[316], ::cuwrap::detail::Library::Nvml, 316));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2854,7 +2872,7 @@ inline nvmlReturn_t nvmlSetVgpuVersion(nvmlVgpuVersion_t* vgpuVersion) noexcept 
 
 /// \brief Retrieves current utilization for vGPUs on a physical GPU (device).
 inline nvmlReturn_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, nvmlValueType_t* sampleValType, unsigned int* vgpuInstanceSamplesCount, nvmlVgpuInstanceUtilizationSample_t* utilizationSamples) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuUtilization)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[315], ::cuwrap::detail::Library::Nvml, 315));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuUtilization)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[317], ::cuwrap::detail::Library::Nvml, 317));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2863,7 +2881,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t device, unsigned l
 
 /// \brief Retrieves recent utilization for vGPU instances running on a physical GPU (device).
 inline nvmlReturn_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_t device, nvmlVgpuInstancesUtilizationInfo_t* vgpuUtilInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuInstancesUtilizationInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[316], ::cuwrap::detail::Library::Nvml, 316));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuInstancesUtilizationInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[318], ::cuwrap::detail::Library::Nvml, 318));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2872,7 +2890,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_t devic
 
 /// \brief Retrieves current utilization for processes running on vGPUs on a physical GPU (device).
 inline nvmlReturn_t nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, unsigned long long lastSeenTimeStamp, unsigned int* vgpuProcessSamplesCount, nvmlVgpuProcessUtilizationSample_t* utilizationSamples) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessUtilization)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[317], ::cuwrap::detail::Library::Nvml, 317));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessUtilization)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[319], ::cuwrap::detail::Library::Nvml, 319));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2881,7 +2899,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuProcessUtilization(nvmlDevice_t device, uns
 
 /// \brief Retrieves recent utilization for processes running on vGPU instances on a physical GPU (device).
 inline nvmlReturn_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_t device, nvmlVgpuProcessesUtilizationInfo_t* vgpuProcUtilInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessesUtilizationInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[318], ::cuwrap::detail::Library::Nvml, 318));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetVgpuProcessesUtilizationInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[320], ::cuwrap::detail::Library::Nvml, 320));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2890,7 +2908,7 @@ inline nvmlReturn_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_t devic
 
 /// \brief Queries the state of per process accounting mode on vGPU.
 inline nvmlReturn_t nvmlVgpuInstanceGetAccountingMode(nvmlVgpuInstance_t vgpuInstance, nvmlEnableState_t* mode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[319], ::cuwrap::detail::Library::Nvml, 319));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[321], ::cuwrap::detail::Library::Nvml, 321));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2899,7 +2917,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetAccountingMode(nvmlVgpuInstance_t vgpuIns
 
 /// \brief Queries list of processes running on vGPU that can be queried for accounting stats.
 inline nvmlReturn_t nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuInstance, unsigned int* count, unsigned int* pids) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingPids)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[320], ::cuwrap::detail::Library::Nvml, 320));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingPids)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[322], ::cuwrap::detail::Library::Nvml, 322));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2908,7 +2926,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetAccountingPids(nvmlVgpuInstance_t vgpuIns
 
 /// \brief Queries process's accounting stats.
 inline nvmlReturn_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t vgpuInstance, unsigned int pid, nvmlAccountingStats_t* stats) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingStats)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[321], ::cuwrap::detail::Library::Nvml, 321));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetAccountingStats)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[323], ::cuwrap::detail::Library::Nvml, 323));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2917,7 +2935,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t vgpuIn
 
 /// \brief Clears accounting information of the vGPU instance that have already terminated.
 inline nvmlReturn_t nvmlVgpuInstanceClearAccountingPids(nvmlVgpuInstance_t vgpuInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceClearAccountingPids)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[322], ::cuwrap::detail::Library::Nvml, 322));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceClearAccountingPids)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[324], ::cuwrap::detail::Library::Nvml, 324));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2926,7 +2944,7 @@ inline nvmlReturn_t nvmlVgpuInstanceClearAccountingPids(nvmlVgpuInstance_t vgpuI
 
 /// \brief Query the license information of the vGPU instance.
 inline nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t vgpuInstance, nvmlVgpuLicenseInfo_t* licenseInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetLicenseInfo_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[323], ::cuwrap::detail::Library::Nvml, 323));
+  auto* fn = reinterpret_cast<decltype(::nvmlVgpuInstanceGetLicenseInfo_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[325], ::cuwrap::detail::Library::Nvml, 325));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2935,7 +2953,7 @@ inline nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t vgpuIns
 
 /// \brief Retrieves the number of excluded GPU devices in the system.
 inline nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int* deviceCount) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetExcludedDeviceCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[324], ::cuwrap::detail::Library::Nvml, 324));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetExcludedDeviceCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[326], ::cuwrap::detail::Library::Nvml, 326));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2944,7 +2962,7 @@ inline nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int* deviceCount) noexce
 
 /// \brief Acquire the device information for an excluded GPU device, based on its index.
 inline nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index, nvmlExcludedDeviceInfo_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGetExcludedDeviceInfoByIndex)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[325], ::cuwrap::detail::Library::Nvml, 325));
+  auto* fn = reinterpret_cast<decltype(::nvmlGetExcludedDeviceInfoByIndex)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[327], ::cuwrap::detail::Library::Nvml, 327));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2953,7 +2971,7 @@ inline nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index, nvmlExc
 
 /// \brief Read or write a GPU PRM register.
 inline nvmlReturn_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device, nvmlPRMTLV_v1_t* buffer) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceReadWritePRM_v1)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[326], ::cuwrap::detail::Library::Nvml, 326));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceReadWritePRM_v1)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[328], ::cuwrap::detail::Library::Nvml, 328));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2962,7 +2980,7 @@ inline nvmlReturn_t nvmlDeviceReadWritePRM_v1(nvmlDevice_t device, nvmlPRMTLV_v1
 
 /// \brief Set MIG mode for the device.
 inline nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode, nvmlReturn_t* activationStatus) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMigMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[327], ::cuwrap::detail::Library::Nvml, 327));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceSetMigMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[329], ::cuwrap::detail::Library::Nvml, 329));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2971,7 +2989,7 @@ inline nvmlReturn_t nvmlDeviceSetMigMode(nvmlDevice_t device, unsigned int mode,
 
 /// \brief Get MIG mode for the device.
 inline nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* currentMode, unsigned int* pendingMode) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMigMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[328], ::cuwrap::detail::Library::Nvml, 328));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMigMode)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[330], ::cuwrap::detail::Library::Nvml, 330));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2980,7 +2998,7 @@ inline nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* curr
 
 /// \brief Get GPU instance profile information
 inline nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[329], ::cuwrap::detail::Library::Nvml, 329));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[331], ::cuwrap::detail::Library::Nvml, 331));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2989,7 +3007,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t device, uns
 
 /// \brief Versioned wrapper around nvmlDeviceGetGpuInstanceProfileInfo that accepts a versioned nvmlGpuInstanceProfileInfo_v2_t or later output structure.
 inline nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfoV)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[330], ::cuwrap::detail::Library::Nvml, 330));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfoV)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[332], ::cuwrap::detail::Library::Nvml, 332));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -2998,7 +3016,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoV(nvmlDevice_t device, un
 
 /// \brief GPU instance profile query function that accepts profile ID, instead of profile name.
 inline nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstanceProfileInfo_v2_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfoByIdV)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[331], ::cuwrap::detail::Library::Nvml, 331));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceProfileInfoByIdV)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[333], ::cuwrap::detail::Library::Nvml, 333));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3007,7 +3025,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfoByIdV(nvmlDevice_t device
 
 /// \brief Get GPU instance placements.
 inline nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t* placements, unsigned int* count) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstancePossiblePlacements_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[332], ::cuwrap::detail::Library::Nvml, 332));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstancePossiblePlacements_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[334], ::cuwrap::detail::Library::Nvml, 334));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3016,7 +3034,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuInstancePossiblePlacements_v2(nvmlDevice_t d
 
 /// \brief Get GPU instance profile capacity.
 inline nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t device, unsigned int profileId, unsigned int* count) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceRemainingCapacity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[333], ::cuwrap::detail::Library::Nvml, 333));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceRemainingCapacity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[335], ::cuwrap::detail::Library::Nvml, 335));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3025,7 +3043,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuInstanceRemainingCapacity(nvmlDevice_t devic
 
 /// \brief Create GPU instance.
 inline nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceCreateGpuInstance)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[334], ::cuwrap::detail::Library::Nvml, 334));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceCreateGpuInstance)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[336], ::cuwrap::detail::Library::Nvml, 336));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3034,7 +3052,7 @@ inline nvmlReturn_t nvmlDeviceCreateGpuInstance(nvmlDevice_t device, unsigned in
 
 /// \brief Create GPU instance with the specified placement.
 inline nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device, unsigned int profileId, const nvmlGpuInstancePlacement_t* placement, nvmlGpuInstance_t* gpuInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceCreateGpuInstanceWithPlacement)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[335], ::cuwrap::detail::Library::Nvml, 335));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceCreateGpuInstanceWithPlacement)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[337], ::cuwrap::detail::Library::Nvml, 337));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3043,7 +3061,7 @@ inline nvmlReturn_t nvmlDeviceCreateGpuInstanceWithPlacement(nvmlDevice_t device
 
 /// \brief Destroy GPU instance.
 inline nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[336], ::cuwrap::detail::Library::Nvml, 336));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[338], ::cuwrap::detail::Library::Nvml, 338));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3052,7 +3070,7 @@ inline nvmlReturn_t nvmlGpuInstanceDestroy(nvmlGpuInstance_t gpuInstance) noexce
 
 /// \brief Get GPU instances for given profile ID.
 inline nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t* gpuInstances, unsigned int* count) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstances)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[337], ::cuwrap::detail::Library::Nvml, 337));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstances)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[339], ::cuwrap::detail::Library::Nvml, 339));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3061,7 +3079,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuInstances(nvmlDevice_t device, unsigned int 
 
 /// \brief Get GPU instances for given instance ID.
 inline nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t* gpuInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceById)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[338], ::cuwrap::detail::Library::Nvml, 338));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceById)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[340], ::cuwrap::detail::Library::Nvml, 340));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3070,7 +3088,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned i
 
 /// \brief Get GPU instance information.
 inline nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[339], ::cuwrap::detail::Library::Nvml, 339));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[341], ::cuwrap::detail::Library::Nvml, 341));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3079,7 +3097,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGp
 
 /// \brief Get compute instance profile information.
 inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceProfileInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[340], ::cuwrap::detail::Library::Nvml, 340));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceProfileInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[342], ::cuwrap::detail::Library::Nvml, 342));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3088,7 +3106,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuInstance
 
 /// \brief Versioned wrapper around nvmlGpuInstanceGetComputeInstanceProfileInfo that accepts a versioned nvmlComputeInstanceProfileInfo_v2_t or later output structure.
 inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile, nvmlComputeInstanceProfileInfo_v2_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceProfileInfoV)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[341], ::cuwrap::detail::Library::Nvml, 341));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceProfileInfoV)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[343], ::cuwrap::detail::Library::Nvml, 343));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3097,7 +3115,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfoV(nvmlGpuInstanc
 
 /// \brief Get compute instance profile capacity.
 inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuInstance_t gpuInstance, unsigned int profileId, unsigned int* count) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceRemainingCapacity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[342], ::cuwrap::detail::Library::Nvml, 342));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceRemainingCapacity)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[344], ::cuwrap::detail::Library::Nvml, 344));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3106,7 +3124,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceRemainingCapacity(nvmlGpuIn
 
 /// \brief Get compute instance placements.
 inline nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstancePlacement_t* placements, unsigned int* count) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstancePossiblePlacements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[343], ::cuwrap::detail::Library::Nvml, 343));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstancePossiblePlacements)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[345], ::cuwrap::detail::Library::Nvml, 345));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3115,7 +3133,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetComputeInstancePossiblePlacements(nvmlGpuI
 
 /// \brief Create compute instance.
 inline nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceCreateComputeInstance)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[344], ::cuwrap::detail::Library::Nvml, 344));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceCreateComputeInstance)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[346], ::cuwrap::detail::Library::Nvml, 346));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3124,7 +3142,7 @@ inline nvmlReturn_t nvmlGpuInstanceCreateComputeInstance(nvmlGpuInstance_t gpuIn
 
 /// \brief Create compute instance with the specified placement.
 inline nvmlReturn_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuInstance_t gpuInstance, unsigned int profileId, const nvmlComputeInstancePlacement_t* placement, nvmlComputeInstance_t* computeInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceCreateComputeInstanceWithPlacement)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[345], ::cuwrap::detail::Library::Nvml, 345));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceCreateComputeInstanceWithPlacement)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[347], ::cuwrap::detail::Library::Nvml, 347));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3133,7 +3151,7 @@ inline nvmlReturn_t nvmlGpuInstanceCreateComputeInstanceWithPlacement(nvmlGpuIns
 
 /// \brief Destroy compute instance.
 inline nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlComputeInstanceDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[346], ::cuwrap::detail::Library::Nvml, 346));
+  auto* fn = reinterpret_cast<decltype(::nvmlComputeInstanceDestroy)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[348], ::cuwrap::detail::Library::Nvml, 348));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3142,7 +3160,7 @@ inline nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInst
 
 /// \brief Get compute instances for given profile ID.
 inline nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInstance, unsigned int profileId, nvmlComputeInstance_t* computeInstances, unsigned int* count) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstances)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[347], ::cuwrap::detail::Library::Nvml, 347));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstances)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[349], ::cuwrap::detail::Library::Nvml, 349));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3151,7 +3169,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetComputeInstances(nvmlGpuInstance_t gpuInst
 
 /// \brief Get compute instance for given instance ID.
 inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuInstance, unsigned int id, nvmlComputeInstance_t* computeInstance) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceById)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[348], ::cuwrap::detail::Library::Nvml, 348));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpuInstanceGetComputeInstanceById)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[350], ::cuwrap::detail::Library::Nvml, 350));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3160,7 +3178,7 @@ inline nvmlReturn_t nvmlGpuInstanceGetComputeInstanceById(nvmlGpuInstance_t gpuI
 
 /// \brief Get compute instance information.
 inline nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t* info) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlComputeInstanceGetInfo_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[349], ::cuwrap::detail::Library::Nvml, 349));
+  auto* fn = reinterpret_cast<decltype(::nvmlComputeInstanceGetInfo_v2)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[351], ::cuwrap::detail::Library::Nvml, 351));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3169,7 +3187,7 @@ inline nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeI
 
 /// \brief Test if the given handle refers to a MIG device.
 inline nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int* isMigDevice) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceIsMigDeviceHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[350], ::cuwrap::detail::Library::Nvml, 350));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceIsMigDeviceHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[352], ::cuwrap::detail::Library::Nvml, 352));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3178,7 +3196,7 @@ inline nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned in
 
 /// \brief Get GPU instance ID for the given MIG device handle.
 inline nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[351], ::cuwrap::detail::Library::Nvml, 351));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetGpuInstanceId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[353], ::cuwrap::detail::Library::Nvml, 353));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3187,7 +3205,7 @@ inline nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int
 
 /// \brief Get compute instance ID for the given MIG device handle.
 inline nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetComputeInstanceId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[352], ::cuwrap::detail::Library::Nvml, 352));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetComputeInstanceId)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[354], ::cuwrap::detail::Library::Nvml, 354));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3196,7 +3214,7 @@ inline nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned
 
 /// \brief Get the maximum number of MIG devices that can exist under a given parent NVML device.
 inline nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMaxMigDeviceCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[353], ::cuwrap::detail::Library::Nvml, 353));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMaxMigDeviceCount)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[355], ::cuwrap::detail::Library::Nvml, 355));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3205,7 +3223,7 @@ inline nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned
 
 /// \brief Get MIG device handle for the given index under its parent NVML device.
 inline nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index, nvmlDevice_t* migDevice) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMigDeviceHandleByIndex)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[354], ::cuwrap::detail::Library::Nvml, 354));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetMigDeviceHandleByIndex)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[356], ::cuwrap::detail::Library::Nvml, 356));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3214,7 +3232,7 @@ inline nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, uns
 
 /// \brief Get parent device handle from a MIG device handle.
 inline nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t migDevice, nvmlDevice_t* device) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetDeviceHandleFromMigDeviceHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[355], ::cuwrap::detail::Library::Nvml, 355));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetDeviceHandleFromMigDeviceHandle)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[357], ::cuwrap::detail::Library::Nvml, 357));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3223,7 +3241,7 @@ inline nvmlReturn_t nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mi
 
 /// \brief Calculate GPM metrics from two samples.
 inline nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmMetricsGet)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[356], ::cuwrap::detail::Library::Nvml, 356));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmMetricsGet)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[358], ::cuwrap::detail::Library::Nvml, 358));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3232,7 +3250,7 @@ inline nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* metricsGet) noexcept 
 
 /// \brief Free an allocated sample buffer that was allocated with nvmlGpmSampleAlloc()
 inline nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[357], ::cuwrap::detail::Library::Nvml, 357));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleFree)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[359], ::cuwrap::detail::Library::Nvml, 359));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3241,7 +3259,7 @@ inline nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t gpmSample) noexcept {
 
 /// \brief Allocate a sample buffer to be used with NVML GPM .
 inline nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t* gpmSample) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleAlloc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[358], ::cuwrap::detail::Library::Nvml, 358));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleAlloc)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[360], ::cuwrap::detail::Library::Nvml, 360));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3250,7 +3268,7 @@ inline nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t* gpmSample) noexcept {
 
 /// \brief Read a sample of GPM metrics into the provided \a gpmSample buffer.
 inline nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleGet)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[359], ::cuwrap::detail::Library::Nvml, 359));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmSampleGet)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[361], ::cuwrap::detail::Library::Nvml, 361));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3259,7 +3277,7 @@ inline nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSam
 
 /// \brief Read a sample of GPM metrics into the provided \a gpmSample buffer for a MIG GPU Instance.
 inline nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuInstanceId, nvmlGpmSample_t gpmSample) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmMigSampleGet)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[360], ::cuwrap::detail::Library::Nvml, 360));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmMigSampleGet)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[362], ::cuwrap::detail::Library::Nvml, 362));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3268,7 +3286,7 @@ inline nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t device, unsigned int gpuIns
 
 /// \brief Indicate whether the supplied device supports GPM
 inline nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t* gpmSupport) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmQueryDeviceSupport)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[361], ::cuwrap::detail::Library::Nvml, 361));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmQueryDeviceSupport)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[363], ::cuwrap::detail::Library::Nvml, 363));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3277,7 +3295,7 @@ inline nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSuppor
 
 /// \brief Get GPM stream state.
 inline nvmlReturn_t nvmlGpmQueryIfStreamingEnabled(nvmlDevice_t device, unsigned int* state) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmQueryIfStreamingEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[362], ::cuwrap::detail::Library::Nvml, 362));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmQueryIfStreamingEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[364], ::cuwrap::detail::Library::Nvml, 364));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3286,7 +3304,7 @@ inline nvmlReturn_t nvmlGpmQueryIfStreamingEnabled(nvmlDevice_t device, unsigned
 
 /// \brief Set GPM stream state.
 inline nvmlReturn_t nvmlGpmSetStreamingEnabled(nvmlDevice_t device, unsigned int state) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlGpmSetStreamingEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[363], ::cuwrap::detail::Library::Nvml, 363));
+  auto* fn = reinterpret_cast<decltype(::nvmlGpmSetStreamingEnabled)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[365], ::cuwrap::detail::Library::Nvml, 365));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3295,7 +3313,7 @@ inline nvmlReturn_t nvmlGpmSetStreamingEnabled(nvmlDevice_t device, unsigned int
 
 /// \brief Get device capabilities
 inline nvmlReturn_t nvmlDeviceGetCapabilities(nvmlDevice_t device, nvmlDeviceCapabilities_t* caps) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[364], ::cuwrap::detail::Library::Nvml, 364));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetCapabilities)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[366], ::cuwrap::detail::Library::Nvml, 366));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3304,7 +3322,7 @@ inline nvmlReturn_t nvmlDeviceGetCapabilities(nvmlDevice_t device, nvmlDeviceCap
 
 /// \brief Get Performance Profiles Information
 inline nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetProfilesInfo(nvmlDevice_t device, nvmlWorkloadPowerProfileProfilesInfo_t* profilesInfo) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileGetProfilesInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[365], ::cuwrap::detail::Library::Nvml, 365));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileGetProfilesInfo)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[367], ::cuwrap::detail::Library::Nvml, 367));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3313,7 +3331,7 @@ inline nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetProfilesInfo(nvmlDevice_t d
 
 /// \brief Get Current Performance Profiles
 inline nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileCurrentProfiles_t* currentProfiles) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileGetCurrentProfiles)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[366], ::cuwrap::detail::Library::Nvml, 366));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileGetCurrentProfiles)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[368], ::cuwrap::detail::Library::Nvml, 368));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3322,7 +3340,7 @@ inline nvmlReturn_t nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(nvmlDevice_
 
 /// \brief Set Requested Performance Profiles
 inline nvmlReturn_t nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t* requestedProfiles) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileSetRequestedProfiles)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[367], ::cuwrap::detail::Library::Nvml, 367));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileSetRequestedProfiles)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[369], ::cuwrap::detail::Library::Nvml, 369));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3331,7 +3349,7 @@ inline nvmlReturn_t nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(nvmlDevic
 
 /// \brief Clear Requested Performance Profiles
 inline nvmlReturn_t nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(nvmlDevice_t device, nvmlWorkloadPowerProfileRequestedProfiles_t* requestedProfiles) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileClearRequestedProfiles)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[368], ::cuwrap::detail::Library::Nvml, 368));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceWorkloadPowerProfileClearRequestedProfiles)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[370], ::cuwrap::detail::Library::Nvml, 370));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3340,7 +3358,7 @@ inline nvmlReturn_t nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(nvmlDev
 
 /// \brief Activiate a specific preset profile for datacenter power smoothing.
 inline nvmlReturn_t nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t device, nvmlPowerSmoothingProfile_t* profile) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingActivatePresetProfile)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[369], ::cuwrap::detail::Library::Nvml, 369));
+  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingActivatePresetProfile)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[371], ::cuwrap::detail::Library::Nvml, 371));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3349,7 +3367,7 @@ inline nvmlReturn_t nvmlDevicePowerSmoothingActivatePresetProfile(nvmlDevice_t d
 
 /// \brief Update the value of a specific profile parameter contained within nvmlPowerSmoothingProfile_v1_t.
 inline nvmlReturn_t nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_t device, nvmlPowerSmoothingProfile_t* profile) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingUpdatePresetProfileParam)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[370], ::cuwrap::detail::Library::Nvml, 370));
+  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingUpdatePresetProfileParam)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[372], ::cuwrap::detail::Library::Nvml, 372));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3358,7 +3376,7 @@ inline nvmlReturn_t nvmlDevicePowerSmoothingUpdatePresetProfileParam(nvmlDevice_
 
 /// \brief Enable or disable the Power Smoothing Feature.
 inline nvmlReturn_t nvmlDevicePowerSmoothingSetState(nvmlDevice_t device, nvmlPowerSmoothingState_t* state) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingSetState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[371], ::cuwrap::detail::Library::Nvml, 371));
+  auto* fn = reinterpret_cast<decltype(::nvmlDevicePowerSmoothingSetState)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[373], ::cuwrap::detail::Library::Nvml, 373));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }
@@ -3367,7 +3385,7 @@ inline nvmlReturn_t nvmlDevicePowerSmoothingSetState(nvmlDevice_t device, nvmlPo
 
 /// \brief Retrieves the counts of SRAM unique uncorrected ECC errors
 inline nvmlReturn_t nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(nvmlDevice_t device, nvmlEccSramUniqueUncorrectedErrorCounts_t* errorCounts) noexcept {
-  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[372], ::cuwrap::detail::Library::Nvml, 372));
+  auto* fn = reinterpret_cast<decltype(::nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts)*>(::cuwrap::detail::try_entry(::cuwrap::detail::g_nvml_slots[374], ::cuwrap::detail::Library::Nvml, 374));
   if (fn == nullptr) {
     return NVML_ERROR_LIBRARY_NOT_FOUND;
   }

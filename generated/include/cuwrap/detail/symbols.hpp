@@ -92,7 +92,7 @@ extern const Symbol kNvvmSymbols[kNvvmSymbolCount];
 inline void* g_nvvm_slots[kNvvmSymbolCount];
 
 /// Number of nvml.h entry points.
-inline constexpr std::size_t kNvmlSymbolCount = 373;
+inline constexpr std::size_t kNvmlSymbolCount = 375;
 /// Public name and versioned symbol of each nvml.h entry point, by index.
 extern const Symbol kNvmlSymbols[kNvmlSymbolCount];
 /// Resolved nvml.h entry points, by index (nullptr until first use). Read and
@@ -128,7 +128,7 @@ inline void* g_driver_egl_slots[kDriverEglSymbolCount];
 inline void* g_driver_egl_ptds_slots[kDriverEglSymbolCount];
 
 /// Number of cufile.h entry points.
-inline constexpr std::size_t kCuFileSymbolCount = 27;
+inline constexpr std::size_t kCuFileSymbolCount = 42;
 /// Public name and versioned symbol of each cufile.h entry point, by index.
 extern const Symbol kCuFileSymbols[kCuFileSymbolCount];
 /// Resolved cufile.h entry points, by index (nullptr until first use). Read and
