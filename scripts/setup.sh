@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Fresh machine → working cuwrap: install what is missing, build, regenerate the
 # bindings from the installed toolkit (showing the coverage report), run the demo.
+# Regenerating generated/ also needs the headers of the libraries bound on request
+# (nvml.h, nvFatbin.h, cufile.h): scripts/fetch_headers.sh takes them from the toolkit or
+# NVIDIA's wheels (pip); where it cannot, generated/ stays as checked in.
 #
 # The checked-in generated/ is regenerated only from a toolkit of its own CUDA_VERSION;
 # for another toolkit the build generates bindings into $CUWRAP_BUILD/bindings (with
@@ -11,9 +14,15 @@ cuwrap_build
 toolkit=$(sed -nE 's/^#define CUDA_VERSION ([0-9]+).*/\1/p' "$CUDA_HOME/include/cuda.h")
 checked_in=$(sed -nE 's/.*kGeneratedCudaVersion = ([0-9]+);.*/\1/p' \
   "$CUWRAP_ROOT/generated/include/cuwrap/detail/symbols.hpp")
-if [ "$toolkit" = "$checked_in" ]; then
-  echo "== regenerating generated/ from $CUDA_HOME/include"
-  "$CUWRAP_BUILD/generator/cuwrap-gen" --cuda-include "$CUDA_HOME/include" \
+extra="$(dirname "$CUWRAP_ROOT")/ext-headers/cuda-$((checked_in / 1000)).$((checked_in % 1000 / 10))/include"
+if [ "$toolkit" = "$checked_in" ] && ! bash "$CUWRAP_ROOT/scripts/fetch_headers.sh" --dest "$extra" \
+  nvml.h nvFatbin.h cufile.h; then
+  # Without them cuwrap-gen would write generated/ without those libraries' bindings.
+  echo "== generated/ kept as checked in: regenerating it needs the headers named above" \
+    "(docs/regenerating.md#libraries-bound-on-request)"
+elif [ "$toolkit" = "$checked_in" ]; then
+  echo "== regenerating generated/ from $CUDA_HOME/include and $extra"
+  "$CUWRAP_BUILD/generator/cuwrap-gen" --cuda-include "$CUDA_HOME/include" --extra-headers "$extra" \
     --output "$CUWRAP_ROOT/generated" --report "$CUWRAP_BUILD/coverage.json"
   cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"
 else
