@@ -7,18 +7,20 @@
 #   CUWRAP_LIBRARY_<ns>_EXTRA_ONLY      ON: looked for only in CUWRAP_EXTRA_HEADERS_DIR
 #   CUWRAP_LIBRARY_<ns>_SYSTEM_HEADERS  system headers it includes (GL/gl.h)
 #   CUWRAP_LIBRARY_<ns>_OPTION          a CMake option that must be ON to build it ("")
+#   CUWRAP_LIBRARY_<ns>_STATIC          linked statically: lib<STATIC>.a of the toolkit ("")
 #   CUWRAP_LIBRARY_<ns>_MACRO           the C++ macro saying a build has it
 #   CUWRAP_LIBRARY_<ns>_DISPLAY         how messages name it
 #   CUWRAP_LIBRARY_<ns>_HEADER_FILES    the headers cuwrap-gen writes for it
 # CUWRAP_LIBRARY_SHARED_HEADER_FILES and CUWRAP_LIBRARY_SHARED_SOURCE_NAMES: what it
 # writes for all of them (the sources are under src/, without ".cpp").
-set(CUWRAP_LIBRARY_NAMES driver nvrtc nvjitlink nvvm nvml nvfatbin driver_gl driver_egl cufile)
+set(CUWRAP_LIBRARY_NAMES driver nvrtc nvjitlink nvvm nvml nvfatbin driver_gl driver_egl cufile nvptxcompiler)
 set(CUWRAP_LIBRARY_driver_HEADER "cuda.h")
 set(CUWRAP_LIBRARY_driver_INCLUDE_DIRS ".")
 set(CUWRAP_LIBRARY_driver_OPTIONAL OFF)
 set(CUWRAP_LIBRARY_driver_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_driver_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_driver_OPTION "")
+set(CUWRAP_LIBRARY_driver_STATIC "")
 set(CUWRAP_LIBRARY_driver_MACRO "CUWRAP_HAS_DRIVER")
 set(CUWRAP_LIBRARY_driver_DISPLAY "libcuda")
 set(CUWRAP_LIBRARY_driver_HEADER_FILES include/cuwrap/driver.hpp include/cuwrap/driver_raw.hpp
@@ -29,6 +31,7 @@ set(CUWRAP_LIBRARY_nvrtc_OPTIONAL OFF)
 set(CUWRAP_LIBRARY_nvrtc_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_nvrtc_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvrtc_OPTION "")
+set(CUWRAP_LIBRARY_nvrtc_STATIC "")
 set(CUWRAP_LIBRARY_nvrtc_MACRO "CUWRAP_HAS_NVRTC")
 set(CUWRAP_LIBRARY_nvrtc_DISPLAY "libnvrtc")
 set(CUWRAP_LIBRARY_nvrtc_HEADER_FILES include/cuwrap/nvrtc.hpp include/cuwrap/nvrtc_raw.hpp
@@ -39,6 +42,7 @@ set(CUWRAP_LIBRARY_nvjitlink_OPTIONAL ON)
 set(CUWRAP_LIBRARY_nvjitlink_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_nvjitlink_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvjitlink_OPTION "")
+set(CUWRAP_LIBRARY_nvjitlink_STATIC "")
 set(CUWRAP_LIBRARY_nvjitlink_MACRO "CUWRAP_HAS_NVJITLINK")
 set(CUWRAP_LIBRARY_nvjitlink_DISPLAY "libnvJitLink")
 set(CUWRAP_LIBRARY_nvjitlink_HEADER_FILES include/cuwrap/nvjitlink.hpp include/cuwrap/nvjitlink_raw.hpp
@@ -49,6 +53,7 @@ set(CUWRAP_LIBRARY_nvvm_OPTIONAL ON)
 set(CUWRAP_LIBRARY_nvvm_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_nvvm_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvvm_OPTION "")
+set(CUWRAP_LIBRARY_nvvm_STATIC "")
 set(CUWRAP_LIBRARY_nvvm_MACRO "CUWRAP_HAS_NVVM")
 set(CUWRAP_LIBRARY_nvvm_DISPLAY "libnvvm")
 set(CUWRAP_LIBRARY_nvvm_HEADER_FILES include/cuwrap/nvvm.hpp include/cuwrap/nvvm_raw.hpp
@@ -59,6 +64,7 @@ set(CUWRAP_LIBRARY_nvml_OPTIONAL ON)
 set(CUWRAP_LIBRARY_nvml_EXTRA_ONLY ON)
 set(CUWRAP_LIBRARY_nvml_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvml_OPTION "")
+set(CUWRAP_LIBRARY_nvml_STATIC "")
 set(CUWRAP_LIBRARY_nvml_MACRO "CUWRAP_HAS_NVML")
 set(CUWRAP_LIBRARY_nvml_DISPLAY "libnvidia-ml")
 set(CUWRAP_LIBRARY_nvml_HEADER_FILES include/cuwrap/nvml.hpp include/cuwrap/nvml_raw.hpp
@@ -69,6 +75,7 @@ set(CUWRAP_LIBRARY_nvfatbin_OPTIONAL ON)
 set(CUWRAP_LIBRARY_nvfatbin_EXTRA_ONLY ON)
 set(CUWRAP_LIBRARY_nvfatbin_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_nvfatbin_OPTION "")
+set(CUWRAP_LIBRARY_nvfatbin_STATIC "")
 set(CUWRAP_LIBRARY_nvfatbin_MACRO "CUWRAP_HAS_NVFATBIN")
 set(CUWRAP_LIBRARY_nvfatbin_DISPLAY "libnvfatbin")
 set(CUWRAP_LIBRARY_nvfatbin_HEADER_FILES include/cuwrap/nvfatbin.hpp include/cuwrap/nvfatbin_raw.hpp
@@ -79,6 +86,7 @@ set(CUWRAP_LIBRARY_driver_gl_OPTIONAL ON)
 set(CUWRAP_LIBRARY_driver_gl_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_driver_gl_SYSTEM_HEADERS "GL/gl.h")
 set(CUWRAP_LIBRARY_driver_gl_OPTION "")
+set(CUWRAP_LIBRARY_driver_gl_STATIC "")
 set(CUWRAP_LIBRARY_driver_gl_MACRO "CUWRAP_HAS_DRIVER_GL")
 set(CUWRAP_LIBRARY_driver_gl_DISPLAY "libcuda")
 set(CUWRAP_LIBRARY_driver_gl_HEADER_FILES include/cuwrap/driver_gl.hpp include/cuwrap/driver_gl_raw.hpp
@@ -89,6 +97,7 @@ set(CUWRAP_LIBRARY_driver_egl_OPTIONAL ON)
 set(CUWRAP_LIBRARY_driver_egl_EXTRA_ONLY OFF)
 set(CUWRAP_LIBRARY_driver_egl_SYSTEM_HEADERS "EGL/egl.h" "EGL/eglext.h")
 set(CUWRAP_LIBRARY_driver_egl_OPTION "")
+set(CUWRAP_LIBRARY_driver_egl_STATIC "")
 set(CUWRAP_LIBRARY_driver_egl_MACRO "CUWRAP_HAS_DRIVER_EGL")
 set(CUWRAP_LIBRARY_driver_egl_DISPLAY "libcuda")
 set(CUWRAP_LIBRARY_driver_egl_HEADER_FILES include/cuwrap/driver_egl.hpp include/cuwrap/driver_egl_raw.hpp
@@ -99,10 +108,22 @@ set(CUWRAP_LIBRARY_cufile_OPTIONAL ON)
 set(CUWRAP_LIBRARY_cufile_EXTRA_ONLY ON)
 set(CUWRAP_LIBRARY_cufile_SYSTEM_HEADERS)
 set(CUWRAP_LIBRARY_cufile_OPTION "")
+set(CUWRAP_LIBRARY_cufile_STATIC "")
 set(CUWRAP_LIBRARY_cufile_MACRO "CUWRAP_HAS_CUFILE")
 set(CUWRAP_LIBRARY_cufile_DISPLAY "libcufile")
 set(CUWRAP_LIBRARY_cufile_HEADER_FILES include/cuwrap/cufile.hpp include/cuwrap/cufile_raw.hpp
     include/cuwrap/cufile_enums.hpp)
+set(CUWRAP_LIBRARY_nvptxcompiler_HEADER "nvPTXCompiler.h")
+set(CUWRAP_LIBRARY_nvptxcompiler_INCLUDE_DIRS ".")
+set(CUWRAP_LIBRARY_nvptxcompiler_OPTIONAL ON)
+set(CUWRAP_LIBRARY_nvptxcompiler_EXTRA_ONLY ON)
+set(CUWRAP_LIBRARY_nvptxcompiler_SYSTEM_HEADERS)
+set(CUWRAP_LIBRARY_nvptxcompiler_OPTION "CUWRAP_WITH_NVPTXCOMPILER")
+set(CUWRAP_LIBRARY_nvptxcompiler_STATIC "nvptxcompiler_static")
+set(CUWRAP_LIBRARY_nvptxcompiler_MACRO "CUWRAP_HAS_NVPTXCOMPILER")
+set(CUWRAP_LIBRARY_nvptxcompiler_DISPLAY "nvPTXCompiler")
+set(CUWRAP_LIBRARY_nvptxcompiler_HEADER_FILES include/cuwrap/nvptxcompiler.hpp include/cuwrap/nvptxcompiler_raw.hpp
+    include/cuwrap/nvptxcompiler_enums.hpp)
 set(CUWRAP_LIBRARY_SHARED_HEADER_FILES
     include/cuwrap/detail/symbols.hpp
     include/cuwrap/detail/device_attributes.inc

@@ -11,6 +11,7 @@
 #   CUWRAP_LIBRARY_<ns>_EXTRA_ONLY      ON: looked for only in CUWRAP_EXTRA_HEADERS_DIR
 #   CUWRAP_LIBRARY_<ns>_SYSTEM_HEADERS  system headers it includes (GL/gl.h)
 #   CUWRAP_LIBRARY_<ns>_OPTION          a CMake option that must be ON to build it ("")
+#   CUWRAP_LIBRARY_<ns>_STATIC          linked statically: lib<STATIC>.a of the toolkit ("")
 #   CUWRAP_LIBRARY_<ns>_MACRO           the C++ macro saying a build has it
 #   CUWRAP_LIBRARY_<ns>_DISPLAY         how messages name it
 #   CUWRAP_LIBRARY_<ns>_HEADER_FILES    the headers cuwrap-gen writes for it
@@ -24,6 +25,7 @@ set(CUWRAP_LIBRARY_{{NS}}_OPTIONAL {{OPTIONAL}})
 set(CUWRAP_LIBRARY_{{NS}}_EXTRA_ONLY {{EXTRA_ONLY}})
 set(CUWRAP_LIBRARY_{{NS}}_SYSTEM_HEADERS{{#SYSTEM}} "{{NAME}}"{{/SYSTEM}})
 set(CUWRAP_LIBRARY_{{NS}}_OPTION "{{OPTION}}")
+set(CUWRAP_LIBRARY_{{NS}}_STATIC "{{STATIC}}")
 set(CUWRAP_LIBRARY_{{NS}}_MACRO "{{MACRO}}")
 set(CUWRAP_LIBRARY_{{NS}}_DISPLAY "{{DISPLAY}}")
 set(CUWRAP_LIBRARY_{{NS}}_HEADER_FILES include/cuwrap/{{NS}}.hpp include/cuwrap/{{NS}}_raw.hpp

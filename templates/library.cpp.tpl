@@ -39,6 +39,21 @@ const Symbol k{{TABLE}}Symbols[k{{TABLE}}SymbolCount] = {
     {"{{NAME}}", "{{SYMBOL}}", {{VERSION}}, {{PTDS_VERSION}}, {{PROC_NAME}}},
 {{/SYMBOL}}
 };
+{{#ADDRESSES}}
+{{BLANK_LINE}}
+#if {{CONDITION}}
+// {{ARCHIVE}} is linked into cuwrap: the loader takes the entry points from here.
+void* const k{{TABLE}}Addresses[k{{TABLE}}SymbolCount] = {
+{{#ADDRESS}}
+    reinterpret_cast<void*>(&::{{NAME}}),
+{{/ADDRESS}}
+};
+#else
+// Built without {{ARCHIVE}} (-D{{OPTION}}=OFF or no {{HEADER}}):
+// no entry points, and the loader says how to build with them.
+void* const k{{TABLE}}Addresses[k{{TABLE}}SymbolCount] = {};
+#endif
+{{/ADDRESSES}}
 {{#STATUS}}
 {{#SYSTEM_HEADERS}}
 {{BLANK_LINE}}

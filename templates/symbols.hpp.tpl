@@ -68,6 +68,12 @@ inline void* g_{{SLOTS}}_slots[k{{TABLE}}SymbolCount];
 /// Per-thread-default-stream variants, by index (for CUDA_API_PER_THREAD_DEFAULT_STREAM).
 inline void* g_{{SLOTS}}_ptds_slots[k{{TABLE}}SymbolCount];
 {{/PER_THREAD}}
+{{#STATIC}}
+/// The {{HEADER}} entry points' addresses, by index: {{ARCHIVE}} is linked into cuwrap,
+/// so the loader takes them from here instead of dlopen/dlsym (all nullptr in a build
+/// without it).
+extern void* const k{{TABLE}}Addresses[k{{TABLE}}SymbolCount];
+{{/STATIC}}
 {{/LIBRARY}}
 {{#ABSENT}}
 {{BLANK_LINE}}
@@ -75,13 +81,17 @@ inline void* g_{{SLOTS}}_ptds_slots[k{{TABLE}}SymbolCount];
 inline constexpr std::size_t k{{TABLE}}SymbolCount = 0;
 /// No table: the loader reports the library absent.
 inline constexpr const Symbol* k{{TABLE}}Symbols = nullptr;
+{{#STATIC}}
+/// No addresses either.
+inline constexpr void* const* k{{TABLE}}Addresses = nullptr;
+{{/STATIC}}
 {{/ABSENT}}
 {{BLANK_LINE}}
 /// How the loader finds each library and its entry points, indexed by Library.
 inline constexpr LibraryInfo kLibraries[] = {
 {{#ROW}}
     {"{{DISPLAY}}", "{{HEADER}}", "{{ENV}}", "{{SONAME}}", "{{LIB_DIRS}}", k{{TABLE}}Symbols,
-     k{{TABLE}}SymbolCount, {{GENERATED}}, {{DRIVER_ENTRY_POINTS}}},
+     k{{TABLE}}SymbolCount, {{GENERATED}}, {{DRIVER_ENTRY_POINTS}}, {{ADDRESSES}}, {{OPTION}}},
 {{/ROW}}
 };
 {{BLANK_LINE}}

@@ -28,6 +28,10 @@
 #include <cuwrap/cufile_enums.hpp>
 #include <cuwrap/cufile_raw.hpp>
 #endif
+#if CUWRAP_HAS_NVPTXCOMPILER
+#include <cuwrap/nvptxcompiler_enums.hpp>
+#include <cuwrap/nvptxcompiler_raw.hpp>
+#endif
 
 #include <cstddef>
 #include <string>
@@ -401,5 +405,66 @@ void report_release_failure(CUfileError_t code, const char* function, const char
 
 }  // namespace detail
 #endif  // CUWRAP_HAS_CUFILE
+
+#if CUWRAP_HAS_NVPTXCOMPILER
+namespace {
+
+// The text of `code`: the header's documentation.
+std::string nvptxcompiler_description(nvPTXCompileResult code) {
+  return detail::describe(code);
+}
+
+// Read the error log of `handle` through the raw entry points; never throws a status (an
+// exception is being built).
+std::string nvptxcompiler_log(nvPTXCompilerHandle handle) {
+  std::size_t size = 0;
+  if (handle == nullptr || nvptxcompiler::raw::nvPTXCompilerGetErrorLogSize(handle, &size) != NVPTXCOMPILE_SUCCESS ||
+      size <= 1) {
+    return {};
+  }
+  std::string log(size, '\0');
+  if (nvptxcompiler::raw::nvPTXCompilerGetErrorLog(handle, log.data()) != NVPTXCOMPILE_SUCCESS) {
+    return {};
+  }
+  log.resize(size - 1);  // drop the terminating NUL
+  return log;
+}
+
+}  // namespace
+
+NvPtxCompilerError::NvPtxCompilerError(nvPTXCompileResult code, std::string function, std::string log)
+    : StatusError(ReleaseFailureKind::NvPtxCompiler, static_cast<int>(code), to_string(code),
+                  std::move(function), nvptxcompiler_description(code), std::move(log)) {}
+
+NvPtxCompilerError::NvPtxCompilerError(nvPTXCompileResult code, std::string function, Message message)
+    : StatusError(ReleaseFailureKind::NvPtxCompiler, static_cast<int>(code), to_string(code),
+                  std::move(function), std::move(message)) {}
+
+namespace detail {
+
+void throw_nvptxcompiler_error(nvPTXCompileResult code, const char* function) {
+  throw NvPtxCompilerError(code, function);
+}
+
+void report_release_failure(nvPTXCompileResult code, const char* function, const char* object) noexcept {
+  if (code == NVPTXCOMPILE_SUCCESS) {
+    return;
+  }
+  try {
+    const std::string message = failure_message(function, to_string(code), nvptxcompiler_description(code));
+    report_status_failure(ReleaseFailureKind::NvPtxCompiler, static_cast<int>(code), function, object,
+                          message.c_str());
+  } catch (...) {  // no memory for the message: report without it
+    report_status_failure(ReleaseFailureKind::NvPtxCompiler, static_cast<int>(code), function, object,
+                          "out of memory composing the message");
+  }
+}
+
+void throw_nvptxcompiler_log_error(nvPTXCompileResult code, const char* function, nvPTXCompilerHandle handle) {
+  throw NvPtxCompilerError(code, function, nvptxcompiler_log(handle));
+}
+
+}  // namespace detail
+#endif  // CUWRAP_HAS_NVPTXCOMPILER
 
 }  // namespace cuwrap

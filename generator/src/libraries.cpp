@@ -211,6 +211,31 @@ const std::vector<LibraryConfig>& library_configs() {
     cufile.error_string_inline = true;
     cufile.version_function = "cuFileGetVersion";
     rows.push_back(cufile);
+
+    // The PTX compiler ships as libnvptxcompiler_static.a only: linked into cuwrap with
+    // -DCUWRAP_WITH_NVPTXCOMPILER=ON, its entry points are a table of their addresses.
+    LibraryConfig ptx;
+    ptx.header = "nvPTXCompiler.h";
+    ptx.optional = true;  // left out unless the option is ON and the header found
+    ptx.extra_headers_only = true;
+    ptx.library = "NvPtxCompiler";
+    ptx.ns = "nvptxcompiler";
+    ptx.table = "NvPtxCompiler";
+    ptx.slots = "nvptxcompiler";
+    ptx.status_type = "nvPTXCompileResult";
+    ptx.load_failure = "NVPTXCOMPILE_ERROR_INTERNAL";
+    ptx.log_handle_type = "nvPTXCompilerHandle";
+    ptx.error_type = "NvPtxCompilerError";
+    ptx.display = "nvPTXCompiler";
+    ptx.version_source = VersionSource::None;
+    ptx.success = "NVPTXCOMPILE_SUCCESS";
+    ptx.log_size_function = "nvPTXCompilerGetErrorLogSize";
+    ptx.log_function = "nvPTXCompilerGetErrorLog";
+    ptx.log_what = "the error log";
+    ptx.version_function = "nvPTXCompilerGetVersion";
+    ptx.cmake_option = "CUWRAP_WITH_NVPTXCOMPILER";
+    ptx.static_library = "nvptxcompiler_static";
+    rows.push_back(ptx);
     return rows;
   }();
   return kConfigs;
@@ -226,6 +251,9 @@ const LibraryConfig* library_config(const std::string& header) {
 }
 
 std::string soname_for(const LibraryConfig& config, int cuda_version) {
+  if (!config.static_library.empty()) {
+    return "lib" + config.static_library + ".a";
+  }
   std::string name = config.soname;
   static constexpr std::string_view kMajor = "{major}";
   if (const auto at = name.find(kMajor); at != std::string::npos) {

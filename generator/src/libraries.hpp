@@ -111,6 +111,11 @@ struct LibraryConfig {
   /// The CMake option that must be ON for the build to compile the library ("" for none:
   /// built wherever its header is); for libraries that only link statically.
   std::string cmake_option;
+  /// The library ships as a static archive only ("nvptxcompiler_static" for
+  /// libnvptxcompiler_static.a), linked into cuwrap where `cmake_option` is ON: its entry
+  /// points come from a generated table of their addresses, not from dlopen/dlsym, and
+  /// `soname`, `env` and `lib_dirs` are unused. "" for a shared library.
+  std::string static_library;
 };
 
 /// Return the macro that says whether a build has the library: "CUWRAP_HAS_NVRTC".
@@ -134,7 +139,8 @@ const std::vector<LibraryConfig>& library_configs();
 /// Return the row of `header`, or nullptr when cuwrap-gen does not wrap it.
 const LibraryConfig* library_config(const std::string& header);
 
-/// Return `config.soname` for a toolkit of CUDA_VERSION `cuda_version` ("{major}" filled).
+/// Return `config.soname` for a toolkit of CUDA_VERSION `cuda_version` ("{major}" filled);
+/// for a statically linked library, its archive's file name ("libnvptxcompiler_static.a").
 std::string soname_for(const LibraryConfig& config, int cuda_version);
 
 /// Set the directories where an optional library's header is looked for when the CUDA

@@ -682,6 +682,10 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
   if (library.config.extra_headers_only) {
     condition = "__has_include(<" + library.config.header + ">)";
   }
+  // A statically linked library: the build links its archive only where its option is ON.
+  if (!library.config.cmake_option.empty()) {
+    condition = "defined(" + library.config.cmake_option + ") && " + condition;
+  }
   for (const auto& h : library.config.system_headers) {
     names += (names.empty() ? "" : ", ") + h;
     condition += (condition.empty() ? "" : " && ") + ("__has_include(<" + h + ">)");
@@ -693,7 +697,17 @@ std::string render_source(const std::filesystem::path& dir, const Plan& plan,
                                                                 : "enums' names");
     d.SetValue("SYSTEM_CONDITION", condition);
   }
+  Dict* addresses = nullptr;
+  if (!library.config.static_library.empty()) {
+    addresses = d.AddSectionDictionary("ADDRESSES");
+    addresses->SetValue("CONDITION", condition);
+    addresses->SetValue("OPTION", library.config.cmake_option);
+    addresses->SetValue("ARCHIVE", soname_for(library.config, plan.cuda_version));
+  }
   for (const auto& f : library.functions) {
+    if (addresses != nullptr) {
+      addresses->AddSectionDictionary("ADDRESS")->SetValue("NAME", f.function.name);
+    }
     Dict* s = d.AddSectionDictionary("SYMBOL");
     s->SetValue("NAME", f.function.name);
     s->SetValue("SYMBOL", f.function.symbol);
@@ -720,6 +734,10 @@ std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
     if (library.config.per_thread) {
       l->ShowSection("PER_THREAD");
     }
+    if (!library.config.static_library.empty()) {
+      l->AddSectionDictionary("STATIC")->SetValue("ARCHIVE",
+                                                  soname_for(library.config, plan.cuda_version));
+    }
   }
   // A library whose header was missing (nvJitLink.h before CUDA 12, nvvm.h of a
   // header-only set) keeps an empty table, so the loader compiles unchanged and says
@@ -732,6 +750,9 @@ std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
       Dict* a = d.AddSectionDictionary("ABSENT");
       a->SetValue("HEADER", config.header);
       a->SetValue("TABLE", config.table);
+      if (!config.static_library.empty()) {
+        a->ShowSection("STATIC");
+      }
     }
     Dict* row = d.AddSectionDictionary("ROW");
     row->SetValue("LIBRARY", config.library);
@@ -747,6 +768,10 @@ std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
     row->SetValue("TABLE", config.table);
     row->SetValue("GENERATED", present ? "true" : "false");
     row->SetValue("DRIVER_ENTRY_POINTS", config.driver_entry_points ? "true" : "false");
+    row->SetValue("ADDRESSES",
+                  config.static_library.empty() ? "nullptr" : "k" + config.table + "Addresses");
+    row->SetValue("OPTION", config.static_library.empty() ? "nullptr"
+                                                          : "\"" + config.cmake_option + "\"");
   }
   d.SetValue("HEADERS", headers);
   return expand(dir, "symbols.hpp.tpl", d);
@@ -847,6 +872,7 @@ void render_table(const std::filesystem::path& dir, const std::vector<OutputFile
     row->SetValue("OPTIONAL", c.optional ? "ON" : "OFF");
     row->SetValue("EXTRA_ONLY", c.extra_headers_only ? "ON" : "OFF");
     row->SetValue("OPTION", c.cmake_option);
+    row->SetValue("STATIC", c.static_library);
     for (const auto& dir_name : c.include_dirs) {
       row->AddSectionDictionary("DIR")->SetValue("DIR", dir_name);
     }

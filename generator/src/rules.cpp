@@ -89,6 +89,10 @@ constexpr ParamOverride kParamOverrides[] = {
     // the caller's connection and stream, passed by pointer; only the frame is returned.
     {"cuEGLStreamProducerReturnFrame", "conn", ParamRole::Input},
     {"cuEGLStreamProducerReturnFrame", "pStream", ParamRole::Input},
+    // "Populates the 2D Array passed via output paramater versions": an `int (*)[2]` of
+    // nvPTXCompilerGetNumSupportedVersions rows the caller sizes, not one returned value
+    // (a function cannot return `int[2]`).
+    {"nvPTXCompilerGetSupportedVersions", "versions", ParamRole::Input},
 };
 
 // The buffer a `(char* buf, int len)` string output gets. Device names and PCI bus ids

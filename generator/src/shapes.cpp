@@ -545,8 +545,11 @@ void plan_sibling_array(const FunctionPlan& plan, const std::vector<FunctionPlan
   for (std::size_t a = 0; a < f.params.size(); ++a) {
     const Param& p = f.params[a];
     const std::string doc = lower(p.doc);
+    // Elements that are themselves arrays (nvPTXCompilerGetSupportedVersions' `int (*)[2]`)
+    // cannot be a std::vector's: the form taking the caller's array stays the only one.
     if (!unassigned(form, plan, a) || !returnable(p) || p.pointee == "char" ||
-        doc.find("array") == std::string::npos || !says_returned(p)) {
+        p.pointee.find('[') != std::string::npos || doc.find("array") == std::string::npos ||
+        !says_returned(p)) {
       continue;
     }
     form.params[a] = {FormRole::Vector, p.pointee, 0, 0, false};

@@ -101,6 +101,19 @@ void read_driver_version(OpenedLibrary& opened) {
   }
 }
 
+// A library linked into cuwrap (the table's statically linked rows): nothing to open; the
+// reason when this build was configured without it.
+OpenedLibrary open_linked(const LibraryInfo& li) {
+  OpenedLibrary opened;
+  opened.path = li.soname;
+  if (li.symbol_count == 0 || li.addresses[0] == nullptr) {
+    opened.error = std::string("cuwrap was built without ") + li.display +
+                   " (configure with -D" + li.option + "=ON where the toolkit has " +
+                   li.soname + ")";
+  }
+  return opened;
+}
+
 OpenedLibrary open_library(Library library) {
   OpenedLibrary opened;
   const LibraryInfo& li = info(library);
@@ -112,6 +125,9 @@ OpenedLibrary open_library(Library library) {
                    " (cuwrap-gen looks next to cuda.h and, for nvvm.h, in "
                    "../nvvm/include).";
     return opened;
+  }
+  if (li.addresses != nullptr) {
+    return open_linked(li);
   }
   std::vector<std::string> tried;
   const char* override_path = std::getenv(li.env);
@@ -236,6 +252,8 @@ void* lookup(Library library, std::size_t index, bool per_thread, std::string& e
     }
     const char* proc_name = symbol.proc_name != nullptr ? symbol.proc_name : symbol.name;
     fn = driver_proc_address(lib, proc_name, symbol.symbol, version, per_thread);
+  } else if (li.addresses != nullptr) {
+    fn = li.addresses[index];  // linked into cuwrap: open_linked checked the build has it
   } else {
     fn = ::dlsym(lib.handle, symbol.symbol);
   }

@@ -68,6 +68,14 @@
 #define CUWRAP_HAS_CUFILE 0
 #endif
 
+// nvPTXCompiler.h (nvPTXCompiler): optional; compiled only with -DCUWRAP_WITH_NVPTXCOMPILER=ON.
+#if defined(CUWRAP_WITH_NVPTXCOMPILER) && __has_include(<nvPTXCompiler.h>) && __has_include(<cuwrap/nvptxcompiler_enums.hpp>)
+#include <nvPTXCompiler.h>
+#define CUWRAP_HAS_NVPTXCOMPILER 1
+#else
+#define CUWRAP_HAS_NVPTXCOMPILER 0
+#endif
+
 namespace cuwrap {
 
 /// What failed in a ReleaseFailure: a library's status (one kind per library of
@@ -80,6 +88,7 @@ enum class ReleaseFailureKind {
   Nvml,  ///< nvml.h's nvmlReturn_t (a NvmlError): `status` is it
   NvFatbin,  ///< nvFatbin.h's nvFatbinResult (a NvFatbinError): `status` is it
   CuFile,  ///< cufile.h's CUfileOpError (a CuFileError): `status` is it
+  NvPtxCompiler,  ///< nvPTXCompiler.h's nvPTXCompileResult (a NvPtxCompilerError): `status` is it
   Load,       ///< a LoadError: a library or entry point could not be loaded
   Exception,  ///< any other exception (a std::exception, or one of unknown type)
 };

@@ -313,4 +313,51 @@ inline void check(CUfileError_t code, const char* function) {
 }  // namespace detail
 #endif  // CUWRAP_HAS_CUFILE
 
+#if CUWRAP_HAS_NVPTXCOMPILER
+/// Thrown for a non-success nvPTXCompileResult returned by a nvPTXCompiler.h call (nvPTXCompiler).
+///
+/// what() reads "<function> failed: <NAME> (<description>)", followed by the error log
+/// on the next lines when there is one.
+class NvPtxCompilerError : public StatusError {
+ public:
+  /// Build the error for `code` returned by the C function `function`, with `log`,
+  /// the error log (may be empty).
+  NvPtxCompilerError(nvPTXCompileResult code, std::string function, std::string log = {});
+  /// Return the nvPTXCompileResult that was returned.
+  nvPTXCompileResult code() const noexcept { return static_cast<nvPTXCompileResult>(status()); }
+
+ protected:
+  /// Build the error for `code` in `function` with `message` as what(), for errors that
+  /// say more than the status.
+  NvPtxCompilerError(nvPTXCompileResult code, std::string function, Message message);
+};
+
+namespace detail {
+
+/// Throw NvPtxCompilerError for `code` returned by `function`.
+[[noreturn]] void throw_nvptxcompiler_error(nvPTXCompileResult code, const char* function);
+/// Throw NvPtxCompilerError for `code` returned by `function`, carrying the error log of `handle`.
+[[noreturn]] void throw_nvptxcompiler_log_error(nvPTXCompileResult code, const char* function,
+                                        nvPTXCompilerHandle handle);
+/// Report a failed nvPTXCompiler.h release to the release-failure handler; NVPTXCOMPILE_SUCCESS is not
+/// reported. Never throws.
+void report_release_failure(nvPTXCompileResult code, const char* function, const char* object) noexcept;
+
+/// Throw NvPtxCompilerError unless `code` is NVPTXCOMPILE_SUCCESS.
+inline void check(nvPTXCompileResult code, const char* function) {
+  if (code != NVPTXCOMPILE_SUCCESS) [[unlikely]] {
+    throw_nvptxcompiler_error(code, function);
+  }
+}
+
+/// Throw NvPtxCompilerError carrying the error log of `handle` unless `code` is NVPTXCOMPILE_SUCCESS.
+inline void check(nvPTXCompileResult code, const char* function, nvPTXCompilerHandle handle) {
+  if (code != NVPTXCOMPILE_SUCCESS) [[unlikely]] {
+    throw_nvptxcompiler_log_error(code, function, handle);
+  }
+}
+
+}  // namespace detail
+#endif  // CUWRAP_HAS_NVPTXCOMPILER
+
 }  // namespace cuwrap

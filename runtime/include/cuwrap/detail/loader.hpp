@@ -70,6 +70,13 @@ struct LibraryInfo {
   bool generated;            ///< false: the header was not found when generating
   /// The entry points are libcuda's, resolved as the driver's are (cudaGL.h, cudaEGL.h).
   bool driver_entry_points;
+  /// A library linked statically into cuwrap (nvPTXCompiler: `soname` names its archive,
+  /// libnvptxcompiler_static.a): its entry points' addresses, by index, taken instead of
+  /// dlopen/dlsym; nullptr entries in a build without it. nullptr for a shared library.
+  void* const* addresses;
+  /// For such a library, the CMake option that links it ("CUWRAP_WITH_NVPTXCOMPILER"),
+  /// which the error of a build without it names; nullptr otherwise.
+  const char* option;
 };
 
 /// Resolve entry `index` of `library`; throw LoadError naming library/symbol on failure.
