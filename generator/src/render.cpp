@@ -770,8 +770,8 @@ std::string render_symbols(const std::filesystem::path& dir, const Plan& plan) {
     row->SetValue("DRIVER_ENTRY_POINTS", config.driver_entry_points ? "true" : "false");
     row->SetValue("ADDRESSES",
                   config.static_library.empty() ? "nullptr" : "k" + config.table + "Addresses");
-    row->SetValue("OPTION", config.static_library.empty() ? "nullptr"
-                                                          : "\"" + config.cmake_option + "\"");
+    row->SetValue("OPTION",
+                  config.static_library.empty() ? "nullptr" : "\"" + config.cmake_option + "\"");
   }
   d.SetValue("HEADERS", headers);
   return expand(dir, "symbols.hpp.tpl", d);

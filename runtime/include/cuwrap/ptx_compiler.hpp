@@ -29,7 +29,6 @@ namespace cuwrap {
 ///   const std::vector<std::string> options{"--gpu-name=sm_90"};
 ///   const std::vector<std::byte> cubin = cuwrap::compile_ptx(ptx_text, options);
 /// \endcode
-std::vector<std::byte> compile_ptx(std::string_view ptx,
-                                   std::span<const std::string> options = {});
+std::vector<std::byte> compile_ptx(std::string_view ptx, std::span<const std::string> options = {});
 
 }  // namespace cuwrap

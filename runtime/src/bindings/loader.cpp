@@ -107,9 +107,8 @@ OpenedLibrary open_linked(const LibraryInfo& li) {
   OpenedLibrary opened;
   opened.path = li.soname;
   if (li.symbol_count == 0 || li.addresses[0] == nullptr) {
-    opened.error = std::string("cuwrap was built without ") + li.display +
-                   " (configure with -D" + li.option + "=ON where the toolkit has " +
-                   li.soname + ")";
+    opened.error = std::string("cuwrap was built without ") + li.display + " (configure with -D" +
+                   li.option + "=ON where the toolkit has " + li.soname + ")";
   }
   return opened;
 }
