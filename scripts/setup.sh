@@ -2,7 +2,7 @@
 # Fresh machine → working cuwrap: install what is missing, build, regenerate the
 # bindings from the installed toolkit (showing the coverage report), run the demo.
 # Regenerating generated/ also needs the headers of the libraries bound on request
-# (nvml.h, nvFatbin.h, cufile.h): scripts/fetch_headers.sh takes them from the toolkit or
+# (nvml.h, nvFatbin.h, cufile.h, nvPTXCompiler.h): scripts/fetch_headers.sh takes them from the toolkit or
 # NVIDIA's wheels (pip); where it cannot, generated/ stays as checked in.
 #
 # The checked-in generated/ is regenerated only from a toolkit of its own CUDA_VERSION;
@@ -16,7 +16,7 @@ checked_in=$(sed -nE 's/.*kGeneratedCudaVersion = ([0-9]+);.*/\1/p' \
   "$CUWRAP_ROOT/generated/include/cuwrap/detail/symbols.hpp")
 extra="$(dirname "$CUWRAP_ROOT")/ext-headers/cuda-$((checked_in / 1000)).$((checked_in % 1000 / 10))/include"
 if [ "$toolkit" = "$checked_in" ] && ! bash "$CUWRAP_ROOT/scripts/fetch_headers.sh" --dest "$extra" \
-  nvml.h nvFatbin.h cufile.h; then
+  nvml.h nvFatbin.h cufile.h nvPTXCompiler.h; then
   # Without them cuwrap-gen would write generated/ without those libraries' bindings.
   echo "== generated/ kept as checked in: regenerating it needs the headers named above" \
     "(docs/regenerating.md#libraries-bound-on-request)"
