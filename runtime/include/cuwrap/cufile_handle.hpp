@@ -130,7 +130,7 @@ class CuFileHandle : public CuFileHandleRef {
   /// driver session or the registration fails.
   static CuFileHandle open(const std::string& path, const CuFileOptions& options = {});
   /// Register the open file descriptor `fd` with cuFile, adopting it: the handle closes
-  /// `fd` when it closes (also when this call throws). Pass `::dup(fd)` to keep yours.
+  /// `fd` when it closes (also when this call throws). Pass a duplicate (dup(2)) to keep yours.
   ///
   /// Throws std::invalid_argument for a negative `fd`; otherwise as open().
   static CuFileHandle adopt(int fd);
