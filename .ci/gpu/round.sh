@@ -54,6 +54,15 @@ build_all() {  # every target, Release, benchmarks too; compile errors printed
   grep -E 'error:' "$R/check/build.log" | head -20
 }
 
+# configure_release ON|OFF: ./build in Release without the generator, benchmarks on or
+# off, DLPack where carried (.deps/dlpack); the log in $R/configure.log.
+configure_release() {
+  local dl=()
+  [ -f .deps/dlpack/dlpack/dlpack.h ] && dl=(-DCUWRAP_DLPACK_INCLUDE_DIR="$CUWRAP_ROOT/.deps/dlpack")
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUWRAP_BUILD_GENERATOR=OFF \
+    -DCUWRAP_BUILD_BENCHMARKS="$1" -DCUWRAP_WERROR=OFF "${dl[@]}" >"$R/configure.log" 2>&1
+}
+
 suite_run() {  # suite_run LOG [env...]: the whole suite once, its summary line printed
   local log=$1
   shift
@@ -94,10 +103,7 @@ case "$phase" in
     # tests under ctest -j16, the runtime tests (one executable, tests/runtime/*) run
     # directly, then the header-cost and wrapper-overhead benchmarks.
     machine_setup
-    dl=()
-    [ -f .deps/dlpack/dlpack/dlpack.h ] && dl=(-DCUWRAP_DLPACK_INCLUDE_DIR="$CUWRAP_ROOT/.deps/dlpack")
-    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUWRAP_BUILD_GENERATOR=OFF \
-      -DCUWRAP_BUILD_BENCHMARKS=ON -DCUWRAP_WERROR=OFF "${dl[@]}" >"$R/configure.log" 2>&1
+    configure_release ON
     targets=$(ninja -C build -t targets all | sed -nE 's/^((tests\/conformance\/([a-z]+\/)?)?conformance_[a-z_]+|tests\/(runtime_tests|generated_tests?(_[a-z_]+)?)|bench\/bench_(wrappers|header_compile)):.*/\1/p' | grep / | sort -u)
     timeout 170 ninja -C build -j16 $targets >"$R/build.log" 2>&1
     echo "- build: rc $? ($(echo $targets | wc -w) targets)" | tee -a "$R/summary.md"
@@ -124,10 +130,7 @@ case "$phase" in
     machine_setup
     # Every target, Release, benchmarks too; -k 0: a target that fails to build is named and
     # the others are built and run regardless.
-    dl=()
-    [ -f .deps/dlpack/dlpack/dlpack.h ] && dl=(-DCUWRAP_DLPACK_INCLUDE_DIR="$CUWRAP_ROOT/.deps/dlpack")
-    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUWRAP_BUILD_GENERATOR=OFF \
-      -DCUWRAP_BUILD_BENCHMARKS=ON -DCUWRAP_WERROR=OFF "${dl[@]}" >"$R/configure.log" 2>&1
+    configure_release ON
     timeout 330 ninja -C build -j 32 -k 0 >"$R/build.log" 2>&1
     echo "- build: rc $? ($(grep -c '^FAILED' "$R/build.log") failed targets)" | tee -a "$R/summary.md"
     grep -E '^FAILED|error:' "$R/build.log" | head -20 | tee -a "$R/summary.md"
@@ -146,10 +149,7 @@ case "$phase" in
     ;;
   single)
     machine_setup
-    dl=()
-    [ -f .deps/dlpack/dlpack/dlpack.h ] && dl=(-DCUWRAP_DLPACK_INCLUDE_DIR="$CUWRAP_ROOT/.deps/dlpack")
-    cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUWRAP_BUILD_GENERATOR=OFF \
-      -DCUWRAP_BUILD_BENCHMARKS=OFF -DCUWRAP_WERROR=OFF "${dl[@]}" >"$R/configure.log" 2>&1
+    configure_release OFF
     grep -E 'cuwrap:' "$R/configure.log" | head -20 | tee -a "$R/summary.md"
     timeout 330 ninja -C build -j 32 -k 0 >"$R/build.log" 2>&1
     echo "- build: rc $? ($(grep -c '^FAILED' "$R/build.log") failed targets)" | tee -a "$R/summary.md"
