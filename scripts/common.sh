@@ -24,10 +24,29 @@ cuwrap_pick_versioned() {
   [ -n "$best" ] && echo "${prefix}${best}${suffix}"
 }
 
+# `<prefix><version>` when it is installed or the system offers it, else the newest
+# (cuwrap_pick_versioned).
+cuwrap_pick_preferred() {
+  local prefix=$1 version=$2
+  if dpkg-query -W -f='${Status}\n' "${prefix}${version}" 2>/dev/null | grep -q "install ok installed" ||
+    apt-cache show "${prefix}${version}" >/dev/null 2>&1; then
+    echo "${prefix}${version}"
+  else
+    cuwrap_pick_versioned "$prefix" ""
+  fi
+}
+
+# clang-format and clang-tidy are LLVM 14's wherever the system offers it (Debian 12,
+# Ubuntu 22.04 and 24.04 do): .clang-format's output and .clang-tidy's set of checks are
+# those of that version (a newer clang-tidy adds checks that `bugprone-*` and
+# `performance-*` switch on). scripts/format.sh and scripts/tidy.sh take the same one.
+CUWRAP_LLVM_TOOLS_VERSION=${CUWRAP_LLVM_TOOLS_VERSION:-14}
+
 # Debian/Ubuntu packages cuwrap needs: the generator's libclang, template engine, JSON and
 # CLI libraries, the test and benchmark frameworks, and clang-tidy.
 CUWRAP_LIBCLANG_PKG=${CUWRAP_LIBCLANG_PKG:-$(cuwrap_pick_versioned libclang- -dev || true)}
-CUWRAP_CLANG_TIDY_PKG=${CUWRAP_CLANG_TIDY_PKG:-$(cuwrap_pick_versioned clang-tidy- "" || true)}
+CUWRAP_CLANG_TIDY_PKG=${CUWRAP_CLANG_TIDY_PKG:-$(cuwrap_pick_preferred clang-tidy- "$CUWRAP_LLVM_TOOLS_VERSION" || true)}
+CUWRAP_CLANG_FORMAT_PKG=${CUWRAP_CLANG_FORMAT_PKG:-$(cuwrap_pick_preferred clang-format- "$CUWRAP_LLVM_TOOLS_VERSION" || true)}
 CUWRAP_PACKAGES=(cmake ninja-build g++ libctemplate-dev nlohmann-json3-dev
                  libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
                  ${CUWRAP_LIBCLANG_PKG} ${CUWRAP_CLANG_TIDY_PKG})
@@ -38,10 +57,11 @@ CUWRAP_PACKAGES=(cmake ninja-build g++ libctemplate-dev nlohmann-json3-dev
 CUWRAP_OPTIONAL_PACKAGES=(libdlpack-dev libgl-dev libegl-dev libegl1 libopengl0 libegl-mesa0)
 
 # What the test command (scripts/test.sh) needs beyond the build: Doxygen for the API
-# reference's zero-warning check, pkg-config for the packaged consumer, and the other
+# reference's zero-warning check, pkg-config for the packaged consumer, clang-format for
+# the formatting check, and the other
 # compilers of the matrix (the extra toolkit builds take g++-11 and clang-14; each is
 # optional: one that the system does not offer is reported and its build skipped).
-CUWRAP_TEST_PACKAGES=(doxygen pkg-config)
+CUWRAP_TEST_PACKAGES=(doxygen pkg-config ${CUWRAP_CLANG_FORMAT_PKG})
 CUWRAP_TEST_OPTIONAL_PACKAGES=(g++-11 clang-14)
 
 # Install the packages named in "$@" that are missing (apt-get; sudo when not root).

@@ -16,7 +16,9 @@ set -euo pipefail
 
 CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
-# The newest versioned clang-format installed, else clang-format.
+# clang-format-14 (the version .clang-format's output is checked with; scripts/common.sh
+# installs it), else the newest versioned one installed, else clang-format.
+CLANG_FORMAT=${CLANG_FORMAT:-$(command -v "clang-format-${CUWRAP_LLVM_TOOLS_VERSION:-14}" || true)}
 CLANG_FORMAT=${CLANG_FORMAT:-$(compgen -c clang-format- | grep -E '^clang-format-[0-9]+$' |
   sort -t- -k3 -n | tail -1 || true)}
 CLANG_FORMAT=${CLANG_FORMAT:-$(command -v clang-format || true)}

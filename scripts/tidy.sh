@@ -15,7 +15,9 @@ set -euo pipefail
 CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CUWRAP_BUILD=${CUWRAP_BUILD:-$CUWRAP_ROOT/build}
 CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
-# The newest versioned clang-tidy installed (setup.sh installs the newest the system offers).
+# clang-tidy-14 (the version whose checks .clang-tidy selects; scripts/common.sh installs
+# it), else the newest versioned one installed, else clang-tidy.
+CLANG_TIDY=${CLANG_TIDY:-$(command -v "clang-tidy-${CUWRAP_LLVM_TOOLS_VERSION:-14}" || true)}
 CLANG_TIDY=${CLANG_TIDY:-$(compgen -c clang-tidy- | grep -E '^clang-tidy-[0-9]+$' | sort -t- -k3 -n |
   tail -1 || true)}
 CLANG_TIDY=${CLANG_TIDY:-$(command -v clang-tidy || true)}

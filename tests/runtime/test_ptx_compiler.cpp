@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,10 +70,47 @@ TEST(PtxCompiler, AddressTableMatchesTheBuild) {
   }
 }
 
+TEST(PtxCompiler, OptionsBecomePtxasArguments) {
+  EXPECT_EQ(cuwrap::detail::ptx_compiler_arguments({}, "90"),
+            (std::vector<std::string>{"--gpu-name=sm_90"}));
+  const cuwrap::PtxCompilerOptions options{.arch = "compute_90a",
+                                           .optimization_level = 2,
+                                           .debug = true,
+                                           .lineinfo = true,
+                                           .verbose = true,
+                                           .max_register_count = 64,
+                                           .extra_options = {"--warn-on-spills"}};
+  EXPECT_EQ(cuwrap::detail::ptx_compiler_arguments(options, *options.arch),
+            (std::vector<std::string>{"--gpu-name=sm_90a", "--opt-level=2", "--device-debug",
+                                      "--generate-line-info", "--verbose", "--maxrregcount=64",
+                                      "--warn-on-spills"}));
+}
+
+// Bad input is refused before anything is loaded or compiled, in every build.
+TEST(PtxCompiler, RefusesBadInputNamingIt) {
+  const auto refusal = [](std::string_view ptx, const cuwrap::PtxCompilerOptions& options) {
+    try {
+      static_cast<void>(cuwrap::compile_ptx(ptx, options));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    } catch (const std::exception& e) {
+      return "not std::invalid_argument: " + std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  EXPECT_EQ(refusal("", {.arch = "sm_90"}), "compile_ptx: the PTX is empty");
+  EXPECT_NE(refusal(kMarkPtx, {.arch = "ampere"}).find("PtxCompilerOptions::arch 'ampere'"),
+            std::string::npos);
+  EXPECT_EQ(refusal(kMarkPtx, {.arch = "sm_90", .optimization_level = 4}),
+            "PtxCompilerOptions::optimization_level is 4; ptxas takes 0 to 3");
+  EXPECT_EQ(refusal(kMarkPtx, {.arch = "sm_90", .max_register_count = 0}),
+            "PtxCompilerOptions::max_register_count is 0; it must be at least 1");
+}
+
 #if !CUWRAP_HAS_NVPTXCOMPILER
 TEST(PtxCompiler, BuildWithoutItSaysHowToBuildWithIt) {
   try {
-    static_cast<void>(cuwrap::compile_ptx(kMarkPtx));
+    static_cast<void>(cuwrap::compile_ptx(kMarkPtx, {.arch = "sm_90"}));
     FAIL() << "compile_ptx worked in a build without nvPTXCompiler";
   } catch (const cuwrap::LoadError& e) {
     EXPECT_EQ(e.library(), "libnvptxcompiler_static.a");
@@ -105,15 +143,20 @@ bool is_elf(const std::vector<std::byte>& image) {
 TEST(PtxCompiler, CompilesPtxToACubin) {
   const auto [major, minor] = cuwrap::nvptxcompiler::nvPTXCompilerGetVersion();
   EXPECT_GE(major, 12u) << minor;
-  const std::vector<std::string> options{"--gpu-name=sm_90"};
-  const std::vector<std::byte> cubin = cuwrap::compile_ptx(kMarkPtx, options);
+  const std::vector<std::byte> cubin =
+      cuwrap::compile_ptx(kMarkPtx, {.arch = "sm_90", .optimization_level = 3});
   EXPECT_TRUE(is_elf(cubin)) << cubin.size() << " bytes";
+  // The debug setting reaches ptxas: a debug cubin carries its DWARF sections.
+  const std::vector<std::byte> debug =
+      cuwrap::compile_ptx(kMarkPtx, {.arch = "sm_90", .optimization_level = 0, .debug = true});
+  EXPECT_TRUE(is_elf(debug));
+  EXPECT_GT(debug.size(), cubin.size());
 }
 
 TEST(PtxCompiler, FailureCarriesTheErrorLog) {
-  const std::vector<std::string> options{"--gpu-name=sm_90"};
   try {
-    static_cast<void>(cuwrap::compile_ptx(".version 8.0\n.target sm_90\nnot ptx;\n", options));
+    static_cast<void>(
+        cuwrap::compile_ptx(".version 8.0\n.target sm_90\nnot ptx;\n", {.arch = "sm_90"}));
     FAIL() << "nvPTXCompiler accepted invalid PTX";
   } catch (const cuwrap::NvPtxCompilerError& e) {
     EXPECT_EQ(e.function(), "nvPTXCompilerCompile");
@@ -128,9 +171,9 @@ TEST(PtxCompiler, CubinLoadsAndRuns) {
   if (cc.major < 9) {
     GTEST_SKIP() << "the PTX targets sm_90; device 0 is sm_" << cc.major << cc.minor;
   }
-  const std::vector<std::string> options{"--gpu-name=sm_" + device.arch()};
-  const std::vector<std::byte> cubin = cuwrap::compile_ptx(kMarkPtx, options);
   device.set_current();
+  // No arch: the current device's.
+  const std::vector<std::byte> cubin = cuwrap::compile_ptx(kMarkPtx);
   const cuwrap::ObjectCode code = cuwrap::ObjectCode::from_cubin(cubin, "mark.cubin");
   const cuwrap::Kernel mark = code.get_kernel("mark");
   const cuwrap::Stream stream = device.create_stream();
