@@ -1,4 +1,5 @@
 // Linker over nvJitLink, and the architecture helpers shared with Program.
+#include "compile/option_text.hpp"
 #include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
@@ -38,8 +39,6 @@ nvJitLinkInputType input_type(TargetType type) {
   }
   return NVJITLINK_INPUT_ANY;
 }
-
-const char* flag(bool value) { return value ? "true" : "false"; }
 
 CUjitInputType driver_input_type(const ObjectCode& input) {
   switch (input.code_type()) {
@@ -106,16 +105,16 @@ std::vector<std::string> LinkerOptions::to_nvjitlink_options() const {
     options.push_back("-maxrregcount=" + std::to_string(*max_register_count));
   }
   if (ftz) {
-    options.push_back(std::string("-ftz=") + flag(*ftz));
+    options.push_back(std::string("-ftz=") + detail::flag(*ftz));
   }
   if (prec_div) {
-    options.push_back(std::string("-prec-div=") + flag(*prec_div));
+    options.push_back(std::string("-prec-div=") + detail::flag(*prec_div));
   }
   if (prec_sqrt) {
-    options.push_back(std::string("-prec-sqrt=") + flag(*prec_sqrt));
+    options.push_back(std::string("-prec-sqrt=") + detail::flag(*prec_sqrt));
   }
   if (fma) {
-    options.push_back(std::string("-fma=") + flag(*fma));
+    options.push_back(std::string("-fma=") + detail::flag(*fma));
   }
   if (verbose) {
     options.emplace_back("-verbose");
@@ -284,9 +283,9 @@ ObjectCode Linker::link_with_driver() {
     const std::span<const char> code = input.code();
     // PTX must reach the driver NUL-terminated; ObjectCode keeps it in a std::string.
     const std::size_t size = input.code_type() == TargetType::Ptx ? code.size() + 1 : code.size();
-    status = driver::raw::cuLinkAddData(state, driver_input_type(input),
-                                        const_cast<char*>(code.data()), size, name.c_str(), 0,
-                                        nullptr, nullptr);
+    status =
+        driver::raw::cuLinkAddData(state, driver_input_type(input), const_cast<char*>(code.data()),
+                                   size, name.c_str(), 0, nullptr, nullptr);
     failed = "cuLinkAddData";
   }
   if (status == CUDA_SUCCESS) {

@@ -1,4 +1,6 @@
 // Program: NVRTC for CUDA C++, nvJitLink (through Linker) for PTX, libNVVM for NVVM IR.
+#include "compile/option_text.hpp"
+
 #include <cuwrap/error.hpp>
 #include <cuwrap/linker.hpp>
 #include <cuwrap/nvjitlink.hpp>
@@ -22,8 +24,6 @@
 
 namespace cuwrap {
 namespace {
-
-const char* flag(bool value) { return value ? "true" : "false"; }
 
 // A macro definition is NAME or NAME=VALUE with NAME an identifier.
 void check_macro(const std::string& macro) {
@@ -139,9 +139,9 @@ std::optional<CachedProgram> decode_cached_program(std::string_view data) {
   if (!type || !code || code->empty() || offset != data.size()) {
     return std::nullopt;
   }
-  return CachedProgram{ObjectCode::from_parts(*type, std::move(*code), std::move(*name),
-                                              std::move(lowered)),
-                       std::move(*log)};
+  return CachedProgram{
+      ObjectCode::from_parts(*type, std::move(*code), std::move(*name), std::move(lowered)),
+      std::move(*log)};
 }
 
 // The ObjectCode entry under `key`: nothing for a miss, an entry that is not one
@@ -177,8 +177,7 @@ void check_cache_key_inputs(CodeType code_type, TargetType target,
   constexpr const char* kWhere = "make_program_cache_key: ";
   if (code_type != CodeType::Cxx && code_type != CodeType::Ptx && code_type != CodeType::Nvvm) {
     throw std::invalid_argument(std::string(kWhere) + "code_type " +
-                                std::to_string(static_cast<int>(code_type)) +
-                                " is not a CodeType");
+                                std::to_string(static_cast<int>(code_type)) + " is not a CodeType");
   }
   const bool cxx = code_type == CodeType::Cxx;
   const bool nvvm = code_type == CodeType::Nvvm;
@@ -194,8 +193,8 @@ void check_cache_key_inputs(CodeType code_type, TargetType target,
                                         : "; use Ptx or Cubin"));
   }
   if (!cxx && !name_expressions.empty()) {
-    throw std::invalid_argument(std::string(kWhere) + "name_expressions need C++ source; the code is " +
-                                source);
+    throw std::invalid_argument(std::string(kWhere) +
+                                "name_expressions need C++ source; the code is " + source);
   }
   for (std::size_t i = 0; i < name_expressions.size(); ++i) {
     if (name_expressions[i].empty()) {
@@ -237,7 +236,7 @@ void append_cuda_core_nvrtc_options(const ProgramOptions& o, std::vector<std::st
   };
   const auto boolean = [&](const std::optional<bool>& value, const char* option) {
     if (value) {
-      options.push_back(std::string(option) + "=" + flag(*value));
+      options.push_back(std::string(option) + "=" + detail::flag(*value));
     }
   };
   const auto text = [&](const std::optional<std::string>& value, const char* option,
@@ -405,16 +404,16 @@ std::vector<std::string> ProgramOptions::to_nvrtc_options() const {
     options.emplace_back("-lineinfo");
   }
   if (ftz) {
-    options.push_back(std::string("-ftz=") + flag(*ftz));
+    options.push_back(std::string("-ftz=") + detail::flag(*ftz));
   }
   if (prec_sqrt) {
-    options.push_back(std::string("-prec-sqrt=") + flag(*prec_sqrt));
+    options.push_back(std::string("-prec-sqrt=") + detail::flag(*prec_sqrt));
   }
   if (prec_div) {
-    options.push_back(std::string("-prec-div=") + flag(*prec_div));
+    options.push_back(std::string("-prec-div=") + detail::flag(*prec_div));
   }
   if (fma) {
-    options.push_back(std::string("-fmad=") + flag(*fma));
+    options.push_back(std::string("-fmad=") + detail::flag(*fma));
   }
   if (use_fast_math) {
     options.emplace_back("-use_fast_math");
@@ -861,8 +860,8 @@ std::string make_program_cache_key(std::string_view code, CodeType code_type,
   append_field(key, to_key_string(code_type));
   append_field(key, code);
   append_field(key, options.name);
-  for (std::string& option : code_type == CodeType::Nvvm ? options.to_nvvm_options()
-                                                         : options.to_nvrtc_options()) {
+  for (std::string& option :
+       code_type == CodeType::Nvvm ? options.to_nvvm_options() : options.to_nvrtc_options()) {
     if (code_type == CodeType::Ptx && option.starts_with("--time=")) {
       option = "--time";  // the linker is told -time, whatever the file: one output
     }
@@ -893,8 +892,8 @@ std::string make_program_cache_key(std::string_view code, CodeType code_type,
     unsigned link_minor = 0;
     if (detail::nvjitlink_usable() &&
         nvjitlink::raw::nvJitLinkVersion(&link_major, &link_minor) == NVJITLINK_SUCCESS) {
-      append_field(key, "nvJitLink " + std::to_string(link_major) + "." +
-                            std::to_string(link_minor));
+      append_field(key,
+                   "nvJitLink " + std::to_string(link_major) + "." + std::to_string(link_minor));
     } else {
       append_field(key, "driver linker");
     }

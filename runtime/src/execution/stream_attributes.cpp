@@ -2,6 +2,7 @@
 // stream's attributes (the access policy window, which takes a BufferRef, is defined
 // with the memory concept). See cuwrap/stream.hpp.
 #include "base/context_registry.hpp"
+#include "execution/stream_use.hpp"
 
 #include <cuwrap/driver.hpp>
 #include <cuwrap/stream.hpp>
@@ -10,19 +11,11 @@
 #include <string>
 
 namespace cuwrap {
-namespace {
-
-// The check for the stream an attribute is read or set on (a default stream checks nothing).
-detail::ContextUse use_stream(StreamRef stream, const char* operation) {
-  const detail::ContextKey key = detail::stream_context_key(stream);
-  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()), operation};
-}
-
-}  // namespace
+namespace {}  // namespace
 
 CUsynchronizationPolicy StreamRef::synchronization_policy() const {
   const CUstream stream = handle_for("synchronization_policy");
-  const detail::ContextUse use = use_stream(*this, "Stream::synchronization_policy");
+  const detail::ContextUse use = detail::use_stream(*this, "Stream::synchronization_policy");
   return driver::cuStreamGetAttribute(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY)
       .syncPolicy;
 }
@@ -40,7 +33,7 @@ void StreamRef::set_synchronization_policy(CUsynchronizationPolicy policy) const
                                   std::to_string(static_cast<int>(policy)) +
                                   " is no CU_SYNC_POLICY_* value");
   }
-  const detail::ContextUse use = use_stream(*this, "Stream::set_synchronization_policy");
+  const detail::ContextUse use = detail::use_stream(*this, "Stream::set_synchronization_policy");
   CUstreamAttrValue value{};
   value.syncPolicy = policy;
   driver::cuStreamSetAttribute(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, &value);
@@ -49,8 +42,8 @@ void StreamRef::set_synchronization_policy(CUsynchronizationPolicy policy) const
 void StreamRef::copy_attributes_from(StreamRef source) const {
   const CUstream destination = handle_for("copy_attributes_from");
   const CUstream from = source.handle_for("copy_attributes_from");
-  const detail::ContextUse use = use_stream(*this, "Stream::copy_attributes_from");
-  const detail::ContextUse source_use = use_stream(source, "Stream::copy_attributes_from");
+  const detail::ContextUse use = detail::use_stream(*this, "Stream::copy_attributes_from");
+  const detail::ContextUse source_use = detail::use_stream(source, "Stream::copy_attributes_from");
   driver::cuStreamCopyAttributes(destination, from);
 }
 

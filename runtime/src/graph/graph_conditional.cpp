@@ -20,11 +20,6 @@ namespace cuwrap {
 
 using State = detail::GraphBuilderState;
 
-namespace {
-constexpr int kIfElseDriver = 12080;
-constexpr int kSwitchVersion = 12080;
-}  // namespace
-
 CUgraphConditionalHandle GraphBuilder::create_conditional_handle(
     std::optional<unsigned> default_value) {
   State& s = state("create_conditional_handle");
@@ -88,7 +83,7 @@ GraphBuilder GraphBuilder::if_cond(CUgraphConditionalHandle handle) {
 
 std::pair<GraphBuilder, GraphBuilder> GraphBuilder::if_else(CUgraphConditionalHandle handle) {
   static_cast<void>(state("if_else"));
-  detail::require_driver(kIfElseDriver, "if/else conditional graph nodes");
+  detail::require_driver(detail::kIfElseDriver, "if/else conditional graph nodes");
   std::vector<GraphBuilder> bodies = add_conditional(handle, CU_GRAPH_COND_TYPE_IF, 2, "if_else");
   return {std::move(bodies[0]), std::move(bodies[1])};
 }
@@ -103,11 +98,11 @@ std::vector<GraphBuilder> GraphBuilder::switch_(CUgraphConditionalHandle handle,
     throw std::invalid_argument("GraphBuilder::switch_: count must be at least 1, got 0");
   }
 #if CUDA_VERSION >= 12080
-  detail::require_driver(kSwitchVersion, "switch conditional graph nodes");
+  detail::require_driver(detail::kSwitchVersion, "switch conditional graph nodes");
   return add_conditional(handle, CU_GRAPH_COND_TYPE_SWITCH, count, "switch_");
 #else
   static_cast<void>(handle);
-  detail::throw_toolkit_too_old(kSwitchVersion, "switch conditional graph nodes");
+  detail::throw_toolkit_too_old(detail::kSwitchVersion, "switch conditional graph nodes");
 #endif
 }
 

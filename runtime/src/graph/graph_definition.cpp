@@ -26,17 +26,13 @@ using State = detail::GraphBuilderState;
 
 namespace {
 
-constexpr int kIfElseDriver = 12080;
-constexpr int kSwitchVersion = 12080;
-
 void require_node(const GraphNode& node, const char* operation, const char* name = "node") {
   if (node.handle() == nullptr) {
     throw std::invalid_argument(std::string("GraphDefinition::") + operation + ": " + name +
                                 " is a null GraphNode");
   }
-  detail::GraphNodeAccess::require_valid(node, (std::string("GraphDefinition::") + operation +
-                                                ": " + name)
-                                                   .c_str());
+  detail::GraphNodeAccess::require_valid(
+      node, (std::string("GraphDefinition::") + operation + ": " + name).c_str());
 }
 
 void require_type(const GraphNode& node, CUgraphNodeType type, const char* operation) {
@@ -173,8 +169,7 @@ GraphNode GraphDefinition::record_event(std::span<const GraphNode> dependencies,
   return builder_.record_event(dependencies, event);
 }
 
-GraphNode GraphDefinition::wait_event(std::span<const GraphNode> dependencies,
-                                      const Event& event) {
+GraphNode GraphDefinition::wait_event(std::span<const GraphNode> dependencies, const Event& event) {
   return builder_.wait_event(dependencies, event);
 }
 
@@ -218,7 +213,7 @@ ConditionalNode GraphDefinition::if_cond(std::span<const GraphNode> dependencies
 ConditionalNode GraphDefinition::if_else(std::span<const GraphNode> dependencies,
                                          CUgraphConditionalHandle condition) {
   static_cast<void>(builder_.state("if_else"));
-  detail::require_driver(kIfElseDriver, "if/else conditional graph nodes");
+  detail::require_driver(detail::kIfElseDriver, "if/else conditional graph nodes");
   return add_conditional(dependencies, condition, CU_GRAPH_COND_TYPE_IF, 2, "if_else");
 }
 
@@ -232,13 +227,13 @@ ConditionalNode GraphDefinition::switch_(std::span<const GraphNode> dependencies
   static_cast<void>(builder_.state("switch_"));
   // A count of 0 is the driver's to refuse (DriverError), as in cuda.core.
 #if CUDA_VERSION >= 12080
-  detail::require_driver(kSwitchVersion, "switch conditional graph nodes");
+  detail::require_driver(detail::kSwitchVersion, "switch conditional graph nodes");
   return add_conditional(dependencies, condition, CU_GRAPH_COND_TYPE_SWITCH, count, "switch_");
 #else
   static_cast<void>(dependencies);
   static_cast<void>(condition);
   static_cast<void>(count);
-  detail::throw_toolkit_too_old(kSwitchVersion, "switch conditional graph nodes");
+  detail::throw_toolkit_too_old(detail::kSwitchVersion, "switch conditional graph nodes");
 #endif
 }
 
@@ -437,12 +432,11 @@ CUDA_MEMCPY3D memcpy_node_copy(GraphNode node) {
 MemcpyNodeParams memcpy_node_params(GraphNode node) {
   require_type(node, CU_GRAPH_NODE_TYPE_MEMCPY, "memcpy_node_params");
   const CUDA_MEMCPY3D c = driver::cuGraphMemcpyNodeGetParams(node.handle());
-  return MemcpyNodeParams{
-      side_address(c.dstMemoryType, c.dstHost, c.dstDevice, c.dstXInBytes, c.dstY, c.dstZ,
-                   c.dstPitch, c.dstHeight),
-      side_address(c.srcMemoryType, c.srcHost, c.srcDevice, c.srcXInBytes, c.srcY, c.srcZ,
-                   c.srcPitch, c.srcHeight),
-      c.WidthInBytes * c.Height * c.Depth};
+  return MemcpyNodeParams{side_address(c.dstMemoryType, c.dstHost, c.dstDevice, c.dstXInBytes,
+                                       c.dstY, c.dstZ, c.dstPitch, c.dstHeight),
+                          side_address(c.srcMemoryType, c.srcHost, c.srcDevice, c.srcXInBytes,
+                                       c.srcY, c.srcZ, c.srcPitch, c.srcHeight),
+                          c.WidthInBytes * c.Height * c.Depth};
 }
 
 KernelNodeParams kernel_node_params(GraphNode node) {
@@ -538,7 +532,8 @@ GraphDefinition child_graph_node_graph(GraphNode node) {
 
 ConditionalNodeParams conditional_node_params(GraphNode node) {
   require_type(node, CU_GRAPH_NODE_TYPE_CONDITIONAL, "conditional_node_params");
-  const detail::Ref<State> state = detail::GraphNodeAccess::state_of(node, "conditional_node_params");
+  const detail::Ref<State> state =
+      detail::GraphNodeAccess::state_of(node, "conditional_node_params");
   for (const auto& [held, owner] : state->conditionals) {
     if (held == node.handle() && owner->size != 0) {
       return ConditionalNodeParams{owner->condition, owner->type, owner->size};
@@ -567,7 +562,8 @@ GraphDefinition detail::GraphNodeAccess::body(Ref<GraphBuilderState> state) {
 }
 
 GraphDefinition GraphNode::graph() const {
-  return detail::GraphNodeAccess::view(detail::GraphNodeAccess::state_of(*this, "GraphNode::graph"));
+  return detail::GraphNodeAccess::view(
+      detail::GraphNodeAccess::state_of(*this, "GraphNode::graph"));
 }
 
 }  // namespace cuwrap

@@ -41,6 +41,13 @@
 #include <vector>
 
 namespace cuwrap {
+namespace detail {
+/// The drivers (and toolkits) conditional graph nodes beyond `if` need: if/else and switch
+/// arrived with CUDA 12.8.
+inline constexpr int kIfElseDriver = 12080;
+inline constexpr int kSwitchVersion = 12080;
+}  // namespace detail
+
 class GraphDefinition;
 }  // namespace cuwrap
 

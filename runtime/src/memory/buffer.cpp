@@ -7,6 +7,7 @@
 #include <cuwrap/memory_resource.hpp>
 
 #include "base/context_registry.hpp"
+#include "execution/stream_use.hpp"
 #include "ipc/ipc_checks.hpp"
 #include "ipc/ipc_imports.hpp"
 #include "memory/resource_link.hpp"
@@ -71,16 +72,10 @@ std::pair<bool, bool> query_access(CUdeviceptr ptr) {
   return {false, true};  // not CUDA's: ordinary host memory
 }
 
-// The check for the stream an operation runs on (a default stream checks nothing).
-detail::ContextUse use_stream(StreamRef stream, const char* operation) {
-  const detail::ContextKey key = detail::stream_context_key(stream);
-  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()), operation};
-}
-
 // The device-to-device copy of copy_to/copy_from, once their checks passed.
 void copy_device(CUdeviceptr dst, CUdeviceptr src, std::size_t n, StreamRef stream) {
   const CUstream handle = stream.handle();
-  const detail::ContextUse use = use_stream(stream, "Buffer::copy");
+  const detail::ContextUse use = detail::use_stream(stream, "Buffer::copy");
   if (n == 0) {
     return;
   }
@@ -293,7 +288,7 @@ void BufferRef::copy_from(std::span<const std::byte> host, StreamRef stream) con
   require_open("copy_from");
   require_same_size("copy_from", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
-  const detail::ContextUse use = use_stream(stream, "Buffer::copy_from");
+  const detail::ContextUse use = detail::use_stream(stream, "Buffer::copy_from");
   const CUdeviceptr dst_ptr = ptr_;
   if (host.empty()) {
     return;
@@ -310,7 +305,7 @@ void BufferRef::copy_to(std::span<std::byte> host, StreamRef stream) const {
   require_open("copy_to");
   require_same_size("copy_to", "the host span", size_, host.size());
   const CUstream handle = stream.handle();
-  const detail::ContextUse use = use_stream(stream, "Buffer::copy_to");
+  const detail::ContextUse use = detail::use_stream(stream, "Buffer::copy_to");
   const CUdeviceptr src_ptr = ptr_;
   if (host.empty()) {
     return;
@@ -350,7 +345,7 @@ void BufferRef::copy_to(std::span<std::byte> host) const {
 void BufferRef::fill(std::uint8_t value, StreamRef stream) const {
   require_open("fill");
   const CUstream handle = stream.handle();
-  const detail::ContextUse use = use_stream(stream, "Buffer::fill");
+  const detail::ContextUse use = detail::use_stream(stream, "Buffer::fill");
   const CUdeviceptr ptr = ptr_;
   const std::size_t n = size_;
   if (n == 0) {
@@ -369,7 +364,7 @@ void BufferRef::fill(std::uint16_t value, StreamRef stream) const {
         bytes(size_));
   }
   const CUstream handle = stream.handle();
-  const detail::ContextUse use = use_stream(stream, "Buffer::fill");
+  const detail::ContextUse use = detail::use_stream(stream, "Buffer::fill");
   const CUdeviceptr ptr = ptr_;
   const std::size_t n = size_ / 2;
   if (n == 0) {
@@ -388,7 +383,7 @@ void BufferRef::fill(std::uint32_t value, StreamRef stream) const {
         bytes(size_));
   }
   const CUstream handle = stream.handle();
-  const detail::ContextUse use = use_stream(stream, "Buffer::fill");
+  const detail::ContextUse use = detail::use_stream(stream, "Buffer::fill");
   const CUdeviceptr ptr = ptr_;
   const std::size_t n = size_ / 4;
   if (n == 0) {

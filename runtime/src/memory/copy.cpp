@@ -1,4 +1,6 @@
 // copy_batch and the pitched 2-D / 3-D copies. See cuwrap/copy.hpp.
+#include "memory/locations.hpp"
+
 #include <cuwrap/copy.hpp>
 #include <cuwrap/detail/loader.hpp>
 #include <cuwrap/device.hpp>
@@ -125,13 +127,6 @@ CUmemLocation host_location() {
   return where;
 }
 
-CUmemLocation device_location(int ordinal) {
-  CUmemLocation where{};
-  where.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  where.id = ordinal;
-  return where;
-}
-
 // Where one side of each copy is, for the hints copy_batch derives: read from the
 // Buffer's memory resource (the last one is remembered: batches usually share one), or
 // asked of the driver for memory without one.
@@ -142,7 +137,7 @@ class HintSource {
   // The stream's device: where a copy of unknown memory runs (asked once per batch).
   CUmemLocation stream_device() {
     if (!stream_device_) {
-      stream_device_ = device_location(stream_.device().device_id());
+      stream_device_ = detail::device_location(stream_.device().device_id());
     }
     return *stream_device_;
   }
@@ -169,7 +164,7 @@ class HintSource {
       if (!preferred) {
         return stream_device();
       }
-      return *preferred < 0 ? host_location() : device_location(*preferred);
+      return *preferred < 0 ? host_location() : detail::device_location(*preferred);
     }
     if (const auto* pinned = dynamic_cast<const PinnedMemoryResource*>(&mr);
         pinned != nullptr && pinned->numa_id() >= 0) {
@@ -181,7 +176,7 @@ class HintSource {
     if (mr.is_host_accessible()) {
       return host_location();  // pinned or host-only memory
     }
-    return mr.device_id() >= 0 ? device_location(mr.device_id()) : stream_device();
+    return mr.device_id() >= 0 ? detail::device_location(mr.device_id()) : stream_device();
   }
 
   // One cuPointerGetAttributes for memory that came without a resource.
@@ -200,7 +195,7 @@ class HintSource {
       return stream_device();
     }
     if (type == CU_MEMORYTYPE_DEVICE && ordinal >= 0) {
-      return device_location(ordinal);
+      return detail::device_location(ordinal);
     }
     return host_location();  // pinned, or memory the driver does not know (pageable)
   }

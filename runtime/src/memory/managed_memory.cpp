@@ -15,7 +15,7 @@ namespace cuwrap {
 namespace {
 
 // The batched managed-memory entry points (and discards at all) arrived with CUDA 13.
-constexpr int kBatchVersion = 13000;
+constexpr int kManagedBatchVersion = 13000;
 constexpr const char* kDiscardFeature = "managed-memory discard (cuMemDiscardBatchAsync)";
 constexpr const char* kDiscardPrefetchFeature =
     "managed-memory discard and prefetch (cuMemDiscardAndPrefetchBatchAsync)";
@@ -145,7 +145,7 @@ int range_int(CUdeviceptr ptr, std::size_t size, CUmem_range_attribute attribute
 
 // A batch as the cuMem*BatchAsync entry points take it: pointers, sizes, and runs of
 // locations (prefetchLocIdxs[i] is the first operation that prefetchLocs[i] applies to).
-struct Batch {
+struct ManagedBatch {
   std::vector<CUdeviceptr> ptrs;
   std::vector<std::size_t> sizes;
   std::vector<CUmemLocation> locations;
@@ -156,15 +156,16 @@ std::string batch_name(const char* function) { return std::string("managed_memor
 
 // `locations` holds one location per buffer, or, when `broadcast`, exactly one for all
 // (the overloads taking a single Location).
-Batch make_batch(const char* function, std::span<const Buffer* const> buffers,
-                 std::span<const Location> locations, bool with_locations, bool broadcast = false) {
+ManagedBatch make_batch(const char* function, std::span<const Buffer* const> buffers,
+                        std::span<const Location> locations, bool with_locations,
+                        bool broadcast = false) {
   if (with_locations && !broadcast && locations.size() != buffers.size()) {
     throw std::invalid_argument(batch_name(function) + ": " + std::to_string(locations.size()) +
                                 " locations for " + std::to_string(buffers.size()) +
                                 " buffers; the lists must be as long as each other (pass a "
                                 "single Location, not a list, for one location for all)");
   }
-  Batch batch;
+  ManagedBatch batch;
   batch.ptrs.reserve(buffers.size());
   batch.sizes.reserve(buffers.size());
   for (std::size_t i = 0; i < buffers.size(); ++i) {
@@ -185,7 +186,7 @@ Batch make_batch(const char* function, std::span<const Buffer* const> buffers,
 }
 
 // Refuse a batch holding memory that is not managed (one driver query per buffer).
-void require_managed_batch(const std::string& function, const Batch& batch) {
+void require_managed_batch(const std::string& function, const ManagedBatch& batch) {
   for (std::size_t i = 0; i < batch.ptrs.size(); ++i) {
     require_managed(batch.ptrs[i], function + ": buffers[" + std::to_string(i) + "]");
   }
@@ -195,9 +196,9 @@ void require_managed_batch(const std::string& function, const Batch& batch) {
 // driver), and a stream other than the legacy default stream, which those calls refuse.
 void require_batch(const char* feature, StreamRef stream) {
 #if CUDA_VERSION >= 13000
-  detail::require_driver(kBatchVersion, feature);
+  detail::require_driver(kManagedBatchVersion, feature);
 #else
-  detail::throw_toolkit_too_old(kBatchVersion, feature);
+  detail::throw_toolkit_too_old(kManagedBatchVersion, feature);
 #endif
   if (detail::is_legacy_default_stream(stream)) {
     throw std::invalid_argument(std::string(feature) +
@@ -206,7 +207,7 @@ void require_batch(const char* feature, StreamRef stream) {
   }
 }
 
-void discard_batch_raw(StreamRef stream, Batch& batch, const std::string& function) {
+void discard_batch_raw(StreamRef stream, ManagedBatch& batch, const std::string& function) {
   require_batch(kDiscardFeature, stream);
   require_managed_batch(function, batch);
   if (batch.ptrs.empty()) {
@@ -223,7 +224,8 @@ void discard_batch_raw(StreamRef stream, Batch& batch, const std::string& functi
 #endif
 }
 
-void discard_prefetch_batch_raw(StreamRef stream, Batch& batch, const std::string& function) {
+void discard_prefetch_batch_raw(StreamRef stream, ManagedBatch& batch,
+                                const std::string& function) {
   require_batch(kDiscardPrefetchFeature, stream);
   require_managed_batch(function, batch);
   if (batch.ptrs.empty()) {
@@ -241,8 +243,8 @@ void discard_prefetch_batch_raw(StreamRef stream, Batch& batch, const std::strin
 #endif
 }
 
-Batch single(CUdeviceptr ptr, std::size_t size, const Location* location) {
-  Batch batch{{ptr}, {size}, {}, {}};
+ManagedBatch single(CUdeviceptr ptr, std::size_t size, const Location* location) {
+  ManagedBatch batch{{ptr}, {size}, {}, {}};
   if (location != nullptr) {
     batch.locations.push_back(detail::to_cu_location(*location));
     batch.location_starts.push_back(0);
@@ -330,12 +332,12 @@ void ManagedBufferRef::prefetch(const Location& location, StreamRef stream) cons
 }
 
 void ManagedBufferRef::discard(StreamRef stream) const {
-  Batch batch = single(ptr_, size_, nullptr);
+  ManagedBatch batch = single(ptr_, size_, nullptr);
   discard_batch_raw(stream, batch, "discard");
 }
 
 void ManagedBufferRef::discard_prefetch(const Location& location, StreamRef stream) const {
-  Batch batch = single(ptr_, size_, &location);
+  ManagedBatch batch = single(ptr_, size_, &location);
   discard_prefetch_batch_raw(stream, batch, "discard_prefetch");
 }
 
@@ -361,7 +363,7 @@ void discard_prefetch(const Buffer& buffer, const Location& location, StreamRef 
 
 bool has_native_prefetch_batch() {
 #if CUDA_VERSION >= 13000
-  return driver_version() >= kBatchVersion;
+  return driver_version() >= kManagedBatchVersion;
 #else
   return false;
 #endif
@@ -371,7 +373,7 @@ namespace {
 
 void prefetch_batch_of(StreamRef stream, std::span<const Buffer* const> buffers,
                        std::span<const Location> locations, bool broadcast) {
-  Batch batch = make_batch("prefetch_batch", buffers, locations, true, broadcast);
+  ManagedBatch batch = make_batch("prefetch_batch", buffers, locations, true, broadcast);
   if (batch.ptrs.empty()) {
     return;
   }
@@ -406,20 +408,20 @@ void prefetch_batch(std::span<const Buffer* const> buffers, const Location& loca
 }
 
 void discard_batch(std::span<const Buffer* const> buffers, StreamRef stream) {
-  Batch batch = make_batch("discard_batch", buffers, {}, false);
+  ManagedBatch batch = make_batch("discard_batch", buffers, {}, false);
   discard_batch_raw(stream, batch, batch_name("discard_batch"));
 }
 
 void discard_prefetch_batch(std::span<const Buffer* const> buffers,
                             std::span<const Location> locations, StreamRef stream) {
-  Batch batch = make_batch("discard_prefetch_batch", buffers, locations, true);
+  ManagedBatch batch = make_batch("discard_prefetch_batch", buffers, locations, true);
   discard_prefetch_batch_raw(stream, batch, batch_name("discard_prefetch_batch"));
 }
 
 void discard_prefetch_batch(std::span<const Buffer* const> buffers, const Location& location,
                             StreamRef stream) {
-  Batch batch = make_batch("discard_prefetch_batch", buffers,
-                           std::span<const Location>(&location, 1), true, true);
+  ManagedBatch batch = make_batch("discard_prefetch_batch", buffers,
+                                  std::span<const Location>(&location, 1), true, true);
   discard_prefetch_batch_raw(stream, batch, batch_name("discard_prefetch_batch"));
 }
 

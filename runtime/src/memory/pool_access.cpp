@@ -4,6 +4,7 @@
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/memory_resource.hpp>
+#include "memory/locations.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -16,13 +17,6 @@ namespace {
 void set_pool_flag(CUmemoryPool pool, CUmemPool_attribute attribute, bool enabled) {
   int value = enabled ? 1 : 0;
   driver::cuMemPoolSetAttribute(pool, attribute, &value);
-}
-
-CUmemLocation device_location(int ordinal) {
-  CUmemLocation location{};
-  location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  location.id = ordinal;
-  return location;
 }
 
 Access to_access(CUmemAccess_flags flags) {
@@ -115,7 +109,7 @@ void MemoryPoolAttributes::set_reuse_allow_internal_dependencies(bool enabled) c
 
 Access DeviceMemoryResource::access(const Device& device) const {
   require_open("access");
-  CUmemLocation location = device_location(device.device_id());
+  CUmemLocation location = detail::device_location(device.device_id());
   return to_access(driver::cuMemPoolGetAccess(pool_, &location));
 }
 
@@ -134,7 +128,7 @@ void DeviceMemoryResource::set_access(const Device& device, Access access) {
                                 "'s memory (no peer access in this topology)");
   }
   CUmemAccessDesc desc{};
-  desc.location = device_location(id);
+  desc.location = detail::device_location(id);
   desc.flags = to_flags(access);
   const detail::ScopedContext scope(device_id_);
   driver::cuMemPoolSetAccess(pool_, &desc, 1);
@@ -172,7 +166,7 @@ DeviceMemoryResource DeviceMemoryResource::from_existing_pool(CUmemoryPool pool,
   // Otherwise the owner is the one device with read-write access, if only one has it.
   std::vector<int> writers;
   for (int i = 0; i < count; ++i) {
-    CUmemLocation location = device_location(i);
+    CUmemLocation location = detail::device_location(i);
     if (driver::cuMemPoolGetAccess(pool, &location) == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
       writers.push_back(i);
     }
@@ -189,7 +183,7 @@ DeviceMemoryResource DeviceMemoryResource::from_existing_pool(CUmemoryPool pool,
 DeviceMemoryResource DeviceMemoryResource::from_existing_pool(CUmemoryPool pool,
                                                               const Device& device, bool owning) {
   require_pool(pool, owning);
-  CUmemLocation location = device_location(device.device_id());
+  CUmemLocation location = detail::device_location(device.device_id());
   if (driver::cuMemPoolGetAccess(pool, &location) != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
     throw std::invalid_argument(std::string(pool_function(owning)) + ": device " +
                                 std::to_string(device.device_id()) +

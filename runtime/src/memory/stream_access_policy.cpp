@@ -3,6 +3,7 @@
 // cuwrap/stream.hpp.
 #include "base/compat.hpp"
 #include "base/context_registry.hpp"
+#include "execution/stream_use.hpp"
 
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/device.hpp>
@@ -14,11 +15,6 @@
 
 namespace cuwrap {
 namespace {
-
-detail::ContextUse use_stream(StreamRef stream, const char* operation) {
-  const detail::ContextKey key = detail::stream_context_key(stream);
-  return {key.context, key.id, "Stream", reinterpret_cast<const void*>(stream.handle()), operation};
-}
 
 bool is_access_property(CUaccessProperty property) {
   return property == CU_ACCESS_PROPERTY_NORMAL || property == CU_ACCESS_PROPERTY_STREAMING ||
@@ -61,7 +57,7 @@ void StreamRef::set_access_policy_window(BufferRef window, float hit_ratio, CUac
                                 std::to_string(static_cast<int>(miss)) +
                                 " must be CU_ACCESS_PROPERTY_STREAMING or _NORMAL");
   }
-  const detail::ContextUse use = use_stream(*this, "Stream::set_access_policy_window");
+  const detail::ContextUse use = detail::use_stream(*this, "Stream::set_access_policy_window");
   const Device owner = device();
   const auto limit =
       static_cast<std::size_t>(owner.attribute(CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE));
@@ -76,7 +72,7 @@ void StreamRef::set_access_policy_window(BufferRef window, float hit_ratio, CUac
 
 void StreamRef::reset_access_policy_window() const {
   const CUstream stream = handle_for("reset_access_policy_window");
-  const detail::ContextUse use = use_stream(*this, "Stream::reset_access_policy_window");
+  const detail::ContextUse use = detail::use_stream(*this, "Stream::reset_access_policy_window");
   set_window(stream, 0, 0, 0.0F, CU_ACCESS_PROPERTY_NORMAL, CU_ACCESS_PROPERTY_NORMAL);
 }
 
