@@ -121,7 +121,8 @@ BENCHMARK(BM_CuwrapProgramWarmMemoryCache)->Unit(benchmark::kMicrosecond);
 void BM_CuwrapProgramWarmFileCache(benchmark::State& state) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
-      ("cuwrap-bench-cache-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+      ("cuwrap-bench-cache-" +
+       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
   {
     cuwrap::FileProgramCache cache(dir, std::size_t{64} << 20);
     warm_cache_compile(state, cache, "cached_file_cubin");
@@ -213,8 +214,9 @@ int main(int argc, char** argv) {
     }
     for (const char* cached : {"cached_memory_cubin", "cached_file_cubin"}) {
       if (const auto c = cuwrap::bench::compare(cached, "raw_cubin")) {
-        std::printf("compile speed-up raw NVRTC / %s = %.0fx (%.1f us vs %.2f ms; expected > 100x)\n",
-                    cached, 1.0 / c->ratio(), c->ours_ns / 1e3, c->raw_ns / 1e6);
+        std::printf(
+            "compile speed-up raw NVRTC / %s = %.0fx (%.1f us vs %.2f ms; expected > 100x)\n",
+            cached, 1.0 / c->ratio(), c->ours_ns / 1e3, c->raw_ns / 1e6);
       }
     }
     for (const char* hit : {"memory_hit", "file_hit", "file_hit_reopened"}) {

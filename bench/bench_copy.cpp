@@ -45,9 +45,9 @@ using StreamSynchronizeFn = CUresult (*)(CUstream);
 // The two shapes of cuMemcpyBatchAsync: CUDA 13.0's, and 12.8's with failIdx.
 using MemcpyBatchAsyncFn = CUresult (*)(CUdeviceptr*, CUdeviceptr*, std::size_t*, std::size_t,
                                         CUmemcpyAttributes*, std::size_t*, std::size_t, CUstream);
-using MemcpyBatchAsync12080Fn = CUresult (*)(CUdeviceptr*, CUdeviceptr*, std::size_t*,
-                                             std::size_t, CUmemcpyAttributes*, std::size_t*,
-                                             std::size_t, std::size_t*, CUstream);
+using MemcpyBatchAsync12080Fn = CUresult (*)(CUdeviceptr*, CUdeviceptr*, std::size_t*, std::size_t,
+                                             CUmemcpyAttributes*, std::size_t*, std::size_t,
+                                             std::size_t*, CUstream);
 
 // The entry point `name` in its ABI of CUDA `version`, as a C program asks for it.
 template <class Fn>
@@ -74,7 +74,7 @@ struct Setup : cuwrap::bench::GpuSetup {
   MemcpyAsyncFn memcpy_async = nullptr;
   StreamSynchronizeFn stream_sync = nullptr;
 #if CUDA_VERSION >= 12080
-  MemcpyBatchAsyncFn memcpy_batch = nullptr;  // null where the driver lacks it
+  MemcpyBatchAsyncFn memcpy_batch = nullptr;             // null where the driver lacks it
   MemcpyBatchAsync12080Fn memcpy_batch_12080 = nullptr;  // on a 12.8 or 12.9 driver
 #endif
 };
@@ -88,8 +88,8 @@ bool raw_batch(Setup& s, CUdeviceptr* dsts, CUdeviceptr* srcs, CUmemcpyAttribute
                           s.stream->handle()) == CUDA_SUCCESS;
   }
   std::size_t failed = 0;
-  return s.memcpy_batch_12080(dsts, srcs, s.sizes.data(), kCopies, &attributes, &first, 1,
-                              &failed, s.stream->handle()) == CUDA_SUCCESS;
+  return s.memcpy_batch_12080(dsts, srcs, s.sizes.data(), kCopies, &attributes, &first, 1, &failed,
+                              s.stream->handle()) == CUDA_SUCCESS;
 }
 
 CUmemcpyAttributes device_attributes(const Setup& s, CUmemcpySrcAccessOrder order) {

@@ -24,8 +24,8 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace {
@@ -266,9 +266,8 @@ int main(int argc, char** argv) {
     for (const char* ours : {"cuwrap", "cuwrap_ref", "cuwrap_foreign"}) {
       for (const char* baseline : {"raw_cufunction", "raw_cukernel"}) {
         if (const auto c = cuwrap::bench::compare(ours, baseline)) {
-          std::printf(
-              "launch ratio %s/%s = %.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
-              ours, baseline, c->ratio(), c->ours_ns, c->raw_ns);
+          std::printf("launch ratio %s/%s = %.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
+                      ours, baseline, c->ratio(), c->ours_ns, c->raw_ns);
         }
       }
     }

@@ -31,7 +31,8 @@ Setup& setup() {
     r.y.emplace(r.device->allocate(1024, *r.stream));
     // Load the module and warm the runtime up outside the timed loops.
     empty<<<1, 32, 0, r.stream->handle()>>>(1.0f, nullptr, nullptr, 0);
-    cuwrap::detail::check_runtime(cudaStreamSynchronize(r.stream->handle()), "cudaStreamSynchronize");
+    cuwrap::detail::check_runtime(cudaStreamSynchronize(r.stream->handle()),
+                                  "cudaStreamSynchronize");
   });
   return s;
 }
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
   return cuwrap::bench::run_benchmarks(argc, argv, [] {
     if (const auto c = cuwrap::bench::compare("cuwrap_nvcc", "triple_chevron")) {
       std::printf(
-          "nvcc launch ratio cuwrap/<<<>>> = %.3f (%.1f ns vs %.1f ns per launch; target <= 1.03)\n",
+          "nvcc launch ratio cuwrap/<<<>>> = %.3f (%.1f ns vs %.1f ns per launch; target <= "
+          "1.03)\n",
           c->ratio(), c->ours_ns, c->raw_ns);
     }
   });

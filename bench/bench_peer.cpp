@@ -60,8 +60,7 @@ Setup& setup() {
   static Setup s;
   [[maybe_unused]] static const bool usable = cuwrap::bench::build_setup(s, [](Setup& r) {
     if (cuwrap::Device::count() < 2) {
-      r.error = "needs 2 GPUs: " + std::to_string(cuwrap::Device::count()) +
-                " CUDA device present";
+      r.error = "needs 2 GPUs: " + std::to_string(cuwrap::Device::count()) + " CUDA device present";
       return;
     }
     r.peer.emplace(1);

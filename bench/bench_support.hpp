@@ -89,8 +89,8 @@ inline std::string entry_point_note(const char* name) {
     void* ours = detail::entry(detail::g_driver_slots[i], detail::Library::Driver, i);
     void* raw = driver_entry<void*>(name);
     const int version = detail::kDriverSymbols[i].version;
-    return std::string(name) + ": cuwrap (ABI " + std::to_string(version) + ") and the baseline (ABI " +
-           std::to_string(CUDA_VERSION) + ") call " +
+    return std::string(name) + ": cuwrap (ABI " + std::to_string(version) +
+           ") and the baseline (ABI " + std::to_string(CUDA_VERSION) + ") call " +
            (ours == raw ? "the same entry point" : "DIFFERENT entry points");
   }
   return std::string(name) + ": not in the bindings";

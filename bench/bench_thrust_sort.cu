@@ -132,8 +132,7 @@ int main(int argc, char** argv) {
             "%.3f ms per sort; the pool spares thrust's cudaMalloc of temporary storage)\n",
             count, c->ratio(), c->ours_ns / 1e6, c->raw_ns / 1e6);
       }
-      if (const auto c =
-              cuwrap::bench::alternating_ratio("sort_stream_" + std::to_string(count))) {
+      if (const auto c = cuwrap::bench::alternating_ratio("sort_stream_" + std::to_string(count))) {
         std::printf(
             "thrust::sort of %zu keys, cuwrap stream / cudaStreamCreate stream = %.3f (%.3f ms "
             "vs %.3f ms per sort; target 1 +- 0.02)\n",

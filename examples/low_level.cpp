@@ -148,8 +148,8 @@ int main() {
     std::cerr << "low_level: FAILED: " << e.what() << '\n' << e.log() << '\n';
   } catch (const cuwrap::LoadError& e) {
     if (e.symbol().empty() && e.library().rfind("libnvrtc", 0) == 0) {  // not installed
-      std::cout << "cuwrap example skipped: low_level needs " << e.library() << " ("
-                << e.what() << ")\n";
+      std::cout << "cuwrap example skipped: low_level needs " << e.library() << " (" << e.what()
+                << ")\n";
       return 0;
     }
     std::cerr << "low_level: FAILED: " << e.what() << '\n';

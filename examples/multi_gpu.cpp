@@ -62,7 +62,8 @@ int multi_gpu_example() {
       options.name = "scale_add.cu";
       options.arch = "sm_" + dev.arch();
       cuwrap::Program program(kScaleSource, cuwrap::CodeType::Cxx, options);
-      kernels.emplace(dev.arch(), program.compile(cuwrap::TargetType::Cubin).get_kernel("scale_add"));
+      kernels.emplace(dev.arch(),
+                      program.compile(cuwrap::TargetType::Cubin).get_kernel("scale_add"));
     }
     const std::size_t offset = per_device * static_cast<std::size_t>(dev.device_id());
     const std::size_t count = offset < n ? std::min(per_device, n - offset) : 0;

@@ -265,8 +265,10 @@ nlohmann::json compare_reports(const nlohmann::json& old_report, const nlohmann:
     } else {
       const nlohmann::json& o = *was->second;
       if (signature(o) != signature(f)) {
-        out["signatures_changed"].push_back(
-            {{"header", key.first}, {"name", key.second}, {"old", signature(o)}, {"new", signature(f)}});
+        out["signatures_changed"].push_back({{"header", key.first},
+                                             {"name", key.second},
+                                             {"old", signature(o)},
+                                             {"new", signature(f)}});
       }
       if (classification_line(o) != classification_line(f)) {
         changed = true;
@@ -276,8 +278,10 @@ nlohmann::json compare_reports(const nlohmann::json& old_report, const nlohmann:
                                               {"new", classification_line(f)}});
       }
       if (abi_text(o) != abi_text(f)) {
-        out["abi_versions_changed"].push_back(
-            {{"header", key.first}, {"name", key.second}, {"old", abi_text(o)}, {"new", abi_text(f)}});
+        out["abi_versions_changed"].push_back({{"header", key.first},
+                                               {"name", key.second},
+                                               {"old", abi_text(o)},
+                                               {"new", abi_text(f)}});
       }
     }
     if (raw_only(f) && (added || !raw_only(*was->second))) {
@@ -309,7 +313,8 @@ nlohmann::json compare_reports(const nlohmann::json& old_report, const nlohmann:
     const std::set<std::string> new_names(now.begin(), now.end());
     for (const auto& n : now) {
       if (old_names.count(n) == 0) {
-        out["enumerators_added"].push_back({{"header", key.first}, {"enum", key.second}, {"name", n}});
+        out["enumerators_added"].push_back(
+            {{"header", key.first}, {"enum", key.second}, {"name", n}});
       }
     }
     for (const auto& n : was->second) {
@@ -333,10 +338,9 @@ nlohmann::json compare_reports(const nlohmann::json& old_report, const nlohmann:
     const std::string ot = o == old_types.end() ? std::string() : o->second;
     const std::string nt = n == new_types.end() ? std::string() : n->second;
     if (ot != nt) {
-      const auto e = new_enums.enum_of.count(k) != 0 ? new_enums.enum_of.at(k)
-                                                     : old_enums.enum_of.count(k) != 0
-                                                           ? old_enums.enum_of.at(k)
-                                                           : std::string();
+      const auto e = new_enums.enum_of.count(k) != 0   ? new_enums.enum_of.at(k)
+                     : old_enums.enum_of.count(k) != 0 ? old_enums.enum_of.at(k)
+                                                       : std::string();
       out["attribute_value_types_changed"].push_back(
           {{"enum", e}, {"enumerator", k}, {"old", or_null(ot)}, {"new", or_null(nt)}});
     }
@@ -355,8 +359,8 @@ namespace {
 // cover the same headers.
 std::string one_sided_text(const nlohmann::json& c) {
   std::string out;
-  for (const auto& [key, side] : {std::pair{"headers_only_in_old", "old"},
-                                  std::pair{"headers_only_in_new", "new"}}) {
+  for (const auto& [key, side] :
+       {std::pair{"headers_only_in_old", "old"}, std::pair{"headers_only_in_new", "new"}}) {
     const auto& headers = array_at(c, key);
     if (headers.empty()) {
       continue;
@@ -377,7 +381,8 @@ std::string comparison_summary(const nlohmann::json& c) {
   std::string out = "CUDA " + version_text(c["old"]) + " -> CUDA " + version_text(c["new"]) + ":";
   bool first = true;
   for (const auto& kind : kKinds) {
-    out += (first ? " " : ", ") + std::to_string(c["summary"].value(kind.key, 0)) + " " + kind.label;
+    out +=
+        (first ? " " : ", ") + std::to_string(c["summary"].value(kind.key, 0)) + " " + kind.label;
     first = false;
   }
   return out + one_sided_text(c);
@@ -446,7 +451,8 @@ std::string comparison_markdown(const nlohmann::json& c) {
           [&](const nlohmann::json& e) {
             std::string line = fn(e) + ":";
             for (const auto& d : e["decisions"]) {
-              line += "\n  - " + (str(d, "param").empty() ? std::string() : "`" + str(d, "param") + "`: ") +
+              line += "\n  - " +
+                      (str(d, "param").empty() ? std::string() : "`" + str(d, "param") + "`: ") +
                       str(d, "rule");
             }
             return line;

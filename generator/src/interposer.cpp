@@ -99,8 +99,8 @@ void add_entry(ctemplate::TemplateDictionary& dict, const FunctionPlan& plan, bo
   e->SetValue("NAME", f.proc_name.empty() ? f.name : f.proc_name);
   e->SetValue("FUNCTION", f.name);
   e->SetValue("SYMBOL", per_thread ? f.per_thread_symbol : f.symbol);
-  int version = per_thread && f.per_thread_abi_version != 0 ? f.per_thread_abi_version
-                                                            : f.abi_version;
+  int version =
+      per_thread && f.per_thread_abi_version != 0 ? f.per_thread_abi_version : f.abi_version;
   e->SetIntValue("VERSION", version != 0 ? version : cuda_version);
   e->SetValue("PER_THREAD", per_thread ? "true" : "false");
   std::string names;
@@ -131,7 +131,8 @@ void add_entry(ctemplate::TemplateDictionary& dict, const FunctionPlan& plan, bo
                                  [&](const Param& p) { return p.name == effect->param; });
     if (it == f.params.end()) {
       throw RenderFailure("interposer handle rule: " + f.name + " has no parameter '" +
-                          effect->param + "' (update kHandleRules in generator/src/interposer.cpp)");
+                          effect->param +
+                          "' (update kHandleRules in generator/src/interposer.cpp)");
     }
     param = static_cast<long>(it - f.params.begin());
     kind = effect->kind;
@@ -162,8 +163,9 @@ bool interposer_wraps(const Function& function) {
 
 std::optional<OutputFile> render_interposer(const Plan& plan,
                                             const std::filesystem::path& template_dir) {
-  const auto library = std::find_if(plan.libraries.begin(), plan.libraries.end(),
-                                    [](const LibraryPlan& l) { return l.config.header == kDriverHeader; });
+  const auto library =
+      std::find_if(plan.libraries.begin(), plan.libraries.end(),
+                   [](const LibraryPlan& l) { return l.config.header == kDriverHeader; });
   if (library == plan.libraries.end()) {
     return std::nullopt;
   }

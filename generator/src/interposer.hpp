@@ -17,10 +17,10 @@ namespace cuwrap::gen {
 
 /// How a function changes the set of live handles of one kind.
 struct HandleEffect {
-  std::string kind;        ///< "memory", "stream", ... (what the report prints)
-  bool create = false;     ///< true: the call makes a handle; false: it releases one
-  std::string param;       ///< the parameter that holds the handle
-  bool by_value = false;   ///< a create keyed by an input's value (primary context retain)
+  std::string kind;       ///< "memory", "stream", ... (what the report prints)
+  bool create = false;    ///< true: the call makes a handle; false: it releases one
+  std::string param;      ///< the parameter that holds the handle
+  bool by_value = false;  ///< a create keyed by an input's value (primary context retain)
 };
 
 /// Return the handle effect of driver function `name` ("cuMemAlloc"), if it has one.

@@ -580,10 +580,9 @@ std::string unversioned(const std::string& symbol) {
 
 int known_abi_version(const std::string& symbol) {
   const auto* end = std::end(kKnownAbi);
-  const auto* it = std::lower_bound(std::begin(kKnownAbi), end, symbol,
-                                    [](const auto& entry, const std::string& s) {
-                                      return entry.first < std::string_view(s);
-                                    });
+  const auto* it = std::lower_bound(
+      std::begin(kKnownAbi), end, symbol,
+      [](const auto& entry, const std::string& s) { return entry.first < std::string_view(s); });
   if (it != end && it->first == symbol) {
     return it->second;
   }

@@ -102,7 +102,8 @@ std::vector<fs::path> remove_stale(const fs::path& output, const std::vector<Out
 
 }  // namespace
 
-std::vector<fs::path> write_output(const fs::path& output_arg, const std::vector<OutputFile>& files) {
+std::vector<fs::path> write_output(const fs::path& output_arg,
+                                   const std::vector<OutputFile>& files) {
   const fs::path output = fs::absolute(output_arg).lexically_normal();
   std::error_code ec;
   if (fs::exists(output, ec) && !fs::is_directory(output, ec)) {

@@ -16,8 +16,8 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <regex>
 #include <memory>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -91,8 +91,9 @@ std::string without_link_markers(std::string s) {
   }
   for (std::size_t at = s.find('#'); at != std::string::npos; at = s.find('#', at)) {
     const bool starts_word = at == 0 || std::isspace(static_cast<unsigned char>(s[at - 1])) != 0;
-    const bool names = at + 1 < s.size() &&
-                       (std::isalpha(static_cast<unsigned char>(s[at + 1])) != 0 || s[at + 1] == '_');
+    const bool names =
+        at + 1 < s.size() &&
+        (std::isalpha(static_cast<unsigned char>(s[at + 1])) != 0 || s[at + 1] == '_');
     if (starts_word && names) {
       s.erase(at, 1);
     } else {
@@ -181,8 +182,8 @@ UnitPtr parse_unit(CXIndex index, const std::filesystem::path& dir, const std::s
 
 // A wrapped header and the file it was found as.
 struct LocatedHeader {
-  std::string name;              // "nvvm.h"
-  std::filesystem::path path;    // <include>/../nvvm/include/nvvm.h
+  std::string name;            // "nvvm.h"
+  std::filesystem::path path;  // <include>/../nvvm/include/nvvm.h
 };
 
 // Return the wrapped header a cursor's expansion location lies in, or "".
@@ -665,9 +666,8 @@ std::vector<LocatedHeader> locate_headers(const std::filesystem::path& include_d
         config != nullptr ? config->include_dirs : std::vector<std::string>{"."};
     std::string looked;
     bool found = false;
-    for (const auto& dir : config != nullptr && config->extra_headers_only
-                               ? std::vector<std::string>{}
-                               : dirs) {
+    for (const auto& dir :
+         config != nullptr && config->extra_headers_only ? std::vector<std::string>{} : dirs) {
       // Absolute: the parse includes it by this path from a file in another directory.
       const std::filesystem::path candidate =
           std::filesystem::absolute(include_dir / dir / h, ec).lexically_normal();
@@ -679,8 +679,8 @@ std::vector<LocatedHeader> locate_headers(const std::filesystem::path& include_d
       looked += (looked.empty() ? "" : ", ") + candidate.string();
     }
     // An optional header the toolkit lacks may be in a directory of --extra-headers.
-    for (const auto& extra : config != nullptr && config->optional ? extra_header_dirs()
-                                                                   : std::vector<std::string>{}) {
+    for (const auto& extra :
+         config != nullptr && config->optional ? extra_header_dirs() : std::vector<std::string>{}) {
       const std::filesystem::path candidate =
           std::filesystem::absolute(std::filesystem::path(extra) / h, ec).lexically_normal();
       if (!found && std::filesystem::is_regular_file(candidate, ec)) {
@@ -750,7 +750,8 @@ std::vector<LocatedHeader> drop_without_system_headers(CXIndex index,
     } catch (const ParseFailure&) {
       omitted.push_back(h.name + " needs " + names +
                         ", which the compiler does not find (Debian: libgl-dev, libegl-dev): "
-                        "the bindings omit <cuwrap/" + config->ns + ".hpp>");
+                        "the bindings omit <cuwrap/" +
+                        config->ns + ".hpp>");
     }
   }
   return kept;
@@ -1095,8 +1096,8 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
   const HeaderFiles files(unit.get(), located);
   Collected found = collect(unit.get(), files, /*want_declarations=*/true);
   if (has_typedefs) {
-    found.pfn_typedefs = collect_pfn_typedefs(
-        unit.get(), clang_getFile(unit.get(), typedefs.string().c_str()));
+    found.pfn_typedefs =
+        collect_pfn_typedefs(unit.get(), clang_getFile(unit.get(), typedefs.string().c_str()));
     for (const auto& path : more_typedefs) {
       auto more =
           collect_pfn_typedefs(unit.get(), clang_getFile(unit.get(), path.string().c_str()));
@@ -1173,8 +1174,8 @@ Api parse_headers(const std::filesystem::path& include_dir, const std::vector<st
         if (v.proc_name != f.name) {
           f.proc_name = v.proc_name;
         }
-        f.abi_version_unknown = v.version == 0 ||
-                                (!f.per_thread_symbol.empty() && v.per_thread_version == 0);
+        f.abi_version_unknown =
+            v.version == 0 || (!f.per_thread_symbol.empty() && v.per_thread_version == 0);
         if (v.version != 0) {
           const LibraryConfig* config = library_config(h);
           f.abi_source = (config != nullptr && !config->typedefs_header.empty()

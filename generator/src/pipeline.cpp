@@ -24,8 +24,9 @@ bool write_text(const std::filesystem::path& path, const std::string& text) {
 }
 
 Plan plan_for(const std::filesystem::path& include, const Options& options) {
-  return make_plan(parse_headers(include, kWrappedHeaders,
-                                 options.abi_from_defines ? AbiSource::Defines : AbiSource::Typedefs));
+  return make_plan(
+      parse_headers(include, kWrappedHeaders,
+                    options.abi_from_defines ? AbiSource::Defines : AbiSource::Typedefs));
 }
 
 // The old side of --compare: a report file, or the headers of an include directory.
@@ -69,8 +70,7 @@ ExitCode run(const Options& options, std::ostream& out, std::ostream& err) {
       }
     }
     if (!options.compare.empty()) {
-      const auto comparison = compare_reports(old_report(options), report,
-                                              options.compare.string(),
+      const auto comparison = compare_reports(old_report(options), report, options.compare.string(),
                                               options.cuda_include.string());
       out << "cuwrap-gen: compared with " << options.compare.string() << ": "
           << comparison_summary(comparison) << '\n';

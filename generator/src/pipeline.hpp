@@ -19,8 +19,8 @@ struct Options {
   std::filesystem::path compare;
   std::filesystem::path compare_markdown;  ///< the comparison as Markdown; empty: to `out`
   std::filesystem::path compare_json;      ///< the comparison as JSON; empty for none
-  std::filesystem::path templates;     ///< the ctemplate templates
-  bool print_coverage = true;          ///< print the coverage report to `out`
+  std::filesystem::path templates;         ///< the ctemplate templates
+  bool print_coverage = true;              ///< print the coverage report to `out`
   /// Take the driver ABI versions from cuda.h's versioned names instead of
   /// cudaTypedefs.h (--abi-from-defines); without it a missing cudaTypedefs.h is an error.
   bool abi_from_defines = false;

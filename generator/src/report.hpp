@@ -16,12 +16,12 @@ inline constexpr int kReportFormatVersion = 2;
 /// Per-header counts of the coverage report.
 struct Coverage {
   std::string header;
-  std::size_t declared = 0;      ///< functions declared by the header (all get the raw form)
-  std::size_t typed = 0;         ///< functions that also have a typed form
+  std::size_t declared = 0;  ///< functions declared by the header (all get the raw form)
+  std::size_t typed = 0;     ///< functions that also have a typed form
   /// functions that return no status (nvrtcGetErrorString): the typed namespace
   /// repeats the C signature, which is not a typed form
   std::size_t pass_through = 0;
-  std::size_t raw_only = 0;      ///< functions the rules could give no typed form
+  std::size_t raw_only = 0;  ///< functions the rules could give no typed form
 };
 
 /// Return the coverage of each library of `plan`, in plan order.

@@ -18,7 +18,9 @@ inline std::string lower(std::string_view s) {
 }
 
 /// Return whether `c` can be part of a C identifier.
-inline bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+inline bool is_word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
 
 /// Return whether `text` contains `word` as a whole word.
 inline bool has_word(std::string_view text, std::string_view word) {

@@ -96,14 +96,14 @@ struct State {
   std::uint64_t fault_at = 0;  // 0: no fault
   std::string fault_function;  // "" counts every entry point
   CUresult fault_status = kDefaultFaultStatus;
-  std::vector<char> counted;   // per entry: counts towards CUWRAP_FAULT_AT
-  int emulated_version = 0;    // 0: answer as the real driver
+  std::vector<char> counted;  // per entry: counts towards CUWRAP_FAULT_AT
+  int emulated_version = 0;   // 0: answer as the real driver
   bool trace = false;
   std::FILE* trace_out = stderr;
   std::string report_path;
 
   // Counters and live handles.
-  std::atomic<std::uint64_t> calls{0};    // every wrapped call (trace numbers)
+  std::atomic<std::uint64_t> calls{0};  // every wrapped call (trace numbers)
   std::atomic<std::uint64_t> counted_calls{0};
   std::atomic<bool> fired{false};
   std::mutex mutex;  // guards everything below and the trace output
@@ -118,7 +118,8 @@ void configure(State& s) {
     char* end = nullptr;
     const unsigned long long n = std::strtoull(at, &end, 10);
     if (end == at || *end != '\0' || n == 0) {
-      complain(std::string("CUWRAP_FAULT_AT=") + at + " is not a call number (1, 2, ...); no fault is injected");
+      complain(std::string("CUWRAP_FAULT_AT=") + at +
+               " is not a call number (1, 2, ...); no fault is injected");
     } else {
       s.fault_at = n;
     }
@@ -152,7 +153,8 @@ void configure(State& s) {
   if (!s.fault_function.empty()) {
     bool known = false;
     for (std::size_t i = 0; i < kEntryCount; ++i) {
-      const bool match = s.fault_function == kEntries[i].function || s.fault_function == kEntries[i].name;
+      const bool match =
+          s.fault_function == kEntries[i].function || s.fault_function == kEntries[i].name;
       s.counted[i] = match ? 1 : 0;
       known = known || match;
     }
@@ -190,14 +192,16 @@ void open_driver(State& s) {
   s.handle = ::dlopen(s.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (s.handle == nullptr) {
     const char* why = ::dlerror();
-    s.open_error = "cannot open the real driver " + s.path + ": " + (why != nullptr ? why : "not found") +
+    s.open_error = "cannot open the real driver " + s.path + ": " +
+                   (why != nullptr ? why : "not found") +
                    " (set CUWRAP_INTERPOSER_LIBCUDA to its path)";
     complain(s.open_error);
     return;
   }
   s.get_proc_v2 = reinterpret_cast<GetProcAddressV2>(::dlsym(s.handle, "cuGetProcAddress_v2"));
   s.get_proc_v1 = reinterpret_cast<GetProcAddressV1>(::dlsym(s.handle, "cuGetProcAddress"));
-  s.driver_get_version = reinterpret_cast<DriverGetVersion>(::dlsym(s.handle, "cuDriverGetVersion"));
+  s.driver_get_version =
+      reinterpret_cast<DriverGetVersion>(::dlsym(s.handle, "cuDriverGetVersion"));
   if (s.get_proc_v2 == nullptr && s.get_proc_v1 == nullptr) {
     s.open_error = s.path + " has no cuGetProcAddress";
     complain(s.open_error);
@@ -277,7 +281,8 @@ void trace_call(State& s, const Entry& e, std::uint64_t call, CUresult status, b
     if (output && status == CUDA_SUCCESS && args[i].read != nullptr && args[i].bits != 0) {
       outputs += (outputs.empty() ? " -> " : ", ") + std::string(name) + "=";
       ArgValue pointee = args[i];
-      pointee.bits = args[i].read(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(args[i].bits)));
+      pointee.bits =
+          args[i].read(reinterpret_cast<const void*>(static_cast<std::uintptr_t>(args[i].bits)));
       pointee.kind = ArgValue::Kind::Pointer;
       append_value(outputs, pointee);
     }
@@ -332,13 +337,15 @@ void write_report(State& s, std::FILE* out) {
   }
   for (const auto& [key, origins] : s.live) {
     for (const auto& origin : origins) {
-      std::fprintf(out, "live %.*s 0x%" PRIx64 " %s #%" PRIu64 "\n", static_cast<int>(key.first.size()),
-                   key.first.data(), key.second, origin.function, origin.call);
+      std::fprintf(out, "live %.*s 0x%" PRIx64 " %s #%" PRIu64 "\n",
+                   static_cast<int>(key.first.size()), key.first.data(), key.second,
+                   origin.function, origin.call);
       ++live;
     }
   }
   for (const auto& [kind, key] : s.abandoned) {
-    std::fprintf(out, "abandoned %.*s 0x%" PRIx64 "\n", static_cast<int>(kind.size()), kind.data(), key);
+    std::fprintf(out, "abandoned %.*s 0x%" PRIx64 "\n", static_cast<int>(kind.size()), kind.data(),
+                 key);
   }
   std::fprintf(out, "total live %zu abandoned %zu\n", live, s.abandoned.size());
 }
@@ -496,9 +503,9 @@ void end_call(std::size_t entry, CUresult status, bool injected, const ArgValue*
 #define CUWRAP_INTERPOSER_EXPORT extern "C" __attribute__((visibility("default")))
 
 // NOLINTNEXTLINE(readability-identifier-naming): the driver's C names
-CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(
-    const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
-    CUdriverProcAddressQueryResult* symbol_status) {
+CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI
+cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+                    CUdriverProcAddressQueryResult* symbol_status) {
   return cuwrap::interposer::get_proc(symbol, pfn, cuda_version, flags, symbol_status);
 }
 
@@ -515,7 +522,8 @@ CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI cuDriverGetVersion(int* driver_version
 
 CUWRAP_INTERPOSER_EXPORT CUresult CUDAAPI cuInit(unsigned int flags) {
   void* fn = nullptr;
-  const CUresult status = cuwrap::interposer::get_proc("cuInit", &fn, 2000, CU_GET_PROC_ADDRESS_DEFAULT, nullptr);
+  const CUresult status =
+      cuwrap::interposer::get_proc("cuInit", &fn, 2000, CU_GET_PROC_ADDRESS_DEFAULT, nullptr);
   if (status != CUDA_SUCCESS || fn == nullptr) {
     return status != CUDA_SUCCESS ? status : CUDA_ERROR_NOT_FOUND;
   }

@@ -746,7 +746,8 @@ unsigned g_link_options = 0;
 CUresult fake_link_add_data(CUlinkState, CUjitInputType, void* data, std::size_t size,
                             const char* name, unsigned n, CUjit_option*, void**) {
   g_link_data_size = size;
-  g_link_data_last = size == 0 ? -1 : static_cast<unsigned char>(static_cast<char*>(data)[size - 1]);
+  g_link_data_last =
+      size == 0 ? -1 : static_cast<unsigned char>(static_cast<char*>(data)[size - 1]);
   g_link_data_name = name == nullptr ? "" : name;
   g_link_options = n;
   return size == 0 ? CUDA_ERROR_INVALID_IMAGE : CUDA_SUCCESS;

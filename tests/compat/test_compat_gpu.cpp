@@ -2,11 +2,11 @@
 // take the newest entry points; under an emulated older driver (scripts/device_compat.sh:
 // the fault interposer with CUWRAP_EMULATE_DRIVER_VERSION) the fallbacks, which must give
 // the same answers.
+#include <gtest/gtest.h>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/event.hpp>
 #include <cuwrap/stream.hpp>
-#include <gtest/gtest.h>
 
 #include <thread>
 
@@ -23,7 +23,8 @@ TEST_F(CompatGpu, StreamDeviceAndContextsMatchTheStreamsDevice) {
   for (const cuwrap::Device& dev : cuwrap::Device::all()) {
     const cuwrap::Stream stream = dev.create_stream();
     EXPECT_EQ(cuwrap::detail::stream_device(stream.handle()), dev.handle());
-    const cuwrap::detail::StreamContexts contexts = cuwrap::detail::stream_contexts(stream.handle());
+    const cuwrap::detail::StreamContexts contexts =
+        cuwrap::detail::stream_contexts(stream.handle());
     EXPECT_EQ(contexts.context, dev.context());
     EXPECT_EQ(contexts.green, nullptr);
   }

@@ -13,7 +13,6 @@
 #include "fake_driver.hpp"
 #include "gtest_compat.hpp"
 
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -48,7 +47,8 @@ TEST_F(CopyOnFakeDriver, OldDriverLoopsAndRefusesOptions) {
   const auto ops = four_copies();
   const int before = fake_query<int>("cuwrap_fake_memcpy_async_calls");
   cuwrap::copy_batch(ops, stream);
-  EXPECT_EQ(fake_query<int>("cuwrap_fake_memcpy_async_calls"), before + 3) << "the empty copy is left out";
+  EXPECT_EQ(fake_query<int>("cuwrap_fake_memcpy_async_calls"), before + 3)
+      << "the empty copy is left out";
 
   const cuwrap::CopyOptions any{.src_access_order = cuwrap::MemcpySrcAccessOrder::Any};
   try {
@@ -81,39 +81,45 @@ TEST_F(CopyOnFakeDriver, OldDriverLoopsAndRefusesOptions) {
 }
 
 TEST_F(CopyOnFakeDriver, Driver12_8GetsTheFormWithFailIdxOneRunForSharedOptions) {
-  EXPECT_EXIT(run_batch_child("12080", [] {
-        const cuwrap::StreamRef stream = fake_stream();
-        const cuwrap::CopyOptions host{.src_location_hint = cuwrap::Host{},
-                                       .dst_location_hint = cuwrap::Host::numa(1)};
-        cuwrap::copy_batch(four_copies(), stream, host);
-        const CUmemcpyAttributes a = fake_query<CUmemcpyAttributes>(
-            "cuwrap_fake_batch_first_attributes");
-        if (a.srcLocHint.type != CU_MEM_LOCATION_TYPE_HOST ||
-            a.dstLocHint.type != CU_MEM_LOCATION_TYPE_HOST_NUMA || a.dstLocHint.id != 1 ||
-            a.srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM) {
-          std::exit(2);
-        }
-      }),
+  EXPECT_EXIT(
+      run_batch_child("12080",
+                      [] {
+                        const cuwrap::StreamRef stream = fake_stream();
+                        const cuwrap::CopyOptions host{.src_location_hint = cuwrap::Host{},
+                                                       .dst_location_hint = cuwrap::Host::numa(1)};
+                        cuwrap::copy_batch(four_copies(), stream, host);
+                        const CUmemcpyAttributes a =
+                            fake_query<CUmemcpyAttributes>("cuwrap_fake_batch_first_attributes");
+                        if (a.srcLocHint.type != CU_MEM_LOCATION_TYPE_HOST ||
+                            a.dstLocHint.type != CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+                            a.dstLocHint.id != 1 ||
+                            a.srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM) {
+                          std::exit(2);
+                        }
+                      }),
       ::testing::ExitedWithCode(0), "form=12080 count=3 runs=1");
 }
 
 TEST_F(CopyOnFakeDriver, Driver13GetsTheFormWithoutFailIdxAndARunPerChange) {
-  EXPECT_EXIT(run_batch_child("13000", [] {
-        const cuwrap::StreamRef stream = fake_stream();
-        const cuwrap::CopyOptions stream_order{.src_location_hint = cuwrap::Host{},
-                                               .dst_location_hint = cuwrap::Host{}};
-        cuwrap::CopyOptions any = stream_order;
-        any.src_access_order = cuwrap::MemcpySrcAccessOrder::Any;
-        any.overlap_mode = cuwrap::MemcpyOverlapMode::PreferOverlapWithCompute;
-        // Copy 2 is empty and left out: the runs are {0}, {1}, {3} -> 3 runs.
-        const std::vector<cuwrap::CopyOptions> options{stream_order, any, any, stream_order};
-        cuwrap::copy_batch(four_copies(), stream, options);
-        const CUmemcpyAttributes last = fake_query<CUmemcpyAttributes>(
-            "cuwrap_fake_batch_last_attributes");
-        if (last.srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || last.flags != 0) {
-          std::exit(2);
-        }
-      }),
+  EXPECT_EXIT(
+      run_batch_child(
+          "13000",
+          [] {
+            const cuwrap::StreamRef stream = fake_stream();
+            const cuwrap::CopyOptions stream_order{.src_location_hint = cuwrap::Host{},
+                                                   .dst_location_hint = cuwrap::Host{}};
+            cuwrap::CopyOptions any = stream_order;
+            any.src_access_order = cuwrap::MemcpySrcAccessOrder::Any;
+            any.overlap_mode = cuwrap::MemcpyOverlapMode::PreferOverlapWithCompute;
+            // Copy 2 is empty and left out: the runs are {0}, {1}, {3} -> 3 runs.
+            const std::vector<cuwrap::CopyOptions> options{stream_order, any, any, stream_order};
+            cuwrap::copy_batch(four_copies(), stream, options);
+            const CUmemcpyAttributes last =
+                fake_query<CUmemcpyAttributes>("cuwrap_fake_batch_last_attributes");
+            if (last.srcAccessOrder != CU_MEMCPY_SRC_ACCESS_ORDER_STREAM || last.flags != 0) {
+              std::exit(2);
+            }
+          }),
       ::testing::ExitedWithCode(0),
       cuwrap::bindings_version() >= 13000 ? "form=13000 count=3 runs=3"
                                           : "form=12080 count=3 runs=3");

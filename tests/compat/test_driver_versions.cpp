@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "base/compat.hpp"       // runtime/src: the fallbacks under test
+#include "base/compat.hpp"         // runtime/src: the fallbacks under test
 #include "launch/kernel_impl.hpp"  // runtime/src: the parameter query and the kernel cache
 #include "versions.hpp"
 
@@ -45,8 +45,8 @@ void set_fake_context_id(unsigned long long id) {
   (void)cuwrap::driver_version();
   void* handle = ::dlopen(CUWRAP_FAKE_LIBCUDA, RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(handle, nullptr) << "the fake libcuda is not loaded";
-  auto* fn = reinterpret_cast<void (*)(unsigned long long)>(
-      ::dlsym(handle, "cuwrap_fake_set_context_id"));
+  auto* fn =
+      reinterpret_cast<void (*)(unsigned long long)>(::dlsym(handle, "cuwrap_fake_set_context_id"));
   ASSERT_NE(fn, nullptr);
   fn(id);
   ::dlclose(handle);

@@ -217,8 +217,8 @@ TEST(test_program_cache_cpu, test_make_program_cache_key_differs_on) {
   };
   std::vector<Case> cases;
   cases.push_back({"code", KeyArgs{.code = "a"}, KeyArgs{.code = "b"}});
-  cases.push_back({"target_type", KeyArgs{.target = TargetType::Ptx},
-                   KeyArgs{.target = TargetType::Cubin}});
+  cases.push_back(
+      {"target_type", KeyArgs{.target = TargetType::Ptx}, KeyArgs{.target = TargetType::Cubin}});
   KeyArgs sm90;
   sm90.options.arch = "sm_90";
   cases.push_back({"arch", KeyArgs{}, sm90});
@@ -272,9 +272,11 @@ TEST(test_program_cache_cpu, test_make_program_cache_key_rejects) {
       // An enum class has int values outside its enumerators: no UB to make one.
       {"unknown_code_type", KeyArgs{.code_type = static_cast<CodeType>(42)}, "code_type"},
       {"unknown_target_type", KeyArgs{.target = static_cast<TargetType>(42)}, "TargetType"},
-      {"ptx_cannot_ltoir", KeyArgs{.code = kPtx, .code_type = CodeType::Ptx, .target = TargetType::Ltoir},
+      {"ptx_cannot_ltoir",
+       KeyArgs{.code = kPtx, .code_type = CodeType::Ptx, .target = TargetType::Ltoir},
        "PTX does not compile to TargetType::ltoir"},
-      {"nvvm_cannot_cubin", KeyArgs{.code = "abc", .code_type = CodeType::Nvvm, .target = TargetType::Cubin},
+      {"nvvm_cannot_cubin",
+       KeyArgs{.code = "abc", .code_type = CodeType::Nvvm, .target = TargetType::Cubin},
        "NVVM IR does not compile to TargetType::cubin"},
   };
   for (const Case& c : cases) {
@@ -503,10 +505,14 @@ TEST(test_program_cache_cpu, test_filestream_cache_accepts_bytes_directly) {
 }
 
 template <class Cache, class Key, class Value>
-concept Puttable = requires(Cache& cache, Key key, Value value) { cache.put(key, value); };
+concept Puttable = requires(Cache& cache, Key key, Value value) {
+  cache.put(key, value);
+};
 
 template <class Cache, class Key>
-concept Gettable = requires(Cache& cache, Key key) { cache.get(key); };
+concept Gettable = requires(Cache& cache, Key key) {
+  cache.get(key);
+};
 
 // A value is bytes or an ObjectCode: anything else does not compile (a C++ string is
 // bytes, so cuda.core's str value has no counterpart).
@@ -685,7 +691,8 @@ TEST(test_program_cache_cpu, test_filestream_cache_unbounded_by_default) {
   FileProgramCache cache(dir.fc());
   EXPECT_EQ(cache.max_bytes(), FileProgramCache::kNoSizeCap);
   for (int i = 0; i < 20; ++i) {
-    cache.put("k" + std::to_string(i), fake_object_code(std::string(1024, 'X'), "n" + std::to_string(i)));
+    cache.put("k" + std::to_string(i),
+              fake_object_code(std::string(1024, 'X'), "n" + std::to_string(i)));
   }
   EXPECT_EQ(cache.entry_count(), 20U);
 }
@@ -772,7 +779,10 @@ TEST(test_program_cache_cpu, test_inmemory_cache_accepts_bytes_directly) {
 
 TEST(test_program_cache_cpu, test_inmemory_cache_accepts_path_backed_object_code) {
   const CacheDir dir("inmemory_path_backed");
-  const std::string payload("\x7f" "ELF\x02\x01" "fake-cubin-bytes");
+  const std::string payload(
+      "\x7f"
+      "ELF\x02\x01"
+      "fake-cubin-bytes");
   const fs::path src = dir.path() / "src.cubin";
   write_file(src, payload);
   const ObjectCode obj = ObjectCode::from_file(src);
@@ -904,7 +914,9 @@ TEST(test_program_cache_cpu, test_inmemory_cache_concurrent_threads_stay_consist
   constexpr int kOps = 200;
   const std::string payload(64, 'v');
   InMemoryProgramCache cache(4096);
-  const auto key = [](int tid, int i) { return "w" + std::to_string(tid) + "-" + std::to_string(i); };
+  const auto key = [](int tid, int i) {
+    return "w" + std::to_string(tid) + "-" + std::to_string(i);
+  };
   std::latch start(kWriters + kReaders);
   std::vector<std::thread> threads;
   for (int t = 0; t < kWriters; ++t) {

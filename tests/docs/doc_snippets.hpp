@@ -19,8 +19,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <utility>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 // `<!-- if CUWRAP_DOCS_CUDA_13 -->`: a snippet that shows the CUDA 13.0 forms.

@@ -84,9 +84,13 @@ CUresult fake_mem_alloc(CUdeviceptr* dptr, size_t bytes) {
   *dptr = g_next_address.fetch_add((bytes + 255) / 256 * 256);
   return CUDA_SUCCESS;
 }
-CUresult fake_mem_free(CUdeviceptr dptr) { return dptr != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+CUresult fake_mem_free(CUdeviceptr dptr) {
+  return dptr != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 CUresult fake_stream_create(CUstream* stream, unsigned int) { return make_handle(stream); }
-CUresult fake_stream_create_priority(CUstream* stream, unsigned int, int) { return make_handle(stream); }
+CUresult fake_stream_create_priority(CUstream* stream, unsigned int, int) {
+  return make_handle(stream);
+}
 CUresult fake_stream_destroy(CUstream stream) { return free_handle(stream); }
 CUresult fake_stream_synchronize(CUstream) { return CUDA_SUCCESS; }
 CUresult fake_event_create(CUevent* event, unsigned int) { return make_handle(event); }
@@ -112,7 +116,8 @@ struct FakeEntry {
   void* fn;
 };
 
-#define CUWRAP_FAKE(name, version, fn) FakeEntry{name, version, reinterpret_cast<void*>(&fn)}
+#define CUWRAP_FAKE(name, version, fn) \
+  FakeEntry { name, version, reinterpret_cast<void*>(&fn) }
 const FakeEntry kFakeEntries[] = {
     CUWRAP_FAKE("cuInit", 2000, fake_init),
     CUWRAP_FAKE("cuDriverGetVersion", 2020, fake_driver_get_version),
@@ -145,7 +150,9 @@ const FakeEntry kFakeEntries[] = {
 #undef cuGetProcAddress
 extern "C" {
 
-__attribute__((visibility("default"))) CUresult cuInit(unsigned int flags) { return fake_init(flags); }
+__attribute__((visibility("default"))) CUresult cuInit(unsigned int flags) {
+  return fake_init(flags);
+}
 
 __attribute__((visibility("default"))) CUresult cuDriverGetVersion(int* version) {
   return fake_driver_get_version(version);

@@ -88,7 +88,8 @@ void nvrtc_launch(const Device& dev) {
   const cuwrap::Kernel add = launch();
   Buffer data = dev.allocate(kWords * sizeof(unsigned), stream);
   data.fill(std::uint32_t{1}, stream);
-  cuwrap::launch(stream, config_for(kWords), add, data, static_cast<unsigned long long>(kWords), 41u);
+  cuwrap::launch(stream, config_for(kWords), add, data, static_cast<unsigned long long>(kWords),
+                 41u);
   expect(all_equal(download(data, stream), 42u), "launch");
 }
 
@@ -109,13 +110,15 @@ void nvjitlink(const Device& dev) {
   cuwrap::LinkerOptions link_options;
   link_options.arch = "sm_" + dev.arch();
   link_options.link_time_optimization = true;
-  cuwrap::Linker linker({helper.compile(cuwrap::TargetType::Ltoir), main_unit.compile(cuwrap::TargetType::Ltoir)},
-                        link_options);
+  cuwrap::Linker linker(
+      {helper.compile(cuwrap::TargetType::Ltoir), main_unit.compile(cuwrap::TargetType::Ltoir)},
+      link_options);
   const cuwrap::Kernel doubled = linker.link(cuwrap::TargetType::Cubin).get_kernel("doubled");
   const Stream stream = dev.create_stream();
   Buffer data = dev.allocate(kWords * sizeof(unsigned), stream);
   data.fill(std::uint32_t{21}, stream);
-  cuwrap::launch(stream, config_for(kWords), doubled, data, static_cast<unsigned long long>(kWords));
+  cuwrap::launch(stream, config_for(kWords), doubled, data,
+                 static_cast<unsigned long long>(kWords));
   expect(all_equal(download(data, stream), 42u), "linked kernel");
 }
 
@@ -130,8 +133,10 @@ void capture_fork_join(const Device& dev) {
   cuwrap::GraphBuilder builder = stream.create_graph_builder();
   builder.begin_building();
   std::vector<cuwrap::GraphBuilder> branches = builder.split(2);
-  cuwrap::launch(branches[0], config_for(kWords), add, left, static_cast<unsigned long long>(kWords), 1u);
-  cuwrap::launch(branches[1], config_for(kWords), add, right, static_cast<unsigned long long>(kWords), 2u);
+  cuwrap::launch(branches[0], config_for(kWords), add, left,
+                 static_cast<unsigned long long>(kWords), 1u);
+  cuwrap::launch(branches[1], config_for(kWords), add, right,
+                 static_cast<unsigned long long>(kWords), 2u);
   cuwrap::GraphBuilder joined = cuwrap::GraphBuilder::join(std::move(branches));
   cuwrap::Graph graph = joined.end_building().complete();
   for (int i = 0; i < 3; ++i) {
@@ -154,7 +159,8 @@ void graph_update(const Device& dev) {
   graph.launch(stream);
   cuwrap::GraphBuilder second = dev.create_graph_builder();
   second.begin_building();
-  cuwrap::launch(second, config_for(kWords), add, data, static_cast<unsigned long long>(kWords), 10u);
+  cuwrap::launch(second, config_for(kWords), add, data, static_cast<unsigned long long>(kWords),
+                 10u);
   second.end_building();
   graph.update(second);
   graph.launch(stream);
@@ -185,10 +191,12 @@ void events_streams(const Device& dev) {
   const Stream consumer = dev.create_stream();
   Buffer data = dev.allocate(kWords * sizeof(unsigned), producer);
   data.fill(std::uint32_t{1}, producer);
-  cuwrap::launch(producer, config_for(kWords), add, data, static_cast<unsigned long long>(kWords), 1u);
+  cuwrap::launch(producer, config_for(kWords), add, data, static_cast<unsigned long long>(kWords),
+                 1u);
   const cuwrap::Event done = producer.record();
   consumer.wait(done);
-  cuwrap::launch(consumer, config_for(kWords), add, data, static_cast<unsigned long long>(kWords), 40u);
+  cuwrap::launch(consumer, config_for(kWords), add, data, static_cast<unsigned long long>(kWords),
+                 40u);
   consumer.wait(producer);
   const cuwrap::Event finished = consumer.record();
   finished.sync();
@@ -202,9 +210,12 @@ struct Workload {
 };
 
 constexpr Workload kWorkloads[] = {
-    {"alloc_copy_fill", alloc_copy_fill, false}, {"nvrtc_launch", nvrtc_launch, true},
-    {"nvjitlink", nvjitlink, true},              {"capture_fork_join", capture_fork_join, true},
-    {"graph_update", graph_update, true},        {"memory_pools", memory_pools, false},
+    {"alloc_copy_fill", alloc_copy_fill, false},
+    {"nvrtc_launch", nvrtc_launch, true},
+    {"nvjitlink", nvjitlink, true},
+    {"capture_fork_join", capture_fork_join, true},
+    {"graph_update", graph_update, true},
+    {"memory_pools", memory_pools, false},
     {"events_streams", events_streams, true},
 };
 
@@ -225,8 +236,7 @@ int main(int argc, char** argv) {
     const std::string no_nvrtc = nvrtc_unusable_reason();
     for (const auto& w : kWorkloads) {
       if (w.compiles && !no_nvrtc.empty()) {
-        std::cerr << "fault_workload: " << w.name << " left out: needs NVRTC: " << no_nvrtc
-                  << '\n';
+        std::cerr << "fault_workload: " << w.name << " left out: needs NVRTC: " << no_nvrtc << '\n';
         continue;
       }
       // LTO needs nvJitLink: without one these bindings can use, the Linker falls back to

@@ -44,12 +44,13 @@ void stream() {
 void version() {
   std::cout << "driver " << cuwrap::driver::cuDriverGetVersion() << '\n';
   CUcontext context = nullptr;
-  std::cout << "cuStreamGetCtx " << static_cast<int>(cuwrap::driver::raw::cuStreamGetCtx(nullptr, &context))
-            << ' ' << context << '\n';
+  std::cout << "cuStreamGetCtx "
+            << static_cast<int>(cuwrap::driver::raw::cuStreamGetCtx(nullptr, &context)) << ' '
+            << context << '\n';
 #if CUDA_VERSION >= 12080
   CUdevice device = -1;
-  std::cout << "cuStreamGetDevice " << static_cast<int>(cuwrap::driver::raw::cuStreamGetDevice(nullptr, &device))
-            << '\n';
+  std::cout << "cuStreamGetDevice "
+            << static_cast<int>(cuwrap::driver::raw::cuStreamGetDevice(nullptr, &device)) << '\n';
 #else
   std::cout << "cuStreamGetDevice not in these headers\n";
 #endif

@@ -119,7 +119,8 @@ TEST(Concurrency, ReleaseHandlerReplacedWhileOtherThreadsReport) {
       if (t % 4 == 0) {  // a quarter of the threads keep swapping the handler
         cuwrap::set_release_failure_handler(count_into(i % 2 == 0 ? second : first));
       } else {
-        cuwrap::detail::report_release_failure(CUDA_ERROR_INVALID_VALUE, "cuStreamDestroy", "Stream");
+        cuwrap::detail::report_release_failure(CUDA_ERROR_INVALID_VALUE, "cuStreamDestroy",
+                                               "Stream");
       }
     }
   });

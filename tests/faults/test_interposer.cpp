@@ -54,8 +54,8 @@ struct ClientRun {
 };
 
 // ClientRun `scenario` of interposer_client through the interposer with `env` added.
-ClientRun run_client(const std::string& scenario, const std::map<std::string, std::string>& env = {},
-               bool trace = false) {
+ClientRun run_client(const std::string& scenario,
+                     const std::map<std::string, std::string>& env = {}, bool trace = false) {
   Scratch dir;
   std::string command = "env CUWRAP_LIBCUDA='" CUWRAP_INTERPOSER_PATH
                         "' CUWRAP_INTERPOSER_LIBCUDA='" CUWRAP_FAKE_DRIVER_PATH
@@ -102,7 +102,8 @@ TEST(Interposer, CountsLiveHandlesAndReportsThemAtExit) {
 }
 
 TEST(Interposer, FailsTheNthCallOfANamedFunction) {
-  const ClientRun run = run_client("alloc", {{"CUWRAP_FAULT_FUNCTION", "cuMemAlloc"}, {"CUWRAP_FAULT_AT", "2"}});
+  const ClientRun run =
+      run_client("alloc", {{"CUWRAP_FAULT_FUNCTION", "cuMemAlloc"}, {"CUWRAP_FAULT_AT", "2"}});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out, "DriverError cuMemAlloc CUDA_ERROR_OUT_OF_MEMORY\n");
   EXPECT_TRUE(has(run.report, "\nfault 2 cuMemAlloc CUDA_ERROR_OUT_OF_MEMORY\n")) << run.report;
@@ -113,17 +114,19 @@ TEST(Interposer, FailsTheNthCallOfANamedFunction) {
 
 TEST(Interposer, TakesTheFaultStatusByNameOrNumber) {
   const ClientRun by_number = run_client("alloc", {{"CUWRAP_FAULT_FUNCTION", "cuMemAlloc"},
-                                             {"CUWRAP_FAULT_AT", "1"},
-                                             {"CUWRAP_FAULT_STATUS", "1"}});
+                                                   {"CUWRAP_FAULT_AT", "1"},
+                                                   {"CUWRAP_FAULT_STATUS", "1"}});
   EXPECT_EQ(by_number.out, "DriverError cuMemAlloc CUDA_ERROR_INVALID_VALUE\n") << by_number.err;
-  const ClientRun by_name = run_client("alloc", {{"CUWRAP_FAULT_FUNCTION", "cuMemFree"},
-                                           {"CUWRAP_FAULT_AT", "1"},
-                                           {"CUWRAP_FAULT_STATUS", "CUDA_ERROR_ILLEGAL_ADDRESS"}});
+  const ClientRun by_name =
+      run_client("alloc", {{"CUWRAP_FAULT_FUNCTION", "cuMemFree"},
+                           {"CUWRAP_FAULT_AT", "1"},
+                           {"CUWRAP_FAULT_STATUS", "CUDA_ERROR_ILLEGAL_ADDRESS"}});
   EXPECT_EQ(by_name.out, "DriverError cuMemFree CUDA_ERROR_ILLEGAL_ADDRESS\n") << by_name.err;
 }
 
 TEST(Interposer, RejectsABadFaultStatusAndRunsUnharmed) {
-  const ClientRun run = run_client("alloc", {{"CUWRAP_FAULT_AT", "1"}, {"CUWRAP_FAULT_STATUS", "CUDA_BOGUS"}});
+  const ClientRun run =
+      run_client("alloc", {{"CUWRAP_FAULT_AT", "1"}, {"CUWRAP_FAULT_STATUS", "CUDA_BOGUS"}});
   EXPECT_EQ(run.out, "kept one\n");
   EXPECT_TRUE(has(run.err, "CUWRAP_FAULT_STATUS=CUDA_BOGUS is not an error status")) << run.err;
 }
@@ -146,8 +149,8 @@ TEST(Interposer, EveryCallFailedInTurnNamesTheFailingCall) {
 }
 
 TEST(Interposer, ReleaseFailureGoesToTheHandlerAndNothingIsThrown) {
-  const ClientRun run = run_client("stream", {{"CUWRAP_FAULT_FUNCTION", "cuStreamDestroy"},
-                                        {"CUWRAP_FAULT_AT", "1"}});
+  const ClientRun run = run_client(
+      "stream", {{"CUWRAP_FAULT_FUNCTION", "cuStreamDestroy"}, {"CUWRAP_FAULT_AT", "1"}});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out, "release-failure cuStreamDestroy Stream " +
                          std::to_string(static_cast<int>(CUDA_ERROR_OUT_OF_MEMORY)) +
@@ -171,18 +174,21 @@ TEST(Interposer, ReleasesWithoutAFaultLeaveNoStream) {
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out, "stream released\n");
   EXPECT_FALSE(has(run.report, "\nlive stream ")) << run.report;
-  EXPECT_TRUE(has(run.report, "\ntotal live 1 abandoned 0")) << "the primary context: " << run.report;
+  EXPECT_TRUE(has(run.report, "\ntotal live 1 abandoned 0"))
+      << "the primary context: " << run.report;
 }
 
 TEST(Interposer, TracesCallsWithArgumentsOutputsAndStatuses) {
-  const ClientRun run = run_client("alloc", {{"CUWRAP_FAULT_FUNCTION", "cuMemFree"}, {"CUWRAP_FAULT_AT", "2"}},
-                             true);
+  const ClientRun run =
+      run_client("alloc", {{"CUWRAP_FAULT_FUNCTION", "cuMemFree"}, {"CUWRAP_FAULT_AT", "2"}}, true);
   EXPECT_TRUE(std::regex_search(
-      run.trace, std::regex("cuwrap-trace: #[0-9]+ cuMemAlloc\\(dptr=0x[0-9a-f]+, bytesize=256\\) = "
-                            "CUDA_SUCCESS -> dptr=0x[0-9a-f]+\n")))
+      run.trace,
+      std::regex("cuwrap-trace: #[0-9]+ cuMemAlloc\\(dptr=0x[0-9a-f]+, bytesize=256\\) = "
+                 "CUDA_SUCCESS -> dptr=0x[0-9a-f]+\n")))
       << run.trace;
   EXPECT_TRUE(std::regex_search(
-      run.trace, std::regex("cuMemFree\\(dptr=0x10300\\) = CUDA_ERROR_OUT_OF_MEMORY \\(injected\\)\n")))
+      run.trace,
+      std::regex("cuMemFree\\(dptr=0x10300\\) = CUDA_ERROR_OUT_OF_MEMORY \\(injected\\)\n")))
       << run.trace;
   EXPECT_TRUE(has(run.trace, "cuInit(Flags=0) = CUDA_SUCCESS\n")) << run.trace;
 }
@@ -199,13 +205,15 @@ TEST(Interposer, EmulatesAnOlderDriver) {
   const ClientRun run = run_client("version", {{"CUWRAP_EMULATE_DRIVER_VERSION", "12.4"}});
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(has(run.out, "driver 12040\ncuStreamGetCtx 0 0x1111\n")) << run.out;
-  EXPECT_FALSE(has(run.out, "cuStreamGetDevice 0\n")) << "cuStreamGetDevice is CUDA 12.8: " << run.out;
+  EXPECT_FALSE(has(run.out, "cuStreamGetDevice 0\n"))
+      << "cuStreamGetDevice is CUDA 12.8: " << run.out;
 }
 
 // In process: what cuGetProcAddress hands out, wrapped or not.
 class InterposerInProcess : public ::testing::Test {
  protected:
-  using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+  using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t,
+                               CUdriverProcAddressQueryResult*);
 
   // Open the interposer with its environment; skipped where this process already has
   // it (its configuration is read once, at its first use).
@@ -240,7 +248,8 @@ TEST_F(InterposerInProcess, WrapsOnlyRequestsAtTheGeneratedAbiVersion) {
   }
   void* wrapped = nullptr;
   CUdriverProcAddressQueryResult found{};
-  ASSERT_EQ(get_proc("cuMemAlloc", &wrapped, 3020, CU_GET_PROC_ADDRESS_DEFAULT, &found), CUDA_SUCCESS);
+  ASSERT_EQ(get_proc("cuMemAlloc", &wrapped, 3020, CU_GET_PROC_ADDRESS_DEFAULT, &found),
+            CUDA_SUCCESS);
   EXPECT_EQ(found, CU_GET_PROC_ADDRESS_SUCCESS);
   EXPECT_TRUE(has(library_of(wrapped), "cuwrap_interposer")) << library_of(wrapped);
   void* raw = nullptr;
@@ -255,16 +264,20 @@ TEST_F(InterposerInProcess, CapsRequestsAtTheEmulatedVersion) {
   }
   void* fn = nullptr;
   CUdriverProcAddressQueryResult found{};
-  EXPECT_NE(get_proc("cuStreamGetDevice", &fn, 12080, CU_GET_PROC_ADDRESS_DEFAULT, &found), CUDA_SUCCESS);
+  EXPECT_NE(get_proc("cuStreamGetDevice", &fn, 12080, CU_GET_PROC_ADDRESS_DEFAULT, &found),
+            CUDA_SUCCESS);
   EXPECT_EQ(found, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
   // cuStreamGetCtx asked for in its 12.5 form comes back in its old (two-parameter) form.
-  ASSERT_EQ(get_proc("cuStreamGetCtx", &fn, 12050, CU_GET_PROC_ADDRESS_DEFAULT, &found), CUDA_SUCCESS);
+  ASSERT_EQ(get_proc("cuStreamGetCtx", &fn, 12050, CU_GET_PROC_ADDRESS_DEFAULT, &found),
+            CUDA_SUCCESS);
   CUcontext context = nullptr;
-  ASSERT_EQ(reinterpret_cast<CUresult (*)(CUstream, CUcontext*)>(fn)(nullptr, &context), CUDA_SUCCESS);
+  ASSERT_EQ(reinterpret_cast<CUresult (*)(CUstream, CUcontext*)>(fn)(nullptr, &context),
+            CUDA_SUCCESS);
   EXPECT_EQ(context, reinterpret_cast<CUcontext>(0x1111));
   using DriverGetVersion = CUresult (*)(int*);
   int version = 0;
-  ASSERT_EQ(reinterpret_cast<DriverGetVersion>(::dlsym(interposer, "cuDriverGetVersion"))(&version), CUDA_SUCCESS);
+  ASSERT_EQ(reinterpret_cast<DriverGetVersion>(::dlsym(interposer, "cuDriverGetVersion"))(&version),
+            CUDA_SUCCESS);
   EXPECT_EQ(version, 12040);
 }
 

@@ -43,7 +43,8 @@ Plan driver_plan(std::vector<Function> functions) {
 }
 
 Function mem_alloc() {
-  Function f = function("cuMemAlloc", {marked(pointer("CUdeviceptr", "dptr"), "out"), value("size_t", "bytesize")});
+  Function f = function(
+      "cuMemAlloc", {marked(pointer("CUdeviceptr", "dptr"), "out"), value("size_t", "bytesize")});
   f.symbol = "cuMemAlloc_v2";
   f.abi_version = 3020;
   return f;
@@ -51,7 +52,8 @@ Function mem_alloc() {
 
 TEST(InterposerTable, WrapsStatusReturningDriverFunctionsOnly) {
   EXPECT_TRUE(interposer_wraps(mem_alloc()));
-  EXPECT_FALSE(interposer_wraps(function("cuGetProcAddress", {}))) << "implemented by the interposer";
+  EXPECT_FALSE(interposer_wraps(function("cuGetProcAddress", {})))
+      << "implemented by the interposer";
   EXPECT_FALSE(interposer_wraps(function("cuDriverGetVersion", {pointer("int", "driverVersion")})));
   EXPECT_FALSE(interposer_wraps(function("nvrtcVersion", {}, "nvrtcResult", "nvrtc.h")));
   EXPECT_FALSE(interposer_wraps(function("cuGetName", {}, "const char*")));
@@ -77,8 +79,9 @@ TEST(InterposerTable, KnowsTheCreateDestroyPairs) {
 }
 
 TEST(InterposerTable, RendersOneEntryPerVariantWithItsAbiVersion) {
-  Function copy = function("cuMemcpyHtoD", {value("CUdeviceptr", "dstDevice"), pointer("void", "srcHost", "", true),
-                                            value("size_t", "ByteCount")});
+  Function copy = function("cuMemcpyHtoD",
+                           {value("CUdeviceptr", "dstDevice"), pointer("void", "srcHost", "", true),
+                            value("size_t", "ByteCount")});
   copy.symbol = "cuMemcpyHtoD_v2";
   copy.per_thread_symbol = "cuMemcpyHtoD_v2_ptds";
   copy.abi_version = 3020;
@@ -87,11 +90,14 @@ TEST(InterposerTable, RendersOneEntryPerVariantWithItsAbiVersion) {
   ASSERT_TRUE(file.has_value());
   EXPECT_EQ(file->path, "interposer/interposer.cpp");
   const std::string& text = file->text;
-  EXPECT_TRUE(has(text, "{\"cuMemAlloc\", \"cuMemAlloc\", \"cuMemAlloc_v2\", 3020, false,")) << text;
+  EXPECT_TRUE(has(text, "{\"cuMemAlloc\", \"cuMemAlloc\", \"cuMemAlloc_v2\", 3020, false,"))
+      << text;
   EXPECT_TRUE(has(text, "\"dptr,bytesize\", 1u, 0u, Effect::Create, \"memory\", 0}")) << text;
   EXPECT_TRUE(has(text, "\"cuMemcpyHtoD_v2\", 3020, false,")) << text;
-  EXPECT_TRUE(has(text, "\"cuMemcpyHtoD_v2_ptds\", 7000, true,")) << "the per-thread variant: " << text;
-  EXPECT_TRUE(has(text, "\"dstDevice,srcHost,ByteCount\", 0u, 1u, Effect::None")) << "device address in hex";
+  EXPECT_TRUE(has(text, "\"cuMemcpyHtoD_v2_ptds\", 7000, true,"))
+      << "the per-thread variant: " << text;
+  EXPECT_TRUE(has(text, "\"dstDevice,srcHost,ByteCount\", 0u, 1u, Effect::None"))
+      << "device address in hex";
   EXPECT_TRUE(has(text, "CUresult CUDAAPI w0(CUdeviceptr* dptr, size_t bytesize)")) << text;
 }
 
@@ -148,7 +154,8 @@ DeclaredParams parse_params(const std::string& list) {
       continue;  // f(void)
     }
     params.names.push_back(name);
-    params.is_pointer.push_back(one.find('*') != std::string::npos || one.find('[') != std::string::npos);
+    params.is_pointer.push_back(one.find('*') != std::string::npos ||
+                                one.find('[') != std::string::npos);
   }
   return params;
 }
@@ -162,7 +169,8 @@ std::map<std::string, DeclaredParams> cuda_h_functions(const std::string& header
   std::size_t line = 0;
   while (line < header.size()) {
     const std::size_t next = std::min(header.find('\n', line), header.size());
-    for (const std::string_view prefix : {"CUresult CUDAAPI", "__CUDA_DEPRECATED CUresult CUDAAPI"}) {
+    for (const std::string_view prefix :
+         {"CUresult CUDAAPI", "__CUDA_DEPRECATED CUresult CUDAAPI"}) {
       if (header.compare(line, prefix.size(), prefix) != 0) {
         continue;
       }
@@ -208,7 +216,8 @@ Table read_table(const std::string& table) {
   std::string first;
   std::string second;
   while (std::getline(in, first)) {
-    if (first.find("reinterpret_cast<void*>(&w") == std::string::npos || !std::getline(in, second)) {
+    if (first.find("reinterpret_cast<void*>(&w") == std::string::npos ||
+        !std::getline(in, second)) {
       continue;
     }
     const std::string text = first + "\n" + second;
@@ -251,8 +260,8 @@ class RealTable : public ::testing::Test {
 };
 
 TEST_F(RealTable, WrapsEveryStatusReturningFunctionOfCudaH) {
-  ASSERT_GT(header().size(), 300u) << "cuda.h in " << CUWRAP_CUDA_INCLUDE_DIR
-                                   << " was not read as expected";
+  ASSERT_GT(header().size(), 300u)
+      << "cuda.h in " << CUWRAP_CUDA_INCLUDE_DIR << " was not read as expected";
   std::set<std::string> expected;
   for (const auto& [name, params] : header()) {
     if (interposer_wraps(function(name, {}))) {
@@ -272,14 +281,14 @@ TEST_F(RealTable, WrapsEveryStatusReturningFunctionOfCudaH) {
                       std::back_inserter(unknown));
   EXPECT_TRUE(missing.empty()) << "in cuda.h, not in " << CUWRAP_INTERPOSER_TABLE << ": "
                                << ::testing::PrintToString(missing);
-  EXPECT_TRUE(unknown.empty()) << "in " << CUWRAP_INTERPOSER_TABLE << ", not declared in cuda.h: "
-                               << ::testing::PrintToString(unknown);
+  EXPECT_TRUE(unknown.empty()) << "in " << CUWRAP_INTERPOSER_TABLE
+                               << ", not declared in cuda.h: " << ::testing::PrintToString(unknown);
 }
 
 TEST_F(RealTable, RowsHaveTheParametersCudaHDeclares) {
   ASSERT_FALSE(rows().empty()) << "no rows read from " << CUWRAP_INTERPOSER_TABLE;
-  EXPECT_TRUE(malformed().empty()) << "rows not in the form this test reads: "
-                                   << ::testing::PrintToString(malformed());
+  EXPECT_TRUE(malformed().empty())
+      << "rows not in the form this test reads: " << ::testing::PrintToString(malformed());
   for (const TableRow& r : rows()) {
     const auto declared = header().find(r.function);
     if (declared == header().end()) {
@@ -296,7 +305,8 @@ TEST_F(RealTable, HandleRulesNameRealParametersAndComeInPairs) {
   std::map<std::string, std::set<std::string>> effects_by_kind;
   for (const TableRow& r : rows()) {
     const auto rule = handle_effect(r.function);
-    EXPECT_EQ(r.effect != "None", rule.has_value()) << r.function << ": the table and the rules differ";
+    EXPECT_EQ(r.effect != "None", rule.has_value())
+        << r.function << ": the table and the rules differ";
     if (r.effect == "None") {
       continue;
     }
@@ -304,8 +314,10 @@ TEST_F(RealTable, HandleRulesNameRealParametersAndComeInPairs) {
     const auto declared = header().find(r.function);
     ASSERT_NE(declared, header().end()) << r.function;
     ASSERT_GE(r.handle_param, 0) << r.function;
-    ASSERT_LT(static_cast<std::size_t>(r.handle_param), declared->second.names.size()) << r.function;
-    EXPECT_EQ(declared->second.names[static_cast<std::size_t>(r.handle_param)], rule->param) << r.function;
+    ASSERT_LT(static_cast<std::size_t>(r.handle_param), declared->second.names.size())
+        << r.function;
+    EXPECT_EQ(declared->second.names[static_cast<std::size_t>(r.handle_param)], rule->param)
+        << r.function;
     if (r.effect == "Create") {
       // The handle comes back through an output pointer.
       EXPECT_TRUE(declared->second.is_pointer[static_cast<std::size_t>(r.handle_param)])

@@ -6,9 +6,7 @@
 
 #include <string>
 
-cuwrap::nvrtc::nvrtcVersion_result library_nvrtc_version() {
-  return cuwrap::nvrtc::nvrtcVersion();
-}
+cuwrap::nvrtc::nvrtcVersion_result library_nvrtc_version() { return cuwrap::nvrtc::nvrtcVersion(); }
 
 void* library_nvrtc_version_address() {
   return reinterpret_cast<void*>(&cuwrap::nvrtc::nvrtcVersion);

@@ -1,9 +1,9 @@
-// The shapes of the generated layer (docs/low-level.md): representative wrappers checked at compile time
-// (a wrong shape fails the build), and the examples of 1.2 spelled as users write them.
+// The shapes of the generated layer (docs/low-level.md): representative wrappers checked at compile
+// time (a wrong shape fails the build), and the examples of 1.2 spelled as users write them.
+#include <gtest/gtest.h>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/nvjitlink.hpp>
 #include <cuwrap/nvrtc.hpp>
-#include <gtest/gtest.h>
 
 #include "toolkit_libraries.hpp"
 
@@ -21,7 +21,8 @@ constexpr bool same = std::is_same_v<Expected, Actual>;
 // One output: returned by value.
 static_assert(same<int, decltype(drv::cuDeviceGetCount())>);
 static_assert(same<CUdevice, decltype(drv::cuDeviceGet(0))>);
-static_assert(same<int, decltype(drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, CUdevice{}))>);
+static_assert(
+    same<int, decltype(drv::cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, CUdevice{}))>);
 static_assert(same<CUdeviceptr, decltype(drv::cuMemAlloc(std::size_t{}))>);
 static_assert(same<CUcontext, decltype(drv::cuDevicePrimaryCtxRetain(CUdevice{}))>);
 static_assert(same<CUstream, decltype(drv::cuStreamCreate(0u))>);
@@ -73,8 +74,8 @@ static_assert(same<decltype(drv::cuCtxGetStreamPriorityRange_result::greatestPri
 
 namespace {
 
-// The typed-form examples of the public API documentation, verbatim, in a function that is compiled but only called
-// when a GPU is present.
+// The typed-form examples of the public API documentation, verbatim, in a function that is compiled
+// but only called when a GPU is present.
 [[maybe_unused]] void api_md_examples(const char* src) {
   int n = cuwrap::driver::cuDeviceGetCount();
   CUdevice d = cuwrap::driver::cuDeviceGet(0);
@@ -84,7 +85,13 @@ namespace {
   auto [free, total] = cuwrap::driver::cuMemGetInfo();
   nvrtcProgram prog = cuwrap::nvrtc::nvrtcCreateProgram(src, "k.cu", 0, nullptr, nullptr);
   auto [major, minor] = cuwrap::nvrtc::nvrtcVersion();
-  (void)n; (void)v; (void)free; (void)total; (void)prog; (void)major; (void)minor;
+  (void)n;
+  (void)v;
+  (void)free;
+  (void)total;
+  (void)prog;
+  (void)major;
+  (void)minor;
 }
 
 TEST(GeneratedShapes, StructuredBindingsOnResults) {

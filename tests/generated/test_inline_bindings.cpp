@@ -24,8 +24,8 @@ namespace {
 // result types are the library's (declared outside it).
 static_assert(std::is_same_v<decltype(&cuwrap::nvrtc::inline_bindings::nvrtcVersion),
                              cuwrap::nvrtc::nvrtcVersion_result (*)()>);
-static_assert(std::is_same_v<decltype(cuwrap::driver::cuMemGetInfo()),
-                             cuwrap::driver::cuMemGetInfo_result>);
+static_assert(
+    std::is_same_v<decltype(cuwrap::driver::cuMemGetInfo()), cuwrap::driver::cuMemGetInfo_result>);
 
 constexpr const char* kKernel = R"(extern "C" __global__ void k(int* p) { *p = 42; })";
 
@@ -35,8 +35,7 @@ TEST(InlineBindings, AreFunctionsOfTheirOwnThatAnswerAsTheLibrarys) {
   const auto library = library_nvrtc_version();
   EXPECT_EQ(mine.major, library.major);
   EXPECT_EQ(mine.minor, library.minor);
-  EXPECT_NE(reinterpret_cast<void*>(&cuwrap::nvrtc::nvrtcVersion),
-            library_nvrtc_version_address())
+  EXPECT_NE(reinterpret_cast<void*>(&cuwrap::nvrtc::nvrtcVersion), library_nvrtc_version_address())
       << "the inline form is not the library's compiled one";
   const std::string ptx = compile_ptx(kKernel);
   EXPECT_NE(ptx.find(".entry k"), std::string::npos) << ptx.substr(0, 200);

@@ -1,10 +1,10 @@
 // Loading and error reporting of the generated layer. Each case that changes where a
 // library is loaded from runs in a fresh child process (gtest's threadsafe death-test
 // style re-executes the binary), because a library is opened once per process.
+#include <gtest/gtest.h>
 #include <cuwrap/driver.hpp>
 #include <cuwrap/nvjitlink.hpp>
 #include <cuwrap/nvrtc.hpp>
-#include <gtest/gtest.h>
 
 #include "gtest_compat.hpp"
 
@@ -33,7 +33,8 @@ TEST_F(GeneratedLoading, MissingDriverLibraryThrowsLoadErrorNamingIt) {
         }
         std::exit(2);
       },
-      ::testing::ExitedWithCode(0), "library=.*libcuda.*what=.*/nonexistent/libcuda.so.1.*CUWRAP_LIBCUDA");
+      ::testing::ExitedWithCode(0),
+      "library=.*libcuda.*what=.*/nonexistent/libcuda.so.1.*CUWRAP_LIBCUDA");
 }
 
 TEST_F(GeneratedLoading, RawFormReportsMissingLibraryAsStatus) {

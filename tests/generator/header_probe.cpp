@@ -39,17 +39,19 @@ static_assert(std::is_same_v<decltype(cuwrap::driver::raw::cuCtxGetCurrent(nullp
 #endif
 #endif
 #if defined(CUWRAP_PROBE_NVRTC)
-static_assert(std::is_same_v<decltype(cuwrap::nvrtc::nvrtcVersion()),
-                             cuwrap_probe::NotDeclared> != kTyped,
+static_assert(std::is_same_v<decltype(cuwrap::nvrtc::nvrtcVersion()), cuwrap_probe::NotDeclared> !=
+                  kTyped,
               "typed NVRTC forms: declared by nvrtc.hpp only");
 #if !defined(CUWRAP_PROBE_ENUMS)
-static_assert(std::is_same_v<decltype(cuwrap::nvrtc::raw::nvrtcVersion(nullptr, nullptr)), nvrtcResult>);
+static_assert(
+    std::is_same_v<decltype(cuwrap::nvrtc::raw::nvrtcVersion(nullptr, nullptr)), nvrtcResult>);
 #endif
 #endif
 #if defined(CUWRAP_PROBE_NVJITLINK)
-static_assert(std::is_same_v<decltype(cuwrap::nvjitlink::nvJitLinkVersion()),
-                             cuwrap_probe::NotDeclared> != kTyped,
-              "typed nvJitLink forms: declared by nvjitlink.hpp only");
+static_assert(
+    std::is_same_v<decltype(cuwrap::nvjitlink::nvJitLinkVersion()), cuwrap_probe::NotDeclared> !=
+        kTyped,
+    "typed nvJitLink forms: declared by nvjitlink.hpp only");
 #if !defined(CUWRAP_PROBE_ENUMS)
 static_assert(std::is_same_v<decltype(cuwrap::nvjitlink::raw::nvJitLinkVersion(nullptr, nullptr)),
                              nvJitLinkResult>);

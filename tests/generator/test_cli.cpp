@@ -29,19 +29,20 @@ TEST(Cli, GeneratesFixtureBindingsAndReport) {
   const auto r =
       generate(kFixtures / "basic", dir.path() / "out", "--report " + quoted(report.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("cuda.h: 8 functions declared, 6/8 with a typed form, 0 pass-through, 2 raw-only"),
+  EXPECT_NE(r.output.find(
+                "cuda.h: 8 functions declared, 6/8 with a typed form, 0 pass-through, 2 raw-only"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("raw-only: cuLogMessage (variadic parameter list)"), std::string::npos)
       << r.output;
-  for (const char* f :
-       {"include/cuwrap/driver.hpp", "include/cuwrap/driver_raw.hpp", "include/cuwrap/driver_enums.hpp",
-        "include/cuwrap/nvrtc.hpp", "include/cuwrap/nvrtc_raw.hpp", "include/cuwrap/nvrtc_enums.hpp",
-        "include/cuwrap/nvjitlink.hpp", "include/cuwrap/nvjitlink_raw.hpp",
-        "include/cuwrap/nvjitlink_enums.hpp",
-        "include/cuwrap/detail/symbols.hpp", "include/cuwrap/detail/device_attributes.inc",
-        "include/cuwrap/detail/function_attributes.inc", "src/driver.cpp", "src/nvrtc.cpp",
-        "src/nvjitlink.cpp"}) {
+  for (const char* f : {"include/cuwrap/driver.hpp", "include/cuwrap/driver_raw.hpp",
+                        "include/cuwrap/driver_enums.hpp", "include/cuwrap/nvrtc.hpp",
+                        "include/cuwrap/nvrtc_raw.hpp", "include/cuwrap/nvrtc_enums.hpp",
+                        "include/cuwrap/nvjitlink.hpp", "include/cuwrap/nvjitlink_raw.hpp",
+                        "include/cuwrap/nvjitlink_enums.hpp", "include/cuwrap/detail/symbols.hpp",
+                        "include/cuwrap/detail/device_attributes.inc",
+                        "include/cuwrap/detail/function_attributes.inc", "src/driver.cpp",
+                        "src/nvrtc.cpp", "src/nvjitlink.cpp"}) {
     EXPECT_TRUE(std::filesystem::is_regular_file(dir.path() / "out" / f)) << f;
   }
   const auto json = nlohmann::json::parse(testing::read_file(report));
@@ -74,7 +75,8 @@ TEST(Cli, NvvmHeaderAbsentIsReportedAndFoundInNvvmInclude) {
   EXPECT_NE(without.output.find("the bindings omit <cuwrap/nvvm.hpp>"), std::string::npos)
       << without.output;
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "without/include/cuwrap/nvvm.hpp"));
-  const std::string symbols = testing::read_file(dir.path() / "without/include/cuwrap/detail/symbols.hpp");
+  const std::string symbols =
+      testing::read_file(dir.path() / "without/include/cuwrap/detail/symbols.hpp");
   EXPECT_NE(symbols.find("\"libnvvm\", \"nvvm.h\", \"CUWRAP_LIBNVVM\", \"libnvvm.so.4\""),
             std::string::npos)
       << symbols;
@@ -170,8 +172,9 @@ TEST(Cli, AbiFromDefinesMatchesTypedefsAndNamesWhatItDoesNotKnow) {
                               "--report " + quoted(typedefs_report.string()));
   ASSERT_EQ(typed.exit_code, 0) << typed.output;
   // cudaTypedefs.h of the fixture has no typedef for cuLogMessage: reported, not silent.
-  EXPECT_NE(typed.output.find("ABI version unknown: cuLogMessage (requested as CUDA_VERSION 12030)"),
-            std::string::npos)
+  EXPECT_NE(
+      typed.output.find("ABI version unknown: cuLogMessage (requested as CUDA_VERSION 12030)"),
+      std::string::npos)
       << typed.output;
   const auto typedefs = nlohmann::json::parse(testing::read_file(typedefs_report));
   EXPECT_EQ(typedefs["abi_versions_from"], "cudaTypedefs.h");
@@ -262,12 +265,15 @@ TEST(Cli, GeneratesWithoutNvJitLinkHeader) {
   }
   // The loader reads kNvJitLinkSymbols/kNvJitLinkSymbolCount; they must still exist.
   const auto use = dir.path() / "use.cpp";
-  std::ofstream(use) << "#include <cuwrap/driver.hpp>\n#include <cuwrap/nvrtc.hpp>\n"
-                        "static_assert(cuwrap::detail::kNvJitLinkSymbolCount == 0);\n"
-                        "const cuwrap::detail::Symbol* table = cuwrap::detail::kNvJitLinkSymbols;\n";
+  std::ofstream(use)
+      << "#include <cuwrap/driver.hpp>\n#include <cuwrap/nvrtc.hpp>\n"
+         "static_assert(cuwrap::detail::kNvJitLinkSymbolCount == 0);\n"
+         "const cuwrap::detail::Symbol* table = cuwrap::detail::kNvJitLinkSymbols;\n";
   const std::string includes = " -I" + quoted((dir.path() / "out/include").string()) + " -I" +
-                               quoted(CUWRAP_RUNTIME_INCLUDE_DIR) + " -I" + quoted(include.string());
-  for (const auto& src : {use, dir.path() / "out/src/driver.cpp", dir.path() / "out/src/nvrtc.cpp"}) {
+                               quoted(CUWRAP_RUNTIME_INCLUDE_DIR) + " -I" +
+                               quoted(include.string());
+  for (const auto& src :
+       {use, dir.path() / "out/src/driver.cpp", dir.path() / "out/src/nvrtc.cpp"}) {
     const auto c = run_command(quoted(CUWRAP_CXX_COMPILER) +
                                " -std=c++20 -Wall -Wextra -Wpedantic -Werror -fsyntax-only" +
                                includes + " " + quoted(src.string()));
@@ -331,11 +337,11 @@ TEST(Cli, CompareWithAnIncludeDirOrAReportWritesMarkdownAndJson) {
   const auto md = dir.path() / "compare.md";
   const auto json = dir.path() / "compare.json";
   const auto report = dir.path() / "report.json";
-  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
-                             quoted((kFixtures / "basic").string()) + " --report " +
-                             quoted(report.string()) + " --compare " +
-                             quoted((kFixtures / "basic").string()) + " --compare-markdown " +
-                             quoted(md.string()) + " --compare-json " + quoted(json.string()));
+  const auto r =
+      run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
+                  quoted((kFixtures / "basic").string()) + " --report " + quoted(report.string()) +
+                  " --compare " + quoted((kFixtures / "basic").string()) + " --compare-markdown " +
+                  quoted(md.string()) + " --compare-json " + quoted(json.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("CUDA 12.3 -> CUDA 12.3: 0 functions added, 0 functions removed"),
             std::string::npos)
@@ -359,7 +365,8 @@ TEST(Cli, CompareWithAnIncludeDirOrAReportWritesMarkdownAndJson) {
   EXPECT_NE(again.output.find(": 1 functions added, 0 functions removed"), std::string::npos)
       << again.output;
   // Without --compare-markdown the Markdown goes to standard output.
-  EXPECT_NE(again.output.find("## Functions added\n\n- `" + dropped + "` (cuda.h)"), std::string::npos)
+  EXPECT_NE(again.output.find("## Functions added\n\n- `" + dropped + "` (cuda.h)"),
+            std::string::npos)
       << again.output;
 }
 
@@ -367,7 +374,8 @@ TEST(Cli, CompareWithABadReportFailsNamingIt) {
   ScratchDir dir;
   const auto compare = [&](const std::filesystem::path& old) {
     return run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
-                       quoted((kFixtures / "basic").string()) + " --compare " + quoted(old.string()));
+                       quoted((kFixtures / "basic").string()) + " --compare " +
+                       quoted(old.string()));
   };
   const auto missing = compare(dir.path() / "none.json");
   EXPECT_EQ(missing.exit_code, 2) << missing.output;

@@ -34,10 +34,10 @@ Api old_api() {
                                              pointer("CUcontext", "pctx", "Returned context")});
   ctx.abi_version = 9020;
   Function attr = function("cuFooGetAttribute", {pointer("void", "value", "Returned value"),
-                                                  value("CUfoo_attribute", "attrib")});
+                                                 value("CUfoo_attribute", "attrib")});
   Function gone = function("cuGone", {value("int", "x")});
-  Function state = function("cuThingGetState",
-                            {pointer("CUthingState", "state", "Returned state"), value("int", "x")});
+  Function state = function(
+      "cuThingGetState", {pointer("CUthingState", "state", "Returned state"), value("int", "x")});
   Function info = function("cuMemGetInfo", {pointer("size_t", "free", "Returned free memory"),
                                             pointer("size_t", "total", "Returned total memory")});
   cuda.functions = {ctx, attr, gone, state, info};
@@ -58,17 +58,19 @@ Api new_api() {
   api.cuda_version = 13000;
   Header cuda;
   cuda.file = "cuda.h";
-  Function ctx = function("cuStreamGetCtx", {value("CUstream", "hStream"),
-                                             pointer("CUcontext", "pctx", "Returned context"),
-                                             pointer("CUgreenCtx", "pGreenCtx", "Returned green context")});
+  Function ctx =
+      function("cuStreamGetCtx",
+               {value("CUstream", "hStream"), pointer("CUcontext", "pctx", "Returned context"),
+                pointer("CUgreenCtx", "pGreenCtx", "Returned green context")});
   ctx.abi_version = 12050;
   ctx.symbol = "cuStreamGetCtx_v2";
   Function attr = function("cuFooGetAttribute", {pointer("void", "value", "Returned value"),
-                                                  value("CUfoo_attribute", "attrib")});
-  Function added = function("cuNew", {value("int", "x"), pointer("int", "result", "Returned result")});
-  Function state =
-      function("cuThingGetState",
-               {pointer("CUthingState", "state", "Returned state", false, false), value("int", "x")});
+                                                 value("CUfoo_attribute", "attrib")});
+  Function added =
+      function("cuNew", {value("int", "x"), pointer("int", "result", "Returned result")});
+  Function state = function(
+      "cuThingGetState",
+      {pointer("CUthingState", "state", "Returned state", false, false), value("int", "x")});
   Function info = function("cuMemGetInfo", {pointer("size_t", "free", "Returned free memory"),
                                             pointer("size_t", "total", "Returned total memory")});
   cuda.functions = {ctx, attr, added, state, info};
@@ -82,11 +84,13 @@ Api new_api() {
 }
 
 nlohmann::json compare_models(const Api& before, const Api& after) {
-  return compare_reports(report_json(make_plan(before)), report_json(make_plan(after)), "old", "new");
+  return compare_reports(report_json(make_plan(before)), report_json(make_plan(after)), "old",
+                         "new");
 }
 
 // The names in comparison list `key`.
-std::vector<std::string> names(const nlohmann::json& c, const char* key, const char* field = "name") {
+std::vector<std::string> names(const nlohmann::json& c, const char* key,
+                               const char* field = "name") {
   std::vector<std::string> out;
   for (const auto& e : c[key]) {
     out.push_back(e[field].get<std::string>());
@@ -104,7 +108,8 @@ TEST(Compare, FindsEachKindOfChange) {
   EXPECT_EQ(names(c, "functions_added"), Names{"cuNew"});
   EXPECT_EQ(names(c, "functions_removed"), Names{"cuGone"});
   EXPECT_EQ(names(c, "signatures_changed"), Names{"cuStreamGetCtx"});
-  EXPECT_EQ(c["signatures_changed"][0]["old"], "CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx)");
+  EXPECT_EQ(c["signatures_changed"][0]["old"],
+            "CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx)");
   EXPECT_EQ(c["signatures_changed"][0]["new"],
             "CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx, CUgreenCtx* pGreenCtx)");
   // cuMemGetInfo is the same on both sides: in no list.
@@ -158,12 +163,14 @@ TEST(Compare, MarkdownHasTheCountsAndOneSectionPerKind) {
   EXPECT_TRUE(has(md, "# cuwrap-gen comparison: CUDA 12.6 → CUDA 13.0\n")) << md;
   EXPECT_TRUE(has(md, "| functions added | 1 |\n")) << md;
   EXPECT_TRUE(has(md, "| enums removed | 1 |\n")) << md;
-  EXPECT_TRUE(has(md, "## Functions added\n\n- `cuNew` (cuda.h): `CUresult cuNew(int x, int* result)`"))
+  EXPECT_TRUE(
+      has(md, "## Functions added\n\n- `cuNew` (cuda.h): `CUresult cuNew(int x, int* result)`"))
       << md;
   EXPECT_TRUE(has(md, "## C signatures changed\n")) << md;
   EXPECT_TRUE(has(md, "- `CU_FOO_ATTRIBUTE_SIZE` (CUfoo_attribute): `int` → `size_t`")) << md;
   EXPECT_TRUE(has(md, "- `CU_FOO_ATTRIBUTE_OLD` (CUfoo_attribute): `int` → untyped")) << md;
-  EXPECT_TRUE(has(md, "## Fell to raw-only\n\n- `cuThingGetState` (cuda.h): output parameter 'state'"))
+  EXPECT_TRUE(
+      has(md, "## Fell to raw-only\n\n- `cuThingGetState` (cuda.h): output parameter 'state'"))
       << md;
   EXPECT_TRUE(has(md, "## Changed functions to review")) << md;
   // No change of a kind: no section for it.
@@ -190,16 +197,20 @@ TEST(Compare, AHeaderInOneReportOnlyIsNamedNotCompared) {
   EXPECT_EQ(names(c, "enums_added"), Names{"CUnew"});
   EXPECT_EQ(names(c, "functions_removed"), Names{"cuGone"});
   const std::string summary = comparison_summary(c);
-  const std::string tail = "changed functions to review; not compared, in the CUDA 13.0 headers only: nvvm.h";
-  EXPECT_EQ(summary.substr(summary.size() - std::min(summary.size(), tail.size())), tail) << summary;
-  EXPECT_TRUE(has(comparison_markdown(c), "\nNot compared, in the CUDA 13.0 headers only: nvvm.h ("))
+  const std::string tail =
+      "changed functions to review; not compared, in the CUDA 13.0 headers only: nvvm.h";
+  EXPECT_EQ(summary.substr(summary.size() - std::min(summary.size(), tail.size())), tail)
+      << summary;
+  EXPECT_TRUE(
+      has(comparison_markdown(c), "\nNot compared, in the CUDA 13.0 headers only: nvvm.h ("))
       << comparison_markdown(c);
   // The other way round: in the old headers only; removed nothing of it.
   const auto back = compare_models(with_nvvm, old_api());
   EXPECT_EQ(back["headers_only_in_old"], nlohmann::json::array({"nvvm.h"}));
   EXPECT_EQ(names(back, "functions_removed"), Names{"cuNew"});
   EXPECT_EQ(names(back, "enums_removed"), Names{"CUnew"});
-  EXPECT_TRUE(has(comparison_summary(back), "; not compared, in the CUDA 13.0 headers only: nvvm.h"))
+  EXPECT_TRUE(
+      has(comparison_summary(back), "; not compared, in the CUDA 13.0 headers only: nvvm.h"))
       << comparison_summary(back);
   // The same headers on both sides: nothing said.
   EXPECT_FALSE(has(comparison_summary(compare_models(old_api(), new_api())), "not compared"));
@@ -217,8 +228,8 @@ TEST(Compare, ReportOfAnotherFormatVersionIsRefusedNamingBoth) {
     EXPECT_TRUE(has(e.what(), "old.json is a report of format version " +
                                   std::to_string(kReportFormatVersion + 1)))
         << e.what();
-    EXPECT_TRUE(has(e.what(), "this cuwrap-gen reads format version " +
-                                  std::to_string(kReportFormatVersion)))
+    EXPECT_TRUE(has(e.what(),
+                    "this cuwrap-gen reads format version " + std::to_string(kReportFormatVersion)))
         << e.what();
     EXPECT_FALSE(e.missing());
   }
@@ -228,7 +239,8 @@ TEST(Compare, ReportOfAnotherFormatVersionIsRefusedNamingBoth) {
     check_report(report, "first.json");
     FAIL() << "accepted a report without format_version";
   } catch (const ReportError& e) {
-    EXPECT_TRUE(has(e.what(), "first.json is a report of format version 1 (it has no \"format_version\")"))
+    EXPECT_TRUE(
+        has(e.what(), "first.json is a report of format version 1 (it has no \"format_version\")"))
         << e.what();
   }
   EXPECT_THROW(check_report(nlohmann::json::array(), "list.json"), ReportError);
@@ -251,7 +263,8 @@ TEST(Compare, MissingOrGarbledReportFileNamesThePath) {
     FAIL() << "read a garbled report";
   } catch (const ReportError& e) {
     EXPECT_FALSE(e.missing());
-    EXPECT_TRUE(has(e.what(), garbled.string() + " is not a cuwrap-gen report (not JSON")) << e.what();
+    EXPECT_TRUE(has(e.what(), garbled.string() + " is not a cuwrap-gen report (not JSON"))
+        << e.what();
   }
   const auto good = dir.path() / "good.json";
   std::ofstream(good) << report_json(make_plan(old_api())).dump(2);
@@ -265,12 +278,14 @@ TEST(Compare, ClassificationListsEveryFunction) {
   const std::string text = classification_text(report);
   EXPECT_TRUE(has(text, "\ncuda.h cuMemGetInfo: aggregate in() out(free: size_t, total: size_t)\n"))
       << text;
-  EXPECT_TRUE(has(text, "\ncuda.h cuThingGetState: raw-only (output parameter 'state' points to "
-                        "incomplete type 'CUthingState')\n"))
+  EXPECT_TRUE(has(text,
+                  "\ncuda.h cuThingGetState: raw-only (output parameter 'state' points to "
+                  "incomplete type 'CUthingState')\n"))
       << text;
-  EXPECT_TRUE(has(text, "\ncuda.h cuFooGetAttribute: void in(value: void*, attrib: CUfoo_attribute) "
-                        "out(); second typed attribute in(attrib: template key CUfoo_attribute) "
-                        "out(value: keyed value void*)\n"))
+  EXPECT_TRUE(has(text,
+                  "\ncuda.h cuFooGetAttribute: void in(value: void*, attrib: CUfoo_attribute) "
+                  "out(); second typed attribute in(attrib: template key CUfoo_attribute) "
+                  "out(value: keyed value void*)\n"))
       << text;
   EXPECT_TRUE(has(text, "CUDA_VERSION 13000")) << text;
 }

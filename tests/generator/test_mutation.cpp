@@ -78,9 +78,11 @@ class Mutator {
         return text.substr(0, cut);
       }
       case 2: {  // a type nobody declared
-        static const std::regex type(R"(\b(CU\w+|size_t|int|unsigned int|nvrtc\w+|nvJitLink\w+)\b)");
+        static const std::regex type(
+            R"(\b(CU\w+|size_t|int|unsigned int|nvrtc\w+|nvJitLink\w+)\b)");
         std::vector<std::smatch> hits;
-        for (auto it = std::sregex_iterator(text.begin(), text.end(), type); it != std::sregex_iterator(); ++it) {
+        for (auto it = std::sregex_iterator(text.begin(), text.end(), type);
+             it != std::sregex_iterator(); ++it) {
           hits.push_back(*it);
         }
         if (hits.empty()) {
@@ -93,17 +95,23 @@ class Mutator {
                text.substr(static_cast<std::size_t>(hit.position() + hit.length()));
       }
       case 3: {  // unbalanced preprocessor conditionals and macros
-        static const char* const kInserts[] = {"#if 1", "#endif", "#ifdef __cplusplus", "#else",
-                                               "#define CUWRAP_BROKEN(", "#define cuInit(",
-                                               "#elif", "#if", "#include \"missing_header.h\""};
+        static const char* const kInserts[] = {"#if 1",
+                                               "#endif",
+                                               "#ifdef __cplusplus",
+                                               "#else",
+                                               "#define CUWRAP_BROKEN(",
+                                               "#define cuInit(",
+                                               "#elif",
+                                               "#if",
+                                               "#include \"missing_header.h\""};
         const char* insert = kInserts[pick(std::size(kInserts))];
         what = std::string("inserted '") + insert + "' before line " + std::to_string(at + 1);
         lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(at), insert);
         return join(lines);
       }
       case 4: {  // stray punctuation
-        static const char* const kInserts[] = {"{", "}", ")", "(", ";", "extern \"C\" {", "typedef",
-                                               "/*", "\"", "CUresult CUDAAPI"};
+        static const char* const kInserts[] = {
+            "{", "}", ")", "(", ";", "extern \"C\" {", "typedef", "/*", "\"", "CUresult CUDAAPI"};
         const char* insert = kInserts[pick(std::size(kInserts))];
         what = std::string("inserted '") + insert + "' before line " + std::to_string(at + 1);
         lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(at), insert);
@@ -132,7 +140,8 @@ class Mutator {
           c = static_cast<char>(pick(256));
         }
         const std::size_t pos = pick(text.size() + 1);
-        what = "garbage of " + std::to_string(garbage.size()) + " bytes at byte " + std::to_string(pos);
+        what = "garbage of " + std::to_string(garbage.size()) + " bytes at byte " +
+               std::to_string(pos);
         return pick(4) == 0 ? garbage : text.substr(0, pos) + garbage + text.substr(pos);
       }
     }
@@ -155,7 +164,8 @@ struct Outcome {
 };
 
 // Run the pipeline on `headers` (file → text) and check the outcome.
-void check_one(const ScratchDir& scratch, int index, const std::vector<std::pair<std::string, std::string>>& headers,
+void check_one(const ScratchDir& scratch, int index,
+               const std::vector<std::pair<std::string, std::string>>& headers,
                const std::string& what, Outcome& outcome) {
   const fs::path in = scratch.path() / ("in" + std::to_string(index));
   fs::create_directories(in);
@@ -185,7 +195,8 @@ void check_one(const ScratchDir& scratch, int index, const std::vector<std::pair
     static const std::regex location(R"([\w./+-]+\.(h|cpp):[0-9]+:[0-9]+: )");
     static const std::regex header_location(R"([\w./+-]+\.h:[0-9]+:[0-9]+: )");
     EXPECT_TRUE(std::regex_search(err.str(), location))
-        << "input " << index << " (" << what << "): an error without file:line:col:\n" << err.str();
+        << "input " << index << " (" << what << "): an error without file:line:col:\n"
+        << err.str();
     if (!std::regex_search(err.str(), header_location)) {
       ++outcome.outside_headers;
     }

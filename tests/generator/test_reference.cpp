@@ -2,12 +2,11 @@
 // each output cuda.bindings returns is returned by one of our typed forms, never left
 // as an out-pointer parameter. For 13.x headers the classification is compared both
 // ways: our most typed form takes what cuda.bindings takes (less the sizes it derives)
-// and returns what it returns, and nothing else. The reference (reference/cuda_bindings_13.3.json) was
-// dumped on the GPU machine by scripts/dump_cuda_bindings.py: per function its Python
-// inputs ("params") and its numpydoc "Returns" lines (the first two are the CUresult
-// and its status list; then `name : type` lines, each followed by a description).
-// cuda.bindings names nvJitLink's functions in snake_case, so nvJitLink.h is checked by
-// the coverage tests alone.
+// and returns what it returns, and nothing else. The reference (reference/cuda_bindings_13.3.json)
+// was dumped on the GPU machine by scripts/dump_cuda_bindings.py: per function its Python inputs
+// ("params") and its numpydoc "Returns" lines (the first two are the CUresult and its status list;
+// then `name : type` lines, each followed by a description). cuda.bindings names nvJitLink's
+// functions in snake_case, so nvJitLink.h is checked by the coverage tests alone.
 #include "support.hpp"
 
 #include <gtest/gtest-spi.h>
@@ -29,8 +28,8 @@ using testing::ScratchDir;
 
 // cuda.bindings renames parameters that are Python keywords or builtins: its name → C's.
 const std::map<std::string, std::string> kPythonNames = {
-    {"typename", "type"}, {"from_", "from"}, {"input_", "input"}, {"numbytes", "bytes"},
-    {"pformat", "format"},
+    {"typename", "type"},  {"from_", "from"},     {"input_", "input"},
+    {"numbytes", "bytes"}, {"pformat", "format"},
 };
 
 // Parameters cuda.bindings names otherwise in one function: (function, its name) → C's.
@@ -56,15 +55,15 @@ const std::map<std::pair<std::string, std::string>, std::string> kReturnsMore = 
 };
 
 nlohmann::json reference() {
-  return nlohmann::json::parse(
-      testing::read_file(fs::path(CUWRAP_TEST_SOURCE_DIR) / "reference" / "cuda_bindings_13.3.json"));
+  return nlohmann::json::parse(testing::read_file(fs::path(CUWRAP_TEST_SOURCE_DIR) / "reference" /
+                                                  "cuda_bindings_13.3.json"));
 }
 
 nlohmann::json report_for(const fs::path& include, const ScratchDir& dir) {
   const fs::path report = dir.path() / "report.json";
-  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " + quoted(include.string()) +
-                             " --output " + quoted((dir.path() / "out").string()) + " --report " +
-                             quoted(report.string()));
+  const auto r = run_command(
+      quoted(CUWRAP_GEN_EXE) + " --cuda-include " + quoted(include.string()) + " --output " +
+      quoted((dir.path() / "out").string()) + " --report " + quoted(report.string()));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return r.exit_code == 0 ? nlohmann::json::parse(testing::read_file(report)) : nlohmann::json();
 }
@@ -75,7 +74,8 @@ std::string c_name(const std::string& function, const std::string& name,
   if (const auto it = kRenamed.find({function, name}); it != kRenamed.end()) {
     return it->second;
   }
-  if (const auto it = kPythonNames.find(name); it != kPythonNames.end() && c_params.count(name) == 0) {
+  if (const auto it = kPythonNames.find(name);
+      it != kPythonNames.end() && c_params.count(name) == 0) {
     return it->second;
   }
   return name;
@@ -162,8 +162,8 @@ struct Tally {
 // supplies itself, the sizes of spans and vectors), and returns nothing that
 // cuda.bindings does not return (named, or among its unnamed results), except where
 // kReturnsMore says why.
-Tally check_header(const nlohmann::json& report, const nlohmann::json& ref, const std::string& header,
-                   const std::string& lib, bool both_ways = true) {
+Tally check_header(const nlohmann::json& report, const nlohmann::json& ref,
+                   const std::string& header, const std::string& lib, bool both_ways = true) {
   Tally t;
   for (const auto& h : report["headers"]) {
     if (h["header"] != header) {
@@ -250,8 +250,8 @@ void expect_at_least_as_typed(const fs::path& include, int expected_driver_funct
   ScratchDir dir;
   const auto report = report_for(include, dir);
   const auto ref = reference();
-  for (const auto& [header, lib] : {std::pair<std::string, std::string>{"cuda.h", "driver"},
-                                    {"nvrtc.h", "nvrtc"}}) {
+  for (const auto& [header, lib] :
+       {std::pair<std::string, std::string>{"cuda.h", "driver"}, {"nvrtc.h", "nvrtc"}}) {
     const bool same_generation = report["cuda_version"].get<int>() / 1000 == 13;
     const Tally t = check_header(report, ref, header, lib, same_generation);
     EXPECT_GT(t.checked, 0) << header;
@@ -300,7 +300,10 @@ nlohmann::json one_function_report(const nlohmann::json& inputs, const nlohmann:
   return {{"headers",
            {{{"header", "cuda.h"},
              {"functions",
-              {{{"name", "cuThing"}, {"shape", "value"}, {"inputs", inputs}, {"outputs", outputs}}}}}}}};
+              {{{"name", "cuThing"},
+                {"shape", "value"},
+                {"inputs", inputs},
+                {"outputs", outputs}}}}}}}};
 }
 
 const nlohmann::json kThingReference = {
@@ -331,11 +334,14 @@ TEST(Reference, TheSameInputsAndOutputsPassBothWays) {
 
 // Theirs → ours: an output they return that we take as a parameter.
 TEST(Reference, AnOutPointerLeftAsParameterFails) {
-  const auto untyped = one_function_report({{{"name", "dev"}}, {{"name", "value"}}}, nlohmann::json::array());
-  EXPECT_EQ(failures_of([&] {
-              EXPECT_EQ(check_header(untyped, kThingReference, "cuda.h", "driver", false).at_least_as_typed, 0);
-            }),
-            1);
+  const auto untyped =
+      one_function_report({{{"name", "dev"}}, {{"name", "value"}}}, nlohmann::json::array());
+  EXPECT_EQ(
+      failures_of([&] {
+        EXPECT_EQ(
+            check_header(untyped, kThingReference, "cuda.h", "driver", false).at_least_as_typed, 0);
+      }),
+      1);
   // Both ways it is also an input of ours that cuda.bindings does not take.
   EXPECT_EQ(failures_of([&] { check_header(untyped, kThingReference, "cuda.h", "driver"); }), 2);
 }
@@ -343,19 +349,23 @@ TEST(Reference, AnOutPointerLeftAsParameterFails) {
 // Ours → theirs: an output we return that they do not, and an input they take that we
 // do not know.
 TEST(Reference, AnOutputTheyDoNotReturnOrAnInputWeLackFails) {
-  const auto more = one_function_report({{{"name", "dev"}}}, {{{"name", "value"}}, {{"name", "extra"}}});
+  const auto more =
+      one_function_report({{{"name", "dev"}}}, {{{"name", "value"}}, {{"name", "extra"}}});
   EXPECT_EQ(failures_of([&] {
-              EXPECT_EQ(check_header(more, kThingReference, "cuda.h", "driver").same_classification, 0);
+              EXPECT_EQ(check_header(more, kThingReference, "cuda.h", "driver").same_classification,
+                        0);
             }),
             1);
-  EXPECT_EQ(failures_of([&] { check_header(more, kThingReference, "cuda.h", "driver", false); }), 0);
+  EXPECT_EQ(failures_of([&] { check_header(more, kThingReference, "cuda.h", "driver", false); }),
+            0);
   // An unnamed result of theirs ("None") may be ours.
   nlohmann::json unnamed = kThingReference;
   unnamed["driver"]["cuThing"]["returns"].push_back("None");
   EXPECT_EQ(failures_of([&] { check_header(more, unnamed, "cuda.h", "driver"); }), 0);
   const auto fewer = one_function_report(nlohmann::json::array(), {{{"name", "value"}}});
   EXPECT_EQ(failures_of([&] {
-              EXPECT_EQ(check_header(fewer, kThingReference, "cuda.h", "driver").same_classification, 0);
+              EXPECT_EQ(
+                  check_header(fewer, kThingReference, "cuda.h", "driver").same_classification, 0);
             }),
             1);
 }

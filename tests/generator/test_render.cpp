@@ -120,8 +120,9 @@ TEST(Render, DriverHeadersSplitRawTypedAndEnums) {
                   "CUWRAP_DRIVER_BEGIN_FORM\n/// \\brief Allocates device memory\nCUdeviceptr "
                   "cuMemAlloc(size_t bytesize);\n#if CUWRAP_DRIVER_BODIES\nCUWRAP_DRIVER_INLINE "
                   "CUdeviceptr cuMemAlloc(size_t bytesize) {"));
-  EXPECT_TRUE(has(h, "#elif defined(CUWRAP_INLINE_BINDINGS)\n#define CUWRAP_DRIVER_BEGIN_FORM "
-                     "inline namespace inline_bindings {"));
+  EXPECT_TRUE(has(h,
+                  "#elif defined(CUWRAP_INLINE_BINDINGS)\n#define CUWRAP_DRIVER_BEGIN_FORM "
+                  "inline namespace inline_bindings {"));
   EXPECT_FALSE(has(h, "inline CUdeviceptr cuMemAlloc"));
   // A form of the per-thread default stream stays inline: the including code decides.
   EXPECT_TRUE(has(h, "inline bool cuStreamQuery(CUstream hStream) {"));
@@ -157,8 +158,9 @@ TEST(Render, OneCallFormsAndLogHandles) {
   EXPECT_TRUE(
       has(file(files, "include/cuwrap/nvrtc_raw.hpp").text, "return NVRTC_ERROR_INTERNAL_ERROR;"));
   // The library's handwritten forms come in at the end of its typed header.
-  EXPECT_TRUE(has(h, "#pragma GCC diagnostic pop\n\n// Handwritten forms beside the generated "
-                     "ones.\n#include <cuwrap/nvrtc_program_headers.hpp>"));
+  EXPECT_TRUE(has(h,
+                  "#pragma GCC diagnostic pop\n\n// Handwritten forms beside the generated "
+                  "ones.\n#include <cuwrap/nvrtc_program_headers.hpp>"));
   EXPECT_FALSE(has(file(files, "include/cuwrap/driver.hpp").text, "Handwritten forms"));
 }
 

@@ -33,10 +33,10 @@ std::vector<FormRole> roles(const FunctionPlan& p) {
 }
 
 TEST(Shapes, InOutCountMakesAnEnumeration) {
-  const auto plans = planned({function(
-      "cuGraphGetNodes", {value("CUgraph", "hGraph", "Graph to query"),
-                          pointer("CUgraphNode", "nodes", "Pointer to return the nodes"),
-                          pointer("size_t", "numNodes", "See description")})});
+  const auto plans = planned(
+      {function("cuGraphGetNodes", {value("CUgraph", "hGraph", "Graph to query"),
+                                    pointer("CUgraphNode", "nodes", "Pointer to return the nodes"),
+                                    pointer("size_t", "numNodes", "See description")})});
   ASSERT_TRUE(plans[0].second.has_value());
   EXPECT_EQ(plans[0].second->sizing, Sizing::Enumerate);
   EXPECT_EQ(roles(plans[0]),
@@ -98,15 +98,15 @@ TEST(Shapes, TwoCallBufferProtocolInBytesHasNoVectorForm) {
 }
 
 TEST(Shapes, CountPairsWithItsArraysByNameOrDocumentation) {
-  const auto plans = planned({function(
-      "cuGraphAddEmptyNode",
-      {pointer("CUgraphNode", "phGraphNode", "Returns newly created node"),
-       value("CUgraph", "hGraph", "Graph to which to add the node"),
-       pointer("CUgraphNode", "dependencies", "Dependencies of the node", true),
-       value("size_t", "numDependencies", "Number of dependencies")})});
+  const auto plans =
+      planned({function("cuGraphAddEmptyNode",
+                        {pointer("CUgraphNode", "phGraphNode", "Returns newly created node"),
+                         value("CUgraph", "hGraph", "Graph to which to add the node"),
+                         pointer("CUgraphNode", "dependencies", "Dependencies of the node", true),
+                         value("size_t", "numDependencies", "Number of dependencies")})});
   ASSERT_TRUE(plans[0].second.has_value());
   EXPECT_EQ(roles(plans[0]), (std::vector<FormRole>{FormRole::Output, FormRole::Input,
-                                                     FormRole::Span, FormRole::SpanCount}));
+                                                    FormRole::Span, FormRole::SpanCount}));
   EXPECT_EQ(plans[0].second->params[2].element, "CUgraphNode const");
   EXPECT_EQ(plans[0].second->shape, "value");
 }
@@ -116,12 +116,13 @@ TEST(Shapes, CountPairsWithItsArraysByNameOrDocumentation) {
 // ones documented "Optional" may be empty.
 TEST(Shapes, ArraysBesideTheCountedOneAreSpansOfTheSameCount) {
   const auto plans = planned(
-      {function("cuGraphAddDependencies",
-                {value("CUgraph", "hGraph", "Graph to which dependencies are added"),
-                 pointer("CUgraphNode", "from", "Array of nodes that provide the dependencies", true),
-                 pointer("CUgraphNode", "to", "Array of dependent nodes", true),
-                 pointer("CUgraphEdgeData", "edgeData", "Optional array of edge data.", true),
-                 value("size_t", "numDependencies", "Number of dependencies to be added")}),
+      {function(
+           "cuGraphAddDependencies",
+           {value("CUgraph", "hGraph", "Graph to which dependencies are added"),
+            pointer("CUgraphNode", "from", "Array of nodes that provide the dependencies", true),
+            pointer("CUgraphNode", "to", "Array of dependent nodes", true),
+            pointer("CUgraphEdgeData", "edgeData", "Optional array of edge data.", true),
+            value("size_t", "numDependencies", "Number of dependencies to be added")}),
        function("cuGraphAddNode",
                 {pointer("CUgraphNode", "phGraphNode", "Returns newly created node"),
                  value("CUgraph", "hGraph", "Graph to which to add the node"),
@@ -131,9 +132,8 @@ TEST(Shapes, ArraysBesideTheCountedOneAreSpansOfTheSameCount) {
                  value("size_t", "numDependencies", "Number of dependencies"),
                  pointer("CUgraphNodeParams", "nodeParams", "Specification of the node")})});
   ASSERT_TRUE(plans[0].second.has_value());
-  EXPECT_EQ(roles(plans[0]),
-            (std::vector<FormRole>{FormRole::Input, FormRole::Span, FormRole::Span, FormRole::Span,
-                                   FormRole::SpanCount}));
+  EXPECT_EQ(roles(plans[0]), (std::vector<FormRole>{FormRole::Input, FormRole::Span, FormRole::Span,
+                                                    FormRole::Span, FormRole::SpanCount}));
   for (std::size_t i : {1u, 2u, 3u}) {
     EXPECT_EQ(plans[0].second->params[i].count, 4u) << i;
   }
@@ -150,17 +150,17 @@ TEST(Shapes, ArraysBesideTheCountedOneAreSpansOfTheSameCount) {
 // `optionValues` extends `options`: counted by numOptions even with other counts around;
 // an "Array of" input beside two counts is not guessed at.
 TEST(Shapes, ArraysNamedAfterTheCountedOneShareItsCount) {
-  const auto plans = planned({function(
-      "cuLibraryLoadData",
-      {pointer("CUlibrary", "library", "Returned library"),
-       pointer("void", "code", "Code to load", true),
-       pointer("CUjit_option", "jitOptions", "Options for JIT"),
-       pointer("void*", "jitOptionsValues", "Option values for JIT"),
-       value("unsigned int", "numJitOptions", "Number of options"),
-       pointer("CUlibraryOption", "libraryOptions", "Options for loading"),
-       pointer("void*", "libraryOptionValues", "Option values for loading"),
-       value("unsigned int", "numLibraryOptions", "Number of options for loading"),
-       pointer("int", "extras", "Array of extra things", true)})});
+  const auto plans = planned(
+      {function("cuLibraryLoadData",
+                {pointer("CUlibrary", "library", "Returned library"),
+                 pointer("void", "code", "Code to load", true),
+                 pointer("CUjit_option", "jitOptions", "Options for JIT"),
+                 pointer("void*", "jitOptionsValues", "Option values for JIT"),
+                 value("unsigned int", "numJitOptions", "Number of options"),
+                 pointer("CUlibraryOption", "libraryOptions", "Options for loading"),
+                 pointer("void*", "libraryOptionValues", "Option values for loading"),
+                 value("unsigned int", "numLibraryOptions", "Number of options for loading"),
+                 pointer("int", "extras", "Array of extra things", true)})});
   ASSERT_TRUE(plans[0].second.has_value());
   EXPECT_EQ(roles(plans[0]),
             (std::vector<FormRole>{FormRole::Output, FormRole::Input, FormRole::Span,
@@ -181,12 +181,13 @@ TEST(Shapes, TiedPairingsPairNothing) {
 TEST(Shapes, AttributeValueTypedFromTheEnumDocumentation) {
   Enum e;
   e.name = "CUmemPool_attribute";
-  e.enumerators = {{"CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", 4, "Bytes to keep (value type = cuuint64_t)", false},
-                   {"CU_MEMPOOL_ATTR_UNDOCUMENTED", 5, "No type named", false}};
-  auto get = function("cuMemPoolGetAttribute",
-                      {value("CUmemoryPool", "pool", "The pool"),
-                       value("CUmemPool_attribute", "attr", "The attribute"),
-                       pointer("void", "value", "Retrieved value")});
+  e.enumerators = {
+      {"CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", 4, "Bytes to keep (value type = cuuint64_t)", false},
+      {"CU_MEMPOOL_ATTR_UNDOCUMENTED", 5, "No type named", false}};
+  auto get =
+      function("cuMemPoolGetAttribute", {value("CUmemoryPool", "pool", "The pool"),
+                                         value("CUmemPool_attribute", "attr", "The attribute"),
+                                         pointer("void", "value", "Retrieved value")});
   const auto plans = planned({get}, {e});
   ASSERT_TRUE(plans[0].second.has_value());
   const SecondForm& form = *plans[0].second;
@@ -194,16 +195,15 @@ TEST(Shapes, AttributeValueTypedFromTheEnumDocumentation) {
   EXPECT_FALSE(form.setter);
   ASSERT_TRUE(form.key.has_value());
   // Only the documented enumerator gets a type: the other one does not compile typed.
-  EXPECT_EQ(form.key->types,
-            (std::vector<std::pair<std::string, std::string>>{
-                {"CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", "cuuint64_t"}}));
+  EXPECT_EQ(form.key->types, (std::vector<std::pair<std::string, std::string>>{
+                                 {"CU_MEMPOOL_ATTR_RELEASE_THRESHOLD", "cuuint64_t"}}));
 }
 
 TEST(Shapes, FirstFormIsKept) {
-  const auto plans = planned({function(
-      "cuGraphGetNodes", {value("CUgraph", "hGraph", "Graph to query"),
-                          pointer("CUgraphNode", "nodes", "Pointer to return the nodes"),
-                          pointer("size_t", "numNodes", "See description")})});
+  const auto plans = planned(
+      {function("cuGraphGetNodes", {value("CUgraph", "hGraph", "Graph to query"),
+                                    pointer("CUgraphNode", "nodes", "Pointer to return the nodes"),
+                                    pointer("size_t", "numNodes", "See description")})});
   EXPECT_EQ(plans[0].shape, Shape::Void);  // the pointer + count form stays
 }
 

@@ -289,10 +289,9 @@ void expect_documented_comparison(const fs::path& old_include, const fs::path& n
                                   const std::string& file) {
   ScratchDir dir;
   const fs::path md = dir.path() / "compare.md";
-  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
-                             quoted(new_include.string()) + " --compare " +
-                             quoted(old_include.string()) + " --compare-markdown " +
-                             quoted(md.string()));
+  const auto r = run_command(
+      quoted(CUWRAP_GEN_EXE) + " --cuda-include " + quoted(new_include.string()) + " --compare " +
+      quoted(old_include.string()) + " --compare-markdown " + quoted(md.string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string marker = "cuwrap-gen: compared with " + old_include.string() + ": ";
   const auto at = r.output.find(marker);
@@ -301,20 +300,23 @@ void expect_documented_comparison(const fs::path& old_include, const fs::path& n
       r.output.substr(at + marker.size(), r.output.find('\n', at) - at - marker.size());
   const std::string doc = testing::read_file(kSourceDir / "docs" / "regenerating.md");
   EXPECT_NE(doc.find(summary), std::string::npos)
-      << "docs/regenerating.md does not show the counts cuwrap-gen gives now:\n" << summary;
+      << "docs/regenerating.md does not show the counts cuwrap-gen gives now:\n"
+      << summary;
   // The excerpt the page shows after the 12.6 → 13.0 counts is part of that comparison.
   const std::string excerpt_at = "An excerpt:\n\n```text\n";
   const auto begin = doc.find(excerpt_at);
   ASSERT_NE(begin, std::string::npos);
   const auto end = doc.find("```", begin + excerpt_at.size());
   if (file == "cuda-12.6-to-13.0.md") {
-    std::istringstream excerpt(doc.substr(begin + excerpt_at.size(), end - begin - excerpt_at.size()));
+    std::istringstream excerpt(
+        doc.substr(begin + excerpt_at.size(), end - begin - excerpt_at.size()));
     for (std::string line; std::getline(excerpt, line);) {
       EXPECT_NE(testing::read_file(md).find(line + "\n"), std::string::npos)
           << "docs/regenerating.md's excerpt has a line the comparison does not: " << line;
     }
   }
-  EXPECT_TRUE(testing::read_file(kSourceDir / "docs" / "comparisons" / file) == testing::read_file(md))
+  EXPECT_TRUE(testing::read_file(kSourceDir / "docs" / "comparisons" / file) ==
+              testing::read_file(md))
       << "docs/comparisons/" << file << " differs from what cuwrap-gen --compare writes; "
       << "write it again: cuwrap-gen --cuda-include " << new_include.string() << " --compare "
       << old_include.string() << " --compare-markdown docs/comparisons/" << file;
@@ -492,10 +494,10 @@ TEST(Toolkit, DriverEntriesCarryTheAbiOfTheirPrototype) {
 // A set of bindings (include/ and src/ as cuwrap-gen writes them) and the CUDA headers
 // they were generated from.
 struct Bindings {
-  std::string name;        // the test's suffix
-  fs::path root;           // holds include/cuwrap/
-  fs::path cuda_include;   // the toolkit headers they are compiled against
-  std::string missing;     // why they cannot be tested here; "" when they can
+  std::string name;       // the test's suffix
+  fs::path root;          // holds include/cuwrap/
+  fs::path cuda_include;  // the toolkit headers they are compiled against
+  std::string missing;    // why they cannot be tested here; "" when they can
   /// The libraries bound on request whose headers are here too ("nvml", "nvfatbin"), and
   /// the compiler flag naming those headers' directory.
   std::vector<std::string> extra_libraries = {};
@@ -512,8 +514,8 @@ void PrintTo(const Bindings& bindings, std::ostream* os) {
 // CUWRAP_BINDINGS_DIR), those against the configured toolkit.
 std::vector<Bindings> bindings_under_test() {
   std::vector<Bindings> out;
-  out.push_back({"CheckedIn", kCheckedIn, CUWRAP_CHECKED_IN_CUDA_INCLUDE,
-                 checked_in_headers_missing()});
+  out.push_back(
+      {"CheckedIn", kCheckedIn, CUWRAP_CHECKED_IN_CUDA_INCLUDE, checked_in_headers_missing()});
   if (checked_in_extra_missing().empty()) {
     for (const auto& [file, header] : header_of_library_files(kCheckedIn / "coverage.json")) {
       const fs::path extra = CUWRAP_CHECKED_IN_EXTRA_HEADERS;
@@ -656,19 +658,19 @@ void expect_defines_match_typedefs(const fs::path& include, const char* variable
   for (const char* h : {"cuda.h", "nvrtc.h", "nvJitLink.h"}) {
     fs::copy_file(include / h, bare / h);
   }
-  const auto refused = run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " +
-                                   quoted(bare.string()) + " --output " +
-                                   quoted((dir.path() / "refused").string()));
+  const auto refused =
+      run_command(quoted(CUWRAP_GEN_EXE) + " --cuda-include " + quoted(bare.string()) +
+                  " --output " + quoted((dir.path() / "refused").string()));
   EXPECT_EQ(refused.exit_code, 2) << refused.output;
   EXPECT_NE(refused.output.find((bare / "cudaTypedefs.h").string()), std::string::npos)
       << refused.output;
   EXPECT_FALSE(fs::exists(dir.path() / "refused"));
 
   const auto typedefs = generate(include, dir.path() / "typed", dir.path() / "typed.json");
-  const auto r = run_command(quoted(CUWRAP_GEN_EXE) + " --abi-from-defines --cuda-include " +
-                             quoted(bare.string()) + " --output " +
-                             quoted((dir.path() / "out").string()) + " --report " +
-                             quoted((dir.path() / "defines.json").string()));
+  const auto r =
+      run_command(quoted(CUWRAP_GEN_EXE) + " --abi-from-defines --cuda-include " +
+                  quoted(bare.string()) + " --output " + quoted((dir.path() / "out").string()) +
+                  " --report " + quoted((dir.path() / "defines.json").string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto defines = nlohmann::json::parse(testing::read_file(dir.path() / "defines.json"));
   EXPECT_EQ(defines["abi_versions_from"], "versioned names");

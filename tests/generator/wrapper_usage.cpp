@@ -78,7 +78,8 @@ void use_typed_forms(CUgraph graph, CUgraphNode node, CUmodule mod, CUdeviceptr 
   cuuint64_t threshold =
       cuwrap::driver::cuMemPoolGetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool);
   cuwrap::driver::cuMemPoolSetAttribute<CU_MEMPOOL_ATTR_RELEASE_THRESHOLD>(pool, threshold);
-  cuuint64_t used = cuwrap::driver::cuDeviceGetGraphMemAttribute<CU_GRAPH_MEM_ATTR_USED_MEM_HIGH>(dev);
+  cuuint64_t used =
+      cuwrap::driver::cuDeviceGetGraphMemAttribute<CU_GRAPH_MEM_ATTR_USED_MEM_HIGH>(dev);
   bool on_exception = cuwrap::driver::cuCoredumpGetAttribute<CU_COREDUMP_ENABLE_ON_EXCEPTION>();
   int read_mostly =
       cuwrap::driver::cuMemRangeGetAttribute<CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY>(ptr, 64);
@@ -96,8 +97,8 @@ void use_typed_forms(CUgraph graph, CUgraphNode node, CUmodule mod, CUdeviceptr 
   CUgraphExecUpdateResultInfo info = cuwrap::driver::cuGraphExecUpdate(exec, graph);
   CUgraphNode empty = cuwrap::driver::cuGraphAddEmptyNode(graph, std::span(nodes));
   cuwrap::driver::cuGraphAddEmptyNode(graph, nodes.data(), nodes.size());  // pointer + count
-  CUstreamCaptureMode old = cuwrap::driver::cuThreadExchangeStreamCaptureMode(
-      CU_STREAM_CAPTURE_MODE_RELAXED);
+  CUstreamCaptureMode old =
+      cuwrap::driver::cuThreadExchangeStreamCaptureMode(CU_STREAM_CAPTURE_MODE_RELAXED);
   std::vector<int> archs = cuwrap::nvrtc::nvrtcGetSupportedArchs();
   const char* const headers[] = {"#pragma once\n"};
   const char* const names[] = {"h.cuh"};
@@ -107,15 +108,16 @@ void use_typed_forms(CUgraph graph, CUgraphNode node, CUmodule mod, CUdeviceptr 
   nvJitLinkHandle h = cuwrap::nvjitlink::nvJitLinkCreate(options);
   std::cout << nodes.size() << from.size() << to.size() << edgeData.size() << deps.size()
             << depEdges.size() << functions.size() << ctx << threshold << used << on_exception
-            << read_mostly << fd << sizeof fabric << luid[0] << mask << caps.size()
-            << info.result << empty << old << archs.size() << prog << h << '\n';
+            << read_mostly << fd << sizeof fabric << luid[0] << mask << caps.size() << info.result
+            << empty << old << archs.size() << prog << h << '\n';
 }
 
 // Several attributes at once: a tuple of their value types.
 void use_plural_attributes(CUdeviceptr ptr) {
   auto [ctx, type] = cuwrap::driver::cuPointerGetAttributes<CU_POINTER_ATTRIBUTE_CONTEXT,
                                                             CU_POINTER_ATTRIBUTE_MEMORY_TYPE>(ptr);
-  auto [read_mostly, location] = cuwrap::driver::cuMemRangeGetAttributes<
-      CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION>(ptr, 64);
+  auto [read_mostly, location] =
+      cuwrap::driver::cuMemRangeGetAttributes<CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY,
+                                              CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION>(ptr, 64);
   std::cout << ctx << type << read_mostly << location << '\n';
 }

@@ -95,9 +95,7 @@ constexpr std::array kAssertingHelpers = {
                     "prefetch location of every buffer of a batch"},
 };
 
-bool is_ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
 /// Return `text` with comments, preprocessor directives and the contents of string and
 /// character literals replaced by spaces (newlines kept, so line numbers stay).
@@ -156,8 +154,9 @@ std::string blank_comments_and_literals(const std::string& text) {
       }
     }
     // A ' after a (hex) digit is a digit separator (1'000), not a character literal.
-    const bool quote = c == '"' || (c == '\'' && (i == 0 || std::isxdigit(static_cast<unsigned char>(
-                                                                 text[i - 1])) == 0));
+    const bool quote =
+        c == '"' ||
+        (c == '\'' && (i == 0 || std::isxdigit(static_cast<unsigned char>(text[i - 1])) == 0));
     if (quote) {
       std::size_t k = i + 1;
       while (k < n && text[k] != c && text[k] != '\n') {
@@ -345,10 +344,12 @@ std::size_t scan_file(const fs::path& path, std::vector<Finding>& findings) {
     std::replace(name.begin(), name.end(), ',', '.');
     const Calls calls = calls_in(code, brace, body_end);
     if (!calls.gtest_check && calls.helpers.empty()) {
-      findings.push_back({path.string(), line_of(code, i), name,
-                          "the body has no EXPECT_/ASSERT_, FAIL, unconditional GTEST_SKIP or asserting helper"});
+      findings.push_back(
+          {path.string(), line_of(code, i), name,
+           "the body has no EXPECT_/ASSERT_, FAIL, unconditional GTEST_SKIP or asserting helper"});
     }
-    for (const std::string& helper : calls.gtest_check ? std::vector<std::string>{} : calls.helpers) {
+    for (const std::string& helper :
+         calls.gtest_check ? std::vector<std::string>{} : calls.helpers) {
       if (!defines_checking_helper(code, helper)) {
         findings.push_back({path.string(), line_of(code, i), name,
                             "its only check is " + helper +
@@ -368,7 +369,8 @@ bool is_source(const fs::path& path) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: every_test_asserts PATH...  (files, or folders searched for *.cpp, *.cu)\n";
+    std::cerr
+        << "usage: every_test_asserts PATH...  (files, or folders searched for *.cpp, *.cu)\n";
     return 2;
   }
   try {
@@ -383,8 +385,8 @@ int main(int argc, char** argv) {
         std::cerr << "every_test_asserts: " << root.string() << " is neither a file nor a folder\n";
         return 2;
       }
-      for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
-           ++it) {
+      for (auto it = fs::recursive_directory_iterator(root);
+           it != fs::recursive_directory_iterator(); ++it) {
         if (it->is_directory() && it->path().filename() == "fixtures") {
           it.disable_recursion_pending();
         } else if (it->is_regular_file() && is_source(it->path())) {

@@ -219,8 +219,8 @@ class Checker {
       ++includes_;
       if (!allowed(concept_name, owner)) {
         problem(file, number,
-                concept_name + " includes " + target + " of " + owner + ", which " +
-                    concept_name + " may not use");
+                concept_name + " includes " + target + " of " + owner + ", which " + concept_name +
+                    " may not use");
       }
     }
   }
@@ -269,7 +269,8 @@ class Checker {
     if (!table_read_) {
       table_read_ = true;
       std::ifstream in(generated_ / ".." / ".." / "libraries.cmake");  // <root>/include/cuwrap
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
       const std::regex file(R"(include/cuwrap/([A-Za-z0-9_/]+\.hpp))");
       for (std::sregex_iterator it(text.begin(), text.end(), file), end; it != end; ++it) {
         table_headers_.insert((*it)[1].str());

@@ -5,7 +5,8 @@
 
 __global__ void scale(int* data, int n, float factor) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i < n) data[i] = static_cast<int>(static_cast<float>(data[i]) * factor);
+  if (i < n)
+    data[i] = static_cast<int>(static_cast<float>(data[i]) * factor);
 }
 
 void use(const cuwrap::Stream& stream, int* ints, float* floats) {

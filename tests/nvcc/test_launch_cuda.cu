@@ -20,7 +20,8 @@ namespace {
 
 __global__ void saxpy(float a, const float* x, const float* y, float* out, std::size_t n) {
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) out[i] = a * x[i] + y[i];
+  if (i < n)
+    out[i] = a * x[i] + y[i];
 }
 
 __global__ void count(unsigned* counter) { atomicAdd(counter, 1u); }
@@ -28,7 +29,8 @@ __global__ void count(unsigned* counter) { atomicAdd(counter, 1u); }
 __global__ void cluster_size(unsigned* out) {
   unsigned n;
   asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-  if (threadIdx.x == 0) out[blockIdx.x] = n;
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = n;
 }
 
 template <class T>
@@ -36,7 +38,8 @@ std::vector<T> random_vector(std::size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<T> dist(-10, 10);
   std::vector<T> v(n);
-  for (T& x : v) x = dist(rng);
+  for (T& x : v)
+    x = dist(rng);
   return v;
 }
 
@@ -107,7 +110,8 @@ TEST_F(NvccLaunch, ClusterLaunchOnSm90) {
   std::vector<unsigned> host(8);
   out.copy_to(std::as_writable_bytes(std::span(host)), stream());
   stream().sync();
-  for (unsigned n : host) EXPECT_EQ(n, 2u);
+  for (unsigned n : host)
+    EXPECT_EQ(n, 2u);
 }
 
 TEST_F(NvccLaunch, DefaultStreamWorks) {
@@ -139,8 +143,8 @@ TEST_F(NvccLaunch, LinksNvccObjectAndLibrary) {
   for (const char* file : {CUWRAP_RDC_OBJECT, CUWRAP_RDC_LIBRARY}) {
     const cuwrap::ObjectCode helper = cuwrap::ObjectCode::from_file(file);
     const std::string name = file;
-    EXPECT_EQ(helper.code_type(), name.ends_with(".a") ? cuwrap::TargetType::Library
-                                                       : cuwrap::TargetType::Object);
+    EXPECT_EQ(helper.code_type(),
+              name.ends_with(".a") ? cuwrap::TargetType::Library : cuwrap::TargetType::Object);
     cuwrap::LinkerOptions link_options;
     link_options.arch = arch;
     cuwrap::Linker linker({main_unit, helper}, link_options);

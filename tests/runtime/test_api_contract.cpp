@@ -1,8 +1,8 @@
 // The public high-level API, checked at compile time: ownership (copyable values, move-only
 // owners), and the signatures users and acceptance tests program against. A drift from
 // the contract fails the build; the one runtime test exercises what needs no GPU.
-#include <cuwrap/cuwrap.hpp>
 #include <gtest/gtest.h>
+#include <cuwrap/cuwrap.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -38,8 +38,8 @@ static_assert(!EventOptions{}.enable_timing && !EventOptions{}.blocking_sync &&
 // The fields in cuda.core 1.3's order: positional and designated initialisers both work.
 static_assert(EventOptions{true, true, false}.blocking_sync &&
               !EventOptions{true, true, false}.ipc_enabled);
-static_assert(EventOptions{.enable_timing = true, .blocking_sync = true, .ipc_enabled = false}
-                  .blocking_sync);
+static_assert(
+    EventOptions{.enable_timing = true, .blocking_sync = true, .ipc_enabled = false}.blocking_sync);
 static_assert(std::is_same_v<decltype(ProgramOptions::arch), std::optional<std::string>>);
 static_assert(std::is_same_v<decltype(ProgramOptions::ftz), std::optional<bool>>);
 static_assert(std::is_same_v<decltype(ProgramOptions::max_register_count), std::optional<int>>);
@@ -53,17 +53,27 @@ static_assert(std::is_same_v<decltype(Device::count()), int>);
 static_assert(std::is_same_v<decltype(Device::all()), std::vector<Device>>);
 static_assert(std::is_same_v<decltype(std::declval<const Device&>().name()), std::string>);
 static_assert(std::is_same_v<decltype(std::declval<const Device&>().arch()), std::string>);
-static_assert(std::is_same_v<decltype(std::declval<const Device&>().compute_capability().major), int>);
-static_assert(std::is_same_v<decltype(std::declval<const Device&>().attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE)), int>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const Device&>().compute_capability().major), int>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const Device&>().attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE)),
+                   int>);
 static_assert(std::is_same_v<decltype(std::declval<const Device&>().handle()), CUdevice>);
 // The default resource is typed (issue: pools); API.md's `MemoryResource&` still binds to it.
-static_assert(std::is_same_v<decltype(std::declval<const Device&>().memory_resource()), cuwrap::DeviceMemoryResource&>);
-static_assert(std::is_convertible_v<decltype(std::declval<const Device&>().memory_resource()), MemoryResource&>);
-static_assert(std::is_same_v<decltype(std::declval<const Device&>().allocate(1, std::declval<const Stream&>())), Buffer>);
+static_assert(std::is_same_v<decltype(std::declval<const Device&>().memory_resource()),
+                             cuwrap::DeviceMemoryResource&>);
+static_assert(std::is_convertible_v<decltype(std::declval<const Device&>().memory_resource()),
+                                    MemoryResource&>);
+static_assert(std::is_same_v<
+              decltype(std::declval<const Device&>().allocate(1, std::declval<const Stream&>())),
+              Buffer>);
 static_assert(std::is_same_v<decltype(std::declval<const Device&>().create_stream()), Stream>);
 static_assert(std::is_same_v<decltype(std::declval<const Device&>().create_event()), Event>);
-static_assert(std::is_same_v<decltype(std::declval<const Device&>().create_graph_builder()), GraphBuilder>);
-static_assert(std::is_same_v<decltype(std::declval<const Device&>().can_access_peer(std::declval<const Device&>())), bool>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const Device&>().create_graph_builder()), GraphBuilder>);
+static_assert(std::is_same_v<decltype(std::declval<const Device&>().can_access_peer(
+                                 std::declval<const Device&>())),
+                             bool>);
 
 // Stream and Event.
 static_assert(std::is_same_v<decltype(Stream::from_handle(CUstream{})), StreamRef>);
@@ -71,8 +81,10 @@ static_assert(std::is_same_v<decltype(std::declval<const Stream&>().is_done()), 
 static_assert(std::is_same_v<decltype(std::declval<const Stream&>().record()), Event>);
 static_assert(std::is_same_v<decltype(std::declval<const Stream&>().handle()), CUstream>);
 static_assert(std::is_same_v<decltype(std::declval<const Stream&>().device()), Device>);
-static_assert(std::is_same_v<decltype(std::declval<const Stream&>().create_graph_builder()), GraphBuilder>);
-static_assert(std::is_same_v<decltype(std::declval<const Event&>() - std::declval<const Event&>()), float>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const Stream&>().create_graph_builder()), GraphBuilder>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const Event&>() - std::declval<const Event&>()), float>);
 static_assert(std::is_same_v<decltype(std::declval<const Event&>().is_done()), bool>);
 static_assert(std::is_same_v<decltype(std::declval<const Event&>().handle()), CUevent>);
 
@@ -100,7 +112,8 @@ static_assert(requires(Buffer & b, const Buffer& c, std::span<const std::byte> i
 // Program, ObjectCode, Kernel, launch, Linker.
 static_assert(std::is_constructible_v<Program, std::string, CodeType, ProgramOptions>);
 static_assert(std::is_constructible_v<Program, std::string, CodeType>);
-static_assert(std::is_same_v<decltype(std::declval<Program&>().compile(TargetType::Ptx)), ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(std::declval<Program&>().compile(TargetType::Ptx)), ObjectCode>);
 static_assert(std::is_same_v<decltype(std::declval<const Program&>().backend()), std::string>);
 static_assert(std::is_same_v<decltype(ObjectCode::from_ptx(std::string())), ObjectCode>);
 static_assert(
@@ -112,21 +125,31 @@ static_assert(
 static_assert(std::is_same_v<decltype(ObjectCode::from_file(std::filesystem::path())), ObjectCode>);
 static_assert(std::is_same_v<decltype(std::declval<const ObjectCode&>().get_kernel("k")), Kernel>);
 static_assert(std::is_same_v<decltype(std::declval<const ObjectCode&>().code_type()), TargetType>);
-static_assert(std::is_same_v<decltype(std::declval<const ObjectCode&>().code()), std::span<const char>>);
-static_assert(std::is_same_v<decltype(std::declval<const ObjectCode&>().lowered_name("k")), std::string>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const ObjectCode&>().code()), std::span<const char>>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const ObjectCode&>().lowered_name("k")), std::string>);
 static_assert(std::is_same_v<decltype(std::declval<const Kernel&>().handle()), CUkernel>);
 static_assert(std::is_same_v<decltype(std::declval<const Kernel&>().attributes().num_regs()), int>);
-static_assert(std::is_same_v<decltype(std::declval<const Kernel&>().occupancy().max_active_blocks_per_multiprocessor(256, 0)), int>);
+static_assert(std::is_same_v<decltype(std::declval<const Kernel&>()
+                                          .occupancy()
+                                          .max_active_blocks_per_multiprocessor(256, 0)),
+                             int>);
 static_assert(std::is_constructible_v<Linker, std::vector<ObjectCode>, LinkerOptions>);
-static_assert(std::is_same_v<decltype(std::declval<Linker&>().link(TargetType::Cubin)), ObjectCode>);
+static_assert(
+    std::is_same_v<decltype(std::declval<Linker&>().link(TargetType::Cubin)), ObjectCode>);
 static_assert(std::is_same_v<decltype(std::declval<const Linker&>().get_info_log()), std::string>);
 static_assert(std::is_same_v<decltype(std::declval<const Linker&>().get_error_log()), std::string>);
 
 // Graphs.
-static_assert(std::is_same_v<decltype(std::declval<GraphBuilder&>().end_building()), GraphBuilder&>);
+static_assert(
+    std::is_same_v<decltype(std::declval<GraphBuilder&>().end_building()), GraphBuilder&>);
 static_assert(std::is_same_v<decltype(std::declval<GraphBuilder&>().complete()), Graph>);
-static_assert(std::is_same_v<decltype(std::declval<GraphBuilder&>().split(2)), std::vector<GraphBuilder>>);
-static_assert(std::is_same_v<decltype(GraphBuilder::join(std::declval<std::vector<GraphBuilder>&&>())), GraphBuilder>);
+static_assert(
+    std::is_same_v<decltype(std::declval<GraphBuilder&>().split(2)), std::vector<GraphBuilder>>);
+static_assert(
+    std::is_same_v<decltype(GraphBuilder::join(std::declval<std::vector<GraphBuilder>&&>())),
+                   GraphBuilder>);
 static_assert(std::is_same_v<decltype(std::declval<const GraphBuilder&>().handle()), CUgraph>);
 static_assert(std::is_same_v<decltype(std::declval<const Graph&>().handle()), CUgraphExec>);
 
@@ -194,8 +217,8 @@ static_assert(std::is_same_v<decltype(std::declval<const Linker&>().error_log())
   buf.copy_to(std::span<std::byte>(host), s);
   buf.fill(std::uint8_t{7}, s);
   ProgramOptions options{.name = "p", .arch = "sm_90", .std = "c++17"};
-  Program prog("extern \"C\" __global__ void k(float* x, float a) { x[0] *= a; }",
-               CodeType::Cxx, options);
+  Program prog("extern \"C\" __global__ void k(float* x, float a) { x[0] *= a; }", CodeType::Cxx,
+               options);
   std::vector<std::string> names = {"k"};
   std::string log;
   ObjectCode obj = prog.compile(TargetType::Cubin, names, {.log = &log});

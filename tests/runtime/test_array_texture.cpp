@@ -48,11 +48,16 @@ TEST(ArrayChecks, ShapesAndFormatsAreCheckedFirst) {
   EXPECT_TRUE(contains(descriptor_error({.width = 4, .num_channels = 3}), "num_channels 3"));
   EXPECT_TRUE(contains(descriptor_error({.width = 4, .layered = true}), "layer count"));
   EXPECT_TRUE(contains(descriptor_error({.width = 4, .depth = 2}), "without a height"));
-  EXPECT_TRUE(
-      contains(descriptor_error({.width = 4, .format = CU_AD_FORMAT_BC1_UNORM}), "no fixed channel"));
-  const CUDA_ARRAY3D_DESCRIPTOR d = cuwrap::detail::to_array_descriptor(
-      {.width = 8, .height = 4, .depth = 3, .format = CU_AD_FORMAT_HALF, .num_channels = 2,
-       .layered = true, .surface_load_store = true});
+  EXPECT_TRUE(contains(descriptor_error({.width = 4, .format = CU_AD_FORMAT_BC1_UNORM}),
+                       "no fixed channel"));
+  const CUDA_ARRAY3D_DESCRIPTOR d =
+      cuwrap::detail::to_array_descriptor({.width = 8,
+                                           .height = 4,
+                                           .depth = 3,
+                                           .format = CU_AD_FORMAT_HALF,
+                                           .num_channels = 2,
+                                           .layered = true,
+                                           .surface_load_store = true});
   EXPECT_EQ(d.Width, 8U);
   EXPECT_EQ(d.Height, 4U);
   EXPECT_EQ(d.Depth, 3U);
@@ -81,16 +86,20 @@ TEST(ArrayChecks, HostCopiesCheckSizesAndPitchBeforeTheDriver) {
   std::vector<float> small(8 * 4 - 1);
   EXPECT_TRUE(contains(copy_error([&] { image.copy_from(small, stream); }),
                        "the host span has 124 bytes but the array needs 128"));
-  EXPECT_TRUE(contains(copy_error([&] { image.copy_to(small, stream); }), "copy_to: the host span"));
+  EXPECT_TRUE(
+      contains(copy_error([&] { image.copy_to(small, stream); }), "copy_to: the host span"));
   std::vector<std::byte> rows(128);
-  EXPECT_TRUE(contains(copy_error([&] { image.copy_from(std::span<const std::byte>(rows), stream, 16); }),
-                       "pitch 16 is smaller than a row of 32 bytes"));
+  EXPECT_TRUE(
+      contains(copy_error([&] { image.copy_from(std::span<const std::byte>(rows), stream, 16); }),
+               "pitch 16 is smaller than a row of 32 bytes"));
   // Pitched: 3 rows of 48 bytes and a last row of 32 are needed, 176 bytes.
   std::vector<std::byte> pitched(175);
-  EXPECT_TRUE(contains(copy_error([&] { image.copy_to(std::span<std::byte>(pitched), stream, 48); }),
-                       "has 175 bytes but the array needs 176 (4 rows of 32 bytes, pitch 48)"));
+  EXPECT_TRUE(
+      contains(copy_error([&] { image.copy_to(std::span<std::byte>(pitched), stream, 48); }),
+               "has 175 bytes but the array needs 176 (4 rows of 32 bytes, pitch 48)"));
   // 3-D: rows of every slice count.
-  const ShapeOnly volume({.width = 2, .height = 3, .depth = 4, .format = CU_AD_FORMAT_UNSIGNED_INT8});
+  const ShapeOnly volume(
+      {.width = 2, .height = 3, .depth = 4, .format = CU_AD_FORMAT_UNSIGNED_INT8});
   std::vector<std::uint8_t> bytes(2 * 3 * 4 - 1);
   EXPECT_TRUE(contains(copy_error([&] { volume.copy_from(bytes, stream); }),
                        "has 23 bytes but the array needs 24 (12 rows of 2 bytes"));
@@ -112,8 +121,8 @@ TEST(TextureChecks, ReadModeAndFilteringAreCheckedFirst) {
                        }),
                        "is not possible"));
   EXPECT_TRUE(contains(copy_error([&] {
-                         cuwrap::TextureObject t(
-                             bytes, {.read_mode = static_cast<cuwrap::ReadMode>(7)});
+                         cuwrap::TextureObject t(bytes,
+                                                 {.read_mode = static_cast<cuwrap::ReadMode>(7)});
                        }),
                        "read_mode 7"));
 }
@@ -174,12 +183,11 @@ TEST_F(ArrayGpu, RoundTripsOfEveryShape) {
   expect_round_trip({.width = 100, .format = CU_AD_FORMAT_UNSIGNED_INT8}, 1);
   expect_round_trip({.width = 13, .height = 7, .format = CU_AD_FORMAT_FLOAT, .num_channels = 2}, 2);
   expect_round_trip({.width = 9, .height = 5, .depth = 3, .format = CU_AD_FORMAT_HALF}, 3);
-  expect_round_trip({.width = 6, .height = 4, .depth = 5, .format = CU_AD_FORMAT_SIGNED_INT32,
-                     .layered = true},
-                    4);
-  expect_round_trip({.width = 32, .depth = 3, .format = CU_AD_FORMAT_UNSIGNED_INT16,
-                     .layered = true},
-                    5);
+  expect_round_trip(
+      {.width = 6, .height = 4, .depth = 5, .format = CU_AD_FORMAT_SIGNED_INT32, .layered = true},
+      4);
+  expect_round_trip(
+      {.width = 32, .depth = 3, .format = CU_AD_FORMAT_UNSIGNED_INT16, .layered = true}, 5);
 }
 
 TEST_F(ArrayGpu, PitchedCopiesSkipThePadding) {
@@ -217,8 +225,8 @@ TEST_F(ArrayGpu, HostCopiesRoundTripEveryShape) {
     array.copy_from(std::span<const std::byte>(data), stream());
     array.copy_to(std::span<std::byte>(back), stream());
     stream().sync();
-    EXPECT_EQ(back, data) << "width " << options.width << " height " << options.height
-                          << " depth " << options.depth;
+    EXPECT_EQ(back, data) << "width " << options.width << " height " << options.height << " depth "
+                          << options.depth;
     // Host and device copies see the same layout.
     Buffer device_copy = device().allocate(data.size(), stream());
     array.copy_to(device_copy, stream());
@@ -297,9 +305,10 @@ TEST_F(ArrayGpu, ASurfaceKeepsItsArrayAlive) {
   CUWRAP_REQUIRE_NVRTC();
   constexpr int kW = 8;
   constexpr int kH = 3;
-  std::optional<Array> array(std::in_place, device(),
-                             ArrayOptions{.width = kW, .height = kH, .format = CU_AD_FORMAT_FLOAT,
-                                          .surface_load_store = true});
+  std::optional<Array> array(
+      std::in_place, device(),
+      ArrayOptions{
+          .width = kW, .height = kH, .format = CU_AD_FORMAT_FLOAT, .surface_load_store = true});
   const cuwrap::ArrayRef view = *array;  // a view, to read the array back afterwards
   const cuwrap::SurfaceObject surface(*array);
   array->close();
@@ -323,8 +332,8 @@ TEST_F(ArrayGpu, ReadModesOfEightBitData) {
   coord_buffer.copy_from(coords, stream());
   Buffer out = device().allocate(4 * sizeof(float), stream());
   // NormalizedFloat: bytes become floats in [0, 1]; linear filtering is allowed.
-  const cuwrap::TextureObject normalized(
-      array, {.filter_mode = CU_TR_FILTER_MODE_LINEAR, .read_mode = cuwrap::ReadMode::NormalizedFloat});
+  const cuwrap::TextureObject normalized(array, {.filter_mode = CU_TR_FILTER_MODE_LINEAR,
+                                                 .read_mode = cuwrap::ReadMode::NormalizedFloat});
   cuwrap::launch(stream(), {.grid = 1, .block = 32}, kernel("sample_2d"), normalized.handle(),
                  coord_buffer, out, 4);
   std::vector<float> sampled(4);
@@ -345,8 +354,8 @@ TEST_F(ArrayGpu, ReadModesOfEightBitData) {
 }
 
 TEST_F(ArrayGpu, MipmapLevelsHalveTheExtents) {
-  const cuwrap::MipmappedArray mipmap(
-      device(), {.width = 16, .height = 8, .format = CU_AD_FORMAT_FLOAT}, 3);
+  const cuwrap::MipmappedArray mipmap(device(),
+                                      {.width = 16, .height = 8, .format = CU_AD_FORMAT_FLOAT}, 3);
   EXPECT_EQ(mipmap.levels(), 3U);
   const cuwrap::ArrayRef level1 = mipmap.level(1);
   EXPECT_EQ(level1.descriptor().Width, 8U);
@@ -373,9 +382,9 @@ TEST_F(ArrayGpu, LinearFilteringInterpolatesAsOnTheHost) {
   std::vector<float> texels(kW * kH);
   for (int y = 0; y < kH; ++y) {
     for (int x = 0; x < kW; ++x) {
-      texels[static_cast<std::size_t>(y * kW + x)] =
-          1.5f * static_cast<float>(x * x) - 2.0f * static_cast<float>(y) +
-          static_cast<float>(x * y) + 0.25f;
+      texels[static_cast<std::size_t>(y * kW + x)] = 1.5f * static_cast<float>(x * x) -
+                                                     2.0f * static_cast<float>(y) +
+                                                     static_cast<float>(x * y) + 0.25f;
     }
   }
   const Array array(device(), {.width = kW, .height = kH, .format = CU_AD_FORMAT_FLOAT});
@@ -407,7 +416,8 @@ TEST_F(ArrayGpu, LinearFilteringInterpolatesAsOnTheHost) {
 
   // Bilinear interpolation with clamp addressing, as the texture unit computes it.
   const auto texel = [&](int x, int y) {
-    return texels[static_cast<std::size_t>(std::clamp(y, 0, kH - 1) * kW + std::clamp(x, 0, kW - 1))];
+    return texels[static_cast<std::size_t>(std::clamp(y, 0, kH - 1) * kW +
+                                           std::clamp(x, 0, kW - 1))];
   };
   for (int i = 0; i < n; ++i) {
     const float xb = coords[static_cast<std::size_t>(2 * i)] - 0.5f;
@@ -418,7 +428,8 @@ TEST_F(ArrayGpu, LinearFilteringInterpolatesAsOnTheHost) {
     const float b = yb - static_cast<float>(y0);
     const float expected = (1 - a) * (1 - b) * texel(x0, y0) + a * (1 - b) * texel(x0 + 1, y0) +
                            (1 - a) * b * texel(x0, y0 + 1) + a * b * texel(x0 + 1, y0 + 1);
-    EXPECT_NEAR(sampled[static_cast<std::size_t>(i)], expected, 1e-3f * (1.0f + std::fabs(expected)))
+    EXPECT_NEAR(sampled[static_cast<std::size_t>(i)], expected,
+                1e-3f * (1.0f + std::fabs(expected)))
         << "at (" << coords[static_cast<std::size_t>(2 * i)] << ", "
         << coords[static_cast<std::size_t>(2 * i + 1)] << ")";
   }
@@ -428,8 +439,9 @@ TEST_F(ArrayGpu, SurfaceWritesReachTheArray) {
   CUWRAP_REQUIRE_NVRTC();
   constexpr int kW = 12;
   constexpr int kH = 6;
-  const Array array(device(), {.width = kW, .height = kH, .format = CU_AD_FORMAT_FLOAT,
-                               .surface_load_store = true});
+  const Array array(
+      device(),
+      {.width = kW, .height = kH, .format = CU_AD_FORMAT_FLOAT, .surface_load_store = true});
   const cuwrap::SurfaceObject surface(array);
   cuwrap::launch(stream(), {.grid = kH, .block = 32}, kernel("write_surface"), surface.handle(), kW,
                  kH);

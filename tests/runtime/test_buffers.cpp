@@ -60,10 +60,10 @@ void expect_usable_and_freed(Buffer buffer, const Stream& stream) {
 constexpr std::size_t kBytes = 4096;
 
 TEST_F(BufferTest, DeviceResourceBufferOutlivesIt) {
-  expect_usable_and_freed(from_local_resource<cuwrap::DeviceMemoryResource>(
-                              kBytes, stream(), device(),
-                              cuwrap::DeviceMemoryResourceOptions{.create_pool = true}),
-                          stream());
+  expect_usable_and_freed(
+      from_local_resource<cuwrap::DeviceMemoryResource>(
+          kBytes, stream(), device(), cuwrap::DeviceMemoryResourceOptions{.create_pool = true}),
+      stream());
   expect_usable_and_freed(
       from_local_resource<cuwrap::DeviceMemoryResource>(kBytes, stream(), device()), stream());
 }
@@ -74,8 +74,8 @@ TEST_F(BufferTest, PinnedResourceBufferOutlivesIt) {
 }
 
 TEST_F(BufferTest, LegacyPinnedResourceBufferOutlivesIt) {
-  expect_usable_and_freed(
-      from_local_resource<cuwrap::LegacyPinnedMemoryResource>(kBytes, stream()), stream());
+  expect_usable_and_freed(from_local_resource<cuwrap::LegacyPinnedMemoryResource>(kBytes, stream()),
+                          stream());
 }
 
 TEST_F(BufferTest, ManagedResourceBufferOutlivesIt) {
@@ -200,7 +200,8 @@ TEST_F(BufferTest, AllocateWithoutAStreamUsesTheDefaultStream) {
 // ---- peers by list -----------------------------------------------------------------------------
 
 TEST_F(BufferTest, PeersByListCheckOrdinalsAndPrint) {
-  cuwrap::DeviceMemoryResource mr(device(), cuwrap::DeviceMemoryResourceOptions{.create_pool = true});
+  cuwrap::DeviceMemoryResource mr(device(),
+                                  cuwrap::DeviceMemoryResourceOptions{.create_pool = true});
   const int count = cuwrap::Device::count();
   auto message = [](const std::function<void()>& call) {
     try {

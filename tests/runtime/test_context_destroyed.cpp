@@ -25,7 +25,6 @@ using cuwrap::Event;
 using cuwrap::Stream;
 namespace driver = cuwrap::driver;
 
-
 // Expect `call` to throw ContextDestroyedError (caught as a DriverError) for an object of
 // kind `object` bound to the context with ID `id`, in `operation`.
 void expect_destroyed(const std::function<void()>& call, const std::string& object,

@@ -184,8 +184,8 @@ TEST(CurrentContext, LaunchOnTheDefaultStreamUsesDeviceZeroOnlyForTheLaunch) {
   const unsigned long long n = kCount;
   EXPECT_EQ(current_after(nullptr,
                           [&] {
-                            cuwrap::launch(cuwrap::kLegacyDefaultStream,
-                                           {.grid = 4, .block = 128}, kernel, data, n);
+                            cuwrap::launch(cuwrap::kLegacyDefaultStream, {.grid = 4, .block = 128},
+                                           kernel, data, n);
                             cuwrap::kLegacyDefaultStream.sync();
                           }),
             nullptr);
@@ -224,17 +224,15 @@ TEST(CurrentContext, GraphsLeaveNoneCurrent) {
 // ---- arrays, textures and surfaces ---------------------------------------------------------
 
 void textures(const Device& device) {
-  const cuwrap::Array array(device, {.width = 16,
-                                     .height = 8,
-                                     .format = CU_AD_FORMAT_FLOAT,
-                                     .surface_load_store = true});
+  const cuwrap::Array array(
+      device, {.width = 16, .height = 8, .format = CU_AD_FORMAT_FLOAT, .surface_load_store = true});
   EXPECT_EQ(array.context(), device.context());
   const cuwrap::TextureObject texture(array, {});
   const cuwrap::SurfaceObject surface(array);
   EXPECT_NE(texture.handle(), 0U);
   EXPECT_NE(surface.handle(), 0U);
-  const cuwrap::MipmappedArray mipmap(device, {.width = 16, .height = 16,
-                                               .format = CU_AD_FORMAT_FLOAT}, 2);
+  const cuwrap::MipmappedArray mipmap(device,
+                                      {.width = 16, .height = 16, .format = CU_AD_FORMAT_FLOAT}, 2);
   EXPECT_EQ(mipmap.level(1).context(), device.context());
   const cuwrap::TextureObject mip_texture(mipmap, {});
   EXPECT_NE(mip_texture.handle(), 0U);

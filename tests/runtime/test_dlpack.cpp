@@ -160,9 +160,13 @@ TEST(DLPackExport, BadShapesAndTypesAreRefusedAndTheBufferSurvives) {
                        "spans 20 bytes but the buffer has 16"));
   EXPECT_TRUE(contains(message([&] { cuwrap::to_dlpack(std::move(buffer), kFloat32, negative); }),
                        "shape[0] = -1 is negative"));
-  EXPECT_TRUE(contains(message([&] { cuwrap::to_dlpack(std::move(buffer), {kDLFloat, 32, 4}, four); }),
+  EXPECT_TRUE(contains(message([&] {
+                         cuwrap::to_dlpack(std::move(buffer), {kDLFloat, 32, 4}, four);
+                       }),
                        "lanes 4"));
-  EXPECT_TRUE(contains(message([&] { cuwrap::to_dlpack(std::move(buffer), {kDLInt, 12, 1}, four); }),
+  EXPECT_TRUE(contains(message([&] {
+                         cuwrap::to_dlpack(std::move(buffer), {kDLInt, 12, 1}, four);
+                       }),
                        "bits 12"));
   EXPECT_TRUE(buffer.is_open()) << "a refused export leaves the buffer with its owner";
   EXPECT_EQ(mr.frees, 0);
@@ -210,7 +214,8 @@ TEST(DLPackImport, StridedTensorsAreViewsOfTheirWholeExtent) {
   int deletes = 0;
   std::vector<float> storage(32);
   DLPackTensor imported = DLPackTensor::from_dlpack(
-      ProducerTensor::make({kDLCUDAHost, 0}, kFloat32, {3, 2}, {8, 2}, storage.data(), &deletes), 0);
+      ProducerTensor::make({kDLCUDAHost, 0}, kFloat32, {3, 2}, {8, 2}, storage.data(), &deletes),
+      0);
   EXPECT_FALSE(imported.is_contiguous());
   EXPECT_EQ(imported.size_bytes(), (2 * 8 + 1 * 2 + 1) * sizeof(float));
 }
@@ -218,13 +223,12 @@ TEST(DLPackImport, StridedTensorsAreViewsOfTheirWholeExtent) {
 TEST(DLPackImport, WhatCannotBeTakenIsRefusedAndDeletedOnce) {
   float storage[4] = {};
   int deletes = 0;
-  EXPECT_TRUE(contains(import_error(ProducerTensor::make({kDLOpenCL, 0}, kFloat32, {4}, {},
-                                                         storage, &deletes)),
-                       "the tensor is on device type 4"));
-  EXPECT_TRUE(contains(import_error(ProducerTensor::make({kDLCUDA, 1}, kFloat32, {4}, {}, storage,
-                                                         &deletes),
-                                    0),
-                       "kDLCUDA:1, which device 0 cannot use"));
+  EXPECT_TRUE(contains(
+      import_error(ProducerTensor::make({kDLOpenCL, 0}, kFloat32, {4}, {}, storage, &deletes)),
+      "the tensor is on device type 4"));
+  EXPECT_TRUE(contains(
+      import_error(ProducerTensor::make({kDLCUDA, 1}, kFloat32, {4}, {}, storage, &deletes), 0),
+      "kDLCUDA:1, which device 0 cannot use"));
   EXPECT_TRUE(contains(import_error(ProducerTensor::make({kDLCUDAHost, 0}, {kDLFloat, 32, 2}, {4},
                                                          {}, storage, &deletes)),
                        "lanes 2"));
@@ -323,8 +327,7 @@ TEST_F(DLPackGpu, ConsumerStreamWaitsForTheProducer) {
   shared->fill(std::uint8_t{0x11}, stream());
   shared->fill(std::uint8_t{0x5a}, stream());  // the producer's last write
   const std::int64_t shape[] = {static_cast<std::int64_t>(kBytes)};
-  DLManagedTensor* t =
-      cuwrap::to_dlpack(shared, {kDLUInt, 8, 1}, shape, {}, stream(), consumer);
+  DLManagedTensor* t = cuwrap::to_dlpack(shared, {kDLUInt, 8, 1}, shape, {}, stream(), consumer);
   std::vector<std::byte> back(kBytes);
   shared->copy_to(std::span<std::byte>(back), consumer);
   consumer.sync();
@@ -361,20 +364,19 @@ TEST(DLPackWithoutDlpackH, EveryEntryPointRefusesNamingDlpackH) {
                        "to_dlpack needs dlpack/dlpack.h at configure time"));
   EXPECT_TRUE(buffer.is_open()) << "a refused export leaves the buffer with its owner";
   auto shared = std::make_shared<Buffer>(mr.allocate(16, cuwrap::kPerThreadDefaultStream));
-  EXPECT_TRUE(contains(unsupported([&] { cuwrap::to_dlpack(shared, kFloat32, four); }),
-                       "dlpack/dlpack.h"));
+  EXPECT_TRUE(
+      contains(unsupported([&] { cuwrap::to_dlpack(shared, kFloat32, four); }), "dlpack/dlpack.h"));
   EXPECT_EQ(shared.use_count(), 1) << "the refused export released its share";
   EXPECT_TRUE(contains(unsupported([&] { static_cast<void>(cuwrap::dlpack_device(buffer)); }),
                        "dlpack_device needs dlpack/dlpack.h"));
   int deletes = 0;
   std::vector<float> storage(4);
-  EXPECT_TRUE(contains(unsupported([&] {
-                         DLPackTensor::from_dlpack(
-                             ProducerTensor::make({kDLCUDAHost, 0}, kFloat32, {4}, {},
-                                                  storage.data(), &deletes),
-                             0);
-                       }),
-                       "DLPackTensor::from_dlpack needs dlpack/dlpack.h"));
+  EXPECT_TRUE(contains(
+      unsupported([&] {
+        DLPackTensor::from_dlpack(
+            ProducerTensor::make({kDLCUDAHost, 0}, kFloat32, {4}, {}, storage.data(), &deletes), 0);
+      }),
+      "DLPackTensor::from_dlpack needs dlpack/dlpack.h"));
   EXPECT_EQ(deletes, 1) << "the refused import ran the deleter once";
 }
 

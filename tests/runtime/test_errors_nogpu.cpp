@@ -186,8 +186,9 @@ TEST(NoGpuBuffer, FailingFreeInCloseGoesToTheReleaseFailureHandler) {
     EXPECT_TRUE(reports.empty());
   }  // the destructor's free fails too: reported, not thrown
   cuwrap::set_release_failure_handler(previous);
-  EXPECT_EQ(reports, std::vector<std::string>{"cuMemFree Buffer " +
-                                               std::to_string(static_cast<int>(CUDA_ERROR_OUT_OF_MEMORY))});
+  EXPECT_EQ(reports,
+            std::vector<std::string>{"cuMemFree Buffer " +
+                                     std::to_string(static_cast<int>(CUDA_ERROR_OUT_OF_MEMORY))});
 }
 
 // A user resource whose deallocate throws `make()`'s exception.
@@ -327,9 +328,9 @@ TEST(NoGpuReleaseFailure, LibraryStatusesAreReportedWithTheirNames) {
   EXPECT_EQ(seen_failures()[0].kind, cuwrap::ReleaseFailureKind::Nvrtc);
   EXPECT_EQ(seen_failures()[0].status, static_cast<int>(NVRTC_ERROR_INVALID_INPUT));
   EXPECT_EQ(seen_failures()[0].object, "Program");
-  EXPECT_EQ(seen_failures()[0].message.rfind(
-                "nvrtcDestroyProgram failed: NVRTC_ERROR_INVALID_INPUT", 0),
-            0u)
+  EXPECT_EQ(
+      seen_failures()[0].message.rfind("nvrtcDestroyProgram failed: NVRTC_ERROR_INVALID_INPUT", 0),
+      0u)
       << seen_failures()[0].message;
 #if CUWRAP_HAS_NVJITLINK
   cuwrap::detail::report_release_failure(NVJITLINK_SUCCESS, "nvJitLinkDestroy", "Linker");

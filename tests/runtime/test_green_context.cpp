@@ -8,8 +8,8 @@
 
 #include "checks.hpp"
 #include "device_fixture.hpp"
-#include "versions.hpp"
 #include "toolkit_libraries.hpp"
+#include "versions.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -114,8 +114,9 @@ TEST_F(GreenContextTest, SplitIntoSeveralEqualGroups) {
 TEST_F(GreenContextTest, SplitAskingForMoreSmsThanExistIsRefusedBeforeTheDriver) {
   const SMResource all = device().resources().sm();
   const unsigned too_many = all.sm_count() + all.min_partition_size();
-  const std::string message = cuwrap::testing::thrown_message<std::invalid_argument>(
-      [&] { static_cast<void>(all.split({.count = {all.min_partition_size(), too_many}})); });
+  const std::string message = cuwrap::testing::thrown_message<std::invalid_argument>([&] {
+    static_cast<void>(all.split({.count = {all.min_partition_size(), too_many}}));
+  });
   EXPECT_TRUE(contains(message, "SMResourceOptions::count[1] = " + std::to_string(too_many) +
                                     " exceeds the " + std::to_string(all.sm_count()) + " SMs"))
       << message;
@@ -313,7 +314,7 @@ TEST_F(GreenContextTest, MovingAContextHandsItOver) {
   EXPECT_THROW(static_cast<void>(first.green_handle()), std::logic_error);
   EXPECT_TRUE(second.is_open());
   EXPECT_EQ(second.green_handle(), handle);
-  first = std::move(second);  // back into the moved-from object
+  first = std::move(second);       // back into the moved-from object
   EXPECT_FALSE(second.is_open());  // NOLINT(bugprone-use-after-move)
   EXPECT_EQ(first.green_handle(), handle);
   EXPECT_EQ(first.resources().sm().sm_count(), split.groups[0].sm_count());

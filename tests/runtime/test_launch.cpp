@@ -188,9 +188,9 @@ TEST(LaunchConfig, PackedArgumentsPointToCopiesInOrder) {
   EXPECT_TRUE(called);
 
   std::size_t none = 1;
-  cuwrap::detail::with_packed_arguments(
-      [&](void** /*pointers*/, std::size_t count, const std::size_t* /*sizes*/,
-          const std::string_view* /*names*/) { none = count; });
+  cuwrap::detail::with_packed_arguments([&](void** /*pointers*/, std::size_t count,
+                                            const std::size_t* /*sizes*/,
+                                            const std::string_view* /*names*/) { none = count; });
   EXPECT_EQ(none, 0U) << "a kernel without parameters";
 }
 

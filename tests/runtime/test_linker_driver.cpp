@@ -52,9 +52,9 @@ TEST(LinkerDriverFallback, ChosenWhenNvJitLinkIsMissing) {
   CUWRAP_REQUIRE_NVRTC();
   ASSERT_TRUE(kNvJitLinkHidden);
   EXPECT_FALSE(cuwrap::detail::nvjitlink_usable());
-  Linker linker({compile(kHelper, TargetType::Cubin, "sm_90"),
-                 compile(kMain, TargetType::Cubin, "sm_90")},
-                with_arch("sm_90"));
+  Linker linker(
+      {compile(kHelper, TargetType::Cubin, "sm_90"), compile(kMain, TargetType::Cubin, "sm_90")},
+      with_arch("sm_90"));
   EXPECT_EQ(linker.backend(), "driver");
   EXPECT_EQ(linker.handle(), nullptr);
   EXPECT_EQ(linker.get_info_log(), "");
@@ -155,9 +155,8 @@ TEST(LinkerDriverFallbackGpu, PtxProgramAssemblesThroughTheDriver) {
   const std::string arch = "sm_" + device.arch();
   ProgramOptions options;
   options.arch = arch;
-  const ObjectCode ptx =
-      Program("extern \"C\" __global__ void noop() {}", CodeType::Cxx, options)
-          .compile(TargetType::Ptx);
+  const ObjectCode ptx = Program("extern \"C\" __global__ void noop() {}", CodeType::Cxx, options)
+                             .compile(TargetType::Ptx);
   Program program(std::string(ptx.code().begin(), ptx.code().end()), CodeType::Ptx, options);
   EXPECT_EQ(program.backend(), "driver");
   std::string log;

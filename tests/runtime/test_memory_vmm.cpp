@@ -1,7 +1,7 @@
 // VirtualMemoryResource: allocations rounded to the granularity (reporting the rounded
-// size, as cuda.core's), usable by kernels and copies; modify_allocation grows a buffer keeping every byte, both where the range
-// after it is free (in place) and where it is taken (remapped to a new address);
-// deallocate and close release everything; misuse is refused.
+// size, as cuda.core's), usable by kernels and copies; modify_allocation grows a buffer keeping
+// every byte, both where the range after it is free (in place) and where it is taken (remapped to a
+// new address); deallocate and close release everything; misuse is refused.
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>

@@ -3,8 +3,8 @@
 // makes the string calls without <filesystem>).
 #include <filesystem>
 
-#include <cuwrap/cuwrap.hpp>
 #include <gtest/gtest.h>
+#include <cuwrap/cuwrap.hpp>
 
 #include "checks.hpp"
 

@@ -128,13 +128,15 @@ TEST(ProgramCacheKey, TheFreeFunctionIsTheKeyCompileUses) {
   CUWRAP_REQUIRE_NVRTC();
   const std::vector<std::string> names{"fill<int>"};
   Program p(kCacheSource, CodeType::Cxx, cache_sm90());
-  EXPECT_EQ(cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Cubin, names),
+  EXPECT_EQ(cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(),
+                                           TargetType::Cubin, names),
             p.program_cache_key(TargetType::Cubin, names));
-  EXPECT_EQ(cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Ptx,
-                                           {"fill<int>"}),
+  EXPECT_EQ(cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(),
+                                           TargetType::Ptx, {"fill<int>"}),
             p.program_cache_key(TargetType::Ptx, names));
-  EXPECT_NE(cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Cubin),
-            cuwrap::make_program_cache_key(kCacheSource, CodeType::Ptx, cache_sm90(), TargetType::Cubin))
+  EXPECT_NE(
+      cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Cubin),
+      cuwrap::make_program_cache_key(kCacheSource, CodeType::Ptx, cache_sm90(), TargetType::Cubin))
       << "the code type is part of the key";
 }
 
@@ -148,18 +150,21 @@ std::string key_error(CodeType type, TargetType target, std::vector<std::string>
 }
 
 TEST(ProgramCacheKey, RefusesWhatNoCompileCouldDo) {
-  EXPECT_NE(key_error(CodeType::Nvvm, TargetType::Cubin).find("NVVM IR does not compile to TargetType::"),
-            std::string::npos);
+  EXPECT_NE(
+      key_error(CodeType::Nvvm, TargetType::Cubin).find("NVVM IR does not compile to TargetType::"),
+      std::string::npos);
   EXPECT_NE(key_error(CodeType::Nvvm, TargetType::Ptx, {"f"}).find("the code is NVVM IR"),
             std::string::npos);
-  EXPECT_NE(key_error(CodeType::Cxx, TargetType::Fatbin).find("C++ does not compile to TargetType::"),
-            std::string::npos);
+  EXPECT_NE(
+      key_error(CodeType::Cxx, TargetType::Fatbin).find("C++ does not compile to TargetType::"),
+      std::string::npos);
   EXPECT_NE(key_error(CodeType::Ptx, TargetType::Ltoir).find("PTX does not compile"),
             std::string::npos);
   EXPECT_NE(key_error(CodeType::Ptx, TargetType::Cubin, {"f"}).find("need C++ source"),
             std::string::npos);
-  EXPECT_NE(key_error(CodeType::Cxx, TargetType::Cubin, {"f", ""}).find("name_expressions[1] is empty"),
-            std::string::npos);
+  EXPECT_NE(
+      key_error(CodeType::Cxx, TargetType::Cubin, {"f", ""}).find("name_expressions[1] is empty"),
+      std::string::npos);
 }
 
 // ---- ObjectCode entries: put(key, code) and compile share one format ----------------
@@ -174,10 +179,10 @@ TEST(ProgramCacheObjectCode, PutThenCompileWithTheSameKeyHits) {
   // A marker in the code shows that the compile below returns the stored entry.
   std::string marked(compiled.code().data(), compiled.code().size());
   marked += "\n// stored by put\n";
-  const ObjectCode stored = ObjectCode::from_parts(TargetType::Ptx, marked, "stored",
-                                                   compiled.name_expressions());
-  const std::string key =
-      cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Ptx, names);
+  const ObjectCode stored =
+      ObjectCode::from_parts(TargetType::Ptx, marked, "stored", compiled.name_expressions());
+  const std::string key = cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(),
+                                                         TargetType::Ptx, names);
   cache.put(key, stored);
   EXPECT_EQ(cache.entry_count(), 1U);
   Program p(kCacheSource, CodeType::Cxx, cache_sm90());
@@ -198,8 +203,8 @@ TEST(ProgramCacheObjectCode, CompileThenGetReturnsTheObjectCode) {
   const std::vector<std::string> names{"fill<float>"};
   Program p(kCacheSource, CodeType::Cxx, cache_sm90());
   const ObjectCode compiled = p.compile(TargetType::Cubin, names, {.cache = &cache});
-  const std::optional<ObjectCode> got = cache.get_object_code(
-      cuwrap::make_program_cache_key(kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Cubin, names));
+  const std::optional<ObjectCode> got = cache.get_object_code(cuwrap::make_program_cache_key(
+      kCacheSource, CodeType::Cxx, cache_sm90(), TargetType::Cubin, names));
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->code_type(), TargetType::Cubin);
   ASSERT_EQ(got->code().size(), compiled.code().size());
@@ -446,8 +451,8 @@ TEST(FileProgramCache, LargeEntriesAndEntriesThatAreNoFiles) {
   FileProgramCache cache(dir.path());
   // 37 bytes besides the value (magic, lengths, the key "big", checksum): files of 64 KiB
   // less one byte, exactly 64 KiB (the buffer filled: an fstat, a second read) and 3 MiB.
-  for (const std::size_t size : {std::size_t{65536} - 37 - 1, std::size_t{65536} - 37,
-                                 std::size_t{3} << 20}) {
+  for (const std::size_t size :
+       {std::size_t{65536} - 37 - 1, std::size_t{65536} - 37, std::size_t{3} << 20}) {
     std::string value(size, 'x');
     value.back() = 'y';
     cache.put("big", value);
@@ -700,9 +705,9 @@ TEST(FileProgramCache, ReadOnlyDirectoryIsUsableForReading) {
   fs::permissions(dir.path(), fs::perms::owner_read | fs::perms::owner_exec,
                   fs::perm_options::replace);
   int warned = 0;
-  FileProgramCache cache(dir.path(), 1 << 20,
-                         {[](const std::string&, void* count) { ++*static_cast<int*>(count); },
-                          &warned});
+  FileProgramCache cache(
+      dir.path(), 1 << 20,
+      {[](const std::string&, void* count) { ++*static_cast<int*>(count); }, &warned});
   EXPECT_EQ(*cache.get("k"), "v");
   cache.put("k2", "v2");
   cache.put("k3", "v3");

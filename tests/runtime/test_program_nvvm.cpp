@@ -87,7 +87,7 @@ TEST(ProgramNvvm, CompilesNvvmIrToPtxWithTheKernelEntry) {
   EXPECT_TRUE(contains(text, ".entry scale_add")) << text;
   EXPECT_TRUE(contains(text, ".target sm_90")) << text;
   EXPECT_EQ(text.find('\0'), std::string::npos);  // the text only, no terminating NUL
-  EXPECT_NE(log, "untouched");  // the (possibly empty) compile log was written
+  EXPECT_NE(log, "untouched");                    // the (possibly empty) compile log was written
 }
 
 TEST(ProgramNvvm, ArchAndFlagsReachLibNvvm) {
@@ -170,8 +170,9 @@ TEST(ProgramNvvm, OptionsMapToLibNvvmSpelling) {
   options.fma = false;
   options.link_time_optimization = true;
   options.extra_options = {"-opt=3"};
-  const std::vector<std::string> expected = {"-arch=compute_90a", "-g", "-ftz=1", "-prec-sqrt=1",
-                                             "-prec-div=0", "-fma=0", "-gen-lto", "-opt=3"};
+  const std::vector<std::string> expected = {"-arch=compute_90a", "-g",          "-ftz=1",
+                                             "-prec-sqrt=1",      "-prec-div=0", "-fma=0",
+                                             "-gen-lto",          "-opt=3"};
   EXPECT_EQ(options.to_nvvm_options(), expected);
   options.arch = "not-an-arch";
   EXPECT_THROW(static_cast<void>(options.to_nvvm_options()), std::invalid_argument);

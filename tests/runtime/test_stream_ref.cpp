@@ -177,8 +177,7 @@ TEST(NoGpuBufferRef, ViewsAndSlices) {
   EXPECT_EQ(whole.slice(8, 16), part);
   EXPECT_EQ(ref.slice(64, 0).size(), 0U);
   const std::string message = message_of([&] { static_cast<void>(ref.slice(60, 8)); });
-  EXPECT_NE(message.find("BufferRef::slice: offset 60 and count 8"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("BufferRef::slice: offset 60 and count 8"), std::string::npos) << message;
   EXPECT_THROW(static_cast<void>(whole.slice(60, 8)), std::invalid_argument);
 }
 

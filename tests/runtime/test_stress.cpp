@@ -32,7 +32,8 @@ constexpr const char* kStressSource =
     "  unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x;\n"
     "  if (i < n) v[i] += x;\n"
     "}\n"
-    "extern \"C\" __global__ void count(unsigned long long* counter) { atomicAdd(counter, 1ull); }\n";
+    "extern \"C\" __global__ void count(unsigned long long* counter) { atomicAdd(counter, 1ull); "
+    "}\n";
 
 cuwrap::LaunchConfig stress_config_for(std::size_t n) {
   cuwrap::LaunchConfig config;
@@ -64,7 +65,8 @@ TEST_F(StressTest, SixteenThreadsShareDeviceKernelResourcesAndGraph) {
   counter.fill(std::uint8_t{0}, setup);
   cuwrap::GraphBuilder builder = dev.create_graph_builder();
   builder.begin_building();
-  cuwrap::LaunchConfig one_thread;  // one increment per replay (stress_config_for(1) runs 256 threads)
+  cuwrap::LaunchConfig
+      one_thread;  // one increment per replay (stress_config_for(1) runs 256 threads)
   one_thread.grid = cuwrap::Dim3(1);
   one_thread.block = cuwrap::Dim3(1);
   cuwrap::launch(builder, one_thread, count, counter);
@@ -86,7 +88,8 @@ TEST_F(StressTest, SixteenThreadsShareDeviceKernelResourcesAndGraph) {
         const Stream stream = dev.create_stream();
         std::mt19937 rng(static_cast<unsigned>(1000 + t));
         for (int i = 0; i < kIterations; ++i) {
-          cuwrap::MemoryResource& mr = i % 2 == 0 ? static_cast<cuwrap::MemoryResource&>(pool) : device_default;
+          cuwrap::MemoryResource& mr =
+              i % 2 == 0 ? static_cast<cuwrap::MemoryResource&>(pool) : device_default;
           std::vector<unsigned> host(kWords);
           for (auto& v : host) {
             v = static_cast<unsigned>(rng() % 1000000u);
@@ -95,7 +98,8 @@ TEST_F(StressTest, SixteenThreadsShareDeviceKernelResourcesAndGraph) {
           Buffer staging = pinned.allocate(kWords * sizeof(unsigned), stream);
           data.copy_from(std::as_bytes(std::span(host)), stream);
           const auto x = static_cast<unsigned>(t * 100 + i);
-          cuwrap::launch(stream, stress_config_for(kWords), add, data, static_cast<unsigned long long>(kWords), x);
+          cuwrap::launch(stream, stress_config_for(kWords), add, data,
+                         static_cast<unsigned long long>(kWords), x);
           {
             const std::lock_guard<std::mutex> lock(graph_mutex);
             graph.launch(stream);
@@ -106,10 +110,10 @@ TEST_F(StressTest, SixteenThreadsShareDeviceKernelResourcesAndGraph) {
           stream.sync();
           for (std::size_t k = 0; k < kWords; ++k) {
             if (back[k] != host[k] + x) {
-              messages[static_cast<std::size_t>(t)] = "thread " + std::to_string(t) + " iteration " +
-                                                      std::to_string(i) + " word " + std::to_string(k) +
-                                                      ": " + std::to_string(back[k]) + " != " +
-                                                      std::to_string(host[k] + x);
+              messages[static_cast<std::size_t>(t)] =
+                  "thread " + std::to_string(t) + " iteration " + std::to_string(i) + " word " +
+                  std::to_string(k) + ": " + std::to_string(back[k]) +
+                  " != " + std::to_string(host[k] + x);
               ++failures;
               return;
             }

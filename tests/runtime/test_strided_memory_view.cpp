@@ -70,7 +70,8 @@ TEST(StridedMemoryView, BadShapesStridesAndTypesNameTheNumbers) {
         [&] { StridedMemoryView::from_buffer(buffer, dtype, dims, strides); });
   };
   const DataType f32 = cuwrap::data_type_of<float>();
-  EXPECT_TRUE(contains(message(f32, shape, wide), "the elements span 80 bytes but the memory has 64"));
+  EXPECT_TRUE(
+      contains(message(f32, shape, wide), "the elements span 80 bytes but the memory has 64"));
   EXPECT_TRUE(contains(message(f32, shape, one), "1 strides for 2 dimensions"));
   EXPECT_TRUE(contains(message(f32, shape, negative), "strides[0] = -4 is negative"));
   EXPECT_TRUE(contains(message({DataType::kFloat, 12, 1}, shape, {}), "dtype bits 12"));
@@ -78,13 +79,12 @@ TEST(StridedMemoryView, BadShapesStridesAndTypesNameTheNumbers) {
   EXPECT_TRUE(contains(message({9, 32, 1}, shape, {}), "dtype code 9"));
   const StridedMemoryView bytes =
       StridedMemoryView::from_buffer(buffer, cuwrap::data_type_of<std::uint8_t>(), shape);
-  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>(
-                           [&] { static_cast<void>(bytes.host_span<float>()); }),
-                       "has 1-byte elements but the requested type has 4"));
+  EXPECT_TRUE(contains(
+      thrown_message<std::invalid_argument>([&] { static_cast<void>(bytes.host_span<float>()); }),
+      "has 1-byte elements but the requested type has 4"));
   Buffer closed;
-  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] {
-                         StridedMemoryView::from_buffer(closed, f32, shape);
-                       }),
+  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>(
+                           [&] { StridedMemoryView::from_buffer(closed, f32, shape); }),
                        "the buffer is closed"));
 }
 

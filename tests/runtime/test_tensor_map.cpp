@@ -38,9 +38,8 @@ std::string tiled_error(std::vector<std::uint64_t> shape, std::vector<std::uint6
                         std::vector<std::uint32_t> box, CUdeviceptr address = kAddress,
                         const cuwrap::TensorMapOptions& options = {},
                         CUtensorMapDataType dtype = kF32) {
-  return thrown_message<std::invalid_argument>([&] {
-    TensorMapDescriptor::from_tiled(address, dtype, shape, strides, box, options);
-  });
+  return thrown_message<std::invalid_argument>(
+      [&] { TensorMapDescriptor::from_tiled(address, dtype, shape, strides, box, options); });
 }
 
 TEST(TensorMapChecks, BoxExceedingTheShapeNamesTheDimension) {
@@ -55,11 +54,12 @@ TEST(TensorMapChecks, BoxOutsideOneTo256) {
 
 TEST(TensorMapChecks, StridesMustBeMultiplesOf16) {
   const std::string message = tiled_error({6, 4}, {24}, {4, 2});
-  EXPECT_TRUE(contains(message, "strides[0] = 24 (dimension 1) is not a multiple of 16")) << message;
+  EXPECT_TRUE(contains(message, "strides[0] = 24 (dimension 1) is not a multiple of 16"))
+      << message;
   cuwrap::TensorMapOptions interleaved;
   interleaved.interleave = CU_TENSOR_MAP_INTERLEAVE_32B;
-  EXPECT_TRUE(contains(tiled_error({8, 4}, {48}, {8, 2}, kAddress, interleaved),
-                       "not a multiple of 32"));
+  EXPECT_TRUE(
+      contains(tiled_error({8, 4}, {48}, {8, 2}, kAddress, interleaved), "not a multiple of 32"));
 }
 
 TEST(TensorMapChecks, StridesMustCoverTheDimensionBelow) {
@@ -71,8 +71,9 @@ TEST(TensorMapChecks, StridesMustCoverTheDimensionBelow) {
 
 TEST(TensorMapChecks, RankOneToFive) {
   EXPECT_TRUE(contains(tiled_error({}, {}, {}), "rank (shape.size()) is 0"));
-  EXPECT_TRUE(contains(tiled_error({4, 4, 4, 4, 4, 4}, {16, 64, 256, 1024, 4096}, {4, 4, 4, 4, 4, 4}),
-                       "rank (shape.size()) is 6"));
+  EXPECT_TRUE(
+      contains(tiled_error({4, 4, 4, 4, 4, 4}, {16, 64, 256, 1024, 4096}, {4, 4, 4, 4, 4, 4}),
+               "rank (shape.size()) is 6"));
   EXPECT_TRUE(contains(tiled_error({64, 4}, {}, {16, 2}), "strides has 0 entries"));
   EXPECT_TRUE(contains(tiled_error({64, 4}, {256}, {16}), "box has 1 entries"));
 }
@@ -95,8 +96,9 @@ TEST(TensorMapChecks, InterleaveNeedsRankThreeAndItsSwizzle) {
   cuwrap::TensorMapOptions interleaved32;
   interleaved32.interleave = CU_TENSOR_MAP_INTERLEAVE_32B;
   message = tiled_error({8, 4, 2}, {32, 128}, {8, 2, 1}, kAddress, interleaved32);
-  EXPECT_TRUE(contains(message, "CU_TENSOR_MAP_INTERLEAVE_32B needs swizzle = "
-                                "CU_TENSOR_MAP_SWIZZLE_32B, not 0"))
+  EXPECT_TRUE(contains(message,
+                       "CU_TENSOR_MAP_INTERLEAVE_32B needs swizzle = "
+                       "CU_TENSOR_MAP_SWIZZLE_32B, not 0"))
       << message;
   interleaved32.swizzle = CU_TENSOR_MAP_SWIZZLE_32B;
   message = tiled_error({8, 4, 2}, {32, 128}, {8, 2, 1}, kAddress + 16, interleaved32);
@@ -122,8 +124,8 @@ TEST(TensorMapChecks, InnerBoxRowIsAMultipleOf16BytesAndFitsTheSwizzle) {
 }
 
 TEST(TensorMapChecks, AddressAlignmentElementStridesAndShape) {
-  EXPECT_TRUE(contains(tiled_error({64, 4}, {256}, {16, 2}, kAddress + 8),
-                       "is not aligned to 16 bytes"));
+  EXPECT_TRUE(
+      contains(tiled_error({64, 4}, {256}, {16, 2}, kAddress + 8), "is not aligned to 16 bytes"));
   const std::uint32_t nine[] = {1, 9};
   cuwrap::TensorMapOptions strided;
   strided.element_strides = nine;
@@ -135,9 +137,9 @@ TEST(TensorMapChecks, AddressAlignmentElementStridesAndShape) {
 TEST(TensorMapChecks, PackedSubByteTypesAreRefusedByName) {
   // 13 is CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B from CUDA 12.8 on, and within the enum's
   // range on older headers too (a value outside it would be undefined behaviour).
-  EXPECT_TRUE(contains(tiled_error({64, 4}, {256}, {16, 2}, kAddress, {},
-                                   static_cast<CUtensorMapDataType>(13)),
-                       "dtype 13 (a packed sub-byte type)"));
+  EXPECT_TRUE(contains(
+      tiled_error({64, 4}, {256}, {16, 2}, kAddress, {}, static_cast<CUtensorMapDataType>(13)),
+      "dtype 13 (a packed sub-byte type)"));
 }
 
 TEST(TensorMapChecks, Im2colRanksCornersAndPixels) {
@@ -151,9 +153,8 @@ TEST(TensorMapChecks, Im2colRanksCornersAndPixels) {
   EXPECT_TRUE(contains(message, "lower_corner[0] = -40000 is outside -32768..32767")) << message;
   const std::uint64_t shape2[] = {16, 32};
   const std::uint64_t strides2[] = {64};
-  message = thrown_message<std::invalid_argument>([&] {
-    TensorMapDescriptor::from_im2col(kAddress, kF32, shape2, strides2, {}, {}, 16, 32);
-  });
+  message = thrown_message<std::invalid_argument>(
+      [&] { TensorMapDescriptor::from_im2col(kAddress, kF32, shape2, strides2, {}, {}, 16, 32); });
   EXPECT_TRUE(contains(message, "rank (shape.size()) is 2; it must be 3 to 5")) << message;
   const int zero[] = {0};
   message = thrown_message<std::invalid_argument>([&] {
@@ -164,8 +165,9 @@ TEST(TensorMapChecks, Im2colRanksCornersAndPixels) {
 
 TEST(TensorMapChecks, ReplaceAddressChecksAlignment) {
   TensorMapDescriptor map;
-  EXPECT_TRUE(contains(thrown_message<std::invalid_argument>([&] { map.replace_address(kAddress + 4); }),
-                       "not aligned to 16 bytes"));
+  EXPECT_TRUE(
+      contains(thrown_message<std::invalid_argument>([&] { map.replace_address(kAddress + 4); }),
+               "not aligned to 16 bytes"));
 }
 
 // ---- Hopper: cp.async.bulk.tensor through the descriptor ----------------------------
@@ -312,9 +314,8 @@ TEST_F(TensorMapGpu, Im2colEncodesAndTheBufferSizeIsChecked) {
   EXPECT_TRUE(any) << "the encoded descriptor is all zeros";
 
   cuwrap::Buffer small = device().allocate(1024, stream());
-  const std::string message = thrown_message<std::invalid_argument>([&] {
-    TensorMapDescriptor::from_im2col(small, kF32, shape, strides, lower, upper, 16, 32);
-  });
+  const std::string message = thrown_message<std::invalid_argument>(
+      [&] { TensorMapDescriptor::from_im2col(small, kF32, shape, strides, lower, upper, 16, 32); });
   EXPECT_TRUE(contains(message, "the buffer has 1024 bytes but the tensor spans 4096")) << message;
 }
 
@@ -480,8 +481,8 @@ class TensorMapRanksGpu : public TensorMapGpu {
     }
     cuwrap::Buffer out = device().allocate(elements * sizeof(float), stream());
     out.fill(std::uint8_t{0xff}, stream());
-    cuwrap::launch(stream(), {.grid = 1, .block = 128}, kernel(), map, static_cast<int>(rank),
-                   c[0], c[1], c[2], c[3], c[4], elements, out);
+    cuwrap::launch(stream(), {.grid = 1, .block = 128}, kernel(), map, static_cast<int>(rank), c[0],
+                   c[1], c[2], c[3], c[4], elements, out);
     std::vector<float> result(elements);
     out.copy_to(result, stream());
     stream().sync();
@@ -507,8 +508,8 @@ class TensorMapRanksGpu : public TensorMapGpu {
             at += (at.empty() ? "" : ", ") + std::to_string(c);
           }
           differences += "box at {" + at + "}: element " + std::to_string(i) + " is " +
-                         std::to_string(loaded[i]) + ", expected " +
-                         std::to_string(expected[i]) + "\n";
+                         std::to_string(loaded[i]) + ", expected " + std::to_string(expected[i]) +
+                         "\n";
           break;
         }
       }

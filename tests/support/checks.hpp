@@ -1,5 +1,6 @@
 // Test support: small predicates the tests assert with: text containment (messages,
-// PTX, logs), the message of an expected exception, the ELF magic of CUBIN images, and the move-only ownership of handle types.
+// PTX, logs), the message of an expected exception, the ELF magic of CUBIN images, and the
+// move-only ownership of handle types.
 #pragma once
 
 #include <cstring>

@@ -9,8 +9,8 @@
 // used; wherever the library is installed it runs.
 #pragma once
 
-#include <cuwrap/detail/loader.hpp>
 #include <gtest/gtest.h>
+#include <cuwrap/detail/loader.hpp>
 #include <cuwrap/nvrtc_raw.hpp>
 #if __has_include(<cuwrap/nvjitlink_raw.hpp>)  // no nvJitLink.h before CUDA 12.0
 #include <cuwrap/nvjitlink_raw.hpp>
@@ -88,11 +88,11 @@ inline const std::string& nvvm_unusable_reason() {
 
 /// Skip the current test (GTEST_SKIP, from a test body or SetUp), naming the library,
 /// unless NVRTC can be used.
-#define CUWRAP_REQUIRE_NVRTC()                                        \
-  do {                                                                \
-    if (!::cuwrap::testing::nvrtc_unusable_reason().empty()) {        \
-      GTEST_SKIP() << ::cuwrap::testing::nvrtc_unusable_reason();     \
-    }                                                                 \
+#define CUWRAP_REQUIRE_NVRTC()                                    \
+  do {                                                            \
+    if (!::cuwrap::testing::nvrtc_unusable_reason().empty()) {    \
+      GTEST_SKIP() << ::cuwrap::testing::nvrtc_unusable_reason(); \
+    }                                                             \
   } while (false)
 
 /// Skip the current test, naming the library, unless nvJitLink can be used.
@@ -104,9 +104,9 @@ inline const std::string& nvvm_unusable_reason() {
   } while (false)
 
 /// Skip the current test, naming the library, unless libNVVM can be used.
-#define CUWRAP_REQUIRE_NVVM()                                         \
-  do {                                                                \
-    if (!::cuwrap::testing::nvvm_unusable_reason().empty()) {         \
-      GTEST_SKIP() << ::cuwrap::testing::nvvm_unusable_reason();      \
-    }                                                                 \
+#define CUWRAP_REQUIRE_NVVM()                                    \
+  do {                                                           \
+    if (!::cuwrap::testing::nvvm_unusable_reason().empty()) {    \
+      GTEST_SKIP() << ::cuwrap::testing::nvvm_unusable_reason(); \
+    }                                                            \
   } while (false)

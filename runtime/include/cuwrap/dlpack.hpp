@@ -68,8 +68,7 @@ struct DLPackStreams {
 DLManagedTensor* to_dlpack_owned(const Buffer* buffer, void* owner,
                                  void (*release_owner)(void*) noexcept, DLDataType dtype,
                                  std::span<const std::int64_t> shape,
-                                 std::span<const std::int64_t> strides,
-                                 DLPackStreams streams = {});
+                                 std::span<const std::int64_t> strides, DLPackStreams streams = {});
 #if defined(DLPACK_MAJOR_VERSION)
 /// Export `buffer` as a DLManagedTensorVersioned; as to_dlpack_owned.
 DLManagedTensorVersioned* to_dlpack_versioned_owned(const Buffer* buffer, void* owner,
@@ -153,8 +152,7 @@ DLManagedTensorVersioned* to_dlpack_versioned(Pointer buffer, DLDataType dtype,
                                               std::span<const std::int64_t> strides = {}) {
   const Buffer* view = buffer.get();
   return detail::to_dlpack_versioned_owned(view, new Pointer(std::move(buffer)),
-                                           &detail::delete_owner<Pointer>, dtype, shape,
-                                           strides);
+                                           &detail::delete_owner<Pointer>, dtype, shape, strides);
 }
 #endif
 
@@ -228,8 +226,8 @@ class DLPackTensor {
   void validate(int device_id);
   void release() noexcept;
 
-  void* managed_ = nullptr;               // the DLManagedTensor[Versioned]
-  void (*deleter_)(void*) = nullptr;      // calls its deleter
+  void* managed_ = nullptr;           // the DLManagedTensor[Versioned]
+  void (*deleter_)(void*) = nullptr;  // calls its deleter
   const DLTensor* tensor_ = nullptr;
   std::vector<std::int64_t> compact_strides_;  // when the producer gave none
   std::size_t size_bytes_ = 0;

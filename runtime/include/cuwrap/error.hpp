@@ -7,8 +7,8 @@
 
 // The C headers of the wrapped libraries and CUWRAP_HAS_<LIB> (1 where the build has the
 // library's header and bindings): generated from cuwrap-gen's table of libraries.
-#include <cuwrap/detail/libraries.hpp>
 #include <cuwrap/detail/handler.hpp>
+#include <cuwrap/detail/libraries.hpp>
 
 #include <stdexcept>
 #include <string>

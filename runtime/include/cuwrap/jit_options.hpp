@@ -110,11 +110,10 @@ void cuLinkAddData(CUlinkState state, CUjitInputType type, std::span<const std::
                    const char* name);
 /// \brief Adds an input to a pending link, given as text (PTX): the driver gets it
 /// NUL-terminated, as it requires, whether or not `text` ends in a NUL.
-void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text,
-                   const char* name, JitOptions& jit);
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text, const char* name,
+                   JitOptions& jit);
 /// \brief Adds an input to a pending link, given as text (PTX), without JIT options.
-void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text,
-                   const char* name);
+void cuLinkAddData(CUlinkState state, CUjitInputType type, std::string_view text, const char* name);
 
 }  // namespace driver
 }  // namespace cuwrap

@@ -16,7 +16,8 @@
 #pragma once
 
 #if !defined(__CUDACC__)
-#error "<cuwrap/launch_cuda.hpp> is for .cu files compiled by nvcc; use <cuwrap/launch.hpp> for Kernel objects"
+#error \
+    "<cuwrap/launch_cuda.hpp> is for .cu files compiled by nvcc; use <cuwrap/launch.hpp> for Kernel objects"
 #endif
 
 #include <cuwrap/buffer.hpp>
@@ -108,7 +109,7 @@ std::remove_cvref_t<Param> to_kernel_parameter(Arg&& arg) {
 /// Convert every argument, pairing argument i with parameter i.
 template <class... Params, class... Args, std::size_t... Is>
 std::tuple<std::remove_cvref_t<Params>...> to_kernel_parameters(std::index_sequence<Is...>,
-                                                                 Args&&... args) {
+                                                                Args&&... args) {
   return {to_kernel_parameter<Is, Params>(std::forward<Args>(args))...};
 }
 
@@ -182,8 +183,8 @@ void launch(StreamRef stream, const LaunchConfig& config, void (*kernel)(Params.
             Args&&... args) {
   static_assert(sizeof...(Params) == sizeof...(Args),
                 "cuwrap::launch: the number of arguments differs from the kernel's parameters");
-  auto converted = detail::to_kernel_parameters<Params...>(
-      std::index_sequence_for<Args...>{}, std::forward<Args>(args)...);
+  auto converted = detail::to_kernel_parameters<Params...>(std::index_sequence_for<Args...>{},
+                                                           std::forward<Args>(args)...);
   std::array<void*, sizeof...(Params) + 1> pointers = std::apply(
       [](auto&... values) {
         return std::array<void*, sizeof...(Params) + 1>{static_cast<void*>(&values)..., nullptr};

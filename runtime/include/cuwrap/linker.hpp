@@ -147,7 +147,7 @@ class Linker {
   bool completed_ = false;
   bool use_driver_ = false;
   bool closed_ = false;
-  std::string driver_info_log_;   ///< the driver linker's logs, kept after its state is gone
+  std::string driver_info_log_;  ///< the driver linker's logs, kept after its state is gone
   std::string driver_error_log_;
 };
 

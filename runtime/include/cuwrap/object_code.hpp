@@ -30,12 +30,12 @@ class Kernel;
 
 /// Kinds of device code a Program produces and an ObjectCode holds.
 enum class TargetType {
-  Ptx,     ///< PTX text (JIT-compiled by the driver when loaded)
-  Cubin,   ///< a CUDA binary for one architecture
-  Ltoir,   ///< LTO-IR: link it with a Linker (link_time_optimization) before loading
-  Fatbin,  ///< a fat binary (several CUBIN/PTX images)
-  Object,  ///< a host object file with relocatable device code (nvcc -rdc -c): link input
-  Library, ///< a static library (.a) of such objects: link input
+  Ptx,      ///< PTX text (JIT-compiled by the driver when loaded)
+  Cubin,    ///< a CUDA binary for one architecture
+  Ltoir,    ///< LTO-IR: link it with a Linker (link_time_optimization) before loading
+  Fatbin,   ///< a fat binary (several CUBIN/PTX images)
+  Object,   ///< a host object file with relocatable device code (nvcc -rdc -c): link input
+  Library,  ///< a static library (.a) of such objects: link input
 };
 
 /// Return the lower-case name of `type` ("ptx", "cubin", "ltoir", "fatbin", "object",

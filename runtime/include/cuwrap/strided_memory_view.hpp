@@ -40,7 +40,7 @@ struct DataType {
 
 /// Return the DataType of the arithmetic type `T` (bool, integers, float, double).
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 constexpr DataType data_type_of() {
   constexpr auto bits = static_cast<std::uint8_t>(sizeof(T) * 8);
   if constexpr (std::is_same_v<T, bool>) {

@@ -2,9 +2,9 @@
 // (cp.async.bulk.tensor), encoded tiled or im2col from a buffer and checked first.
 //
 // The descriptor is exactly a CUtensorMap (128 bytes, aligned as cuda.h aligns it: 64
-// bytes in CUDA 12 headers, 128 in CUDA 13; trivially copyable), so launch() passes it by value as is: the kernel declares the parameter
-// `const __grid_constant__ CUtensorMap`, and launch()'s size check compares 128 with
-// 128. No conversion hook is needed.
+// bytes in CUDA 12 headers, 128 in CUDA 13; trivially copyable), so launch() passes it by value as
+// is: the kernel declares the parameter `const __grid_constant__ CUtensorMap`, and launch()'s size
+// check compares 128 with 128. No conversion hook is needed.
 //
 // Dimensions are in the driver's order: dimension 0 is the innermost (contiguous) one,
 // so a row-major matrix of R rows and C columns has shape {C, R} and strides {row bytes}.
@@ -97,23 +97,17 @@ class alignas(alignof(CUtensorMap)) TensorMapDescriptor {
   /// (within ±2^15, ±2^7 or ±2^4 for ranks 3, 4, 5); `channels_per_pixel` and
   /// `pixels_per_column` lie in 1..256. Shape, strides and options are checked as in
   /// from_tiled, before the driver.
-  static TensorMapDescriptor from_im2col(const Buffer& buffer, CUtensorMapDataType dtype,
-                                         std::span<const std::uint64_t> shape,
-                                         std::span<const std::uint64_t> strides,
-                                         std::span<const int> lower_corner,
-                                         std::span<const int> upper_corner,
-                                         std::uint32_t channels_per_pixel,
-                                         std::uint32_t pixels_per_column,
-                                         const TensorMapOptions& options = {});
+  static TensorMapDescriptor from_im2col(
+      const Buffer& buffer, CUtensorMapDataType dtype, std::span<const std::uint64_t> shape,
+      std::span<const std::uint64_t> strides, std::span<const int> lower_corner,
+      std::span<const int> upper_corner, std::uint32_t channels_per_pixel,
+      std::uint32_t pixels_per_column, const TensorMapOptions& options = {});
   /// Encode an im2col map of device memory at `address` (no size check).
-  static TensorMapDescriptor from_im2col(CUdeviceptr address, CUtensorMapDataType dtype,
-                                         std::span<const std::uint64_t> shape,
-                                         std::span<const std::uint64_t> strides,
-                                         std::span<const int> lower_corner,
-                                         std::span<const int> upper_corner,
-                                         std::uint32_t channels_per_pixel,
-                                         std::uint32_t pixels_per_column,
-                                         const TensorMapOptions& options = {});
+  static TensorMapDescriptor from_im2col(
+      CUdeviceptr address, CUtensorMapDataType dtype, std::span<const std::uint64_t> shape,
+      std::span<const std::uint64_t> strides, std::span<const int> lower_corner,
+      std::span<const int> upper_corner, std::uint32_t channels_per_pixel,
+      std::uint32_t pixels_per_column, const TensorMapOptions& options = {});
 
   /// Point the descriptor at `buffer` keeping everything else (cuTensorMapReplaceAddress).
   ///

@@ -186,7 +186,7 @@ class TextureObject {
 
  private:
   CUtexObject handle_ = 0;
-  CUcontext context_ = nullptr;  // where it was created, and is destroyed
+  CUcontext context_ = nullptr;                      // where it was created, and is destroyed
   detail::Ref<const detail::ArrayStorage> storage_;  // null for views
 };
 
@@ -217,7 +217,7 @@ class SurfaceObject {
 
  private:
   CUsurfObject handle_ = 0;
-  CUcontext context_ = nullptr;  // where it was created, and is destroyed
+  CUcontext context_ = nullptr;                      // where it was created, and is destroyed
   detail::Ref<const detail::ArrayStorage> storage_;  // null for views
 };
 

@@ -16,7 +16,8 @@ namespace cuwrap::detail {
 /// Own one handle of type `H`, released with `Release::release(h)` (noexcept) when this
 /// ends, unless it is null. Move-only, like std::unique_ptr.
 template <class H, class Release>
-class unique_handle {  // NOLINT(readability-identifier-naming): API.md 5.6 (std::unique_ptr's style)
+class unique_handle {  // NOLINT(readability-identifier-naming): API.md 5.6 (std::unique_ptr's
+                       // style)
  public:
   /// Own nothing.
   unique_handle() noexcept = default;

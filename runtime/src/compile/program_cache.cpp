@@ -26,16 +26,16 @@
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
+#include <iostream>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
-#include <iostream>
-#include <memory>
 #include <random>
 #include <span>
 #include <stdexcept>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -79,15 +79,16 @@ struct Libcrypto {
 
 // OpenSSL 3, then 1.1 (which already has EVP_MD_CTX_new), then the development link.
 constexpr std::array<const char*, 3> kLibcryptoCandidates = {"libcrypto.so.3", "libcrypto.so.1.1",
-                                                            "libcrypto.so"};
+                                                             "libcrypto.so"};
 
 template <class Fn>
 void resolve_crypto(void* handle, const std::string& path, const char* name, Fn& fn) {
   fn = reinterpret_cast<Fn>(::dlsym(handle, name));
   if (fn == nullptr) {
     throw LoadError("libcrypto", name,
-                    "cuwrap: " + path + " has no " + name + "; FileProgramCache needs the "
-                    "SHA-256 of OpenSSL 1.1 or 3 (libcrypto.so.3: apt install libssl3).");
+                    "cuwrap: " + path + " has no " + name +
+                        "; FileProgramCache needs the "
+                        "SHA-256 of OpenSSL 1.1 or 3 (libcrypto.so.3: apt install libssl3).");
   }
 }
 
@@ -109,8 +110,10 @@ Libcrypto open_libcrypto(std::span<const char* const> candidates) {
   if (handle == nullptr) {
     throw LoadError("libcrypto", "",
                     "cuwrap: cannot load libcrypto, which FileProgramCache needs for SHA-256 "
-                    "(tried:" + reasons + ")\nInstall OpenSSL's libcrypto (apt install libssl3, "
-                    "dnf install openssl-libs).");
+                    "(tried:" +
+                        reasons +
+                        ")\nInstall OpenSSL's libcrypto (apt install libssl3, "
+                        "dnf install openssl-libs).");
   }
   Libcrypto lib;
   resolve_crypto(handle, path, "EVP_MD_CTX_new", lib.md_ctx_new);
@@ -423,16 +426,14 @@ void check_private_directory(const std::filesystem::path& dir) {
   if (st.st_uid != ::geteuid()) {
     throw std::invalid_argument(
         "FileProgramCache: refusing '" + dir.string() + "': it is owned by user " +
-        std::to_string(st.st_uid) + ", not by this process's user " +
-        std::to_string(::geteuid()) +
+        std::to_string(st.st_uid) + ", not by this process's user " + std::to_string(::geteuid()) +
         "; a cache holds code the GPU runs, so use a directory of your own");
   }
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     throw std::invalid_argument(
         "FileProgramCache: refusing '" + dir.string() +
-        "': it is writable by group or others (mode " +
-        std::to_string((st.st_mode >> 6U) & 7U) + std::to_string((st.st_mode >> 3U) & 7U) +
-        std::to_string(st.st_mode & 7U) +
+        "': it is writable by group or others (mode " + std::to_string((st.st_mode >> 6U) & 7U) +
+        std::to_string((st.st_mode >> 3U) & 7U) + std::to_string(st.st_mode & 7U) +
         "); a cache holds code the GPU runs: chmod 700 it or choose a private directory");
   }
 }
@@ -604,9 +605,12 @@ FileProgramCache::FileProgramCache(std::filesystem::path dir, std::size_t max_by
                                    WarningHandler on_warning)
     // Delegating: once the target constructor has run, a throw below runs the
     // destructor, which frees the state.
-    : FileProgramCache(new State{std::move(dir), on_warning, {}, {}, {}}, max_bytes) {  // NOLINT(cppcoreguidelines-owning-memory)
+    : FileProgramCache(new State{std::move(dir), on_warning, {}, {}, {}},
+                       max_bytes) {  // NOLINT(cppcoreguidelines-owning-memory)
   if (max_bytes_ == 0) {
-    throw std::invalid_argument("FileProgramCache: max_bytes must be > 0; for no size cap, leave it out or pass FileProgramCache::kNoSizeCap");
+    throw std::invalid_argument(
+        "FileProgramCache: max_bytes must be > 0; for no size cap, leave it out or pass "
+        "FileProgramCache::kNoSizeCap");
   }
   if (state_->dir.empty()) {
     throw std::invalid_argument("FileProgramCache: the directory path is empty");
@@ -669,11 +673,11 @@ void FileProgramCache::put(std::string_view key, std::string_view value) {
   }
   const std::filesystem::path target = entry_path(key);
   const std::filesystem::path temp = state_->dir / (std::string(kTempPrefix) + temp_suffix());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                        S_IRUSR | S_IWUSR);
+  const int fd =
+      ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, S_IRUSR | S_IWUSR);
   if (fd < 0) {
-    warn_once("cannot write to the program cache '" + state_->dir.string() +
-              "' (" + std::strerror(errno) + "); compiling without caching");
+    warn_once("cannot write to the program cache '" + state_->dir.string() + "' (" +
+              std::strerror(errno) + "); compiling without caching");
     return;
   }
   std::size_t done = 0;

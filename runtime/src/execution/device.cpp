@@ -33,14 +33,11 @@ std::vector<Device> Device::all() {
 
 void Device::set_current() const { driver::cuCtxSetCurrent(detail::primary_context(ordinal_)); }
 
-void Device::sync() const {
-  detail::context_synchronize(detail::primary_context(ordinal_));
-}
+void Device::sync() const { detail::context_synchronize(detail::primary_context(ordinal_)); }
 
 Stream Device::create_stream(const StreamOptions& options) const { return Stream(*this, options); }
 
 Event Device::create_event(const EventOptions& options) const { return Event(*this, options); }
-
 
 bool Device::can_access_peer(const Device& peer) const {
   if (peer == *this) {

@@ -32,7 +32,8 @@ struct StreamState : RefCounted {
     // A stream whose context cuwrap destroyed went with it: its handle is not used again.
     // No driver call decides this (a release path must not fail on a query).
     if (handle != nullptr && !context_recorded_destroyed(context_id)) {
-      detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy", "Stream");
+      detail::report_release_failure(driver::raw::cuStreamDestroy(handle), "cuStreamDestroy",
+                                     "Stream");
     }
   }
 };

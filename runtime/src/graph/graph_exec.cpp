@@ -14,9 +14,9 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -124,9 +124,10 @@ void GraphKeepAlive::replace(const std::shared_ptr<GraphAttachments>& attachment
 }
 
 bool GraphKeepAlive::holds(CUgraphNode node, const void* key) const noexcept {
-  return key != nullptr &&
-         std::any_of(current.held.begin(), current.held.end(),
-                     [&](const GraphGeneration::NodeHold& h) { return h.node == node && h.key == key; });
+  return key != nullptr && std::any_of(current.held.begin(), current.held.end(),
+                                       [&](const GraphGeneration::NodeHold& h) {
+                                         return h.node == node && h.key == key;
+                                       });
 }
 
 void GraphKeepAlive::hold(CUgraphNode node, std::shared_ptr<const void> object, const void* key) {

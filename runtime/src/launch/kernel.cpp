@@ -139,16 +139,16 @@ Kernel Kernel::from_handle(CUkernel kernel, std::string name) {
 
 CUfunction Kernel::function(CUcontext context) const {
   if (context == nullptr) {
-    throw std::invalid_argument("Kernel::function: context is null (kernel '" + impl_->name +
-                                "')");
+    throw std::invalid_argument("Kernel::function: context is null (kernel '" + impl_->name + "')");
   }
   unsigned long long id = 0;
   const CUresult status = driver::raw::cuCtxGetId(context, &id);
   if (status != CUDA_SUCCESS) {
     // A destroyed context, or not a context: never look up (or use) a stale handle.
-    throw std::invalid_argument("Kernel::function: kernel '" + impl_->name +
-                                "': the context is not valid (destroyed?): cuCtxGetId failed with " +
-                                std::string(to_string(status)));
+    throw std::invalid_argument(
+        "Kernel::function: kernel '" + impl_->name +
+        "': the context is not valid (destroyed?): cuCtxGetId failed with " +
+        std::string(to_string(status)));
   }
   return detail::kernel_function(*impl_, context, id);
 }
@@ -171,8 +171,7 @@ const std::string& Kernel::symbol() const { return impl_->symbol; }
 
 // ---- KernelAttributes --------------------------------------------------------------
 
-KernelAttributes::KernelAttributes(detail::Ref<detail::KernelImpl> impl)
-    : impl_(std::move(impl)) {}
+KernelAttributes::KernelAttributes(detail::Ref<detail::KernelImpl> impl) : impl_(std::move(impl)) {}
 
 int KernelAttributes::get(CUfunction_attribute attribute) const {
   return driver::cuKernelGetAttribute(attribute, impl_->handle,

@@ -147,8 +147,8 @@ void check_cooperative_launch(CUstream stream, const LaunchConfig& config, const
   }
 }
 
-void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& kernel,
-                    void** args, ContextKey context) {
+void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& kernel, void** args,
+                    ContextKey context) {
   // One relaxed load unless cuwrap destroyed a context: never launch on a stale stream.
   check_context_recorded(context.id, "Stream", stream, "launch");
   if (config.shmem_size > kDefaultDynamicShared) [[unlikely]] {
@@ -186,12 +186,11 @@ void launch_checked(CUstream stream, const LaunchConfig& config, const Kernel& k
   CUlaunchConfig cu_config;
   CUlaunchAttribute attributes[kMaxLaunchAttributes];
   to_cu_launch_config(config, stream, cu_config, attributes);
-  check_launch(launch_in_context(stream, context,
-                                 [&] {
-                                   return driver::raw::cuLaunchKernelEx(&cu_config, function, args,
-                                                                        nullptr);
-                                 }),
-               "cuLaunchKernelEx", stream, context);
+  check_launch(
+      launch_in_context(
+          stream, context,
+          [&] { return driver::raw::cuLaunchKernelEx(&cu_config, function, args, nullptr); }),
+      "cuLaunchKernelEx", stream, context);
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ struct ObjectCodeImpl : RefCounted {
   ObjectCodeImpl& operator=(const ObjectCodeImpl&) = delete;
   ~ObjectCodeImpl() {
     if (CUlibrary lib = library.load(std::memory_order_acquire); lib != nullptr) {
-      detail::report_release_failure(driver::raw::cuLibraryUnload(lib), "cuLibraryUnload", "ObjectCode");
+      detail::report_release_failure(driver::raw::cuLibraryUnload(lib), "cuLibraryUnload",
+                                     "ObjectCode");
     }
   }
 
@@ -235,8 +236,8 @@ ObjectCode ObjectCode::from_file_named(std::string_view path, SymbolMapping symb
 
 ObjectCode ObjectCode::from_file(const std::filesystem::path& path, SymbolMapping symbol_mapping) {
   static constexpr std::pair<std::string_view, TargetType> kExtensions[] = {
-      {".cubin", TargetType::Cubin},   {".ptx", TargetType::Ptx},   {".ltoir", TargetType::Ltoir},
-      {".fatbin", TargetType::Fatbin}, {".o", TargetType::Object},  {".a", TargetType::Library}};
+      {".cubin", TargetType::Cubin},   {".ptx", TargetType::Ptx},  {".ltoir", TargetType::Ltoir},
+      {".fatbin", TargetType::Fatbin}, {".o", TargetType::Object}, {".a", TargetType::Library}};
   const std::string extension = path.extension().string();
   const auto* found = std::find_if(std::begin(kExtensions), std::end(kExtensions),
                                    [&](const auto& entry) { return entry.first == extension; });

@@ -62,11 +62,10 @@ std::size_t checked_pitch(const ArrayRef& array, std::size_t available, const ch
   const std::size_t rows = copy_rows(d) * copy_slices(d);
   const std::size_t needed = (rows - 1) * used_pitch + row;
   if (available < needed) {
-    throw std::invalid_argument(std::string("ArrayRef::") + operation + ": " + what + " has " +
-                                std::to_string(available) + " bytes but the array needs " +
-                                std::to_string(needed) + " (" + std::to_string(rows) +
-                                " rows of " + std::to_string(row) + " bytes, pitch " +
-                                std::to_string(used_pitch) + ")");
+    throw std::invalid_argument(
+        std::string("ArrayRef::") + operation + ": " + what + " has " + std::to_string(available) +
+        " bytes but the array needs " + std::to_string(needed) + " (" + std::to_string(rows) +
+        " rows of " + std::to_string(row) + " bytes, pitch " + std::to_string(used_pitch) + ")");
   }
   return used_pitch;
 }
@@ -95,8 +94,7 @@ void set_destination(Copy& copy, const Linear& memory) {
 }
 
 // Copy between the array and linear memory; `to_array` picks the direction.
-void copy_array(const ArrayRef& array, const Linear& memory, bool to_array,
-                StreamRef stream) {
+void copy_array(const ArrayRef& array, const Linear& memory, bool to_array, StreamRef stream) {
   const CUDA_ARRAY3D_DESCRIPTOR& d = array.descriptor();
   const CUstream handle = stream.handle();
   if (d.Depth == 0) {
@@ -178,9 +176,9 @@ void ArrayRef::copy_from(std::span<const std::byte> host, StreamRef stream,
   copy_array(*this, {.host = host.data(), .pitch = pitch}, true, stream);
 }
 
-void ArrayRef::copy_to(std::span<std::byte> host, StreamRef stream,
-                       std::size_t host_pitch) const {
-  const std::size_t pitch = checked_pitch(*this, host.size(), "the host span", host_pitch, "copy_to");
+void ArrayRef::copy_to(std::span<std::byte> host, StreamRef stream, std::size_t host_pitch) const {
+  const std::size_t pitch =
+      checked_pitch(*this, host.size(), "the host span", host_pitch, "copy_to");
   copy_array(*this, {.host = host.data(), .pitch = pitch}, false, stream);
 }
 
@@ -225,8 +223,7 @@ void Array::close() noexcept {
 
 // ---- MipmappedArray ----
 
-MipmappedArray::MipmappedArray(const Device& device, const ArrayOptions& options,
-                               unsigned levels)
+MipmappedArray::MipmappedArray(const Device& device, const ArrayOptions& options, unsigned levels)
     : context_(device.context()), levels_(levels) {
   if (levels == 0) {
     throw std::invalid_argument("MipmappedArray: levels is 0; a mipmapped array has at least one");
@@ -287,7 +284,8 @@ std::size_t channel_bytes(CUarray_format format) {
     case CU_AD_FORMAT_FLOAT:
       return 4;
     default:
-      throw std::invalid_argument("ArrayOptions::format " + std::to_string(static_cast<int>(format)) +
+      throw std::invalid_argument("ArrayOptions::format " +
+                                  std::to_string(static_cast<int>(format)) +
                                   " has no fixed channel size that cuwrap can copy; use an "
                                   "integer, half or float format");
   }

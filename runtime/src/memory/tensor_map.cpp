@@ -64,19 +64,23 @@ void check_options(const Where& where, CUtensorMapDataType dtype, std::size_t ra
                    const TensorMapOptions& options) {
   if (options.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE && rank < 3) {
     where.fail("an interleaved layout (TensorMapOptions::interleave = " +
-               std::to_string(static_cast<int>(options.interleave)) + ") needs rank 3 or more; "
-               "the rank (shape.size()) is " + std::to_string(rank));
+               std::to_string(static_cast<int>(options.interleave)) +
+               ") needs rank 3 or more; "
+               "the rank (shape.size()) is " +
+               std::to_string(rank));
   }
   if (options.interleave == CU_TENSOR_MAP_INTERLEAVE_32B &&
       options.swizzle != CU_TENSOR_MAP_SWIZZLE_32B) {
-    where.fail("TensorMapOptions::interleave = CU_TENSOR_MAP_INTERLEAVE_32B needs swizzle = "
-               "CU_TENSOR_MAP_SWIZZLE_32B, not " +
-               std::to_string(static_cast<int>(options.swizzle)));
+    where.fail(
+        "TensorMapOptions::interleave = CU_TENSOR_MAP_INTERLEAVE_32B needs swizzle = "
+        "CU_TENSOR_MAP_SWIZZLE_32B, not " +
+        std::to_string(static_cast<int>(options.swizzle)));
   }
   if (options.oob_fill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE && !is_floating_point(dtype)) {
-    where.fail("TensorMapOptions::oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA "
-               "needs a floating-point dtype; dtype is " +
-               std::to_string(static_cast<int>(dtype)));
+    where.fail(
+        "TensorMapOptions::oob_fill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA "
+        "needs a floating-point dtype; dtype is " +
+        std::to_string(static_cast<int>(dtype)));
   }
 }
 
@@ -114,8 +118,8 @@ std::size_t check_tensor(const Where& where, CUtensorMapDataType dtype, CUdevice
     }
     if (strides[i] < below) {
       where.fail(item("strides", i, strides[i]) + " (dimension " + std::to_string(i + 1) +
-                 ") is smaller than the " + std::to_string(below) +
-                 " bytes that dimension " + std::to_string(i) + " spans");
+                 ") is smaller than the " + std::to_string(below) + " bytes that dimension " +
+                 std::to_string(i) + " spans");
     }
     below = strides[i] * shape[i + 1];
   }
@@ -201,8 +205,8 @@ void* as_pointer(CUdeviceptr address) { return reinterpret_cast<void*>(address);
 
 CUtensorMap encode_tiled(CUdeviceptr address, std::optional<std::size_t> available,
                          CUtensorMapDataType dtype, std::span<const std::uint64_t> shape,
-                         std::span<const std::uint64_t> strides,
-                         std::span<const std::uint32_t> box, const TensorMapOptions& options) {
+                         std::span<const std::uint64_t> strides, std::span<const std::uint32_t> box,
+                         const TensorMapOptions& options) {
   const Where where{"from_tiled"};
   const std::size_t element = check_tensor(where, dtype, address, shape, strides, options, 1);
   check_fits(where, available, shape, strides, element);
@@ -244,10 +248,9 @@ CUtensorMap encode_tiled(CUdeviceptr address, std::optional<std::size_t> availab
 
 CUtensorMap encode_im2col(CUdeviceptr address, std::optional<std::size_t> available,
                           CUtensorMapDataType dtype, std::span<const std::uint64_t> shape,
-                          std::span<const std::uint64_t> strides,
-                          std::span<const int> lower_corner, std::span<const int> upper_corner,
-                          std::uint32_t channels_per_pixel, std::uint32_t pixels_per_column,
-                          const TensorMapOptions& options) {
+                          std::span<const std::uint64_t> strides, std::span<const int> lower_corner,
+                          std::span<const int> upper_corner, std::uint32_t channels_per_pixel,
+                          std::uint32_t pixels_per_column, const TensorMapOptions& options) {
   const Where where{"from_im2col"};
   const std::size_t element = check_tensor(where, dtype, address, shape, strides, options, 3);
   check_fits(where, available, shape, strides, element);
@@ -260,8 +263,8 @@ CUtensorMap encode_im2col(CUdeviceptr address, std::optional<std::size_t> availa
   // The corner range shrinks with the rank: 16, 8 or 5 bits, signed.
   const int limit = shape.size() == 3 ? (1 << 15) : shape.size() == 4 ? (1 << 7) : (1 << 4);
   for (std::size_t i = 0; i < spatial; ++i) {
-    for (const auto& [name, value] : {std::pair{"lower_corner", lower_corner[i]},
-                                      std::pair{"upper_corner", upper_corner[i]}}) {
+    for (const auto& [name, value] :
+         {std::pair{"lower_corner", lower_corner[i]}, std::pair{"upper_corner", upper_corner[i]}}) {
       if (value < -limit || value >= limit) {
         where.fail(std::string(name) + "[" + std::to_string(i) + "] = " + std::to_string(value) +
                    " is outside " + std::to_string(-limit) + ".." + std::to_string(limit - 1) +
@@ -270,8 +273,7 @@ CUtensorMap encode_im2col(CUdeviceptr address, std::optional<std::size_t> availa
     }
   }
   if (channels_per_pixel == 0 || channels_per_pixel > kMaxBox) {
-    where.fail("channels_per_pixel = " + std::to_string(channels_per_pixel) +
-               " is outside 1..256");
+    where.fail("channels_per_pixel = " + std::to_string(channels_per_pixel) + " is outside 1..256");
   }
   if (pixels_per_column == 0 || pixels_per_column > kMaxBox) {
     where.fail("pixels_per_column = " + std::to_string(pixels_per_column) + " is outside 1..256");
@@ -301,8 +303,7 @@ TensorMapDescriptor TensorMapDescriptor::from_tiled(BufferRef buffer, CUtensorMa
   return map;
 }
 
-TensorMapDescriptor TensorMapDescriptor::from_tiled(CUdeviceptr address,
-                                                    CUtensorMapDataType dtype,
+TensorMapDescriptor TensorMapDescriptor::from_tiled(CUdeviceptr address, CUtensorMapDataType dtype,
                                                     std::span<const std::uint64_t> shape,
                                                     std::span<const std::uint64_t> strides,
                                                     std::span<const std::uint32_t> box,
@@ -329,8 +330,8 @@ TensorMapDescriptor TensorMapDescriptor::from_im2col(
     std::span<const int> upper_corner, std::uint32_t channels_per_pixel,
     std::uint32_t pixels_per_column, const TensorMapOptions& options) {
   TensorMapDescriptor map;
-  map.map_ = encode_im2col(address, std::nullopt, dtype, shape, strides, lower_corner,
-                           upper_corner, channels_per_pixel, pixels_per_column, options);
+  map.map_ = encode_im2col(address, std::nullopt, dtype, shape, strides, lower_corner, upper_corner,
+                           channels_per_pixel, pixels_per_column, options);
   return map;
 }
 

@@ -231,8 +231,8 @@ SurfaceObject::SurfaceObject(const ArrayRef& array) {
   CUDA_RESOURCE_DESC resource{};
   resource.resType = CU_RESOURCE_TYPE_ARRAY;
   resource.res.array.hArray = array.handle();
-  handle_ = create_in(array.context(), context_,
-                      [&] { return driver::cuSurfObjectCreate(&resource); });
+  handle_ =
+      create_in(array.context(), context_, [&] { return driver::cuSurfObjectCreate(&resource); });
 }
 
 SurfaceObject::SurfaceObject(SurfaceObject&& other) noexcept

@@ -277,8 +277,8 @@ Buffer VirtualMemoryResource::import_buffer(IPCAllocationHandle&& handle, std::u
     throw std::invalid_argument(
         "VirtualMemoryResource::import_buffer: the descriptor claims " + std::to_string(size) +
         " bytes, more than the shared allocation holds (the driver refused to map " +
-        std::to_string(size) + " bytes of it: cuMemMap answered " +
-        std::string(to_string(mapped)) + "); refused");
+        std::to_string(size) + " bytes of it: cuMemMap answered " + std::string(to_string(mapped)) +
+        "); refused");
   }
   detail::check(mapped, "cuMemMap");
   rollback.add([ptr = chunk.ptr, bytes] { unmap(ptr, bytes); });

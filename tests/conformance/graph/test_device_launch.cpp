@@ -123,7 +123,7 @@ int run_device_launches(const cuwrap::Device& device, const std::filesystem::pat
     CUWRAP_REQUIRE_NVRTC();                                                                  \
     CUWRAP_REQUIRE_NVJITLINK();                                                              \
     if (device().compute_capability().major < 9) {                                           \
-      GTEST_SKIP() << "Device-side graph launch requires Hopper (sm_90+) architecture";     \
+      GTEST_SKIP() << "Device-side graph launch requires Hopper (sm_90+) architecture";      \
     }                                                                                        \
     if (!find_cudadevrt()) {                                                                 \
       GTEST_SKIP() << "cudadevrt library not found under " << CUWRAP_CUDA_INCLUDE_DIR "/.."; \

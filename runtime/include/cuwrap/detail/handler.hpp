@@ -26,8 +26,8 @@ class Handler {
   /// Make a handler that calls `function(value)`: a plain function or a lambda without
   /// captures.
   template <class Function>
-  requires std::is_convertible_v<Function, void (*)(Arg)>
-  Handler(Function function) noexcept  // NOLINT(google-explicit-constructor)
+  requires std::is_convertible_v<Function, void (*)(Arg)> Handler(Function function)
+  noexcept  // NOLINT(google-explicit-constructor)
       : function_(function) {}
 
   /// Return whether the handler calls something.

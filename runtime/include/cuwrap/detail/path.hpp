@@ -21,18 +21,18 @@
     defined(_GLIBCXX_BEGIN_NAMESPACE_VERSION) && defined(_GLIBCXX_VISIBILITY)
 // NOLINTBEGIN: the declaration of <bits/fs_fwd.h>, in libstdc++'s own terms
 namespace std _GLIBCXX_VISIBILITY(default) {
-_GLIBCXX_BEGIN_NAMESPACE_VERSION
-namespace filesystem {
+  _GLIBCXX_BEGIN_NAMESPACE_VERSION
+  namespace filesystem {
 #if _GLIBCXX_USE_CXX11_ABI
-inline namespace __cxx11 __attribute__((__abi_tag__("cxx11"))) {
-class path;
-}  // namespace __cxx11
+  inline namespace __cxx11 __attribute__((__abi_tag__("cxx11"))) {
+    class path;
+  }  // namespace )
 #else
-class path;
+  class path;
 #endif
-}  // namespace filesystem
-_GLIBCXX_END_NAMESPACE_VERSION
-}  // namespace std
+  }  // namespace filesystem
+  _GLIBCXX_END_NAMESPACE_VERSION
+}  // namespace )
 // NOLINTEND
 #elif __has_include(<bits/fs_fwd.h>)
 #include <bits/fs_fwd.h>

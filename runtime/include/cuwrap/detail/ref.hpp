@@ -46,8 +46,8 @@ class Ref {
   Ref(Ref&& other) noexcept : object_(other.object_) { other.object_ = nullptr; }
   /// Share the object of a Ref to a less qualified type (Ref<T> to Ref<const T>).
   template <class U>
-  requires(std::is_convertible_v<U*, T*> && !std::is_same_v<U, T>)
-  Ref(const Ref<U>& other) noexcept  // NOLINT(google-explicit-constructor)
+  requires(std::is_convertible_v<U*, T*> && !std::is_same_v<U, T>) Ref(const Ref<U>& other)
+  noexcept  // NOLINT(google-explicit-constructor)
       : object_(other.get()) {
     if (object_ != nullptr) {
       ref_acquire(object_);
@@ -55,8 +55,8 @@ class Ref {
   }
   /// Take over the reference of a Ref to a less qualified type (Ref<T> to Ref<const T>).
   template <class U>
-  requires(std::is_convertible_v<U*, T*> && !std::is_same_v<U, T>)
-  Ref(Ref<U>&& other) noexcept  // NOLINT(google-explicit-constructor)
+  requires(std::is_convertible_v<U*, T*> && !std::is_same_v<U, T>) Ref(Ref<U>&& other)
+  noexcept  // NOLINT(google-explicit-constructor)
       : object_(other.release()) {}
   /// Share `other`'s object instead of this one's.
   Ref& operator=(const Ref& other) noexcept {
