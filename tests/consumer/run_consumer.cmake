@@ -8,8 +8,10 @@
 #                          pkg-config (PKG_CONFIG_PATH); skipped ("consumer skipped: ...")
 #                          when dpkg-deb or pkg-config is missing
 #   MODE=add_subdirectory  subproject/ (a parent project) takes cuwrap's source tree with
-#   MODE=fetchcontent      add_subdirectory or FetchContent, checks that cuwrap left it
-#                          alone, builds and runs the consumer
+#   MODE=fetchcontent      add_subdirectory or FetchContent and checks that cuwrap left it
+#                          alone; add_subdirectory then builds and runs the consumer,
+#                          FetchContent compiles it against cuwrap::cuwrap (the library's
+#                          build, add_subdirectory's underneath, is tested once)
 #   MODE=old_compiler      a parent project whose compiler reports itself as g++ 10 (or
 #                          clang 13) must fail to configure cuwrap with a message naming
 #                          the compiler, its version and the minimum
@@ -182,9 +184,25 @@ elseif(MODE STREQUAL "add_subdirectory" OR MODE STREQUAL "fetchcontent")
   endforeach()
   step("configure (${MODE})" ${_configure})
   message("${step_output}")
-  step("build (${MODE})" ${CMAKE_COMMAND} --build "${_build}" --target cuwrap_consumer)
-  step("run (${MODE})" "${_build}/cuwrap_consumer")
-  message("${step_output}")
+  if(MODE STREQUAL "add_subdirectory")
+    step("build (${MODE})" ${CMAKE_COMMAND} --build "${_build}" --target cuwrap_consumer)
+    step("run (${MODE})" "${_build}/cuwrap_consumer")
+    message("${step_output}")
+  else()
+    # FetchContent_MakeAvailable adds cuwrap with add_subdirectory: the library's build is
+    # the one consumer_add_subdirectory builds and runs. What FetchContent changes (where
+    # the parent finds the tree, _deps/cuwrap-build as its binary directory) is in the
+    # configure and the checks above, and in the consumer's compile against cuwrap::cuwrap
+    # here; building the library a second time would test the same compile twice.
+    step("compile the consumer (${MODE})" ${CMAKE_COMMAND} --build "${_build}"
+         --target cuwrap_consumer_object)
+    file(GLOB_RECURSE _objects "${_build}/CMakeFiles/cuwrap_consumer_object.dir/*.o")
+    file(GLOB_RECURSE _library_objects "${_build}/_deps/*.o")
+    if(NOT _objects OR _library_objects)
+      message(FATAL_ERROR "consumer: compiling the consumer gave objects '${_objects}' and "
+                          "built library objects '${_library_objects}'")
+    endif()
+  endif()
 
 elseif(MODE STREQUAL "no_cuda_headers")
   # Neither CUDA_HOME nor CUDA_PATH may point the search at a toolkit.
