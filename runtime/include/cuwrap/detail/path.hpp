@@ -20,19 +20,22 @@
 #if defined(__GLIBCXX__) && defined(_GLIBCXX_USE_CXX11_ABI) && \
     defined(_GLIBCXX_BEGIN_NAMESPACE_VERSION) && defined(_GLIBCXX_VISIBILITY)
 // NOLINTBEGIN: the declaration of <bits/fs_fwd.h>, in libstdc++'s own terms
+// (clang-format is off here: these macros confuse its namespace comments)
+// clang-format off
 namespace std _GLIBCXX_VISIBILITY(default) {
-  _GLIBCXX_BEGIN_NAMESPACE_VERSION
-  namespace filesystem {
+_GLIBCXX_BEGIN_NAMESPACE_VERSION
+namespace filesystem {
 #if _GLIBCXX_USE_CXX11_ABI
-  inline namespace __cxx11 __attribute__((__abi_tag__("cxx11"))) {
-    class path;
-  }  // namespace )
+inline namespace __cxx11 __attribute__((__abi_tag__("cxx11"))) {
+class path;
+}  // namespace __cxx11
 #else
-  class path;
+class path;
 #endif
-  }  // namespace filesystem
-  _GLIBCXX_END_NAMESPACE_VERSION
-}  // namespace )
+}  // namespace filesystem
+_GLIBCXX_END_NAMESPACE_VERSION
+}  // namespace std
+// clang-format on
 // NOLINTEND
 #elif __has_include(<bits/fs_fwd.h>)
 #include <bits/fs_fwd.h>
