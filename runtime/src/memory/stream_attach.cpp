@@ -2,6 +2,7 @@
 // Declared with StreamRef, defined here: it takes a BufferRef, which execution/ does
 // not know.
 #include "base/context_registry.hpp"
+#include "execution/stream_use.hpp"
 
 #include <cuwrap/buffer.hpp>
 #include <cuwrap/detail/context.hpp>
@@ -25,9 +26,7 @@ void StreamRef::attach(BufferRef managed, CUmemAttach_flags flags) const {
   if (managed.size() == 0) {
     throw std::invalid_argument("Stream::attach: the managed memory is empty");
   }
-  const detail::ContextKey key = detail::stream_context_key(*this);
-  const detail::ContextUse use(key.context, key.id, "Stream", reinterpret_cast<const void*>(stream),
-                               "Stream::attach");
+  const detail::ContextUse use = detail::use_stream(*this, "Stream::attach");
   const CUdeviceptr ptr = managed.handle();
   const std::size_t size = managed.size();
   detail::check_on_stream(*this, "cuStreamAttachMemAsync", [&] {
