@@ -211,8 +211,6 @@ cuwrap_build_other_toolkits() {
       compiler=""
     fi
     [ -n "$compiler" ] && cxx=(-DCMAKE_CXX_COMPILER="$compiler")
-    # Under clang, the libFuzzer targets too; ctest runs each briefly (tests/fuzz/README.md).
-    case "$compiler" in clang++*) how+=(-DCUWRAP_BUILD_FUZZERS=ON) ;; esac
     echo "== CUDA $version headers ($root) in $build: $what, compiler ${compiler:-default}"
     local linker=()
     mapfile -t linker < <(cuwrap_linker_options)

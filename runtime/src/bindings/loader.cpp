@@ -22,17 +22,20 @@ thread_local std::string t_last_load_error;
 // cuGetProcAddress as of CUDA 12 (the _v2 symbol) and before it.
 using DriverGetVersion = CUresult (*)(int*);
 // The last parameter is a CUdriverProcAddressQueryResult, an enum that cuda.h only has
-// from CUDA 12.0 on: spelled as its underlying int so that the generated layer alone also
-// builds against CUDA 11.8 headers (whose drivers have only the four-argument form).
-using GetProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t, int*);
-// CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND and CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT.
-constexpr int kProcSymbolNotFound = 1;
-constexpr int kProcVersionNotSufficient = 2;
+// from CUDA 12.0 on; against CUDA 11.8 headers (whose drivers have only the four-argument
+// form), so that the generated layer alone builds there, it is spelled as its underlying
+// int. The pointer's type is the function's own where cuda.h has it: a call through a
+// pointer of another type is undefined (clang's -fsanitize=function reports it).
 #if CUDA_VERSION >= 12000
-static_assert(kProcSymbolNotFound == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND &&
-              kProcVersionNotSufficient == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
-static_assert(sizeof(CUdriverProcAddressQueryResult) == sizeof(int));
+using ProcQueryResult = CUdriverProcAddressQueryResult;
+constexpr ProcQueryResult kProcSymbolNotFound = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+constexpr ProcQueryResult kProcVersionNotSufficient = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+#else
+using ProcQueryResult = int;
+constexpr ProcQueryResult kProcSymbolNotFound = 1;
+constexpr ProcQueryResult kProcVersionNotSufficient = 2;
 #endif
+using GetProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t, ProcQueryResult*);
 using GetProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
 
 constexpr std::size_t kLibraryCount = sizeof(kLibraries) / sizeof(kLibraries[0]);
@@ -200,7 +203,7 @@ void* driver_proc_address(const OpenedLibrary& lib, const char* proc_name, const
       per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
   CUresult status = CUDA_ERROR_NOT_FOUND;
   if (lib.get_proc_v2 != nullptr) {
-    int found = kProcSymbolNotFound;
+    ProcQueryResult found = kProcSymbolNotFound;
     status = lib.get_proc_v2(proc_name, &fn, version, flags, &found);
     if (status == CUDA_SUCCESS && found == kProcVersionNotSufficient) {
       fn = nullptr;
