@@ -189,8 +189,8 @@ cuwrap_build_other_toolkits() {
     build="$CUWRAP_BUILD-$version"
     if [ $i -eq 0 ]; then
       compiler=${CUWRAP_EXTRA_GEN_CXX-g++-11}
-      how=(-DCUWRAP_BUILD_GENERATOR=ON)
-      what="generator on"
+      how=(-DCUWRAP_BUILD_GENERATOR=ON -DCUWRAP_GENERATOR_MODEL_TESTS=OFF)
+      what="generator on (its toolkit tests; the model tests run in the main build)"
     else
       if [ ! -x "$gen" ]; then
         echo "cuwrap: $gen not built; cannot make bindings for $root" >&2

@@ -2,6 +2,12 @@
 // in compatibility mode (CUFILE_FORCE_COMPAT_MODE=true, set for this test's process), as
 // on machines without GPUDirect Storage. Skips, saying why, without a GPU, without
 // cufile.h at build time or without libcufile. Each test has its own temporary file.
+//
+// cuFileHandleRegister accepts files on ext4 and xfs only, compatibility mode included
+// (elsewhere, tmpfs and overlayfs among them, it answers CU_FILE_HANDLE_NOT_REGISTERED): the
+// file is made in the first of CUWRAP_CUFILE_TEST_DIR, GoogleTest's temporary directory,
+// the build directory (the working directory of ctest), $HOME and /var/tmp that is on one,
+// and the tests that register it skip, naming the filesystems they found, where none is.
 #include <cuwrap/cufile_handle.hpp>
 #include <cuwrap/synchronous_memory_resource.hpp>
 
@@ -10,10 +16,13 @@
 #include "device_fixture.hpp"
 
 #include <fcntl.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -21,15 +30,57 @@
 
 namespace {
 
-// A temporary file of this test alone (mkstemp), removed at the end.
+// The filesystems cuFileHandleRegister accepts (statfs's f_type): ext2/3/4 share one magic.
+constexpr long kExt4Magic = 0xEF53;
+constexpr long kXfsMagic = 0x58465342;
+
+// The first candidate directory on ext4 or xfs; "" and, in `seen`, what each was on.
+std::string registrable_directory(std::string& seen) {
+  std::vector<std::string> candidates;
+  for (const char* env : {"CUWRAP_CUFILE_TEST_DIR"}) {
+    if (const char* dir = std::getenv(env); dir != nullptr && *dir != '\0') {
+      candidates.emplace_back(dir);
+    }
+  }
+  candidates.push_back(::testing::TempDir());
+  std::error_code ec;
+  candidates.push_back(std::filesystem::current_path(ec).string());
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    candidates.emplace_back(home);
+  }
+  candidates.emplace_back("/var/tmp");
+  for (const std::string& dir : candidates) {
+    struct statfs fs {};
+    if (dir.empty() || ::statfs(dir.c_str(), &fs) != 0) {
+      continue;
+    }
+    const long type = static_cast<long>(fs.f_type);
+    if (type == kExt4Magic || type == kXfsMagic) {
+      return dir.back() == '/' ? dir : dir + "/";
+    }
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%lx", static_cast<unsigned long>(type));
+    seen += (seen.empty() ? "" : ", ") + dir + " (f_type 0x" + hex + ")";
+  }
+  return {};
+}
+
+// A temporary file of this test alone (mkstemp) in a directory cuFile can register files
+// of, removed at the end; path() is empty where there is none (why() says what was seen).
 class TemporaryFile {
  public:
   TemporaryFile() {
-    std::string pattern = ::testing::TempDir() + "cuwrap_cufile_XXXXXX";
+    const std::string dir = registrable_directory(why_);
+    if (dir.empty()) {
+      return;
+    }
+    std::string pattern = dir + "cuwrap_cufile_XXXXXX";
     const int fd = ::mkstemp(pattern.data());
     if (fd >= 0) {
       ::close(fd);
       path_ = pattern;
+    } else {
+      why_ = "mkstemp failed in " + dir;
     }
   }
   TemporaryFile(const TemporaryFile&) = delete;
@@ -40,9 +91,11 @@ class TemporaryFile {
     }
   }
   const std::string& path() const { return path_; }
+  const std::string& why() const { return why_; }
 
  private:
   std::string path_;
+  std::string why_;
 };
 
 std::vector<std::byte> pattern(std::size_t size) {
@@ -70,7 +123,11 @@ class CuFileTest : public cuwrap::testing::DeviceTest {
     } catch (const cuwrap::LoadError& e) {
       GTEST_SKIP() << "libcufile cannot be loaded: " << e.what();
     }
-    ASSERT_FALSE(file_.path().empty()) << "mkstemp failed in " << ::testing::TempDir();
+    if (file_.path().empty()) {
+      GTEST_SKIP() << "no directory on ext4 or xfs, which cuFileHandleRegister needs (set "
+                      "CUWRAP_CUFILE_TEST_DIR to one); seen: "
+                   << file_.why();
+    }
 #endif
   }
 

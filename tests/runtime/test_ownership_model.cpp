@@ -93,7 +93,11 @@ constexpr bool kMoveWithoutThrowing = (... && (std::is_nothrow_move_constructibl
 static_assert(kMoveWithoutThrowing<cuwrap::Stream, cuwrap::Event, cuwrap::Buffer, cuwrap::Context,
                                    cuwrap::Array, cuwrap::MipmappedArray, cuwrap::PitchedBuffer,
                                    cuwrap::TextureObject, cuwrap::SurfaceObject,
-                                   cuwrap::RegisteredHostMemory, cuwrap::DLPackTensor>);
+                                   cuwrap::RegisteredHostMemory>);
+// DLPackTensor is declared where a dlpack.h is found (<cuwrap/dlpack.hpp>).
+#if CUWRAP_DLPACK_DECLARED
+static_assert(kMoveWithoutThrowing<cuwrap::DLPackTensor>);
+#endif
 static_assert(kMoveWithoutThrowing<cuwrap::Program, cuwrap::Linker, cuwrap::GraphBuilder,
                                    cuwrap::Graph, cuwrap::GraphDefinition>);
 #if CUWRAP_HAS_NVFATBIN
