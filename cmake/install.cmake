@@ -70,16 +70,16 @@ set(CUWRAP_PC_SYSTEM_LIBS "-pthread")
 if(CMAKE_DL_LIBS)
   string(PREPEND CUWRAP_PC_SYSTEM_LIBS "-l${CMAKE_DL_LIBS} ")
 endif()
-# A library linked in statically where its option is ON (nvPTXCompiler): a user of the
-# static libcuwrap links the toolkit's archive, and what it needs, after -lcuwrap, and
-# compiles with its option defined (as cuwrap::cuwrap gives CMake users:
-# runtime/CMakeLists.txt).
-foreach(_lib ${CUWRAP_LIBRARY_NAMES})
-  string(TOUPPER "${_lib}" _LIB)
-  if(CUWRAP_HAVE_${_LIB} AND CUWRAP_LIBRARY_${_lib}_STATIC AND CUWRAP_${_LIB}_ARCHIVE)
-    string(APPEND CUWRAP_PC_DEFINITIONS " -D${CUWRAP_LIBRARY_${_lib}_OPTION}")
-    string(PREPEND CUWRAP_PC_SYSTEM_LIBS "${CUWRAP_${_LIB}_ARCHIVE} -lm -lrt ")
-  endif()
+# The libraries linked in statically where their option is ON (nvPTXCompiler;
+# runtime/CMakeLists.txt lists them): a user of the static libcuwrap links their archives,
+# and what they need, after -lcuwrap, and compiles with their options defined, as
+# cuwrap::cuwrap gives CMake users.
+foreach(_definition ${CUWRAP_STATIC_DEFINITIONS})
+  string(APPEND CUWRAP_PC_DEFINITIONS " -D${_definition}")
 endforeach()
+if(CUWRAP_STATIC_ARCHIVES)
+  list(JOIN CUWRAP_STATIC_ARCHIVES " " _archives)
+  string(PREPEND CUWRAP_PC_SYSTEM_LIBS "${_archives} -lm -lrt ")
+endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/cuwrap.pc.in ${CMAKE_CURRENT_BINARY_DIR}/cuwrap.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cuwrap.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

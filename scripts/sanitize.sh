@@ -37,22 +37,11 @@ if [ "$step" != test ]; then
   # The tests as unity sources (CUWRAP_UNITY_TESTS, tests/CMakeLists.txt): fewer, larger
   # compiles, and the groups scripts/tidy.sh checks; CUWRAP_UNITY_TESTS=OFF: one per file.
   # The linker of every build the scripts configure (lld where installed).
-  # The compiler: clang++-14 where it is installed (CUWRAP_SANITIZE_CXX names another, ""
-  # the default one). Clang compiles this build in under half GCC's time (a test unity
-  # source under ASan+UBSan at -O0 -g1: 14.5 s against GCC 12's 32 s), and it builds the
-  # libFuzzer targets, which then run under the sanitizers here. GCC compiles the tests in
-  # the CUDA 12.4 build (cuwrap_build_other_toolkits).
+  # The compiler: clang++-14 where installed, with the libFuzzer targets, which then run
+  # under the sanitizers here (cuwrap_sanitize_compiler_options, scripts/common.sh).
   mapfile -t linker < <(cuwrap_linker_options)
+  mapfile -t compiler < <(cuwrap_sanitize_compiler_options fuzzers)
   cuwrap_find_cuda_12_6
-  compiler=()
-  sanitize_cxx=${CUWRAP_SANITIZE_CXX-clang++-14}
-  if [ -n "$sanitize_cxx" ] && command -v "$sanitize_cxx" >/dev/null; then
-    compiler=(-DCMAKE_CXX_COMPILER="$sanitize_cxx")
-    case "$sanitize_cxx" in *clang++*) compiler+=(-DCUWRAP_BUILD_FUZZERS=ON) ;; esac
-  elif [ -n "$sanitize_cxx" ]; then
-    echo "cuwrap: $sanitize_cxx is not installed: $CUWRAP_BUILD is built with the default" \
-      "compiler (install it, or name another in CUWRAP_SANITIZE_CXX)"
-  fi
   cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${compiler[@]}" "${linker[@]}" \
     -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DCUWRAP_SANITIZE=ON -DCUWRAP_WERROR="${CUWRAP_WERROR:-OFF}" \
     -DCUWRAP_BUILD_BENCHMARKS=ON -DCUWRAP_BUILD_EXAMPLES=ON \

@@ -9,7 +9,8 @@
 # (tests/support/headless_gl.hpp) so that they can be named; nor libclang's (the
 # generator); nor the one block libctemplate allocates itself when asked for a template
 # file that does not exist (Render.MissingTemplateIsReported; the stack ends in
-# libctemplate, which clang's LeakSanitizer reports and GCC's did not). protect_shadow_gap=0 lets the CUDA driver map the address ranges it needs.
+# libctemplate, which clang's LeakSanitizer reports and GCC's did not).
+# protect_shadow_gap=0 lets the CUDA driver map the address ranges it needs.
 # check_printf=0: libnvJitLink formats its error log with vsnprintf from frames ASan cannot
 # see, which the printf interceptor misreads as a stack-buffer-overflow
 # (Linker.UndefinedSymbolThrowsWithTheLog). A variable already set is kept.

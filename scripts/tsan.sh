@@ -11,27 +11,18 @@
 # Any data race fails the run (halt_on_error).
 set -euo pipefail
 
-CUWRAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 CUWRAP_BUILD=${CUWRAP_TSAN_BUILD:-$CUWRAP_ROOT/build-tsan}
-CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
-# lld links where installed (as scripts/common.sh's builds do).
-ld=""
-command -v ld.lld >/dev/null && ld=-fuse-ld=lld
-# The compiler: clang++-14 where installed, as for build-asan (scripts/sanitize.sh;
-# CUWRAP_SANITIZE_CXX names another, "" the default one): it compiles this in about half
-# GCC's time.
-compiler=()
-sanitize_cxx=${CUWRAP_SANITIZE_CXX-clang++-14}
-if [ -n "$sanitize_cxx" ] && command -v "$sanitize_cxx" >/dev/null; then
-  compiler=(-DCMAKE_CXX_COMPILER="$sanitize_cxx")
-fi
-cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${compiler[@]}" \
+# The sanitized builds' compiler (clang++-14 where installed) and linker (lld where
+# installed), as scripts/common.sh picks them.
+mapfile -t compiler < <(cuwrap_sanitize_compiler_options)
+mapfile -t linker < <(cuwrap_linker_options -fsanitize=thread)
+cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "${compiler[@]}" "${linker[@]}" \
   -DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BUILD_EXAMPLES=OFF -DCUWRAP_BUILD_BENCHMARKS=OFF \
   -DCUWRAP_WERROR=OFF -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
-  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread $ld" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread $ld" >/dev/null
+  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
 cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS" --target faults_test_concurrency
 
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}

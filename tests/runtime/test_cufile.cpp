@@ -39,19 +39,14 @@ constexpr long kXfsMagic = 0x58465342;
 
 // The first candidate directory on ext4 or xfs; "" and, in `seen`, what each was on.
 std::string registrable_directory(std::string& seen) {
-  std::vector<std::string> candidates;
-  for (const char* env : {"CUWRAP_CUFILE_TEST_DIR"}) {
-    if (const char* dir = std::getenv(env); dir != nullptr && *dir != '\0') {
-      candidates.emplace_back(dir);
-    }
-  }
-  candidates.push_back(::testing::TempDir());
+  const auto env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string(value != nullptr ? value : "");
+  };
   std::error_code ec;
-  candidates.push_back(std::filesystem::current_path(ec).string());
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    candidates.emplace_back(home);
-  }
-  candidates.emplace_back("/var/tmp");
+  const std::string candidates[] = {env("CUWRAP_CUFILE_TEST_DIR"), ::testing::TempDir(),
+                                    std::filesystem::current_path(ec).string(), env("HOME"),
+                                    "/var/tmp"};
   for (const std::string& dir : candidates) {
     struct statfs fs {};
     if (dir.empty() || ::statfs(dir.c_str(), &fs) != 0) {
