@@ -238,7 +238,8 @@ cuwrap_build_other_toolkits() {
     cmake -S "$CUWRAP_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${cxx[@]}" "${linker[@]}" \
       -DCMAKE_CXX_FLAGS_DEBUG=-g0 \
       -DCUWRAP_CUDA_ROOT="$root" -DCUWRAP_BUILD_BENCHMARKS=OFF -DCUWRAP_WERROR="${CUWRAP_WERROR:-OFF}" \
-      -DCUWRAP_UNITY_TESTS="${CUWRAP_UNITY_TESTS:-ON}" "${how[@]}" >/dev/null
+      -DCUWRAP_UNITY_TESTS="${CUWRAP_UNITY_TESTS:-ON}" -DCUWRAP_UNITY_LIBRARY="${CUWRAP_UNITY_LIBRARY:-ON}" \
+      "${how[@]}" >/dev/null
     cmake --build "$build" -j "$CUWRAP_JOBS"
     if [ $i -gt 1 ]; then
       # The same bindings generated at build time by that cuwrap-gen (only the bindings

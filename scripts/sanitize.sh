@@ -34,8 +34,9 @@ if [ "$step" != test ]; then
   # GCC's flow analysis under -fsanitize reports false -Wmaybe-uninitialized in libstdc++
   # (<regex>, std::function): CMakeLists.txt turns that one warning off in sanitized
   # builds, so the others stay errors where CUWRAP_WERROR is on.
-  # The tests as unity sources (CUWRAP_UNITY_TESTS, tests/CMakeLists.txt): fewer, larger
-  # compiles, and the groups scripts/tidy.sh checks; CUWRAP_UNITY_TESTS=OFF: one per file.
+  # The tests as unity sources (CUWRAP_UNITY_TESTS, tests/CMakeLists.txt), and the library's
+  # and generator's sources (CUWRAP_UNITY_LIBRARY, CMakeLists.txt): fewer, larger compiles,
+  # and the groups scripts/tidy.sh checks; =OFF: one compile per file.
   # The linker of every build the scripts configure (lld where installed).
   # The compiler: clang++-14 where installed, with the libFuzzer targets, which then run
   # under the sanitizers here (cuwrap_sanitize_compiler_options, scripts/common.sh).
@@ -45,7 +46,7 @@ if [ "$step" != test ]; then
   cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${compiler[@]}" "${linker[@]}" \
     -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DCUWRAP_SANITIZE=ON -DCUWRAP_WERROR="${CUWRAP_WERROR:-OFF}" \
     -DCUWRAP_BUILD_BENCHMARKS=ON -DCUWRAP_BUILD_EXAMPLES=ON \
-    -DCUWRAP_UNITY_TESTS="${CUWRAP_UNITY_TESTS:-ON}" \
+    -DCUWRAP_UNITY_TESTS="${CUWRAP_UNITY_TESTS:-ON}" -DCUWRAP_UNITY_LIBRARY="${CUWRAP_UNITY_LIBRARY:-ON}" \
     -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
     -DCUWRAP_CUDA_12_6_INCLUDE="${CUWRAP_CUDA_12_6_INCLUDE:-}"
   cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS"

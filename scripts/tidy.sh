@@ -40,10 +40,12 @@ else
     git ls-files 'tests/*.cpp' 2>/dev/null || find tests -name '*.cpp'; } |
     grep -vE '^tests/(fixtures|hygiene/fixtures)/' | xargs ls -S 2>/dev/null)
 fi
-# Only files the build knows (a file being written may not be in the build yet). A test
-# source that the build compiles in a unity source (CUWRAP_UNITY_TESTS) is checked through
-# that unity source: one parse for its group (the headers, GoogleTest and the standard
-# library once), the findings reported in the test source itself.
+# Only files the build knows (a file being written may not be in the build yet). A source
+# that the build compiles in a unity source (CUWRAP_UNITY_TESTS, CUWRAP_UNITY_LIBRARY) is
+# checked through that unity source: one parse for its group (the headers, GoogleTest and
+# the standard library once), the findings reported in the source itself. The static
+# analyzer, which looks only at the functions of the file it is given, still checks each
+# library source alone (below), which also shows that each compiles by itself.
 db_file="$CUWRAP_BUILD/compile_commands.json"
 declare -A unity_of=()
 while IFS=$'\t' read -r unity member; do
@@ -55,12 +57,18 @@ done < <(grep -oE '"file": "[^"]*/Unity/unity_[0-9]+_cxx\.cxx"' "$db_file" | cut
     done
   done)
 checked=()
+analyzed=()
 declare -A unity_checked=()
+tests_unity=0
 for f in "${files[@]}"; do
   abs=$(cd "$CUWRAP_ROOT" && realpath "$f")
   if [ -n "${unity_of[$abs]:-}" ]; then
-    [ -n "${unity_checked[${unity_of[$abs]}]:-}" ] || checked+=("${unity_of[$abs]}")
+    if [ -z "${unity_checked[${unity_of[$abs]}]:-}" ]; then
+      checked+=("${unity_of[$abs]}")
+      [[ "$abs" != "$CUWRAP_ROOT"/tests/* ]] || tests_unity=$((tests_unity + 1))
+    fi
     unity_checked[${unity_of[$abs]}]=1
+    [[ "$abs" == "$CUWRAP_ROOT"/tests/* ]] || analyzed+=("$abs")
   elif grep -qF "\"file\": \"$abs\"" "$db_file"; then
     checked+=("$abs")
   elif [ $# -gt 0 ] || [[ "$f" != tests/* ]]; then
@@ -84,11 +92,53 @@ sed -E -e 's# -Winvalid-pch##g' \
   -e 's# -Xclang -include-pch -Xclang [^ ]*/cmake_pch\.hxx\.pch##g' \
   -e 's# -Xclang -include -Xclang [^ ]*/cmake_pch\.hxx##g' \
   "$CUWRAP_BUILD/compile_commands.json" >"$db/compile_commands.json"
+# The library's sources that its build compiles in unity sources get their own entries,
+# made from their unity source's command: that source in its place, and the definitions the
+# unity source makes before its includes (#define NAME VALUE) as -D options.
+if ((${#analyzed[@]})); then
+  awk '
+    function emit(dir, cmd, unity,   line, member, defs, c, parts) {
+      defs = ""
+      while ((getline line < unity) > 0) {
+        if (line ~ /^#define [A-Za-z_][A-Za-z0-9_]* /) {
+          split(line, parts, " ")
+          defs = defs " -D" parts[2] "=" parts[3]
+        } else if (line ~ /^#include "/) {
+          member = line
+          sub(/^#include "/, "", member)
+          sub(/"$/, "", member)
+          c = cmd
+          sub(/ -c [^ ]*\/Unity\/unity_[0-9]+_cxx\.cxx/, defs " -c " member, c)
+          printf "{\n  \"directory\": \"%s\",\n  \"command\": \"%s\",\n  \"file\": \"%s\"\n},\n", dir, c, member
+        }
+      }
+      close(unity)
+    }
+    /^\[$/ { print; next }
+    /"directory": / { dir = $0; sub(/^ *"directory": "/, "", dir); sub(/",$/, "", dir) }
+    /"command": / { cmd = $0; sub(/^ *"command": "/, "", cmd); sub(/",$/, "", cmd) }
+    /"file": "[^"]*\/(runtime|generator)\/CMakeFiles\/[^"]*\/Unity\/unity_[0-9]+_cxx\.cxx"/ {
+      unity = $0; sub(/^ *"file": "/, "", unity); sub(/"$/, "", unity)
+      extra = extra "\n" dir "\t" cmd "\t" unity
+    }
+    { lines[++n] = $0 }
+    END {
+      count = split(substr(extra, 2), items, "\n")
+      for (i = 1; i <= count; i++) {
+        split(items[i], f, "\t")
+        emit(f[1], f[2], f[3])
+      }
+      for (i = 1; i <= n; i++) print lines[i]
+    }' "$db/compile_commands.json" >"$db/with_members.json"
+  mv "$db/with_members.json" "$db/compile_commands.json"
+fi
 echo "tidy: $("$CLANG_TIDY" --version | grep -m1 -o 'version [0-9.]*') on ${#checked[@]} files" \
-  "(${#unity_checked[@]} of them unity sources of tests), $CUWRAP_JOBS jobs"
-# A unity source lies in the build directory: it is checked with the tests' configuration
-# (tests/.clang-tidy over ../.clang-tidy, as clang-tidy resolves it for a test source), its
-# test sources' findings shown as a header's would be, and without
+  "(${#unity_checked[@]} of them unity sources, $tests_unity of tests), and the static analyzer" \
+  "on ${#analyzed[@]} library sources of unity sources alone, $CUWRAP_JOBS jobs"
+# A unity source lies in the build directory. A tests' one is checked with the tests'
+# configuration (tests/.clang-tidy over ../.clang-tidy, as clang-tidy resolves it for a test
+# source), its test sources' findings shown as a header's would be; a library's one with
+# ../.clang-tidy without the static analyzer (its sources get it alone). Both without
 # bugprone-suspicious-include (a unity source includes .cpp files by design).
 tests_config="$db/tests.clang-tidy"
 "$CLANG_TIDY" --dump-config "$CUWRAP_ROOT/tests/support/pch_anchor.cpp" 2>/dev/null >"$tests_config"
@@ -97,19 +147,32 @@ grep -q -- "-bugprone-reserved-identifier" "$tests_config" || {
   exit 2
 }
 tests_filter='/(runtime/include|runtime/src|generator/src|tests)/'
+library_config="$CUWRAP_ROOT/.clang-tidy"
+# The static analyzer's checks that .clang-tidy enables: a library source of a unity source
+# is checked alone with these only.
+analyzer_checks=$("$CLANG_TIDY" --list-checks --config-file="$library_config" 2>/dev/null |
+  sed -nE 's/^ +(clang-analyzer-[^ ]+)$/\1/p' | paste -sd, -)
 # One clang-tidy per file; GCC-only warning flags in the compile commands are not clang's
-# business here.
+# business here. "analyze:<source>" is the static analyzer alone on <source>.
 tidy_one() {
-  local extra=()
+  local extra=() file=$1
   case "$1" in
-    */Unity/unity_*_cxx.cxx) extra=(--config-file="$tests_config" --header-filter="$tests_filter"
-      --checks=-bugprone-suspicious-include) ;;
+    analyze:*) file=${1#analyze:}
+      extra=(--config-file="$library_config" --checks="-*,$analyzer_checks") ;;
+    "$CUWRAP_BUILD_ABS"/tests/*/Unity/unity_*_cxx.cxx)
+      extra=(--config-file="$tests_config" --header-filter="$tests_filter"
+        --checks=-bugprone-suspicious-include) ;;
+    */Unity/unity_*_cxx.cxx) extra=(--config-file="$library_config"
+      --checks=-clang-analyzer-*,-bugprone-suspicious-include) ;;
   esac
-  "$CLANG_TIDY" -p "$db" --quiet --extra-arg=-Wno-unknown-warning-option "${extra[@]}" "$1" 2>/dev/null
+  "$CLANG_TIDY" -p "$db" --quiet --extra-arg=-Wno-unknown-warning-option "${extra[@]}" "$file" 2>/dev/null
 }
+CUWRAP_BUILD_ABS=$(cd "$CUWRAP_BUILD" && pwd -P)
 export -f tidy_one
-export CLANG_TIDY db tests_config tests_filter
-printf '%s\n' "${checked[@]}" | xargs -P "$CUWRAP_JOBS" -I{} bash -c 'tidy_one "$1"' _ {} >"$log" || true
+export CLANG_TIDY db tests_config tests_filter library_config analyzer_checks CUWRAP_BUILD_ABS
+{ printf '%s\n' "${checked[@]}"
+  ((${#analyzed[@]} == 0)) || [ -z "$analyzer_checks" ] || printf 'analyze:%s\n' "${analyzed[@]}"; } |
+  xargs -P "$CUWRAP_JOBS" -I{} bash -c 'tidy_one "$1"' _ {} >"$log" || true
 
 # A header's finding is reported once per file that includes it: count distinct ones.
 findings=$({ grep -E '^/.*: (warning|error): ' "$log" || true; } | sort -u | wc -l)

@@ -15,13 +15,15 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 CUWRAP_BUILD=${CUWRAP_TSAN_BUILD:-$CUWRAP_ROOT/build-tsan}
 
 # The sanitized builds' compiler (clang++-14 where installed) and linker (lld where
-# installed), as scripts/common.sh picks them.
+# installed), as scripts/common.sh picks them; the library as unity sources
+# (CUWRAP_UNITY_LIBRARY, as the full run's other builds).
 mapfile -t compiler < <(cuwrap_sanitize_compiler_options)
 mapfile -t linker < <(cuwrap_linker_options -fsanitize=thread)
 cmake -S "$CUWRAP_ROOT" -B "$CUWRAP_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "${compiler[@]}" "${linker[@]}" \
   -DCUWRAP_BUILD_GENERATOR=OFF -DCUWRAP_BUILD_EXAMPLES=OFF -DCUWRAP_BUILD_BENCHMARKS=OFF \
   -DCUWRAP_WERROR=OFF -DCUWRAP_CUDA_ROOT="$CUDA_HOME" \
+  -DCUWRAP_UNITY_LIBRARY="${CUWRAP_UNITY_LIBRARY:-ON}" \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
 cmake --build "$CUWRAP_BUILD" -j "$CUWRAP_JOBS" --target faults_test_concurrency
 

@@ -118,7 +118,9 @@ constexpr KeyType kKeyTypes[] = {
 // ---------------------------------------------------------------------------------
 // Helpers.
 
-bool returnable(const Param& p) {
+// Whether a second typed form can return the pointee: unlike rules.cpp's returnable(), a
+// char pointee can, a function pointer cannot.
+bool shape_can_return(const Param& p) {
   return p.is_pointer && !p.pointee_const && p.pointee != "void" && p.pointee_complete &&
          p.pointee.find('(') == std::string::npos;
 }
@@ -355,7 +357,7 @@ void plan_overrides(const FunctionPlan& plan, SecondForm& form) {
       }
     }
     for (const auto& o : kExtraOutputs) {
-      if (f.name == o.function && p.name == o.param && returnable(p)) {
+      if (f.name == o.function && p.name == o.param && shape_can_return(p)) {
         form.params[i] = {FormRole::Output, p.pointee, 0, 0, false};
         form.answer_status = o.answer_status == nullptr ? "" : o.answer_status;
         form.why = "output " + p.name;
@@ -368,7 +370,8 @@ void plan_overrides(const FunctionPlan& plan, SecondForm& form) {
     }
     for (std::size_t c = 0; c < f.params.size(); ++c) {
       for (std::size_t a = 0; a < f.params.size(); ++a) {
-        if (f.params[c].name == o.count && f.params[a].name == o.array && returnable(f.params[a])) {
+        if (f.params[c].name == o.count && f.params[a].name == o.array &&
+            shape_can_return(f.params[a])) {
           form.params[c] = {FormRole::VectorCount, f.params[c].pointee, 0, 0, false};
           form.params[a] = {FormRole::Vector, f.params[a].pointee, 0, c, true};
           form.sizing = Sizing::Requested;
@@ -409,7 +412,7 @@ void plan_enumeration(const FunctionPlan& plan, SecondForm& form) {
   bool any = false;
   for (std::size_t i = 0; i < f.params.size(); ++i) {
     const Param& p = f.params[i];
-    if (i != *count && unassigned(form, plan, i) && returnable(p) &&
+    if (i != *count && unassigned(form, plan, i) && shape_can_return(p) &&
         p.pointee.find('*') == std::string::npos) {
       form.params[i] = {FormRole::Vector, p.pointee, 0, *count, true};
       any = true;
@@ -489,7 +492,7 @@ void plan_spans(const FunctionPlan& plan, const std::vector<FunctionPlan>& all, 
       if (a == c || !may_be_array(p) || !unassigned(form, plan, a) || !counts(f, c, a)) {
         continue;
       }
-      (returnable(p) && says_returned(p) ? outputs : inputs).push_back(a);
+      (shape_can_return(p) && says_returned(p) ? outputs : inputs).push_back(a);
     }
     std::vector<std::size_t> beside;
     for (std::size_t a = 0; a < f.params.size(); ++a) {
@@ -497,7 +500,7 @@ void plan_spans(const FunctionPlan& plan, const std::vector<FunctionPlan>& all, 
       const bool taken = std::find(inputs.begin(), inputs.end(), a) != inputs.end() ||
                          std::find(outputs.begin(), outputs.end(), a) != outputs.end();
       if (a != c && !taken && may_be_array(p) && unassigned(form, plan, a) &&
-          !(returnable(p) && says_returned(p)) && counted_beside(f, c, a, inputs)) {
+          !(shape_can_return(p) && says_returned(p)) && counted_beside(f, c, a, inputs)) {
         beside.push_back(a);
       }
     }
@@ -547,7 +550,7 @@ void plan_sibling_array(const FunctionPlan& plan, const std::vector<FunctionPlan
     const std::string doc = lower(p.doc);
     // Elements that are themselves arrays (nvPTXCompilerGetSupportedVersions' `int (*)[2]`)
     // cannot be a std::vector's: the form taking the caller's array stays the only one.
-    if (!unassigned(form, plan, a) || !returnable(p) || p.pointee == "char" ||
+    if (!unassigned(form, plan, a) || !shape_can_return(p) || p.pointee == "char" ||
         p.pointee.find('[') != std::string::npos || doc.find("array") == std::string::npos ||
         !says_returned(p)) {
       continue;
@@ -572,7 +575,8 @@ void plan_in_out(const FunctionPlan& plan, SecondForm& form) {
   for (std::size_t i = 0; i < f.params.size(); ++i) {
     const Param& p = f.params[i];
     const std::string doc = lower(p.doc);
-    if (unassigned(form, plan, i) && returnable(p) && p.pointee.find('*') == std::string::npos &&
+    if (unassigned(form, plan, i) && shape_can_return(p) &&
+        p.pointee.find('*') == std::string::npos &&
         (p.direction == "in,out" || doc.find("swap") != std::string::npos ||
          doc.find("auto-advancing") != std::string::npos ||
          doc.find("see description") != std::string::npos)) {

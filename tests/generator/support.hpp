@@ -55,6 +55,11 @@ inline CommandResult run_command(const std::string& command) {
   return result;
 }
 
+/// Whether `text` holds `part`.
+inline bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 /// Return a file's bytes ("" when it cannot be read).
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -14,13 +14,10 @@ namespace cuwrap::gen {
 namespace {
 
 using testing::function;
+using testing::has;
 using testing::marked;
 using testing::pointer;
 using testing::value;
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // The old side: a getter, a keyed attribute getter, a function that later loses its
 // ABI version, one that changes signature, one that is removed and one that falls to

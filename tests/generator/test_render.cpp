@@ -70,9 +70,7 @@ const OutputFile& file(const std::vector<OutputFile>& files, const std::string& 
   return *it;
 }
 
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::has;
 
 TEST(Render, WritesTheContractFiles) {
   const auto files = render(make_plan(small_api()), CUWRAP_GEN_TEMPLATE_DIR);

@@ -188,7 +188,7 @@ struct LaunchArgument<Buffer> {
 template <>
 struct LaunchArgument<BufferRef> {
   using type = CUdeviceptr;
-  static CUdeviceptr convert(BufferRef buffer) noexcept { return buffer.handle(); }
+  static CUdeviceptr convert(BufferRef buffer) { return buffer.handle(); }  // throws when closed
 };
 
 template <class T>

@@ -9,6 +9,7 @@
 // Versions: managed graph allocations (CU_MEM_ALLOCATION_TYPE_MANAGED) need a CUDA 13.0
 // toolkit and driver; the rest is older than every supported toolkit.
 #include "graph/graph_state.hpp"
+#include "launch/dims.hpp"
 
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
@@ -89,9 +90,7 @@ CUkernelNodeAttrValue kernel_node_attribute(CUgraphNode node, CUkernelNodeAttrID
   return value;
 }
 
-std::string dims(const Dim3& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
-}
+using detail::dims;
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 // the raw entry point and is checked with detail::check.
 #include "base/compat.hpp"
 #include "base/context_registry.hpp"
+#include "launch/dims.hpp"
 #include "launch/kernel_impl.hpp"
 
 #include <cuwrap/detail/context.hpp>
@@ -34,10 +35,6 @@ constexpr std::size_t kDefaultDynamicShared = std::size_t{48} * 1024;
 bool is_default_stream(CUstream stream) noexcept {
   return reinterpret_cast<std::uintptr_t>(stream) <=
          reinterpret_cast<std::uintptr_t>(CU_STREAM_PER_THREAD);
-}
-
-std::string dims(const Dim3& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
 }
 
 [[noreturn]] void throw_count_mismatch(const Kernel& kernel, std::size_t count) {

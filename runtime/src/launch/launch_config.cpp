@@ -2,6 +2,8 @@
 // block size) and check(device[, kernel]), which compare a configuration with the
 // device's limits before anything is launched; and the cooperative-residency check that
 // launch() makes before a cooperative launch.
+#include "launch/dims.hpp"
+
 #include <cuwrap/detail/context.hpp>
 #include <cuwrap/device.hpp>
 #include <cuwrap/driver.hpp>
@@ -21,9 +23,7 @@ constexpr unsigned long long kMaxGridX = 2147483647ULL;
 // Thread blocks of a cluster: 8 portable, 16 with non-portable cluster sizes (sm_90).
 constexpr unsigned long long kMaxClusterBlocks = 16;
 
-std::string dims(const Dim3& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
-}
+using detail::dims;
 
 std::string on_device(const Device& device) {
   return "device " + std::to_string(device.device_id());
