@@ -8,6 +8,7 @@
 
 #include "device_fixture.hpp"
 #include "graph_kernels.hpp"
+#include "graph_support.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <gtest/gtest.h>
@@ -34,17 +35,7 @@ using cuwrap::Stream;
 
 class GraphBuilderConformance : public cuwrap::testing::DeviceTest {};
 
-// Pinned ints the test reads and writes directly (cuda.core's numpy view of a buffer).
-struct HostInts {
-  cuwrap::LegacyPinnedMemoryResource mr;
-  Buffer buffer;
-  explicit HostInts(int count) : buffer(mr.allocate(sizeof(int) * static_cast<unsigned>(count))) {
-    for (int i = 0; i < count; ++i) {
-      data()[i] = 0;
-    }
-  }
-  int* data() const { return reinterpret_cast<int*>(buffer.handle()); }
-};
+using cuwrap::conformance::HostInts;
 
 TEST_F(GraphBuilderConformance, test_graph_is_building) {
   GraphBuilder gb = device().create_graph_builder();

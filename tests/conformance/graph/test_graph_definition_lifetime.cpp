@@ -12,6 +12,7 @@
 
 #include "device_fixture.hpp"
 #include "graph_kernels.hpp"
+#include "graph_support.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <gtest/gtest.h>
@@ -44,24 +45,7 @@ using cuwrap::Stream;
 
 class GraphDefinitionLifetime : public cuwrap::testing::DeviceTest {};
 
-// Poll `predicate` until it holds or `timeout` passes (cuda.core's _wait_until): the
-// driver releases user objects asynchronously, and closed Graphs keep what their
-// launches use until those have finished.
-template <class Predicate>
-bool wait_until(Predicate predicate,
-                std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    cuwrap::detail::release_finished_graphs();
-    if (predicate()) {
-      return true;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
+using cuwrap::conformance::wait_until;
 
 bool expired(const std::vector<std::weak_ptr<int>>& refs) {
   return std::all_of(refs.begin(), refs.end(), [](const auto& r) { return r.expired(); });

@@ -8,6 +8,7 @@
 
 #include "device_fixture.hpp"
 #include "graph_kernels.hpp"
+#include "graph_support.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <gtest/gtest.h>
@@ -39,21 +40,7 @@ using cuwrap::GraphDefinition;
 using cuwrap::GraphNode;
 using cuwrap::Stream;
 
-// Polls `predicate` for up to five seconds, as cuda.core's _wait_until. Each round first
-// releases what closed Graphs kept once the driver reports their launches finished (the
-// driver tells that asynchronously, after cuGraphExecDestroy returns): cuwrap's
-// counterpart of the gc.collect() in cuda.core's loop (see Graph::close()).
-bool wait_until(const std::function<bool()>& predicate) {
-  for (int i = 0; i < 250; ++i) {
-    cuwrap::detail::release_finished_graphs();
-    if (predicate()) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  cuwrap::detail::release_finished_graphs();
-  return predicate();
-}
+using cuwrap::conformance::wait_until;
 
 // Four bytes of pinned host memory the test reads and writes directly.
 struct Pinned {

@@ -4,6 +4,7 @@
 
 #include "device_fixture.hpp"
 #include "graph_kernels.hpp"
+#include "graph_support.hpp"
 #include "toolkit_libraries.hpp"
 
 #include <gtest/gtest.h>
@@ -31,36 +32,14 @@ using cuwrap::Stream;
 
 class GraphUpdate : public cuwrap::testing::DeviceTest {};
 
-// Wait up to 5 s for `predicate` (user objects may be released on a driver thread).
-// Polls `predicate` for up to five seconds, as cuda.core's _wait_until. Each round first
-// releases what closed Graphs kept once the driver reports their launches finished (the
-// driver tells that asynchronously, after cuGraphExecDestroy returns): cuwrap's
-// counterpart of the gc.collect() in cuda.core's loop (see Graph::close()).
-bool wait_until(const std::function<bool()>& predicate) {
-  for (int i = 0; i < 250; ++i) {
-    cuwrap::detail::release_finished_graphs();
-    if (predicate()) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  cuwrap::detail::release_finished_graphs();
-  return predicate();
-}
-
-// Pinned host memory the test reads directly: two ints, zeroed.
-struct HostInts {
-  cuwrap::LegacyPinnedMemoryResource mr;
-  Buffer buffer = mr.allocate(3 * sizeof(int));
-  int* data() const { return reinterpret_cast<int*>(buffer.handle()); }
-  HostInts() { data()[0] = data()[1] = data()[2] = 0; }
-};
+using cuwrap::conformance::HostInts;
+using cuwrap::conformance::wait_until;
 
 // Build a graph on arr[0] and a source on arr[1]; launch, update, launch; return the
 // two ints after each launch.
 template <class Build>
 std::vector<int> kernel_args_update(Build build) {
-  HostInts arr;
+  HostInts arr(3);
   const Stream stream = Device(0).create_stream();
   auto [graph, first_source] = build(arr.data());
   auto [unused, second_source] = build(arr.data() + 1);
@@ -105,7 +84,7 @@ TEST_F(GraphUpdate, test_graph_update_conditional) {
   if (cuwrap::driver_version() < 12080 || cuwrap::bindings_version() < 12080) {
     GTEST_SKIP() << "switch conditional nodes need CUDA 12.8";
   }
-  HostInts arr;
+  HostInts arr(3);
   const Stream stream = Device(0).create_stream();
   auto build = [&](unsigned condition_value) {
     GraphBuilder gb = Device(0).create_graph_builder().begin_building();

@@ -4,13 +4,21 @@
 // executables are safe under ctest -j16 (every parent has its own child and channel).
 #pragma once
 
+#include <cuwrap/buffer.hpp>
 #include <cuwrap/ipc.hpp>
+#include <cuwrap/stream.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace cuwrap::conformance {
+
+/// The size of the buffers the tests share (cuda.core's NBYTES).
+inline constexpr std::size_t kNbytes = 64;
 
 /// How long a parent or child waits for the other (cuda.core's CHILD_TIMEOUT_SEC).
 inline constexpr int kChildTimeoutSeconds = 120;
@@ -31,6 +39,14 @@ inline IPCChannel parent_channel() {
   IPCChannel channel = IPCChannel::from_parent();
   channel.set_receive_timeout(kChildTimeoutSeconds);
   return channel;
+}
+
+/// The bytes of `buffer`, copied on `stream` and waited for.
+inline std::vector<std::uint8_t> contents(const Buffer& buffer, const Stream& stream) {
+  std::vector<std::uint8_t> bytes(buffer.size());
+  buffer.copy_to(bytes, stream);
+  stream.sync();
+  return bytes;
 }
 
 }  // namespace cuwrap::conformance

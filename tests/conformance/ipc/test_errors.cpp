@@ -33,7 +33,7 @@ using cuwrap::conformance::parent_channel;
 using cuwrap::conformance::start_child;
 using cuwrap::testing::contains;
 
-constexpr std::size_t kNbytes = 64;
+using cuwrap::conformance::kNbytes;
 
 // What a child reports: 'N' nothing thrown, 'I' invalid_argument, 'L' logic_error,
 // 'D' DriverError, 'O' another exception; then the message.

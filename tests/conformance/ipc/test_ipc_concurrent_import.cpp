@@ -28,7 +28,7 @@ using cuwrap::conformance::is_child;
 using cuwrap::conformance::parent_channel;
 using cuwrap::conformance::start_child;
 
-constexpr std::size_t kNbytes = 64;
+using cuwrap::conformance::kNbytes;
 constexpr int kThreads = 4;
 
 TEST(TestIpcConcurrentImportChild, ChildMain) {

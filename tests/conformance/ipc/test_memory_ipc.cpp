@@ -29,7 +29,7 @@ using cuwrap::conformance::is_child;
 using cuwrap::conformance::parent_channel;
 using cuwrap::conformance::start_child;
 
-constexpr std::size_t kNbytes = 64;
+using cuwrap::conformance::kNbytes;
 constexpr std::uint8_t kNoSeed = 0xFF;
 
 // cuda.core's PatternGen: bytes that depend on the seed.
@@ -47,12 +47,7 @@ void fill_buffer(Buffer& buffer, std::uint8_t seed, const cuwrap::Stream& stream
   stream.sync();
 }
 
-std::vector<std::uint8_t> contents(const Buffer& buffer, const cuwrap::Stream& stream) {
-  std::vector<std::uint8_t> bytes(buffer.size());
-  buffer.copy_to(bytes, stream);
-  stream.sync();
-  return bytes;
-}
+using cuwrap::conformance::contents;
 
 // What a parent asks of a child: how the pool travels, which buffer to check and fill.
 struct Task {

@@ -26,10 +26,10 @@ using cuwrap::conformance::is_child;
 using cuwrap::conformance::parent_channel;
 using cuwrap::conformance::start_child;
 
-constexpr std::size_t kNbytes = 64;
+using cuwrap::conformance::kNbytes;
 constexpr int kNtasks = 7;
 
-std::vector<std::uint8_t> pattern(std::uint8_t seed) {
+std::vector<std::uint8_t> send_pattern(std::uint8_t seed) {
   std::vector<std::uint8_t> bytes(kNbytes);
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     bytes[i] = static_cast<std::uint8_t>(i * 5 + seed * 17 + 3);
@@ -37,12 +37,7 @@ std::vector<std::uint8_t> pattern(std::uint8_t seed) {
   return bytes;
 }
 
-std::vector<std::uint8_t> contents(const Buffer& buffer, const cuwrap::Stream& stream) {
-  std::vector<std::uint8_t> bytes(buffer.size());
-  buffer.copy_to(bytes, stream);
-  stream.sync();
-  return bytes;
-}
+using cuwrap::conformance::contents;
 
 TEST(TestIpcSendBuffersChild, ChildMain) {
   if (!is_child()) {
@@ -60,8 +55,8 @@ TEST(TestIpcSendBuffersChild, ChildMain) {
         DeviceMemoryResource::from_allocation_handle(device, std::move(shared.pool));
     for (const cuwrap::IPCBufferDescriptor& descriptor : shared.buffers) {
       Buffer buffer = Buffer::from_ipc_descriptor(mr, descriptor, stream);
-      EXPECT_EQ(contents(buffer, stream), pattern(0));
-      const std::vector<std::uint8_t> filled = pattern(1);
+      EXPECT_EQ(contents(buffer, stream), send_pattern(0));
+      const std::vector<std::uint8_t> filled = send_pattern(1);
       buffer.copy_from(filled, stream);
       buffer.close(stream);
     }
@@ -89,7 +84,7 @@ TEST_P(TestIpcSendBuffers, TestMain) {
   for (int task = 0; task < kNtasks; ++task) {
     const auto pool = static_cast<std::size_t>(task % nmrs);
     buffers.push_back(mrs[pool]->allocate(kNbytes, stream()));
-    const std::vector<std::uint8_t> bytes = pattern(0);
+    const std::vector<std::uint8_t> bytes = send_pattern(0);
     buffers.back().copy_from(bytes, stream());
     by_pool[pool].push_back(buffers.back().get_ipc_descriptor());
   }
@@ -103,7 +98,7 @@ TEST_P(TestIpcSendBuffers, TestMain) {
   EXPECT_EQ(child.channel().receive_value<char>(), 'D');
   EXPECT_EQ(child.wait(), 0) << "the child failed (its output is above)";
   for (Buffer& buffer : buffers) {
-    EXPECT_EQ(contents(buffer, stream()), pattern(1));
+    EXPECT_EQ(contents(buffer, stream()), send_pattern(1));
     buffer.close(stream());
   }
   stream().sync();
