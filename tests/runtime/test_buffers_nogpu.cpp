@@ -76,6 +76,17 @@ Buffer buffer_of_a_local_user_resource(std::size_t size) {
   return local.allocate(size, kLegacyDefaultStream);
 }
 
+// A kernel argument that is a closed Buffer's view refuses with std::logic_error, which
+// reaches launch()'s caller (the conversion is not noexcept: it would end the program).
+TEST(BufferLaunchArgument, AClosedBuffersViewThrowsLogicError) {
+  const Buffer closed;
+  const cuwrap::BufferRef& view = closed;
+  EXPECT_THROW(static_cast<void>(cuwrap::detail::LaunchArgument<cuwrap::BufferRef>::convert(view)),
+               std::logic_error);
+  EXPECT_THROW(static_cast<void>(cuwrap::detail::LaunchArgument<Buffer>::convert(closed)),
+               std::logic_error);
+}
+
 TEST(BufferOutlivesResource, UserResourceGoneReportsInsteadOfCallingThroughIt) {
   frees().clear();
   const ReleaseFailures failures;
