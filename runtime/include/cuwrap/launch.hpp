@@ -180,16 +180,14 @@ struct LaunchArgument {
 };
 
 template <>
-struct LaunchArgument<Buffer> {
-  using type = CUdeviceptr;
-  static CUdeviceptr convert(const Buffer& buffer) { return buffer.handle(); }
-};
-
-template <>
 struct LaunchArgument<BufferRef> {
   using type = CUdeviceptr;
   static CUdeviceptr convert(BufferRef buffer) { return buffer.handle(); }  // throws when closed
 };
+
+// A Buffer is passed as its view.
+template <>
+struct LaunchArgument<Buffer> : LaunchArgument<BufferRef> {};
 
 template <class T>
 struct LaunchArgument<DeviceSpan<T>> {
