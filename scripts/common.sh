@@ -36,16 +36,29 @@ cuwrap_pick_preferred() {
   fi
 }
 
-# clang-format and clang-tidy are LLVM 14's wherever the system offers it (Debian 12,
-# Ubuntu 22.04 and 24.04 do): .clang-format's output and .clang-tidy's set of checks are
-# those of that version (a newer clang-tidy adds checks that `bugprone-*` and
-# `performance-*` switch on). scripts/format.sh and scripts/tidy.sh take the same one.
+# The newest `<prefix>N` (N >= 14) that the system offers or has installed, whichever is
+# newer.
+cuwrap_pick_newest() {
+  local prefix=$1 n best=""
+  for n in $( { apt-cache search --names-only "^${prefix}[0-9]+\$" 2>/dev/null
+               dpkg-query -W -f='${Package} ${Status}\n' "${prefix}*" 2>/dev/null |
+                 grep "install ok installed"; } | sed -nE "s/^${prefix}([0-9]+) .*/\1/p" | sort -n); do
+    [ "$n" -ge 14 ] && best=$n
+  done
+  [ -n "$best" ] && echo "${prefix}${best}"
+}
+
+# clang-format is LLVM 14's wherever the system offers it (Debian 12, Ubuntu 22.04 and 24.04
+# do): .clang-format's output is that version's. clang-tidy is the newest the system offers
+# (14 or later): .clang-tidy names its checks one by one (LLVM 14's set), so every version
+# runs the same checks, and from LLVM 22 on clang-tidy no longer walks the system headers'
+# declarations, which took most of its time (scripts/tidy.sh, docs/testing.md).
 CUWRAP_LLVM_TOOLS_VERSION=${CUWRAP_LLVM_TOOLS_VERSION:-14}
 
 # Debian/Ubuntu packages cuwrap needs: the generator's libclang, template engine, JSON and
 # CLI libraries, the test and benchmark frameworks, and clang-tidy.
 CUWRAP_LIBCLANG_PKG=${CUWRAP_LIBCLANG_PKG:-$(cuwrap_pick_versioned libclang- -dev || true)}
-CUWRAP_CLANG_TIDY_PKG=${CUWRAP_CLANG_TIDY_PKG:-$(cuwrap_pick_preferred clang-tidy- "$CUWRAP_LLVM_TOOLS_VERSION" || true)}
+CUWRAP_CLANG_TIDY_PKG=${CUWRAP_CLANG_TIDY_PKG:-$(cuwrap_pick_newest clang-tidy- || true)}
 CUWRAP_CLANG_FORMAT_PKG=${CUWRAP_CLANG_FORMAT_PKG:-$(cuwrap_pick_preferred clang-format- "$CUWRAP_LLVM_TOOLS_VERSION" || true)}
 CUWRAP_PACKAGES=(cmake ninja-build g++ libctemplate-dev nlohmann-json3-dev
                  libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev

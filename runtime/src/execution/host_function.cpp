@@ -105,7 +105,7 @@ void launch_host_func_raw(CUstream stream, HostFunction* raw_function) {
     return;
   }
   check(driver::raw::cuLaunchHostFunc(stream, &trampoline, function.get()), "cuLaunchHostFunc");
-  static_cast<void>(function.release());  // the trampoline owns it now
+  [[maybe_unused]] HostFunction* const owned_by_trampoline = function.release();
 }
 
 }  // namespace detail

@@ -32,7 +32,7 @@ class DeviceLaunch : public cuwrap::testing::DeviceTest {};
 std::optional<std::filesystem::path> find_cudadevrt() {
   const std::filesystem::path root = std::filesystem::path(CUWRAP_CUDA_INCLUDE_DIR).parent_path();
   for (const char* dir : {"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"}) {
-    const std::filesystem::path candidate = root / dir / "libcudadevrt.a";
+    std::filesystem::path candidate = root / dir / "libcudadevrt.a";
     if (std::filesystem::is_regular_file(candidate)) {
       return candidate;
     }
