@@ -182,7 +182,10 @@ cuwrap_build() {
 # Build against each toolkit of CUWRAP_EXTRA_TOOLKITS (default: the CUDA 12.4 and 12.6
 # headers in ../shared/cuda-headers) in $CUWRAP_BUILD-<version>, and run its suite there.
 # No benchmarks or sanitizers: the main build covers those; nor debug information (-g0: a
-# Debug build, assertions on, that compiles and links faster), nor the consumer tests
+# Debug build, assertions on, that compiles and links faster); the public headers are
+# compiled together, under the same strict warnings, rather than each alone
+# (CUWRAP_HEADER_CHECK_ALONE=OFF: the main build checks each header's own includes); nor
+# the consumer tests
 # (ctest label consumer: they build the library again as a user would, which the main
 # build's suite does). Each build uses another
 # compiler than the main one, so the oldest supported GCC and Clang compile everything:
@@ -252,7 +255,7 @@ cuwrap_build_other_toolkits() {
       -DCMAKE_CXX_FLAGS_DEBUG=-g0 \
       -DCUWRAP_CUDA_ROOT="$root" -DCUWRAP_BUILD_BENCHMARKS=OFF -DCUWRAP_WERROR="${CUWRAP_WERROR:-OFF}" \
       -DCUWRAP_UNITY_TESTS="${CUWRAP_UNITY_TESTS:-ON}" -DCUWRAP_UNITY_LIBRARY="${CUWRAP_UNITY_LIBRARY:-ON}" \
-      "${how[@]}" >/dev/null
+      -DCUWRAP_HEADER_CHECK_ALONE=OFF "${how[@]}" >/dev/null
     cmake --build "$build" -j "$CUWRAP_JOBS"
     if [ $i -gt 1 ]; then
       # The same bindings generated at build time by that cuwrap-gen (only the bindings
