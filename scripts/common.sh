@@ -7,20 +7,25 @@ CUWRAP_BUILD=${CUWRAP_BUILD:-$CUWRAP_ROOT/build}
 CUWRAP_JOBS=${CUWRAP_JOBS:-$(nproc)}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 
-# The newest `<prefix>N` package (N >= 14) already installed, else the newest the system
-# offers (apt-cache), so Debian 12 and Ubuntu 22.04/24.04 each get what they have.
+# The versions N >= 14 of `<prefix>N<suffix>` packages, newest last: those installed
+# ("installed"), those the system offers (apt-cache: "offered"), or both.
+cuwrap_package_versions() {
+  local prefix=$1 suffix=$2 where
+  for where in "${@:3}"; do
+    case "$where" in
+      installed) dpkg-query -W -f='${Package} ${Status}\n' "${prefix}*${suffix}" 2>/dev/null |
+        grep "install ok installed" ;;
+      offered) apt-cache search --names-only "^${prefix}[0-9]+${suffix}\$" 2>/dev/null ;;
+    esac
+  done | sed -nE "s/^${prefix}([0-9]+)${suffix} .*/\1/p" | awk '$1 >= 14' | sort -n || true
+}
+
+# The newest `<prefix>N<suffix>` package (N >= 14) already installed, else the newest the
+# system offers (apt-cache), so Debian 12 and Ubuntu 22.04/24.04 each get what they have.
 cuwrap_pick_versioned() {
-  local prefix=$1 suffix=$2 n best=""
-  for n in $(dpkg-query -W -f='${Package} ${Status}\n' "${prefix}*${suffix}" 2>/dev/null |
-    grep "install ok installed" | sed -nE "s/^${prefix}([0-9]+)${suffix} .*/\1/p" | sort -n); do
-    [ "$n" -ge 14 ] && best=$n
-  done
-  if [ -z "$best" ]; then
-    for n in $(apt-cache search --names-only "^${prefix}[0-9]+${suffix}\$" 2>/dev/null |
-      sed -nE "s/^${prefix}([0-9]+)${suffix} .*/\1/p" | sort -n); do
-      [ "$n" -ge 14 ] && best=$n
-    done
-  fi
+  local prefix=$1 suffix=$2 best
+  best=$(cuwrap_package_versions "$prefix" "$suffix" installed | tail -1)
+  [ -n "$best" ] || best=$(cuwrap_package_versions "$prefix" "$suffix" offered | tail -1)
   [ -n "$best" ] && echo "${prefix}${best}${suffix}"
 }
 
@@ -39,13 +44,9 @@ cuwrap_pick_preferred() {
 # The newest `<prefix>N` (N >= 14) that the system offers or has installed, whichever is
 # newer.
 cuwrap_pick_newest() {
-  local prefix=$1 n best=""
-  for n in $( { apt-cache search --names-only "^${prefix}[0-9]+\$" 2>/dev/null
-               dpkg-query -W -f='${Package} ${Status}\n' "${prefix}*" 2>/dev/null |
-                 grep "install ok installed"; } | sed -nE "s/^${prefix}([0-9]+) .*/\1/p" | sort -n); do
-    [ "$n" -ge 14 ] && best=$n
-  done
-  [ -n "$best" ] && echo "${prefix}${best}"
+  local best
+  best=$(cuwrap_package_versions "$1" "" installed offered | tail -1)
+  [ -n "$best" ] && echo "$1$best"
 }
 
 # clang-format is LLVM 14's wherever the system offers it (Debian 12, Ubuntu 22.04 and 24.04

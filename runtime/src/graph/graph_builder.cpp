@@ -79,21 +79,18 @@ void GraphBuilderState::release() noexcept {
   }
 }
 
+// NOLINTNEXTLINE(bugprone-exception-escape): stream.handle() runs only on an open stream
 void GraphBuilderState::abandon_capture() noexcept {
   if (kind == Kind::Primary && graph == nullptr) {
     forget_nodes();  // the capture graph goes (or went with the failed call), and the bodies in it
   }
   // Not capturing any more (the failed call ended it): the driver answers
-  // CUDA_ERROR_ILLEGAL_STATE and there is nothing to destroy. A closed stream captures
-  // nothing either (its handle() throws std::logic_error).
-  CUstream capturing = nullptr;
-  try {
-    capturing = stream.handle();
-  } catch (const std::logic_error&) {
+  // CUDA_ERROR_ILLEGAL_STATE and there is nothing to destroy.
+  if (!stream.is_open()) {
     return;
   }
   CUgraph captured = nullptr;
-  if (driver::raw::cuStreamEndCapture(capturing, &captured) == CUDA_SUCCESS &&
+  if (driver::raw::cuStreamEndCapture(stream.handle(), &captured) == CUDA_SUCCESS &&
       captured != nullptr && captured != graph && kind == Kind::Primary) {
     report_release_failure(driver::raw::cuGraphDestroy(captured), "cuGraphDestroy", "GraphBuilder");
   }
